@@ -1,0 +1,31 @@
+# Provides the imported target kiln::pjrt_header: the PJRT C API headers from a
+# published TensorFlow wheel, cached outside the tree (never committed).
+if(NOT KILN_PJRT_INCLUDE_DIR)
+  find_package(Python3 COMPONENTS Interpreter REQUIRED)
+  execute_process(
+    COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/fetch_pjrt_header.py
+    OUTPUT_VARIABLE kiln_fetched_include
+    ERROR_VARIABLE kiln_fetch_error
+    RESULT_VARIABLE kiln_fetch_result
+    OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(NOT kiln_fetch_result EQUAL 0)
+    message(FATAL_ERROR "Could not fetch pjrt_c_api.h: ${kiln_fetch_error}\n"
+            "Set -DKILN_PJRT_INCLUDE_DIR=<dir containing xla/pjrt/c/pjrt_c_api.h>.")
+  endif()
+  set(KILN_PJRT_INCLUDE_DIR "${kiln_fetched_include}" CACHE PATH "" FORCE)
+endif()
+if(NOT EXISTS "${KILN_PJRT_INCLUDE_DIR}/xla/pjrt/c/pjrt_c_api.h")
+  message(FATAL_ERROR "${KILN_PJRT_INCLUDE_DIR}/xla/pjrt/c/pjrt_c_api.h does not exist")
+endif()
+file(STRINGS "${KILN_PJRT_INCLUDE_DIR}/xla/pjrt/c/pjrt_c_api.h" kiln_minor_line
+     REGEX "^#define PJRT_API_MINOR [0-9]+")
+message(STATUS "PJRT C API header: ${KILN_PJRT_INCLUDE_DIR} (${kiln_minor_line})")
+add_library(kiln_pjrt_header INTERFACE)
+target_include_directories(kiln_pjrt_header SYSTEM INTERFACE "${KILN_PJRT_INCLUDE_DIR}")
+add_library(kiln::pjrt_header ALIAS kiln_pjrt_header)
+if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+  # GCC rejects the header's `PJRT_X* PJRT_X;` slots in C++ ("changes meaning",
+  # which clang accepts). -fpermissive turns that into a warning, which GCC
+  # hides in system headers; in Kiln's own code -Werror still makes it an error.
+  target_compile_options(kiln_pjrt_header INTERFACE $<$<COMPILE_LANGUAGE:CXX>:-fpermissive>)
+endif()

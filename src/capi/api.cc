@@ -1,0 +1,124 @@
+// GetPjrtApi: the one exported symbol. The PJRT_Api table is filled from the
+// header's own slot list (pjrt_api_slots.inc, generated at configure time), so
+// every slot is set: Kiln's implementation where functions.h declares one, and
+// a stub returning UNIMPLEMENTED naming the function otherwise. Every call
+// goes through Entry, which checks args, catches exceptions and traces.
+#include <chrono>
+#include <exception>
+#include <new>
+#include <type_traits>
+
+#include "capi/call.h"
+#include "capi/functions.h"
+#include "capi/trace.h"
+
+namespace kiln::capi {
+namespace {
+
+template <typename Name, auto Function>
+struct Entry;
+
+template <typename Name, typename Result, typename Args, Result (*Function)(Args*)>
+struct Entry<Name, Function> {
+  static PJRT_Error* Run(Args* args) {
+    if (args == nullptr) {
+      return MakeError(InvalidArgument(Name::value, " was called with null args; expected a "
+                                       "pointer to ", Name::value, "_Args"));
+    }
+    try {
+      if constexpr (std::is_void_v<Result>) {
+        Function(args);
+        return nullptr;
+      } else {
+        return Function(args);
+      }
+    } catch (const std::bad_alloc&) {
+      return MakeError(ResourceExhausted(Name::value, ": out of memory"));
+    } catch (const std::exception& exception) {
+      return MakeError(Internal(Name::value, ": unexpected exception: ", exception.what()));
+    } catch (...) {
+      return MakeError(Internal(Name::value, ": unexpected exception"));
+    }
+  }
+
+  static Result Call(Args* args) {
+    SetCurrentFunction(Name::value);
+    if (!TraceEnabled()) return Finish(Run(args));
+    auto start = std::chrono::steady_clock::now();
+    PJRT_Error* error = Run(args);
+    WriteTraceLine(Name::value, args == nullptr ? std::string(" args=null") : DescribeArgs(*args),
+                   error, std::chrono::steady_clock::now() - start);
+    return Finish(error);
+  }
+
+  static Result Finish(PJRT_Error* error) {
+    if constexpr (std::is_void_v<Result>) {
+      // Error_Destroy / Error_Message cannot report errors; drop any.
+      if (error != nullptr) error->vtable->destroy(error);
+    } else {
+      return error;
+    }
+  }
+};
+
+// `Dependent` only delays instantiation until a slot actually needs a stub.
+template <typename Name, typename Function, typename Dependent>
+struct Stub;
+
+template <typename Name, typename Args, typename Dependent>
+struct Stub<Name, PJRT_Error*(Args*), Dependent> {
+  static PJRT_Error* Run(Args*) {
+    return MakeError(Unimplemented(Name::value, " is not implemented by Kiln ",
+                                   "(this plugin build does not support it yet)"));
+  }
+};
+
+// One name type and one slot picker per slot. The picker is a template so the
+// branch naming a member Impl lacks is discarded rather than compiled.
+#define KILN_SLOT(name)                                                        \
+  struct Name_##name {                                                         \
+    static constexpr const char* value = #name;                                \
+  };                                                                           \
+  template <typename T>                                                        \
+  auto Pick_##name() {                                                         \
+    if constexpr (requires { &T::name; }) {                                    \
+      return &Entry<Name_##name, &T::name>::Call;                              \
+    } else {                                                                   \
+      return &Entry<Name_##name, &Stub<Name_##name, ::name, T>::Run>::Call;    \
+    }                                                                          \
+  }
+#include "pjrt_api_slots.inc"
+#undef KILN_SLOT
+
+PJRT_Api MakeApi() {
+  PJRT_Api api{};
+  api.struct_size = PJRT_Api_STRUCT_SIZE;
+  api.extension_start = nullptr;
+  api.pjrt_api_version.struct_size = PJRT_Api_Version_STRUCT_SIZE;
+  api.pjrt_api_version.extension_start = nullptr;
+  api.pjrt_api_version.major_version = PJRT_API_MAJOR;
+  api.pjrt_api_version.minor_version = PJRT_API_MINOR;
+#define KILN_SLOT(name) api.name = Pick_##name<Impl>();
+#include "pjrt_api_slots.inc"
+#undef KILN_SLOT
+  return api;
+}
+
+// Every slot of the header's PJRT_Api is in the generated list.
+#define KILN_SLOT(name) +1
+constexpr size_t kSlotCount = 0
+#include "pjrt_api_slots.inc"
+    ;
+#undef KILN_SLOT
+static_assert(sizeof(PJRT_Api) ==
+                  offsetof(PJRT_Api, pjrt_api_version) + sizeof(PJRT_Api_Version) +
+                      kSlotCount * sizeof(void*),
+              "pjrt_api_slots.inc does not list every PJRT_Api slot");
+
+}  // namespace
+}  // namespace kiln::capi
+
+extern "C" __attribute__((visibility("default"))) const PJRT_Api* GetPjrtApi() {
+  static const PJRT_Api api = kiln::capi::MakeApi();
+  return &api;
+}

@@ -1,0 +1,314 @@
+// PJRT_Client_*: translation onto runtime::Client.
+#include "capi/call.h"
+#include "capi/convert.h"
+#include "capi/functions.h"
+#include "capi/handles.h"
+
+namespace kiln::capi {
+namespace {
+
+constexpr PJRT_Memory_FunctionTable kMemoryTable = {
+    PJRT_Memory_FunctionTable_STRUCT_SIZE,
+    nullptr,
+    PJRT_Memory_STRUCT_SIZE,
+    [](PJRT_Memory* memory, const void* key) -> void* {
+      KilnMemory* kiln_memory = AsKiln(memory);
+      std::lock_guard lock(kiln_memory->user_data_mutex);
+      auto it = kiln_memory->user_data.find(key);
+      return it == kiln_memory->user_data.end() ? nullptr : it->second.data;
+    },
+    [](PJRT_Memory* memory, const void* key, void* data, void (*dtor)(void*)) {
+      KilnMemory* kiln_memory = AsKiln(memory);
+      KilnMemory::UserData previous{nullptr, nullptr};
+      {
+        std::lock_guard lock(kiln_memory->user_data_mutex);
+        auto& entry = kiln_memory->user_data[key];
+        previous = entry;
+        entry = {data, dtor};
+      }
+      if (previous.dtor != nullptr && previous.data != data) previous.dtor(previous.data);
+    },
+};
+
+// Wraps a new runtime client in handles for its devices and memories.
+std::unique_ptr<PJRT_Client> WrapClient(std::unique_ptr<runtime::Client> runtime_client) {
+  auto client = std::make_unique<PJRT_Client>();
+  client->client = std::move(runtime_client);
+  runtime::Client& inner = *client->client;
+  for (runtime::Device* device : inner.devices()) {
+    auto handle = std::make_unique<PJRT_Device>();
+    handle->device = device;
+    handle->client = client.get();
+    handle->description.description = &device->description();
+    handle->description.attributes = ToNamedValues(device->description().attributes);
+    client->device_list.push_back(handle.get());
+    client->devices.push_back(std::move(handle));
+  }
+  for (runtime::MemorySpace* space : inner.memory_spaces()) {
+    auto memory = std::make_unique<KilnMemory>();
+    memory->vtable = &kMemoryTable;
+    memory->space = space;
+    memory->client = client.get();
+    memory->devices.push_back(client->FindDevice(space->device()));
+    client->memory_list.push_back(memory.get());
+    client->memories.push_back(std::move(memory));
+  }
+  for (auto& device : client->devices) {
+    for (runtime::MemorySpace* space : device->device->memory_spaces()) {
+      device->memories.push_back(client->FindMemory(space));
+    }
+  }
+  client->topology = MakeTopologyHandle(&inner.topology(), nullptr, inner.platform_version());
+  for (auto& device : client->devices) {
+    RegisterHandle(device.get(), HandleKind::kDevice);
+    RegisterHandle(&device->description, HandleKind::kDeviceDescription);
+  }
+  for (auto& memory : client->memories) {
+    RegisterHandle(static_cast<PJRT_Memory*>(memory.get()), HandleKind::kMemory);
+  }
+  RegisterHandle(client.get(), HandleKind::kClient);
+  return client;
+}
+
+void UnregisterClient(PJRT_Client* client) {
+  UnregisterHandle(client);
+  for (auto& device : client->devices) {
+    UnregisterHandle(device.get());
+    UnregisterHandle(&device->description);
+  }
+  for (auto& memory : client->memories) UnregisterHandle(static_cast<PJRT_Memory*>(memory.get()));
+  for (auto& description : client->topology->descriptions) UnregisterHandle(description.get());
+  UnregisterHandle(client->topology.get());
+}
+
+// The destination memory of a call that names a device, a memory, or both
+// (memory wins, as the header says).
+StatusOr<runtime::MemorySpace*> ResolveDestination(PJRT_Client* client, PJRT_Device* device,
+                                                   PJRT_Memory* memory) {
+  if (memory != nullptr) {
+    KILN_ASSIGN_OR_RETURN(KilnMemory* kiln_memory, UnwrapMemory(memory));
+    if (kiln_memory->client != client) {
+      return InvalidArgument(CurrentFunction(), ": the memory ", kiln_memory->space->debug_string(),
+                             " belongs to another client");
+    }
+    return kiln_memory->space;
+  }
+  if (device == nullptr) {
+    return InvalidArgument(CurrentFunction(), ": both `device` and `memory` are null; expected "
+                           "the destination in one of them");
+  }
+  KILN_ASSIGN_OR_RETURN(PJRT_Device* device_handle, UnwrapDevice(device));
+  if (device_handle->client != client) {
+    return InvalidArgument(CurrentFunction(), ": the device ",
+                           device_handle->device->description().debug_string,
+                           " belongs to another client");
+  }
+  return device_handle->device->default_memory_space();
+}
+
+}  // namespace
+
+PJRT_Error* Impl::PJRT_Client_Create(PJRT_Client_Create_Args* args) {
+  KILN_ARGS(client);
+  KILN_CAPI_ASSIGN_OR_RETURN(auto options,
+                             FromNamedValues(args->create_options, args->num_options));
+  KILN_CAPI_ASSIGN_OR_RETURN(auto client_options, runtime::ClientOptions::FromAttributes(options));
+  KILN_CAPI_ASSIGN_OR_RETURN(auto client,
+                             runtime::Client::Create(client_options, runtime::CreateHostBackend()));
+  args->client = WrapClient(std::move(client)).release();
+  return nullptr;
+}
+
+PJRT_Error* Impl::PJRT_Client_Destroy(PJRT_Client_Destroy_Args* args) {
+  KILN_ARGS(client);
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Client* client, UnwrapClient(args->client));
+  UnregisterClient(client);
+  delete client;
+  return nullptr;
+}
+
+PJRT_Error* Impl::PJRT_Client_PlatformName(PJRT_Client_PlatformName_Args* args) {
+  KILN_ARGS(platform_name_size);
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Client* client, UnwrapClient(args->client));
+  std::string_view name = client->client->platform_name();
+  args->platform_name = name.data();
+  args->platform_name_size = name.size();
+  return nullptr;
+}
+
+PJRT_Error* Impl::PJRT_Client_ProcessIndex(PJRT_Client_ProcessIndex_Args* args) {
+  KILN_ARGS(process_index);
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Client* client, UnwrapClient(args->client));
+  args->process_index = client->client->process_index();
+  return nullptr;
+}
+
+PJRT_Error* Impl::PJRT_Client_PlatformVersion(PJRT_Client_PlatformVersion_Args* args) {
+  KILN_ARGS(platform_version_size);
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Client* client, UnwrapClient(args->client));
+  const std::string& version = client->client->platform_version();
+  args->platform_version = version.c_str();
+  args->platform_version_size = version.size();
+  return nullptr;
+}
+
+PJRT_Error* Impl::PJRT_Client_Devices(PJRT_Client_Devices_Args* args) {
+  KILN_ARGS(num_devices);
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Client* client, UnwrapClient(args->client));
+  args->devices = client->device_list.data();
+  args->num_devices = client->device_list.size();
+  return nullptr;
+}
+
+PJRT_Error* Impl::PJRT_Client_AddressableDevices(PJRT_Client_AddressableDevices_Args* args) {
+  KILN_ARGS(num_addressable_devices);
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Client* client, UnwrapClient(args->client));
+  args->addressable_devices = client->device_list.data();
+  args->num_addressable_devices = client->device_list.size();
+  return nullptr;
+}
+
+PJRT_Error* Impl::PJRT_Client_LookupDevice(PJRT_Client_LookupDevice_Args* args) {
+  KILN_ARGS(device);
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Client* client, UnwrapClient(args->client));
+  KILN_CAPI_ASSIGN_OR_RETURN(runtime::Device * device, client->client->LookupDevice(args->id));
+  args->device = client->FindDevice(device);
+  return nullptr;
+}
+
+PJRT_Error* Impl::PJRT_Client_LookupAddressableDevice(
+    PJRT_Client_LookupAddressableDevice_Args* args) {
+  KILN_ARGS(addressable_device);
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Client* client, UnwrapClient(args->client));
+  KILN_CAPI_ASSIGN_OR_RETURN(runtime::Device * device,
+                             client->client->LookupAddressableDevice(args->local_hardware_id));
+  args->addressable_device = client->FindDevice(device);
+  return nullptr;
+}
+
+PJRT_Error* Impl::PJRT_Client_AddressableMemories(PJRT_Client_AddressableMemories_Args* args) {
+  KILN_ARGS(num_addressable_memories);
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Client* client, UnwrapClient(args->client));
+  args->addressable_memories = client->memory_list.data();
+  args->num_addressable_memories = client->memory_list.size();
+  return nullptr;
+}
+
+PJRT_Error* Impl::PJRT_Client_DefaultDeviceAssignment(
+    PJRT_Client_DefaultDeviceAssignment_Args* args) {
+  KILN_ARGS(default_assignment);
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Client* client, UnwrapClient(args->client));
+  KILN_CAPI_ASSIGN_OR_RETURN(
+      std::vector<int> assignment,
+      client->client->DefaultDeviceAssignment(args->num_replicas, args->num_partitions));
+  if (args->default_assignment == nullptr || args->default_assignment_size < assignment.size()) {
+    return MakeError(InvalidArgument(
+        "PJRT_Client_DefaultDeviceAssignment: default_assignment must hold num_replicas * "
+        "num_partitions = ", assignment.size(), " ints; found room for ",
+        args->default_assignment == nullptr ? 0 : args->default_assignment_size));
+  }
+  std::copy(assignment.begin(), assignment.end(), args->default_assignment);
+  return nullptr;
+}
+
+PJRT_Error* Impl::PJRT_Client_TopologyDescription(PJRT_Client_TopologyDescription_Args* args) {
+  KILN_ARGS(topology);
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Client* client, UnwrapClient(args->client));
+  args->topology = client->topology.get();
+  return nullptr;
+}
+
+PJRT_Error* Impl::PJRT_Client_BufferFromHostBuffer(PJRT_Client_BufferFromHostBuffer_Args* args) {
+  KILN_ARGS(buffer);
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Client* client, UnwrapClient(args->client));
+  KILN_CAPI_ASSIGN_OR_RETURN(runtime::MemorySpace * destination,
+                             ResolveDestination(client, args->device, args->memory));
+  runtime::HostBuffer host;
+  host.data = args->data;
+  KILN_CAPI_ASSIGN_OR_RETURN(host.shape, MakeShape(args->type, args->dims, args->num_dims));
+  KILN_CAPI_RETURN_IF_ERROR(CheckDeviceLayout(args->device_layout, host.shape));
+  if (args->num_byte_strides > 0) {
+    if (args->byte_strides == nullptr) {
+      return MakeError(InvalidArgument("PJRT_Client_BufferFromHostBuffer: byte_strides is null "
+                                       "but num_byte_strides is ", args->num_byte_strides));
+    }
+    host.byte_strides.assign(args->byte_strides, args->byte_strides + args->num_byte_strides);
+  }
+  KILN_CAPI_ASSIGN_OR_RETURN(host.semantics, FromPjrtSemantics(args->host_buffer_semantics));
+  KILN_CAPI_ASSIGN_OR_RETURN(runtime::HostTransfer transfer,
+                             client->client->BufferFromHostBuffer(host, destination));
+  args->done_with_host_buffer = NewEvent(std::move(transfer.done_with_host_buffer));
+  args->buffer = NewBuffer(client, std::move(transfer.buffer));
+  return nullptr;
+}
+
+PJRT_Error* Impl::PJRT_Client_CreateUninitializedBuffer(
+    PJRT_Client_CreateUninitializedBuffer_Args* args) {
+  KILN_ARGS(buffer);
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Client* client, UnwrapClient(args->client));
+  KILN_CAPI_ASSIGN_OR_RETURN(runtime::MemorySpace * destination,
+                             ResolveDestination(client, args->device, args->memory));
+  KILN_CAPI_ASSIGN_OR_RETURN(
+      runtime::Shape shape,
+      MakeShape(args->shape_element_type, args->shape_dims, args->shape_num_dims));
+  KILN_CAPI_RETURN_IF_ERROR(CheckDeviceLayout(args->shape_layout, shape));
+  KILN_CAPI_ASSIGN_OR_RETURN(auto buffer,
+                             client->client->CreateUninitializedBuffer(std::move(shape), destination));
+  args->buffer = NewBuffer(client, std::move(buffer));
+  return nullptr;
+}
+
+PJRT_Error* Impl::PJRT_Client_CreateViewOfDeviceBuffer(
+    PJRT_Client_CreateViewOfDeviceBuffer_Args* args) {
+  KILN_ARGS(buffer);
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Client* client, UnwrapClient(args->client));
+  PJRT_Memory* memory = KILN_HAS_FIELD(memory) ? args->memory : nullptr;
+  KILN_CAPI_ASSIGN_OR_RETURN(runtime::MemorySpace * destination,
+                             ResolveDestination(client, args->device, memory));
+  KILN_CAPI_ASSIGN_OR_RETURN(runtime::Shape shape,
+                             MakeShape(args->element_type, args->dims, args->num_dims));
+  KILN_CAPI_RETURN_IF_ERROR(CheckDeviceLayout(args->layout, shape));
+  std::function<void()> on_delete;
+  if (args->on_delete_callback != nullptr) {
+    on_delete = [callback = args->on_delete_callback, data = args->device_buffer_ptr,
+                 user_arg = args->on_delete_callback_arg] { callback(data, user_arg); };
+  }
+  KILN_CAPI_ASSIGN_OR_RETURN(auto buffer, client->client->CreateViewOfDeviceBuffer(
+                                              args->device_buffer_ptr, std::move(shape),
+                                              destination, std::move(on_delete)));
+  args->buffer = NewBuffer(client, std::move(buffer));
+  return nullptr;
+}
+
+PJRT_Error* Impl::PJRT_Client_CreateErrorBuffer(PJRT_Client_CreateErrorBuffer_Args* args) {
+  KILN_ARGS(buffer);
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Client* client, UnwrapClient(args->client));
+  KILN_CAPI_ASSIGN_OR_RETURN(runtime::MemorySpace * destination,
+                             ResolveDestination(client, nullptr, args->memory));
+  KILN_CAPI_ASSIGN_OR_RETURN(
+      runtime::Shape shape,
+      MakeShape(args->shape_element_type, args->shape_dims, args->shape_num_dims));
+  Status error = StatusFromPjrt(args->error_code, args->error_message, args->error_message_size);
+  KILN_CAPI_ASSIGN_OR_RETURN(auto buffer, client->client->CreateErrorBuffer(
+                                              std::move(shape), destination, std::move(error)));
+  args->buffer = NewBuffer(client, std::move(buffer));
+  return nullptr;
+}
+
+PJRT_Error* Impl::PJRT_Client_Compile(PJRT_Client_Compile_Args* args) {
+  KILN_ARGS(executable);
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Client* client, UnwrapClient(args->client));
+  (void)client;
+  if (args->program == nullptr) {
+    return MakeError(InvalidArgument("PJRT_Client_Compile: program is null"));
+  }
+  std::string format = args->program->format == nullptr
+                           ? std::string()
+                           : std::string(args->program->format, args->program->format_size);
+  return MakeError(Unimplemented(
+      "PJRT_Client_Compile: Kiln cannot compile programs yet (received a ",
+      args->program->code_size, "-byte program in format \"", format,
+      "\"); this build supports devices, memory spaces, buffers and transfers only"));
+}
+
+}  // namespace kiln::capi

@@ -1,0 +1,111 @@
+// The PJRT C API functions Kiln implements. api.cc fills every PJRT_Api slot
+// from the header's own list: a slot named here gets its implementation, any
+// other slot a stub returning UNIMPLEMENTED that names the function.
+#pragma once
+
+#include "xla/pjrt/c/pjrt_c_api.h"
+
+namespace kiln::capi {
+
+#define KILN_IMPL(name) static PJRT_Error* name(name##_Args* args)
+
+struct Impl {
+  static void PJRT_Error_Destroy(PJRT_Error_Destroy_Args* args);
+  static void PJRT_Error_Message(PJRT_Error_Message_Args* args);
+  KILN_IMPL(PJRT_Error_GetCode);
+  KILN_IMPL(PJRT_Error_ForEachPayload);
+
+  // plugin_api.cc
+  KILN_IMPL(PJRT_Plugin_Initialize);
+  KILN_IMPL(PJRT_Plugin_Attributes);
+
+  // event_api.cc
+  KILN_IMPL(PJRT_Event_Destroy);
+  KILN_IMPL(PJRT_Event_IsReady);
+  KILN_IMPL(PJRT_Event_Error);
+  KILN_IMPL(PJRT_Event_Await);
+  KILN_IMPL(PJRT_Event_OnReady);
+  KILN_IMPL(PJRT_Event_Create);
+  KILN_IMPL(PJRT_Event_Set);
+
+  // client_api.cc
+  KILN_IMPL(PJRT_Client_Create);
+  KILN_IMPL(PJRT_Client_Destroy);
+  KILN_IMPL(PJRT_Client_PlatformName);
+  KILN_IMPL(PJRT_Client_ProcessIndex);
+  KILN_IMPL(PJRT_Client_PlatformVersion);
+  KILN_IMPL(PJRT_Client_Devices);
+  KILN_IMPL(PJRT_Client_AddressableDevices);
+  KILN_IMPL(PJRT_Client_LookupDevice);
+  KILN_IMPL(PJRT_Client_LookupAddressableDevice);
+  KILN_IMPL(PJRT_Client_AddressableMemories);
+  KILN_IMPL(PJRT_Client_DefaultDeviceAssignment);
+  KILN_IMPL(PJRT_Client_TopologyDescription);
+  KILN_IMPL(PJRT_Client_BufferFromHostBuffer);
+  KILN_IMPL(PJRT_Client_CreateUninitializedBuffer);
+  KILN_IMPL(PJRT_Client_CreateViewOfDeviceBuffer);
+  KILN_IMPL(PJRT_Client_CreateErrorBuffer);
+  KILN_IMPL(PJRT_Client_Compile);
+
+  // device_api.cc
+  KILN_IMPL(PJRT_DeviceDescription_Id);
+  KILN_IMPL(PJRT_DeviceDescription_ProcessIndex);
+  KILN_IMPL(PJRT_DeviceDescription_Attributes);
+  KILN_IMPL(PJRT_DeviceDescription_Kind);
+  KILN_IMPL(PJRT_DeviceDescription_DebugString);
+  KILN_IMPL(PJRT_DeviceDescription_ToString);
+  KILN_IMPL(PJRT_Device_GetDescription);
+  KILN_IMPL(PJRT_Device_IsAddressable);
+  KILN_IMPL(PJRT_Device_LocalHardwareId);
+  KILN_IMPL(PJRT_Device_AddressableMemories);
+  KILN_IMPL(PJRT_Device_DefaultMemory);
+  KILN_IMPL(PJRT_Device_MemoryStats);
+  KILN_IMPL(PJRT_Device_ClearMemoryStats);
+  KILN_IMPL(PJRT_Device_GetAttributes);
+
+  // memory_api.cc
+  KILN_IMPL(PJRT_Memory_Id);
+  KILN_IMPL(PJRT_Memory_Kind);
+  KILN_IMPL(PJRT_Memory_Kind_Id);
+  KILN_IMPL(PJRT_Memory_DebugString);
+  KILN_IMPL(PJRT_Memory_ToString);
+  KILN_IMPL(PJRT_Memory_AddressableByDevices);
+
+  // buffer_api.cc
+  KILN_IMPL(PJRT_Buffer_Destroy);
+  KILN_IMPL(PJRT_Buffer_ElementType);
+  KILN_IMPL(PJRT_Buffer_Dimensions);
+  KILN_IMPL(PJRT_Buffer_UnpaddedDimensions);
+  KILN_IMPL(PJRT_Buffer_DynamicDimensionIndices);
+  KILN_IMPL(PJRT_Buffer_GetMemoryLayout);
+  KILN_IMPL(PJRT_Buffer_OnDeviceSizeInBytes);
+  KILN_IMPL(PJRT_Buffer_Device);
+  KILN_IMPL(PJRT_Buffer_Memory);
+  KILN_IMPL(PJRT_Buffer_Delete);
+  KILN_IMPL(PJRT_Buffer_IsDeleted);
+  KILN_IMPL(PJRT_Buffer_CopyToDevice);
+  KILN_IMPL(PJRT_Buffer_CopyToMemory);
+  KILN_IMPL(PJRT_Buffer_ToHostBuffer);
+  KILN_IMPL(PJRT_Buffer_CopyRawToHost);
+  KILN_IMPL(PJRT_Buffer_IsOnCpu);
+  KILN_IMPL(PJRT_Buffer_ReadyEvent);
+  KILN_IMPL(PJRT_Buffer_UnsafePointer);
+  KILN_IMPL(PJRT_Buffer_OpaqueDeviceMemoryDataPointer);
+  KILN_IMPL(PJRT_Buffer_IncreaseExternalReferenceCount);
+  KILN_IMPL(PJRT_Buffer_DecreaseExternalReferenceCount);
+
+  // topology_api.cc
+  KILN_IMPL(PJRT_TopologyDescription_Create);
+  KILN_IMPL(PJRT_TopologyDescription_Destroy);
+  KILN_IMPL(PJRT_TopologyDescription_PlatformName);
+  KILN_IMPL(PJRT_TopologyDescription_PlatformVersion);
+  KILN_IMPL(PJRT_TopologyDescription_GetDeviceDescriptions);
+  KILN_IMPL(PJRT_TopologyDescription_Serialize);
+  KILN_IMPL(PJRT_TopologyDescription_Deserialize);
+  KILN_IMPL(PJRT_TopologyDescription_Attributes);
+  KILN_IMPL(PJRT_TopologyDescription_Fingerprint);
+};
+
+#undef KILN_IMPL
+
+}  // namespace kiln::capi

@@ -1,0 +1,166 @@
+#include "capi/handles.h"
+
+#include <shared_mutex>
+#include <unordered_map>
+
+namespace kiln::capi {
+namespace {
+
+struct Registry {
+  std::shared_mutex mutex;
+  std::unordered_map<const void*, HandleKind> live;
+};
+
+Registry& GetRegistry() {
+  // Leaked on purpose: handles may be released during static destruction.
+  static auto* registry = new Registry;
+  return *registry;
+}
+
+std::string_view KindName(HandleKind kind) {
+  switch (kind) {
+    case HandleKind::kClient: return "PJRT_Client";
+    case HandleKind::kDevice: return "PJRT_Device";
+    case HandleKind::kDeviceDescription: return "PJRT_DeviceDescription";
+    case HandleKind::kMemory: return "PJRT_Memory";
+    case HandleKind::kBuffer: return "PJRT_Buffer";
+    case HandleKind::kEvent: return "PJRT_Event";
+    case HandleKind::kTopology: return "PJRT_TopologyDescription";
+  }
+  return "handle";
+}
+
+template <typename T>
+StatusOr<T*> Unwrap(const void* handle, HandleKind kind, std::string_view what) {
+  if (handle == nullptr) {
+    return InvalidArgument(CurrentFunction(), ": `", what, "` is null; expected a live ",
+                           KindName(kind));
+  }
+  if (!IsLiveHandle(handle, kind)) {
+    return InvalidArgument(CurrentFunction(), ": `", what, "` (", handle,
+                           ") is not a live Kiln ", KindName(kind),
+                           ": it was destroyed, belongs to a destroyed client, or is not a ",
+                           KindName(kind), " at all");
+  }
+  return static_cast<T*>(const_cast<void*>(handle));
+}
+
+}  // namespace
+
+void RegisterHandle(const void* handle, HandleKind kind) {
+  Registry& registry = GetRegistry();
+  std::unique_lock lock(registry.mutex);
+  registry.live[handle] = kind;
+}
+
+void UnregisterHandle(const void* handle) {
+  Registry& registry = GetRegistry();
+  std::unique_lock lock(registry.mutex);
+  registry.live.erase(handle);
+}
+
+bool IsLiveHandle(const void* handle, HandleKind kind) {
+  Registry& registry = GetRegistry();
+  std::shared_lock lock(registry.mutex);
+  auto it = registry.live.find(handle);
+  return it != registry.live.end() && it->second == kind;
+}
+
+NamedValues ToNamedValues(const std::vector<runtime::Attribute>& attributes) {
+  NamedValues result;
+  for (const runtime::Attribute& attribute : attributes) {
+    PJRT_NamedValue value{};
+    value.struct_size = PJRT_NamedValue_STRUCT_SIZE;
+    value.name = attribute.name.c_str();
+    value.name_size = attribute.name.size();
+    if (const auto* text = std::get_if<std::string>(&attribute.value)) {
+      value.type = PJRT_NamedValue_kString;
+      value.string_value = text->c_str();
+      value.value_size = text->size();
+    } else if (const auto* number = std::get_if<int64_t>(&attribute.value)) {
+      value.type = PJRT_NamedValue_kInt64;
+      value.int64_value = *number;
+      value.value_size = 1;
+    } else if (const auto* list = std::get_if<std::vector<int64_t>>(&attribute.value)) {
+      value.type = PJRT_NamedValue_kInt64List;
+      value.int64_array_value = list->data();
+      value.value_size = list->size();
+    } else if (const auto* real = std::get_if<float>(&attribute.value)) {
+      value.type = PJRT_NamedValue_kFloat;
+      value.float_value = *real;
+      value.value_size = 1;
+    } else {
+      value.type = PJRT_NamedValue_kBool;
+      value.bool_value = std::get<bool>(attribute.value);
+      value.value_size = 1;
+    }
+    result.values.push_back(value);
+  }
+  return result;
+}
+
+KilnMemory::~KilnMemory() {
+  for (auto& [key, entry] : user_data) {
+    if (entry.dtor != nullptr) entry.dtor(entry.data);
+  }
+}
+
+std::unique_ptr<PJRT_TopologyDescription> MakeTopologyHandle(
+    const runtime::Topology* topology, std::unique_ptr<runtime::Topology> owned,
+    std::string platform_version) {
+  auto handle = std::make_unique<PJRT_TopologyDescription>();
+  handle->owned = std::move(owned);
+  handle->topology = topology;
+  handle->platform_version = std::move(platform_version);
+  for (const runtime::DeviceDescription& description : topology->descriptions()) {
+    auto entry = std::make_unique<PJRT_DeviceDescription>();
+    entry->description = &description;
+    entry->attributes = ToNamedValues(description.attributes);
+    RegisterHandle(entry.get(), HandleKind::kDeviceDescription);
+    handle->description_list.push_back(entry.get());
+    handle->descriptions.push_back(std::move(entry));
+  }
+  handle->attributes = ToNamedValues(topology->attributes());
+  RegisterHandle(handle.get(), HandleKind::kTopology);
+  return handle;
+}
+
+PJRT_Buffer* NewBuffer(PJRT_Client* client, std::unique_ptr<runtime::Buffer> buffer) {
+  auto* handle = new PJRT_Buffer{std::move(buffer), client, {}};
+  const size_t rank = handle->buffer->shape().dims.size();
+  for (size_t i = 0; i < rank; ++i) handle->minor_to_major.push_back(static_cast<int64_t>(rank - 1 - i));
+  RegisterHandle(handle, HandleKind::kBuffer);
+  return handle;
+}
+
+PJRT_Event* NewEvent(std::shared_ptr<runtime::Event> event) {
+  auto* handle = new PJRT_Event{std::move(event)};
+  RegisterHandle(handle, HandleKind::kEvent);
+  return handle;
+}
+
+StatusOr<PJRT_Client*> UnwrapClient(PJRT_Client* handle, std::string_view what) {
+  return Unwrap<PJRT_Client>(handle, HandleKind::kClient, what);
+}
+StatusOr<PJRT_Device*> UnwrapDevice(PJRT_Device* handle, std::string_view what) {
+  return Unwrap<PJRT_Device>(handle, HandleKind::kDevice, what);
+}
+StatusOr<KilnMemory*> UnwrapMemory(PJRT_Memory* handle, std::string_view what) {
+  return Unwrap<KilnMemory>(static_cast<const void*>(handle), HandleKind::kMemory, what);
+}
+StatusOr<PJRT_Buffer*> UnwrapBuffer(PJRT_Buffer* handle, std::string_view what) {
+  return Unwrap<PJRT_Buffer>(handle, HandleKind::kBuffer, what);
+}
+StatusOr<PJRT_Event*> UnwrapEvent(PJRT_Event* handle, std::string_view what) {
+  return Unwrap<PJRT_Event>(handle, HandleKind::kEvent, what);
+}
+StatusOr<PJRT_DeviceDescription*> UnwrapDescription(const PJRT_DeviceDescription* handle) {
+  return Unwrap<PJRT_DeviceDescription>(handle, HandleKind::kDeviceDescription,
+                                        "device_description");
+}
+StatusOr<PJRT_TopologyDescription*> UnwrapTopology(const PJRT_TopologyDescription* handle,
+                                                   std::string_view what) {
+  return Unwrap<PJRT_TopologyDescription>(handle, HandleKind::kTopology, what);
+}
+
+}  // namespace kiln::capi

@@ -1,0 +1,123 @@
+// The structs behind PJRT's opaque handles, and the registry of live handles.
+// Each handle wraps runtime objects; capi translates and owns nothing else.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "capi/call.h"
+#include "capi/error.h"
+#include "runtime/buffer.h"
+#include "runtime/client.h"
+#include "runtime/event.h"
+#include "runtime/topology.h"
+
+namespace kiln::capi {
+
+enum class HandleKind { kClient, kDevice, kDeviceDescription, kMemory, kBuffer, kEvent, kTopology };
+
+// Live handles, so a null, destroyed or foreign handle is an error instead of a crash.
+void RegisterHandle(const void* handle, HandleKind kind);
+void UnregisterHandle(const void* handle);
+bool IsLiveHandle(const void* handle, HandleKind kind);
+
+// Strings and named values of a description, kept alive for the C API.
+struct NamedValues {
+  std::vector<PJRT_NamedValue> values;
+};
+NamedValues ToNamedValues(const std::vector<runtime::Attribute>& attributes);
+
+}  // namespace kiln::capi
+
+struct PJRT_DeviceDescription {
+  const kiln::runtime::DeviceDescription* description;
+  kiln::capi::NamedValues attributes;
+};
+
+struct PJRT_Device {
+  kiln::runtime::Device* device;
+  PJRT_Client* client;
+  PJRT_DeviceDescription description;
+  std::vector<PJRT_Memory*> memories;  // default first
+};
+
+namespace kiln::capi {
+
+// PJRT_Memory is not opaque since API 0.107: it starts with a function table.
+struct KilnMemory : PJRT_Memory {
+  runtime::MemorySpace* space = nullptr;
+  PJRT_Client* client = nullptr;
+  std::vector<PJRT_Device*> devices;
+  std::mutex user_data_mutex;
+  struct UserData {
+    void* data;
+    void (*dtor)(void*);
+  };
+  std::map<const void*, UserData> user_data;
+  ~KilnMemory();
+};
+
+inline KilnMemory* AsKiln(PJRT_Memory* memory) { return static_cast<KilnMemory*>(memory); }
+
+}  // namespace kiln::capi
+
+struct PJRT_TopologyDescription {
+  std::unique_ptr<kiln::runtime::Topology> owned;  // null when the client owns the topology
+  const kiln::runtime::Topology* topology;
+  std::vector<std::unique_ptr<PJRT_DeviceDescription>> descriptions;
+  std::vector<PJRT_DeviceDescription*> description_list;
+  kiln::capi::NamedValues attributes;
+  std::string platform_version;
+};
+
+struct PJRT_Client {
+  std::unique_ptr<kiln::runtime::Client> client;
+  std::vector<std::unique_ptr<PJRT_Device>> devices;
+  std::vector<std::unique_ptr<kiln::capi::KilnMemory>> memories;
+  std::vector<PJRT_Device*> device_list;
+  std::vector<PJRT_Memory*> memory_list;
+  std::unique_ptr<PJRT_TopologyDescription> topology;
+  PJRT_Device* FindDevice(const kiln::runtime::Device* device) const {
+    return device_list[device->id()];
+  }
+  PJRT_Memory* FindMemory(const kiln::runtime::MemorySpace* space) const {
+    return memory_list[space->id()];
+  }
+};
+
+struct PJRT_Buffer {
+  std::unique_ptr<kiln::runtime::Buffer> buffer;
+  PJRT_Client* client;
+  // Row-major layout reported by GetMemoryLayout; lives as long as the buffer.
+  std::vector<int64_t> minor_to_major;
+};
+
+struct PJRT_Event {
+  std::shared_ptr<kiln::runtime::Event> event;
+};
+
+namespace kiln::capi {
+
+// Topology handle over `topology` (owned when `owned` is set).
+std::unique_ptr<PJRT_TopologyDescription> MakeTopologyHandle(
+    const runtime::Topology* topology, std::unique_ptr<runtime::Topology> owned,
+    std::string platform_version);
+
+// New handles, registered as live.
+PJRT_Buffer* NewBuffer(PJRT_Client* client, std::unique_ptr<runtime::Buffer> buffer);
+PJRT_Event* NewEvent(std::shared_ptr<runtime::Event> event);
+
+// The handle when it is live and of the right kind, else INVALID_ARGUMENT naming `what`.
+StatusOr<PJRT_Client*> UnwrapClient(PJRT_Client* handle, std::string_view what = "client");
+StatusOr<PJRT_Device*> UnwrapDevice(PJRT_Device* handle, std::string_view what = "device");
+StatusOr<KilnMemory*> UnwrapMemory(PJRT_Memory* handle, std::string_view what = "memory");
+StatusOr<PJRT_Buffer*> UnwrapBuffer(PJRT_Buffer* handle, std::string_view what = "buffer");
+StatusOr<PJRT_Event*> UnwrapEvent(PJRT_Event* handle, std::string_view what = "event");
+StatusOr<PJRT_DeviceDescription*> UnwrapDescription(const PJRT_DeviceDescription* handle);
+StatusOr<PJRT_TopologyDescription*> UnwrapTopology(const PJRT_TopologyDescription* handle,
+                                                   std::string_view what = "topology");
+
+}  // namespace kiln::capi

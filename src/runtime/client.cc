@@ -1,0 +1,328 @@
+#include "runtime/client.h"
+
+#include <cstdint>
+#include <cstring>
+
+#include "base/env.h"
+#include "runtime/strided_copy.h"
+#include "version.h"
+
+namespace kiln::runtime {
+namespace {
+
+constexpr uintptr_t kZeroCopyAlignment = 16;
+
+StatusOr<int64_t> NumDevicesFromValue(const AttributeValue& value) {
+  if (const auto* number = std::get_if<int64_t>(&value)) {
+    if (*number < 1 || *number > kMaxDevices) {
+      return InvalidArgument("create option num_devices: expected an integer in [1, ",
+                             kMaxDevices, "], found ", *number);
+    }
+    return *number;
+  }
+  if (const auto* text = std::get_if<std::string>(&value)) {
+    return ParseInt64(*text, "create option num_devices", 1, kMaxDevices);
+  }
+  return InvalidArgument(
+      "create option num_devices: expected an int64 (or a string holding a decimal integer), "
+      "found a value of another type");
+}
+
+}  // namespace
+
+StatusOr<ClientOptions> ClientOptions::FromAttributes(std::span<const Attribute> options) {
+  ClientOptions result;
+  if (auto env = GetEnv("KILN_NUM_DEVICES")) {
+    KILN_ASSIGN_OR_RETURN(int64_t count,
+                          ParseInt64(*env, "environment variable KILN_NUM_DEVICES", 1,
+                                     kMaxDevices));
+    result.num_devices = static_cast<int>(count);
+  }
+  for (const Attribute& option : options) {
+    if (option.name == "num_devices") {
+      KILN_ASSIGN_OR_RETURN(int64_t count, NumDevicesFromValue(option.value));
+      result.num_devices = static_cast<int>(count);
+    } else {
+      return InvalidArgument("unknown client create option \"", option.name,
+                             "\"; Kiln accepts: num_devices (int64)");
+    }
+  }
+  return result;
+}
+
+Client::Client(const ClientOptions& options, std::shared_ptr<DeviceBackend> backend)
+    : backend_(std::move(backend)),
+      platform_version_(StrCat("kiln ", kKilnVersion)),
+      topology_(options.num_devices, backend_->DeviceKind()) {
+  const int count = options.num_devices;
+  for (int id = 0; id < count; ++id) {
+    devices_.push_back(std::make_unique<Device>(this, id, backend_->DeviceKind()));
+  }
+  // Memory space ids: "device" memories 0..N-1, then "pinned_host" N..2N-1.
+  for (MemoryKind kind : {MemoryKind::kDevice, MemoryKind::kPinnedHost}) {
+    for (auto& device : devices_) {
+      int id = static_cast<int>(memory_spaces_.size());
+      memory_spaces_.push_back(std::make_unique<MemorySpace>(id, kind, device.get(), backend_));
+      device->AddMemorySpace(memory_spaces_.back().get());
+    }
+  }
+  for (auto& device : devices_) device_pointers_.push_back(device.get());
+  for (auto& space : memory_spaces_) memory_space_pointers_.push_back(space.get());
+}
+
+Client::~Client() {
+  // Destroying the devices drains their queues before memory spaces go away.
+  devices_.clear();
+}
+
+StatusOr<std::unique_ptr<Client>> Client::Create(const ClientOptions& options,
+                                                 std::shared_ptr<DeviceBackend> backend) {
+  if (options.num_devices < 1 || options.num_devices > kMaxDevices) {
+    return InvalidArgument("num_devices must be in [1, ", kMaxDevices, "], found ",
+                           options.num_devices);
+  }
+  return std::unique_ptr<Client>(new Client(options, std::move(backend)));
+}
+
+StatusOr<Device*> Client::LookupDevice(int id) const {
+  if (id < 0 || id >= static_cast<int>(devices_.size())) {
+    return InvalidArgument("no Kiln device has id ", id, "; this client has ", devices_.size(),
+                           " devices, ids 0 to ", devices_.size() - 1);
+  }
+  return devices_[id].get();
+}
+
+StatusOr<Device*> Client::LookupAddressableDevice(int local_hardware_id) const {
+  for (const auto& device : devices_) {
+    if (device->local_hardware_id() == local_hardware_id) return device.get();
+  }
+  return InvalidArgument("no addressable Kiln device has local hardware id ", local_hardware_id,
+                         "; this client has ", devices_.size(), " devices, ids 0 to ",
+                         devices_.size() - 1);
+}
+
+StatusOr<std::vector<int>> Client::DefaultDeviceAssignment(int num_replicas,
+                                                           int num_partitions) const {
+  if (num_replicas < 1 || num_partitions < 1) {
+    return InvalidArgument("a device assignment needs at least 1 replica and 1 partition, found ",
+                           num_replicas, " replicas and ", num_partitions, " partitions");
+  }
+  int64_t needed = int64_t{num_replicas} * num_partitions;
+  if (needed > static_cast<int64_t>(devices_.size())) {
+    return InvalidArgument("a device assignment of ", num_replicas, " replicas x ",
+                           num_partitions, " partitions needs ", needed, " devices; this client has ",
+                           devices_.size(), " (set KILN_NUM_DEVICES or the num_devices option)");
+  }
+  // As XLA's default placer: partition-major device ids.
+  std::vector<int> assignment(static_cast<size_t>(needed));
+  for (int replica = 0; replica < num_replicas; ++replica) {
+    for (int partition = 0; partition < num_partitions; ++partition) {
+      assignment[static_cast<size_t>(replica) * num_partitions + partition] =
+          partition * num_replicas + replica;
+    }
+  }
+  return assignment;
+}
+
+Status Client::CheckOwns(const MemorySpace* space, std::string_view what) const {
+  if (space == nullptr || space->device()->client() != this) {
+    return InvalidArgument(what, " belongs to another client; expected a memory space or device of "
+                           "the client the call was made on");
+  }
+  return Status::Ok();
+}
+
+StatusOr<HostTransfer> Client::BufferFromHostBuffer(const HostBuffer& host,
+                                                    MemorySpace* memory_space) {
+  KILN_RETURN_IF_ERROR(CheckOwns(memory_space, "the destination memory space"));
+  const size_t element_bytes = GetElementTypeInfo(host.shape.element_type).storage_bytes;
+  KILN_RETURN_IF_ERROR(ValidateDims(host.shape.dims, element_bytes, "host buffer"));
+  const size_t rank = host.shape.dims.size();
+  std::vector<int64_t> strides = host.byte_strides;
+  if (strides.empty()) strides = DenseByteStrides(host.shape.dims, element_bytes);
+  if (strides.size() != rank) {
+    return InvalidArgument("host buffer: expected ", rank, " byte strides (one per dimension of ",
+                           host.shape.ToString(), "), found ", strides.size());
+  }
+  const size_t bytes = host.shape.ByteSize();
+  if (host.data == nullptr && bytes > 0) {
+    return InvalidArgument("host buffer: data is null for the non-empty array ",
+                           host.shape.ToString());
+  }
+  ByteExtent extent = StridedExtent(host.shape.dims, strides, element_bytes);
+  if (extent.overflow) {
+    return InvalidArgument("host buffer: byte strides reach beyond the address space");
+  }
+  Device* device = memory_space->device();
+  const bool dense = IsDenseRowMajor(host.shape.dims, strides, element_bytes);
+  const bool zero_copy = host.semantics == HostBufferSemantics::kImmutableZeroCopy ||
+                         host.semantics == HostBufferSemantics::kMutableZeroCopy;
+  auto done = Event::Create();
+
+  // Alias the caller's memory when it may, as XLA's CPU client does: no copy at all.
+  if (zero_copy && dense && bytes > 0 && backend_->MemoryIsHostAddressable() &&
+      reinterpret_cast<uintptr_t>(host.data) % kZeroCopyAlignment == 0) {
+    auto counters = memory_space->counters();
+    counters->RecordAllocation(static_cast<int64_t>(bytes));
+    auto memory = DeviceMemory::Borrow(const_cast<void*>(host.data), bytes, [done, counters, bytes] {
+      counters->RecordFree(static_cast<int64_t>(bytes));
+      done->Set();
+    });
+    auto buffer = std::make_unique<Buffer>(host.shape, memory_space, std::move(memory),
+                                           Event::Ready());
+    return HostTransfer{std::move(buffer), std::move(done)};
+  }
+
+  KILN_ASSIGN_OR_RETURN(std::shared_ptr<DeviceMemory> memory, memory_space->Allocate(bytes));
+  auto dense_strides = DenseByteStrides(host.shape.dims, element_bytes);
+  auto copy = [backend = backend_, memory, host_data = host.data, shape = host.shape, strides,
+               dense_strides, element_bytes, bytes]() -> Status {
+    if (backend->MemoryIsHostAddressable()) {
+      CopyStrided(memory->data(), dense_strides, host_data, strides, shape.dims, element_bytes);
+      return Status::Ok();
+    }
+    std::vector<unsigned char> staging(bytes);
+    CopyStrided(staging.data(), dense_strides, host_data, strides, shape.dims, element_bytes);
+    return backend->CopyHostToDevice(memory->data(), staging.data(), bytes);
+  };
+
+  if (host.semantics == HostBufferSemantics::kImmutableOnlyDuringCall) {
+    // The data may vanish when we return: copy now, on the caller's thread.
+    Status status = copy();
+    done->Set();
+    auto buffer = std::make_unique<Buffer>(host.shape, memory_space, std::move(memory),
+                                           Event::Ready(status));
+    return HostTransfer{std::move(buffer), std::move(done)};
+  }
+  auto ready = Event::Create();
+  device->queue().Enqueue([copy, ready, done] {
+    Status status = copy();
+    done->Set();
+    ready->Set(std::move(status));
+  });
+  auto buffer = std::make_unique<Buffer>(host.shape, memory_space, std::move(memory), ready);
+  return HostTransfer{std::move(buffer), std::move(done)};
+}
+
+StatusOr<std::unique_ptr<Buffer>> Client::CreateUninitializedBuffer(Shape shape,
+                                                                    MemorySpace* memory_space) {
+  KILN_RETURN_IF_ERROR(CheckOwns(memory_space, "the destination memory space"));
+  KILN_RETURN_IF_ERROR(ValidateDims(shape.dims,
+                                    GetElementTypeInfo(shape.element_type).storage_bytes,
+                                    "uninitialized buffer"));
+  KILN_ASSIGN_OR_RETURN(auto memory, memory_space->Allocate(shape.ByteSize()));
+  return std::make_unique<Buffer>(std::move(shape), memory_space, std::move(memory),
+                                  Event::Ready());
+}
+
+StatusOr<std::unique_ptr<Buffer>> Client::CreateViewOfDeviceBuffer(
+    void* data, Shape shape, MemorySpace* memory_space, std::function<void()> on_delete) {
+  KILN_RETURN_IF_ERROR(CheckOwns(memory_space, "the view's memory space"));
+  KILN_RETURN_IF_ERROR(ValidateDims(shape.dims,
+                                    GetElementTypeInfo(shape.element_type).storage_bytes,
+                                    "device buffer view"));
+  if (data == nullptr && shape.ByteSize() > 0) {
+    return InvalidArgument("device buffer view: the device pointer is null for the non-empty "
+                           "array ", shape.ToString());
+  }
+  auto memory = DeviceMemory::Borrow(data, shape.ByteSize(), std::move(on_delete));
+  return std::make_unique<Buffer>(std::move(shape), memory_space, std::move(memory),
+                                  Event::Ready());
+}
+
+StatusOr<std::unique_ptr<Buffer>> Client::CreateErrorBuffer(Shape shape,
+                                                            MemorySpace* memory_space,
+                                                            Status error) {
+  KILN_RETURN_IF_ERROR(CheckOwns(memory_space, "the error buffer's memory space"));
+  KILN_RETURN_IF_ERROR(ValidateDims(shape.dims,
+                                    GetElementTypeInfo(shape.element_type).storage_bytes,
+                                    "error buffer"));
+  if (error.ok()) {
+    return InvalidArgument("an error buffer needs an error code other than OK");
+  }
+  auto memory = DeviceMemory::Borrow(nullptr, 0, nullptr);
+  return std::make_unique<Buffer>(std::move(shape), memory_space, std::move(memory),
+                                  Event::Ready(std::move(error)));
+}
+
+StatusOr<std::unique_ptr<Buffer>> Client::CopyToMemorySpace(const Buffer& source,
+                                                            MemorySpace* memory_space) {
+  KILN_RETURN_IF_ERROR(CheckOwns(source.memory_space(), "the source buffer"));
+  KILN_RETURN_IF_ERROR(CheckOwns(memory_space, "the destination"));
+  KILN_ASSIGN_OR_RETURN(auto source_memory, source.memory());
+  const size_t bytes = source.shape().ByteSize();
+  KILN_ASSIGN_OR_RETURN(auto memory, memory_space->Allocate(bytes));
+  auto ready = Event::Create();
+  WorkQueue* queue = &memory_space->device()->queue();
+  source.ready_event()->OnReady([=, backend = backend_](const Status& source_status) {
+    if (!source_status.ok()) {
+      ready->Set(source_status);
+      return;
+    }
+    queue->Enqueue([=] {
+      ready->Set(backend->CopyDeviceToDevice(memory->data(), source_memory->data(), bytes));
+    });
+  });
+  return std::make_unique<Buffer>(source.shape(), memory_space, std::move(memory), ready);
+}
+
+StatusOr<std::shared_ptr<Event>> Client::ToHostBuffer(const Buffer& source, void* dst,
+                                                      std::span<const int64_t> dst_byte_strides) {
+  KILN_ASSIGN_OR_RETURN(auto memory, source.memory());
+  const Shape& shape = source.shape();
+  const size_t element_bytes = GetElementTypeInfo(shape.element_type).storage_bytes;
+  if (dst_byte_strides.size() != shape.dims.size()) {
+    return InvalidArgument("host layout: expected ", shape.dims.size(), " byte strides for ",
+                           shape.ToString(), ", found ", dst_byte_strides.size());
+  }
+  std::vector<int64_t> dst_strides(dst_byte_strides.begin(), dst_byte_strides.end());
+  auto done = Event::Create();
+  WorkQueue* queue = &source.device()->queue();
+  source.ready_event()->OnReady([=, backend = backend_](const Status& status) {
+    if (!status.ok()) {
+      done->Set(status);
+      return;
+    }
+    queue->Enqueue([=] {
+      auto src_strides = DenseByteStrides(shape.dims, element_bytes);
+      if (backend->MemoryIsHostAddressable()) {
+        CopyStrided(dst, dst_strides, memory->data(), src_strides, shape.dims, element_bytes);
+        done->Set();
+        return;
+      }
+      std::vector<unsigned char> staging(memory->size());
+      Status copied = backend->CopyDeviceToHost(staging.data(), memory->data(), memory->size());
+      if (copied.ok()) {
+        CopyStrided(dst, dst_strides, staging.data(), src_strides, shape.dims, element_bytes);
+      }
+      done->Set(std::move(copied));
+    });
+  });
+  return done;
+}
+
+StatusOr<std::shared_ptr<Event>> Client::CopyRawToHost(const Buffer& source, void* dst,
+                                                       int64_t offset, int64_t size) {
+  KILN_ASSIGN_OR_RETURN(auto memory, source.memory());
+  const auto total = static_cast<int64_t>(memory->size());
+  if (offset < 0 || size < 0 || offset > total || size > total - offset) {
+    return OutOfRange("raw copy of ", size, " bytes at offset ", offset,
+                      " is outside the buffer's ", total, " bytes");
+  }
+  if (dst == nullptr && size > 0) return InvalidArgument("raw copy: the destination is null");
+  auto done = Event::Create();
+  WorkQueue* queue = &source.device()->queue();
+  source.ready_event()->OnReady([=, backend = backend_](const Status& status) {
+    if (!status.ok()) {
+      done->Set(status);
+      return;
+    }
+    queue->Enqueue([=] {
+      const auto* start = static_cast<const unsigned char*>(memory->data()) + offset;
+      done->Set(backend->CopyDeviceToHost(dst, start, static_cast<size_t>(size)));
+    });
+  });
+  return done;
+}
+
+}  // namespace kiln::runtime

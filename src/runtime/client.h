@@ -1,0 +1,108 @@
+// The Kiln client: devices, memory spaces, and every way to make a buffer.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "runtime/buffer.h"
+#include "runtime/device.h"
+#include "runtime/topology.h"
+
+namespace kiln::runtime {
+
+inline constexpr int kDefaultNumDevices = 1;
+inline constexpr int64_t kMaxDevices = 4096;
+
+// Options of PJRT_Client_Create, after validation.
+struct ClientOptions {
+  int num_devices = kDefaultNumDevices;
+
+  // Defaults, then KILN_NUM_DEVICES, then the given options (which win).
+  // Known options: num_devices (int64, or a string holding a decimal integer,
+  // as JAX's jax_pjrt_client_create_options config passes it).
+  static StatusOr<ClientOptions> FromAttributes(std::span<const Attribute> options);
+};
+
+// How long the caller keeps a host buffer valid (PJRT_HostBufferSemantics).
+enum class HostBufferSemantics {
+  kImmutableOnlyDuringCall,
+  kImmutableUntilTransferCompletes,
+  kImmutableZeroCopy,
+  kMutableZeroCopy,
+};
+
+// A host array handed to BufferFromHostBuffer.
+struct HostBuffer {
+  const void* data = nullptr;
+  Shape shape;
+  std::vector<int64_t> byte_strides;  // empty: dense row-major
+  HostBufferSemantics semantics = HostBufferSemantics::kImmutableOnlyDuringCall;
+};
+
+struct HostTransfer {
+  std::unique_ptr<Buffer> buffer;
+  // Fires when the caller may free or reuse the host data.
+  std::shared_ptr<Event> done_with_host_buffer;
+};
+
+class Client {
+ public:
+  static StatusOr<std::unique_ptr<Client>> Create(const ClientOptions& options,
+                                                  std::shared_ptr<DeviceBackend> backend);
+  // Waits for queued transfers, then releases devices and memory spaces.
+  ~Client();
+
+  static std::string_view platform_name() { return "kiln"; }
+  const std::string& platform_version() const { return platform_version_; }
+  int process_index() const { return 0; }
+  const std::vector<Device*>& devices() const { return device_pointers_; }
+  const std::vector<MemorySpace*>& memory_spaces() const { return memory_space_pointers_; }
+  const Topology& topology() const { return topology_; }
+  const std::shared_ptr<DeviceBackend>& backend() const { return backend_; }
+
+  StatusOr<Device*> LookupDevice(int id) const;
+  StatusOr<Device*> LookupAddressableDevice(int local_hardware_id) const;
+  // Device ids for (replica, partition) pairs, replica-major: [r * partitions + p].
+  StatusOr<std::vector<int>> DefaultDeviceAssignment(int num_replicas, int num_partitions) const;
+
+  StatusOr<HostTransfer> BufferFromHostBuffer(const HostBuffer& host, MemorySpace* memory_space);
+  StatusOr<std::unique_ptr<Buffer>> CreateUninitializedBuffer(Shape shape,
+                                                              MemorySpace* memory_space);
+  // A buffer over memory Kiln does not own; `on_delete` runs when it is released.
+  StatusOr<std::unique_ptr<Buffer>> CreateViewOfDeviceBuffer(void* data, Shape shape,
+                                                             MemorySpace* memory_space,
+                                                             std::function<void()> on_delete);
+  // A buffer that holds no data and whose ready event carries `error`.
+  StatusOr<std::unique_ptr<Buffer>> CreateErrorBuffer(Shape shape, MemorySpace* memory_space,
+                                                      Status error);
+  // Copies `source` into another memory space (of any device of this client).
+  StatusOr<std::unique_ptr<Buffer>> CopyToMemorySpace(const Buffer& source,
+                                                      MemorySpace* memory_space);
+  // Copies the array into `dst`, laid out with `dst_byte_strides`, once it is ready.
+  StatusOr<std::shared_ptr<Event>> ToHostBuffer(const Buffer& source, void* dst,
+                                                std::span<const int64_t> dst_byte_strides);
+  // Copies `size` raw bytes from `offset` of the buffer's storage into `dst`.
+  StatusOr<std::shared_ptr<Event>> CopyRawToHost(const Buffer& source, void* dst,
+                                                 int64_t offset, int64_t size);
+
+  // INVALID_ARGUMENT unless `space` belongs to this client.
+  Status CheckOwns(const MemorySpace* space, std::string_view what) const;
+
+ private:
+  Client(const ClientOptions& options, std::shared_ptr<DeviceBackend> backend);
+
+  std::shared_ptr<DeviceBackend> backend_;
+  std::string platform_version_;
+  Topology topology_;
+  // Memory spaces are declared before devices so that devices (and their
+  // queues, which may still touch memory spaces) are destroyed first.
+  std::vector<std::unique_ptr<MemorySpace>> memory_spaces_;
+  std::vector<std::unique_ptr<Device>> devices_;
+  std::vector<Device*> device_pointers_;
+  std::vector<MemorySpace*> memory_space_pointers_;
+};
+
+}  // namespace kiln::runtime

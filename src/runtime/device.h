@@ -1,0 +1,55 @@
+// A Kiln device: its description, its memory spaces and its work queue.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/attribute.h"
+#include "runtime/memory_space.h"
+#include "runtime/work_queue.h"
+
+namespace kiln::runtime {
+
+class Client;
+
+// What PJRT_DeviceDescription reports; available without a client (topologies).
+struct DeviceDescription {
+  int id = 0;
+  int process_index = 0;
+  std::string kind;
+  std::string debug_string;
+  std::string to_string;
+  std::vector<Attribute> attributes;
+};
+
+DeviceDescription MakeDeviceDescription(int id, std::string_view kind);
+
+// Owned by the Client; lives as long as the client.
+class Device {
+ public:
+  Device(Client* client, int id, std::string_view kind);
+
+  Client* client() const { return client_; }
+  int id() const { return description_.id; }
+  int local_hardware_id() const { return description_.id; }
+  int process_index() const { return description_.process_index; }
+  const DeviceDescription& description() const { return description_; }
+
+  // The device's memory spaces, default first; set once by the client.
+  const std::vector<MemorySpace*>& memory_spaces() const { return memory_spaces_; }
+  MemorySpace* default_memory_space() const { return memory_spaces_.front(); }
+  MemorySpace* FindMemorySpace(MemoryKind kind) const;
+  void AddMemorySpace(MemorySpace* space) { memory_spaces_.push_back(space); }
+
+  // Transfers (and later executions) for this device run here, in order.
+  WorkQueue& queue() { return queue_; }
+
+ private:
+  Client* client_;
+  DeviceDescription description_;
+  std::vector<MemorySpace*> memory_spaces_;
+  WorkQueue queue_;
+};
+
+}  // namespace kiln::runtime

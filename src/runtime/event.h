@@ -1,0 +1,48 @@
+// A one-shot completion signal carrying a status: the runtime form of PJRT_Event.
+#pragma once
+
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "base/status.h"
+
+namespace kiln::runtime {
+
+// Events are shared: whoever produces the work keeps one reference to set it,
+// every waiter keeps another. Thread-safe.
+class Event {
+ public:
+  using Callback = std::function<void(const Status&)>;
+
+  // A pending event.
+  static std::shared_ptr<Event> Create();
+  // An event that is already ready with `status`.
+  static std::shared_ptr<Event> Ready(Status status = Status::Ok());
+  // An event that becomes ready when all `events` are; it carries the first error.
+  static std::shared_ptr<Event> AfterAll(std::span<const std::shared_ptr<Event>> events);
+
+  // Makes the event ready and runs its callbacks in this thread. Returns false
+  // (and changes nothing) if the event was already set.
+  bool Set(Status status = Status::Ok());
+  bool IsReady() const;
+  // The status once ready; nullopt while pending.
+  std::optional<Status> TryGetStatus() const;
+  // Blocks until ready and returns the status.
+  Status Await() const;
+  // Runs `callback` once when ready: now, in this thread, if it already is.
+  void OnReady(Callback callback);
+
+ private:
+  mutable std::mutex mutex_;
+  mutable std::condition_variable ready_cv_;
+  bool ready_ = false;
+  Status status_;
+  std::vector<Callback> callbacks_;
+};
+
+}  // namespace kiln::runtime

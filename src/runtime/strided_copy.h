@@ -1,0 +1,33 @@
+// Copies between dense and arbitrarily strided N-d arrays of bytes.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "base/status.h"
+
+namespace kiln::runtime {
+
+// Copies every element of an array with `dims` from `src` (element at index i
+// is at src + sum(i[k] * src_strides[k])) to `dst` likewise. Strides are in
+// bytes and may be negative or zero. Contiguous runs use memcpy.
+void CopyStrided(void* dst, std::span<const int64_t> dst_strides, const void* src,
+                 std::span<const int64_t> src_strides, std::span<const int64_t> dims,
+                 size_t element_bytes);
+
+// The byte range [lowest, highest) touched by an array with these strides,
+// relative to its base pointer; (0, 0) for an empty array.
+struct ByteExtent {
+  int64_t lowest = 0;
+  int64_t highest = 0;
+  bool overflow = false;  // the strides reach beyond what int64 byte offsets express
+};
+ByteExtent StridedExtent(std::span<const int64_t> dims, std::span<const int64_t> strides,
+                         size_t element_bytes);
+
+// True when the strides are the dense row-major strides of `dims`.
+bool IsDenseRowMajor(std::span<const int64_t> dims, std::span<const int64_t> strides,
+                     size_t element_bytes);
+
+}  // namespace kiln::runtime

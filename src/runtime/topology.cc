@@ -1,0 +1,50 @@
+#include "runtime/topology.h"
+
+#include "base/env.h"
+#include "runtime/client.h"
+
+namespace kiln::runtime {
+namespace {
+
+constexpr std::string_view kMagic = "kiln-topology/1;";
+
+}  // namespace
+
+Topology::Topology(int num_devices, std::string_view device_kind)
+    : device_kind_(device_kind) {
+  for (int id = 0; id < num_devices; ++id) {
+    descriptions_.push_back(MakeDeviceDescription(id, device_kind));
+  }
+  attributes_ = {
+      {"num_devices", int64_t{num_devices}},
+      {"device_kind", std::string(device_kind)},
+      {"num_processes", int64_t{1}},
+  };
+}
+
+// Format: "kiln-topology/1;devices=<n>;kind=<kind>".
+std::string Topology::Serialize() const {
+  return StrCat(kMagic, "devices=", num_devices(), ";kind=", device_kind_);
+}
+
+StatusOr<Topology> Topology::Deserialize(std::string_view bytes) {
+  if (bytes.substr(0, kMagic.size()) != kMagic) {
+    return InvalidArgument("not a serialized Kiln topology: expected it to start with \"",
+                           kMagic, "\" (", bytes.size(), " bytes given)");
+  }
+  std::string_view rest = bytes.substr(kMagic.size());
+  constexpr std::string_view kDevices = "devices=";
+  size_t separator = rest.find(";kind=");
+  if (rest.substr(0, kDevices.size()) != kDevices || separator == std::string_view::npos) {
+    return InvalidArgument("malformed Kiln topology: expected \"devices=<n>;kind=<kind>\" after \"",
+                           kMagic, "\"");
+  }
+  KILN_ASSIGN_OR_RETURN(int64_t devices,
+                        ParseInt64(rest.substr(kDevices.size(), separator - kDevices.size()),
+                                   "serialized topology device count", 1, kMaxDevices));
+  std::string_view kind = rest.substr(separator + 6);
+  if (kind.empty()) return InvalidArgument("malformed Kiln topology: empty device kind");
+  return Topology(static_cast<int>(devices), kind);
+}
+
+}  // namespace kiln::runtime

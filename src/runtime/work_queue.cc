@@ -1,0 +1,44 @@
+#include "runtime/work_queue.h"
+
+#include <pthread.h>
+
+namespace kiln::runtime {
+
+WorkQueue::WorkQueue(std::string name) : name_(std::move(name)) {
+  worker_ = std::thread([this] { Run(); });
+  // Thread names help in gdb and perf; Linux limits them to 15 characters.
+  pthread_setname_np(worker_.native_handle(), name_.substr(0, 15).c_str());
+}
+
+WorkQueue::~WorkQueue() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_one();
+  worker_.join();
+}
+
+void WorkQueue::Enqueue(std::function<void()> task) {
+  {
+    std::lock_guard lock(mutex_);
+    tasks_.push_back(std::move(task));
+  }
+  wake_.notify_one();
+}
+
+void WorkQueue::Run() {
+  for (;;) {
+    std::function<void()> task;
+    {
+      std::unique_lock lock(mutex_);
+      wake_.wait(lock, [this] { return stopping_ || !tasks_.empty(); });
+      if (tasks_.empty()) return;  // stopping, and everything enqueued has run
+      task = std::move(tasks_.front());
+      tasks_.pop_front();
+    }
+    task();
+  }
+}
+
+}  // namespace kiln::runtime
