@@ -20,7 +20,7 @@ PJRT_Error* CopyInto(PJRT_Buffer* buffer, runtime::MemorySpace* space, PJRT_Buff
 
 PJRT_Error* Impl::PJRT_Buffer_Destroy(PJRT_Buffer_Destroy_Args* args) {
   KILN_ARGS(buffer);
-  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Buffer* buffer, UnwrapBuffer(args->buffer));
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Buffer* buffer, UnwrapBufferForDestroy(args->buffer));
   UnregisterHandle(buffer);
   delete buffer;
   return nullptr;

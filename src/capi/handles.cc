@@ -126,7 +126,7 @@ std::unique_ptr<PJRT_TopologyDescription> MakeTopologyHandle(
 }
 
 PJRT_Buffer* NewBuffer(PJRT_Client* client, std::unique_ptr<runtime::Buffer> buffer) {
-  auto* handle = new PJRT_Buffer{std::move(buffer), client, {}};
+  auto* handle = new PJRT_Buffer{std::move(buffer), client, client->alive, {}};
   const size_t rank = handle->buffer->shape().dims.size();
   for (size_t i = 0; i < rank; ++i) handle->minor_to_major.push_back(static_cast<int64_t>(rank - 1 - i));
   RegisterHandle(handle, HandleKind::kBuffer);
@@ -149,7 +149,16 @@ StatusOr<KilnMemory*> UnwrapMemory(PJRT_Memory* handle, std::string_view what) {
   return Unwrap<KilnMemory>(static_cast<const void*>(handle), HandleKind::kMemory, what);
 }
 StatusOr<PJRT_Buffer*> UnwrapBuffer(PJRT_Buffer* handle, std::string_view what) {
-  return Unwrap<PJRT_Buffer>(handle, HandleKind::kBuffer, what);
+  KILN_ASSIGN_OR_RETURN(PJRT_Buffer * buffer, Unwrap<PJRT_Buffer>(handle, HandleKind::kBuffer, what));
+  if (buffer->client_alive.expired()) {
+    return FailedPrecondition(CurrentFunction(), ": `", what, "` belongs to a client that has "
+                              "been destroyed; only PJRT_Buffer_Destroy is allowed on it");
+  }
+  return buffer;
+}
+
+StatusOr<PJRT_Buffer*> UnwrapBufferForDestroy(PJRT_Buffer* handle) {
+  return Unwrap<PJRT_Buffer>(handle, HandleKind::kBuffer, "buffer");
 }
 StatusOr<PJRT_Event*> UnwrapEvent(PJRT_Event* handle, std::string_view what) {
   return Unwrap<PJRT_Event>(handle, HandleKind::kEvent, what);

@@ -75,6 +75,8 @@ struct PJRT_TopologyDescription {
 
 struct PJRT_Client {
   std::unique_ptr<kiln::runtime::Client> client;
+  // Expires with the client, so buffers that outlive it can tell.
+  std::shared_ptr<const bool> alive = std::make_shared<const bool>(true);
   std::vector<std::unique_ptr<PJRT_Device>> devices;
   std::vector<std::unique_ptr<kiln::capi::KilnMemory>> memories;
   std::vector<PJRT_Device*> device_list;
@@ -91,6 +93,7 @@ struct PJRT_Client {
 struct PJRT_Buffer {
   std::unique_ptr<kiln::runtime::Buffer> buffer;
   PJRT_Client* client;
+  std::weak_ptr<const bool> client_alive;
   // Row-major layout reported by GetMemoryLayout; lives as long as the buffer.
   std::vector<int64_t> minor_to_major;
 };
@@ -114,7 +117,10 @@ PJRT_Event* NewEvent(std::shared_ptr<runtime::Event> event);
 StatusOr<PJRT_Client*> UnwrapClient(PJRT_Client* handle, std::string_view what = "client");
 StatusOr<PJRT_Device*> UnwrapDevice(PJRT_Device* handle, std::string_view what = "device");
 StatusOr<KilnMemory*> UnwrapMemory(PJRT_Memory* handle, std::string_view what = "memory");
+// Also FAILED_PRECONDITION when the buffer's client has been destroyed.
 StatusOr<PJRT_Buffer*> UnwrapBuffer(PJRT_Buffer* handle, std::string_view what = "buffer");
+// Only liveness: for PJRT_Buffer_Destroy, which must work after the client is gone.
+StatusOr<PJRT_Buffer*> UnwrapBufferForDestroy(PJRT_Buffer* handle);
 StatusOr<PJRT_Event*> UnwrapEvent(PJRT_Event* handle, std::string_view what = "event");
 StatusOr<PJRT_DeviceDescription*> UnwrapDescription(const PJRT_DeviceDescription* handle);
 StatusOr<PJRT_TopologyDescription*> UnwrapTopology(const PJRT_TopologyDescription* handle,

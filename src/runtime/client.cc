@@ -71,7 +71,15 @@ Client::Client(const ClientOptions& options, std::shared_ptr<DeviceBackend> back
 }
 
 Client::~Client() {
-  // Destroying the devices drains their queues before memory spaces go away.
+  // A task on one queue may enqueue onto another (a copy waits for its source
+  // transfer), so drain every queue until a whole pass runs nothing new; only
+  // then may any queue be destroyed.
+  for (uint64_t before = UINT64_MAX;;) {
+    uint64_t after = 0;
+    for (auto& device : devices_) after += device->queue().Drain();
+    if (after == before) break;
+    before = after;
+  }
   devices_.clear();
 }
 

@@ -27,6 +27,12 @@ void WorkQueue::Enqueue(std::function<void()> task) {
   wake_.notify_one();
 }
 
+uint64_t WorkQueue::Drain() {
+  std::unique_lock lock(mutex_);
+  idle_.wait(lock, [this] { return tasks_.empty() && !running_; });
+  return completed_;
+}
+
 void WorkQueue::Run() {
   for (;;) {
     std::function<void()> task;
@@ -36,8 +42,16 @@ void WorkQueue::Run() {
       if (tasks_.empty()) return;  // stopping, and everything enqueued has run
       task = std::move(tasks_.front());
       tasks_.pop_front();
+      running_ = true;
     }
     task();
+    task = nullptr;  // release what the task captured before reporting idle
+    {
+      std::lock_guard lock(mutex_);
+      running_ = false;
+      ++completed_;
+    }
+    idle_.notify_all();
   }
 }
 

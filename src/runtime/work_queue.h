@@ -2,6 +2,7 @@
 #pragma once
 
 #include <condition_variable>
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <mutex>
@@ -20,6 +21,9 @@ class WorkQueue {
 
   // Appends a task; tasks run one at a time in enqueue order. Tasks must not throw.
   void Enqueue(std::function<void()> task);
+  // Blocks until every task enqueued so far (and any they enqueue here) has
+  // run; returns how many tasks this queue has run in all.
+  uint64_t Drain();
   const std::string& name() const { return name_; }
 
  private:
@@ -29,7 +33,10 @@ class WorkQueue {
   std::mutex mutex_;
   std::condition_variable wake_;
   std::deque<std::function<void()>> tasks_;
+  std::condition_variable idle_;
   bool stopping_ = false;
+  bool running_ = false;  // the worker is inside a task
+  uint64_t completed_ = 0;
   std::thread worker_;
 };
 
