@@ -28,6 +28,27 @@ StatusOr<int64_t> NumDevicesFromValue(const AttributeValue& value) {
       "found a value of another type");
 }
 
+// Runs `work` on `queue` once `ready` fires, then sets `done` with its status
+// (or with `ready`'s error, without running it). `work` and what it captured
+// are released before `done` fires, so a waiter sees memory already freed
+// when it deletes a buffer.
+void EnqueueWhenReady(const std::shared_ptr<Event>& ready, WorkQueue* queue,
+                      std::function<Status()> work, std::shared_ptr<Event> done) {
+  ready->OnReady([queue, work = std::move(work), done = std::move(done)](
+                     const Status& status) mutable {
+    if (!status.ok()) {
+      work = nullptr;
+      done->Set(status);
+      return;
+    }
+    queue->Enqueue([work = std::move(work), done = std::move(done)]() mutable {
+      Status result = work();
+      work = nullptr;
+      done->Set(std::move(result));
+    });
+  });
+}
+
 }  // namespace
 
 StatusOr<ClientOptions> ClientOptions::FromAttributes(std::span<const Attribute> options) {
@@ -182,9 +203,9 @@ StatusOr<HostTransfer> Client::BufferFromHostBuffer(const HostBuffer& host,
   }
 
   KILN_ASSIGN_OR_RETURN(std::shared_ptr<DeviceMemory> memory, memory_space->Allocate(bytes));
-  auto dense_strides = DenseByteStrides(host.shape.dims, element_bytes);
-  auto copy = [backend = backend_, memory, host_data = host.data, shape = host.shape, strides,
-               dense_strides, element_bytes, bytes]() -> Status {
+  std::function<Status()> copy = [backend = backend_, memory, host_data = host.data,
+                                  shape = host.shape, strides, element_bytes, bytes] {
+    auto dense_strides = DenseByteStrides(shape.dims, element_bytes);
     if (backend->MemoryIsHostAddressable()) {
       CopyStrided(memory->data(), dense_strides, host_data, strides, shape.dims, element_bytes);
       return Status::Ok();
@@ -203,11 +224,9 @@ StatusOr<HostTransfer> Client::BufferFromHostBuffer(const HostBuffer& host,
     return HostTransfer{std::move(buffer), std::move(done)};
   }
   auto ready = Event::Create();
-  device->queue().Enqueue([copy, ready, done] {
-    Status status = copy();
-    done->Set();
-    ready->Set(std::move(status));
-  });
+  // The caller may reuse its data once the copy has run, even if it failed.
+  ready->OnReady([done](const Status&) { done->Set(); });
+  EnqueueWhenReady(Event::Ready(), &device->queue(), std::move(copy), ready);
   auto buffer = std::make_unique<Buffer>(host.shape, memory_space, std::move(memory), ready);
   return HostTransfer{std::move(buffer), std::move(done)};
 }
@@ -261,16 +280,12 @@ StatusOr<std::unique_ptr<Buffer>> Client::CopyToMemorySpace(const Buffer& source
   const size_t bytes = source.shape().ByteSize();
   KILN_ASSIGN_OR_RETURN(auto memory, memory_space->Allocate(bytes));
   auto ready = Event::Create();
-  WorkQueue* queue = &memory_space->device()->queue();
-  source.ready_event()->OnReady([=, backend = backend_](const Status& source_status) {
-    if (!source_status.ok()) {
-      ready->Set(source_status);
-      return;
-    }
-    queue->Enqueue([=] {
-      ready->Set(backend->CopyDeviceToDevice(memory->data(), source_memory->data(), bytes));
-    });
-  });
+  EnqueueWhenReady(source.ready_event(), &memory_space->device()->queue(),
+                   [backend = backend_, destination = memory, source_memory, bytes] {
+                     return backend->CopyDeviceToDevice(destination->data(),
+                                                        source_memory->data(), bytes);
+                   },
+                   ready);
   return std::make_unique<Buffer>(source.shape(), memory_space, std::move(memory), ready);
 }
 
@@ -285,27 +300,21 @@ StatusOr<std::shared_ptr<Event>> Client::ToHostBuffer(const Buffer& source, void
   }
   std::vector<int64_t> dst_strides(dst_byte_strides.begin(), dst_byte_strides.end());
   auto done = Event::Create();
-  WorkQueue* queue = &source.device()->queue();
-  source.ready_event()->OnReady([=, backend = backend_](const Status& status) {
-    if (!status.ok()) {
-      done->Set(status);
-      return;
-    }
-    queue->Enqueue([=] {
-      auto src_strides = DenseByteStrides(shape.dims, element_bytes);
-      if (backend->MemoryIsHostAddressable()) {
-        CopyStrided(dst, dst_strides, memory->data(), src_strides, shape.dims, element_bytes);
-        done->Set();
-        return;
-      }
-      std::vector<unsigned char> staging(memory->size());
-      Status copied = backend->CopyDeviceToHost(staging.data(), memory->data(), memory->size());
-      if (copied.ok()) {
+  EnqueueWhenReady(
+      source.ready_event(), &source.device()->queue(),
+      [backend = backend_, memory, dst, dst_strides, shape, element_bytes] {
+        auto src_strides = DenseByteStrides(shape.dims, element_bytes);
+        if (backend->MemoryIsHostAddressable()) {
+          CopyStrided(dst, dst_strides, memory->data(), src_strides, shape.dims, element_bytes);
+          return Status::Ok();
+        }
+        std::vector<unsigned char> staging(memory->size());
+        KILN_RETURN_IF_ERROR(
+            backend->CopyDeviceToHost(staging.data(), memory->data(), memory->size()));
         CopyStrided(dst, dst_strides, staging.data(), src_strides, shape.dims, element_bytes);
-      }
-      done->Set(std::move(copied));
-    });
-  });
+        return Status::Ok();
+      },
+      done);
   return done;
 }
 
@@ -319,17 +328,12 @@ StatusOr<std::shared_ptr<Event>> Client::CopyRawToHost(const Buffer& source, voi
   }
   if (dst == nullptr && size > 0) return InvalidArgument("raw copy: the destination is null");
   auto done = Event::Create();
-  WorkQueue* queue = &source.device()->queue();
-  source.ready_event()->OnReady([=, backend = backend_](const Status& status) {
-    if (!status.ok()) {
-      done->Set(status);
-      return;
-    }
-    queue->Enqueue([=] {
-      const auto* start = static_cast<const unsigned char*>(memory->data()) + offset;
-      done->Set(backend->CopyDeviceToHost(dst, start, static_cast<size_t>(size)));
-    });
-  });
+  EnqueueWhenReady(source.ready_event(), &source.device()->queue(),
+                   [backend = backend_, memory, dst, offset, size] {
+                     const auto* start = static_cast<const unsigned char*>(memory->data()) + offset;
+                     return backend->CopyDeviceToHost(dst, start, static_cast<size_t>(size));
+                   },
+                   done);
   return done;
 }
 
