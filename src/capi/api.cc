@@ -6,7 +6,9 @@
 #include <chrono>
 #include <exception>
 #include <new>
+#include <string_view>
 #include <type_traits>
+#include <utility>
 
 #include "capi/call.h"
 #include "capi/functions.h"
@@ -61,13 +63,46 @@ struct Entry<Name, Function> {
   }
 };
 
-// `Dependent` only delays instantiation until a slot actually needs a stub.
+// The handle an unimplemented function acts on: the first of these fields the
+// args struct has (in this order, so an output such as PJRT_Compile's
+// `executable` is never mistaken for the input).
+template <typename Args>
+std::pair<const void*, const char*> PrimaryHandle(const Args& args) {
+  if constexpr (requires { args.client; }) return {args.client, "client"};
+  else if constexpr (requires { args.topology; }) return {args.topology, "topology"};
+  else if constexpr (requires { args.loaded_executable; }) return {args.loaded_executable, "loaded_executable"};
+  else if constexpr (requires { args.executable; }) return {args.executable, "executable"};
+  else if constexpr (requires { args.buffer; }) return {args.buffer, "buffer"};
+  else if constexpr (requires { args.device; }) return {args.device, "device"};
+  else if constexpr (requires { args.memory; }) return {args.memory, "memory"};
+  else if constexpr (requires { args.stream; }) return {args.stream, "stream"};
+  else if constexpr (requires { args.transfer_manager; }) return {args.transfer_manager, "transfer_manager"};
+  else return {nullptr, nullptr};
+}
+
+constexpr bool EndsWith(std::string_view text, std::string_view suffix) {
+  return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
+}
+
+// What an unimplemented slot does: the same argument checks as a real
+// function, then UNIMPLEMENTED naming it. Destroying a null handle is the
+// no-op the header promises. `Dependent` only delays instantiation until a
+// slot actually needs a stub.
 template <typename Name, typename Function, typename Dependent>
 struct Stub;
 
 template <typename Name, typename Args, typename Dependent>
 struct Stub<Name, PJRT_Error*(Args*), Dependent> {
-  static PJRT_Error* Run(Args*) {
+  static PJRT_Error* Run(Args* args) {
+    constexpr size_t kMinimum = offsetof(Args, extension_start) + sizeof(args->extension_start);
+    KILN_CAPI_RETURN_IF_ERROR(CheckStructSize(args->struct_size, kMinimum, "extension_start"));
+    auto [handle, field] = PrimaryHandle(*args);
+    if (field != nullptr) {
+      if (handle == nullptr) {
+        if (EndsWith(Name::value, "_Destroy")) return nullptr;
+        return MakeError(InvalidArgument(Name::value, ": `", field, "` is null"));
+      }
+    }
     return MakeError(Unimplemented(Name::value, " is not implemented by Kiln ",
                                    "(this plugin build does not support it yet)"));
   }

@@ -20,6 +20,7 @@ PJRT_Error* CopyInto(PJRT_Buffer* buffer, runtime::MemorySpace* space, PJRT_Buff
 
 PJRT_Error* Impl::PJRT_Buffer_Destroy(PJRT_Buffer_Destroy_Args* args) {
   KILN_ARGS(buffer);
+  if (args->buffer == nullptr) return nullptr;  // the header allows null
   KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Buffer* buffer, UnwrapBufferForDestroy(args->buffer));
   UnregisterHandle(buffer);
   delete buffer;
@@ -182,7 +183,10 @@ PJRT_Error* Impl::PJRT_Buffer_IsOnCpu(PJRT_Buffer_IsOnCpu_Args* args) {
 PJRT_Error* Impl::PJRT_Buffer_ReadyEvent(PJRT_Buffer_ReadyEvent_Args* args) {
   KILN_ARGS(event);
   KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Buffer* buffer, UnwrapBuffer(args->buffer));
-  args->event = NewEvent(buffer->buffer->ready_event());
+  // A deleted buffer's event reports the deletion, as the header asks.
+  auto memory = buffer->buffer->memory();
+  args->event = NewEvent(memory.ok() ? buffer->buffer->ready_event()
+                                     : runtime::Event::Ready(memory.status()));
   return nullptr;
 }
 

@@ -121,6 +121,7 @@ PJRT_Error* Impl::PJRT_Client_Create(PJRT_Client_Create_Args* args) {
 
 PJRT_Error* Impl::PJRT_Client_Destroy(PJRT_Client_Destroy_Args* args) {
   KILN_ARGS(client);
+  if (args->client == nullptr) return nullptr;  // the header allows null
   KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Client* client, UnwrapClient(args->client));
   UnregisterClient(client);
   delete client;

@@ -7,6 +7,7 @@ namespace kiln::capi {
 
 PJRT_Error* Impl::PJRT_Event_Destroy(PJRT_Event_Destroy_Args* args) {
   KILN_ARGS(event);
+  if (args->event == nullptr) return nullptr;  // the header allows null
   KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Event* event, UnwrapEvent(args->event));
   UnregisterHandle(event);
   delete event;  // pending callbacks keep the runtime event alive

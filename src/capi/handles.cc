@@ -66,9 +66,10 @@ bool IsLiveHandle(const void* handle, HandleKind kind) {
   return it != registry.live.end() && it->second == kind;
 }
 
-NamedValues ToNamedValues(const std::vector<runtime::Attribute>& attributes) {
+NamedValues ToNamedValues(std::vector<runtime::Attribute> attributes) {
   NamedValues result;
-  for (const runtime::Attribute& attribute : attributes) {
+  result.storage = std::move(attributes);
+  for (const runtime::Attribute& attribute : result.storage) {
     PJRT_NamedValue value{};
     value.struct_size = PJRT_NamedValue_STRUCT_SIZE;
     value.name = attribute.name.c_str();

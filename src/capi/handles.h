@@ -24,11 +24,19 @@ void RegisterHandle(const void* handle, HandleKind kind);
 void UnregisterHandle(const void* handle);
 bool IsLiveHandle(const void* handle, HandleKind kind);
 
-// Strings and named values of a description, kept alive for the C API.
+// PJRT_NamedValues over attributes this object owns: the C views point into
+// `storage`, so it is movable (vectors keep their buffers) but not copyable.
 struct NamedValues {
+  NamedValues() = default;
+  NamedValues(NamedValues&&) = default;
+  NamedValues& operator=(NamedValues&&) = default;
+  NamedValues(const NamedValues&) = delete;
+  NamedValues& operator=(const NamedValues&) = delete;
+
+  std::vector<runtime::Attribute> storage;
   std::vector<PJRT_NamedValue> values;
 };
-NamedValues ToNamedValues(const std::vector<runtime::Attribute>& attributes);
+NamedValues ToNamedValues(std::vector<runtime::Attribute> attributes);
 
 }  // namespace kiln::capi
 

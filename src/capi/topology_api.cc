@@ -40,6 +40,7 @@ PJRT_Error* Impl::PJRT_TopologyDescription_Create(PJRT_TopologyDescription_Creat
 
 PJRT_Error* Impl::PJRT_TopologyDescription_Destroy(PJRT_TopologyDescription_Destroy_Args* args) {
   KILN_ARGS(topology);
+  if (args->topology == nullptr) return nullptr;  // the header allows null
   KILN_CAPI_ASSIGN_OR_RETURN(PJRT_TopologyDescription * topology, UnwrapTopology(args->topology));
   if (topology->owned == nullptr) {
     return MakeError(InvalidArgument(

@@ -1,0 +1,237 @@
+// Compilation and executables. A plugin that cannot compile yet must fail
+// cleanly; one that can must run a small StableHLO program.
+#include <string>
+#include <string_view>
+
+#include "plugin.h"
+
+namespace conformance {
+namespace {
+
+// y = x + x over tensor<2xf32>, as StableHLO text.
+constexpr std::string_view kAddProgram = R"mlir(
+module @kiln_conformance {
+  func.func public @main(%arg0: tensor<2xf32>) -> tensor<2xf32> {
+    %0 = stablehlo.add %arg0, %arg0 : tensor<2xf32>
+    return %0 : tensor<2xf32>
+  }
+}
+)mlir";
+
+// A serialized CompileOptionsProto: executable_build_options (field 3) with
+// num_replicas = 1 (field 4) and num_partitions = 1 (field 5).
+constexpr std::string_view kCompileOptions = "\x1a\x04\x20\x01\x28\x01";
+
+Status Compile(PJRT_Client* client, std::string_view format,
+               std::string_view code, LoadedExecutablePtr* executable) {
+  std::string code_copy(code);  // PJRT_Program.code is not const
+  auto program = MAKE_ARGS(PJRT_Program);
+  program.code = code_copy.data();
+  program.code_size = code_copy.size();
+  program.format = format.data();
+  program.format_size = format.size();
+  auto args = MAKE_ARGS(PJRT_Client_Compile_Args);
+  args.client = client;
+  args.program = &program;
+  args.compile_options = kCompileOptions.data();
+  args.compile_options_size = kCompileOptions.size();
+  Status status = Consume(api()->PJRT_Client_Compile(&args));
+  if (status.ok()) {
+    EXPECT_NE(args.executable, nullptr);
+    executable->reset(args.executable);
+  } else {
+    EXPECT_EQ(args.executable, nullptr) << "a failed compile returned an executable";
+  }
+  return status;
+}
+
+class ExecutableTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    client_ = MakeClient();
+    ASSERT_NE(client_, nullptr);
+    device_ = AddressableDevices(client_.get())[0];
+  }
+  ClientPtr client_;
+  PJRT_Device* device_ = nullptr;
+};
+
+TEST_F(ExecutableTest, CompilingGarbageFailsCleanly) {
+  LoadedExecutablePtr executable;
+  Status status = Compile(client_.get(), "mlir",
+                          std::string_view("not a program\0\xff\x01", 16),
+                          &executable);
+  EXPECT_FALSE(status.ok());
+  EXPECT_FALSE(status.message.empty());
+}
+
+TEST_F(ExecutableTest, UnknownProgramFormatFails) {
+  LoadedExecutablePtr executable;
+  Status status = Compile(client_.get(), "klingon", kAddProgram, &executable);
+  EXPECT_FALSE(status.ok());
+}
+
+TEST_F(ExecutableTest, CompileAndRunAnAddition) {
+  LoadedExecutablePtr loaded;
+  Status status = Compile(client_.get(), "mlir", kAddProgram, &loaded);
+  if (!status.ok()) {
+    if (IsKiln()) {
+      // Kiln's contract for now: compilation is UNIMPLEMENTED, and says so.
+      EXPECT_TRUE(HasCode(status, PJRT_Error_Code_UNIMPLEMENTED));
+      EXPECT_FALSE(status.message.empty());
+    }
+    GTEST_SKIP() << "cannot compile: " << status;
+  }
+  auto get = MAKE_ARGS(PJRT_LoadedExecutable_GetExecutable_Args);
+  get.loaded_executable = loaded.get();
+  ASSERT_PJRT_OK(api()->PJRT_LoadedExecutable_GetExecutable(&get));
+  ExecutablePtr executable(get.executable);
+
+  auto outputs = MAKE_ARGS(PJRT_Executable_NumOutputs_Args);
+  outputs.executable = executable.get();
+  ASSERT_PJRT_OK(api()->PJRT_Executable_NumOutputs(&outputs));
+  ASSERT_EQ(outputs.num_outputs, 1u);
+  auto replicas = MAKE_ARGS(PJRT_Executable_NumReplicas_Args);
+  replicas.executable = executable.get();
+  ASSERT_PJRT_OK(api()->PJRT_Executable_NumReplicas(&replicas));
+  EXPECT_EQ(replicas.num_replicas, 1u);
+  auto name = MAKE_ARGS(PJRT_Executable_Name_Args);
+  name.executable = executable.get();
+  ASSERT_PJRT_OK(api()->PJRT_Executable_Name(&name));
+  EXPECT_GT(name.executable_name_size, 0u);
+
+  BufferPtr input = MakeBuffer(client_.get(), device_, std::vector<float>{1.5f, -2},
+                               {2});
+  ASSERT_NE(input, nullptr);
+  PJRT_Buffer* arguments[1] = {input.get()};
+  PJRT_Buffer* const* argument_lists[1] = {arguments};
+  PJRT_Buffer* results[1] = {nullptr};
+  PJRT_Buffer** output_lists[1] = {results};
+  PJRT_Event* complete[1] = {nullptr};
+  auto options = MAKE_ARGS(PJRT_ExecuteOptions);
+  auto execute = MAKE_ARGS(PJRT_LoadedExecutable_Execute_Args);
+  execute.executable = loaded.get();
+  execute.options = &options;
+  execute.argument_lists = argument_lists;
+  execute.num_devices = 1;
+  execute.num_args = 1;
+  execute.output_lists = output_lists;
+  execute.device_complete_events = complete;
+  ASSERT_PJRT_OK(api()->PJRT_LoadedExecutable_Execute(&execute));
+  BufferPtr result(results[0]);
+  EventPtr done(complete[0]);
+  ASSERT_NE(done, nullptr);
+  EXPECT_TRUE(IsOk(Await(done.get())));
+  ASSERT_NE(result, nullptr);
+  EXPECT_EQ(Read<float>(result.get()), (std::vector<float>{3.0f, -4.0f}));
+
+  auto remove = MAKE_ARGS(PJRT_LoadedExecutable_Delete_Args);
+  remove.executable = loaded.get();
+  ASSERT_PJRT_OK(api()->PJRT_LoadedExecutable_Delete(&remove));
+  auto deleted = MAKE_ARGS(PJRT_LoadedExecutable_IsDeleted_Args);
+  deleted.executable = loaded.get();
+  ASSERT_PJRT_OK(api()->PJRT_LoadedExecutable_IsDeleted(&deleted));
+  EXPECT_TRUE(deleted.is_deleted);
+}
+
+TEST_F(ExecutableTest, DeserializingGarbageFailsCleanly) {
+  std::string bytes = "definitely not an executable";
+  auto args = MAKE_ARGS(PJRT_Executable_DeserializeAndLoad_Args);
+  args.client = client_.get();
+  args.serialized_executable = bytes.data();
+  args.serialized_executable_size = bytes.size();
+  Status status = Consume(api()->PJRT_Executable_DeserializeAndLoad(&args));
+  EXPECT_FALSE(status.ok());
+  EXPECT_EQ(args.loaded_executable, nullptr);
+}
+
+TEST_F(ExecutableTest, DestroyingNullExecutablesIsANoOp) {
+  auto executable = MAKE_ARGS(PJRT_Executable_Destroy_Args);
+  EXPECT_PJRT_OK(api()->PJRT_Executable_Destroy(&executable));
+  auto loaded = MAKE_ARGS(PJRT_LoadedExecutable_Destroy_Args);
+  EXPECT_PJRT_OK(api()->PJRT_LoadedExecutable_Destroy(&loaded));
+}
+
+TEST_F(ExecutableTest, ExecuteContextCreateAndDestroy) {
+  REQUIRE_SLOT(PJRT_ExecuteContext_Create);
+  auto create = MAKE_ARGS(PJRT_ExecuteContext_Create_Args);
+  Status status = Consume(api()->PJRT_ExecuteContext_Create(&create));
+  if (status.code == PJRT_Error_Code_UNIMPLEMENTED) {
+    GTEST_SKIP() << "execute contexts are optional: " << status;
+  }
+  ASSERT_TRUE(IsOk(status));
+  ASSERT_NE(create.context, nullptr);
+  auto destroy = MAKE_ARGS(PJRT_ExecuteContext_Destroy_Args);
+  destroy.context = create.context;
+  EXPECT_PJRT_OK(api()->PJRT_ExecuteContext_Destroy(&destroy));
+}
+
+// ------------------------------------------------------ Kiln's promises --
+
+class KilnExecutableTest : public ExecutableTest {
+ protected:
+  void SetUp() override {
+    SKIP_UNLESS_KILN();
+    ExecutableTest::SetUp();
+  }
+};
+
+TEST_F(KilnExecutableTest, CompileErrorsAreInvalidOrUnimplemented) {
+  LoadedExecutablePtr executable;
+  Status garbage = Compile(client_.get(), "mlir", "not a program", &executable);
+  EXPECT_TRUE(HasCodeIn(garbage, {PJRT_Error_Code_INVALID_ARGUMENT,
+                                  PJRT_Error_Code_UNIMPLEMENTED}));
+  Status format = Compile(client_.get(), "klingon", kAddProgram, &executable);
+  EXPECT_TRUE(HasCodeIn(format, {PJRT_Error_Code_INVALID_ARGUMENT,
+                                 PJRT_Error_Code_UNIMPLEMENTED}));
+}
+
+TEST_F(KilnExecutableTest, CompileWithoutAProgramIsInvalid) {
+  auto args = MAKE_ARGS(PJRT_Client_Compile_Args);
+  args.client = client_.get();
+  EXPECT_TRUE(HasCode(Consume(api()->PJRT_Client_Compile(&args)),
+                      PJRT_Error_Code_INVALID_ARGUMENT));
+}
+
+TEST_F(KilnExecutableTest, ExecuteWithoutAnExecutableIsInvalid) {
+  BufferPtr input = MakeBuffer(client_.get(), device_, std::vector<float>{1, 2}, {2});
+  ASSERT_NE(input, nullptr);
+  PJRT_Buffer* arguments[1] = {input.get()};
+  PJRT_Buffer* const* argument_lists[1] = {arguments};
+  PJRT_Buffer* results[1] = {nullptr};
+  PJRT_Buffer** output_lists[1] = {results};
+  PJRT_Event* complete[1] = {nullptr};
+  auto options = MAKE_ARGS(PJRT_ExecuteOptions);
+  auto execute = MAKE_ARGS(PJRT_LoadedExecutable_Execute_Args);
+  execute.options = &options;
+  execute.argument_lists = argument_lists;
+  execute.num_devices = 1;
+  execute.num_args = 1;
+  execute.output_lists = output_lists;
+  execute.device_complete_events = complete;
+  EXPECT_TRUE(HasCode(Consume(api()->PJRT_LoadedExecutable_Execute(&execute)),
+                      PJRT_Error_Code_INVALID_ARGUMENT));
+  EXPECT_EQ(results[0], nullptr);
+  EXPECT_EQ(complete[0], nullptr);
+}
+
+TEST_F(KilnExecutableTest, QueriesWithoutAnExecutableAreInvalid) {
+  auto name = MAKE_ARGS(PJRT_Executable_Name_Args);
+  EXPECT_TRUE(HasCode(Consume(api()->PJRT_Executable_Name(&name)),
+                      PJRT_Error_Code_INVALID_ARGUMENT));
+  auto outputs = MAKE_ARGS(PJRT_Executable_NumOutputs_Args);
+  EXPECT_TRUE(HasCode(Consume(api()->PJRT_Executable_NumOutputs(&outputs)),
+                      PJRT_Error_Code_INVALID_ARGUMENT));
+  auto get = MAKE_ARGS(PJRT_LoadedExecutable_GetExecutable_Args);
+  EXPECT_TRUE(HasCode(Consume(api()->PJRT_LoadedExecutable_GetExecutable(&get)),
+                      PJRT_Error_Code_INVALID_ARGUMENT));
+  auto deleted = MAKE_ARGS(PJRT_LoadedExecutable_IsDeleted_Args);
+  EXPECT_TRUE(HasCode(Consume(api()->PJRT_LoadedExecutable_IsDeleted(&deleted)),
+                      PJRT_Error_Code_INVALID_ARGUMENT));
+  auto remove = MAKE_ARGS(PJRT_LoadedExecutable_Delete_Args);
+  EXPECT_TRUE(HasCode(Consume(api()->PJRT_LoadedExecutable_Delete(&remove)),
+                      PJRT_Error_Code_INVALID_ARGUMENT));
+}
+
+}  // namespace
+}  // namespace conformance
