@@ -137,10 +137,10 @@ PJRT_Error* Impl::PJRT_Buffer_CopyToMemory(PJRT_Buffer_CopyToMemory_Args* args) 
 PJRT_Error* Impl::PJRT_Buffer_ToHostBuffer(PJRT_Buffer_ToHostBuffer_Args* args) {
   KILN_ARGS(event);
   KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Buffer* buffer, UnwrapBuffer(args->src, "src"));
-  const runtime::Shape& shape = buffer->buffer->shape();
+  const Shape& shape = buffer->buffer->shape();
   KILN_CAPI_ASSIGN_OR_RETURN(std::vector<int64_t> strides,
                              HostLayoutStrides(args->host_layout, shape));
-  const size_t element_bytes = runtime::GetElementTypeInfo(shape.element_type).storage_bytes;
+  const size_t element_bytes = GetElementTypeInfo(shape.element_type).storage_bytes;
   runtime::ByteExtent extent = runtime::StridedExtent(shape.dims, strides, element_bytes);
   if (extent.overflow || extent.lowest < 0) {
     return MakeError(InvalidArgument("PJRT_Buffer_ToHostBuffer: the host layout's strides must "

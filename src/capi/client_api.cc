@@ -250,7 +250,7 @@ PJRT_Error* Impl::PJRT_Client_CreateUninitializedBuffer(
   KILN_CAPI_ASSIGN_OR_RETURN(runtime::MemorySpace * destination,
                              ResolveDestination(client, args->device, args->memory));
   KILN_CAPI_ASSIGN_OR_RETURN(
-      runtime::Shape shape,
+      Shape shape,
       MakeShape(args->shape_element_type, args->shape_dims, args->shape_num_dims));
   KILN_CAPI_RETURN_IF_ERROR(CheckDeviceLayout(args->shape_layout, shape));
   KILN_CAPI_ASSIGN_OR_RETURN(auto buffer,
@@ -266,7 +266,7 @@ PJRT_Error* Impl::PJRT_Client_CreateViewOfDeviceBuffer(
   PJRT_Memory* memory = KILN_HAS_FIELD(memory) ? args->memory : nullptr;
   KILN_CAPI_ASSIGN_OR_RETURN(runtime::MemorySpace * destination,
                              ResolveDestination(client, args->device, memory));
-  KILN_CAPI_ASSIGN_OR_RETURN(runtime::Shape shape,
+  KILN_CAPI_ASSIGN_OR_RETURN(Shape shape,
                              MakeShape(args->element_type, args->dims, args->num_dims));
   KILN_CAPI_RETURN_IF_ERROR(CheckDeviceLayout(args->layout, shape));
   std::function<void()> on_delete;
@@ -287,7 +287,7 @@ PJRT_Error* Impl::PJRT_Client_CreateErrorBuffer(PJRT_Client_CreateErrorBuffer_Ar
   KILN_CAPI_ASSIGN_OR_RETURN(runtime::MemorySpace * destination,
                              ResolveDestination(client, nullptr, args->memory));
   KILN_CAPI_ASSIGN_OR_RETURN(
-      runtime::Shape shape,
+      Shape shape,
       MakeShape(args->shape_element_type, args->shape_dims, args->shape_num_dims));
   Status error = StatusFromPjrt(args->error_code, args->error_message, args->error_message_size);
   KILN_CAPI_ASSIGN_OR_RETURN(auto buffer, client->client->CreateErrorBuffer(

@@ -8,7 +8,6 @@
 namespace kiln::capi {
 namespace {
 
-using runtime::ElementType;
 
 struct TypePair {
   PJRT_Buffer_Type pjrt;
@@ -53,7 +52,7 @@ constexpr TypePair kTypes[] = {
 
 }  // namespace
 
-StatusOr<runtime::ElementType> FromPjrtType(PJRT_Buffer_Type type) {
+StatusOr<ElementType> FromPjrtType(PJRT_Buffer_Type type) {
   for (const TypePair& pair : kTypes) {
     if (pair.pjrt == type) {
       if (pair.kiln == ElementType::kToken) {
@@ -66,15 +65,15 @@ StatusOr<runtime::ElementType> FromPjrtType(PJRT_Buffer_Type type) {
                          "; expected one of the array element types of pjrt_c_api.h");
 }
 
-PJRT_Buffer_Type ToPjrtType(runtime::ElementType type) {
+PJRT_Buffer_Type ToPjrtType(ElementType type) {
   for (const TypePair& pair : kTypes) {
     if (pair.kiln == type) return pair.pjrt;
   }
   return PJRT_Buffer_Type_INVALID;
 }
 
-StatusOr<runtime::Shape> MakeShape(PJRT_Buffer_Type type, const int64_t* dims, size_t num_dims) {
-  KILN_ASSIGN_OR_RETURN(runtime::ElementType element_type, FromPjrtType(type));
+StatusOr<Shape> MakeShape(PJRT_Buffer_Type type, const int64_t* dims, size_t num_dims) {
+  KILN_ASSIGN_OR_RETURN(ElementType element_type, FromPjrtType(type));
   if (num_dims > 0 && dims == nullptr) {
     return InvalidArgument(CurrentFunction(), ": dims is null but num_dims is ", num_dims);
   }
@@ -83,9 +82,9 @@ StatusOr<runtime::Shape> MakeShape(PJRT_Buffer_Type type, const int64_t* dims, s
     return InvalidArgument(CurrentFunction(), ": rank ", num_dims, " exceeds Kiln's limit of ",
                            kMaxRank);
   }
-  runtime::Shape shape{element_type, std::vector<int64_t>(dims, dims + num_dims)};
-  KILN_RETURN_IF_ERROR(runtime::ValidateDims(
-      shape.dims, runtime::GetElementTypeInfo(element_type).storage_bytes, CurrentFunction()));
+  Shape shape{element_type, std::vector<int64_t>(dims, dims + num_dims)};
+  KILN_RETURN_IF_ERROR(ValidateDims(
+      shape.dims, GetElementTypeInfo(element_type).storage_bytes, CurrentFunction()));
   return shape;
 }
 
@@ -154,7 +153,7 @@ namespace {
 
 // Strides of a dense array whose dimensions are ordered by `minor_to_major`.
 StatusOr<std::vector<int64_t>> StridesFromMinorToMajor(std::span<const int64_t> minor_to_major,
-                                                       const runtime::Shape& shape) {
+                                                       const Shape& shape) {
   const size_t rank = shape.dims.size();
   if (minor_to_major.size() != rank) {
     return InvalidArgument(CurrentFunction(), ": the layout's minor_to_major has ",
@@ -163,7 +162,7 @@ StatusOr<std::vector<int64_t>> StridesFromMinorToMajor(std::span<const int64_t> 
   }
   std::vector<bool> seen(rank, false);
   std::vector<int64_t> strides(rank, 0);
-  int64_t stride = static_cast<int64_t>(runtime::GetElementTypeInfo(shape.element_type).storage_bytes);
+  int64_t stride = static_cast<int64_t>(GetElementTypeInfo(shape.element_type).storage_bytes);
   for (int64_t dim : minor_to_major) {
     if (dim < 0 || dim >= static_cast<int64_t>(rank) || seen[dim]) {
       return InvalidArgument(CurrentFunction(), ": the layout's minor_to_major is not a "
@@ -179,9 +178,9 @@ StatusOr<std::vector<int64_t>> StridesFromMinorToMajor(std::span<const int64_t> 
 }  // namespace
 
 StatusOr<std::vector<int64_t>> HostLayoutStrides(const PJRT_Buffer_MemoryLayout* layout,
-                                                 const runtime::Shape& shape) {
-  const size_t element_bytes = runtime::GetElementTypeInfo(shape.element_type).storage_bytes;
-  if (layout == nullptr) return runtime::DenseByteStrides(shape.dims, element_bytes);
+                                                 const Shape& shape) {
+  const size_t element_bytes = GetElementTypeInfo(shape.element_type).storage_bytes;
+  if (layout == nullptr) return DenseByteStrides(shape.dims, element_bytes);
   if (layout->type == PJRT_Buffer_MemoryLayout_Type_Strides) {
     const auto& strides = layout->strides;
     if (strides.num_byte_strides != shape.dims.size() ||
@@ -209,11 +208,11 @@ StatusOr<std::vector<int64_t>> HostLayoutStrides(const PJRT_Buffer_MemoryLayout*
   return StridesFromMinorToMajor({tiled.minor_to_major, tiled.minor_to_major_size}, shape);
 }
 
-Status CheckDeviceLayout(const PJRT_Buffer_MemoryLayout* layout, const runtime::Shape& shape) {
+Status CheckDeviceLayout(const PJRT_Buffer_MemoryLayout* layout, const Shape& shape) {
   if (layout == nullptr) return Status::Ok();
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> strides, HostLayoutStrides(layout, shape));
-  const size_t element_bytes = runtime::GetElementTypeInfo(shape.element_type).storage_bytes;
-  std::vector<int64_t> dense = runtime::DenseByteStrides(shape.dims, element_bytes);
+  const size_t element_bytes = GetElementTypeInfo(shape.element_type).storage_bytes;
+  std::vector<int64_t> dense = DenseByteStrides(shape.dims, element_bytes);
   for (size_t i = 0; i < strides.size(); ++i) {
     if (shape.dims[i] > 1 && strides[i] != dense[i]) {
       return Unimplemented(CurrentFunction(), ": Kiln keeps device arrays in the dense row-major "

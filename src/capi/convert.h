@@ -7,15 +7,15 @@
 #include "capi/error.h"
 #include "runtime/attribute.h"
 #include "runtime/client.h"
-#include "runtime/element_type.h"
+#include "base/element_type.h"
 
 namespace kiln::capi {
 
-StatusOr<runtime::ElementType> FromPjrtType(PJRT_Buffer_Type type);
-PJRT_Buffer_Type ToPjrtType(runtime::ElementType type);
+StatusOr<ElementType> FromPjrtType(PJRT_Buffer_Type type);
+PJRT_Buffer_Type ToPjrtType(ElementType type);
 
 // A shape from C arrays, with the type and dims validated.
-StatusOr<runtime::Shape> MakeShape(PJRT_Buffer_Type type, const int64_t* dims, size_t num_dims);
+StatusOr<Shape> MakeShape(PJRT_Buffer_Type type, const int64_t* dims, size_t num_dims);
 
 StatusOr<runtime::HostBufferSemantics> FromPjrtSemantics(PJRT_HostBufferSemantics semantics);
 
@@ -26,10 +26,10 @@ StatusOr<std::vector<runtime::Attribute>> FromNamedValues(const PJRT_NamedValue*
 
 // Byte strides of a host array laid out as `layout` (null: dense row-major).
 StatusOr<std::vector<int64_t>> HostLayoutStrides(const PJRT_Buffer_MemoryLayout* layout,
-                                                 const runtime::Shape& shape);
+                                                 const Shape& shape);
 
 // INVALID_ARGUMENT / UNIMPLEMENTED unless `layout` (maybe null) is the dense
 // row-major layout Kiln keeps every device array in.
-Status CheckDeviceLayout(const PJRT_Buffer_MemoryLayout* layout, const runtime::Shape& shape);
+Status CheckDeviceLayout(const PJRT_Buffer_MemoryLayout* layout, const Shape& shape);
 
 }  // namespace kiln::capi

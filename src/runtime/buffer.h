@@ -5,7 +5,7 @@
 #include <mutex>
 
 #include "runtime/device_memory.h"
-#include "runtime/element_type.h"
+#include "base/element_type.h"
 #include "runtime/event.h"
 
 namespace kiln::runtime {

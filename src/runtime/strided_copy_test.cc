@@ -6,7 +6,7 @@
 #include <numeric>
 #include <vector>
 
-#include "runtime/element_type.h"
+#include "base/element_type.h"
 
 namespace kiln::runtime {
 namespace {

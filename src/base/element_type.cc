@@ -1,9 +1,9 @@
-#include "runtime/element_type.h"
+#include "base/element_type.h"
 
 #include <array>
 #include <limits>
 
-namespace kiln::runtime {
+namespace kiln {
 namespace {
 
 constexpr ElementTypeInfo kInfos[] = {
@@ -18,8 +18,9 @@ constexpr ElementTypeInfo kInfos[] = {
     {"f8E4M3FNUZ", 8, 1}, {"f8E4M3", 8, 1}, {"f8E3M4", 8, 1},
     {"f8E8M0FNU", 8, 1}, {"f4E2M1FN", 4, 1}, {"f6E2M3FN", 6, 1}, {"f6E3M2FN", 6, 1},
     {"token", 0, 0},
+    {"tf32", 19, 4}, {"index", 64, 8},
 };
-static_assert(std::size(kInfos) == static_cast<size_t>(ElementType::kToken) + 1);
+static_assert(std::size(kInfos) == static_cast<size_t>(ElementType::kIndex) + 1);
 
 }  // namespace
 
@@ -75,4 +76,4 @@ std::vector<int64_t> DenseByteStrides(std::span<const int64_t> dims, size_t elem
   return strides;
 }
 
-}  // namespace kiln::runtime
+}  // namespace kiln

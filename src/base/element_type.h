@@ -1,4 +1,4 @@
-// Element types of device arrays, named as in the StableHLO spec.
+// Element types of arrays, named as in the StableHLO spec; shared by the IR and the runtime.
 #pragma once
 
 #include <cstddef>
@@ -9,7 +9,7 @@
 
 #include "base/status.h"
 
-namespace kiln::runtime {
+namespace kiln {
 
 enum class ElementType : uint8_t {
   kPred,
@@ -20,6 +20,9 @@ enum class ElementType : uint8_t {
   kF8E5M2, kF8E4M3FN, kF8E4M3B11FNUZ, kF8E5M2FNUZ, kF8E4M3FNUZ, kF8E4M3, kF8E3M4,
   kF8E8M0FNU, kF4E2M1FN, kF6E2M3FN, kF6E3M2FN,
   kToken,
+  // IR-only types: programs may use them, no buffer holds them.
+  kTF32,
+  kIndex,
 };
 
 // Static facts about an element type.
@@ -50,4 +53,4 @@ Status ValidateDims(std::span<const int64_t> dims, size_t element_bytes, std::st
 // Row-major byte strides of a dense array.
 std::vector<int64_t> DenseByteStrides(std::span<const int64_t> dims, size_t element_bytes);
 
-}  // namespace kiln::runtime
+}  // namespace kiln
