@@ -119,7 +119,9 @@ struct TinyModule {
   }
 
   // Attribute 0: a textual location; type 0: a textual i32.
-  static std::vector<uint8_t> AttrTypes() { return Writer().Text("loc(unknown)").Text("i32").bytes; }
+  static std::vector<uint8_t> AttrTypes() {
+    return Writer().Text("loc(unknown)").Text("i32").bytes;
+  }
   static std::vector<uint8_t> AttrTypeOffsets() {
     return Writer().VarInt(1).VarInt(1).VarInt(0).VarInt(1).Flagged(13, false)
         .VarInt(0).VarInt(1).Flagged(4, false).bytes;

@@ -329,6 +329,7 @@ class IrReader {
   Status DefineResults(EncodingReader& reader, const Frame& frame, File::Operation& op) {
     const uint64_t count = op.result_types.size();
     if (frame.has_values) return DefineValues(reader, op.offset, count, "results", op.result_ids);
+    KILN_RETURN_IF_ERROR(Claim(reader, op.offset, count, "values"));
     op.result_ids.reserve(count);
     for (uint64_t i = 0; i < count; ++i) op.result_ids.push_back(next_value_id_++);
     return Status::Ok();
@@ -417,8 +418,8 @@ class IrReader {
   }
 
   // Every region, block and value of an honest file takes a distinct byte, so
-  // their total never exceeds the file size; this keeps memory bounded by the
-  // input even when nested counts each look plausible on their own.
+  // their total never exceeds the file size; this keeps memory (and value ids)
+  // bounded by the input even when nested counts each look plausible alone.
   Status Claim(const EncodingReader& reader, uint64_t offset, uint64_t count,
                std::string_view what) {
     if (count > budget_) {
