@@ -1,0 +1,108 @@
+# Kiln's developer entry points. On a fresh machine `make demo` and `make test`
+# install what they need first; each setup step leaves a stamp so reruns are fast.
+
+JAX_VERSION    := 0.12.0.1
+JAXLIB_VERSION := 0.12.0.1
+PYTHON_VERSION := 3.12
+JOBS           := 2
+
+APT_PACKAGES := g++ libgtest-dev libgmock-dev ninja-build pkg-config
+PYTHON_PACKAGES := jax==$(JAX_VERSION) jaxlib==$(JAXLIB_VERSION) numpy pytest ml_dtypes
+
+VENV       := .venv
+PY         := $(VENV)/bin/python
+STAMPS     := build/stamps
+CPP_BUILD  := build/cpp
+ASAN_BUILD := build/asan
+ASAN_ENV   := ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+
+SHELL := /bin/bash
+.SHELLFLAGS := -euo pipefail -c
+.DELETE_ON_ERROR:
+
+# cmake may be a pyenv shim that cannot run; then Debian's cmake is installed and used.
+CMAKE_RUNS := $(shell cmake --version >/dev/null 2>&1 && echo yes)
+CMAKE := $(if $(CMAKE_RUNS),cmake,/usr/bin/cmake)
+CTEST := $(if $(CMAKE_RUNS),ctest,/usr/bin/ctest)
+SUDO  := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+# Everything the wheel is built from: a change reinstalls Kiln into the venv.
+KILN_SOURCES := $(shell find src python cmake -type f ! -path '*/__pycache__/*' 2>/dev/null) \
+                CMakeLists.txt pyproject.toml README.md
+
+.PHONY: all setup install demo build test test-cpp test-asan test-python clean distclean
+all: build
+
+setup: install
+
+install: $(VENV)/.kiln-installed
+
+demo: install
+	JAX_PLATFORMS=kiln $(PY) examples/demo.py
+
+test: test-cpp test-asan test-python
+
+build: $(CPP_BUILD)/build.ninja
+	$(CMAKE) --build $(CPP_BUILD) -j$(JOBS)
+
+test-cpp: build
+	$(CTEST) --test-dir $(CPP_BUILD) -j$(JOBS) --output-on-failure --no-tests=error
+
+test-asan: $(ASAN_BUILD)/build.ninja
+	$(CMAKE) --build $(ASAN_BUILD) -j$(JOBS)
+	$(ASAN_ENV) $(CTEST) --test-dir $(ASAN_BUILD) -j$(JOBS) --output-on-failure --no-tests=error
+
+test-python: install
+	$(PY) -m pytest tests/python
+
+clean:
+	rm -rf build
+
+distclean: clean
+	rm -rf $(VENV)
+
+# --- setup steps ---------------------------------------------------------------
+
+$(STAMPS)/system-packages:
+	@missing=""; \
+	for package in $(APT_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' "$$package" 2>/dev/null | grep -q "ok installed" \
+	    || missing="$$missing $$package"; \
+	done; \
+	[ -n "$(CMAKE_RUNS)" ] || missing="$$missing cmake"; \
+	if [ -n "$$missing" ]; then \
+	  echo "Installing system packages:$$missing"; \
+	  $(SUDO) apt-get update; \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $$missing; \
+	fi
+	@mkdir -p $(@D) && touch $@
+
+$(CPP_BUILD)/build.ninja: | $(STAMPS)/system-packages
+	$(CMAKE) -S . -B $(CPP_BUILD) -G Ninja -DKILN_WERROR=ON
+
+$(ASAN_BUILD)/build.ninja: | $(STAMPS)/system-packages
+	$(CMAKE) -S . -B $(ASAN_BUILD) -G Ninja -DKILN_SANITIZE=address,undefined
+
+# The venv's Python: python3.12 on PATH if it runs (a pyenv shim may not), else pyenv's.
+$(VENV)/.kiln-deps: Makefile | $(STAMPS)/system-packages
+	@python=""; \
+	if python$(PYTHON_VERSION) -c pass >/dev/null 2>&1; then \
+	  python=$$(python$(PYTHON_VERSION) -c 'import sys; print(sys.executable)'); \
+	else \
+	  for candidate in /root/.pyenv/versions/$(PYTHON_VERSION)*/bin/python$(PYTHON_VERSION); do \
+	    if "$$candidate" -c pass >/dev/null 2>&1; then python=$$candidate; fi; \
+	  done; \
+	fi; \
+	if [ -z "$$python" ]; then \
+	  echo "error: Kiln needs Python $(PYTHON_VERSION) (jax $(JAX_VERSION) requires it):" \
+	       "no working python$(PYTHON_VERSION) on PATH or in /root/.pyenv/versions/$(PYTHON_VERSION)*" >&2; \
+	  exit 1; \
+	fi; \
+	echo "Creating $(VENV) with $$python"; \
+	"$$python" -m venv $(VENV)
+	$(PY) -m pip install $(PYTHON_PACKAGES)
+	touch $@
+
+$(VENV)/.kiln-installed: $(VENV)/.kiln-deps $(KILN_SOURCES)
+	CMAKE_BUILD_PARALLEL_LEVEL=$(JOBS) $(PY) -m pip install .
+	touch $@

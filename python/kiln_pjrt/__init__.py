@@ -1,0 +1,41 @@
+"""Kiln, a PJRT device plugin: registration with JAX.
+
+JAX imports this module through the `jax_plugins` entry point and calls
+`initialize()`. Importing it must stay cheap: it never imports jax or torch.
+"""
+
+import os
+
+__version__ = "0.1.0"
+
+PLATFORM_NAME = "kiln"
+LIBRARY_NAME = "pjrt_plugin_kiln.so"
+# Below JAX's CPU backend (priority 0): while Kiln cannot compile programs,
+# installing it must not change JAX's default platform. Users opt in with
+# JAX_PLATFORMS=kiln. docs/decisions.md says when this changes.
+JAX_PRIORITY = -100
+
+
+def library_path() -> str:
+    """Absolute path of the plugin library.
+
+    `KILN_LIBRARY_PATH` overrides the library shipped next to this module, so
+    developers can point JAX at a library from their own build tree.
+    """
+    override = os.environ.get("KILN_LIBRARY_PATH")
+    if override:
+        return os.path.abspath(override)
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), LIBRARY_NAME)
+
+
+def initialize() -> None:
+    """Registers Kiln as the JAX platform `kiln` (called by JAX's plugin discovery)."""
+    path = library_path()
+    if not os.path.isfile(path):
+        raise FileNotFoundError(
+            f"Kiln's plugin library {path} does not exist: reinstall kiln-pjrt "
+            "or set KILN_LIBRARY_PATH to a built pjrt_plugin_kiln.so")
+    from jax._src import xla_bridge
+
+    xla_bridge.register_plugin(
+        PLATFORM_NAME, priority=JAX_PRIORITY, library_path=path, options=None)

@@ -1,0 +1,76 @@
+"""The `kiln` command line.
+
+Each subcommand is one `_add_<name>(subparsers)` function that declares its
+arguments and sets `run`, a function from the parsed arguments to an exit code;
+`_SUBCOMMANDS` lists them. Later commands (print, inspect, run) are added the
+same way.
+"""
+
+import argparse
+import os
+import sys
+
+import kiln_pjrt
+
+
+def device_lines() -> list[str]:
+    """One line per device of the `kiln` platform, as JAX reports it.
+
+    Raises ModuleNotFoundError when jax is not installed, RuntimeError when JAX
+    cannot create Kiln's client.
+    """
+    # Decides which backends JAX initializes; it must be set before jax is
+    # first imported, which is why jax is imported here and not at the top.
+    os.environ["JAX_PLATFORMS"] = kiln_pjrt.PLATFORM_NAME
+    import jax
+
+    return [
+        f"id={device.id} platform={device.platform} kind={device.device_kind} {device}"
+        for device in jax.devices(kiln_pjrt.PLATFORM_NAME)
+    ]
+
+
+def _run_devices(args: argparse.Namespace) -> int:
+    try:
+        lines = device_lines()
+    except ModuleNotFoundError as error:
+        if error.name != "jax":
+            raise
+        print("kiln devices: jax is not installed; install it with `pip install jax`",
+              file=sys.stderr)
+        return 1
+    except RuntimeError as error:
+        print(f"kiln devices: JAX could not start Kiln: {error}", file=sys.stderr)
+        return 1
+    for line in lines:
+        print(line)
+    return 0
+
+
+def _add_devices(subparsers) -> None:
+    parser = subparsers.add_parser("devices", help="list Kiln's devices as JAX sees them")
+    parser.set_defaults(run=_run_devices)
+
+
+_SUBCOMMANDS = [_add_devices]
+
+
+def make_parser() -> argparse.ArgumentParser:
+    """The `kiln` argument parser with every subcommand."""
+    parser = argparse.ArgumentParser(prog="kiln", description="Kiln, a PJRT device plugin.")
+    parser.add_argument("--version", action="version",
+                        version=f"%(prog)s {kiln_pjrt.__version__}")
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for add_subcommand in _SUBCOMMANDS:
+        add_subcommand(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the `kiln` console script."""
+    args = make_parser().parse_args(argv)
+    return args.run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
