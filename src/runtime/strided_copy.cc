@@ -29,6 +29,31 @@ std::vector<Dim> Coalesce(std::span<const int64_t> dims, std::span<const int64_t
   return out;
 }
 
+// Copies `count` elements of `Size` bytes with the given byte strides; a typed
+// loop the compiler unrolls, instead of a memcpy call per element.
+template <size_t Size>
+void CopyElements(unsigned char* dst, int64_t dst_stride, const unsigned char* src,
+                  int64_t src_stride, int64_t count) {
+  for (int64_t i = 0; i < count; ++i) {
+    std::memcpy(dst, src, Size);
+    dst += dst_stride;
+    src += src_stride;
+  }
+}
+
+using RowCopy = void (*)(unsigned char*, int64_t, const unsigned char*, int64_t, int64_t);
+
+RowCopy RowCopyFor(size_t element_bytes) {
+  switch (element_bytes) {
+    case 1: return &CopyElements<1>;
+    case 2: return &CopyElements<2>;
+    case 4: return &CopyElements<4>;
+    case 8: return &CopyElements<8>;
+    case 16: return &CopyElements<16>;
+    default: return nullptr;
+  }
+}
+
 }  // namespace
 
 void CopyStrided(void* dst, std::span<const int64_t> dst_strides, const void* src,
@@ -41,14 +66,32 @@ void CopyStrided(void* dst, std::span<const int64_t> dst_strides, const void* sr
   auto* dst_bytes = static_cast<unsigned char*>(dst);
   const auto* src_bytes = static_cast<const unsigned char*>(src);
   const auto elem = static_cast<int64_t>(element_bytes);
-  // The innermost run is one memcpy when both sides are contiguous there.
+  // The innermost dimension is one memcpy when both sides are contiguous there,
+  // else a typed strided loop; the odometer walks the dimensions outside it.
   int64_t run_bytes = elem;
-  if (!shape.empty() && shape.back().dst_stride == elem && shape.back().src_stride == elem) {
-    run_bytes = shape.back().size * elem;
-    shape.pop_back();
+  int64_t row_count = 1, row_dst_stride = 0, row_src_stride = 0;
+  RowCopy row_copy = nullptr;
+  if (!shape.empty()) {
+    const Dim inner = shape.back();
+    if (inner.dst_stride == elem && inner.src_stride == elem) {
+      run_bytes = inner.size * elem;
+      shape.pop_back();
+    } else if ((row_copy = RowCopyFor(element_bytes)) != nullptr) {
+      row_count = inner.size;
+      row_dst_stride = inner.dst_stride;
+      row_src_stride = inner.src_stride;
+      shape.pop_back();
+    }
   }
+  auto copy_row = [&](unsigned char* to, const unsigned char* from) {
+    if (row_copy != nullptr) {
+      row_copy(to, row_dst_stride, from, row_src_stride, row_count);
+    } else {
+      std::memcpy(to, from, static_cast<size_t>(run_bytes));
+    }
+  };
   if (shape.empty()) {
-    std::memcpy(dst_bytes, src_bytes, static_cast<size_t>(run_bytes));
+    copy_row(dst_bytes, src_bytes);
     return;
   }
   // Odometer over the remaining dimensions, innermost fastest.
@@ -57,7 +100,7 @@ void CopyStrided(void* dst, std::span<const int64_t> dst_strides, const void* sr
   int64_t src_offset = 0;
   const size_t last = shape.size() - 1;
   for (;;) {
-    std::memcpy(dst_bytes + dst_offset, src_bytes + src_offset, static_cast<size_t>(run_bytes));
+    copy_row(dst_bytes + dst_offset, src_bytes + src_offset);
     size_t axis = last;
     for (;;) {
       ++index[axis];
