@@ -9,16 +9,7 @@
 namespace conformance {
 namespace {
 
-class CreateBufferTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    client_ = MakeClient();
-    ASSERT_NE(client_, nullptr);
-    device_ = AddressableDevices(client_.get())[0];
-  }
-  ClientPtr client_;
-  PJRT_Device* device_ = nullptr;
-};
+class CreateBufferTest : public ClientFixture {};
 
 // ------------------------------------------------------------ uninitialized --
 

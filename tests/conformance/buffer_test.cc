@@ -20,16 +20,7 @@ std::vector<float> Iota(size_t count, float start = 0) {
   return values;
 }
 
-class BufferTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    client_ = MakeClient();
-    ASSERT_NE(client_, nullptr);
-    device_ = AddressableDevices(client_.get())[0];
-  }
-  ClientPtr client_;
-  PJRT_Device* device_ = nullptr;
-};
+class BufferTest : public ClientFixture {};
 
 TEST_F(BufferTest, ReportsItsTypeShapeAndPlace) {
   BufferPtr buffer = MakeBuffer(client_.get(), device_, Iota(24), {2, 3, 4});

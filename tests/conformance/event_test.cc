@@ -196,16 +196,7 @@ TEST_F(EventTest, DestroyingAnUnsetEventIsAllowed) {
 
 // ------------------------------------------ events of real transfers --
 
-class TransferEventTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    client_ = MakeClient();
-    ASSERT_NE(client_, nullptr);
-    device_ = AddressableDevices(client_.get())[0];
-  }
-  ClientPtr client_;
-  PJRT_Device* device_ = nullptr;
-};
+class TransferEventTest : public ClientFixture {};
 
 TEST_F(TransferEventTest, ManyThreadsAwaitOneTransfer) {
   constexpr size_t kElements = 8 * 1024 * 1024;  // 32 MiB of F32

@@ -45,16 +45,7 @@ Status Compile(PJRT_Client* client, std::string_view format,
   return status;
 }
 
-class ExecutableTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    client_ = MakeClient();
-    ASSERT_NE(client_, nullptr);
-    device_ = AddressableDevices(client_.get())[0];
-  }
-  ClientPtr client_;
-  PJRT_Device* device_ = nullptr;
-};
+class ExecutableTest : public ClientFixture {};
 
 TEST_F(ExecutableTest, CompilingGarbageFailsCleanly) {
   LoadedExecutablePtr executable;

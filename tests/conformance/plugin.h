@@ -206,6 +206,18 @@ class ScopedEnv {
 std::string PlatformName(PJRT_Client* client);
 std::vector<PJRT_Device*> Devices(PJRT_Client* client);
 std::vector<PJRT_Device*> AddressableDevices(PJRT_Client* client);
+
+// A fresh client and its first addressable device for each test.
+class ClientFixture : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    client_ = MakeClient();
+    ASSERT_NE(client_, nullptr);
+    device_ = AddressableDevices(client_.get())[0];
+  }
+  ClientPtr client_;
+  PJRT_Device* device_ = nullptr;
+};
 std::vector<PJRT_Memory*> AddressableMemories(PJRT_Client* client);
 
 // ------------------------------------------------------ Devices, memories --
