@@ -6,7 +6,7 @@ JAXLIB_VERSION := 0.12.0.1
 PYTHON_VERSION := 3.12
 JOBS           := 2
 
-APT_PACKAGES := g++ libgtest-dev libgmock-dev ninja-build pkg-config
+APT_PACKAGES := g++ libgtest-dev libgmock-dev ninja-build pkg-config clang-15
 PYTHON_PACKAGES := jax==$(JAX_VERSION) jaxlib==$(JAXLIB_VERSION) numpy pytest ml_dtypes
 
 VENV       := .venv
@@ -14,6 +14,9 @@ PY         := $(VENV)/bin/python
 STAMPS     := build/stamps
 CPP_BUILD  := build/cpp
 ASAN_BUILD := build/asan
+FUZZ_BUILD := build/fuzz
+# Seconds each fuzzer runs: bounded in `make test`, longer with `make fuzz`.
+FUZZ_SECONDS ?= 20
 ASAN_ENV   := ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 
 SHELL := /bin/bash
@@ -30,7 +33,7 @@ SUDO  := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 KILN_SOURCES := $(shell find src python cmake -type f ! -path '*/__pycache__/*' 2>/dev/null) \
                 CMakeLists.txt pyproject.toml README.md
 
-.PHONY: all setup install demo build test test-cpp test-asan test-python clean distclean
+.PHONY: all setup install demo build test test-cpp test-asan test-fuzz test-python fuzz clean distclean
 all: build
 
 setup: install
@@ -40,7 +43,7 @@ install: $(VENV)/.kiln-installed
 demo: install
 	JAX_PLATFORMS=kiln $(PY) examples/demo.py
 
-test: test-cpp test-asan test-python
+test: test-cpp test-asan test-fuzz test-python
 
 build: $(CPP_BUILD)/build.ninja
 	$(CMAKE) --build $(CPP_BUILD) -j$(JOBS)
@@ -51,6 +54,27 @@ test-cpp: build
 test-asan: $(ASAN_BUILD)/build.ninja
 	$(CMAKE) --build $(ASAN_BUILD) -j$(JOBS)
 	$(ASAN_ENV) $(CTEST) --test-dir $(ASAN_BUILD) -j$(JOBS) --output-on-failure --no-tests=error
+
+# Every fuzzer in build/fuzz runs FUZZ_SECONDS, seeded with its regression
+# inputs (fuzz/corpus/<reader>/) and the test data; new inputs it finds stay in
+# build/fuzz/corpus. A crash fails the target and leaves crash-* files there.
+test-fuzz: $(FUZZ_BUILD)/build.ninja
+	$(CMAKE) --build $(FUZZ_BUILD) -j$(JOBS) --target kiln_fuzzers
+	@for fuzzer in $(FUZZ_BUILD)/fuzz/*_fuzzer; do \
+	  name=$$(basename $$fuzzer _fuzzer); \
+	  case $$name in text_parser) seeds="fuzz/corpus/text tests/data/text";; \
+	                 *) seeds="fuzz/corpus/$$name ../shared/corpus/vhlo tests/data/artifacts";; esac; \
+	  existing=""; for dir in $$seeds; do [ -d $$dir ] && existing="$$existing $$dir"; done; \
+	  mkdir -p $(FUZZ_BUILD)/corpus/$$name; \
+	  echo "Fuzzing $$name for $(FUZZ_SECONDS) s (seeds:$$existing)"; \
+	  (cd $(FUZZ_BUILD)/corpus && ../fuzz/$$(basename $$fuzzer) $$name \
+	     $$(for dir in $$existing; do echo $(CURDIR)/$$dir; done) \
+	     -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
+	     2>&1 | tail -n 12) || exit 1; \
+	done
+
+fuzz:
+	$(MAKE) test-fuzz FUZZ_SECONDS=600
 
 test-python: install
 	$(PY) -m pytest tests/python
@@ -79,6 +103,10 @@ $(STAMPS)/system-packages:
 
 $(CPP_BUILD)/build.ninja: | $(STAMPS)/system-packages
 	$(CMAKE) -S . -B $(CPP_BUILD) -G Ninja -DKILN_WERROR=ON
+
+$(FUZZ_BUILD)/build.ninja: | $(STAMPS)/system-packages
+	CC=clang-15 CXX=clang++-15 $(CMAKE) -S . -B $(FUZZ_BUILD) -G Ninja -DKILN_BUILD_FUZZERS=ON \
+	  -DKILN_BUILD_TESTS=OFF -DKILN_SANITIZE=address,undefined,fuzzer-no-link
 
 $(ASAN_BUILD)/build.ninja: | $(STAMPS)/system-packages
 	$(CMAKE) -S . -B $(ASAN_BUILD) -G Ninja -DKILN_SANITIZE=address,undefined
