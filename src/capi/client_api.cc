@@ -1,4 +1,9 @@
 // PJRT_Client_*: translation onto runtime::Client.
+#include <cstdio>
+#include <optional>
+#include <span>
+
+#include "base/env.h"
 #include "capi/call.h"
 #include "capi/convert.h"
 #include "capi/functions.h"
@@ -104,6 +109,27 @@ StatusOr<runtime::MemorySpace*> ResolveDestination(PJRT_Client* client, PJRT_Dev
                            " belongs to another client");
   }
   return device_handle->device->default_memory_space();
+}
+
+// KILN_DUMP_DIR=<dir>: every program handed to PJRT_Client_Compile is written
+// there as kiln-<FNV-1a of its bytes>.<format> (.mlir.bc for bytecode), so what a framework sent can be
+// read back with `kiln print` and compared with other tools.
+void DumpProgram(std::span<const uint8_t> code, const std::string& format) {
+  static const std::optional<std::string> directory = GetEnv("KILN_DUMP_DIR");
+  if (!directory) return;
+  uint64_t hash = 1469598103934665603ull;
+  for (uint8_t byte : code) hash = (hash ^ byte) * 1099511628211ull;
+  char name[32];
+  std::snprintf(name, sizeof(name), "kiln-%016llx", static_cast<unsigned long long>(hash));
+  const bool bytecode = code.size() >= 4 && code[0] == 'M' && code[1] == 'L' &&
+                        code[2] == 0xEF && code[3] == 'R';
+  std::string extension = format.empty() ? "bin" : format;
+  if (format == "mlir" && bytecode) extension = "mlir.bc";
+  std::string path = StrCat(*directory, "/", name, ".", extension);
+  if (std::FILE* file = std::fopen(path.c_str(), "wb")) {
+    std::fwrite(code.data(), 1, code.size(), file);
+    std::fclose(file);
+  }
 }
 
 }  // namespace
@@ -303,12 +329,18 @@ PJRT_Error* Impl::PJRT_Client_Compile(PJRT_Client_Compile_Args* args) {
   if (args->program == nullptr) {
     return MakeError(InvalidArgument("PJRT_Client_Compile: program is null"));
   }
-  std::string format = args->program->format == nullptr
-                           ? std::string()
-                           : std::string(args->program->format, args->program->format_size);
+  const PJRT_Program& program = *args->program;
+  if (program.code == nullptr && program.code_size > 0) {
+    return MakeError(InvalidArgument("PJRT_Client_Compile: program code is null but code_size is ",
+                                     program.code_size));
+  }
+  std::string format = program.format == nullptr ? std::string()
+                                                  : std::string(program.format, program.format_size);
+  std::span<const uint8_t> code(reinterpret_cast<const uint8_t*>(program.code), program.code_size);
+  DumpProgram(code, format);
   return MakeError(Unimplemented(
-      "PJRT_Client_Compile: Kiln cannot compile programs yet (received a ",
-      args->program->code_size, "-byte program in format \"", format,
+      "PJRT_Client_Compile: Kiln cannot compile programs yet (received a ", code.size(),
+      "-byte program in format \"", format,
       "\"); this build supports devices, memory spaces, buffers and transfers only"));
 }
 
