@@ -28,6 +28,15 @@ def library_path() -> str:
     return os.path.join(os.path.dirname(os.path.abspath(__file__)), LIBRARY_NAME)
 
 
+def tool_path() -> str:
+    """Absolute path of `kiln-tool`, the C++ program behind `kiln print` and
+    `kiln inspect`; `KILN_TOOL_PATH` overrides it."""
+    override = os.environ.get("KILN_TOOL_PATH")
+    if override:
+        return os.path.abspath(override)
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "bin", "kiln-tool")
+
+
 def initialize() -> None:
     """Registers Kiln as the JAX platform `kiln` (called by JAX's plugin discovery)."""
     path = library_path()

@@ -3,11 +3,13 @@
 Each subcommand is one `_add_<name>(subparsers)` function that declares its
 arguments and sets `run`, a function from the parsed arguments to an exit code;
 `_SUBCOMMANDS` lists them. Later commands (print, inspect, run) are added the
-same way.
+same way. Commands on programs (print, inspect) run the C++ `kiln-tool`
+shipped in the package, which links Kiln's readers.
 """
 
 import argparse
 import os
+import subprocess
 import sys
 
 import kiln_pjrt
@@ -52,7 +54,39 @@ def _add_devices(subparsers) -> None:
     parser.set_defaults(run=_run_devices)
 
 
-_SUBCOMMANDS = [_add_devices]
+def _forward_to_tool(args: argparse.Namespace) -> int:
+    """Runs the C++ `kiln-tool` shipped with the package for program commands."""
+    tool = kiln_pjrt.tool_path()
+    if not os.path.isfile(tool):
+        print(f"kiln {args.command}: {tool} does not exist; reinstall kiln-pjrt or set "
+              "KILN_TOOL_PATH", file=sys.stderr)
+        return 1
+    command = [tool, args.command, *args.options, args.file]
+    sys.stdout.flush()
+    return subprocess.run(command, check=False).returncode
+
+
+def _add_print(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "print", help="print a program (portable artifact or text) as StableHLO text")
+    parser.add_argument("file")
+    parser.add_argument("--generic", dest="options", action="append_const", const="--generic",
+                        default=[], help="print every op in MLIR's generic form")
+    parser.add_argument("--locations", dest="options", action="append_const",
+                        const="--locations", help="print source locations")
+    parser.add_argument("--verify", dest="options", action="append_const", const="--verify",
+                        help="check the program with Kiln's verifier first")
+    parser.set_defaults(run=_forward_to_tool)
+
+
+def _add_inspect(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "inspect", help="show a portable artifact's producer, versions and op histogram")
+    parser.add_argument("file")
+    parser.set_defaults(run=_forward_to_tool, options=[])
+
+
+_SUBCOMMANDS = [_add_devices, _add_print, _add_inspect]
 
 
 def make_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,566 @@
+// Pretty forms of ops without regions, mirroring src/ir/printer_ops.cc.
+#include "frontend/text/parser_impl.h"
+#include "ir/printer.h"
+
+namespace kiln::frontend::text {
+namespace {
+
+using ir::Attribute;
+using ir::Type;
+using F = ir::PrettyForm;
+
+Attribute I64(int64_t value) { return Attribute::Integer(value, Type::Element(ElementType::kS64)); }
+Attribute I32(int64_t value) { return Attribute::Integer(value, Type::Element(ElementType::kS32)); }
+
+// `keyword = N` into an i64 (or i32) attribute.
+bool KeywordInteger(Parser& p, ir::Operation& op, std::string_view keyword, std::string_view name,
+                    bool i32 = false) {
+  int64_t value = 0;
+  if (!p.ExpectKeyword(keyword, "") || !p.Expect(TokenKind::kEqual, StrCat(" after '", keyword, "'")) ||
+      !p.ParseInteger(value)) {
+    return false;
+  }
+  op.SetAttr(std::string(name), i32 ? I32(value) : I64(value));
+  return true;
+}
+
+// `keyword = [1, 2]` into an i64 array attribute.
+bool KeywordDims(Parser& p, ir::Operation& op, std::string_view keyword, std::string_view name) {
+  std::vector<int64_t> values;
+  if (!p.ExpectKeyword(keyword, "") || !p.Expect(TokenKind::kEqual, StrCat(" after '", keyword, "'")) ||
+      !p.ParseI64List(values)) {
+    return false;
+  }
+  op.SetAttr(std::string(name), Attribute::DenseI64Array(std::move(values)));
+  return true;
+}
+
+// `keyword = VALUE` into an enum attribute of `family`.
+bool KeywordEnum(Parser& p, ir::Operation& op, std::string_view keyword, std::string_view name,
+                 std::string_view family) {
+  if (!p.ExpectKeyword(keyword, "") || !p.Expect(TokenKind::kEqual, StrCat(" after '", keyword, "'"))) {
+    return false;
+  }
+  if (!p.token().Is(TokenKind::kBareIdentifier)) return p.FailExpected(StrCat("a value for '", keyword, "'"));
+  op.SetAttr(std::string(name), Attribute::Enum(std::string(family), std::string(p.token().spelling)));
+  p.Advance();
+  return true;
+}
+
+// The operands, then `,` before a keyword list (`%a, %b, dim = 0`).
+bool OperandsThenComma(Parser& p, OpFrame& f) {
+  size_t offset = p.token().offset;
+  if (!p.ParseValueUseList(f.operands)) return false;
+  if (f.operands.empty()) return p.Fail(offset, "expected an operand (%...)");
+  return p.Expect(TokenKind::kComma, " after the operands");
+}
+
+bool ParseColonType(Parser& p, Type& type) {
+  return p.Expect(TokenKind::kColon, " before the type") && p.ParseType(type);
+}
+
+bool Resolve(Parser& p, OpFrame& f, const std::vector<Type>& operands, const std::vector<Type>& results) {
+  if (!p.ResolveOperands(*f.op, f.operands, operands, f.offset)) return false;
+  p.AddResults(*f.op, results);
+  return true;
+}
+
+bool ParseSelect(Parser& p, OpFrame& f) {
+  if (!p.ParseValueUseList(f.operands) || !p.ParseOptionalAttrDict(*f.op) ||
+      !p.Expect(TokenKind::kColon, " before the types")) {
+    return false;
+  }
+  size_t offset = p.token().offset;
+  std::vector<Type> types;
+  if (!p.ParseTypeList(types)) return false;
+  if (types.size() == 1 && types[0].Is(ir::TypeKind::kFunction)) {
+    return Resolve(p, f, types[0].members(), types[0].results());
+  }
+  if (types.size() != 2) return p.Fail(offset, "expected a function type or two types (predicate, result)");
+  return Resolve(p, f, {types[0], types[1], types[1]}, {types[1]});
+}
+
+bool ParseComplex(Parser& p, OpFrame& f) {
+  Type type;
+  if (!p.ParseValueUseList(f.operands) || !p.ParseOptionalAttrDict(*f.op)) return false;
+  size_t offset = p.token().offset + 1;
+  if (!ParseColonType(p, type)) return false;
+  if (type.Is(ir::TypeKind::kFunction)) return Resolve(p, f, type.members(), type.results());
+  bool complex = type.Is(ir::TypeKind::kTensor) && type.element().Is(ir::TypeKind::kElement) &&
+                 (type.element().element_type() == ElementType::kC64 ||
+                  type.element().element_type() == ElementType::kC128);
+  if (!complex) return p.Fail(offset, "expected a tensor type with complex elements");
+  ElementType part = type.element().element_type() == ElementType::kC64 ? ElementType::kF32 : ElementType::kF64;
+  Type real = Type::Tensor(Type::Element(part), type.dims(), type.bounds());
+  return Resolve(p, f, {real, real}, {type});
+}
+
+bool ParseSlice(Parser& p, OpFrame& f) {
+  f.operands.emplace_back();
+  if (!p.ParseValueUse(f.operands.back()) || !p.Expect(TokenKind::kLSquare, " before the slice ranges")) {
+    return false;
+  }
+  std::vector<int64_t> start, limit, strides;
+  while (!p.token().Is(TokenKind::kRSquare)) {
+    if (!start.empty() && !p.Expect(TokenKind::kComma, " or ']' between slice ranges")) return false;
+    int64_t a = 0, b = 0, c = 1;
+    if (!p.ParseInteger(a) || !p.Expect(TokenKind::kColon, " in 'start:limit'") || !p.ParseInteger(b)) {
+      return false;
+    }
+    if (p.Consume(TokenKind::kColon) && !p.ParseInteger(c)) return false;
+    start.push_back(a);
+    limit.push_back(b);
+    strides.push_back(c);
+  }
+  p.Advance();
+  f.op->SetAttr("start_indices", Attribute::DenseI64Array(std::move(start)));
+  f.op->SetAttr("limit_indices", Attribute::DenseI64Array(std::move(limit)));
+  f.op->SetAttr("strides", Attribute::DenseI64Array(std::move(strides)));
+  return p.ParseFunctionalTail(f);
+}
+
+bool ParseCompare(Parser& p, OpFrame& f) {
+  if (!p.token().Is(TokenKind::kBareIdentifier)) return p.FailExpected("a comparison direction (EQ, LT, ...)");
+  f.op->SetAttr("comparison_direction",
+                Attribute::Enum("stablehlo.comparison_direction", std::string(p.token().spelling)));
+  p.Advance();
+  if (!p.Expect(TokenKind::kComma, " after the comparison direction") ||
+      !p.ParseValueUseList(f.operands)) {
+    return false;
+  }
+  if (p.Consume(TokenKind::kComma)) {
+    if (!p.token().Is(TokenKind::kBareIdentifier)) return p.FailExpected("a comparison type (FLOAT, SIGNED, ...)");
+    f.op->SetAttr("compare_type", Attribute::Enum("stablehlo.comparison_type", std::string(p.token().spelling)));
+    p.Advance();
+  }
+  return p.ParseFunctionalTail(f);
+}
+
+bool ParseWindow(Parser& p, ir::Operation& op) {
+  if (!p.ExpectKeyword("window", "") || !p.Expect(TokenKind::kEqual, " after 'window'") ||
+      !p.Expect(TokenKind::kLBrace, " to start the window attributes")) {
+    return false;
+  }
+  while (!p.token().Is(TokenKind::kRBrace)) {
+    std::string_view key = p.token().spelling;
+    size_t offset = p.token().offset;
+    std::string name = key == "stride"       ? "window_strides"
+                       : key == "pad"        ? "padding"
+                       : key == "lhs_dilate" ? "lhs_dilation"
+                       : key == "rhs_dilate" ? "rhs_dilation"
+                       : key == "reverse"    ? "window_reversal"
+                                             : "";
+    if (!p.token().Is(TokenKind::kBareIdentifier) || name.empty()) {
+      return p.FailExpected("one of 'stride', 'pad', 'lhs_dilate', 'rhs_dilate', 'reverse'");
+    }
+    if (op.GetAttr(name)) return p.Fail(offset, StrCat("'", key, "' is given twice"));
+    p.Advance();
+    if (!p.Expect(TokenKind::kEqual, StrCat(" after '", key, "'"))) return false;
+    if (name == "padding") {
+      if (!p.Expect(TokenKind::kLSquare, " to start the padding")) return false;
+      std::vector<int64_t> values;
+      while (!p.token().Is(TokenKind::kRSquare)) {
+        if (!values.empty() && !p.Expect(TokenKind::kComma, " between padding pairs")) return false;
+        std::vector<int64_t> pair;
+        size_t pair_offset = p.token().offset;
+        if (!p.ParseI64List(pair)) return false;
+        if (pair.size() != 2) return p.Fail(pair_offset, StrCat("expected a [low, high] pair, found ", pair.size(), " values"));
+        values.insert(values.end(), pair.begin(), pair.end());
+      }
+      p.Advance();
+      std::vector<uint8_t> data(values.size() * 8);
+      for (size_t i = 0; i < values.size(); ++i) {
+        for (int b = 0; b < 8; ++b) data[i * 8 + b] = static_cast<uint8_t>(static_cast<uint64_t>(values[i]) >> (8 * b));
+      }
+      bool splat = !values.empty();
+      for (size_t i = 1; i < values.size() && splat; ++i) splat = values[i] == values[0];
+      if (splat) data.resize(8);
+      Type type = Type::Tensor(Type::Element(ElementType::kS64), {static_cast<int64_t>(values.size() / 2), 2});
+      op.SetAttr("padding", Attribute::DenseElements(type, std::move(data), splat));
+    } else if (name == "window_reversal") {
+      if (!p.Expect(TokenKind::kLSquare, " to start 'reverse'")) return false;
+      std::vector<bool> flags;
+      while (!p.token().Is(TokenKind::kRSquare)) {
+        if (!flags.empty() && !p.Expect(TokenKind::kComma, " between flags")) return false;
+        if (p.token().IsKeyword("true") || p.token().IsKeyword("false")) {
+          flags.push_back(p.token().IsKeyword("true"));
+          p.Advance();
+        } else {
+          int64_t value = 0;
+          if (!p.ParseInteger(value)) return false;
+          flags.push_back(value != 0);
+        }
+      }
+      p.Advance();
+      op.SetAttr(name, Attribute::DenseBoolArray(std::move(flags)));
+    } else {
+      std::vector<int64_t> values;
+      if (!p.ParseI64List(values)) return false;
+      op.SetAttr(name, Attribute::DenseI64Array(std::move(values)));
+    }
+    if (!p.Consume(TokenKind::kComma)) break;
+  }
+  return p.Expect(TokenKind::kRBrace, " to close the window attributes");
+}
+
+bool ParseConvolution(Parser& p, OpFrame& f) {
+  Attribute numbers;
+  if (!p.Expect(TokenKind::kLParen, " before the operands") || !p.ParseValueUseList(f.operands) ||
+      !p.Expect(TokenKind::kRParen, " after the operands") || !p.ExpectKeyword("dim_numbers", "") ||
+      !p.Expect(TokenKind::kEqual, " after 'dim_numbers'") || !p.ParseConvDimensions(numbers) ||
+      !p.Expect(TokenKind::kComma, " after the dimension numbers") || !ParseWindow(p, *f.op)) {
+    return false;
+  }
+  f.op->SetAttr("dimension_numbers", numbers);
+  return p.ParseFunctionalTail(f);
+}
+
+// `, precision = [DEFAULT, HIGH]` (the comma already consumed).
+bool ParsePrecision(Parser& p, ir::Operation& op) {
+  if (!p.Expect(TokenKind::kEqual, " after 'precision'") || !p.Expect(TokenKind::kLSquare, " after 'precision ='")) {
+    return false;
+  }
+  std::vector<Attribute> values;
+  while (!p.token().Is(TokenKind::kRSquare)) {
+    if (!values.empty() && !p.Expect(TokenKind::kComma, " between precisions")) return false;
+    if (!p.token().Is(TokenKind::kBareIdentifier)) return p.FailExpected("a precision (DEFAULT, HIGH, HIGHEST)");
+    values.push_back(Attribute::Enum("stablehlo.precision", std::string(p.token().spelling)));
+    p.Advance();
+  }
+  p.Advance();
+  op.SetAttr("precision_config", Attribute::Array(std::move(values)));
+  return true;
+}
+
+bool ParseDot(Parser& p, OpFrame& f) {
+  if (!p.ParseValueUseList(f.operands)) return false;
+  if (p.Consume(TokenKind::kComma) && (!p.ExpectKeyword("precision", "") || !ParsePrecision(p, *f.op))) {
+    return false;
+  }
+  return p.ParseFunctionalTail(f);
+}
+
+bool ParseDotGeneral(Parser& p, OpFrame& f) {
+  if (!OperandsThenComma(p, f)) return false;
+  std::vector<ir::NamedAttribute> fields;
+  auto pair = [&](std::string_view lhs, std::string_view rhs) {
+    std::vector<int64_t> left, right;
+    if (!p.Expect(TokenKind::kEqual, "") || !p.ParseI64List(left) ||
+        !p.ExpectKeyword("x", " between the lhs and rhs dimensions") || !p.ParseI64List(right)) {
+      return false;
+    }
+    if (!left.empty()) fields.push_back({std::string(lhs), Attribute::DenseI64Array(std::move(left))});
+    if (!right.empty()) fields.push_back({std::string(rhs), Attribute::DenseI64Array(std::move(right))});
+    return true;
+  };
+  if (p.ConsumeKeyword("batching_dims")) {
+    if (!pair("lhs_batching_dimensions", "rhs_batching_dimensions") ||
+        !p.Expect(TokenKind::kComma, " after the batching dimensions")) {
+      return false;
+    }
+  }
+  if (!p.ExpectKeyword("contracting_dims", "") ||
+      !pair("lhs_contracting_dimensions", "rhs_contracting_dimensions")) {
+    return false;
+  }
+  f.op->SetAttr("dot_dimension_numbers", Attribute::Struct("stablehlo.dot", std::move(fields)));
+  if (p.Consume(TokenKind::kComma)) {
+    if (p.ConsumeKeyword("precision")) {
+      if (!ParsePrecision(p, *f.op)) return false;
+      if (p.Consume(TokenKind::kComma) && !p.token().IsKeyword("algorithm")) {
+        return p.FailExpected("'algorithm'");
+      }
+    }
+    if (p.ConsumeKeyword("algorithm")) {
+      Attribute algorithm;
+      if (!p.Expect(TokenKind::kEqual, " after 'algorithm'") ||
+          !p.ParseStructBody("stablehlo.dot_algorithm", algorithm)) {
+        return false;
+      }
+      f.op->SetAttr("algorithm", algorithm);
+    } else if (!f.op->GetAttr("precision_config")) {
+      return p.FailExpected("'precision' or 'algorithm'");
+    }
+  }
+  return p.ParseFunctionalTail(f);
+}
+
+bool ParseConstant(Parser& p, OpFrame& f) {
+  if (p.Consume(TokenKind::kLParen)) {
+    // `stablehlo.constant() <{value = ...}> : () -> T`, which upstream also reads.
+    if (!p.Expect(TokenKind::kRParen, " after '('")) return false;
+    if (p.Consume(TokenKind::kLess) && (!p.ParseOptionalAttrDict(*f.op) || !p.Expect(TokenKind::kGreater, ""))) {
+      return false;
+    }
+    return p.ParseFunctionalTail(f);
+  }
+  Attribute value;
+  size_t offset = p.token().offset;
+  if (!p.ParseOptionalAttrDict(*f.op) || !p.ParseAttribute(value)) return false;
+  if (!value.Is(ir::AttrKind::kDenseElements)) return p.Fail(offset, "expected a dense<...> literal");
+  f.op->SetAttr("value", value);
+  p.AddResults(*f.op, {value->type});
+  return true;
+}
+
+bool ParseReturn(Parser& p, OpFrame& f, bool attributes_first) {
+  if (attributes_first && !p.ParseOptionalAttrDict(*f.op)) return false;
+  if (!p.ParseValueUseList(f.operands)) return false;
+  if (!attributes_first && !p.ParseOptionalAttrDict(*f.op)) return false;
+  std::vector<Type> types;
+  if (!f.operands.empty() && (!p.Expect(TokenKind::kColon, " before the operand types") || !p.ParseTypeList(types))) {
+    return false;
+  }
+  return p.ResolveOperands(*f.op, f.operands, types, f.offset);
+}
+
+bool ParseOptimizationBarrier(Parser& p, OpFrame& f) {
+  if (!p.ParseOptionalAttrDict(*f.op)) return false;
+  if (p.Consume(TokenKind::kLParen)) return p.Expect(TokenKind::kRParen, " after '('");
+  std::vector<Type> types;
+  if (!p.ParseValueUseList(f.operands) || !p.Expect(TokenKind::kColon, " before the types") ||
+      !p.ParseTypeList(types)) {
+    return false;
+  }
+  return Resolve(p, f, types, types);
+}
+
+bool ParseChloTopK(Parser& p, OpFrame& f) {
+  f.operands.emplace_back();
+  if (!p.Expect(TokenKind::kLParen, "") || !p.ParseValueUse(f.operands.back()) ||
+      !p.Expect(TokenKind::kComma, "") || !KeywordInteger(p, *f.op, "k", "k")) {
+    return false;
+  }
+  if (p.Consume(TokenKind::kComma)) {
+    if (!p.ExpectKeyword("is_stable", "") || !p.Expect(TokenKind::kEqual, "")) return false;
+    if (!p.token().IsKeyword("true") && !p.token().IsKeyword("false")) return p.FailExpected("'true' or 'false'");
+    f.op->SetAttr("is_stable", Attribute::Bool(p.token().IsKeyword("true")));
+    p.Advance();
+  }
+  Type operand;
+  std::vector<Type> results;
+  if (!p.Expect(TokenKind::kRParen, "") || !p.ParseOptionalAttrDict(*f.op) || !ParseColonType(p, operand) ||
+      !p.Expect(TokenKind::kArrow, "") || !p.ParseParenTypeList(results)) {
+    return false;
+  }
+  return Resolve(p, f, {operand}, results);
+}
+
+// CHLO's `%a, %b : (T, U) -> R`, `%a, %b : T, U -> R` and `%x : T -> R`.
+bool ParseChlo(Parser& p, OpFrame& f) {
+  if (!p.ParseValueUseList(f.operands) || !p.ParseOptionalAttrDict(*f.op) ||
+      !p.Expect(TokenKind::kColon, " before the types")) {
+    return false;
+  }
+  std::vector<Type> operands;
+  if (f.form == F::kChloBroadcastBinary || f.form == F::kChloBroadcastSelect) {
+    if (!p.ParseParenTypeList(operands)) return false;
+  } else if (!p.ParseTypeList(operands)) {
+    return false;
+  }
+  Type result;
+  if (!p.Expect(TokenKind::kArrow, " before the result type") || !p.ParseType(result)) return false;
+  return Resolve(p, f, operands, {result});
+}
+
+bool ParseSdy(Parser& p, OpFrame& f) {
+  ir::Operation& op = *f.op;
+  std::string text;
+  if (f.form == F::kSdyMesh) {
+    if (!p.token().Is(TokenKind::kAt)) return p.FailExpected("the mesh name (@...)");
+    op.SetAttr("sym_name", Attribute::String(std::string(p.token().spelling.substr(1))));
+    p.Advance();
+    if (!p.Expect(TokenKind::kEqual, " after the mesh name")) return false;
+    size_t start = p.token().offset;
+    if (!p.token().Is(TokenKind::kLess)) return p.FailExpected("'<' starting the mesh");
+    if (!p.CaptureBalanced(start, text)) return false;
+    op.SetAttr("mesh", Attribute::Opaque("#sdy.mesh" + text));
+    return p.ParseOptionalAttrDict(op);
+  }
+  f.operands.emplace_back();
+  if (!p.ParseValueUse(f.operands.back())) return false;
+  size_t start = p.token().offset;
+  if (!p.token().Is(TokenKind::kLess)) return p.FailExpected("'<' starting the sharding");
+  if (!p.CaptureBalanced(start, text)) return false;
+  op.SetAttr("sharding", Attribute::Opaque("#sdy.sharding" + text));
+  Type type;
+  if (!p.ParseOptionalAttrDict(op) || !ParseColonType(p, type)) return false;
+  return Resolve(p, f, {type}, {type});
+}
+
+}  // namespace
+
+bool Parser::ParseSameType(OpFrame& frame, size_t operand_count) {
+  Type type;
+  if (!ParseColonType(*this, type)) return false;
+  if (type.Is(ir::TypeKind::kFunction)) return Resolve(*this, frame, type.members(), type.results());
+  return Resolve(*this, frame, std::vector<Type>(operand_count, type), {type});
+}
+
+bool Parser::ParseFunctionalTail(OpFrame& frame) {
+  std::vector<Type> inputs, results;
+  if (!ParseOptionalAttrDict(*frame.op) || !Expect(TokenKind::kColon, " before the op's type") ||
+      !ParseFunctionType(inputs, results)) {
+    return false;
+  }
+  return Resolve(*this, frame, inputs, results);
+}
+
+bool Parser::BeginPretty(OpFrame& f) {
+  ir::Operation& op = *f.op;
+  Parser& p = *this;
+  switch (f.form) {
+    case F::kSameType:
+      return ParseValueUseList(f.operands) && ParseOptionalAttrDict(op) && ParseSameType(f, f.operands.size());
+    case F::kComplex: return ParseComplex(p, f);
+    case F::kSelect: return ParseSelect(p, f);
+    case F::kFunctional: return ParseValueUseList(f.operands) && ParseFunctionalTail(f);
+    case F::kNullary: {
+      Type type;
+      if (!ParseOptionalAttrDict(op) || !ParseColonType(p, type)) return false;
+      AddResults(op, {type});
+      return true;
+    }
+    case F::kIota: {
+      Type type;
+      if (!KeywordInteger(p, op, "dim", "iota_dimension") || !ParseOptionalAttrDict(op) ||
+          !ParseColonType(p, type)) {
+        return false;
+      }
+      AddResults(op, {type});
+      return true;
+    }
+    case F::kDynamicIota:
+      return OperandsThenComma(p, f) && KeywordInteger(p, op, "dim", "iota_dimension") && ParseFunctionalTail(f);
+    case F::kGetTupleElement: {
+      int64_t index = 0;
+      f.operands.emplace_back();
+      if (!ParseValueUse(f.operands.back()) || !Expect(TokenKind::kLSquare, " before the index") ||
+          !ParseInteger(index) || !Expect(TokenKind::kRSquare, " after the index")) {
+        return false;
+      }
+      op.SetAttr("index", I32(index));
+      return ParseFunctionalTail(f);
+    }
+    case F::kTuple: {
+      Type type;
+      size_t offset = 0;
+      if (!ParseValueUseList(f.operands) || !ParseOptionalAttrDict(op)) return false;
+      offset = token_.offset + 1;
+      if (!ParseColonType(p, type)) return false;
+      if (!type.Is(ir::TypeKind::kTuple)) return Fail(offset, "expected a tuple type");
+      return Resolve(p, f, type.members(), {type});
+    }
+    case F::kCompare: return ParseCompare(p, f);
+    case F::kSlice: return ParseSlice(p, f);
+    case F::kDynamicSlice:
+      return OperandsThenComma(p, f) && KeywordDims(p, op, "sizes", "slice_sizes") && ParseFunctionalTail(f);
+    case F::kBroadcast:
+      return OperandsThenComma(p, f) && KeywordDims(p, op, "sizes", "broadcast_sizes") && ParseFunctionalTail(f);
+    case F::kBroadcastInDim:
+    case F::kDynamicBroadcastInDim:
+      return OperandsThenComma(p, f) && KeywordDims(p, op, "dims", "broadcast_dimensions") &&
+             ParseFunctionalTail(f);
+    case F::kCholesky: {
+      f.operands.emplace_back();
+      if (!ParseValueUse(f.operands.back())) return false;
+      if (Consume(TokenKind::kComma)) {
+        if (!ExpectKeyword("lower", "") || !Expect(TokenKind::kEqual, " after 'lower'")) return false;
+        if (!token_.IsKeyword("true") && !token_.IsKeyword("false")) return FailExpected("'true' or 'false'");
+        op.SetAttr("lower", Attribute::Bool(token_.IsKeyword("true")));
+        Advance();
+      }
+      return ParseOptionalAttrDict(op) && ParseSameType(f, 1);
+    }
+    case F::kConcatenate:
+      return OperandsThenComma(p, f) && KeywordInteger(p, op, "dim", "dimension") && ParseFunctionalTail(f);
+    case F::kComposite:
+      if (!token_.Is(TokenKind::kString)) return FailExpected("the composite's name (a string)");
+      op.SetAttr("name", Attribute::String(Lexer::StringValue(token_.spelling)));
+      Advance();
+      return ParseValueUseList(f.operands) && ParseFunctionalTail(f);
+    case F::kConvolution: return ParseConvolution(p, f);
+    case F::kCustomCall: {
+      if (!token_.Is(TokenKind::kAt)) return FailExpected("the call target (@...)");
+      std::string_view target = token_.spelling.substr(1);
+      op.SetAttr("call_target_name",
+                 Attribute::String(target.size() >= 2 && target[0] == '"' ? Lexer::StringValue(target)
+                                                                          : std::string(target)));
+      Advance();
+      return Expect(TokenKind::kLParen, " after the call target") && ParseValueUseList(f.operands) &&
+             Expect(TokenKind::kRParen, " after the operands") && ParseFunctionalTail(f);
+    }
+    case F::kDot: return ParseDot(p, f);
+    case F::kDotGeneral: return ParseDotGeneral(p, f);
+    case F::kEinsum:
+    case F::kUnaryEinsum: {
+      if (!OperandsThenComma(p, f) || !ExpectKeyword("config", "") || !Expect(TokenKind::kEqual, " after 'config'")) {
+        return false;
+      }
+      if (!token_.Is(TokenKind::kString)) return FailExpected("the einsum configuration (a string)");
+      op.SetAttr("einsum_config", Attribute::String(Lexer::StringValue(token_.spelling)));
+      Advance();
+      return ParseFunctionalTail(f);
+    }
+    case F::kFft:
+      return OperandsThenComma(p, f) && KeywordEnum(p, op, "type", "fft_type", "stablehlo.fft_type") &&
+             Expect(TokenKind::kComma, " after the FFT type") && KeywordDims(p, op, "length", "fft_length") &&
+             ParseFunctionalTail(f);
+    case F::kGetDimensionSize:
+    case F::kSetDimensionSize:
+      return OperandsThenComma(p, f) && KeywordInteger(p, op, "dim", "dimension") && ParseFunctionalTail(f);
+    case F::kReverse:
+      return OperandsThenComma(p, f) && KeywordDims(p, op, "dims", "dimensions") && ParseOptionalAttrDict(op) &&
+             ParseSameType(f, 1);
+    case F::kPad:
+      return OperandsThenComma(p, f) && KeywordDims(p, op, "low", "edge_padding_low") &&
+             Expect(TokenKind::kComma, "") && KeywordDims(p, op, "high", "edge_padding_high") &&
+             Expect(TokenKind::kComma, "") && KeywordDims(p, op, "interior", "interior_padding") &&
+             ParseFunctionalTail(f);
+    case F::kTranspose:
+      return OperandsThenComma(p, f) && KeywordDims(p, op, "dims", "permutation") && ParseFunctionalTail(f);
+    case F::kReturn: return ParseReturn(p, f, false);
+    case F::kFuncReturn: return ParseReturn(p, f, true);
+    case F::kOptimizationBarrier: return ParseOptimizationBarrier(p, f);
+    case F::kRng:
+      return OperandsThenComma(p, f) &&
+             KeywordEnum(p, op, "distribution", "rng_distribution", "stablehlo.rng_distribution") &&
+             ParseFunctionalTail(f);
+    case F::kRngBitGenerator:
+      return OperandsThenComma(p, f) &&
+             KeywordEnum(p, op, "algorithm", "rng_algorithm", "stablehlo.rng_algorithm") &&
+             ParseFunctionalTail(f);
+    case F::kReducePrecision: {
+      if (!OperandsThenComma(p, f) || !ExpectKeyword("format", "") || !Expect(TokenKind::kEqual, " after 'format'")) {
+        return false;
+      }
+      std::string_view text = token_.Is(TokenKind::kBareIdentifier) ? token_.spelling : "";
+      size_t m = text.find('m');
+      auto digits = [](std::string_view s) {
+        return !s.empty() && s.size() < 9 && s.find_first_not_of("0123456789") == std::string_view::npos;
+      };
+      if (text.size() < 4 || text[0] != 'e' || m == std::string_view::npos || !digits(text.substr(1, m - 1)) ||
+          !digits(text.substr(m + 1))) {
+        return FailExpected("an exponent and mantissa format such as 'e5m10'");
+      }
+      op.SetAttr("exponent_bits", I32(std::stoll(std::string(text.substr(1, m - 1)))));
+      op.SetAttr("mantissa_bits", I32(std::stoll(std::string(text.substr(m + 1)))));
+      Advance();
+      return ParseOptionalAttrDict(op) && ParseSameType(f, 1);
+    }
+    case F::kConstant:
+    case F::kChloConstant: return ParseConstant(p, f);
+    case F::kChloUnary:
+    case F::kChloBroadcastBinary:
+    case F::kChloPair:
+    case F::kChloBroadcastSelect: return ParseChlo(p, f);
+    case F::kChloTopK: return ParseChloTopK(p, f);
+    case F::kSdyMesh:
+    case F::kSdySharding: return ParseSdy(p, f);
+    default: return BeginRegionOp(f);
+  }
+}
+
+bool Parser::ContinuePretty(OpFrame& frame) { return ContinueRegionOp(frame); }
+
+}  // namespace kiln::frontend::text

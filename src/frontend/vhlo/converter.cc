@@ -1,0 +1,358 @@
+// ConvertFile: a bytecode File's op tree -> a Kiln IR module. Ops are built
+// in one pass over an explicit stack (parents before children); operands are
+// filled in a second pass, since bytecode operands may name values defined
+// later.
+#include <algorithm>
+#include <memory>
+
+#include "frontend/vhlo/converter.h"
+
+#include "frontend/vhlo/attr_table.h"
+#include "frontend/vhlo/normalize.h"
+#include "frontend/vhlo/op_table.h"
+#include "frontend/vhlo/text.h"
+
+namespace kiln::frontend::vhlo {
+namespace {
+
+using bytecode::EncodingReader;
+using bytecode::File;
+
+// Inherent attributes of the non-VHLO ops that occur in artifacts, sorted by
+// name as their properties store them; '?' marks an optional one
+// (llvm/llvm-project BuiltinOps.td; openxla/shardy shardy/dialect/sdy/ir/ops.td).
+struct PropertySchema {
+  std::string_view op;
+  std::string_view attributes;
+};
+constexpr PropertySchema kPropertySchemas[] = {
+    {"builtin.module", "sym_name? sym_visibility?"},
+    {"sdy.mesh", "mesh sym_name"},
+    {"sdy.sharding_constraint", "sharding"},
+    {"sdy.reshard", "sharding"},
+    {"sdy.manual_computation", "in_shardings manual_axes out_shardings"},
+    {"sdy.sharding_group", "group_id"},
+    {"sdy.constant", "value"},
+    {"sdy.data_flow_edge", "sharding?"},
+    {"sdy.propagation_barrier", "allowed_direction"},
+    {"sdy.named_computation", "in_shardings? name out_shardings?"},
+    {"sdy.all_gather", "gathering_axes out_sharding"},
+    {"sdy.all_slice", "out_sharding slicing_axes"},
+    {"sdy.all_to_all", "out_sharding params"},
+    {"sdy.collective_permute", "out_sharding"},
+    {"sdy.all_reduce", "out_sharding reduction_axes reduction_op?"},
+    {"sdy.reduce_scatter", "out_sharding reduce_scatter_axes reduction_op?"},
+    {"sdy.sharded_to_unreduced", "axes out_sharding"},
+    {"sdy.replicated_to_unreduced", "axes out_sharding"},
+};
+
+const PropertySchema* FindPropertySchema(std::string_view op) {
+  for (const PropertySchema& schema : kPropertySchemas) {
+    if (schema.op == op) return &schema;
+  }
+  return nullptr;
+}
+
+constexpr std::string_view kCast = "builtin.unrealized_conversion_cast";
+
+class Converter {
+ public:
+  Converter(const File& file, std::span<const uint8_t> bytes)
+      : file_(file), bytes_(bytes), table_(file) {
+    for (uint32_t i = 0; i < file.op_names.size(); ++i) names_.push_back(OpFullName(file, i));
+  }
+
+  StatusOr<ir::Module> Run();
+
+ private:
+  struct Work {
+    uint32_t op;
+    ir::Block* block;     // null for the top-level op
+    bool parent_is_func;  // the enclosing op is a function
+  };
+
+  Status IndexValueTypes();
+  StatusOr<bool> FoldableCast(const File::Operation& op);
+  StatusOr<std::unique_ptr<ir::Operation>> BuildOp(const Work& work);
+  StatusOr<std::vector<ir::NamedAttribute>> ReadProperties(const File::Operation& op,
+                                                           std::string_view name,
+                                                           const VhloOpInfo* info,
+                                                           std::string_view where);
+  Status AddRegions(const File::Operation& op, ir::Operation& target, bool is_func,
+                    std::vector<Work>& stack);
+  Status ResolveOperands();
+  StatusOr<uint64_t> Forwarded(uint64_t id) const;
+
+  const File& file_;
+  std::span<const uint8_t> bytes_;
+  AttrTypeTable table_;
+  std::vector<std::string> names_;            // full op names by op-name index
+  std::vector<uint64_t> value_types_;         // type index of every value id
+  std::vector<ir::Value*> values_;            // by value id
+  std::vector<uint64_t> forward_;             // folded cast result -> its operand
+  std::vector<ir::Operation*> built_;         // by File op index; null if folded
+  uint64_t folded_casts_ = 0;
+};
+
+// "op vhlo.add_v1 at byte 123", for messages; built for every op, so plain
+// concatenation. Errors get the op's location added by WithLocation.
+std::string Where(std::string_view name, const File::Operation& op) {
+  return "op " + std::string(name) + " at byte " + std::to_string(op.offset);
+}
+
+// `status` with the source location of the op it is about appended.
+Status WithLocation(Status status, const ir::Location& location) {
+  if (status.ok() || !location || location.kind() == ir::LocationKind::kUnknown) return status;
+  return Status(status.code(), StrCat(status.message(), " (at ", location.ToUserString(), ")"));
+}
+
+Status Converter::IndexValueTypes() {
+  constexpr uint64_t kNone = ~uint64_t{0};
+  value_types_.assign(file_.num_value_ids, kNone);
+  for (const File::Operation& op : file_.operations) {
+    for (size_t i = 0; i < op.result_ids.size(); ++i) {
+      value_types_[op.result_ids[i]] = op.result_types[i];
+    }
+    for (const File::Region& region : op.regions) {
+      for (const File::Block& block : region.blocks) {
+        for (const File::Value& argument : block.arguments) {
+          value_types_[argument.id] = argument.type;
+        }
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+// Upstream reconciles the casts that mixed-dialect artifacts put between
+// VHLO and builtin types; both sides are the same Kiln type, so such a cast
+// is dropped and its result forwarded to its operand.
+StatusOr<bool> Converter::FoldableCast(const File::Operation& op) {
+  if (names_[op.name] != kCast || op.operand_ids.size() != 1 ||
+      op.result_ids.size() != 1 || !op.regions.empty()) {
+    return false;
+  }
+  const uint64_t operand_type = value_types_[op.operand_ids[0]];
+  if (operand_type == ~uint64_t{0} || op.operand_ids[0] == op.result_ids[0]) return false;
+  KILN_ASSIGN_OR_RETURN(ir::Type from, table_.Type(operand_type));
+  KILN_ASSIGN_OR_RETURN(ir::Type to, table_.Type(op.result_types[0]));
+  return from == to;
+}
+
+StatusOr<std::vector<ir::NamedAttribute>> Converter::ReadProperties(const File::Operation& op,
+                                                                    std::string_view name,
+                                                                    const VhloOpInfo* info,
+                                                                    std::string_view where) {
+  std::vector<ir::NamedAttribute> attributes;
+  if (op.properties_attr) {  // an unregistered op: its properties as a dictionary
+    KILN_ASSIGN_OR_RETURN(ir::Attribute dict, table_.Attribute(*op.properties_attr, "properties"));
+    if (!dict.Is(ir::AttrKind::kDictionary)) {
+      return InvalidArgument(where, ": expected a dictionary of properties, found ",
+                             AttrText(dict));
+    }
+    return dict->fields;
+  }
+  if (!op.properties) return attributes;
+  const std::span<const uint8_t> blob = file_.properties[*op.properties];
+  const uint64_t offset = static_cast<uint64_t>(blob.data() - bytes_.data());
+  const std::string context = "properties of " + std::string(where);
+  EncodingReader reader(blob, offset, context);
+
+  std::vector<std::pair<std::string_view, bool>> schema;  // name, optional
+  if (info != nullptr) {
+    for (std::string_view attribute : info->attributes) schema.push_back({attribute, false});
+  } else if (const PropertySchema* known = FindPropertySchema(name)) {
+    std::string_view list = known->attributes;
+    while (!list.empty()) {
+      size_t space = list.find(' ');
+      std::string_view word = list.substr(0, space);
+      const bool optional = word.back() == '?';
+      schema.push_back({optional ? word.substr(0, word.size() - 1) : word, optional});
+      list = space == std::string_view::npos ? std::string_view() : list.substr(space + 1);
+    }
+  } else {
+    return Unimplemented(where, ": Kiln cannot decode the properties of ", name,
+                         " (it knows the properties of vhlo, builtin and sdy ops)");
+  }
+  for (const auto& [attribute, optional] : schema) {
+    uint64_t index = 0;
+    if (optional) {
+      KILN_ASSIGN_OR_RETURN(auto ref, reader.ReadIndexWithFlag(attribute, file_.attributes.size()));
+      if (!ref.flag) continue;
+      index = ref.value;
+    } else {
+      KILN_ASSIGN_OR_RETURN(index, reader.ReadIndex(attribute, file_.attributes.size()));
+    }
+    KILN_ASSIGN_OR_RETURN(ir::Attribute value, table_.Attribute(index, attribute));
+    attributes.push_back({std::string(attribute), std::move(value)});
+  }
+  if (!reader.empty()) {
+    return reader.Error(StrCat("expected the end of the properties of ", name, " (",
+                               schema.size(), " attributes), found ", reader.remaining(),
+                               " more bytes"));
+  }
+  return attributes;
+}
+
+StatusOr<std::unique_ptr<ir::Operation>> Converter::BuildOp(const Work& work) {
+  const File::Operation& op = file_.operations[work.op];
+  const std::string& name = names_[op.name];
+  KILN_ASSIGN_OR_RETURN(ir::Location location, table_.Location(op.location, "op location"));
+  const std::string where = Where(name, op);
+  if (!op.successors.empty()) {
+    return WithLocation(Unimplemented(where, ": Kiln does not support ops with successor blocks"),
+                        location);
+  }
+
+  const VhloOpInfo* info = nullptr;
+  if (name.rfind("vhlo.", 0) == 0) {
+    info = FindVhloOp(std::string_view(name).substr(5));
+    if (info == nullptr) {
+      return Unimplemented(name, ": Kiln does not know this VHLO op (", where, "); it reads VHLO "
+                           "up to ", kNewestVhloVersion.ToString());
+    }
+  }
+  StatusOr<std::vector<ir::NamedAttribute>> read = ReadProperties(op, name, info, where);
+  if (!read.ok()) return WithLocation(read.status(), location);
+  std::vector<ir::NamedAttribute> attributes = std::move(read).value();
+  if (op.attr_dict) {
+    KILN_ASSIGN_OR_RETURN(ir::Attribute dict, table_.Attribute(*op.attr_dict, "attributes"));
+    if (!dict.Is(ir::AttrKind::kDictionary)) {
+      return InvalidArgument(where, ": expected a dictionary of attributes, found ",
+                             AttrText(dict));
+    }
+    attributes.insert(attributes.end(), dict->fields.begin(), dict->fields.end());
+  }
+
+  std::string new_name = name;
+  if (info != nullptr) {
+    // Inherent attributes (from properties, or the dictionary before
+    // bytecode 5) go through the StableHLO conversion; the rest stay.
+    std::vector<ir::NamedAttribute> inherent, discardable;
+    for (ir::NamedAttribute& attribute : attributes) {
+      const bool is_inherent = std::binary_search(info->attributes.begin(),
+                                                  info->attributes.end(), attribute.name);
+      (is_inherent ? inherent : discardable).push_back(std::move(attribute));
+    }
+    StatusOr<NormalizedOp> converted =
+        NormalizeVhloOp(*info, std::move(inherent), work.parent_is_func, where);
+    if (!converted.ok()) return WithLocation(converted.status(), location);
+    NormalizedOp normalized = std::move(converted).value();
+    new_name = std::move(normalized.name);
+    attributes = std::move(normalized.attributes);
+    for (ir::NamedAttribute& attribute : discardable) attributes.push_back(std::move(attribute));
+  }
+
+  auto result = std::make_unique<ir::Operation>(std::move(new_name), std::move(location));
+  for (ir::NamedAttribute& attribute : attributes) {
+    result->SetAttr(std::move(attribute.name), std::move(attribute.value));
+  }
+  for (size_t i = 0; i < op.result_ids.size(); ++i) {
+    KILN_ASSIGN_OR_RETURN(ir::Type type, table_.Type(op.result_types[i]));
+    values_[op.result_ids[i]] = result->AddResult(std::move(type));
+  }
+  return result;
+}
+
+Status Converter::AddRegions(const File::Operation& op, ir::Operation& target, bool is_func,
+                             std::vector<Work>& stack) {
+  for (const File::Region& region : op.regions) {
+    ir::Region& new_region = target.AddRegion();
+    for (const File::Block& block : region.blocks) {
+      ir::Block& new_block = new_region.AddBlock();
+      for (const File::Value& argument : block.arguments) {
+        KILN_ASSIGN_OR_RETURN(ir::Type type, table_.Type(argument.type));
+        ir::Location location = ir::Location::Unknown();
+        if (argument.location) {
+          KILN_ASSIGN_OR_RETURN(location, table_.Location(*argument.location, "argument location"));
+        }
+        values_[argument.id] = new_block.AddArgument(std::move(type), std::move(location));
+      }
+      // Reversed, so the first op comes off the stack (and into the block) first.
+      for (size_t i = block.ops.size(); i-- > 0;) {
+        stack.push_back({block.ops[i], &new_block, is_func});
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+StatusOr<uint64_t> Converter::Forwarded(uint64_t id) const {
+  // Chains of folded casts; each step consumes one cast, so a longer walk is a cycle.
+  for (uint64_t steps = 0; forward_[id] != id; ++steps) {
+    if (steps > folded_casts_) {
+      return InvalidArgument("value %", id,
+                             " is defined by a cycle of unrealized conversion casts");
+    }
+    id = forward_[id];
+  }
+  return id;
+}
+
+Status Converter::ResolveOperands() {
+  for (size_t index = 0; index < file_.operations.size(); ++index) {
+    ir::Operation* op = built_[index];
+    if (op == nullptr) continue;
+    for (uint64_t id : file_.operations[index].operand_ids) {
+      KILN_ASSIGN_OR_RETURN(uint64_t source, Forwarded(id));
+      if (values_[source] == nullptr) {
+        return InvalidArgument("op ", op->name(), " at byte ", file_.operations[index].offset,
+                               ": operand %", id, " has no definition");
+      }
+      op->AddOperand(values_[source]);
+    }
+  }
+  return Status::Ok();
+}
+
+StatusOr<ir::Module> Converter::Run() {
+  if (file_.top_level.size() != 1 ||
+      names_[file_.operations[file_.top_level[0]].name] != "builtin.module") {
+    return InvalidArgument("expected the artifact to hold one builtin.module at the top level, "
+                           "found ", file_.top_level.size(), " ops");
+  }
+  KILN_RETURN_IF_ERROR(IndexValueTypes());
+  values_.assign(file_.num_value_ids, nullptr);
+  forward_.resize(file_.num_value_ids);
+  for (uint64_t id = 0; id < forward_.size(); ++id) forward_[id] = id;
+  built_.assign(file_.operations.size(), nullptr);
+
+  std::unique_ptr<ir::Module> module;
+  std::vector<Work> stack{{file_.top_level[0], nullptr, false}};
+  while (!stack.empty()) {
+    const Work work = stack.back();
+    stack.pop_back();
+    const File::Operation& op = file_.operations[work.op];
+    KILN_ASSIGN_OR_RETURN(bool fold, FoldableCast(op));
+    if (fold) {
+      forward_[op.result_ids[0]] = op.operand_ids[0];
+      ++folded_casts_;
+      continue;
+    }
+    KILN_ASSIGN_OR_RETURN(std::unique_ptr<ir::Operation> built, BuildOp(work));
+    const std::string& name = names_[op.name];
+    const bool is_func = name == "vhlo.func_v1" || name == "func.func";
+    ir::Operation* raw = built.get();
+    built_[work.op] = raw;
+    if (work.block == nullptr) {
+      module = std::make_unique<ir::Module>(std::move(built));
+    } else {
+      work.block->Append(std::move(built));
+    }
+    KILN_RETURN_IF_ERROR(AddRegions(op, *raw, is_func, stack));
+  }
+  if (module->op().num_regions() != 1 || module->op().region(0).num_blocks() != 1) {
+    return InvalidArgument("expected the builtin.module to have one region with one block");
+  }
+  KILN_RETURN_IF_ERROR(ResolveOperands());
+  return std::move(*module);
+}
+
+}  // namespace
+
+StatusOr<ir::Module> BuildModule(const File& file, std::span<const uint8_t> bytes) {
+  Converter converter(file, bytes);
+  return converter.Run();
+}
+
+}  // namespace kiln::frontend::vhlo

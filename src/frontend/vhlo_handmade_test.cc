@@ -1,0 +1,511 @@
+// The VHLO reader on hand-built artifacts (nesting, cycles, schema and
+// version errors), its number formats and its op table.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "frontend/vhlo/numbers.h"
+#include "frontend/vhlo/op_table.h"
+#include "frontend/vhlo/reader.h"
+
+namespace kiln::frontend::vhlo {
+namespace {
+
+// Bytecode primitives, written independently of the reader.
+class Writer {
+ public:
+  Writer& Byte(uint8_t byte) {
+    bytes.push_back(byte);
+    return *this;
+  }
+  Writer& VarInt(uint64_t value) {
+    if (value >> 56 != 0) {
+      Byte(0);
+      for (int i = 0; i < 8; ++i) Byte(static_cast<uint8_t>(value >> (8 * i)));
+      return *this;
+    }
+    int count = 1;
+    while (count < 8 && value >> (7 * count) != 0) ++count;
+    const uint64_t encoded = (value << count) | (uint64_t{1} << (count - 1));
+    for (int i = 0; i < count; ++i) Byte(static_cast<uint8_t>(encoded >> (8 * i)));
+    return *this;
+  }
+  Writer& SignedVarInt(int64_t value) {
+    return VarInt((static_cast<uint64_t>(value) << 1) ^ static_cast<uint64_t>(value >> 63));
+  }
+  Writer& Flagged(uint64_t value, bool flag) { return VarInt((value << 1) | (flag ? 1 : 0)); }
+  Writer& Append(const std::vector<uint8_t>& more) {
+    bytes.insert(bytes.end(), more.begin(), more.end());
+    return *this;
+  }
+  Writer& Text(std::string_view text) {
+    bytes.insert(bytes.end(), text.begin(), text.end());
+    return Byte(0);
+  }
+  Writer& Section(uint8_t id, const std::vector<uint8_t>& data) {
+    return Byte(id).VarInt(data.size()).Append(data);
+  }
+
+  std::vector<uint8_t> bytes;
+};
+
+// A version-6 artifact built from its tables. Op names, attributes and types
+// are grouped by dialect in the order given.
+struct Artifact {
+  enum Dialect : uint32_t { kBuiltin = 0, kVhlo = 1, kSdy = 2, kOther = 3 };
+  struct Entry {
+    uint32_t dialect;
+    std::vector<uint8_t> bytes;
+    bool custom = true;
+  };
+
+  std::string producer = "StableHLO_v1.22.0";
+  std::vector<std::string> strings;
+  std::vector<std::pair<uint32_t, std::string>> op_names;
+  std::vector<Entry> attributes;
+  std::vector<Entry> types;
+  std::vector<std::vector<uint8_t>> properties;
+  std::vector<uint8_t> ir;
+
+  uint64_t String(const std::string& text) {
+    for (size_t i = 0; i < strings.size(); ++i) {
+      if (strings[i] == text) return i;
+    }
+    strings.push_back(text);
+    return strings.size() - 1;
+  }
+  uint64_t Attribute(uint32_t dialect, std::vector<uint8_t> bytes) {
+    attributes.push_back({dialect, std::move(bytes)});
+    return attributes.size() - 1;
+  }
+  uint64_t Type(uint32_t dialect, std::vector<uint8_t> bytes) {
+    types.push_back({dialect, std::move(bytes)});
+    return types.size() - 1;
+  }
+  uint64_t Op(uint32_t dialect, const std::string& name) {
+    op_names.push_back({dialect, name});
+    return op_names.size() - 1;
+  }
+
+  std::vector<uint8_t> Build() {
+    static const char* const kDialects[] = {"builtin", "vhlo", "sdy", "other"};
+    std::vector<uint64_t> dialect_names, op_strings;
+    for (const char* name : kDialects) dialect_names.push_back(String(name));
+    for (const auto& [dialect, name] : op_names) op_strings.push_back(String(name));
+
+    Writer dialects;
+    dialects.VarInt(std::size(kDialects));
+    for (uint64_t name : dialect_names) dialects.Flagged(name, false);
+    dialects.VarInt(op_names.size());
+    for (size_t i = 0; i < op_names.size();) {
+      size_t end = i;
+      while (end < op_names.size() && op_names[end].first == op_names[i].first) ++end;
+      dialects.VarInt(op_names[i].first).VarInt(end - i);
+      for (; i < end; ++i) dialects.Flagged(op_strings[i], true);
+    }
+
+    Writer offsets, data;
+    offsets.VarInt(attributes.size()).VarInt(types.size());
+    for (const std::vector<Entry>* table : {&attributes, &types}) {
+      for (size_t i = 0; i < table->size();) {
+        size_t end = i;
+        while (end < table->size() && (*table)[end].dialect == (*table)[i].dialect) ++end;
+        offsets.VarInt((*table)[i].dialect).VarInt(end - i);
+        for (; i < end; ++i) {
+          offsets.Flagged((*table)[i].bytes.size(), (*table)[i].custom);
+          data.Append((*table)[i].bytes);
+        }
+      }
+    }
+
+    Writer string_section;
+    string_section.VarInt(strings.size());
+    for (size_t i = strings.size(); i-- > 0;) string_section.VarInt(strings[i].size() + 1);
+    for (const std::string& text : strings) string_section.Text(text);
+
+    Writer property_section;
+    property_section.VarInt(properties.size());
+    for (const auto& blob : properties) property_section.VarInt(blob.size()).Append(blob);
+
+    Writer file;
+    file.Byte('M').Byte('L').Byte(0xEF).Byte('R').VarInt(6).Text(producer);
+    file.Section(1, dialects.bytes).Section(3, offsets.bytes).Section(2, data.bytes);
+    file.Section(4, ir).Section(0, string_section.bytes).Section(8, property_section.bytes);
+    return file.bytes;
+  }
+};
+
+std::vector<uint8_t> Bytes(std::initializer_list<uint64_t> varints) {
+  Writer writer;
+  for (uint64_t value : varints) writer.VarInt(value);
+  return writer.bytes;
+}
+
+// Builtin attribute and type codes (BuiltinDialectBytecode.td).
+enum : uint64_t { kArrayAttr = 0, kDictionaryAttr = 1, kStringAttr = 2, kUnitAttr = 7 };
+enum : uint64_t { kUnknownLoc = 15 };
+
+// An artifact whose module carries one attribute `x` = `value` (an index),
+// and whose body is `body_ops` ops written by `body`.
+struct ModuleWithAttribute {
+  Artifact artifact;
+  uint64_t module_op, loc;
+
+  ModuleWithAttribute() {
+    module_op = artifact.Op(Artifact::kBuiltin, "module");
+    loc = artifact.Attribute(Artifact::kBuiltin, Bytes({kUnknownLoc}));
+  }
+
+  // The module op, its attribute dictionary {x = value} and a body of
+  // `body_ops` ops that `body` writes.
+  std::vector<uint8_t> Build(uint64_t value, uint64_t body_ops = 0,
+                             const std::vector<uint8_t>& body = {}) {
+    const uint64_t name = artifact.Attribute(Artifact::kBuiltin,
+                                             Bytes({kStringAttr, artifact.String("x")}));
+    const uint64_t dict = artifact.Attribute(Artifact::kBuiltin,
+                                             Bytes({kDictionaryAttr, 1, name, value}));
+    Writer ir;
+    ir.Flagged(1, false);                              // top-level block: one op
+    ir.VarInt(module_op).Byte(0x01 | 0x10).VarInt(loc).VarInt(dict);
+    ir.Flagged(1, false);                              // one region, not isolated
+    ir.VarInt(1).VarInt(0).Flagged(body_ops, false);   // one block, no values
+    ir.Append(body);
+    artifact.ir = ir.bytes;
+    return artifact.Build();
+  }
+};
+
+TEST(VhloHandmadeTest, ReadsAMinimalModule) {
+  ModuleWithAttribute module;
+  const uint64_t unit = module.artifact.Attribute(Artifact::kBuiltin, Bytes({kUnitAttr}));
+  StatusOr<ir::Module> read = ReadPortableArtifact(module.Build(unit));
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ(read->op().GetAttr("x"), ir::Attribute::Unit());
+  EXPECT_TRUE(read->body().operations().empty());
+}
+
+TEST(VhloHandmadeTest, DeepAttributeNestingIsDecodedWithoutNativeStack) {
+  // x = [[[...[unit]...]]]: the reader resolves the chain on an explicit stack.
+  constexpr uint64_t kDepth = 900;
+  ModuleWithAttribute module;
+  const uint64_t first = module.artifact.attributes.size();
+  for (uint64_t level = 0; level < kDepth; ++level) {
+    module.artifact.Attribute(Artifact::kBuiltin, Bytes({kArrayAttr, 1, first + level + 1}));
+  }
+  module.artifact.Attribute(Artifact::kBuiltin, Bytes({kUnitAttr}));
+  StatusOr<ir::Module> read = ReadPortableArtifact(module.Build(first));
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  ir::Attribute value = read->op().GetAttr("x");
+  uint64_t depth = 0;
+  while (value.Is(ir::AttrKind::kArray)) {
+    value = value->elements[0];
+    ++depth;
+  }
+  EXPECT_EQ(depth, kDepth);
+  EXPECT_TRUE(value.Is(ir::AttrKind::kUnit));
+}
+
+TEST(VhloHandmadeTest, RejectsNestingDeeperThanTheLimit) {
+  // 200,000 levels: decoded without recursion, then refused before the IR
+  // would have to free a value that deep.
+  constexpr uint64_t kDepth = 200000;
+  ModuleWithAttribute module;
+  const uint64_t first = module.artifact.attributes.size();
+  for (uint64_t level = 0; level < kDepth; ++level) {
+    module.artifact.Attribute(Artifact::kBuiltin, Bytes({kArrayAttr, 1, first + level + 1}));
+  }
+  module.artifact.Attribute(Artifact::kBuiltin, Bytes({kUnitAttr}));
+  StatusOr<ir::Module> read = ReadPortableArtifact(module.Build(first));
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(read.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(read.status().message().find("nests deeper than 1000 levels"), std::string::npos)
+      << read.status().ToString();
+}
+
+TEST(VhloHandmadeTest, RejectsCyclicAttributes) {
+  ModuleWithAttribute module;
+  const uint64_t first = module.artifact.attributes.size();
+  module.artifact.Attribute(Artifact::kBuiltin, Bytes({kArrayAttr, 1, first + 1}));
+  module.artifact.Attribute(Artifact::kBuiltin, Bytes({kArrayAttr, 2, first + 2, first}));
+  module.artifact.Attribute(Artifact::kBuiltin, Bytes({kUnitAttr}));
+  StatusOr<ir::Module> read = ReadPortableArtifact(module.Build(first));
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(read.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(read.status().message().find("a cycle"), std::string::npos) << read.status().ToString();
+}
+
+TEST(VhloHandmadeTest, MultiplyingTextIsRefused) {
+  // 2000 shardings of 2000 dimensions of 2000 axes: 12 kB of references
+  // that would spell out gigabytes of Shardy text.
+  constexpr uint64_t kFanOut = 2000;
+  ModuleWithAttribute module;
+  Artifact& a = module.artifact;
+  Writer axis;
+  axis.VarInt(4).VarInt(a.String("a")).Flagged(0, false);  // axis_ref "a"
+  const uint64_t axis_ref = a.Attribute(Artifact::kSdy, axis.bytes);
+  Writer dim;
+  dim.VarInt(5).VarInt(kFanOut);  // dimension_sharding {"a", "a", ...}
+  for (uint64_t i = 0; i < kFanOut; ++i) dim.VarInt(axis_ref);
+  dim.Byte(1).Flagged(0, false);
+  const uint64_t dim_sharding = a.Attribute(Artifact::kSdy, dim.bytes);
+  const uint64_t mesh_name = a.Attribute(Artifact::kBuiltin, Bytes({kStringAttr, a.String("m")}));
+  const uint64_t mesh_ref = a.Attribute(Artifact::kBuiltin, Bytes({4, mesh_name}));
+  Writer sharding;
+  sharding.VarInt(6).VarInt(mesh_ref).VarInt(kFanOut);
+  for (uint64_t i = 0; i < kFanOut; ++i) sharding.VarInt(dim_sharding);
+  sharding.VarInt(0);
+  const uint64_t tensor_sharding = a.Attribute(Artifact::kSdy, sharding.bytes);
+  Writer per_value;
+  per_value.VarInt(7).VarInt(kFanOut);
+  for (uint64_t i = 0; i < kFanOut; ++i) per_value.VarInt(tensor_sharding);
+  const uint64_t value = a.Attribute(Artifact::kSdy, per_value.bytes);
+  StatusOr<ir::Module> read = ReadPortableArtifact(module.Build(value));
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(read.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(read.status().message().find("exceeds"), std::string::npos) << read.status().ToString();
+}
+
+TEST(VhloHandmadeTest, DoublingTypeNamesStayBounded) {
+  // future<t, t> of future<t, t> of ... 60 levels: 2^60 names in text.
+  ModuleWithAttribute module;
+  Artifact& a = module.artifact;
+  uint64_t type = a.Type(Artifact::kVhlo, Bytes({4}));  // f32
+  for (int level = 0; level < 60; ++level) {
+    type = a.Type(Artifact::kVhlo, Bytes({42, 2, type, type}));
+  }
+  const uint64_t value = a.Attribute(Artifact::kBuiltin, Bytes({6, type}));  // a type attribute
+  StatusOr<ir::Module> read = ReadPortableArtifact(module.Build(value));
+  if (!read.ok()) {
+    EXPECT_EQ(read.status().code(), StatusCode::kInvalidArgument) << read.status().ToString();
+  }
+}
+
+// A module whose body is one op `name` (of `dialect`) with `properties`.
+std::vector<uint8_t> ModuleWithOp(ModuleWithAttribute& module, uint32_t dialect,
+                                  const std::string& name,
+                                  const std::vector<uint8_t>& properties) {
+  Artifact& a = module.artifact;
+  const uint64_t op = a.Op(dialect, name);
+  a.properties.push_back(properties);
+  Writer body;
+  body.VarInt(op).Byte(0x40).VarInt(module.loc).VarInt(a.properties.size() - 1);
+  const uint64_t unit = a.Attribute(Artifact::kBuiltin, Bytes({kUnitAttr}));
+  return module.Build(unit, 1, body.bytes);
+}
+
+TEST(VhloHandmadeTest, UnknownVhloOpIsUnimplemented) {
+  ModuleWithAttribute module;
+  StatusOr<ir::Module> read =
+      ReadPortableArtifact(ModuleWithOp(module, Artifact::kVhlo, "frobnicate_v1", {}));
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(read.status().code(), StatusCode::kUnimplemented);
+  EXPECT_NE(read.status().message().find("vhlo.frobnicate_v1"), std::string::npos)
+      << read.status().ToString();
+  EXPECT_NE(read.status().message().find("1.22.0"), std::string::npos);
+}
+
+TEST(VhloHandmadeTest, PropertiesMustMatchTheOpSchema) {
+  // vhlo.iota_v1 has one inherent attribute; give it two.
+  ModuleWithAttribute module;
+  const uint64_t dim = module.artifact.Attribute(Artifact::kBuiltin, Bytes({kUnitAttr}));
+  StatusOr<ir::Module> read = ReadPortableArtifact(
+      ModuleWithOp(module, Artifact::kVhlo, "iota_v1", Bytes({dim, dim})));
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(read.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(read.status().message().find("expected the end of the properties of vhlo.iota_v1"),
+            std::string::npos)
+      << read.status().ToString();
+  EXPECT_EQ(read.status().message().rfind("byte ", 0), 0u) << read.status().ToString();
+}
+
+TEST(VhloHandmadeTest, CustomEntriesOfUnknownDialectsNameTheDialect) {
+  ModuleWithAttribute module;
+  const uint64_t value = module.artifact.Attribute(Artifact::kOther, Bytes({1, 2, 3}));
+  StatusOr<ir::Module> read = ReadPortableArtifact(module.Build(value));
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(read.status().code(), StatusCode::kUnimplemented);
+  EXPECT_NE(read.status().message().find("dialect 'other'"), std::string::npos)
+      << read.status().ToString();
+}
+
+TEST(VhloHandmadeTest, TextualEntriesBecomeOpaque) {
+  ModuleWithAttribute module;
+  Writer text;
+  text.Text("#other.thing<1, 2>");
+  module.artifact.attributes.push_back({Artifact::kOther, text.bytes, /*custom=*/false});
+  StatusOr<ir::Module> read =
+      ReadPortableArtifact(module.Build(module.artifact.attributes.size() - 1));
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ(read->op().GetAttr("x"), ir::Attribute::Opaque("#other.thing<1, 2>"));
+}
+
+// A vhlo.tensor_v1 of i1 with `blob`, read back as module attribute x.
+StatusOr<ir::Attribute> BoolTensor(int64_t count, const std::vector<uint8_t>& blob) {
+  ModuleWithAttribute module;
+  Artifact& a = module.artifact;
+  const uint64_t i1 = a.Type(Artifact::kVhlo, Bytes({0}));
+  Writer tensor_type;
+  tensor_type.VarInt(20).VarInt(1).SignedVarInt(count).VarInt(i1);
+  const uint64_t type = a.Type(Artifact::kVhlo, tensor_type.bytes);
+  Writer tensor;
+  tensor.VarInt(15).VarInt(type).VarInt(blob.size()).Append(blob);
+  const uint64_t value = a.Attribute(Artifact::kVhlo, tensor.bytes);
+  KILN_ASSIGN_OR_RETURN(ir::Module read, ReadPortableArtifact(module.Build(value)));
+  return read.op().GetAttr("x");
+}
+
+TEST(VhloHandmadeTest, UnpacksBooleanTensors) {
+  StatusOr<ir::Attribute> packed = BoolTensor(10, {0b00101101, 0b10});
+  ASSERT_TRUE(packed.ok()) << packed.status().ToString();
+  EXPECT_EQ((*packed)->data, (std::vector<uint8_t>{1, 0, 1, 1, 0, 1, 0, 0, 0, 1}));
+  EXPECT_FALSE((*packed)->splat);
+
+  StatusOr<ir::Attribute> splat_true = BoolTensor(16, {0xFF});
+  ASSERT_TRUE(splat_true.ok()) << splat_true.status().ToString();
+  EXPECT_TRUE((*splat_true)->splat);
+  EXPECT_EQ((*splat_true)->data, std::vector<uint8_t>{1});
+
+  StatusOr<ir::Attribute> unpacked = BoolTensor(3, {1, 0, 1});  // the older, unpacked form
+  ASSERT_TRUE(unpacked.ok()) << unpacked.status().ToString();
+  EXPECT_EQ((*unpacked)->data, (std::vector<uint8_t>{1, 0, 1}));
+
+  StatusOr<ir::Attribute> short_blob = BoolTensor(20, {1, 2});
+  ASSERT_FALSE(short_blob.ok());
+  EXPECT_NE(short_blob.status().message().find("expected 20 bytes of dense data"),
+            std::string::npos)
+      << short_blob.status().ToString();
+}
+
+TEST(VhloHandmadeTest, DecodesFileLineColumnRanges) {
+  ModuleWithAttribute module;
+  Artifact& a = module.artifact;
+  const uint64_t file = a.Attribute(Artifact::kBuiltin, Bytes({kStringAttr, a.String("f.py")}));
+  // [line, column, end column] and [line, column, end line, end column].
+  const uint64_t same_line = a.Attribute(Artifact::kBuiltin, Bytes({22, file, 3, 5, 11, 21}));
+  const uint64_t two_lines = a.Attribute(Artifact::kBuiltin, Bytes({22, file, 4, 5, 11, 6, 2}));
+  const uint64_t fused = a.Attribute(Artifact::kBuiltin, Bytes({12, 2, same_line, two_lines}));
+  module.loc = fused;
+  const uint64_t unit = a.Attribute(Artifact::kBuiltin, Bytes({kUnitAttr}));
+  StatusOr<ir::Module> read = ReadPortableArtifact(module.Build(unit));
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  const ir::LocationStorage& loc = read->op().location().storage();
+  ASSERT_EQ(loc.kind, ir::LocationKind::kFused);
+  ASSERT_EQ(loc.children.size(), 2u);
+  const ir::LocationStorage& first = loc.children[0].storage();
+  EXPECT_EQ(first.text, "f.py");
+  EXPECT_EQ(first.line, 5);
+  EXPECT_EQ(first.column, 11);
+  EXPECT_EQ(first.end_line, 5);
+  EXPECT_EQ(first.end_column, 21);
+  const ir::LocationStorage& second = loc.children[1].storage();
+  EXPECT_EQ(second.end_line, 6);
+  EXPECT_EQ(second.end_column, 2);
+  EXPECT_EQ(read->op().location().ToUserString(), "f.py:5:11");
+}
+
+TEST(VhloHandmadeTest, DecodesBuiltinDenseArraysAndIntegers) {
+  ModuleWithAttribute module;
+  Artifact& a = module.artifact;
+  const uint64_t i64 = a.Type(Artifact::kBuiltin, Bytes({0, 64 << 2}));
+  const uint64_t ui8 = a.Type(Artifact::kBuiltin, Bytes({0, (8 << 2) | 2}));
+  Writer array;
+  array.VarInt(17).VarInt(i64).VarInt(2).VarInt(16);
+  for (int64_t v : {int64_t{-3}, int64_t{1} << 40}) {
+    for (int i = 0; i < 8; ++i) {
+      array.Byte(static_cast<uint8_t>(static_cast<uint64_t>(v) >> (8 * i)));
+    }
+  }
+  const uint64_t dense = a.Attribute(Artifact::kBuiltin, array.bytes);
+  Writer big;
+  big.VarInt(8).VarInt(ui8).Byte(250);  // 250 : ui8, one raw byte
+  const uint64_t small = a.Attribute(Artifact::kBuiltin, big.bytes);
+  const uint64_t list = a.Attribute(Artifact::kBuiltin, Bytes({kArrayAttr, 2, dense, small}));
+  StatusOr<ir::Module> read = ReadPortableArtifact(module.Build(list));
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  ir::Attribute value = read->op().GetAttr("x");
+  EXPECT_EQ(value->elements[0], ir::Attribute::DenseI64Array({-3, int64_t{1} << 40}));
+  EXPECT_EQ(value->elements[1], ir::Attribute::Integer(250, ir::Type::Element(ElementType::kU8)));
+}
+
+// ---------------------------------------------------------------------------
+// Number formats and the op table.
+
+double Decode(ElementType type, uint64_t bits) {
+  double value = -12345;
+  EXPECT_TRUE(FloatBitsToDouble(type, bits, value));
+  return value;
+}
+
+TEST(VhloNumbersTest, DecodesSmallFloatFormats) {
+  EXPECT_EQ(Decode(ElementType::kBF16, 0x3FC0), 1.5);
+  EXPECT_EQ(Decode(ElementType::kF16, 0xC000), -2.0);
+  EXPECT_EQ(Decode(ElementType::kF16, 0x0001), std::ldexp(1.0, -24));  // subnormal
+  EXPECT_TRUE(std::isinf(Decode(ElementType::kF16, 0x7C00)));
+  EXPECT_EQ(Decode(ElementType::kF8E4M3FN, 0x7E), 448.0);
+  EXPECT_TRUE(std::isnan(Decode(ElementType::kF8E4M3FN, 0x7F)));
+  EXPECT_TRUE(std::isinf(Decode(ElementType::kF8E5M2, 0x7C)));
+  EXPECT_EQ(Decode(ElementType::kF8E5M2, 0x3C), 1.0);
+  EXPECT_TRUE(std::isnan(Decode(ElementType::kF8E4M3FNUZ, 0x80)));
+  EXPECT_EQ(Decode(ElementType::kF8E4M3FNUZ, 0x40), 1.0);  // bias 8
+  EXPECT_EQ(Decode(ElementType::kF8E4M3B11FNUZ, 0x58), 1.0);  // bias 11
+  EXPECT_EQ(Decode(ElementType::kF8E8M0FNU, 0x7F), 1.0);
+  EXPECT_TRUE(std::isnan(Decode(ElementType::kF8E8M0FNU, 0xFF)));
+  EXPECT_EQ(Decode(ElementType::kF4E2M1FN, 0x7), 6.0);
+  EXPECT_EQ(Decode(ElementType::kF6E2M3FN, 0x1F), 7.5);
+  EXPECT_EQ(Decode(ElementType::kF6E3M2FN, 0x1F), 28.0);
+  EXPECT_EQ(Decode(ElementType::kTF32, 0x1FE00), 1.5);  // 1 + 8 + 10 bits
+  EXPECT_EQ(Float80BitsToDouble(0x8000000000000000ull, 0x3FFF), 1.0);
+  EXPECT_EQ(Float128BitsToDouble(0, 0x4000000000000000ull), 2.0);
+  double unused;
+  EXPECT_FALSE(FloatBitsToDouble(ElementType::kS32, 0, unused));
+}
+
+TEST(VhloNumbersTest, TruncatesIntegersToTheirWidth) {
+  EXPECT_EQ(TruncateToWidth(0xF, 4, true), -1);
+  EXPECT_EQ(TruncateToWidth(0xF, 4, false), 15);
+  EXPECT_EQ(TruncateToWidth(~uint64_t{0}, 64, false), -1);  // two's complement bits
+  EXPECT_EQ(TruncateToWidth(0x1FF, 8, true), -1);
+}
+
+TEST(VhloOpTableTest, KnowsEveryVhloOpVersion) {
+  const VhloOpInfo* dot = FindVhloOp("dot_general_v2");
+  ASSERT_NE(dot, nullptr);
+  EXPECT_TRUE(dot->newest);
+  EXPECT_EQ(dot->first, (VhloVersion{1, 6, 0}));
+  EXPECT_EQ(dot->attributes.size(), 12u);
+  EXPECT_TRUE(std::is_sorted(dot->attributes.begin(), dot->attributes.end()));
+  const VhloOpInfo* func = FindVhloOp("func_v1");
+  ASSERT_NE(func, nullptr);
+  EXPECT_EQ(func->attributes, (std::vector<std::string_view>{"arg_attrs", "function_type",
+                                                             "res_attrs", "sym_name",
+                                                             "sym_visibility"}));
+  const VhloOpInfo* v1 = FindVhloOp("dot_general_v1");
+  ASSERT_NE(v1, nullptr);
+  EXPECT_FALSE(v1->newest);
+  EXPECT_EQ(v1->last, (VhloVersion{1, 5, 0}));
+  EXPECT_EQ(FindVhloOp("constant_v99"), nullptr);
+  EXPECT_EQ(KnownVersionsOf("constant_v99"), "constant_v1");
+  EXPECT_EQ(KnownVersionsOf("cosine_v7"), "cosine_v1, cosine_v2");
+  EXPECT_NE(FindVhloOp("cross-replica-sum_v1"), nullptr);
+  EXPECT_EQ(SplitVersionedName("all_to_all_v2"),
+            (std::pair<std::string_view, int>{"all_to_all", 2}));
+  EXPECT_EQ(SplitVersionedName("no_version").second, 0);
+}
+
+TEST(VhloOpTableTest, ParsesVersions) {
+  EXPECT_EQ(ParseVhloVersion("1.22.0"), (VhloVersion{1, 22, 0}));
+  EXPECT_FALSE(ParseVhloVersion("1.22").has_value());
+  EXPECT_FALSE(ParseVhloVersion("1.22.0.1").has_value());
+  EXPECT_FALSE(ParseVhloVersion("a.b.c").has_value());
+  EXPECT_EQ(VhloVersionFromProducer("StableHLO_v0.9.0"), (VhloVersion{0, 9, 0}));
+  EXPECT_FALSE(VhloVersionFromProducer("MLIR19.0.0git").has_value());
+  EXPECT_LT((VhloVersion{1, 9, 0}), (VhloVersion{1, 10, 0}));
+}
+
+}  // namespace
+}  // namespace kiln::frontend::vhlo

@@ -1,0 +1,114 @@
+// kiln-tool: the C++ half of the `kiln` command (python/kiln_pjrt/cli.py
+// forwards `kiln print|inspect ...` here).
+//
+//   kiln-tool print [--generic] [--locations] [--verify] FILE   the module as StableHLO text
+//   kiln-tool inspect FILE                           producer, versions, op histogram
+//
+// Bad input: one line "kiln: FILE: CODE: message" on stderr and exit code 1;
+// bad usage: exit code 2.
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "frontend/program.h"
+#include "frontend/vhlo/reader.h"
+#include "ir/printer.h"
+#include "ir/verifier.h"
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: kiln print [--generic] [--locations] [--verify] FILE\n"
+    "       kiln inspect FILE\n";
+
+int Fail(const std::string& path, const kiln::Status& status) {
+  std::string message = status.ToString();
+  for (char& c : message) {
+    if (c == '\n') c = ' ';
+  }
+  std::fprintf(stderr, "kiln: %s: %s\n", path.c_str(), message.c_str());
+  return 1;
+}
+
+kiln::StatusOr<std::vector<uint8_t>> ReadWholeFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return kiln::NotFound("cannot open the file");
+  return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), {});
+}
+
+int Print(const std::string& path, const kiln::ir::PrintOptions& options, bool verify) {
+  auto bytes = ReadWholeFile(path);
+  if (!bytes.ok()) return Fail(path, bytes.status());
+  auto module = kiln::frontend::ReadProgram(*bytes);
+  if (!module.ok()) return Fail(path, module.status());
+  if (verify) {
+    if (kiln::Status verified = kiln::ir::Verify(*module); !verified.ok()) {
+      return Fail(path, verified);
+    }
+  }
+  std::string text = kiln::ir::PrintModule(*module, options);
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  if (text.empty() || text.back() != '\n') std::fputc('\n', stdout);
+  return 0;
+}
+
+int Inspect(const std::string& path) {
+  auto bytes = ReadWholeFile(path);
+  if (!bytes.ok()) return Fail(path, bytes.status());
+  if (kiln::frontend::DetectFormat(*bytes) != kiln::frontend::ProgramFormat::kPortableArtifact) {
+    return Fail(path, kiln::InvalidArgument("not a StableHLO portable artifact (no MLIR "
+                                            "bytecode magic); `kiln print` reads text"));
+  }
+  auto info = kiln::frontend::vhlo::InspectPortableArtifact(*bytes);
+  if (!info.ok()) return Fail(path, info.status());
+  std::printf("file: %s (%zu bytes)\n", path.c_str(), bytes->size());
+  std::printf("producer: %s\n", info->producer.c_str());
+  std::printf("bytecode version: %llu\n", static_cast<unsigned long long>(info->bytecode_version));
+  std::printf("vhlo version: %s\n",
+              info->vhlo_version ? info->vhlo_version->ToString().c_str() : "unknown");
+  uint64_t total = 0;
+  for (const auto& entry : info->op_histogram) total += entry.second;
+  std::printf("ops: %llu\n", static_cast<unsigned long long>(total));
+  for (const auto& [name, count] : info->op_histogram) {
+    std::printf("  %8llu  %s\n", static_cast<unsigned long long>(count), name.c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string_view> args(argv + 1, argv + argc);
+  if (args.empty()) {
+    std::fputs(kUsage, stderr);
+    return 2;
+  }
+  std::string_view command = args.front();
+  kiln::ir::PrintOptions options;
+  bool verify = false;
+  std::string path;
+  for (size_t i = 1; i < args.size(); ++i) {
+    if (args[i] == "--generic" && command == "print") {
+      options.generic = true;
+    } else if (args[i] == "--verify" && command == "print") {
+      verify = true;
+    } else if (args[i] == "--locations" && command == "print") {
+      options.locations = true;
+    } else if (path.empty() && !args[i].starts_with("--")) {
+      path = std::string(args[i]);
+    } else {
+      std::fprintf(stderr, "kiln %.*s: unexpected argument '%.*s'\n%s",
+                   static_cast<int>(command.size()), command.data(),
+                   static_cast<int>(args[i].size()), args[i].data(), kUsage);
+      return 2;
+    }
+  }
+  if (path.empty() || (command != "print" && command != "inspect")) {
+    std::fputs(kUsage, stderr);
+    return 2;
+  }
+  return command == "print" ? Print(path, options, verify) : Inspect(path);
+}
