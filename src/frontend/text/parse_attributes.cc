@@ -77,11 +77,15 @@ bool Parser::CaptureBalanced(size_t start, std::string& text) {
   while (cursor < text_.size()) {
     char c = text_[cursor];
     if (c == '"') {
-      // Skip a string literal, escapes included.
-      for (++cursor; cursor < text_.size() && text_[cursor] != '"'; ++cursor) {
-        if (text_[cursor] == '\\') ++cursor;
+      // Skip a string literal, escapes included; like the lexer, a string
+      // ends on its line.
+      size_t string_start = cursor;
+      for (++cursor; cursor < text_.size() && text_[cursor] != '"' && text_[cursor] != '\n'; ++cursor) {
+        if (text_[cursor] == '\\' && cursor + 1 < text_.size() && text_[cursor + 1] != '\n') ++cursor;
       }
-      if (cursor >= text_.size()) break;
+      if (cursor >= text_.size() || text_[cursor] != '"') {
+        return Fail(string_start, "unterminated string (a string ends on its line)");
+      }
       ++cursor;
       continue;
     }

@@ -27,9 +27,7 @@ bool Parser::Run() {
 bool Parser::StepRegion() {
   RegionFrame& frame = stack_.back().region;
   if (frame.top_level) {
-    while (token_.Is(TokenKind::kHash) || token_.Is(TokenKind::kExclamation)) {
-      if (!SkipAliasDefinition()) return false;
-    }
+    if (!SkipAliasDefinitions()) return FailExpected("an operation");
     if (token_.Is(TokenKind::kEof)) return CloseRegion();
   } else if (token_.Is(TokenKind::kRBrace)) {
     return CloseRegion();

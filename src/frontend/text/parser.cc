@@ -129,6 +129,7 @@ bool Parser::CollectAliases() {
         return Fail(previous.offset, StrCat("redefinition of alias '", name, "'"));
       }
       Alias alias;
+      alias.name_offset = previous.offset;
       alias.value_offset = value_offset;
       alias.is_type = previous.Is(TokenKind::kExclamation);
       aliases_.emplace(name, alias);
@@ -185,11 +186,14 @@ bool Parser::ParseAlias(const std::string& name, Alias& alias) {
   return ok;
 }
 
-bool Parser::SkipAliasDefinition() {
-  auto it = aliases_.find(std::string(token_.spelling));
-  if (it == aliases_.end()) return FailExpected("an operation");
-  lexer_.Reset(it->second.end_offset);
-  Advance();
+bool Parser::SkipAliasDefinitions() {
+  // Only definitions themselves are skipped; the name used elsewhere is not.
+  while (token_.Is(TokenKind::kHash) || token_.Is(TokenKind::kExclamation)) {
+    auto it = aliases_.find(std::string(token_.spelling));
+    if (it == aliases_.end() || it->second.name_offset != token_.offset) return false;
+    lexer_.Reset(it->second.end_offset);
+    Advance();
+  }
   return true;
 }
 
@@ -242,18 +246,13 @@ StatusOr<ir::Module> Parser::Parse() {
   Advance();
   scopes_.push_back(Scope{});
   scopes_.back().isolated = true;
-  auto skip_aliases = [&] {
-    while (token_.Is(TokenKind::kHash) || token_.Is(TokenKind::kExclamation)) {
-      if (!SkipAliasDefinition()) return false;
-    }
-    return true;
-  };
-  if (!skip_aliases()) return error_;
+  SkipAliasDefinitions();
   bool explicit_module = token_.IsKeyword("module") ||
                          (token_.Is(TokenKind::kString) &&
                           Lexer::StringValue(token_.spelling) == "builtin.module");
   if (explicit_module) {
-    if (!ParseOperation(nullptr, "") || !Run() || !skip_aliases()) return error_;
+    if (!ParseOperation(nullptr, "") || !Run()) return error_;
+    SkipAliasDefinitions();
     if (!token_.Is(TokenKind::kEof)) {
       FailExpected("end of input after the module");
       return error_;

@@ -112,7 +112,9 @@ class Parser {
 
   // ---- aliases (parser.cc) ----
   bool CollectAliases();
-  bool SkipAliasDefinition();
+  // Skips alias definitions at the current position; false when the current
+  // token is an alias name that does not start its definition.
+  bool SkipAliasDefinitions();
   bool ResolveAttributeAlias(const Token& name, ir::Attribute& attribute);
   bool ResolveTypeAlias(const Token& name, ir::Type& type);
   bool ResolveLocationAlias(const Token& name, ir::Location& location);
@@ -190,6 +192,7 @@ class Parser {
     bool isolated = false;
   };
   struct Alias {
+    size_t name_offset = 0;  // where the definition starts
     size_t value_offset = 0;
     size_t end_offset = 0;
     bool is_type = false;

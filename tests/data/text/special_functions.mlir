@@ -1,5 +1,5 @@
 module @jit attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
-  func.func public @main(%arg0: tensor<5xf32>) -> (tensor<5xf32> {jax.result_info = "result[0]"}, tensor<5xf32> {jax.result_info = "result[1]"}, tensor<5xf32> {jax.result_info = "result[2]"}, tensor<5xf32> {jax.result_info = "result[3]"}, tensor<5xf32> {jax.result_info = "result[4]"}, tensor<5xf32> {jax.result_info = "result[5]"}, tensor<5xf32> {jax.result_info = "result[6]"}, tensor<5xf32> {jax.result_info = "result[7]"}, tensor<5xf32> {jax.result_info = "result[8]"}, tensor<5xf32> {jax.result_info = "result[9]"}, tensor<5xf32> {jax.result_info = "result[10]"}, tensor<5xf32> {jax.result_info = "result[11]"}, tensor<5xf32> {jax.result_info = "result[12]"}) {
+  func.func public @main(%arg0: tensor<5xf32>) -> (tensor<5xf32> {jax.result_info = "result[0]"}, tensor<5xf32> {jax.result_info = "result[1]"}, tensor<5xf32> {jax.result_info = "result[2]"}, tensor<5xf32> {jax.result_info = "result[3]"}, tensor<5xf32> {jax.result_info = "result[4]"}, tensor<5xf32> {jax.result_info = "result[5]"}, tensor<5xf32> {jax.result_info = "result[6]"}, tensor<5xf32> {jax.result_info = "result[7]"}, tensor<5xf32> {jax.result_info = "result[8]"}, tensor<5xf32> {jax.result_info = "result[9]"}, tensor<5xf32> {jax.result_info = "result[10]"}, tensor<5xf32> {jax.result_info = "result[11]"}) {
     %0 = chlo.erf %arg0 : tensor<5xf32> -> tensor<5xf32>
     %1 = chlo.erf_inv %arg0 : tensor<5xf32> -> tensor<5xf32>
     %2 = call @lgamma_impl(%arg0) : (tensor<5xf32>) -> tensor<5xf32>
@@ -19,278 +19,24 @@ module @jit attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i
     %14 = chlo.cosh %arg0 : tensor<5xf32> -> tensor<5xf32>
     %15 = chlo.asinh %arg0 : tensor<5xf32> -> tensor<5xf32>
     %16 = chlo.atanh %arg0 : tensor<5xf32> -> tensor<5xf32>
-    %17 = stablehlo.compare NE, %arg0, %arg0, FLOAT : (tensor<5xf32>, tensor<5xf32>) -> tensor<5xi1>
-    %18 = stablehlo.compare NE, %arg0, %arg0, FLOAT : (tensor<5xf32>, tensor<5xf32>) -> tensor<5xi1>
-    %19 = stablehlo.or %17, %18 : tensor<5xi1>
-    %cst_1 = stablehlo.constant dense<0x7F800000> : tensor<f32>
-    %20 = stablehlo.broadcast_in_dim %cst_1, dims = [] : (tensor<f32>) -> tensor<5xf32>
-    %21 = stablehlo.compare EQ, %arg0, %20, FLOAT : (tensor<5xf32>, tensor<5xf32>) -> tensor<5xi1>
-    %cst_2 = stablehlo.constant dense<0x7F800000> : tensor<f32>
+    %17 = stablehlo.multiply %arg0, %arg0 : tensor<5xf32>
+    %18 = stablehlo.multiply %17, %arg0 : tensor<5xf32>
+    %cst_1 = stablehlo.constant dense<4.471500e-02> : tensor<f32>
+    %19 = stablehlo.broadcast_in_dim %cst_1, dims = [] : (tensor<f32>) -> tensor<5xf32>
+    %20 = stablehlo.multiply %19, %18 : tensor<5xf32>
+    %21 = stablehlo.add %arg0, %20 : tensor<5xf32>
+    %cst_2 = stablehlo.constant dense<0.797884583> : tensor<f32>
     %22 = stablehlo.broadcast_in_dim %cst_2, dims = [] : (tensor<f32>) -> tensor<5xf32>
-    %23 = stablehlo.compare EQ, %arg0, %22, FLOAT : (tensor<5xf32>, tensor<5xf32>) -> tensor<5xi1>
-    %cst_3 = stablehlo.constant dense<0.000000e+00> : tensor<f32>
-    %24 = stablehlo.broadcast_in_dim %cst_3, dims = [] : (tensor<f32>) -> tensor<5xf32>
-    %25 = stablehlo.compare EQ, %arg0, %24, FLOAT : (tensor<5xf32>, tensor<5xf32>) -> tensor<5xi1>
-    %cst_4 = stablehlo.constant dense<0.000000e+00> : tensor<f32>
-    %26 = stablehlo.broadcast_in_dim %cst_4, dims = [] : (tensor<f32>) -> tensor<5xf32>
-    %27 = stablehlo.compare EQ, %arg0, %26, FLOAT : (tensor<5xf32>, tensor<5xf32>) -> tensor<5xi1>
-    %cst_5 = stablehlo.constant dense<0.000000e+00> : tensor<f32>
-    %28 = stablehlo.broadcast_in_dim %cst_5, dims = [] : (tensor<f32>) -> tensor<5xf32>
-    %29 = stablehlo.compare LT, %arg0, %28, FLOAT : (tensor<5xf32>, tensor<5xf32>) -> tensor<5xi1>
-    %cst_6 = stablehlo.constant dense<0.000000e+00> : tensor<f32>
-    %30 = stablehlo.broadcast_in_dim %cst_6, dims = [] : (tensor<f32>) -> tensor<5xf32>
-    %31 = stablehlo.compare LT, %arg0, %30, FLOAT : (tensor<5xf32>, tensor<5xf32>) -> tensor<5xi1>
-    %32 = stablehlo.and %25, %27 : tensor<5xi1>
-    %33 = stablehlo.and %23, %21 : tensor<5xi1>
-    %34 = stablehlo.or %29, %31 : tensor<5xi1>
-    %35 = stablehlo.or %34, %32 : tensor<5xi1>
-    %36 = stablehlo.or %35, %33 : tensor<5xi1>
-    %37 = stablehlo.or %36, %19 : tensor<5xi1>
-    %cst_7 = stablehlo.constant dense<1.000000e+00> : tensor<f32>
-    %38 = stablehlo.broadcast_in_dim %cst_7, dims = [] : (tensor<f32>) -> tensor<5xf32>
-    %39 = stablehlo.compare GE, %arg0, %38, FLOAT : (tensor<5xf32>, tensor<5xf32>) -> tensor<5xi1>
-    %40 = stablehlo.compare GT, %arg0, %arg0, FLOAT : (tensor<5xf32>, tensor<5xf32>) -> tensor<5xi1>
-    %41 = stablehlo.and %39, %40 : tensor<5xi1>
-    %42 = stablehlo.log %arg0 : tensor<5xf32>
-    %43 = stablehlo.multiply %arg0, %42 : tensor<5xf32>
-    %44 = stablehlo.subtract %43, %arg0 : tensor<5xf32>
-    %45 = call @lgamma_impl(%arg0) : (tensor<5xf32>) -> tensor<5xf32>
-    %46 = stablehlo.subtract %44, %45 : tensor<5xf32>
-    %cst_8 = stablehlo.constant dense<3.40282347E+38> : tensor<f32>
-    %47 = stablehlo.log %cst_8 : tensor<f32>
-    %48 = stablehlo.negate %47 : tensor<f32>
-    %49 = stablehlo.broadcast_in_dim %48, dims = [] : (tensor<f32>) -> tensor<5xf32>
-    %50 = stablehlo.compare LT, %46, %49, FLOAT : (tensor<5xf32>, tensor<5xf32>) -> tensor<5xi1>
-    %51 = stablehlo.exponential %46 : tensor<5xf32>
-    %52 = stablehlo.or %27, %37 : tensor<5xi1>
-    %53 = stablehlo.or %52, %50 : tensor<5xi1>
-    %54 = stablehlo.or %53, %21 : tensor<5xi1>
-    %55 = stablehlo.or %54, %23 : tensor<5xi1>
-    %56 = stablehlo.not %55 : tensor<5xi1>
-    %57 = stablehlo.and %56, %41 : tensor<5xi1>
-    %cst_9 = stablehlo.constant dense<1.000000e+00> : tensor<f32>
-    %58 = stablehlo.broadcast_in_dim %cst_9, dims = [] : (tensor<f32>) -> tensor<5xf32>
-    %59 = stablehlo.subtract %58, %arg0 : tensor<5xf32>
-    %60 = stablehlo.add %arg0, %59 : tensor<5xf32>
-    %cst_10 = stablehlo.constant dense<1.000000e+00> : tensor<f32>
-    %61 = stablehlo.broadcast_in_dim %cst_10, dims = [] : (tensor<f32>) -> tensor<5xf32>
-    %62 = stablehlo.add %60, %61 : tensor<5xf32>
-    %cst_11 = stablehlo.constant dense<1.000000e+00> : tensor<f32>
-    %63 = stablehlo.broadcast_in_dim %cst_11, dims = [] : (tensor<f32>) -> tensor<5xf32>
-    %cst_12 = stablehlo.constant dense<1.000000e+00> : tensor<f32>
-    %64 = stablehlo.broadcast_in_dim %cst_12, dims = [] : (tensor<f32>) -> tensor<5xf32>
-    %65 = stablehlo.add %arg0, %64 : tensor<5xf32>
-    %66 = stablehlo.multiply %62, %arg0 : tensor<5xf32>
-    %67 = stablehlo.divide %65, %66 : tensor<5xf32>
-    %cst_13 = stablehlo.constant dense<1.000000e+00> : tensor<f32>
-    %68 = stablehlo.broadcast_in_dim %cst_13, dims = [] : (tensor<f32>) -> tensor<5xf32>
-    %cst_14 = stablehlo.constant dense<0.000000e+00> : tensor<f32>
-    %69 = stablehlo.broadcast_in_dim %cst_14, dims = [] : (tensor<f32>) -> tensor<5xf32>
-    %cst_15 = stablehlo.constant dense<0.000000e+00> : tensor<f32>
-    %70 = stablehlo.broadcast_in_dim %cst_15, dims = [] : (tensor<f32>) -> tensor<5xf32>
-    %cst_16 = stablehlo.constant dense<0.000000e+00> : tensor<f32>
-    %71 = stablehlo.broadcast_in_dim %cst_16, dims = [] : (tensor<f32>) -> tensor<5xf32>
-    %72 = stablehlo.negate %arg0 : tensor<5xf32>
-    %73 = stablehlo.multiply %67, %72 : tensor<5xf32>
-    %74 = stablehlo.subtract %71, %73 : tensor<5xf32>
-    %75 = stablehlo.divide %74, %66 : tensor<5xf32>
-    %cst_17 = stablehlo.constant dense<0.000000e+00> : tensor<f32>
-    %76:15 = stablehlo.while(%iterArg = %57, %iterArg_31 = %67, %iterArg_32 = %68, %iterArg_33 = %59, %iterArg_34 = %62, %iterArg_35 = %cst_17, %iterArg_36 = %65, %iterArg_37 = %66, %iterArg_38 = %63, %iterArg_39 = %arg0, %iterArg_40 = %69, %iterArg_41 = %70, %iterArg_42 = %71, %iterArg_43 = %72, %iterArg_44 = %75) : tensor<5xi1>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>, tensor<f32>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>
-    cond {
-      %cst_45 = stablehlo.constant dense<2.000000e+03> : tensor<f32>
-      %111 = stablehlo.compare LT, %iterArg_35, %cst_45, FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
-      %c = stablehlo.constant dense<false> : tensor<i1>
-      %112 = stablehlo.reduce(%iterArg init: %c) applies stablehlo.or across dimensions = [0] : (tensor<5xi1>, tensor<i1>) -> tensor<i1>
-      %113 = stablehlo.and %111, %112 : tensor<i1>
-      stablehlo.return %113 : tensor<i1>
-    } do {
-      %cst_45 = stablehlo.constant dense<1.000000e+00> : tensor<f32>
-      %111 = stablehlo.add %iterArg_35, %cst_45 : tensor<f32>
-      %cst_46 = stablehlo.constant dense<1.000000e+00> : tensor<f32>
-      %112 = stablehlo.broadcast_in_dim %cst_46, dims = [] : (tensor<f32>) -> tensor<5xf32>
-      %113 = stablehlo.add %iterArg_33, %112 : tensor<5xf32>
-      %cst_47 = stablehlo.constant dense<2.000000e+00> : tensor<f32>
-      %114 = stablehlo.broadcast_in_dim %cst_47, dims = [] : (tensor<f32>) -> tensor<5xf32>
-      %115 = stablehlo.add %iterArg_34, %114 : tensor<5xf32>
-      %116 = stablehlo.broadcast_in_dim %111, dims = [] : (tensor<f32>) -> tensor<5xf32>
-      %117 = stablehlo.multiply %113, %116 : tensor<5xf32>
-      %118 = stablehlo.multiply %iterArg_36, %115 : tensor<5xf32>
-      %119 = stablehlo.multiply %iterArg_38, %117 : tensor<5xf32>
-      %120 = stablehlo.subtract %118, %119 : tensor<5xf32>
-      %121 = stablehlo.multiply %iterArg_37, %115 : tensor<5xf32>
-      %122 = stablehlo.multiply %iterArg_39, %117 : tensor<5xf32>
-      %123 = stablehlo.subtract %121, %122 : tensor<5xf32>
-      %cst_48 = stablehlo.constant dense<0.000000e+00> : tensor<f32>
-      %124 = stablehlo.broadcast_in_dim %cst_48, dims = [] : (tensor<f32>) -> tensor<5xf32>
-      %125 = stablehlo.compare NE, %123, %124, FLOAT : (tensor<5xf32>, tensor<5xf32>) -> tensor<5xi1>
-      %126 = stablehlo.divide %120, %123 : tensor<5xf32>
-      %127 = stablehlo.subtract %iterArg_31, %126 : tensor<5xf32>
-      %128 = stablehlo.divide %127, %126 : tensor<5xf32>
-      %129 = stablehlo.abs %128 : tensor<5xf32>
-      %cst_49 = stablehlo.constant dense<1.000000e+00> : tensor<f32>
-      %130 = stablehlo.broadcast_in_dim %cst_49, dims = [] : (tensor<f32>) -> tensor<5xf32>
-      %131 = stablehlo.select %125, %129, %130 : tensor<5xi1>, tensor<5xf32>
-      %132 = stablehlo.select %125, %126, %iterArg_31 : tensor<5xi1>, tensor<5xf32>
-      %133 = stablehlo.multiply %iterArg_42, %115 : tensor<5xf32>
-      %134 = stablehlo.subtract %133, %iterArg_36 : tensor<5xf32>
-      %135 = stablehlo.multiply %iterArg_40, %117 : tensor<5xf32>
-      %136 = stablehlo.subtract %134, %135 : tensor<5xf32>
-      %137 = stablehlo.broadcast_in_dim %111, dims = [] : (tensor<f32>) -> tensor<5xf32>
-      %138 = stablehlo.multiply %iterArg_38, %137 : tensor<5xf32>
-      %139 = stablehlo.add %136, %138 : tensor<5xf32>
-      %140 = stablehlo.multiply %iterArg_43, %115 : tensor<5xf32>
-      %141 = stablehlo.subtract %140, %iterArg_37 : tensor<5xf32>
-      %142 = stablehlo.multiply %iterArg_41, %117 : tensor<5xf32>
-      %143 = stablehlo.subtract %141, %142 : tensor<5xf32>
-      %144 = stablehlo.broadcast_in_dim %111, dims = [] : (tensor<f32>) -> tensor<5xf32>
-      %145 = stablehlo.multiply %iterArg_39, %144 : tensor<5xf32>
-      %146 = stablehlo.add %143, %145 : tensor<5xf32>
-      %147 = stablehlo.multiply %132, %146 : tensor<5xf32>
-      %148 = stablehlo.subtract %139, %147 : tensor<5xf32>
-      %149 = stablehlo.divide %148, %123 : tensor<5xf32>
-      %150 = stablehlo.select %125, %149, %iterArg_44 : tensor<5xi1>, tensor<5xf32>
-      %151 = stablehlo.subtract %150, %iterArg_44 : tensor<5xf32>
-      %152 = stablehlo.abs %151 : tensor<5xf32>
-      %cst_50 = stablehlo.constant dense<1.000000e+00> : tensor<f32>
-      %153 = stablehlo.broadcast_in_dim %cst_50, dims = [] : (tensor<f32>) -> tensor<5xf32>
-      %154 = stablehlo.select %125, %152, %153 : tensor<5xi1>, tensor<5xf32>
-      %155 = stablehlo.abs %120 : tensor<5xf32>
-      %cst_51 = stablehlo.constant dense<1.1920929E-7> : tensor<f32>
-      %cst_52 = stablehlo.constant dense<1.000000e+00> : tensor<f32>
-      %156 = stablehlo.broadcast_in_dim %cst_52, dims = [] : (tensor<f32>) -> tensor<f32>
-      %157 = stablehlo.divide %156, %cst_51 : tensor<f32>
-      %158 = stablehlo.broadcast_in_dim %157, dims = [] : (tensor<f32>) -> tensor<5xf32>
-      %159 = stablehlo.compare GT, %155, %158, FLOAT : (tensor<5xf32>, tensor<5xf32>) -> tensor<5xi1>
-      %cst_53 = stablehlo.constant dense<1.1920929E-7> : tensor<f32>
-      %160 = stablehlo.broadcast_in_dim %cst_53, dims = [] : (tensor<f32>) -> tensor<5xf32>
-      %161 = stablehlo.multiply %iterArg_36, %160 : tensor<5xf32>
-      %162 = stablehlo.select %159, %161, %iterArg_36 : tensor<5xi1>, tensor<5xf32>
-      %cst_54 = stablehlo.constant dense<1.1920929E-7> : tensor<f32>
-      %163 = stablehlo.broadcast_in_dim %cst_54, dims = [] : (tensor<f32>) -> tensor<5xf32>
-      %164 = stablehlo.multiply %120, %163 : tensor<5xf32>
-      %165 = stablehlo.select %159, %164, %120 : tensor<5xi1>, tensor<5xf32>
-      %cst_55 = stablehlo.constant dense<1.1920929E-7> : tensor<f32>
-      %166 = stablehlo.broadcast_in_dim %cst_55, dims = [] : (tensor<f32>) -> tensor<5xf32>
-      %167 = stablehlo.multiply %iterArg_37, %166 : tensor<5xf32>
-      %168 = stablehlo.select %159, %167, %iterArg_37 : tensor<5xi1>, tensor<5xf32>
-      %cst_56 = stablehlo.constant dense<1.1920929E-7> : tensor<f32>
-      %169 = stablehlo.broadcast_in_dim %cst_56, dims = [] : (tensor<f32>) -> tensor<5xf32>
-      %170 = stablehlo.multiply %123, %169 : tensor<5xf32>
-      %171 = stablehlo.select %159, %170, %123 : tensor<5xi1>, tensor<5xf32>
-      %cst_57 = stablehlo.constant dense<1.1920929E-7> : tensor<f32>
-      %172 = stablehlo.broadcast_in_dim %cst_57, dims = [] : (tensor<f32>) -> tensor<5xf32>
-      %173 = stablehlo.multiply %iterArg_42, %172 : tensor<5xf32>
-      %174 = stablehlo.select %159, %173, %iterArg_42 : tensor<5xi1>, tensor<5xf32>
-      %cst_58 = stablehlo.constant dense<1.1920929E-7> : tensor<f32>
-      %175 = stablehlo.broadcast_in_dim %cst_58, dims = [] : (tensor<f32>) -> tensor<5xf32>
-      %176 = stablehlo.multiply %iterArg_43, %175 : tensor<5xf32>
-      %177 = stablehlo.select %159, %176, %iterArg_43 : tensor<5xi1>, tensor<5xf32>
-      %cst_59 = stablehlo.constant dense<1.1920929E-7> : tensor<f32>
-      %178 = stablehlo.broadcast_in_dim %cst_59, dims = [] : (tensor<f32>) -> tensor<5xf32>
-      %179 = stablehlo.multiply %139, %178 : tensor<5xf32>
-      %180 = stablehlo.select %159, %179, %139 : tensor<5xi1>, tensor<5xf32>
-      %cst_60 = stablehlo.constant dense<1.1920929E-7> : tensor<f32>
-      %181 = stablehlo.broadcast_in_dim %cst_60, dims = [] : (tensor<f32>) -> tensor<5xf32>
-      %182 = stablehlo.multiply %146, %181 : tensor<5xf32>
-      %183 = stablehlo.select %159, %182, %146 : tensor<5xi1>, tensor<5xf32>
-      %cst_61 = stablehlo.constant dense<1.1920929E-7> : tensor<f32>
-      %184 = stablehlo.broadcast_in_dim %cst_61, dims = [] : (tensor<f32>) -> tensor<5xf32>
-      %185 = stablehlo.compare GT, %131, %184, FLOAT : (tensor<5xf32>, tensor<5xf32>) -> tensor<5xi1>
-      %186 = stablehlo.and %iterArg, %185 : tensor<5xi1>
-      %187 = stablehlo.select %iterArg, %132, %iterArg_31 : tensor<5xi1>, tensor<5xf32>
-      %188 = stablehlo.select %iterArg, %131, %iterArg_32 : tensor<5xi1>, tensor<5xf32>
-      %189 = stablehlo.select %iterArg, %113, %iterArg_33 : tensor<5xi1>, tensor<5xf32>
-      %190 = stablehlo.select %iterArg, %115, %iterArg_34 : tensor<5xi1>, tensor<5xf32>
-      %191 = stablehlo.select %iterArg, %165, %iterArg_36 : tensor<5xi1>, tensor<5xf32>
-      %192 = stablehlo.select %iterArg, %171, %iterArg_37 : tensor<5xi1>, tensor<5xf32>
-      %193 = stablehlo.select %iterArg, %162, %iterArg_38 : tensor<5xi1>, tensor<5xf32>
-      %194 = stablehlo.select %iterArg, %168, %iterArg_39 : tensor<5xi1>, tensor<5xf32>
-      %195 = stablehlo.select %iterArg, %174, %iterArg_40 : tensor<5xi1>, tensor<5xf32>
-      %196 = stablehlo.select %iterArg, %177, %iterArg_41 : tensor<5xi1>, tensor<5xf32>
-      %197 = stablehlo.select %iterArg, %180, %iterArg_42 : tensor<5xi1>, tensor<5xf32>
-      %198 = stablehlo.select %iterArg, %183, %iterArg_43 : tensor<5xi1>, tensor<5xf32>
-      %199 = stablehlo.select %iterArg, %150, %iterArg_44 : tensor<5xi1>, tensor<5xf32>
-      stablehlo.return %186, %187, %188, %189, %190, %111, %191, %192, %193, %194, %195, %196, %197, %198, %199 : tensor<5xi1>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>, tensor<f32>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>
-    }
-    %77 = stablehlo.multiply %76#1, %51 : tensor<5xf32>
-    %cst_18 = stablehlo.constant dense<1.000000e+00> : tensor<f32>
-    %78 = stablehlo.broadcast_in_dim %cst_18, dims = [] : (tensor<f32>) -> tensor<5xf32>
-    %79 = stablehlo.subtract %78, %77 : tensor<5xf32>
-    %80 = stablehlo.not %41 : tensor<5xi1>
-    %81 = stablehlo.and %56, %80 : tensor<5xi1>
-    %cst_19 = stablehlo.constant dense<1.000000e+00> : tensor<f32>
-    %82 = stablehlo.broadcast_in_dim %cst_19, dims = [] : (tensor<f32>) -> tensor<5xf32>
-    %cst_20 = stablehlo.constant dense<1.000000e+00> : tensor<f32>
-    %83 = stablehlo.broadcast_in_dim %cst_20, dims = [] : (tensor<f32>) -> tensor<5xf32>
-    %cst_21 = stablehlo.constant dense<0.000000e+00> : tensor<f32>
-    %84 = stablehlo.broadcast_in_dim %cst_21, dims = [] : (tensor<f32>) -> tensor<5xf32>
-    %cst_22 = stablehlo.constant dense<0.000000e+00> : tensor<f32>
-    %85 = stablehlo.broadcast_in_dim %cst_22, dims = [] : (tensor<f32>) -> tensor<5xf32>
-    %86:7 = stablehlo.while(%iterArg = %81, %iterArg_31 = %arg0, %iterArg_32 = %82, %iterArg_33 = %83, %iterArg_34 = %arg0, %iterArg_35 = %84, %iterArg_36 = %85) : tensor<5xi1>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>
-    cond {
-      %c = stablehlo.constant dense<false> : tensor<i1>
-      %111 = stablehlo.reduce(%iterArg init: %c) applies stablehlo.or across dimensions = [0] : (tensor<5xi1>, tensor<i1>) -> tensor<i1>
-      stablehlo.return %111 : tensor<i1>
-    } do {
-      %cst_37 = stablehlo.constant dense<1.000000e+00> : tensor<f32>
-      %111 = stablehlo.broadcast_in_dim %cst_37, dims = [] : (tensor<f32>) -> tensor<5xf32>
-      %112 = stablehlo.add %iterArg_31, %111 : tensor<5xf32>
-      %113 = stablehlo.divide %iterArg_34, %112 : tensor<5xf32>
-      %114 = stablehlo.multiply %iterArg_35, %113 : tensor<5xf32>
-      %115 = stablehlo.multiply %iterArg_32, %iterArg_34 : tensor<5xf32>
-      %116 = stablehlo.multiply %112, %112 : tensor<5xf32>
-      %117 = stablehlo.divide %115, %116 : tensor<5xf32>
-      %118 = stablehlo.subtract %114, %117 : tensor<5xf32>
-      %119 = stablehlo.add %iterArg_36, %118 : tensor<5xf32>
-      %120 = stablehlo.divide %iterArg_34, %112 : tensor<5xf32>
-      %121 = stablehlo.multiply %iterArg_32, %120 : tensor<5xf32>
-      %122 = stablehlo.add %iterArg_33, %121 : tensor<5xf32>
-      %123 = stablehlo.divide %121, %122 : tensor<5xf32>
-      %cst_38 = stablehlo.constant dense<1.1920929E-7> : tensor<f32>
-      %124 = stablehlo.broadcast_in_dim %cst_38, dims = [] : (tensor<f32>) -> tensor<5xf32>
-      %125 = stablehlo.compare GT, %123, %124, FLOAT : (tensor<5xf32>, tensor<5xf32>) -> tensor<5xi1>
-      %126 = stablehlo.and %iterArg, %125 : tensor<5xi1>
-      %127 = stablehlo.select %iterArg, %112, %iterArg_31 : tensor<5xi1>, tensor<5xf32>
-      %128 = stablehlo.select %iterArg, %121, %iterArg_32 : tensor<5xi1>, tensor<5xf32>
-      %129 = stablehlo.select %iterArg, %122, %iterArg_33 : tensor<5xi1>, tensor<5xf32>
-      %130 = stablehlo.select %iterArg, %iterArg_34, %iterArg_34 : tensor<5xi1>, tensor<5xf32>
-      %131 = stablehlo.select %iterArg, %118, %iterArg_35 : tensor<5xi1>, tensor<5xf32>
-      %132 = stablehlo.select %iterArg, %119, %iterArg_36 : tensor<5xi1>, tensor<5xf32>
-      stablehlo.return %126, %127, %128, %129, %130, %131, %132 : tensor<5xi1>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>
-    }
-    %87 = stablehlo.multiply %86#3, %51 : tensor<5xf32>
-    %88 = stablehlo.divide %87, %arg0 : tensor<5xf32>
-    %89 = stablehlo.select %41, %79, %88 : tensor<5xi1>, tensor<5xf32>
-    %cst_23 = stablehlo.constant dense<0.000000e+00> : tensor<f32>
-    %90 = stablehlo.broadcast_in_dim %cst_23, dims = [] : (tensor<f32>) -> tensor<5xf32>
-    %91 = stablehlo.select %23, %90, %89 : tensor<5xi1>, tensor<5xf32>
-    %cst_24 = stablehlo.constant dense<0.000000e+00> : tensor<f32>
-    %92 = stablehlo.broadcast_in_dim %cst_24, dims = [] : (tensor<f32>) -> tensor<5xf32>
-    %93 = stablehlo.select %27, %92, %91 : tensor<5xi1>, tensor<5xf32>
-    %cst_25 = stablehlo.constant dense<1.000000e+00> : tensor<f32>
-    %94 = stablehlo.broadcast_in_dim %cst_25, dims = [] : (tensor<f32>) -> tensor<5xf32>
-    %95 = stablehlo.select %21, %94, %93 : tensor<5xi1>, tensor<5xf32>
-    %cst_26 = stablehlo.constant dense<0x7FC00000> : tensor<f32>
-    %96 = stablehlo.broadcast_in_dim %cst_26, dims = [] : (tensor<f32>) -> tensor<5xf32>
-    %97 = stablehlo.select %37, %96, %95 : tensor<5xi1>, tensor<5xf32>
-    %98 = stablehlo.multiply %arg0, %arg0 : tensor<5xf32>
-    %99 = stablehlo.multiply %98, %arg0 : tensor<5xf32>
-    %cst_27 = stablehlo.constant dense<4.471500e-02> : tensor<f32>
-    %100 = stablehlo.broadcast_in_dim %cst_27, dims = [] : (tensor<f32>) -> tensor<5xf32>
-    %101 = stablehlo.multiply %100, %99 : tensor<5xf32>
-    %102 = stablehlo.add %arg0, %101 : tensor<5xf32>
-    %cst_28 = stablehlo.constant dense<0.797884583> : tensor<f32>
-    %103 = stablehlo.broadcast_in_dim %cst_28, dims = [] : (tensor<f32>) -> tensor<5xf32>
-    %104 = stablehlo.multiply %103, %102 : tensor<5xf32>
-    %105 = stablehlo.tanh %104 : tensor<5xf32>
-    %cst_29 = stablehlo.constant dense<1.000000e+00> : tensor<f32>
-    %106 = stablehlo.broadcast_in_dim %cst_29, dims = [] : (tensor<f32>) -> tensor<5xf32>
-    %107 = stablehlo.add %106, %105 : tensor<5xf32>
-    %cst_30 = stablehlo.constant dense<5.000000e-01> : tensor<f32>
-    %108 = stablehlo.broadcast_in_dim %cst_30, dims = [] : (tensor<f32>) -> tensor<5xf32>
-    %109 = stablehlo.multiply %108, %107 : tensor<5xf32>
-    %110 = stablehlo.multiply %arg0, %109 : tensor<5xf32>
-    return %0, %1, %2, %3, %10, %11, %12, %13, %14, %15, %16, %97, %110 : tensor<5xf32>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>
+    %23 = stablehlo.multiply %22, %21 : tensor<5xf32>
+    %24 = stablehlo.tanh %23 : tensor<5xf32>
+    %cst_3 = stablehlo.constant dense<1.000000e+00> : tensor<f32>
+    %25 = stablehlo.broadcast_in_dim %cst_3, dims = [] : (tensor<f32>) -> tensor<5xf32>
+    %26 = stablehlo.add %25, %24 : tensor<5xf32>
+    %cst_4 = stablehlo.constant dense<5.000000e-01> : tensor<f32>
+    %27 = stablehlo.broadcast_in_dim %cst_4, dims = [] : (tensor<f32>) -> tensor<5xf32>
+    %28 = stablehlo.multiply %27, %26 : tensor<5xf32>
+    %29 = stablehlo.multiply %arg0, %28 : tensor<5xf32>
+    return %0, %1, %2, %3, %10, %11, %12, %13, %14, %15, %16, %29 : tensor<5xf32>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>
   }
   func.func private @lgamma_impl(%arg0: tensor<5xf32>) -> tensor<5xf32> {
     %0 = stablehlo.bitcast_convert %arg0 : (tensor<5xf32>) -> tensor<5xi32>
