@@ -1,10 +1,11 @@
-"""Writes tests/data/artifacts: StableHLO portable artifacts of a few JAX
-programs, and for each the oracle the C++ test VhloArtifactTest compares
-Kiln's reading with.
+"""Writes StableHLO portable artifacts of a few JAX programs, and for each the
+oracle the C++ test VhloArtifactTest compares Kiln's reading with.
 
-Run with a Python that has jax (the files are checked in):
+They are generated, never committed: `make test` runs
 
-    /tmp/jv/bin/python tests/data/make_artifacts.py
+    .venv/bin/python tests/data/make_artifacts.py --out build/test-data/artifacts
+
+before the C++ tests, which skip (saying so) when the folder is absent.
 
 Each program is lowered with `jax.jit(f).lower(*args)` and serialized the way
 PJRT does it (`serialize_portable_artifact`, XLA's mlir_to_hlo passes, mixed
@@ -44,7 +45,7 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import sdy, stablehlo
 
 HERE = pathlib.Path(__file__).resolve().parent
-OUT = HERE / "artifacts"
+OUT = HERE.parent.parent / "build" / "test-data" / "artifacts"
 TARGET = "1.22.0"
 
 f32, i32 = jnp.float32, jnp.int32
@@ -465,14 +466,14 @@ def write(directory, name, artifact):
   print(f"{name}: {len(artifact)} bytes")
 
 
-def write_checked_in():
-  OUT.mkdir(parents=True, exist_ok=True)
-  for old in list(OUT.glob("*.mlir.bc")) + list(OUT.glob("*.oracle.txt")):
+def write_test_artifacts(out):
+  out.mkdir(parents=True, exist_ok=True)
+  for old in list(out.glob("*.mlir.bc")) + list(out.glob("*.oracle.txt")):
     old.unlink()
   for name, (fn, args) in {**PROGRAMS, **_sharded_programs()}.items():
-    write(OUT, name, serialize(fn, args))
+    write(out, name, serialize(fn, args))
   for name, (fn, args) in _exported_programs().items():
-    write(OUT, name, serialize_exported(fn, args))
+    write(out, name, serialize_exported(fn, args))
 
 
 def write_text_programs(directory):
@@ -524,6 +525,8 @@ def main():
   parser.add_argument("--oracle-corpus", metavar="DIR")
   parser.add_argument("--text-programs", metavar="DIR")
   parser.add_argument("--large", metavar="PATH")
+  parser.add_argument("--out", metavar="DIR", default=str(OUT),
+                      help="where the test artifacts go (default: build/test-data/artifacts)")
   args = parser.parse_args()
   for directory in (args.oracle_corpus, args.text_programs):
     if directory:
@@ -535,7 +538,7 @@ def main():
   if args.large:
     write_large(args.large)
   if not (args.oracle_corpus or args.text_programs or args.large):
-    write_checked_in()
+    write_test_artifacts(pathlib.Path(args.out))
 
 
 if __name__ == "__main__":
