@@ -325,7 +325,6 @@ PJRT_Error* Impl::PJRT_Client_CreateErrorBuffer(PJRT_Client_CreateErrorBuffer_Ar
 PJRT_Error* Impl::PJRT_Client_Compile(PJRT_Client_Compile_Args* args) {
   KILN_ARGS(executable);
   KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Client* client, UnwrapClient(args->client));
-  (void)client;
   if (args->program == nullptr) {
     return MakeError(InvalidArgument("PJRT_Client_Compile: program is null"));
   }
@@ -338,10 +337,8 @@ PJRT_Error* Impl::PJRT_Client_Compile(PJRT_Client_Compile_Args* args) {
                                                   : std::string(program.format, program.format_size);
   std::span<const uint8_t> code(reinterpret_cast<const uint8_t*>(program.code), program.code_size);
   DumpProgram(code, format);
-  return MakeError(Unimplemented(
-      "PJRT_Client_Compile: Kiln cannot compile programs yet (received a ", code.size(),
-      "-byte program in format \"", format,
-      "\"); this build supports devices, memory spaces, buffers and transfers only"));
+  Status compiled = client->client->Compile(code, format);
+  return MakeError(Status(compiled.code(), StrCat("PJRT_Client_Compile: ", compiled.message())));
 }
 
 }  // namespace kiln::capi

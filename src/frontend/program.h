@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string_view>
 
 #include "base/status.h"
 #include "ir/module.h"
@@ -19,5 +20,11 @@ ProgramFormat DetectFormat(std::span<const uint8_t> bytes);
 // Reads a program in either format into Kiln IR (not yet verified). Errors
 // name the byte offset or line:column and what was expected there.
 StatusOr<ir::Module> ReadProgram(std::span<const uint8_t> bytes);
+
+// What PJRT_Client_Compile does first: reads `bytes` in PJRT_Program's
+// `format` ("mlir": a portable artifact or StableHLO text) and verifies the
+// module. A format Kiln does not read is UNIMPLEMENTED ("hlo") or
+// INVALID_ARGUMENT (anything else), naming the formats it reads.
+StatusOr<ir::Module> LoadProgram(std::span<const uint8_t> bytes, std::string_view format);
 
 }  // namespace kiln::frontend

@@ -320,10 +320,7 @@ TEST(VhloReaderTest, ReadsEveryCorpusFile) {
       stack.pop_back();
       EXPECT_EQ(op->name().find("vhlo."), std::string::npos)
           << path.filename() << ": " << op->name();
-      // src/ir/op_names.def does not list collective_reduce (VHLO 1.19) yet.
-      if (op->name() != "stablehlo.collective_reduce") {
-        EXPECT_NE(op->code(), ir::OpCode::kUnknown) << path.filename() << ": " << op->name();
-      }
+      EXPECT_NE(op->code(), ir::OpCode::kUnknown) << path.filename() << ": " << op->name();
       for (size_t r = 0; r < op->num_regions(); ++r) {
         for (size_t b = 0; b < op->region(r).num_blocks(); ++b) {
           for (const auto& inner : op->region(r).block(b).operations()) {

@@ -161,6 +161,7 @@ const std::array<const OpRule*, kNumOpCodes>& Rules() {
         verify_internal::RegionOpRules(),
         verify_internal::CollectiveRules(),
         verify_internal::MiscRules(),
+        verify_internal::ChloRules(),
     };
     for (std::span<const OpRule> family : families) {
       for (const OpRule& rule : family) (*rules)[static_cast<size_t>(rule.code)] = &rule;
@@ -519,7 +520,7 @@ class ModuleVerifier {
 
   Status CheckOp(const Operation& op) {
     if (op.code() == OpCode::kUnknown) {
-      return InvalidArgument(LocationOf(op), ": unknown op '", op.name(), "'");
+      return Unimplemented(LocationOf(op), ": Kiln does not know the op '", op.name(), "'");
     }
     OpContext context(op, symbols_);
     KILN_RETURN_IF_ERROR(CheckOperands(context));

@@ -267,6 +267,7 @@ std::span<const OpRule> LinalgRules();
 std::span<const OpRule> RegionOpRules();
 std::span<const OpRule> CollectiveRules();
 std::span<const OpRule> MiscRules();
+std::span<const OpRule> ChloRules();
 
 // Checks a reduction body (reduce, reduce_window, scatter, all_reduce,
 // reduce_scatter, select_and_scatter's scatter): 2N scalar-ish arguments,

@@ -458,6 +458,29 @@ TEST(VerifierCollectiveTest, AllReduce) {
                       "type f32");
 }
 
+TEST(VerifierCollectiveTest, CollectiveReduce) {
+  auto collective_reduce = [](std::vector<const char*> operands, const char* result,
+                              bool dynamic_root) {
+    IrBuilder b;
+    std::vector<Value*> args;
+    for (const char* type : operands) args.push_back(b.Arg(type));
+    std::vector<NamedAttribute> attributes = {
+        {"replica_groups", DenseI64({1, 2}, {0, 1})}};
+    if (dynamic_root) attributes.push_back({"has_dynamic_root", Attribute::Unit()});
+    Operation* op = b.Add("stablehlo.collective_reduce", args, {result}, attributes);
+    SumBody(b, op);
+    return b.Verify({op->result(0)});
+  };
+  EXPECT_VERIFY_OK(collective_reduce({"4xf32"}, "4xf32", false));
+  EXPECT_VERIFY_OK(collective_reduce({"4xf32", "1xi32"}, "4xf32", true));
+  EXPECT_VERIFY_ERROR(collective_reduce({"4xf32", "2xi32"}, "4xf32", true),
+                      "stablehlo.collective_reduce (C6): the root index must be tensor<1xi32>, "
+                      "found tensor<2xi32>");
+  EXPECT_VERIFY_ERROR(collective_reduce({"4xf32"}, "3xf32", false),
+                      "stablehlo.collective_reduce (C6): result #0 must have the shape of "
+                      "operand #0 [4]");
+}
+
 TEST(VerifierCollectiveTest, AllGatherReduceScatterAllToAll) {
   {
     IrBuilder b;
@@ -611,6 +634,55 @@ TEST(VerifierMiscTest, Composite) {
   EXPECT_VERIFY_ERROR(composite("jax.gelu", "8xf32"),
                       "stablehlo.composite (C3): operand types (tensor<4xf32>) do not match "
                       "@gelu_impl's inputs (tensor<8xf32>)");
+}
+
+// ---------------------------------------------------------------------------
+// chlo (text programs from jax.jit(f).lower(x).as_text())
+
+TEST(VerifierChloTest, UnaryAndPredicates) {
+  auto unary = [](const char* name, const char* operand, const char* result) {
+    IrBuilder b;
+    return b.Verify({b.Add1(name, {b.Arg(operand)}, result)});
+  };
+  EXPECT_VERIFY_OK(unary("chlo.erf", "3xf32", "3xf32"));
+  EXPECT_VERIFY_OK(unary("chlo.acosh", "3xf64", "3xf64"));
+  EXPECT_VERIFY_OK(unary("chlo.is_inf", "3xbf16", "3xi1"));
+  EXPECT_VERIFY_ERROR(unary("chlo.erf", "3xi32", "3xi32"),
+                      "chlo.erf: operand #0 must be a tensor of floating-point elements, found tensor<3xi32>");
+  EXPECT_VERIFY_ERROR(unary("chlo.sinh", "3xf32", "4xf32"),
+                      "chlo.sinh: result must have the operand type tensor<3xf32>, found "
+                      "tensor<4xf32>");
+  EXPECT_VERIFY_ERROR(unary("chlo.is_pos_inf", "3xf32", "3xf32"), "chlo.is_pos_inf: result");
+}
+
+TEST(VerifierChloTest, BroadcastingBinaryOps) {
+  auto binary = [](const char* name, const char* lhs, const char* rhs, const char* result) {
+    IrBuilder b;
+    return b.Verify({b.Add1(name, {b.Arg(lhs), b.Arg(rhs)}, result)});
+  };
+  EXPECT_VERIFY_OK(binary("chlo.broadcast_add", "2x1x3xf32", "4x1xf32", "2x4x3xf32"));
+  EXPECT_VERIFY_OK(binary("chlo.broadcast_compare", "3xf32", "f32", "3xi1"));
+  EXPECT_VERIFY_OK(binary("chlo.next_after", "3xf32", "3xf32", "3xf32"));
+  EXPECT_VERIFY_ERROR(binary("chlo.broadcast_add", "2x3xf32", "4x3xf32", "2x3xf32"),
+                      "chlo.broadcast_add: operand shapes [2, 3] and [4, 3] do not broadcast: "
+                      "dimension 0 has sizes 2 and 4");
+  EXPECT_VERIFY_ERROR(binary("chlo.broadcast_multiply", "3xf32", "3xf16", "3xf32"),
+                      "chlo.broadcast_multiply: lhs and rhs must have one element type");
+  EXPECT_VERIFY_ERROR(binary("chlo.broadcast_complex", "3xf32", "3xf32", "3xf32"),
+                      "chlo.broadcast_complex: result must have element type complex<f32>");
+}
+
+TEST(VerifierChloTest, TopK) {
+  auto top_k = [](int64_t k, const char* values, const char* indices) {
+    IrBuilder b;
+    Operation* op = b.Add("chlo.top_k", {b.Arg("3x6xf32")}, {values, indices}, {{"k", I64(k)}});
+    return b.Verify({op->result(0), op->result(1)});
+  };
+  EXPECT_VERIFY_OK(top_k(2, "3x2xf32", "3x2xi32"));
+  EXPECT_VERIFY_ERROR(top_k(7, "3x7xf32", "3x7xi32"), "chlo.top_k: k must be in [0, 6], found 7");
+  EXPECT_VERIFY_ERROR(top_k(2, "3x2xf32", "3x2xi64"),
+                      "chlo.top_k: indices must have element type i32, found tensor<3x2xi64>");
+  EXPECT_VERIFY_ERROR(top_k(2, "3x3xf32", "3x2xi32"), "chlo.top_k: result #0");
 }
 
 }  // namespace

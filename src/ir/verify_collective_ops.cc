@@ -105,11 +105,10 @@ Status VerifyAllGather(const OpContext& context) {
   return Status::Ok();
 }
 
-Status VerifyAllReduce(const OpContext& context) {
-  KILN_RETURN_IF_ERROR(ExpectPairs(context, "C6"));
-  KILN_RETURN_IF_ERROR(ReadReplicaGroups(context, "C1", /*padded=*/true).status());
-  KILN_RETURN_IF_ERROR(VerifyGlobalDeviceIds(context, "C4", 1));
-  for (size_t i = 0; i < context.num_operands(); ++i) {
+// all_reduce C5-C7 for the first `count` operands: each is reduced by the
+// region, and its result has the operand's shape and the region's element type.
+Status VerifyReducedOperands(const OpContext& context, size_t count) {
+  for (size_t i = 0; i < count; ++i) {
     const Type& operand = context.operand(i);
     const Type init = Type::Tensor(ElementOf(operand), {});
     std::vector<Type> accumulators;
@@ -127,6 +126,13 @@ Status VerifyAllReduce(const OpContext& context) {
     }
   }
   return Status::Ok();
+}
+
+Status VerifyAllReduce(const OpContext& context) {
+  KILN_RETURN_IF_ERROR(ExpectPairs(context, "C6"));
+  KILN_RETURN_IF_ERROR(ReadReplicaGroups(context, "C1", /*padded=*/true).status());
+  KILN_RETURN_IF_ERROR(VerifyGlobalDeviceIds(context, "C4", 1));
+  return VerifyReducedOperands(context, context.num_operands());
 }
 
 Status VerifyReduceScatter(const OpContext& context) {
@@ -229,32 +235,48 @@ Status VerifyCollectivePermute(const OpContext& context) {
   return Status::Ok();
 }
 
-Status VerifyCollectiveBroadcast(const OpContext& context) {
-  KILN_RETURN_IF_ERROR(ReadReplicaGroups(context, "C1", false).status());
+// The operands of collective_broadcast and collective_reduce: N data
+// operands, then (with has_dynamic_root) a tensor<Nxi32> of root indices;
+// N results. Returns N.
+StatusOr<size_t> DataOperands(const OpContext& context, std::string_view label) {
   KILN_ASSIGN_OR_RETURN(bool dynamic_root, context.BoolOr("has_dynamic_root", false));
   const size_t data = context.num_operands() - (dynamic_root ? 1 : 0);
   if (context.num_operands() < (dynamic_root ? 2u : 1u) || context.num_results() != data) {
-    return context.Fail("C5", "expected ", dynamic_root ? "N data operands and a root index"
-                                                        : "N operands",
+    return context.Fail(label, "expected ", dynamic_root ? "N data operands and a root index"
+                                                         : "N operands",
                         " and N results, found ", context.num_operands(), " operands and ",
                         context.num_results(), " results");
-  }
-  for (size_t i = 0; i < data; ++i) {
-    if (!TypesCompatible(context.result(i), context.operand(i))) {
-      return context.Fail(dynamic_root ? "C4" : "C3", "result #", i, " must have the type of "
-                          "operand #", i, " ", TypeText(context.operand(i)), ", found ",
-                          TypeText(context.result(i)));
-    }
   }
   if (dynamic_root) {
     const Type& root = context.operand(data);
     if (Rank(root) != 1 || root.dims()[0] != static_cast<int64_t>(data) ||
         ElementOf(root) != Type::Element(ElementType::kS32)) {
-      return context.Fail("C4", "the root index must be tensor<", data, "xi32>, found ",
+      return context.Fail(label, "the root index must be tensor<", data, "xi32>, found ",
                           TypeText(root));
     }
   }
+  return data;
+}
+
+Status VerifyCollectiveBroadcast(const OpContext& context) {
+  KILN_RETURN_IF_ERROR(ReadReplicaGroups(context, "C1", false).status());
+  KILN_ASSIGN_OR_RETURN(size_t data, DataOperands(context, "C4"));
+  for (size_t i = 0; i < data; ++i) {
+    if (!TypesCompatible(context.result(i), context.operand(i))) {
+      return context.Fail("C3", "result #", i, " must have the type of operand #", i, " ",
+                          TypeText(context.operand(i)), ", found ", TypeText(context.result(i)));
+    }
+  }
   return Status::Ok();
+}
+
+// collective_reduce (VHLO 1.19, not yet in the spec): all_reduce's reduction
+// delivered to a root, with collective_broadcast's optional dynamic root.
+Status VerifyCollectiveReduce(const OpContext& context) {
+  KILN_RETURN_IF_ERROR(ReadReplicaGroups(context, "C1", /*padded=*/true).status());
+  KILN_RETURN_IF_ERROR(VerifyGlobalDeviceIds(context, "C4", 1));
+  KILN_ASSIGN_OR_RETURN(size_t data, DataOperands(context, "C6"));
+  return VerifyReducedOperands(context, data);
 }
 
 // replica_id, partition_id: tensor<ui32>.
@@ -275,6 +297,7 @@ constexpr OpRule kRules[] = {
     {OpCode::kAllToAll, VerifyAllToAll, 1, V, 1, V, 0, kTensors},
     {OpCode::kCollectivePermute, VerifyCollectivePermute, 1, 1, 1, 1, 0, kTensors},
     {OpCode::kCollectiveBroadcast, VerifyCollectiveBroadcast, 1, V, 1, V, 0, kTensors},
+    {OpCode::kCollectiveReduce, VerifyCollectiveReduce, 1, V, 1, V, 1, kReducing},
     {OpCode::kCrossReplicaSum, nullptr, 1, V, 1, V, 0, kTensors},
     {OpCode::kReplicaId, VerifyDeviceId, 0, 0, 1, 1, 0, kTensors},
     {OpCode::kPartitionId, VerifyDeviceId, 0, 0, 1, 1, 0, kTensors},

@@ -429,6 +429,7 @@ constexpr OpRule kRules[] = {
     {OpCode::kPad, VerifyPad, 2, 2, 1, 1, 0, kTensors},
     {OpCode::kIota, VerifyIota, 0, 0, 1, 1, 0, kTensors},
     {OpCode::kConstant, VerifyConstant, 0, 0, 1, 1, 0, kTensors},
+    {OpCode::kChloConstant, VerifyConstant, 0, 0, 1, 1, 0, kTensors},
     {OpCode::kGetDimensionSize, VerifyGetDimensionSize, 1, 1, 1, 1, 0, kTensors},
     {OpCode::kSetDimensionSize, VerifySetDimensionSize, 2, 2, 1, 1, 0, kTensors},
     {OpCode::kDynamicReshape, VerifyDynamicReshape, 2, 2, 1, 1, 0, kTensors},

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "base/env.h"
+#include "frontend/program.h"
 #include "runtime/strided_copy.h"
 #include "version.h"
 
@@ -128,6 +129,12 @@ StatusOr<Device*> Client::LookupAddressableDevice(int local_hardware_id) const {
   return InvalidArgument("no addressable Kiln device has local hardware id ", local_hardware_id,
                          "; this client has ", devices_.size(), " devices, ids 0 to ",
                          devices_.size() - 1);
+}
+
+Status Client::Compile(std::span<const uint8_t> code, std::string_view format) {
+  KILN_ASSIGN_OR_RETURN(ir::Module module, frontend::LoadProgram(code, format));
+  return Unimplemented("Kiln read and verified the program (", code.size(),
+                       " bytes) but cannot execute programs yet");
 }
 
 StatusOr<std::vector<int>> Client::DefaultDeviceAssignment(int num_replicas,

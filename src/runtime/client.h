@@ -88,6 +88,12 @@ class Client {
   StatusOr<std::shared_ptr<Event>> CopyRawToHost(const Buffer& source, void* dst,
                                                  int64_t offset, int64_t size);
 
+  // Reads and verifies a program handed to PJRT_Client_Compile (`format` as in
+  // PJRT_Program). Kiln cannot execute programs yet (issue 4), so a program
+  // that reads and verifies is UNIMPLEMENTED, saying so; read and verify
+  // errors are returned as they are.
+  Status Compile(std::span<const uint8_t> code, std::string_view format);
+
   // INVALID_ARGUMENT unless `space` belongs to this client.
   Status CheckOwns(const MemorySpace* space, std::string_view what) const;
 

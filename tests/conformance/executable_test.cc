@@ -177,6 +177,46 @@ TEST_F(KilnExecutableTest, CompileErrorsAreInvalidOrUnimplemented) {
                                  PJRT_Error_Code_UNIMPLEMENTED}));
 }
 
+// Compile reads and verifies the program before anything else, so every
+// reader and verifier error reaches the framework with its position.
+TEST_F(KilnExecutableTest, CompileReportsReadAndVerifyErrors) {
+  LoadedExecutablePtr executable;
+  Status text = Compile(client_.get(), "mlir", "func.func @main() {\n  %0 = \n}", &executable);
+  EXPECT_TRUE(HasCode(text, PJRT_Error_Code_INVALID_ARGUMENT));
+  EXPECT_NE(text.message.find("PJRT_Client_Compile: "), std::string::npos) << text.message;
+  EXPECT_NE(text.message.find("3:1"), std::string::npos) << text.message;
+
+  Status truncated = Compile(client_.get(), "mlir", std::string_view("ML\xefR\x0d", 5),
+                             &executable);
+  EXPECT_TRUE(HasCode(truncated, PJRT_Error_Code_INVALID_ARGUMENT));
+  EXPECT_NE(truncated.message.find("byte 5"), std::string::npos) << truncated.message;
+
+  std::string unknown(kAddProgram);
+  unknown.replace(unknown.find("stablehlo.add %arg0, %arg0 : tensor<2xf32>"), 43,
+                  "\"kiln.frobnicate\"(%arg0) : (tensor<2xf32>) -> tensor<2xf32>");
+  Status op = Compile(client_.get(), "mlir", unknown, &executable);
+  EXPECT_TRUE(HasCode(op, PJRT_Error_Code_UNIMPLEMENTED));
+  EXPECT_NE(op.message.find("'kiln.frobnicate'"), std::string::npos) << op.message;
+
+  std::string wrong(kAddProgram);
+  wrong.replace(wrong.find("return %0 : tensor<2xf32>"), 25, "return %0 : tensor<3xf32>");
+  Status verify = Compile(client_.get(), "mlir", wrong, &executable);
+  EXPECT_TRUE(HasCode(verify, PJRT_Error_Code_INVALID_ARGUMENT));
+
+  Status hlo = Compile(client_.get(), "hlo", "\x0a\x03" "abc", &executable);
+  EXPECT_TRUE(HasCode(hlo, PJRT_Error_Code_UNIMPLEMENTED));
+  EXPECT_NE(hlo.message.find("\"hlo\""), std::string::npos) << hlo.message;
+}
+
+// A program that reads and verifies is refused only because Kiln cannot run
+// programs yet, and the message says so.
+TEST_F(KilnExecutableTest, AVerifiedProgramIsRefusedAsNotExecutable) {
+  LoadedExecutablePtr executable;
+  Status status = Compile(client_.get(), "mlir", kAddProgram, &executable);
+  EXPECT_TRUE(HasCode(status, PJRT_Error_Code_UNIMPLEMENTED));
+  EXPECT_NE(status.message.find("read and verified"), std::string::npos) << status.message;
+}
+
 TEST_F(KilnExecutableTest, CompileWithoutAProgramIsInvalid) {
   auto args = MAKE_ARGS(PJRT_Client_Compile_Args);
   args.client = client_.get();
