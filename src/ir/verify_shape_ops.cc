@@ -43,6 +43,7 @@ Status VerifyStartIndices(const OpContext& context, size_t first,
   return Status::Ok();
 }
 
+// broadcast_in_dim C1-C5, shared with dynamic_broadcast_in_dim.
 Status VerifyBroadcastInDim(const OpContext& context) {
   const Type& operand = context.operand(0);
   const Type& result = context.result(0);
@@ -351,23 +352,8 @@ Status VerifyDynamicReshape(const OpContext& context) {
 }
 
 Status VerifyDynamicBroadcastInDim(const OpContext& context) {
-  const Type& operand = context.operand(0);
+  KILN_RETURN_IF_ERROR(VerifyBroadcastInDim(context));
   const Type& result = context.result(0);
-  KILN_RETURN_IF_ERROR(ExpectSameElement(context, "C1", "result", result, operand));
-  KILN_ASSIGN_OR_RETURN(IntList dims, context.Ints("broadcast_dimensions"));
-  KILN_RETURN_IF_ERROR(ExpectSize(context, "C2", "broadcast_dimensions", dims.size(),
-                                  Rank(operand), "operand"));
-  KILN_RETURN_IF_ERROR(
-      context.ExpectDimsInRange("C3", "C4", "broadcast_dimensions", dims.span(), Rank(result)));
-  for (size_t d = 0; d < dims.size(); ++d) {
-    const int64_t size = operand.dims()[d];
-    const int64_t target = result.dims()[static_cast<size_t>(dims[d])];
-    if (size != 1 && !DimsCompatible(size, target)) {
-      return context.Fail("C5", "operand dimension ", d, " has size ", size,
-                          ", expected 1 or the size ", DimText(target), " of result dimension ",
-                          dims[d]);
-    }
-  }
   KILN_ASSIGN_OR_RETURN(int64_t size, ShapeOperandSize(context, 1, "output_dimensions"));
   if (size != Rank(result)) {
     return context.Fail("C7", "output_dimensions has ", size, " entries but result ",
