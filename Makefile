@@ -6,7 +6,7 @@ JAXLIB_VERSION := 0.12.0.1
 PYTHON_VERSION := 3.12
 JOBS           := 2
 
-APT_PACKAGES := g++ libgtest-dev libgmock-dev ninja-build pkg-config clang-15
+APT_PACKAGES := g++ libgtest-dev libgmock-dev ninja-build pkg-config clang-15 libeigen3-dev
 PYTHON_PACKAGES := jax==$(JAX_VERSION) jaxlib==$(JAXLIB_VERSION) numpy pytest ml_dtypes
 
 VENV       := .venv

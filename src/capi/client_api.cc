@@ -337,8 +337,16 @@ PJRT_Error* Impl::PJRT_Client_Compile(PJRT_Client_Compile_Args* args) {
                                                   : std::string(program.format, program.format_size);
   std::span<const uint8_t> code(reinterpret_cast<const uint8_t*>(program.code), program.code_size);
   DumpProgram(code, format);
-  Status compiled = client->client->Compile(code, format);
-  return MakeError(Status(compiled.code(), StrCat("PJRT_Client_Compile: ", compiled.message())));
+  std::span<const uint8_t> options(reinterpret_cast<const uint8_t*>(args->compile_options),
+                                   args->compile_options == nullptr ? 0
+                                                                    : args->compile_options_size);
+  auto compiled = client->client->Compile(code, format, options);
+  if (!compiled.ok()) {
+    return MakeError(Status(compiled.status().code(),
+                            StrCat("PJRT_Client_Compile: ", compiled.status().message())));
+  }
+  args->executable = NewLoadedExecutable(client, std::move(*compiled));
+  return nullptr;
 }
 
 }  // namespace kiln::capi

@@ -104,6 +104,27 @@ struct Impl {
   KILN_IMPL(PJRT_TopologyDescription_Deserialize);
   KILN_IMPL(PJRT_TopologyDescription_Attributes);
   KILN_IMPL(PJRT_TopologyDescription_Fingerprint);
+
+  // executable_api.cc
+  KILN_IMPL(PJRT_Executable_Destroy);
+  KILN_IMPL(PJRT_Executable_Name);
+  KILN_IMPL(PJRT_Executable_NumReplicas);
+  KILN_IMPL(PJRT_Executable_NumPartitions);
+  KILN_IMPL(PJRT_Executable_NumOutputs);
+  KILN_IMPL(PJRT_Executable_SizeOfGeneratedCodeInBytes);
+  KILN_IMPL(PJRT_Executable_OutputElementTypes);
+  KILN_IMPL(PJRT_Executable_OutputDimensions);
+  KILN_IMPL(PJRT_Executable_OutputMemoryKinds);
+  KILN_IMPL(PJRT_Executable_Fingerprint);
+  KILN_IMPL(PJRT_Executable_OptimizedProgram);
+  KILN_IMPL(PJRT_LoadedExecutable_Destroy);
+  KILN_IMPL(PJRT_LoadedExecutable_GetExecutable);
+  KILN_IMPL(PJRT_LoadedExecutable_AddressableDevices);
+  KILN_IMPL(PJRT_LoadedExecutable_AddressableDeviceLogicalIds);
+  KILN_IMPL(PJRT_LoadedExecutable_GetDeviceAssignment);
+  KILN_IMPL(PJRT_LoadedExecutable_Delete);
+  KILN_IMPL(PJRT_LoadedExecutable_IsDeleted);
+  KILN_IMPL(PJRT_LoadedExecutable_Execute);
 };
 
 #undef KILN_IMPL

@@ -1,7 +1,10 @@
 #include "capi/handles.h"
 
+#include <cstdio>
 #include <shared_mutex>
 #include <unordered_map>
+
+#include "capi/convert.h"
 
 namespace kiln::capi {
 namespace {
@@ -26,6 +29,8 @@ std::string_view KindName(HandleKind kind) {
     case HandleKind::kBuffer: return "PJRT_Buffer";
     case HandleKind::kEvent: return "PJRT_Event";
     case HandleKind::kTopology: return "PJRT_TopologyDescription";
+    case HandleKind::kExecutable: return "PJRT_Executable";
+    case HandleKind::kLoadedExecutable: return "PJRT_LoadedExecutable";
   }
   return "handle";
 }
@@ -138,6 +143,50 @@ PJRT_Event* NewEvent(std::shared_ptr<runtime::Event> event) {
   auto* handle = new PJRT_Event{std::move(event)};
   RegisterHandle(handle, HandleKind::kEvent);
   return handle;
+}
+
+PJRT_Executable* NewExecutable(std::shared_ptr<const compiler::Program> program) {
+  auto* handle = new PJRT_Executable;
+  for (const Shape& shape : program->result_shapes) {
+    handle->output_types.push_back(ToPjrtType(shape.element_type));
+    handle->output_dims.insert(handle->output_dims.end(), shape.dims.begin(), shape.dims.end());
+    handle->output_ranks.push_back(shape.dims.size());
+    handle->output_memory_kinds.push_back("device");
+    handle->output_memory_kind_sizes.push_back(6);
+  }
+  char fingerprint[17];
+  std::snprintf(fingerprint, sizeof(fingerprint), "%016llx",
+                static_cast<unsigned long long>(program->fingerprint));
+  handle->fingerprint = fingerprint;
+  handle->program = std::move(program);
+  RegisterHandle(handle, HandleKind::kExecutable);
+  return handle;
+}
+
+PJRT_LoadedExecutable* NewLoadedExecutable(PJRT_Client* client,
+                                           std::unique_ptr<runtime::LoadedExecutable> loaded) {
+  auto* handle = new PJRT_LoadedExecutable;
+  for (runtime::Device* device : loaded->addressable_devices()) {
+    handle->addressable_devices.push_back(client->FindDevice(device));
+  }
+  const int partitions = loaded->num_partitions();
+  for (size_t i = 0; i < handle->addressable_devices.size(); ++i) {
+    const int index = static_cast<int>(i);
+    handle->logical_ids.push_back({index / partitions, index % partitions});
+  }
+  handle->executable = std::move(loaded);
+  handle->client = client;
+  RegisterHandle(handle, HandleKind::kLoadedExecutable);
+  return handle;
+}
+
+StatusOr<PJRT_Executable*> UnwrapExecutable(PJRT_Executable* handle, std::string_view what) {
+  return Unwrap<PJRT_Executable>(handle, HandleKind::kExecutable, what);
+}
+
+StatusOr<PJRT_LoadedExecutable*> UnwrapLoadedExecutable(PJRT_LoadedExecutable* handle,
+                                                        std::string_view what) {
+  return Unwrap<PJRT_LoadedExecutable>(handle, HandleKind::kLoadedExecutable, what);
 }
 
 StatusOr<PJRT_Client*> UnwrapClient(PJRT_Client* handle, std::string_view what) {

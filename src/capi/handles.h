@@ -13,11 +13,15 @@
 #include "runtime/buffer.h"
 #include "runtime/client.h"
 #include "runtime/event.h"
+#include "runtime/executable.h"
 #include "runtime/topology.h"
 
 namespace kiln::capi {
 
-enum class HandleKind { kClient, kDevice, kDeviceDescription, kMemory, kBuffer, kEvent, kTopology };
+enum class HandleKind {
+  kClient, kDevice, kDeviceDescription, kMemory, kBuffer, kEvent, kTopology, kExecutable,
+  kLoadedExecutable,
+};
 
 // Live handles, so a null, destroyed or foreign handle is an error instead of a crash.
 void RegisterHandle(const void* handle, HandleKind kind);
@@ -110,6 +114,25 @@ struct PJRT_Event {
   std::shared_ptr<kiln::runtime::Event> event;
 };
 
+// A compiled program and the arrays its queries hand out (they live as long
+// as the handle).
+struct PJRT_Executable {
+  std::shared_ptr<const kiln::compiler::Program> program;
+  std::vector<PJRT_Buffer_Type> output_types;
+  std::vector<int64_t> output_dims;   // all outputs' dims, concatenated
+  std::vector<size_t> output_ranks;
+  std::vector<const char*> output_memory_kinds;
+  std::vector<size_t> output_memory_kind_sizes;
+  std::string fingerprint;
+};
+
+struct PJRT_LoadedExecutable {
+  std::unique_ptr<kiln::runtime::LoadedExecutable> executable;
+  PJRT_Client* client;
+  std::vector<PJRT_Device*> addressable_devices;
+  std::vector<PJRT_LogicalDeviceIds> logical_ids;  // per addressable device
+};
+
 namespace kiln::capi {
 
 // Topology handle over `topology` (owned when `owned` is set).
@@ -120,6 +143,9 @@ std::unique_ptr<PJRT_TopologyDescription> MakeTopologyHandle(
 // New handles, registered as live.
 PJRT_Buffer* NewBuffer(PJRT_Client* client, std::unique_ptr<runtime::Buffer> buffer);
 PJRT_Event* NewEvent(std::shared_ptr<runtime::Event> event);
+PJRT_Executable* NewExecutable(std::shared_ptr<const compiler::Program> program);
+PJRT_LoadedExecutable* NewLoadedExecutable(PJRT_Client* client,
+                                           std::unique_ptr<runtime::LoadedExecutable> loaded);
 
 // The handle when it is live and of the right kind, else INVALID_ARGUMENT naming `what`.
 StatusOr<PJRT_Client*> UnwrapClient(PJRT_Client* handle, std::string_view what = "client");
@@ -131,6 +157,10 @@ StatusOr<PJRT_Buffer*> UnwrapBuffer(PJRT_Buffer* handle, std::string_view what =
 StatusOr<PJRT_Buffer*> UnwrapBufferForDestroy(PJRT_Buffer* handle);
 StatusOr<PJRT_Event*> UnwrapEvent(PJRT_Event* handle, std::string_view what = "event");
 StatusOr<PJRT_DeviceDescription*> UnwrapDescription(const PJRT_DeviceDescription* handle);
+StatusOr<PJRT_Executable*> UnwrapExecutable(PJRT_Executable* handle,
+                                            std::string_view what = "executable");
+StatusOr<PJRT_LoadedExecutable*> UnwrapLoadedExecutable(PJRT_LoadedExecutable* handle,
+                                                        std::string_view what = "executable");
 StatusOr<PJRT_TopologyDescription*> UnwrapTopology(const PJRT_TopologyDescription* handle,
                                                    std::string_view what = "topology");
 

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -104,6 +105,10 @@ inline AttrKind Attribute::kind() const { return storage_->kind; }
 inline bool Attribute::Is(AttrKind kind) const {
   return storage_ != nullptr && storage_->kind == kind;
 }
+
+// The integers an attribute holds: array<i64: ...>, a dense integer tensor
+// (row-major), or an array of integers; nullopt for anything else.
+std::optional<std::vector<int64_t>> IntegersOf(const Attribute& attribute);
 
 enum class LocationKind : uint8_t { kUnknown, kFileLineCol, kName, kCallSite, kFused };
 

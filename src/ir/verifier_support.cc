@@ -579,3 +579,14 @@ StatusOr<std::vector<int64_t>> PaddingList(const OpContext& context, std::string
 }
 
 }  // namespace kiln::ir::verify_internal
+
+namespace kiln::ir {
+
+std::optional<std::vector<int64_t>> IntegersOf(const Attribute& attribute) {
+  if (!attribute) return std::nullopt;
+  std::optional<verify_internal::IntList> list = verify_internal::ReadInts(attribute);
+  if (!list) return std::nullopt;
+  return list->ToVector();
+}
+
+}  // namespace kiln::ir

@@ -4,6 +4,8 @@
 #include <cstring>
 
 #include "base/env.h"
+#include "compiler/compile.h"
+#include "frontend/compile_options.h"
 #include "frontend/program.h"
 #include "runtime/strided_copy.h"
 #include "version.h"
@@ -27,27 +29,6 @@ StatusOr<int64_t> NumDevicesFromValue(const AttributeValue& value) {
   return InvalidArgument(
       "create option num_devices: expected an int64 (or a string holding a decimal integer), "
       "found a value of another type");
-}
-
-// Runs `work` on `queue` once `ready` fires, then sets `done` with its status
-// (or with `ready`'s error, without running it). `work` and what it captured
-// are released before `done` fires, so a waiter sees memory already freed
-// when it deletes a buffer.
-void EnqueueWhenReady(const std::shared_ptr<Event>& ready, WorkQueue* queue,
-                      std::function<Status()> work, std::shared_ptr<Event> done) {
-  ready->OnReady([queue, work = std::move(work), done = std::move(done)](
-                     const Status& status) mutable {
-    if (!status.ok()) {
-      work = nullptr;
-      done->Set(status);
-      return;
-    }
-    queue->Enqueue([work = std::move(work), done = std::move(done)]() mutable {
-      Status result = work();
-      work = nullptr;
-      done->Set(std::move(result));
-    });
-  });
 }
 
 }  // namespace
@@ -131,10 +112,13 @@ StatusOr<Device*> Client::LookupAddressableDevice(int local_hardware_id) const {
                          devices_.size() - 1);
 }
 
-Status Client::Compile(std::span<const uint8_t> code, std::string_view format) {
+StatusOr<std::unique_ptr<LoadedExecutable>> Client::Compile(std::span<const uint8_t> code,
+                                                            std::string_view format,
+                                                            std::span<const uint8_t> options) {
+  KILN_ASSIGN_OR_RETURN(frontend::CompileOptions parsed, frontend::ParseCompileOptions(options));
   KILN_ASSIGN_OR_RETURN(ir::Module module, frontend::LoadProgram(code, format));
-  return Unimplemented("Kiln read and verified the program (", code.size(),
-                       " bytes) but cannot execute programs yet");
+  KILN_ASSIGN_OR_RETURN(auto program, compiler::Compile(module, std::move(parsed)));
+  return LoadedExecutable::Create(this, std::move(program));
 }
 
 StatusOr<std::vector<int>> Client::DefaultDeviceAssignment(int num_replicas,

@@ -9,6 +9,7 @@
 
 #include "runtime/buffer.h"
 #include "runtime/device.h"
+#include "runtime/executable.h"
 #include "runtime/topology.h"
 
 namespace kiln::runtime {
@@ -88,11 +89,12 @@ class Client {
   StatusOr<std::shared_ptr<Event>> CopyRawToHost(const Buffer& source, void* dst,
                                                  int64_t offset, int64_t size);
 
-  // Reads and verifies a program handed to PJRT_Client_Compile (`format` as in
-  // PJRT_Program). Kiln cannot execute programs yet (issue 4), so a program
-  // that reads and verifies is UNIMPLEMENTED, saying so; read and verify
-  // errors are returned as they are.
-  Status Compile(std::span<const uint8_t> code, std::string_view format);
+  // Reads, verifies and compiles a program handed to PJRT_Client_Compile
+  // (`format` as in PJRT_Program; `options` a serialized CompileOptionsProto)
+  // and loads it on its devices.
+  StatusOr<std::unique_ptr<LoadedExecutable>> Compile(std::span<const uint8_t> code,
+                                                      std::string_view format,
+                                                      std::span<const uint8_t> options);
 
   // INVALID_ARGUMENT unless `space` belongs to this client.
   Status CheckOwns(const MemorySpace* space, std::string_view what) const;

@@ -55,4 +55,21 @@ void WorkQueue::Run() {
   }
 }
 
+void EnqueueWhenReady(const std::shared_ptr<Event>& ready, WorkQueue* queue,
+                      std::function<Status()> work, std::shared_ptr<Event> done) {
+  ready->OnReady([queue, work = std::move(work), done = std::move(done)](
+                     const Status& status) mutable {
+    if (!status.ok()) {
+      work = nullptr;
+      done->Set(status);
+      return;
+    }
+    queue->Enqueue([work = std::move(work), done = std::move(done)]() mutable {
+      Status result = work();
+      work = nullptr;
+      done->Set(std::move(result));
+    });
+  });
+}
+
 }  // namespace kiln::runtime

@@ -5,9 +5,13 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
+
+#include "base/status.h"
+#include "runtime/event.h"
 
 namespace kiln::runtime {
 
@@ -39,5 +43,12 @@ class WorkQueue {
   uint64_t completed_ = 0;
   std::thread worker_;
 };
+
+// Runs `work` on `queue` once `ready` fires, then sets `done` with its status
+// (or with `ready`'s error, without running it). `work` and what it captured
+// are released before `done` fires, so a waiter sees memory already freed
+// when it deletes a buffer.
+void EnqueueWhenReady(const std::shared_ptr<Event>& ready, WorkQueue* queue,
+                      std::function<Status()> work, std::shared_ptr<Event> done);
 
 }  // namespace kiln::runtime

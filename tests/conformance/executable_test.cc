@@ -208,13 +208,47 @@ TEST_F(KilnExecutableTest, CompileReportsReadAndVerifyErrors) {
   EXPECT_NE(hlo.message.find("\"hlo\""), std::string::npos) << hlo.message;
 }
 
-// A program that reads and verifies is refused only because Kiln cannot run
-// programs yet, and the message says so.
-TEST_F(KilnExecutableTest, AVerifiedProgramIsRefusedAsNotExecutable) {
-  LoadedExecutablePtr executable;
-  Status status = Compile(client_.get(), "mlir", kAddProgram, &executable);
-  EXPECT_TRUE(HasCode(status, PJRT_Error_Code_UNIMPLEMENTED));
-  EXPECT_NE(status.message.find("read and verified"), std::string::npos) << status.message;
+// Execute checks every argument before running anything, and says what it
+// expected and what it found.
+TEST_F(KilnExecutableTest, ExecuteRejectsBadArgumentsBeforeRunning) {
+  LoadedExecutablePtr loaded;
+  ASSERT_TRUE(Compile(client_.get(), "mlir", kAddProgram, &loaded).ok());
+  auto execute_with = [&](PJRT_Buffer* argument, size_t num_args) {
+    PJRT_Buffer* arguments[1] = {argument};
+    PJRT_Buffer* const* argument_lists[1] = {arguments};
+    PJRT_Buffer* results[1] = {nullptr};
+    PJRT_Buffer** output_lists[1] = {results};
+    PJRT_Event* complete[1] = {nullptr};
+    auto options = MAKE_ARGS(PJRT_ExecuteOptions);
+    auto execute = MAKE_ARGS(PJRT_LoadedExecutable_Execute_Args);
+    execute.executable = loaded.get();
+    execute.options = &options;
+    execute.argument_lists = argument_lists;
+    execute.num_devices = 1;
+    execute.num_args = num_args;
+    execute.output_lists = output_lists;
+    execute.device_complete_events = complete;
+    Status status = Consume(api()->PJRT_LoadedExecutable_Execute(&execute));
+    EXPECT_EQ(results[0], nullptr);
+    EXPECT_EQ(complete[0], nullptr);
+    return status;
+  };
+  BufferPtr wrong_shape = MakeBuffer(client_.get(), device_, std::vector<float>{1, 2, 3}, {3});
+  Status shape = execute_with(wrong_shape.get(), 1);
+  EXPECT_TRUE(HasCode(shape, PJRT_Error_Code_INVALID_ARGUMENT));
+  EXPECT_NE(shape.message.find("argument 0 must be f32[2], found f32[3]"), std::string::npos)
+      << shape.message;
+
+  BufferPtr good = MakeBuffer(client_.get(), device_, std::vector<float>{1, 2}, {2});
+  Status count = execute_with(good.get(), 0);
+  EXPECT_TRUE(HasCode(count, PJRT_Error_Code_INVALID_ARGUMENT));
+  EXPECT_NE(count.message.find("takes 1 arguments, found 0"), std::string::npos) << count.message;
+
+  auto remove = MAKE_ARGS(PJRT_Buffer_Delete_Args);
+  remove.buffer = good.get();
+  ASSERT_PJRT_OK(api()->PJRT_Buffer_Delete(&remove));
+  Status deleted = execute_with(good.get(), 1);
+  EXPECT_TRUE(HasCode(deleted, PJRT_Error_Code_INVALID_ARGUMENT));
 }
 
 TEST_F(KilnExecutableTest, CompileWithoutAProgramIsInvalid) {

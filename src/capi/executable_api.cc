@@ -1,0 +1,251 @@
+// PJRT_Executable and PJRT_LoadedExecutable: queries answered from the
+// compiled program, and Execute.
+#include <cstring>
+
+#include "capi/functions.h"
+#include "capi/handles.h"
+#include "frontend/compile_options.h"
+
+namespace kiln::capi {
+
+PJRT_Error* Impl::PJRT_Executable_Destroy(PJRT_Executable_Destroy_Args* args) {
+  KILN_ARGS(executable);
+  if (args->executable == nullptr) return nullptr;  // the header allows null
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Executable* executable, UnwrapExecutable(args->executable));
+  UnregisterHandle(executable);
+  delete executable;
+  return nullptr;
+}
+
+PJRT_Error* Impl::PJRT_Executable_Name(PJRT_Executable_Name_Args* args) {
+  KILN_ARGS(executable_name_size);
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Executable* executable, UnwrapExecutable(args->executable));
+  args->executable_name = executable->program->name.data();
+  args->executable_name_size = executable->program->name.size();
+  return nullptr;
+}
+
+PJRT_Error* Impl::PJRT_Executable_NumReplicas(PJRT_Executable_NumReplicas_Args* args) {
+  KILN_ARGS(num_replicas);
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Executable* executable, UnwrapExecutable(args->executable));
+  args->num_replicas = static_cast<size_t>(executable->program->options.num_replicas);
+  return nullptr;
+}
+
+PJRT_Error* Impl::PJRT_Executable_NumPartitions(PJRT_Executable_NumPartitions_Args* args) {
+  KILN_ARGS(num_partitions);
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Executable* executable, UnwrapExecutable(args->executable));
+  args->num_partitions = static_cast<size_t>(executable->program->options.num_partitions);
+  return nullptr;
+}
+
+PJRT_Error* Impl::PJRT_Executable_NumOutputs(PJRT_Executable_NumOutputs_Args* args) {
+  KILN_ARGS(num_outputs);
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Executable* executable, UnwrapExecutable(args->executable));
+  args->num_outputs = executable->program->result_shapes.size();
+  return nullptr;
+}
+
+PJRT_Error* Impl::PJRT_Executable_SizeOfGeneratedCodeInBytes(
+    PJRT_Executable_SizeOfGeneratedCodeInBytes_Args* args) {
+  KILN_ARGS(size_in_bytes);
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Executable* executable, UnwrapExecutable(args->executable));
+  // Kiln generates no machine code: the plan's nodes call precompiled kernels.
+  args->size_in_bytes = static_cast<int64_t>(executable->program->graph->nodes.size() *
+                                             sizeof(compiler::Node));
+  return nullptr;
+}
+
+PJRT_Error* Impl::PJRT_Executable_OutputElementTypes(
+    PJRT_Executable_OutputElementTypes_Args* args) {
+  KILN_ARGS(num_output_types);
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Executable* executable, UnwrapExecutable(args->executable));
+  args->output_types = executable->output_types.data();
+  args->num_output_types = executable->output_types.size();
+  return nullptr;
+}
+
+PJRT_Error* Impl::PJRT_Executable_OutputDimensions(PJRT_Executable_OutputDimensions_Args* args) {
+  KILN_ARGS(dim_sizes);
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Executable* executable, UnwrapExecutable(args->executable));
+  args->num_outputs = executable->output_ranks.size();
+  args->dims = executable->output_dims.data();
+  args->dim_sizes = executable->output_ranks.data();
+  return nullptr;
+}
+
+PJRT_Error* Impl::PJRT_Executable_OutputMemoryKinds(
+    PJRT_Executable_OutputMemoryKinds_Args* args) {
+  KILN_ARGS(memory_kind_sizes);
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Executable* executable, UnwrapExecutable(args->executable));
+  args->num_outputs = executable->output_memory_kinds.size();
+  args->memory_kinds = executable->output_memory_kinds.data();
+  args->memory_kind_sizes = executable->output_memory_kind_sizes.data();
+  return nullptr;
+}
+
+PJRT_Error* Impl::PJRT_Executable_Fingerprint(PJRT_Executable_Fingerprint_Args* args) {
+  KILN_ARGS(executable_fingerprint_size);
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Executable* executable, UnwrapExecutable(args->executable));
+  args->executable_fingerprint = executable->fingerprint.data();
+  args->executable_fingerprint_size = executable->fingerprint.size();
+  return nullptr;
+}
+
+// The program as StableHLO text (format "mlir"): first call with a null
+// `code` for the size, then with a buffer of that size.
+PJRT_Error* Impl::PJRT_Executable_OptimizedProgram(PJRT_Executable_OptimizedProgram_Args* args) {
+  KILN_ARGS(program);
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Executable* executable, UnwrapExecutable(args->executable));
+  if (args->program == nullptr) {
+    return MakeError(InvalidArgument(CurrentFunction(), ": `program` is null"));
+  }
+  PJRT_Program& program = *args->program;
+  const std::string& text = executable->program->text;
+  static constexpr char kFormat[] = "mlir";
+  program.format = kFormat;
+  program.format_size = sizeof(kFormat) - 1;
+  if (program.code == nullptr) {
+    program.code_size = text.size();
+    return nullptr;
+  }
+  if (program.code_size < text.size()) {
+    return MakeError(InvalidArgument(CurrentFunction(), ": `code` holds ", program.code_size,
+                                     " bytes, the program needs ", text.size()));
+  }
+  std::memcpy(program.code, text.data(), text.size());
+  program.code_size = text.size();
+  return nullptr;
+}
+
+PJRT_Error* Impl::PJRT_LoadedExecutable_Destroy(PJRT_LoadedExecutable_Destroy_Args* args) {
+  KILN_ARGS(executable);
+  if (args->executable == nullptr) return nullptr;  // the header allows null
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_LoadedExecutable* executable,
+                             UnwrapLoadedExecutable(args->executable));
+  UnregisterHandle(executable);
+  delete executable;
+  return nullptr;
+}
+
+PJRT_Error* Impl::PJRT_LoadedExecutable_GetExecutable(
+    PJRT_LoadedExecutable_GetExecutable_Args* args) {
+  KILN_ARGS(executable);
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_LoadedExecutable* loaded,
+                             UnwrapLoadedExecutable(args->loaded_executable, "loaded_executable"));
+  args->executable = NewExecutable(loaded->executable->shared_program());
+  return nullptr;
+}
+
+PJRT_Error* Impl::PJRT_LoadedExecutable_AddressableDevices(
+    PJRT_LoadedExecutable_AddressableDevices_Args* args) {
+  KILN_ARGS(num_addressable_devices);
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_LoadedExecutable* executable,
+                             UnwrapLoadedExecutable(args->executable));
+  args->addressable_devices = executable->addressable_devices.data();
+  args->num_addressable_devices = executable->addressable_devices.size();
+  return nullptr;
+}
+
+PJRT_Error* Impl::PJRT_LoadedExecutable_AddressableDeviceLogicalIds(
+    PJRT_LoadedExecutable_AddressableDeviceLogicalIds_Args* args) {
+  KILN_ARGS(num_addressable_device_logical_ids);
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_LoadedExecutable* executable,
+                             UnwrapLoadedExecutable(args->executable));
+  args->addressable_device_logical_ids = executable->logical_ids.data();
+  args->num_addressable_device_logical_ids = executable->logical_ids.size();
+  return nullptr;
+}
+
+}  // namespace kiln::capi
+
+// Backs the bytes GetDeviceAssignment hands out until the caller's deleter.
+struct PJRT_DeviceAssignmentSerialized {
+  std::vector<uint8_t> bytes;
+};
+
+namespace kiln::capi {
+
+PJRT_Error* Impl::PJRT_LoadedExecutable_GetDeviceAssignment(
+    PJRT_LoadedExecutable_GetDeviceAssignment_Args* args) {
+  KILN_ARGS(serialized_device_assignment_deleter);
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_LoadedExecutable* executable,
+                             UnwrapLoadedExecutable(args->executable));
+  auto* serialized = new PJRT_DeviceAssignmentSerialized{
+      frontend::SerializeDeviceAssignment(executable->executable->device_assignment())};
+  args->serialized_bytes = reinterpret_cast<const char*>(serialized->bytes.data());
+  args->serialized_bytes_size = serialized->bytes.size();
+  args->serialized_device_assignment = serialized;
+  args->serialized_device_assignment_deleter = [](PJRT_DeviceAssignmentSerialized* bytes) {
+    delete bytes;
+  };
+  return nullptr;
+}
+
+PJRT_Error* Impl::PJRT_LoadedExecutable_Delete(PJRT_LoadedExecutable_Delete_Args* args) {
+  KILN_ARGS(executable);
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_LoadedExecutable* executable,
+                             UnwrapLoadedExecutable(args->executable));
+  executable->executable->Delete();
+  return nullptr;
+}
+
+PJRT_Error* Impl::PJRT_LoadedExecutable_IsDeleted(PJRT_LoadedExecutable_IsDeleted_Args* args) {
+  KILN_ARGS(is_deleted);
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_LoadedExecutable* executable,
+                             UnwrapLoadedExecutable(args->executable));
+  args->is_deleted = executable->executable->IsDeleted();
+  return nullptr;
+}
+
+// Runs the program once per device of `argument_lists`: on the executable's
+// addressable devices in order, or on `execute_device` alone.
+PJRT_Error* Impl::PJRT_LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Args* args) {
+  KILN_ARGS(device_complete_events);
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_LoadedExecutable* executable,
+                             UnwrapLoadedExecutable(args->executable));
+  runtime::LoadedExecutable& loaded = *executable->executable;
+  std::vector<runtime::Device*> devices;
+  PJRT_Device* execute_device = KILN_HAS_FIELD(execute_device) ? args->execute_device : nullptr;
+  if (execute_device != nullptr) {
+    KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Device* device, UnwrapDevice(execute_device, "execute_device"));
+    devices.push_back(device->device);
+  } else {
+    devices = loaded.addressable_devices();
+  }
+  if (args->num_devices != devices.size()) {
+    return MakeError(InvalidArgument(CurrentFunction(), ": `num_devices` is ", args->num_devices,
+                                     ", expected ", devices.size(),
+                                     " (the executable's addressable devices)"));
+  }
+  if (args->num_args > 0 && args->argument_lists == nullptr) {
+    return MakeError(InvalidArgument(CurrentFunction(), ": `argument_lists` is null"));
+  }
+  if (args->output_lists == nullptr) {
+    return MakeError(InvalidArgument(CurrentFunction(), ": `output_lists` is null; expected ",
+                                     devices.size(), " preallocated output arrays"));
+  }
+  // Check every argument before running anything.
+  std::vector<std::vector<runtime::Buffer*>> arguments(devices.size());
+  for (size_t d = 0; d < devices.size(); ++d) {
+    for (size_t i = 0; i < args->num_args; ++i) {
+      KILN_CAPI_ASSIGN_OR_RETURN(
+          PJRT_Buffer* buffer,
+          UnwrapBuffer(args->argument_lists[d][i], StrCat("argument_lists[", d, "][", i, "]")));
+      arguments[d].push_back(buffer->buffer.get());
+    }
+  }
+  for (size_t d = 0; d < devices.size(); ++d) {
+    KILN_CAPI_ASSIGN_OR_RETURN(runtime::LoadedExecutable::Run run,
+                               loaded.Execute(arguments[d], devices[d]));
+    for (size_t o = 0; o < run.outputs.size(); ++o) {
+      args->output_lists[d][o] = NewBuffer(executable->client, std::move(run.outputs[o]));
+    }
+    if (args->device_complete_events != nullptr) {
+      args->device_complete_events[d] = NewEvent(run.done);
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace kiln::capi

@@ -1,0 +1,33 @@
+// The compiler's entry point: a verified module and the framework's compile
+// options in, an executable plan out.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compiler/graph.h"
+#include "frontend/compile_options.h"
+#include "ir/module.h"
+
+namespace kiln::compiler {
+
+// Everything an executable needs at run time and for the framework's
+// queries; immutable once built, shared by executables loaded from it.
+struct Program {
+  std::string name;  // the module's name ("jit_f"), or "main"
+  std::shared_ptr<const Graph> graph;
+  std::vector<Shape> parameter_shapes;
+  std::vector<Shape> result_shapes;
+  frontend::CompileOptions options;
+  std::string text;  // the module as StableHLO text (OptimizedProgram)
+  uint64_t fingerprint = 0;  // of the program text and the options
+};
+
+// Lowers `module`'s entry function (public `main`, or its only function)
+// into a plan. Ops Kiln cannot run are UNIMPLEMENTED naming the op and its
+// source location.
+StatusOr<std::shared_ptr<const Program>> Compile(const ir::Module& module,
+                                                 frontend::CompileOptions options);
+
+}  // namespace kiln::compiler

@@ -1,0 +1,88 @@
+#include "compiler/executor.h"
+
+#include <cstring>
+
+namespace kiln::compiler {
+
+uint8_t* ExecutionEnv::Arena(const Graph* graph, int64_t bytes) {
+  Block& block = arenas_[graph];
+  if (block.bytes < bytes) {
+    constexpr int64_t kAlignment = 64;
+    block.storage.reset(new uint8_t[static_cast<size_t>(bytes + kAlignment)]);
+    const auto address = reinterpret_cast<uintptr_t>(block.storage.get());
+    block.aligned = block.storage.get() + ((kAlignment - address % kAlignment) % kAlignment);
+    block.bytes = bytes;
+  }
+  return block.aligned;
+}
+
+Status RunContext::RunRegion(size_t index, std::span<const void* const> args,
+                             std::span<void* const> results) const {
+  const std::vector<size_t>& captures = node_.region_captures[index];
+  if (captures.empty()) return Execute(*node_.regions[index], args, results, env_);
+  constexpr size_t kInline = 16;
+  const void* inline_args[kInline];
+  std::vector<const void*> heap_args;
+  const void** all = inline_args;
+  const size_t total = args.size() + captures.size();
+  if (total > kInline) {
+    heap_args.resize(total);
+    all = heap_args.data();
+  }
+  for (size_t i = 0; i < args.size(); ++i) all[i] = args[i];
+  for (size_t i = 0; i < captures.size(); ++i) all[args.size() + i] = in(captures[i]);
+  return Execute(*node_.regions[index], std::span(all, total), results, env_);
+}
+
+Status Execute(const Graph& graph, std::span<const void* const> parameters,
+               std::span<void* const> results, ExecutionEnv& env) {
+  if (parameters.size() != graph.parameters.size() || results.size() != graph.results.size()) {
+    return InvalidArgument("the program takes ", graph.parameters.size(), " arguments and gives ",
+                           graph.results.size(), " results; called with ", parameters.size(),
+                           " arguments and ", results.size(), " result buffers");
+  }
+  uint8_t* arena = graph.arena_bytes > 0 ? env.Arena(&graph, graph.arena_bytes) : nullptr;
+  // Small graphs (region bodies run per loop iteration) keep their pointer
+  // table on the stack.
+  constexpr size_t kInline = 32;
+  uint8_t* inline_memory[kInline];
+  std::vector<uint8_t*> heap_memory;
+  uint8_t** memory = inline_memory;
+  if (graph.values.size() > kInline) {
+    heap_memory.resize(graph.values.size());
+    memory = heap_memory.data();
+  }
+  for (size_t v = 0; v < graph.values.size(); ++v) {
+    const Placement& place = graph.placements[v];
+    switch (place.storage) {
+      case Storage::kArena: memory[v] = arena + place.offset; break;
+      case Storage::kParameter:
+        memory[v] = static_cast<uint8_t*>(const_cast<void*>(parameters[place.index]));
+        break;
+      case Storage::kConstant:
+        memory[v] = const_cast<uint8_t*>(graph.values[v].constant->data());
+        break;
+      case Storage::kResult: memory[v] = static_cast<uint8_t*>(results[place.index]); break;
+      case Storage::kAlias: memory[v] = memory[place.index]; break;
+    }
+  }
+  std::span<uint8_t* const> table(memory, graph.values.size());
+  for (const Node& node : graph.nodes) {
+    RunContext context(graph, node, table, env);
+    Status status = node.run(context);
+    if (!status.ok()) {
+      return Status(status.code(), StrCat(node.location, ": ", node.op, ": ", status.message()));
+    }
+  }
+  // Results the nodes did not write in place: parameters, constants, and
+  // values returned more than once.
+  for (size_t i = 0; i < graph.results.size(); ++i) {
+    const auto v = static_cast<size_t>(graph.results[i]);
+    if (memory[v] != results[i] && graph.values[v].bytes > 0) {
+      std::memmove(results[i], memory[v], graph.values[v].bytes);
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace kiln::compiler

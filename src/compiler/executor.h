@@ -1,0 +1,73 @@
+// Runs a compiled Graph: resolves every value to memory (the caller's
+// parameters and result buffers, constants, the arena), then runs the nodes
+// in order. The runtime calls it on a device's work queue; the compiler
+// calls it to fold constants.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "compiler/graph.h"
+
+namespace kiln::compiler {
+
+// State of one execution, reused across executions of one executable so
+// that steady-state calls allocate nothing: the arenas of the graph and its
+// nested graphs, and who is running (for replica_id / partition_id).
+class ExecutionEnv {
+ public:
+  int64_t replica_id = 0;
+  int64_t partition_id = 0;
+
+  // Memory for `graph`'s arena, at least `bytes`, 64-byte aligned; one per
+  // graph, reused by later calls (a graph's runs never overlap in one env).
+  uint8_t* Arena(const Graph* graph, int64_t bytes);
+
+ private:
+  struct Block {
+    std::unique_ptr<uint8_t[]> storage;
+    uint8_t* aligned = nullptr;
+    int64_t bytes = 0;
+  };
+  std::unordered_map<const Graph*, Block> arenas_;
+};
+
+// What a node's kernel sees when it runs.
+class RunContext {
+ public:
+  RunContext(const Graph& graph, const Node& node, std::span<uint8_t* const> memory,
+             ExecutionEnv& env)
+      : graph_(graph), node_(node), memory_(memory), env_(env) {}
+
+  const void* in(size_t i) const { return memory_[static_cast<size_t>(node_.inputs[i])]; }
+  void* out(size_t i) const { return memory_[static_cast<size_t>(node_.outputs[i])]; }
+  const Shape& in_shape(size_t i) const { return graph_.shape(node_.inputs[i]); }
+  const Shape& out_shape(size_t i) const { return graph_.shape(node_.outputs[i]); }
+  size_t num_inputs() const { return node_.inputs.size(); }
+  size_t num_outputs() const { return node_.outputs.size(); }
+  const Node& node() const { return node_; }
+  ExecutionEnv& env() const { return env_; }
+
+  // Runs region `index` of this node on `args`, writing its results into
+  // `results` (which may alias args only when the region's results are
+  // computed before any write; callers pass distinct buffers).
+  Status RunRegion(size_t index, std::span<const void* const> args,
+                   std::span<void* const> results) const;
+
+ private:
+  const Graph& graph_;
+  const Node& node_;
+  std::span<uint8_t* const> memory_;
+  ExecutionEnv& env_;
+};
+
+// Runs `graph`: `parameters[i]` holds parameter i, `results[i]` receives
+// result i (dense, of the result's shape). Errors name the failing node's op
+// and the user's source location.
+Status Execute(const Graph& graph, std::span<const void* const> parameters,
+               std::span<void* const> results, ExecutionEnv& env);
+
+}  // namespace kiln::compiler

@@ -1,0 +1,199 @@
+// Lowering of the elementwise ops onto kernels/elementwise.h.
+#include <cstring>
+
+#include "compiler/lowering.h"
+#include "kernels/elementwise.h"
+
+namespace kiln::compiler {
+namespace {
+
+using kernels::BinaryOp;
+using kernels::UnaryOp;
+
+struct UnaryEntry {
+  ir::OpCode code;
+  UnaryOp op;
+};
+constexpr UnaryEntry kUnary[] = {
+    {ir::OpCode::kAbs, UnaryOp::kAbs},
+    {ir::OpCode::kCbrt, UnaryOp::kCbrt},
+    {ir::OpCode::kCeil, UnaryOp::kCeil},
+    {ir::OpCode::kCosine, UnaryOp::kCosine},
+    {ir::OpCode::kCountLeadingZeros, UnaryOp::kCountLeadingZeros},
+    {ir::OpCode::kExponential, UnaryOp::kExponential},
+    {ir::OpCode::kExponentialMinusOne, UnaryOp::kExponentialMinusOne},
+    {ir::OpCode::kFloor, UnaryOp::kFloor},
+    {ir::OpCode::kImag, UnaryOp::kImag},
+    {ir::OpCode::kIsFinite, UnaryOp::kIsFinite},
+    {ir::OpCode::kLog, UnaryOp::kLog},
+    {ir::OpCode::kLogPlusOne, UnaryOp::kLogPlusOne},
+    {ir::OpCode::kLogistic, UnaryOp::kLogistic},
+    {ir::OpCode::kNegate, UnaryOp::kNegate},
+    {ir::OpCode::kNot, UnaryOp::kNot},
+    {ir::OpCode::kPopcnt, UnaryOp::kPopcnt},
+    {ir::OpCode::kReal, UnaryOp::kReal},
+    {ir::OpCode::kRoundNearestAfz, UnaryOp::kRoundNearestAfz},
+    {ir::OpCode::kRoundNearestEven, UnaryOp::kRoundNearestEven},
+    {ir::OpCode::kRsqrt, UnaryOp::kRsqrt},
+    {ir::OpCode::kSign, UnaryOp::kSign},
+    {ir::OpCode::kSine, UnaryOp::kSine},
+    {ir::OpCode::kSqrt, UnaryOp::kSqrt},
+    {ir::OpCode::kTan, UnaryOp::kTan},
+    {ir::OpCode::kTanh, UnaryOp::kTanh},
+};
+
+struct BinaryEntry {
+  ir::OpCode code;
+  BinaryOp op;
+};
+constexpr BinaryEntry kBinary[] = {
+    {ir::OpCode::kAdd, BinaryOp::kAdd},
+    {ir::OpCode::kAnd, BinaryOp::kAnd},
+    {ir::OpCode::kAtan2, BinaryOp::kAtan2},
+    {ir::OpCode::kDivide, BinaryOp::kDivide},
+    {ir::OpCode::kMaximum, BinaryOp::kMaximum},
+    {ir::OpCode::kMinimum, BinaryOp::kMinimum},
+    {ir::OpCode::kMultiply, BinaryOp::kMultiply},
+    {ir::OpCode::kOr, BinaryOp::kOr},
+    {ir::OpCode::kPower, BinaryOp::kPower},
+    {ir::OpCode::kRemainder, BinaryOp::kRemainder},
+    {ir::OpCode::kShiftLeft, BinaryOp::kShiftLeft},
+    {ir::OpCode::kShiftRightArithmetic, BinaryOp::kShiftRightArithmetic},
+    {ir::OpCode::kShiftRightLogical, BinaryOp::kShiftRightLogical},
+    {ir::OpCode::kSubtract, BinaryOp::kSubtract},
+    {ir::OpCode::kXor, BinaryOp::kXor},
+};
+
+Status LowerUnary(Lowering& lowering, const ir::Operation& op) {
+  UnaryOp kind{};
+  for (const UnaryEntry& entry : kUnary) {
+    if (entry.code == op.code()) kind = entry.op;
+  }
+  KILN_ASSIGN_OR_RETURN(Shape shape, lowering.ShapeOf(op.operand(0)));
+  const ElementType type = shape.element_type;
+  const int64_t count = shape.NumElements();
+  return lowering.Emit(op, [kind, type, count](RunContext& ctx) {
+    return kernels::Unary(kind, type, ctx.in(0), ctx.out(0), count);
+  });
+}
+
+Status LowerBinary(Lowering& lowering, const ir::Operation& op) {
+  BinaryOp kind{};
+  for (const BinaryEntry& entry : kBinary) {
+    if (entry.code == op.code()) kind = entry.op;
+  }
+  KILN_ASSIGN_OR_RETURN(Shape shape, lowering.ShapeOf(op.operand(0)));
+  const ElementType type = shape.element_type;
+  const int64_t count = shape.NumElements();
+  return lowering.Emit(op, [kind, type, count](RunContext& ctx) {
+    return kernels::Binary(kind, type, ctx.in(0), ctx.in(1), ctx.out(0), count);
+  });
+}
+
+StatusOr<kernels::CompareDirection> Direction(std::string_view name) {
+  using kernels::CompareDirection;
+  if (name == "EQ") return CompareDirection::kEq;
+  if (name == "NE") return CompareDirection::kNe;
+  if (name == "GE") return CompareDirection::kGe;
+  if (name == "GT") return CompareDirection::kGt;
+  if (name == "LE") return CompareDirection::kLe;
+  if (name == "LT") return CompareDirection::kLt;
+  return InvalidArgument("unknown comparison_direction '", name, "'");
+}
+
+Status LowerCompare(Lowering& lowering, const ir::Operation& op) {
+  KILN_ASSIGN_OR_RETURN(Shape shape, lowering.ShapeOf(op.operand(0)));
+  KILN_ASSIGN_OR_RETURN(kernels::CompareDirection direction,
+                        Direction(EnumAttr(op, "comparison_direction")));
+  const kernels::CompareKind kind = EnumAttr(op, "compare_type") == "TOTALORDER"
+                                        ? kernels::CompareKind::kTotalOrder
+                                        : kernels::CompareKind::kFloat;
+  const ElementType type = shape.element_type;
+  const int64_t count = shape.NumElements();
+  return lowering.Emit(op, [direction, kind, type, count](RunContext& ctx) {
+    return kernels::Compare(direction, kind, type, ctx.in(0), ctx.in(1),
+                            static_cast<bool*>(ctx.out(0)), count);
+  });
+}
+
+Status LowerSelect(Lowering& lowering, const ir::Operation& op) {
+  KILN_ASSIGN_OR_RETURN(Shape pred, lowering.ShapeOf(op.operand(0)));
+  KILN_ASSIGN_OR_RETURN(Shape shape, lowering.ShapeOf(op.result(0)));
+  const bool scalar = pred.dims.empty() && !shape.dims.empty();
+  const ElementType type = shape.element_type;
+  const int64_t count = shape.NumElements();
+  return lowering.Emit(op, [scalar, type, count](RunContext& ctx) {
+    return kernels::Select(type, static_cast<const bool*>(ctx.in(0)), scalar, ctx.in(1),
+                           ctx.in(2), ctx.out(0), count);
+  });
+}
+
+Status LowerClamp(Lowering& lowering, const ir::Operation& op) {
+  KILN_ASSIGN_OR_RETURN(Shape min, lowering.ShapeOf(op.operand(0)));
+  KILN_ASSIGN_OR_RETURN(Shape max, lowering.ShapeOf(op.operand(2)));
+  KILN_ASSIGN_OR_RETURN(Shape shape, lowering.ShapeOf(op.result(0)));
+  const bool min_scalar = min.dims.empty() && !shape.dims.empty();
+  const bool max_scalar = max.dims.empty() && !shape.dims.empty();
+  const ElementType type = shape.element_type;
+  const int64_t count = shape.NumElements();
+  return lowering.Emit(op, [=](RunContext& ctx) {
+    return kernels::Clamp(type, ctx.in(0), min_scalar, ctx.in(1), ctx.in(2), max_scalar,
+                          ctx.out(0), count);
+  });
+}
+
+Status LowerConvert(Lowering& lowering, const ir::Operation& op) {
+  KILN_ASSIGN_OR_RETURN(Shape from, lowering.ShapeOf(op.operand(0)));
+  KILN_ASSIGN_OR_RETURN(Shape to, lowering.ShapeOf(op.result(0)));
+  if (from.element_type == to.element_type) {
+    KILN_ASSIGN_OR_RETURN(ValueId input, lowering.Input(op, 0));
+    lowering.Bind(op.result(0), input);
+    return Status::Ok();
+  }
+  const int64_t count = to.NumElements();
+  return lowering.Emit(op, [from = from.element_type, to = to.element_type,
+                            count](RunContext& ctx) {
+    return kernels::Convert(from, ctx.in(0), to, ctx.out(0), count);
+  });
+}
+
+Status LowerComplex(Lowering& lowering, const ir::Operation& op) {
+  KILN_ASSIGN_OR_RETURN(Shape shape, lowering.ShapeOf(op.operand(0)));
+  const int64_t count = shape.NumElements();
+  return lowering.Emit(op, [type = shape.element_type, count](RunContext& ctx) {
+    return kernels::MakeComplex(type, ctx.in(0), ctx.in(1), ctx.out(0), count);
+  });
+}
+
+constexpr LoweringRule kRules[] = {
+    {ir::OpCode::kAbs, LowerUnary}, {ir::OpCode::kCbrt, LowerUnary},
+    {ir::OpCode::kCeil, LowerUnary}, {ir::OpCode::kCosine, LowerUnary},
+    {ir::OpCode::kCountLeadingZeros, LowerUnary}, {ir::OpCode::kExponential, LowerUnary},
+    {ir::OpCode::kExponentialMinusOne, LowerUnary}, {ir::OpCode::kFloor, LowerUnary},
+    {ir::OpCode::kImag, LowerUnary}, {ir::OpCode::kIsFinite, LowerUnary},
+    {ir::OpCode::kLog, LowerUnary}, {ir::OpCode::kLogPlusOne, LowerUnary},
+    {ir::OpCode::kLogistic, LowerUnary}, {ir::OpCode::kNegate, LowerUnary},
+    {ir::OpCode::kNot, LowerUnary}, {ir::OpCode::kPopcnt, LowerUnary},
+    {ir::OpCode::kReal, LowerUnary}, {ir::OpCode::kRoundNearestAfz, LowerUnary},
+    {ir::OpCode::kRoundNearestEven, LowerUnary}, {ir::OpCode::kRsqrt, LowerUnary},
+    {ir::OpCode::kSign, LowerUnary}, {ir::OpCode::kSine, LowerUnary},
+    {ir::OpCode::kSqrt, LowerUnary}, {ir::OpCode::kTan, LowerUnary},
+    {ir::OpCode::kTanh, LowerUnary},
+    {ir::OpCode::kAdd, LowerBinary}, {ir::OpCode::kAnd, LowerBinary},
+    {ir::OpCode::kAtan2, LowerBinary}, {ir::OpCode::kDivide, LowerBinary},
+    {ir::OpCode::kMaximum, LowerBinary}, {ir::OpCode::kMinimum, LowerBinary},
+    {ir::OpCode::kMultiply, LowerBinary}, {ir::OpCode::kOr, LowerBinary},
+    {ir::OpCode::kPower, LowerBinary}, {ir::OpCode::kRemainder, LowerBinary},
+    {ir::OpCode::kShiftLeft, LowerBinary}, {ir::OpCode::kShiftRightArithmetic, LowerBinary},
+    {ir::OpCode::kShiftRightLogical, LowerBinary}, {ir::OpCode::kSubtract, LowerBinary},
+    {ir::OpCode::kXor, LowerBinary},
+    {ir::OpCode::kCompare, LowerCompare}, {ir::OpCode::kSelect, LowerSelect},
+    {ir::OpCode::kClamp, LowerClamp}, {ir::OpCode::kConvert, LowerConvert},
+    {ir::OpCode::kComplex, LowerComplex},
+};
+
+}  // namespace
+
+std::span<const LoweringRule> ElementwiseLowerings() { return kRules; }
+
+}  // namespace kiln::compiler

@@ -1,0 +1,201 @@
+// Lowering of constants and the data-movement ops: reshape, broadcast_in_dim,
+// transpose, reverse, slice, concatenate, iota; optimization_barrier.
+#include <cstring>
+
+#include "compiler/lowering.h"
+#include "kernels/copy.h"
+#include "kernels/elementwise.h"
+#include "kernels/parallel.h"
+#include "kernels/types.h"
+
+namespace kiln::compiler {
+namespace {
+
+size_t ElementBytes(const Shape& shape) {
+  return GetElementTypeInfo(shape.element_type).storage_bytes;
+}
+
+std::vector<int64_t> Strides(const Shape& shape) {
+  std::vector<int64_t> strides(shape.dims.size());
+  kernels::DenseStrides(shape.dims, strides);
+  return strides;
+}
+
+Status LowerConstant(Lowering& lowering, const ir::Operation& op) {
+  ir::Attribute value = op.GetAttr("value");
+  KILN_ASSIGN_OR_RETURN(Shape shape, lowering.ShapeOf(op.result(0)));
+  if (!value.Is(ir::AttrKind::kDenseElements)) {
+    return InvalidArgument("constant without dense elements");
+  }
+  const size_t bytes = shape.ByteSize();
+  std::vector<uint8_t> data(bytes);
+  const std::vector<uint8_t>& source = value->data;
+  if (value->splat) {
+    const size_t element = ElementBytes(shape);
+    if (source.size() < element) return InvalidArgument("constant splat is too short");
+    for (size_t offset = 0; offset < bytes; offset += element) {
+      std::memcpy(data.data() + offset, source.data(), element);
+    }
+  } else {
+    if (source.size() != bytes) {
+      return InvalidArgument("constant holds ", source.size(), " bytes, expected ", bytes);
+    }
+    data = source;
+  }
+  lowering.Bind(op.result(0), lowering.graph().AddConstant(std::move(shape), std::move(data)));
+  return Status::Ok();
+}
+
+// A value reinterpreted with another shape of the same bytes: a view.
+Status LowerView(Lowering& lowering, const ir::Operation& op) {
+  KILN_ASSIGN_OR_RETURN(ValueId input, lowering.Input(op, 0));
+  KILN_ASSIGN_OR_RETURN(Shape shape, lowering.ShapeOf(op.result(0)));
+  if (shape.ByteSize() != lowering.graph().values[static_cast<size_t>(input)].bytes) {
+    return Unimplemented("a view changing the byte size (", shape.ToString(), ")");
+  }
+  const size_t bytes = shape.ByteSize();
+  KILN_ASSIGN_OR_RETURN(std::vector<ValueId> outputs,
+                        lowering.EmitNode(op, {input}, {shape}, [bytes](RunContext& ctx) {
+                          if (ctx.out(0) != ctx.in(0)) std::memcpy(ctx.out(0), ctx.in(0), bytes);
+                          return Status::Ok();
+                        }));
+  Node* node = lowering.graph().nodes.empty() ? nullptr : &lowering.graph().nodes.back();
+  if (node != nullptr && node->outputs == outputs) node->output_aliases_input = true;
+  lowering.Bind(op.result(0), outputs[0]);
+  return Status::Ok();
+}
+
+// Emits out = CopyStrided(in + offset elements, out dims, strides).
+Status EmitStridedCopy(Lowering& lowering, const ir::Operation& op, std::vector<int64_t> strides,
+                       int64_t offset) {
+  KILN_ASSIGN_OR_RETURN(Shape shape, lowering.ShapeOf(op.result(0)));
+  const size_t bytes = ElementBytes(shape);
+  return lowering.Emit(op, [bytes, dims = shape.dims, strides = std::move(strides),
+                            offset](RunContext& ctx) {
+    const auto* base = static_cast<const uint8_t*>(ctx.in(0)) + offset * static_cast<int64_t>(bytes);
+    kernels::CopyStrided(bytes, dims, base, strides, ctx.out(0));
+    return Status::Ok();
+  });
+}
+
+Status LowerBroadcastInDim(Lowering& lowering, const ir::Operation& op) {
+  KILN_ASSIGN_OR_RETURN(Shape in, lowering.ShapeOf(op.operand(0)));
+  KILN_ASSIGN_OR_RETURN(Shape out, lowering.ShapeOf(op.result(0)));
+  const std::vector<int64_t> mapping = IntsAttr(op, "broadcast_dimensions");
+  const std::vector<int64_t> in_strides = Strides(in);
+  std::vector<int64_t> strides(out.dims.size(), 0);
+  for (size_t d = 0; d < mapping.size() && d < in.dims.size(); ++d) {
+    if (in.dims[d] != 1) strides[static_cast<size_t>(mapping[d])] = in_strides[d];
+  }
+  return EmitStridedCopy(lowering, op, std::move(strides), 0);
+}
+
+Status LowerTranspose(Lowering& lowering, const ir::Operation& op) {
+  KILN_ASSIGN_OR_RETURN(Shape in, lowering.ShapeOf(op.operand(0)));
+  const std::vector<int64_t> permutation = IntsAttr(op, "permutation");
+  const std::vector<int64_t> in_strides = Strides(in);
+  std::vector<int64_t> strides;
+  for (int64_t p : permutation) strides.push_back(in_strides[static_cast<size_t>(p)]);
+  return EmitStridedCopy(lowering, op, std::move(strides), 0);
+}
+
+Status LowerReverse(Lowering& lowering, const ir::Operation& op) {
+  KILN_ASSIGN_OR_RETURN(Shape in, lowering.ShapeOf(op.operand(0)));
+  std::vector<int64_t> strides = Strides(in);
+  int64_t offset = 0;
+  for (int64_t d : IntsAttr(op, "dimensions")) {
+    const auto k = static_cast<size_t>(d);
+    if (in.dims[k] > 0) offset += (in.dims[k] - 1) * strides[k];
+    strides[k] = -strides[k];
+  }
+  return EmitStridedCopy(lowering, op, std::move(strides), offset);
+}
+
+Status LowerSlice(Lowering& lowering, const ir::Operation& op) {
+  KILN_ASSIGN_OR_RETURN(Shape in, lowering.ShapeOf(op.operand(0)));
+  std::vector<int64_t> strides = Strides(in);
+  const std::vector<int64_t> start = IntsAttr(op, "start_indices");
+  const std::vector<int64_t> step = IntsAttr(op, "strides");
+  int64_t offset = 0;
+  for (size_t k = 0; k < strides.size(); ++k) {
+    if (k < start.size()) offset += start[k] * strides[k];
+    if (k < step.size()) strides[k] *= step[k];
+  }
+  return EmitStridedCopy(lowering, op, std::move(strides), offset);
+}
+
+Status LowerConcatenate(Lowering& lowering, const ir::Operation& op) {
+  KILN_ASSIGN_OR_RETURN(Shape out, lowering.ShapeOf(op.result(0)));
+  const auto axis = static_cast<size_t>(IntAttr(op, "dimension", 0));
+  std::vector<Shape> inputs;
+  for (ir::Value* operand : op.operands()) {
+    KILN_ASSIGN_OR_RETURN(Shape shape, lowering.ShapeOf(operand));
+    inputs.push_back(std::move(shape));
+  }
+  const size_t bytes = ElementBytes(out);
+  // Each input is a block of `rows` rows of (its axis size x inner) elements.
+  int64_t rows = 1;
+  for (size_t k = 0; k < axis; ++k) rows *= out.dims[k];
+  int64_t inner = 1;
+  for (size_t k = axis + 1; k < out.dims.size(); ++k) inner *= out.dims[k];
+  std::vector<int64_t> widths;
+  for (const Shape& shape : inputs) widths.push_back(shape.dims[axis] * inner);
+  const int64_t out_width = out.dims[axis] * inner;
+  return lowering.Emit(op, [bytes, rows, widths, out_width](RunContext& ctx) {
+    auto* out_bytes = static_cast<uint8_t*>(ctx.out(0));
+    int64_t column = 0;
+    for (size_t i = 0; i < widths.size(); ++i) {
+      const auto* in = static_cast<const uint8_t*>(ctx.in(i));
+      const size_t row_bytes = static_cast<size_t>(widths[i]) * bytes;
+      for (int64_t r = 0; r < rows; ++r) {
+        std::memcpy(out_bytes + (r * out_width + column) * static_cast<int64_t>(bytes),
+                    in + r * static_cast<int64_t>(row_bytes), row_bytes);
+      }
+      column += widths[i];
+    }
+    return Status::Ok();
+  });
+}
+
+Status LowerIota(Lowering& lowering, const ir::Operation& op) {
+  KILN_ASSIGN_OR_RETURN(Shape out, lowering.ShapeOf(op.result(0)));
+  const auto dimension = static_cast<size_t>(IntAttr(op, "iota_dimension", 0));
+  int64_t inner = 1;
+  for (size_t k = dimension + 1; k < out.dims.size(); ++k) inner *= out.dims[k];
+  const int64_t size = out.dims.empty() ? 1 : out.dims[dimension];
+  const int64_t count = out.NumElements();
+  const ElementType type = out.element_type;
+  return lowering.Emit(op, [type, count, inner, size](RunContext& ctx) {
+    // Indices as s64, then converted to the element type.
+    std::vector<int64_t> indices(static_cast<size_t>(count));
+    for (int64_t i = 0; i < count; ++i) indices[static_cast<size_t>(i)] = (i / inner) % size;
+    return kernels::Convert(ElementType::kS64, indices.data(), type, ctx.out(0), count);
+  });
+}
+
+// optimization_barrier: its results are its operands.
+Status LowerIdentity(Lowering& lowering, const ir::Operation& op) {
+  for (size_t i = 0; i < op.num_results(); ++i) {
+    KILN_ASSIGN_OR_RETURN(ValueId input, lowering.Input(op, i));
+    lowering.Bind(op.result(i), input);
+  }
+  return Status::Ok();
+}
+
+constexpr LoweringRule kRules[] = {
+    {ir::OpCode::kConstant, LowerConstant},
+    {ir::OpCode::kReshape, LowerView},
+    {ir::OpCode::kBroadcastInDim, LowerBroadcastInDim},
+    {ir::OpCode::kTranspose, LowerTranspose},
+    {ir::OpCode::kReverse, LowerReverse},
+    {ir::OpCode::kSlice, LowerSlice},
+    {ir::OpCode::kConcatenate, LowerConcatenate},
+    {ir::OpCode::kIota, LowerIota},
+    {ir::OpCode::kOptimizationBarrier, LowerIdentity},
+};
+
+}  // namespace
+
+std::span<const LoweringRule> ShapeLowerings() { return kRules; }
+
+}  // namespace kiln::compiler

@@ -1,0 +1,318 @@
+#include "compiler/lowering.h"
+
+#include <array>
+#include <cstring>
+
+#include "compiler/executor.h"
+#include "ir/printer.h"
+
+namespace kiln::compiler {
+namespace {
+
+// Nesting of regions and inlined calls beyond which Kiln refuses a program
+// (lowering recurses on it; the readers bound input nesting far below this).
+constexpr int kMaxDepth = 200;
+// Outputs larger than this are not folded into constants: a broadcast of a
+// scalar is cheaper to compute than to store.
+constexpr size_t kMaxFoldedBytes = 16 * 1024;
+
+const std::array<const LoweringRule*, 1024>& Rules() {
+  static const auto* table = [] {
+    auto* rules = new std::array<const LoweringRule*, 1024>{};
+    for (auto family : {ElementwiseLowerings(), ShapeLowerings()}) {
+      for (const LoweringRule& rule : family) rules->at(static_cast<size_t>(rule.code)) = &rule;
+    }
+    return rules;
+  }();
+  return *table;
+}
+
+}  // namespace
+
+std::string Lowering::Where(const ir::Operation& op) { return op.location().ToUserString(); }
+
+Status Lowering::LowerEntry(const ir::Module& module, const ir::Operation& entry, Graph& graph) {
+  if (entry.num_regions() != 1 || entry.region(0).num_blocks() != 1) {
+    return InvalidArgument("the entry function has no body");
+  }
+  Lowering lowering(module, graph, nullptr, 0);
+  const ir::Block& body = entry.region(0).block(0);
+  for (size_t i = 0; i < body.num_arguments(); ++i) {
+    KILN_ASSIGN_OR_RETURN(Shape shape, lowering.ShapeOf(body.argument(i)));
+    const ValueId id = graph.AddValue(std::move(shape));
+    graph.parameters.push_back(id);
+    lowering.Bind(body.argument(i), id);
+  }
+  return lowering.LowerBlock(body, &graph.results);
+}
+
+StatusOr<Shape> Lowering::ShapeOf(const ir::Value* value) const {
+  const ir::Type& type = value->type();
+  if (!type.Is(ir::TypeKind::kTensor)) {
+    return Unimplemented("Kiln runs only ranked tensors; found a value of type ",
+                         ir::PrintType(type));
+  }
+  if (!type.HasStaticShape()) {
+    return Unimplemented("Kiln runs only static shapes; found ", ir::PrintType(type));
+  }
+  const ir::Type element = type.element();
+  if (!element.Is(ir::TypeKind::kElement)) {
+    return Unimplemented("Kiln cannot run tensors of ", ir::PrintType(element), " yet");
+  }
+  return Shape{element.element_type(), type.dims()};
+}
+
+StatusOr<ValueId> Lowering::Lookup(const ir::Value* value) {
+  if (auto it = values_.find(value); it != values_.end()) return it->second;
+  if (parent_ == nullptr) {
+    return Internal("a value is used before it is defined (the verifier should have caught it)");
+  }
+  // Defined outside this region: capture it as an extra parameter.
+  KILN_ASSIGN_OR_RETURN(ValueId outer, parent_->Lookup(value));
+  const ValueId id = graph_.AddValue(parent_->graph_.shape(outer));
+  graph_.parameters.push_back(id);
+  captured_outer_.push_back(outer);
+  values_[value] = id;
+  return id;
+}
+
+StatusOr<ValueId> Lowering::Input(const ir::Operation& op, size_t i) {
+  return Lookup(op.operand(i));
+}
+
+Status Lowering::LowerBlock(const ir::Block& block, std::vector<ValueId>* results) {
+  for (const auto& op : block.operations()) {
+    const ir::OpCode code = op->code();
+    if (code == ir::OpCode::kFuncReturn || code == ir::OpCode::kReturn) {
+      std::vector<ValueId>& target = return_values_ != nullptr ? *return_values_ : *results;
+      target.clear();
+      for (size_t i = 0; i < op->operands().size(); ++i) {
+        KILN_ASSIGN_OR_RETURN(ValueId id, Input(*op, i));
+        target.push_back(id);
+      }
+      continue;
+    }
+    Status status = LowerOp(*op);
+    if (!status.ok() && !*annotated_) {
+      // The innermost failing op names itself; enclosing ops pass it on.
+      *annotated_ = true;
+      return Status(status.code(), StrCat(Where(*op), ": ", op->name(), ": ", status.message()));
+    }
+    KILN_RETURN_IF_ERROR(status);
+  }
+  return Status::Ok();
+}
+
+Status Lowering::LowerOp(const ir::Operation& op) {
+  if (op.code() == ir::OpCode::kFuncCall) return InlineCall(op);
+  const LoweringRule* rule = Rules().at(static_cast<size_t>(op.code()));
+  if (rule == nullptr) {
+    return Unimplemented("Kiln cannot run this op yet");
+  }
+  return rule->lower(*this, op);
+}
+
+Status Lowering::InlineCall(const ir::Operation& call) {
+  ir::Attribute callee = call.GetAttr("callee");
+  if (!callee.Is(ir::AttrKind::kSymbolRef) || callee->symbol_path.empty()) {
+    return InvalidArgument("func.call without a callee");
+  }
+  const ir::Operation* function = module_.LookupFunction(callee->symbol_path.back());
+  if (function == nullptr || function->num_regions() != 1 ||
+      function->region(0).num_blocks() != 1) {
+    return InvalidArgument("func.call: no function body for @", callee->symbol_path.back());
+  }
+  if (depth_ + static_cast<int>(call_stack_.size()) >= kMaxDepth) {
+    return Unimplemented("calls nest deeper than ", kMaxDepth,
+                         " (recursive functions cannot be inlined)");
+  }
+  const ir::Block& body = function->region(0).block(0);
+  for (size_t i = 0; i < body.num_arguments() && i < call.operands().size(); ++i) {
+    KILN_ASSIGN_OR_RETURN(ValueId id, Input(call, i));
+    Bind(body.argument(i), id);
+  }
+  std::vector<ValueId> returned;
+  std::vector<ValueId>* saved = return_values_;
+  return_values_ = &returned;
+  call_stack_.push_back(&body);
+  Status status = LowerBlock(body, nullptr);
+  call_stack_.pop_back();
+  return_values_ = saved;
+  KILN_RETURN_IF_ERROR(status);
+  if (returned.size() != call.num_results()) {
+    return InvalidArgument("func.call: @", callee->symbol_path.back(), " returns ",
+                           returned.size(), " values, the call expects ", call.num_results());
+  }
+  for (size_t i = 0; i < returned.size(); ++i) Bind(call.result(i), returned[i]);
+  return Status::Ok();
+}
+
+StatusOr<std::shared_ptr<const Graph>> Lowering::LowerRegion(const ir::Region& region,
+                                                             std::vector<ValueId>* captures) {
+  if (region.num_blocks() != 1) return InvalidArgument("a region without a body");
+  if (depth_ + 1 >= kMaxDepth) {
+    return Unimplemented("regions nest deeper than ", kMaxDepth);
+  }
+  auto graph = std::make_shared<Graph>();
+  Lowering inner(module_, *graph, this, depth_ + 1);
+  inner.annotated_ = annotated_;
+  const ir::Block& block = region.block(0);
+  for (size_t i = 0; i < block.num_arguments(); ++i) {
+    KILN_ASSIGN_OR_RETURN(Shape shape, inner.ShapeOf(block.argument(i)));
+    const ValueId id = graph->AddValue(std::move(shape));
+    graph->parameters.push_back(id);
+    inner.Bind(block.argument(i), id);
+  }
+  KILN_RETURN_IF_ERROR(inner.LowerBlock(block, &graph->results));
+  EliminateDeadNodes(*graph);
+  PlanBuffers(*graph);
+  *captures = inner.captured_outer_;
+  return std::shared_ptr<const Graph>(std::move(graph));
+}
+
+Status Lowering::EmitWithRegions(const ir::Operation& op, RunFn run) {
+  std::vector<ValueId> inputs;
+  for (size_t i = 0; i < op.operands().size(); ++i) {
+    KILN_ASSIGN_OR_RETURN(ValueId id, Input(op, i));
+    inputs.push_back(id);
+  }
+  std::vector<std::shared_ptr<const Graph>> regions;
+  std::vector<std::vector<size_t>> capture_indexes;
+  for (size_t r = 0; r < op.num_regions(); ++r) {
+    std::vector<ValueId> captured;
+    KILN_ASSIGN_OR_RETURN(auto graph, LowerRegion(op.region(r), &captured));
+    regions.push_back(std::move(graph));
+    std::vector<size_t> indexes;
+    for (ValueId value : captured) {
+      indexes.push_back(inputs.size());
+      inputs.push_back(value);
+    }
+    capture_indexes.push_back(std::move(indexes));
+  }
+  std::vector<Shape> outputs;
+  for (size_t i = 0; i < op.num_results(); ++i) {
+    KILN_ASSIGN_OR_RETURN(Shape shape, ShapeOf(op.result(i)));
+    outputs.push_back(std::move(shape));
+  }
+  KILN_ASSIGN_OR_RETURN(std::vector<ValueId> ids,
+                        EmitNode(op, std::move(inputs), std::move(outputs), std::move(run),
+                                 std::move(regions), std::move(capture_indexes)));
+  for (size_t i = 0; i < ids.size(); ++i) Bind(op.result(i), ids[i]);
+  return Status::Ok();
+}
+
+Status Lowering::Emit(const ir::Operation& op, RunFn run) {
+  std::vector<ValueId> inputs;
+  for (size_t i = 0; i < op.operands().size(); ++i) {
+    KILN_ASSIGN_OR_RETURN(ValueId id, Input(op, i));
+    inputs.push_back(id);
+  }
+  std::vector<Shape> outputs;
+  for (size_t i = 0; i < op.num_results(); ++i) {
+    KILN_ASSIGN_OR_RETURN(Shape shape, ShapeOf(op.result(i)));
+    outputs.push_back(std::move(shape));
+  }
+  KILN_ASSIGN_OR_RETURN(std::vector<ValueId> ids,
+                        EmitNode(op, std::move(inputs), std::move(outputs), std::move(run)));
+  for (size_t i = 0; i < ids.size(); ++i) Bind(op.result(i), ids[i]);
+  return Status::Ok();
+}
+
+StatusOr<std::vector<ValueId>> Lowering::EmitNode(
+    const ir::Operation& op, std::vector<ValueId> inputs, std::vector<Shape> outputs, RunFn run,
+    std::vector<std::shared_ptr<const Graph>> regions,
+    std::vector<std::vector<size_t>> captures) {
+  Node node;
+  node.op = op.name();
+  node.location = Where(op);
+  node.inputs = std::move(inputs);
+  node.run = std::move(run);
+  node.regions = std::move(regions);
+  node.region_captures = std::move(captures);
+  node.region_captures.resize(node.regions.size());
+  for (Shape& shape : outputs) node.outputs.push_back(graph_.AddValue(std::move(shape)));
+  std::vector<ValueId> ids = node.outputs;
+  KILN_ASSIGN_OR_RETURN(bool folded, TryFold(node));
+  if (!folded) graph_.nodes.push_back(std::move(node));
+  return ids;
+}
+
+StatusOr<bool> Lowering::TryFold(Node& node) {
+  if (node.has_side_effects) return false;
+  for (ValueId in : node.inputs) {
+    if (!graph_.values[static_cast<size_t>(in)].constant) return false;
+  }
+  size_t total = 0;
+  for (ValueId out : node.outputs) total += graph_.values[static_cast<size_t>(out)].bytes;
+  if (total > kMaxFoldedBytes) return false;
+  // Run the node alone in a one-node graph over the constants.
+  Graph scratch;
+  Node copy = node;
+  copy.inputs.clear();
+  copy.outputs.clear();
+  std::vector<const void*> parameters;
+  for (ValueId in : node.inputs) {
+    const ValueInfo& info = graph_.values[static_cast<size_t>(in)];
+    copy.inputs.push_back(scratch.AddValue(info.shape));
+    scratch.parameters.push_back(copy.inputs.back());
+    parameters.push_back(info.constant->data());
+  }
+  std::vector<std::vector<uint8_t>> data;
+  std::vector<void*> results;
+  for (ValueId out : node.outputs) {
+    const ValueInfo& info = graph_.values[static_cast<size_t>(out)];
+    copy.outputs.push_back(scratch.AddValue(info.shape));
+    scratch.results.push_back(copy.outputs.back());
+    data.emplace_back(std::max<size_t>(info.bytes, 1));
+  }
+  for (auto& bytes : data) results.push_back(bytes.data());
+  scratch.nodes.push_back(std::move(copy));
+  PlanBuffers(scratch);
+  ExecutionEnv env;
+  Status status = Execute(scratch, parameters, results, env);
+  if (!status.ok()) return false;  // leave it to run time, which reports the error
+  for (size_t i = 0; i < node.outputs.size(); ++i) {
+    ValueInfo& info = graph_.values[static_cast<size_t>(node.outputs[i])];
+    data[i].resize(info.bytes);
+    info.constant = std::make_shared<const std::vector<uint8_t>>(std::move(data[i]));
+  }
+  return true;
+}
+
+void EliminateDeadNodes(Graph& graph) {
+  std::vector<bool> live(graph.values.size(), false);
+  for (ValueId result : graph.results) live[static_cast<size_t>(result)] = true;
+  std::vector<bool> keep(graph.nodes.size(), false);
+  for (size_t n = graph.nodes.size(); n-- > 0;) {
+    const Node& node = graph.nodes[n];
+    bool needed = node.has_side_effects;
+    for (ValueId out : node.outputs) needed = needed || live[static_cast<size_t>(out)];
+    if (!needed) continue;
+    keep[n] = true;
+    for (ValueId in : node.inputs) live[static_cast<size_t>(in)] = true;
+  }
+  std::vector<Node> kept;
+  for (size_t n = 0; n < graph.nodes.size(); ++n) {
+    if (keep[n]) kept.push_back(std::move(graph.nodes[n]));
+  }
+  graph.nodes = std::move(kept);
+}
+
+std::vector<int64_t> IntsAttr(const ir::Operation& op, std::string_view name) {
+  return ir::IntegersOf(op.GetAttr(name)).value_or(std::vector<int64_t>{});
+}
+
+int64_t IntAttr(const ir::Operation& op, std::string_view name, int64_t fallback) {
+  ir::Attribute attribute = op.GetAttr(name);
+  if (attribute.Is(ir::AttrKind::kInteger)) return attribute->int_value;
+  return fallback;
+}
+
+std::string_view EnumAttr(const ir::Operation& op, std::string_view name,
+                          std::string_view fallback) {
+  ir::Attribute attribute = op.GetAttr(name);
+  if (attribute.Is(ir::AttrKind::kEnum)) return attribute->enum_value;
+  return fallback;
+}
+
+}  // namespace kiln::compiler

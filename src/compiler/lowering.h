@@ -1,0 +1,99 @@
+// Lowering of verified Kiln IR into a Graph. Each op family has a table of
+// rules (lower_*.cc); a rule reads the op's attributes once and emits nodes
+// whose run functions call kernels. func.call is inlined here, region bodies
+// become nested graphs, and constant subexpressions are folded as they are
+// emitted.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "compiler/executor.h"
+#include "compiler/graph.h"
+#include "ir/module.h"
+
+namespace kiln::compiler {
+
+class Lowering {
+ public:
+  // Lowers the function `entry` of `module` into `graph`.
+  static Status LowerEntry(const ir::Module& module, const ir::Operation& entry, Graph& graph);
+
+  // --- For rules ---
+  Graph& graph() { return graph_; }
+  // The graph value of an op's operand (captured into this region's graph
+  // when it is defined outside it).
+  StatusOr<ValueId> Input(const ir::Operation& op, size_t i);
+  // The static shape of an IR value; UNIMPLEMENTED for dynamic shapes.
+  StatusOr<Shape> ShapeOf(const ir::Value* value) const;
+
+  // Emits a node for `op` with the op's operands as inputs and new values for
+  // its results, and folds it when every input is a constant.
+  Status Emit(const ir::Operation& op, RunFn run);
+  // The general form: explicit inputs and output shapes. Returns the outputs.
+  StatusOr<std::vector<ValueId>> EmitNode(const ir::Operation& op, std::vector<ValueId> inputs,
+                                          std::vector<Shape> outputs, RunFn run,
+                                          std::vector<std::shared_ptr<const Graph>> regions = {},
+                                          std::vector<std::vector<size_t>> captures = {});
+  // Maps an IR result to an existing graph value (ops that are no-ops).
+  void Bind(const ir::Value* value, ValueId id) { values_[value] = id; }
+  // Lowers a region's single block into a nested graph: its block arguments
+  // are the graph's first parameters, outer values it uses come after them
+  // (`captures` receives their values in this graph), and its terminator's
+  // operands are the results.
+  StatusOr<std::shared_ptr<const Graph>> LowerRegion(const ir::Region& region,
+                                                     std::vector<ValueId>* captures);
+  // Emits a node for an op with regions: inputs are the op's operands plus
+  // every region's captures.
+  Status EmitWithRegions(const ir::Operation& op, RunFn run);
+
+  // Location text for messages.
+  static std::string Where(const ir::Operation& op);
+
+ private:
+  Lowering(const ir::Module& module, Graph& graph, Lowering* parent, int depth)
+      : module_(module), graph_(graph), parent_(parent), depth_(depth) {}
+
+  StatusOr<ValueId> Lookup(const ir::Value* value);
+  Status LowerBlock(const ir::Block& block, std::vector<ValueId>* results);
+  Status LowerOp(const ir::Operation& op);
+  Status InlineCall(const ir::Operation& call);
+  // Runs a node whose inputs are all constants at compile time; false if it
+  // is not worth folding.
+  StatusOr<bool> TryFold(Node& node);
+
+  const ir::Module& module_;
+  Graph& graph_;
+  Lowering* parent_;
+  int depth_;
+  std::unordered_map<const ir::Value*, ValueId> values_;
+  std::vector<ValueId> captured_outer_;  // per capture parameter: the value in the parent
+  std::vector<const ir::Block*> call_stack_;
+  std::vector<ValueId>* return_values_ = nullptr;  // func.return target while inlining
+  bool root_annotated_ = false;
+  bool* annotated_ = &root_annotated_;  // an error already names its op (shared with regions)
+};
+
+using LowerFn = Status (*)(Lowering& lowering, const ir::Operation& op);
+struct LoweringRule {
+  ir::OpCode code;
+  LowerFn lower;
+};
+
+// The rule tables of each op family.
+std::span<const LoweringRule> ElementwiseLowerings();
+std::span<const LoweringRule> ShapeLowerings();
+
+// Attribute access for rules (the module is verified, so shapes are right;
+// absent attributes give the fallback).
+std::vector<int64_t> IntsAttr(const ir::Operation& op, std::string_view name);
+int64_t IntAttr(const ir::Operation& op, std::string_view name, int64_t fallback);
+std::string_view EnumAttr(const ir::Operation& op, std::string_view name,
+                          std::string_view fallback = "");
+
+}  // namespace kiln::compiler

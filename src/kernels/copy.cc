@@ -1,0 +1,99 @@
+#include "kernels/copy.h"
+
+#include <cstring>
+#include <vector>
+
+#include "kernels/parallel.h"
+
+namespace kiln::kernels {
+namespace {
+
+struct Bytes16 {
+  uint64_t low, high;
+};
+
+// Copies the rows [begin, end) of the array viewed as rows of its last
+// dimension; each row is a strided gather.
+template <typename T>
+void CopyRows(std::span<const int64_t> dims, const uint8_t* src,
+              std::span<const int64_t> strides, uint8_t* dst, int64_t begin, int64_t end) {
+  const size_t rank = dims.size();
+  const int64_t inner = dims[rank - 1];
+  const int64_t inner_stride = strides[rank - 1];
+  std::vector<int64_t> index(rank - 1, 0);
+  // Position of row `begin`.
+  int64_t row = begin;
+  int64_t offset = 0;
+  for (size_t k = rank - 1; k-- > 0;) {
+    index[k] = row % dims[k];
+    row /= dims[k];
+    offset += index[k] * strides[k];
+  }
+  T* out = reinterpret_cast<T*>(dst) + begin * inner;
+  const T* base = reinterpret_cast<const T*>(src);
+  for (int64_t r = begin; r < end; ++r) {
+    const T* in = base + offset;
+    if (inner_stride == 1) {
+      std::memcpy(out, in, sizeof(T) * static_cast<size_t>(inner));
+    } else if (inner_stride == 0) {
+      for (int64_t i = 0; i < inner; ++i) out[i] = in[0];
+    } else {
+      for (int64_t i = 0; i < inner; ++i) out[i] = in[i * inner_stride];
+    }
+    out += inner;
+    // Advance the outer index like an odometer.
+    for (size_t k = rank - 1; k-- > 0;) {
+      offset += strides[k];
+      if (++index[k] < dims[k]) break;
+      offset -= strides[k] * dims[k];
+      index[k] = 0;
+    }
+  }
+}
+
+}  // namespace
+
+void DenseStrides(std::span<const int64_t> dims, std::span<int64_t> strides) {
+  int64_t stride = 1;
+  for (size_t k = dims.size(); k-- > 0;) {
+    strides[k] = stride;
+    stride *= dims[k];
+  }
+}
+
+void CopyStrided(size_t element_bytes, std::span<const int64_t> dims, const void* src,
+                 std::span<const int64_t> src_strides, void* dst) {
+  int64_t count = 1;
+  for (int64_t d : dims) count *= d;
+  if (count == 0) return;
+  if (dims.empty()) {
+    std::memcpy(dst, src, element_bytes);
+    return;
+  }
+  const int64_t rows = count / dims.back();
+  const auto* in = static_cast<const uint8_t*>(src);
+  auto* out = static_cast<uint8_t*>(dst);
+  auto run = [&]<typename T>() {
+    ParallelFor(rows, dims.back(), [&](int64_t begin, int64_t end) {
+      CopyRows<T>(dims, in, src_strides, out, begin, end);
+    });
+  };
+  switch (element_bytes) {
+    case 1: run.operator()<uint8_t>(); return;
+    case 2: run.operator()<uint16_t>(); return;
+    case 4: run.operator()<uint32_t>(); return;
+    case 8: run.operator()<uint64_t>(); return;
+    case 16: run.operator()<Bytes16>(); return;
+    default: break;
+  }
+  // Other sizes: treat each element as `element_bytes` bytes with an extra
+  // innermost dimension.
+  std::vector<int64_t> byte_dims(dims.begin(), dims.end());
+  std::vector<int64_t> byte_strides;
+  for (int64_t s : src_strides) byte_strides.push_back(s * static_cast<int64_t>(element_bytes));
+  byte_dims.push_back(static_cast<int64_t>(element_bytes));
+  byte_strides.push_back(1);
+  CopyStrided(1, byte_dims, src, byte_strides, dst);
+}
+
+}  // namespace kiln::kernels

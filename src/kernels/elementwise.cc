@@ -1,0 +1,589 @@
+// Elementwise kernels. One template per op shape (map over one, two or three
+// arrays); the op is a lambda over the compute type, so every element type
+// shares the loop, and the loop body is simple enough to vectorize.
+#include "kernels/elementwise.h"
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "kernels/parallel.h"
+#include "kernels/types.h"
+
+namespace kiln::kernels {
+namespace {
+
+// out[i] = f(in[i]), split across threads.
+template <typename In, typename Out, typename F>
+void Map1(const void* in, void* out, int64_t count, int64_t cost, F f) {
+  const In* a = static_cast<const In*>(in);
+  Out* y = static_cast<Out*>(out);
+  ParallelFor(count, cost, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) y[i] = f(a[i]);
+  });
+}
+
+template <typename In, typename Out, typename F>
+void Map2(const void* lhs, const void* rhs, void* out, int64_t count, int64_t cost, F f) {
+  const In* a = static_cast<const In*>(lhs);
+  const In* b = static_cast<const In*>(rhs);
+  Out* y = static_cast<Out*>(out);
+  ParallelFor(count, cost, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) y[i] = f(a[i], b[i]);
+  });
+}
+
+template <typename T>
+using Unsigned = std::make_unsigned_t<T>;
+
+// Integer arithmetic wraps (two's complement), as on XLA; done in unsigned
+// arithmetic so C++ has no undefined behaviour.
+template <typename T>
+T WrapAdd(T a, T b) { return static_cast<T>(static_cast<Unsigned<T>>(a) + static_cast<Unsigned<T>>(b)); }
+template <typename T>
+T WrapSub(T a, T b) { return static_cast<T>(static_cast<Unsigned<T>>(a) - static_cast<Unsigned<T>>(b)); }
+template <typename T>
+T WrapMul(T a, T b) {
+  using U = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, Unsigned<T>>;
+  return static_cast<T>(static_cast<U>(static_cast<Unsigned<T>>(a)) *
+                        static_cast<U>(static_cast<Unsigned<T>>(b)));
+}
+
+// XLA's integer division: x / 0 is -1 (all ones), INT_MIN / -1 is INT_MIN;
+// x % 0 is x, INT_MIN % -1 is 0.
+template <typename T>
+T IntDivide(T a, T b) {
+  if (b == 0) return static_cast<T>(-1);
+  if constexpr (std::is_signed_v<T>) {
+    if (a == std::numeric_limits<T>::min() && b == -1) return a;
+  }
+  return static_cast<T>(a / b);
+}
+template <typename T>
+T IntRemainder(T a, T b) {
+  if (b == 0) return a;
+  if constexpr (std::is_signed_v<T>) {
+    if (a == std::numeric_limits<T>::min() && b == -1) return 0;
+  }
+  return static_cast<T>(a % b);
+}
+
+// Integer power by squaring; negative exponents give 0 except for bases 1
+// and -1 (XLA's rule).
+template <typename T>
+T IntPower(T base, T exponent) {
+  if constexpr (std::is_signed_v<T>) {
+    if (exponent < 0) {
+      if (base == 1) return 1;
+      if (base == -1) return (exponent % 2 == 0) ? 1 : -1;
+      return 0;
+    }
+  }
+  T result = 1;
+  while (exponent != 0) {
+    if (exponent & 1) result = WrapMul(result, base);
+    base = WrapMul(base, base);
+    exponent = static_cast<T>(static_cast<Unsigned<T>>(exponent) >> 1);
+  }
+  return result;
+}
+
+// Shifts by the bit width or more: 0 (left, logical) or the sign (arithmetic).
+template <typename T>
+T ShiftLeft(T a, T b) {
+  const auto amount = static_cast<Unsigned<T>>(b);
+  if (amount >= sizeof(T) * 8) return 0;
+  return static_cast<T>(static_cast<Unsigned<T>>(a) << amount);
+}
+template <typename T>
+T ShiftRightLogical(T a, T b) {
+  const auto amount = static_cast<Unsigned<T>>(b);
+  if (amount >= sizeof(T) * 8) return 0;
+  return static_cast<T>(static_cast<Unsigned<T>>(a) >> amount);
+}
+template <typename T>
+T ShiftRightArithmetic(T a, T b) {
+  using S = std::make_signed_t<T>;
+  const auto amount = static_cast<Unsigned<T>>(b);
+  const S value = static_cast<S>(a);
+  if (amount >= sizeof(T) * 8) return static_cast<T>(value < 0 ? S(-1) : S(0));
+  return static_cast<T>(value >> amount);
+}
+
+// max/min propagate NaN; otherwise the first operand wins ties (so
+// max(-0, +0) is -0, as XLA's CPU backend gives).
+template <typename C>
+C FloatMax(C a, C b) {
+  if (std::isnan(a)) return a;
+  if (std::isnan(b)) return b;
+  return a >= b ? a : b;
+}
+template <typename C>
+C FloatMin(C a, C b) {
+  if (std::isnan(a)) return a;
+  if (std::isnan(b)) return b;
+  return a <= b ? a : b;
+}
+
+// Complex numbers order lexicographically (real, then imaginary) in max/min.
+template <typename C>
+C ComplexMax(C a, C b) {
+  return (a.real() > b.real() || (a.real() == b.real() && a.imag() >= b.imag())) ? a : b;
+}
+template <typename C>
+C ComplexMin(C a, C b) {
+  return (a.real() < b.real() || (a.real() == b.real() && a.imag() <= b.imag())) ? a : b;
+}
+
+template <typename C>
+C FloatSign(C x) {
+  if (std::isnan(x) || x == C(0)) return x;
+  return x > C(0) ? C(1) : C(-1);
+}
+
+// Rounds half away from zero.
+template <typename C>
+C RoundAfz(C x) { return std::round(x); }
+
+template <typename T>
+constexpr bool kIsInteger = std::is_integral_v<T> && !std::is_same_v<T, bool>;
+
+// The error for an op applied to an element type it does not accept; the
+// verifier rejects these programs, so only hand-built plans reach it.
+Status BadType(const char* op, ElementType type) {
+  return InvalidArgument("elementwise ", op, " does not accept element type ",
+                         GetElementTypeInfo(type).name);
+}
+
+// ---------------------------------------------------------------------------
+// Unary
+
+template <typename T>
+Status UnaryFloat(UnaryOp op, const void* in, void* out, int64_t n) {
+  using C = ComputeType<T>;
+  auto map = [&](int64_t cost, auto f) {
+    Map1<T, T>(in, out, n, cost, [f](T x) { return static_cast<T>(f(static_cast<C>(x))); });
+  };
+  switch (op) {
+    case UnaryOp::kAbs: map(1, [](C x) { return std::fabs(x); }); break;
+    case UnaryOp::kCbrt: map(20, [](C x) { return std::cbrt(x); }); break;
+    case UnaryOp::kCeil: map(1, [](C x) { return std::ceil(x); }); break;
+    case UnaryOp::kCosine: map(20, [](C x) { return std::cos(x); }); break;
+    case UnaryOp::kExponential: map(20, [](C x) { return std::exp(x); }); break;
+    case UnaryOp::kExponentialMinusOne: map(20, [](C x) { return std::expm1(x); }); break;
+    case UnaryOp::kFloor: map(1, [](C x) { return std::floor(x); }); break;
+    case UnaryOp::kImag: map(1, [](C) { return C(0); }); break;
+    case UnaryOp::kLog: map(20, [](C x) { return std::log(x); }); break;
+    case UnaryOp::kLogPlusOne: map(20, [](C x) { return std::log1p(x); }); break;
+    case UnaryOp::kLogistic: map(20, [](C x) { return C(1) / (C(1) + std::exp(-x)); }); break;
+    case UnaryOp::kNegate: map(1, [](C x) { return -x; }); break;
+    case UnaryOp::kReal: map(1, [](C x) { return x; }); break;
+    case UnaryOp::kRoundNearestAfz: map(2, [](C x) { return RoundAfz(x); }); break;
+    case UnaryOp::kRoundNearestEven: map(2, [](C x) { return std::nearbyint(x); }); break;
+    case UnaryOp::kRsqrt: map(4, [](C x) { return C(1) / std::sqrt(x); }); break;
+    case UnaryOp::kSign: map(1, [](C x) { return FloatSign(x); }); break;
+    case UnaryOp::kSine: map(20, [](C x) { return std::sin(x); }); break;
+    case UnaryOp::kSqrt: map(4, [](C x) { return std::sqrt(x); }); break;
+    case UnaryOp::kTan: map(20, [](C x) { return std::tan(x); }); break;
+    case UnaryOp::kTanh: map(20, [](C x) { return std::tanh(x); }); break;
+    case UnaryOp::kIsFinite:
+      Map1<T, bool>(in, out, n, 1, [](T x) { return std::isfinite(static_cast<C>(x)); });
+      break;
+    default:
+      return InvalidArgument("this unary op does not accept floating-point elements");
+  }
+  return Status::Ok();
+}
+
+template <typename T>
+Status UnaryComplex(UnaryOp op, const void* in, void* out, int64_t n) {
+  using R = typename T::value_type;
+  auto map = [&](int64_t cost, auto f) { Map1<T, T>(in, out, n, cost, f); };
+  auto map_real = [&](auto f) { Map1<T, R>(in, out, n, 2, f); };
+  switch (op) {
+    case UnaryOp::kAbs: map_real([](T x) { return std::abs(x); }); break;
+    case UnaryOp::kReal: map_real([](T x) { return x.real(); }); break;
+    case UnaryOp::kImag: map_real([](T x) { return x.imag(); }); break;
+    case UnaryOp::kCosine: map(40, [](T x) { return std::cos(x); }); break;
+    case UnaryOp::kSine: map(40, [](T x) { return std::sin(x); }); break;
+    case UnaryOp::kTan: map(40, [](T x) { return std::tan(x); }); break;
+    case UnaryOp::kTanh: map(40, [](T x) { return std::tanh(x); }); break;
+    case UnaryOp::kExponential: map(40, [](T x) { return std::exp(x); }); break;
+    case UnaryOp::kExponentialMinusOne: map(40, [](T x) { return std::exp(x) - T(1); }); break;
+    case UnaryOp::kLog: map(40, [](T x) { return std::log(x); }); break;
+    case UnaryOp::kLogPlusOne: map(40, [](T x) { return std::log(x + T(1)); }); break;
+    case UnaryOp::kLogistic: map(40, [](T x) { return T(1) / (T(1) + std::exp(-x)); }); break;
+    case UnaryOp::kNegate: map(1, [](T x) { return -x; }); break;
+    case UnaryOp::kSqrt: map(20, [](T x) { return std::sqrt(x); }); break;
+    case UnaryOp::kRsqrt: map(20, [](T x) { return T(1) / std::sqrt(x); }); break;
+    case UnaryOp::kCbrt: map(40, [](T x) { return std::pow(x, T(R(1) / R(3))); }); break;
+    case UnaryOp::kSign:
+      map(4, [](T x) {
+        if (std::isnan(x.real()) || std::isnan(x.imag())) return T(NAN, NAN);
+        const R magnitude = std::abs(x);
+        return magnitude == R(0) ? T(0) : x / magnitude;
+      });
+      break;
+    default:
+      return InvalidArgument("this unary op does not accept complex elements");
+  }
+  return Status::Ok();
+}
+
+template <typename T>
+Status UnaryInteger(UnaryOp op, const void* in, void* out, int64_t n) {
+  auto map = [&](auto f) { Map1<T, T>(in, out, n, 1, f); };
+  using U = Unsigned<T>;
+  switch (op) {
+    case UnaryOp::kAbs:
+      map([](T x) { return x < T(0) ? WrapSub(T(0), x) : x; });
+      break;
+    case UnaryOp::kNegate: map([](T x) { return WrapSub(T(0), x); }); break;
+    case UnaryOp::kNot: map([](T x) { return static_cast<T>(~x); }); break;
+    case UnaryOp::kPopcnt: map([](T x) { return static_cast<T>(std::popcount(U(x))); }); break;
+    case UnaryOp::kCountLeadingZeros:
+      map([](T x) { return static_cast<T>(std::countl_zero(U(x))); });
+      break;
+    case UnaryOp::kSign:
+      map([](T x) { return static_cast<T>(x > T(0) ? 1 : (x < T(0) ? -1 : 0)); });
+      break;
+    default:
+      return InvalidArgument("this unary op does not accept integer elements");
+  }
+  return Status::Ok();
+}
+
+// ---------------------------------------------------------------------------
+// Binary
+
+template <typename T>
+Status BinaryFloat(BinaryOp op, const void* a, const void* b, void* out, int64_t n) {
+  using C = ComputeType<T>;
+  auto map = [&](int64_t cost, auto f) {
+    Map2<T, T>(a, b, out, n, cost, [f](T x, T y) {
+      return static_cast<T>(f(static_cast<C>(x), static_cast<C>(y)));
+    });
+  };
+  switch (op) {
+    case BinaryOp::kAdd: map(1, [](C x, C y) { return x + y; }); break;
+    case BinaryOp::kSubtract: map(1, [](C x, C y) { return x - y; }); break;
+    case BinaryOp::kMultiply: map(1, [](C x, C y) { return x * y; }); break;
+    case BinaryOp::kDivide: map(4, [](C x, C y) { return x / y; }); break;
+    case BinaryOp::kMaximum: map(1, [](C x, C y) { return FloatMax(x, y); }); break;
+    case BinaryOp::kMinimum: map(1, [](C x, C y) { return FloatMin(x, y); }); break;
+    case BinaryOp::kPower: map(40, [](C x, C y) { return std::pow(x, y); }); break;
+    case BinaryOp::kRemainder: map(20, [](C x, C y) { return std::fmod(x, y); }); break;
+    case BinaryOp::kAtan2: map(40, [](C x, C y) { return std::atan2(x, y); }); break;
+    default:
+      return InvalidArgument("this binary op does not accept floating-point elements");
+  }
+  return Status::Ok();
+}
+
+template <typename T>
+Status BinaryComplex(BinaryOp op, const void* a, const void* b, void* out, int64_t n) {
+  auto map = [&](int64_t cost, auto f) { Map2<T, T>(a, b, out, n, cost, f); };
+  switch (op) {
+    case BinaryOp::kAdd: map(2, [](T x, T y) { return x + y; }); break;
+    case BinaryOp::kSubtract: map(2, [](T x, T y) { return x - y; }); break;
+    case BinaryOp::kMultiply: map(4, [](T x, T y) { return x * y; }); break;
+    case BinaryOp::kDivide: map(10, [](T x, T y) { return x / y; }); break;
+    case BinaryOp::kPower: map(80, [](T x, T y) { return std::pow(x, y); }); break;
+    case BinaryOp::kMaximum: map(2, [](T x, T y) { return ComplexMax(x, y); }); break;
+    case BinaryOp::kMinimum: map(2, [](T x, T y) { return ComplexMin(x, y); }); break;
+    default:
+      return InvalidArgument("this binary op does not accept complex elements");
+  }
+  return Status::Ok();
+}
+
+template <typename T>
+Status BinaryInteger(BinaryOp op, const void* a, const void* b, void* out, int64_t n) {
+  auto map = [&](auto f) { Map2<T, T>(a, b, out, n, 1, f); };
+  switch (op) {
+    case BinaryOp::kAdd: map([](T x, T y) { return WrapAdd(x, y); }); break;
+    case BinaryOp::kSubtract: map([](T x, T y) { return WrapSub(x, y); }); break;
+    case BinaryOp::kMultiply: map([](T x, T y) { return WrapMul(x, y); }); break;
+    case BinaryOp::kDivide: map([](T x, T y) { return IntDivide(x, y); }); break;
+    case BinaryOp::kRemainder: map([](T x, T y) { return IntRemainder(x, y); }); break;
+    case BinaryOp::kMaximum: map([](T x, T y) { return x >= y ? x : y; }); break;
+    case BinaryOp::kMinimum: map([](T x, T y) { return x <= y ? x : y; }); break;
+    case BinaryOp::kPower: map([](T x, T y) { return IntPower(x, y); }); break;
+    case BinaryOp::kAnd: map([](T x, T y) { return static_cast<T>(x & y); }); break;
+    case BinaryOp::kOr: map([](T x, T y) { return static_cast<T>(x | y); }); break;
+    case BinaryOp::kXor: map([](T x, T y) { return static_cast<T>(x ^ y); }); break;
+    case BinaryOp::kShiftLeft: map([](T x, T y) { return ShiftLeft(x, y); }); break;
+    case BinaryOp::kShiftRightLogical: map([](T x, T y) { return ShiftRightLogical(x, y); }); break;
+    case BinaryOp::kShiftRightArithmetic:
+      map([](T x, T y) { return ShiftRightArithmetic(x, y); });
+      break;
+    default:
+      return InvalidArgument("this binary op does not accept integer elements");
+  }
+  return Status::Ok();
+}
+
+// pred arithmetic as XLA defines it: add/max/or = or, multiply/min/and = and.
+Status BinaryPred(BinaryOp op, const void* a, const void* b, void* out, int64_t n) {
+  auto map = [&](auto f) { Map2<bool, bool>(a, b, out, n, 1, f); };
+  switch (op) {
+    case BinaryOp::kAdd:
+    case BinaryOp::kMaximum:
+    case BinaryOp::kOr: map([](bool x, bool y) { return x || y; }); break;
+    case BinaryOp::kMultiply:
+    case BinaryOp::kMinimum:
+    case BinaryOp::kAnd: map([](bool x, bool y) { return x && y; }); break;
+    case BinaryOp::kXor:
+    case BinaryOp::kSubtract: map([](bool x, bool y) { return x != y; }); break;
+    default:
+      return InvalidArgument("this binary op does not accept pred elements");
+  }
+  return Status::Ok();
+}
+
+// Sub-byte integers are stored one per byte; results wrap to their width.
+void WrapToWidth(ElementType type, void* data, int64_t n) {
+  const int bits = GetElementTypeInfo(type).bit_width;
+  uint8_t* bytes = static_cast<uint8_t*>(data);
+  const bool is_signed = type == ElementType::kS1 || type == ElementType::kS2 ||
+                         type == ElementType::kS4;
+  const uint8_t mask = static_cast<uint8_t>((1u << bits) - 1);
+  for (int64_t i = 0; i < n; ++i) {
+    uint8_t value = bytes[i] & mask;
+    if (is_signed && (value >> (bits - 1)) != 0) value |= static_cast<uint8_t>(~mask);
+    bytes[i] = value;
+  }
+}
+
+// The byte type sub-byte integers compute in; other types unchanged.
+ElementType ComputeStorage(ElementType type) {
+  switch (type) {
+    case ElementType::kS1: case ElementType::kS2: case ElementType::kS4: return ElementType::kS8;
+    case ElementType::kU1: case ElementType::kU2: case ElementType::kU4: return ElementType::kU8;
+    default: return type;
+  }
+}
+
+}  // namespace
+
+Status Unary(UnaryOp op, ElementType type, const void* in, void* out, int64_t count) {
+  const ElementType storage = ComputeStorage(type);
+  Status status = Status::Ok();
+  KILN_RETURN_IF_ERROR(DispatchType(storage, [&]<typename T>() {
+    if constexpr (std::is_same_v<T, bool>) {
+      if (op == UnaryOp::kNot) {
+        Map1<bool, bool>(in, out, count, 1, [](bool x) { return !x; });
+      } else {
+        status = BadType("op", type);
+      }
+    } else if constexpr (kIsComplex<T>) {
+      status = UnaryComplex<T>(op, in, out, count);
+    } else if constexpr (kIsFloat<T>) {
+      status = UnaryFloat<T>(op, in, out, count);
+    } else {
+      status = UnaryInteger<T>(op, in, out, count);
+    }
+  }));
+  KILN_RETURN_IF_ERROR(status);
+  if (storage != type && op != UnaryOp::kIsFinite) WrapToWidth(type, out, count);
+  return Status::Ok();
+}
+
+Status Binary(BinaryOp op, ElementType type, const void* lhs, const void* rhs, void* out,
+              int64_t count) {
+  const ElementType storage = ComputeStorage(type);
+  Status status = Status::Ok();
+  KILN_RETURN_IF_ERROR(DispatchType(storage, [&]<typename T>() {
+    if constexpr (std::is_same_v<T, bool>) {
+      status = BinaryPred(op, lhs, rhs, out, count);
+    } else if constexpr (kIsComplex<T>) {
+      status = BinaryComplex<T>(op, lhs, rhs, out, count);
+    } else if constexpr (kIsFloat<T>) {
+      status = BinaryFloat<T>(op, lhs, rhs, out, count);
+    } else {
+      status = BinaryInteger<T>(op, lhs, rhs, out, count);
+    }
+  }));
+  KILN_RETURN_IF_ERROR(status);
+  if (storage != type) WrapToWidth(type, out, count);
+  return Status::Ok();
+}
+
+namespace {
+
+// The total order of floats as integers: flip the magnitude bits of
+// negative values so integer order matches.
+template <typename C>
+auto TotalOrderKey(C x) {
+  using Bits = std::conditional_t<sizeof(C) == 8, int64_t, int32_t>;
+  Bits bits;
+  std::memcpy(&bits, &x, sizeof(bits));
+  return bits < 0 ? static_cast<Bits>(bits ^ std::numeric_limits<Bits>::max()) : bits;
+}
+
+template <typename V>
+bool Decide(CompareDirection direction, const V& a, const V& b) {
+  switch (direction) {
+    case CompareDirection::kEq: return a == b;
+    case CompareDirection::kNe: return a != b;
+    case CompareDirection::kGe: return a >= b;
+    case CompareDirection::kGt: return a > b;
+    case CompareDirection::kLe: return a <= b;
+    case CompareDirection::kLt: return a < b;
+  }
+  return false;
+}
+
+}  // namespace
+
+Status Compare(CompareDirection direction, CompareKind kind, ElementType type, const void* lhs,
+               const void* rhs, bool* out, int64_t count) {
+  Status status = Status::Ok();
+  KILN_RETURN_IF_ERROR(DispatchType(ComputeStorage(type), [&]<typename T>() {
+    if constexpr (kIsComplex<T>) {
+      if (direction != CompareDirection::kEq && direction != CompareDirection::kNe) {
+        status = InvalidArgument("complex numbers compare only for EQ and NE");
+        return;
+      }
+      const bool equal = direction == CompareDirection::kEq;
+      Map2<T, bool>(lhs, rhs, out, count, 2, [equal](T x, T y) { return (x == y) == equal; });
+    } else if constexpr (kIsFloat<T>) {
+      using C = ComputeType<T>;
+      if (kind == CompareKind::kTotalOrder) {
+        Map2<T, bool>(lhs, rhs, out, count, 2, [direction](T x, T y) {
+          return Decide(direction, TotalOrderKey(static_cast<C>(x)),
+                        TotalOrderKey(static_cast<C>(y)));
+        });
+      } else {
+        Map2<T, bool>(lhs, rhs, out, count, 1, [direction](T x, T y) {
+          return Decide(direction, static_cast<C>(x), static_cast<C>(y));
+        });
+      }
+    } else {
+      Map2<T, bool>(lhs, rhs, out, count, 1,
+                    [direction](T x, T y) { return Decide(direction, x, y); });
+    }
+  }));
+  return status;
+}
+
+Status Select(ElementType type, const bool* pred, bool pred_scalar, const void* on_true,
+              const void* on_false, void* out, int64_t count) {
+  const size_t bytes = GetElementTypeInfo(type).storage_bytes;
+  if (pred_scalar) {
+    std::memcpy(out, *pred ? on_true : on_false, bytes * static_cast<size_t>(count));
+    return Status::Ok();
+  }
+  auto select = [&]<typename T>() {
+    const T* a = static_cast<const T*>(on_true);
+    const T* b = static_cast<const T*>(on_false);
+    T* y = static_cast<T*>(out);
+    ParallelFor(count, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) y[i] = pred[i] ? a[i] : b[i];
+    });
+  };
+  switch (bytes) {
+    case 1: select.operator()<uint8_t>(); break;
+    case 2: select.operator()<uint16_t>(); break;
+    case 4: select.operator()<uint32_t>(); break;
+    case 8: select.operator()<uint64_t>(); break;
+    case 16: select.operator()<complex128>(); break;
+    default: return InvalidArgument("select of ", bytes, "-byte elements");
+  }
+  return Status::Ok();
+}
+
+Status Clamp(ElementType type, const void* min, bool min_scalar, const void* operand,
+             const void* max, bool max_scalar, void* out, int64_t count) {
+  Status status = Status::Ok();
+  KILN_RETURN_IF_ERROR(DispatchType(ComputeStorage(type), [&]<typename T>() {
+    if constexpr (kIsComplex<T> || std::is_same_v<T, bool>) {
+      status = InvalidArgument("clamp does not accept element type ",
+                               GetElementTypeInfo(type).name);
+    } else {
+      using C = ComputeType<T>;
+      const T* lo = static_cast<const T*>(min);
+      const T* x = static_cast<const T*>(operand);
+      const T* hi = static_cast<const T*>(max);
+      T* y = static_cast<T*>(out);
+      ParallelFor(count, 2, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) {
+          const C low = static_cast<C>(lo[min_scalar ? 0 : i]);
+          const C high = static_cast<C>(hi[max_scalar ? 0 : i]);
+          C value = static_cast<C>(x[i]);
+          if constexpr (kIsFloat<T>) {
+            value = FloatMin(FloatMax(value, low), high);
+          } else {
+            value = std::min(std::max(value, low), high);
+          }
+          y[i] = static_cast<T>(value);
+        }
+      });
+    }
+  }));
+  return status;
+}
+
+namespace {
+
+// One element converted as XLA does.
+template <typename From, typename To>
+To ConvertOne(From x) {
+  if constexpr (std::is_same_v<To, bool>) {
+    if constexpr (kIsComplex<From>) return x != From(0);
+    else return static_cast<ComputeType<From>>(x) != ComputeType<From>(0);
+  } else if constexpr (kIsComplex<To>) {
+    if constexpr (kIsComplex<From>) return To(x);
+    else return To(static_cast<typename To::value_type>(static_cast<ComputeType<From>>(x)), 0);
+  } else if constexpr (kIsComplex<From>) {
+    return ConvertOne<typename From::value_type, To>(x.real());
+  } else if constexpr (kIsFloat<From> && !kIsFloat<To>) {
+    // Float -> integer saturates; NaN -> 0.
+    const double value = static_cast<double>(static_cast<ComputeType<From>>(x));
+    if (std::isnan(value)) return To(0);
+    if (value <= static_cast<double>(std::numeric_limits<To>::min())) {
+      return std::numeric_limits<To>::min();
+    }
+    if (value >= static_cast<double>(std::numeric_limits<To>::max())) {
+      return std::numeric_limits<To>::max();
+    }
+    return static_cast<To>(value);
+  } else if constexpr (kIsLowFloat<To> || kIsLowFloat<From>) {
+    return static_cast<To>(static_cast<ComputeType<From>>(x));
+  } else {
+    return static_cast<To>(x);
+  }
+}
+
+}  // namespace
+
+Status Convert(ElementType from, const void* in, ElementType to, void* out, int64_t count) {
+  if (from == to) {
+    std::memcpy(out, in, GetElementTypeInfo(from).storage_bytes * static_cast<size_t>(count));
+    return Status::Ok();
+  }
+  Status inner = Status::Ok();
+  KILN_RETURN_IF_ERROR(DispatchType(ComputeStorage(from), [&]<typename From>() {
+    inner = DispatchType(ComputeStorage(to), [&]<typename To>() {
+      Map1<From, To>(in, out, count, 1, [](From x) { return ConvertOne<From, To>(x); });
+    });
+  }));
+  KILN_RETURN_IF_ERROR(inner);
+  if (ComputeStorage(to) != to) WrapToWidth(to, out, count);
+  return Status::Ok();
+}
+
+Status MakeComplex(ElementType type, const void* re, const void* im, void* out, int64_t count) {
+  if (type == ElementType::kF32) {
+    Map2<float, complex64>(re, im, out, count, 1, [](float a, float b) { return complex64(a, b); });
+  } else if (type == ElementType::kF64) {
+    Map2<double, complex128>(re, im, out, count, 1,
+                             [](double a, double b) { return complex128(a, b); });
+  } else {
+    return BadType("complex", type);
+  }
+  return Status::Ok();
+}
+
+}  // namespace kiln::kernels

@@ -1,0 +1,58 @@
+// Elementwise kernels: the StableHLO unary and binary arithmetic ops,
+// compare, select, clamp and convert over dense arrays of one shape. Each
+// runs over contiguous memory in chunks split across kernels::ParallelFor.
+#pragma once
+
+#include <cstdint>
+
+#include "base/element_type.h"
+#include "base/status.h"
+
+namespace kiln::kernels {
+
+enum class UnaryOp : uint8_t {
+  kAbs, kCbrt, kCeil, kCosine, kCountLeadingZeros, kExponential, kExponentialMinusOne,
+  kFloor, kImag, kIsFinite, kLog, kLogPlusOne, kLogistic, kNegate, kNot, kPopcnt, kReal,
+  kRoundNearestAfz, kRoundNearestEven, kRsqrt, kSign, kSine, kSqrt, kTan, kTanh,
+};
+
+enum class BinaryOp : uint8_t {
+  kAdd, kAnd, kAtan2, kDivide, kMaximum, kMinimum, kMultiply, kOr, kPower, kRemainder,
+  kShiftLeft, kShiftRightArithmetic, kShiftRightLogical, kSubtract, kXor,
+};
+
+enum class CompareDirection : uint8_t { kEq, kNe, kGe, kGt, kLe, kLt };
+// FLOAT compares by IEEE rules, TOTALORDER by the total order (-NaN < -Inf
+// < ... < -0 < +0 < ... < +Inf < +NaN); integers ignore the distinction.
+enum class CompareKind : uint8_t { kFloat, kTotalOrder };
+
+// out[i] = op(in[i]). `type` is the operand type; the result is `type`, except
+// abs/real/imag of complex (the real part type) and is_finite (pred).
+Status Unary(UnaryOp op, ElementType type, const void* in, void* out, int64_t count);
+
+// out[i] = op(lhs[i], rhs[i]), all of `type`.
+Status Binary(BinaryOp op, ElementType type, const void* lhs, const void* rhs, void* out,
+              int64_t count);
+
+// out[i] = compare(lhs[i], rhs[i]) as pred (one byte per element).
+Status Compare(CompareDirection direction, CompareKind kind, ElementType type, const void* lhs,
+               const void* rhs, bool* out, int64_t count);
+
+// out[i] = pred[pred_scalar ? 0 : i] ? on_true[i] : on_false[i].
+Status Select(ElementType type, const bool* pred, bool pred_scalar, const void* on_true,
+              const void* on_false, void* out, int64_t count);
+
+// out[i] = min(max(operand[i], min), max); `min`/`max` are scalars when the
+// flags say so (the spec allows either).
+Status Clamp(ElementType type, const void* min, bool min_scalar, const void* operand,
+             const void* max, bool max_scalar, void* out, int64_t count);
+
+// Converts `count` elements between any two element types, as XLA's CPU
+// backend does: float -> integer saturates (NaN -> 0), integer -> integer
+// wraps, complex -> real drops the imaginary part, x -> pred is x != 0.
+Status Convert(ElementType from, const void* in, ElementType to, void* out, int64_t count);
+
+// out[i] = complex(re[i], im[i]); `type` is f32 or f64.
+Status MakeComplex(ElementType type, const void* re, const void* im, void* out, int64_t count);
+
+}  // namespace kiln::kernels

@@ -1,0 +1,22 @@
+// Work splitting for kernels: one process-wide pool of worker threads (as
+// many as the machine has cores) shared by every device, so N virtual
+// devices on a small machine do not oversubscribe it.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+namespace kiln::kernels {
+
+// Runs body(begin, end) over [0, count) in contiguous chunks, on the calling
+// thread and the pool's workers. `cost_per_item` is a rough count of
+// arithmetic operations per item; work below a few tens of thousands of
+// operations in total runs inline, since waking a thread costs more.
+void ParallelFor(int64_t count, int64_t cost_per_item,
+                 const std::function<void(int64_t begin, int64_t end)>& body);
+
+// Threads ParallelFor may use (KILN_NUM_THREADS, default: the cores the
+// process may run on).
+int NumThreads();
+
+}  // namespace kiln::kernels

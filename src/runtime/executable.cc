@@ -1,0 +1,123 @@
+#include "runtime/executable.h"
+
+#include "runtime/client.h"
+#include "runtime/memory_space.h"
+#include "runtime/work_queue.h"
+
+namespace kiln::runtime {
+
+StatusOr<std::unique_ptr<LoadedExecutable>> LoadedExecutable::Create(
+    Client* client, std::shared_ptr<const compiler::Program> program) {
+  const frontend::CompileOptions& options = program->options;
+  if (options.num_replicas * options.num_partitions != 1) {
+    return Unimplemented("programs over ", options.num_replicas, " replicas x ",
+                         options.num_partitions,
+                         " partitions need Kiln's multi-device support, which is not built yet; "
+                         "Kiln runs single-device programs");
+  }
+  std::vector<int> ids;
+  if (!options.device_assignment.empty()) {
+    for (const auto& replica : options.device_assignment) {
+      for (int64_t id : replica) ids.push_back(static_cast<int>(id));
+    }
+  } else if (options.device_ordinal >= 0) {
+    ids.push_back(static_cast<int>(options.device_ordinal));
+  } else {
+    KILN_ASSIGN_OR_RETURN(ids, client->DefaultDeviceAssignment(
+                                   static_cast<int>(options.num_replicas),
+                                   static_cast<int>(options.num_partitions)));
+  }
+  std::vector<Device*> devices;
+  for (int id : ids) {
+    KILN_ASSIGN_OR_RETURN(Device* device, client->LookupDevice(id));
+    devices.push_back(device);
+  }
+  return std::unique_ptr<LoadedExecutable>(
+      new LoadedExecutable(client, std::move(program), std::move(devices)));
+}
+
+std::vector<std::vector<int64_t>> LoadedExecutable::device_assignment() const {
+  std::vector<std::vector<int64_t>> assignment(static_cast<size_t>(num_replicas()));
+  size_t next = 0;
+  for (auto& replica : assignment) {
+    for (int p = 0; p < num_partitions(); ++p) replica.push_back(devices_[next++]->id());
+  }
+  return assignment;
+}
+
+void LoadedExecutable::Delete() {
+  std::lock_guard lock(mutex_);
+  deleted_ = true;
+}
+
+bool LoadedExecutable::IsDeleted() const {
+  std::lock_guard lock(mutex_);
+  return deleted_;
+}
+
+StatusOr<LoadedExecutable::Run> LoadedExecutable::Execute(std::span<Buffer* const> arguments,
+                                                          Device* device) {
+  if (IsDeleted()) {
+    return FailedPrecondition("the executable ", program_->name, " was deleted");
+  }
+  const compiler::Program& program = *program_;
+  if (arguments.size() != program.parameter_shapes.size()) {
+    return InvalidArgument(program.name, " takes ", program.parameter_shapes.size(),
+                           " arguments, found ", arguments.size());
+  }
+  std::vector<std::shared_ptr<DeviceMemory>> inputs;
+  std::vector<std::shared_ptr<Event>> ready;
+  for (size_t i = 0; i < arguments.size(); ++i) {
+    const Buffer& argument = *arguments[i];
+    const Shape& expected = program.parameter_shapes[i];
+    if (argument.shape().element_type != expected.element_type ||
+        argument.shape().dims != expected.dims) {
+      return InvalidArgument(program.name, ": argument ", i, " must be ", expected.ToString(),
+                             ", found ", argument.shape().ToString());
+    }
+    if (argument.device() != device) {
+      return InvalidArgument(program.name, ": argument ", i, " is on ",
+                             argument.device()->description().debug_string,
+                             ", expected it on ", device->description().debug_string);
+    }
+    auto memory = argument.memory();
+    if (!memory.ok()) {
+      return InvalidArgument(program.name, ": argument ", i, ": ", memory.status().message());
+    }
+    inputs.push_back(std::move(*memory));
+    ready.push_back(argument.ready_event());
+  }
+  Run run;
+  run.done = Event::Create();
+  MemorySpace* space = device->default_memory_space();
+  std::vector<std::shared_ptr<DeviceMemory>> outputs;
+  for (const Shape& shape : program.result_shapes) {
+    KILN_ASSIGN_OR_RETURN(auto memory, space->Allocate(shape.ByteSize()));
+    outputs.push_back(memory);
+    run.outputs.push_back(std::make_unique<Buffer>(shape, space, std::move(memory), run.done));
+  }
+  auto work = [program = program_, envs = envs_, inputs = std::move(inputs),
+               outputs = std::move(outputs)]() -> Status {
+    std::unique_ptr<compiler::ExecutionEnv> env;
+    {
+      std::lock_guard lock(envs->mutex);
+      if (!envs->idle.empty()) {
+        env = std::move(envs->idle.back());
+        envs->idle.pop_back();
+      }
+    }
+    if (!env) env = std::make_unique<compiler::ExecutionEnv>();
+    std::vector<const void*> parameters;
+    for (const auto& memory : inputs) parameters.push_back(memory->data());
+    std::vector<void*> results;
+    for (const auto& memory : outputs) results.push_back(memory->data());
+    Status status = compiler::Execute(*program->graph, parameters, results, *env);
+    std::lock_guard lock(envs->mutex);
+    envs->idle.push_back(std::move(env));
+    return status;
+  };
+  EnqueueWhenReady(Event::AfterAll(ready), &device->queue(), std::move(work), run.done);
+  return run;
+}
+
+}  // namespace kiln::runtime

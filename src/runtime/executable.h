@@ -1,0 +1,69 @@
+// A compiled program loaded on the client's devices: PJRT's
+// LoadedExecutable. Execute enqueues the program on a device's work queue
+// once the arguments are ready and returns at once with the output buffers,
+// whose ready event fires when the run finishes (with its error, if any).
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <span>
+#include <vector>
+
+#include "compiler/compile.h"
+#include "compiler/executor.h"
+#include "runtime/buffer.h"
+#include "runtime/device.h"
+
+namespace kiln::runtime {
+
+class Client;
+
+class LoadedExecutable {
+ public:
+  // Places `program` on the devices of its device assignment (the compile
+  // options', else the client's default one).
+  static StatusOr<std::unique_ptr<LoadedExecutable>> Create(
+      Client* client, std::shared_ptr<const compiler::Program> program);
+
+  const compiler::Program& program() const { return *program_; }
+  const std::shared_ptr<const compiler::Program>& shared_program() const { return program_; }
+  Client* client() const { return client_; }
+  // One device per (replica, partition), replica-major.
+  const std::vector<Device*>& addressable_devices() const { return devices_; }
+  // device_assignment()[replica][partition] = device id.
+  std::vector<std::vector<int64_t>> device_assignment() const;
+  int num_replicas() const { return static_cast<int>(program_->options.num_replicas); }
+  int num_partitions() const { return static_cast<int>(program_->options.num_partitions); }
+
+  // Frees the executable's resources; later Execute calls fail.
+  void Delete();
+  bool IsDeleted() const;
+
+  struct Run {
+    std::vector<std::unique_ptr<Buffer>> outputs;
+    std::shared_ptr<Event> done;  // fires when the run finished
+  };
+  // Runs the program on `device` with `arguments` (checked against the
+  // program's parameters before anything runs).
+  StatusOr<Run> Execute(std::span<Buffer* const> arguments, Device* device);
+
+ private:
+  LoadedExecutable(Client* client, std::shared_ptr<const compiler::Program> program,
+                   std::vector<Device*> devices)
+      : client_(client), program_(std::move(program)), devices_(std::move(devices)) {}
+
+  Client* client_;
+  std::shared_ptr<const compiler::Program> program_;
+  std::vector<Device*> devices_;
+  mutable std::mutex mutex_;
+  bool deleted_ = false;
+  // Environments of finished runs, reused so steady-state calls allocate no
+  // arenas; shared with runs in flight, which may outlive the executable.
+  struct EnvPool {
+    std::mutex mutex;
+    std::vector<std::unique_ptr<compiler::ExecutionEnv>> idle;
+  };
+  std::shared_ptr<EnvPool> envs_ = std::make_shared<EnvPool>();
+};
+
+}  // namespace kiln::runtime
