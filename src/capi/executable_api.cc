@@ -159,8 +159,15 @@ PJRT_Error* Impl::PJRT_LoadedExecutable_AddressableDeviceLogicalIds(
 
 }  // namespace kiln::capi
 
-// Backs the bytes GetDeviceAssignment hands out until the caller's deleter.
+// Back the bytes GetDeviceAssignment, Serialize and GetCompileOptions hand
+// out until the caller's deleter runs.
 struct PJRT_DeviceAssignmentSerialized {
+  std::vector<uint8_t> bytes;
+};
+struct PJRT_SerializedExecutable {
+  std::vector<uint8_t> bytes;
+};
+struct PJRT_SerializedCompileOptions {
   std::vector<uint8_t> bytes;
 };
 
@@ -179,6 +186,89 @@ PJRT_Error* Impl::PJRT_LoadedExecutable_GetDeviceAssignment(
   args->serialized_device_assignment_deleter = [](PJRT_DeviceAssignmentSerialized* bytes) {
     delete bytes;
   };
+  return nullptr;
+}
+
+PJRT_Error* Impl::PJRT_Executable_Serialize(PJRT_Executable_Serialize_Args* args) {
+  KILN_ARGS(serialized_executable_deleter);
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Executable* executable,
+                             UnwrapExecutable(const_cast<PJRT_Executable*>(args->executable)));
+  auto* serialized =
+      new PJRT_SerializedExecutable{runtime::SerializeExecutable(*executable->program)};
+  args->serialized_bytes = reinterpret_cast<const char*>(serialized->bytes.data());
+  args->serialized_bytes_size = serialized->bytes.size();
+  args->serialized_executable = serialized;
+  args->serialized_executable_deleter = [](PJRT_SerializedExecutable* bytes) { delete bytes; };
+  return nullptr;
+}
+
+PJRT_Error* Impl::PJRT_Executable_DeserializeAndLoad(
+    PJRT_Executable_DeserializeAndLoad_Args* args) {
+  KILN_ARGS(loaded_executable);
+  args->loaded_executable = nullptr;
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Client* client, UnwrapClient(args->client));
+  if (args->serialized_executable == nullptr && args->serialized_executable_size > 0) {
+    return MakeError(InvalidArgument(CurrentFunction(), ": `serialized_executable` is null"));
+  }
+  std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(args->serialized_executable),
+                                 args->serialized_executable_size);
+  std::span<const uint8_t> options;
+  if (KILN_HAS_FIELD(overridden_serialized_compile_options_size) &&
+      args->overridden_serialized_compile_options != nullptr) {
+    options = {reinterpret_cast<const uint8_t*>(args->overridden_serialized_compile_options),
+               args->overridden_serialized_compile_options_size};
+  }
+  auto loaded = client->client->DeserializeAndLoad(bytes, options);
+  if (!loaded.ok()) {
+    return MakeError(Status(loaded.status().code(),
+                            StrCat(CurrentFunction(), ": ", loaded.status().message())));
+  }
+  args->loaded_executable = NewLoadedExecutable(client, std::move(*loaded));
+  return nullptr;
+}
+
+PJRT_Error* Impl::PJRT_Executable_GetCompileOptions(
+    PJRT_Executable_GetCompileOptions_Args* args) {
+  KILN_ARGS(serialized_compile_options_deleter);
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Executable* executable, UnwrapExecutable(args->executable));
+  auto* serialized =
+      new PJRT_SerializedCompileOptions{executable->program->options.serialized};
+  args->serialized_bytes = reinterpret_cast<const char*>(serialized->bytes.data());
+  args->serialized_bytes_size = serialized->bytes.size();
+  args->serialized_compile_options = serialized;
+  args->serialized_compile_options_deleter = [](PJRT_SerializedCompileOptions* bytes) {
+    delete bytes;
+  };
+  return nullptr;
+}
+
+// Sizes from the buffer plan: arguments, outputs and the arena (temp).
+PJRT_Error* Impl::PJRT_Executable_GetCompiledMemoryStats(
+    PJRT_Executable_GetCompiledMemoryStats_Args* args) {
+  KILN_ARGS(peak_memory_in_bytes);
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Executable* executable, UnwrapExecutable(args->executable));
+  const compiler::Program& program = *executable->program;
+  int64_t arguments = 0;
+  for (const Shape& shape : program.parameter_shapes) arguments += shape.ByteSize();
+  int64_t outputs = 0;
+  for (const Shape& shape : program.result_shapes) outputs += shape.ByteSize();
+  args->generated_code_size_in_bytes = 0;
+  args->argument_size_in_bytes = arguments;
+  args->output_size_in_bytes = outputs;
+  args->alias_size_in_bytes = 0;
+  args->temp_size_in_bytes = program.graph->arena_bytes;
+  args->host_generated_code_size_in_bytes = 0;
+  args->host_argument_size_in_bytes = 0;
+  args->host_output_size_in_bytes = 0;
+  args->host_alias_size_in_bytes = 0;
+  args->host_temp_size_in_bytes = 0;
+  args->peak_memory_in_bytes = arguments + outputs + program.graph->arena_bytes;
+  if (KILN_HAS_FIELD(peak_unpadded_heap_bytes)) {
+    args->total_size_in_bytes = args->peak_memory_in_bytes;
+    args->total_allocation_bytes = args->peak_memory_in_bytes;
+    args->indefinite_allocations = 0;
+    args->peak_unpadded_heap_bytes = args->peak_memory_in_bytes;
+  }
   return nullptr;
 }
 

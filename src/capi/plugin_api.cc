@@ -19,7 +19,7 @@ const NamedValues& PluginAttributes() {
        std::vector<int64_t>(std::begin(kStablehloCurrent), std::end(kStablehloCurrent))},
       {"stablehlo_minimum_version",
        std::vector<int64_t>(std::begin(kStablehloMinimum), std::end(kStablehloMinimum))},
-      {"supports_executable_serialization", false},
+      {"supports_executable_serialization", true},
       {"kiln_version", std::string(kKilnVersion)},
   }));
   return *values;

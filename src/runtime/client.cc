@@ -121,6 +121,15 @@ StatusOr<std::unique_ptr<LoadedExecutable>> Client::Compile(std::span<const uint
   return LoadedExecutable::Create(this, std::move(program));
 }
 
+StatusOr<std::unique_ptr<LoadedExecutable>> Client::DeserializeAndLoad(
+    std::span<const uint8_t> bytes, std::span<const uint8_t> options) {
+  KILN_ASSIGN_OR_RETURN(SerializedExecutable parts, ParseSerializedExecutable(bytes));
+  if (!options.empty()) parts.options.assign(options.begin(), options.end());
+  std::span<const uint8_t> text(reinterpret_cast<const uint8_t*>(parts.text.data()),
+                                parts.text.size());
+  return Compile(text, "mlir", parts.options);
+}
+
 StatusOr<std::vector<int>> Client::DefaultDeviceAssignment(int num_replicas,
                                                            int num_partitions) const {
   if (num_replicas < 1 || num_partitions < 1) {

@@ -96,6 +96,12 @@ class Client {
                                                       std::string_view format,
                                                       std::span<const uint8_t> options);
 
+  // Loads an executable from LoadedExecutable::Serialize bytes; `options`,
+  // when not empty, replace the serialized compile options. Bytes Kiln did
+  // not write, or corrupted ones, are INVALID_ARGUMENT.
+  StatusOr<std::unique_ptr<LoadedExecutable>> DeserializeAndLoad(
+      std::span<const uint8_t> bytes, std::span<const uint8_t> options);
+
   // INVALID_ARGUMENT unless `space` belongs to this client.
   Status CheckOwns(const MemorySpace* space, std::string_view what) const;
 

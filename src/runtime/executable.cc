@@ -1,10 +1,75 @@
 #include "runtime/executable.h"
 
+#include <algorithm>
+
 #include "runtime/client.h"
 #include "runtime/memory_space.h"
 #include "runtime/work_queue.h"
 
 namespace kiln::runtime {
+namespace {
+
+constexpr char kMagic[8] = {'K', 'I', 'L', 'N', 'E', 'X', 'E', '1'};
+
+uint64_t Checksum(std::span<const uint8_t> bytes) {
+  uint64_t hash = 1469598103934665603ull;
+  for (uint8_t byte : bytes) hash = (hash ^ byte) * 1099511628211ull;
+  return hash;
+}
+
+void PutU64(std::vector<uint8_t>& out, uint64_t value) {
+  for (int i = 0; i < 8; ++i) out.push_back(static_cast<uint8_t>(value >> (8 * i)));
+}
+
+uint64_t GetU64(std::span<const uint8_t> bytes, size_t offset) {
+  uint64_t value = 0;
+  for (int i = 0; i < 8; ++i) value |= static_cast<uint64_t>(bytes[offset + i]) << (8 * i);
+  return value;
+}
+
+}  // namespace
+
+// Layout: magic (8) | checksum of the rest (8) | options size (8) | options |
+// text size (8) | text.
+std::vector<uint8_t> SerializeExecutable(const compiler::Program& program) {
+  std::vector<uint8_t> body;
+  PutU64(body, program.options.serialized.size());
+  body.insert(body.end(), program.options.serialized.begin(), program.options.serialized.end());
+  PutU64(body, program.text.size());
+  body.insert(body.end(), program.text.begin(), program.text.end());
+  std::vector<uint8_t> out(kMagic, kMagic + sizeof(kMagic));
+  PutU64(out, Checksum(body));
+  out.insert(out.end(), body.begin(), body.end());
+  return out;
+}
+
+StatusOr<SerializedExecutable> ParseSerializedExecutable(std::span<const uint8_t> bytes) {
+  if (bytes.size() < 24 || !std::equal(kMagic, kMagic + sizeof(kMagic), bytes.begin())) {
+    return InvalidArgument("not a Kiln executable: expected ", bytes.size() < 24 ? "at least 24 "
+                           "bytes starting with" : "the magic", " \"KILNEXE1\", found ",
+                           bytes.size(), " bytes");
+  }
+  const std::span<const uint8_t> body = bytes.subspan(16);
+  if (Checksum(body) != GetU64(bytes, 8)) {
+    return InvalidArgument("the serialized Kiln executable is corrupted: its checksum does not "
+                           "match its ", body.size(), " bytes");
+  }
+  SerializedExecutable parts;
+  const uint64_t options_size = GetU64(body, 0);
+  if (options_size > body.size() - 8 || body.size() - 8 - options_size < 8) {
+    return InvalidArgument("the serialized Kiln executable is truncated: the options claim ",
+                           options_size, " bytes");
+  }
+  parts.options.assign(body.begin() + 8, body.begin() + 8 + static_cast<ptrdiff_t>(options_size));
+  const size_t text_at = 8 + static_cast<size_t>(options_size);
+  const uint64_t text_size = GetU64(body, text_at);
+  if (text_size != body.size() - text_at - 8) {
+    return InvalidArgument("the serialized Kiln executable is truncated: the program claims ",
+                           text_size, " bytes, ", body.size() - text_at - 8, " remain");
+  }
+  parts.text.assign(reinterpret_cast<const char*>(body.data()) + text_at + 8, text_size);
+  return parts;
+}
 
 StatusOr<std::unique_ptr<LoadedExecutable>> LoadedExecutable::Create(
     Client* client, std::shared_ptr<const compiler::Program> program) {

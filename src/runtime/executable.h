@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "compiler/compile.h"
@@ -17,6 +18,17 @@
 namespace kiln::runtime {
 
 class Client;
+
+// The parts of a serialized executable: the program as StableHLO text and
+// the compile options it was compiled with. Kiln's compiler is fast, so a
+// deserialized executable is recompiled from its text.
+struct SerializedExecutable {
+  std::string text;
+  std::vector<uint8_t> options;
+};
+// Kiln's executable format: magic "KILNEXE1", a checksum, then the parts.
+std::vector<uint8_t> SerializeExecutable(const compiler::Program& program);
+StatusOr<SerializedExecutable> ParseSerializedExecutable(std::span<const uint8_t> bytes);
 
 class LoadedExecutable {
  public:

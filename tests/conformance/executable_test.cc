@@ -62,6 +62,33 @@ TEST_F(ExecutableTest, UnknownProgramFormatFails) {
   EXPECT_FALSE(status.ok());
 }
 
+// Runs `loaded` (the addition program) on {1.5, -2} and returns its output.
+std::vector<float> RunAddition(PJRT_Client* client, PJRT_Device* device,
+                               PJRT_LoadedExecutable* loaded) {
+  BufferPtr input = MakeBuffer(client, device, std::vector<float>{1.5f, -2}, {2});
+  EXPECT_NE(input, nullptr);
+  PJRT_Buffer* arguments[1] = {input.get()};
+  PJRT_Buffer* const* argument_lists[1] = {arguments};
+  PJRT_Buffer* results[1] = {nullptr};
+  PJRT_Buffer** output_lists[1] = {results};
+  PJRT_Event* complete[1] = {nullptr};
+  auto options = MAKE_ARGS(PJRT_ExecuteOptions);
+  auto execute = MAKE_ARGS(PJRT_LoadedExecutable_Execute_Args);
+  execute.executable = loaded;
+  execute.options = &options;
+  execute.argument_lists = argument_lists;
+  execute.num_devices = 1;
+  execute.num_args = 1;
+  execute.output_lists = output_lists;
+  execute.device_complete_events = complete;
+  EXPECT_PJRT_OK(api()->PJRT_LoadedExecutable_Execute(&execute));
+  BufferPtr result(results[0]);
+  EventPtr done(complete[0]);
+  if (done == nullptr || result == nullptr) return {};
+  EXPECT_TRUE(IsOk(Await(done.get())));
+  return Read<float>(result.get());
+}
+
 TEST_F(ExecutableTest, CompileAndRunAnAddition) {
   LoadedExecutablePtr loaded;
   Status status = Compile(client_.get(), "mlir", kAddProgram, &loaded);
@@ -91,30 +118,8 @@ TEST_F(ExecutableTest, CompileAndRunAnAddition) {
   ASSERT_PJRT_OK(api()->PJRT_Executable_Name(&name));
   EXPECT_GT(name.executable_name_size, 0u);
 
-  BufferPtr input = MakeBuffer(client_.get(), device_, std::vector<float>{1.5f, -2},
-                               {2});
-  ASSERT_NE(input, nullptr);
-  PJRT_Buffer* arguments[1] = {input.get()};
-  PJRT_Buffer* const* argument_lists[1] = {arguments};
-  PJRT_Buffer* results[1] = {nullptr};
-  PJRT_Buffer** output_lists[1] = {results};
-  PJRT_Event* complete[1] = {nullptr};
-  auto options = MAKE_ARGS(PJRT_ExecuteOptions);
-  auto execute = MAKE_ARGS(PJRT_LoadedExecutable_Execute_Args);
-  execute.executable = loaded.get();
-  execute.options = &options;
-  execute.argument_lists = argument_lists;
-  execute.num_devices = 1;
-  execute.num_args = 1;
-  execute.output_lists = output_lists;
-  execute.device_complete_events = complete;
-  ASSERT_PJRT_OK(api()->PJRT_LoadedExecutable_Execute(&execute));
-  BufferPtr result(results[0]);
-  EventPtr done(complete[0]);
-  ASSERT_NE(done, nullptr);
-  EXPECT_TRUE(IsOk(Await(done.get())));
-  ASSERT_NE(result, nullptr);
-  EXPECT_EQ(Read<float>(result.get()), (std::vector<float>{3.0f, -4.0f}));
+  EXPECT_EQ(RunAddition(client_.get(), device_, loaded.get()),
+            (std::vector<float>{3.0f, -4.0f}));
 
   auto remove = MAKE_ARGS(PJRT_LoadedExecutable_Delete_Args);
   remove.executable = loaded.get();
@@ -123,6 +128,42 @@ TEST_F(ExecutableTest, CompileAndRunAnAddition) {
   deleted.executable = loaded.get();
   ASSERT_PJRT_OK(api()->PJRT_LoadedExecutable_IsDeleted(&deleted));
   EXPECT_TRUE(deleted.is_deleted);
+}
+
+// Serialize then DeserializeAndLoad runs identically; a corrupted copy is
+// rejected.
+TEST_F(ExecutableTest, SerializationRoundTripRunsIdentically) {
+  LoadedExecutablePtr loaded;
+  if (!Compile(client_.get(), "mlir", kAddProgram, &loaded).ok()) {
+    GTEST_SKIP() << "the plugin cannot compile the addition";
+  }
+  auto get = MAKE_ARGS(PJRT_LoadedExecutable_GetExecutable_Args);
+  get.loaded_executable = loaded.get();
+  ASSERT_PJRT_OK(api()->PJRT_LoadedExecutable_GetExecutable(&get));
+  ExecutablePtr executable(get.executable);
+  auto serialize = MAKE_ARGS(PJRT_Executable_Serialize_Args);
+  serialize.executable = executable.get();
+  Status status = Consume(api()->PJRT_Executable_Serialize(&serialize));
+  if (status.code == PJRT_Error_Code_UNIMPLEMENTED) GTEST_SKIP() << status;
+  ASSERT_TRUE(status.ok()) << status;
+  std::string bytes(serialize.serialized_bytes, serialize.serialized_bytes_size);
+  serialize.serialized_executable_deleter(serialize.serialized_executable);
+
+  auto load = MAKE_ARGS(PJRT_Executable_DeserializeAndLoad_Args);
+  load.client = client_.get();
+  load.serialized_executable = bytes.data();
+  load.serialized_executable_size = bytes.size();
+  ASSERT_PJRT_OK(api()->PJRT_Executable_DeserializeAndLoad(&load));
+  LoadedExecutablePtr reloaded(load.loaded_executable);
+  EXPECT_EQ(RunAddition(client_.get(), device_, reloaded.get()),
+            (std::vector<float>{3.0f, -4.0f}));
+
+  std::string corrupted = bytes;
+  corrupted[corrupted.size() / 2] ^= 0x20;
+  load.serialized_executable = corrupted.data();
+  load.loaded_executable = nullptr;
+  EXPECT_FALSE(Consume(api()->PJRT_Executable_DeserializeAndLoad(&load)).ok());
+  EXPECT_EQ(load.loaded_executable, nullptr);
 }
 
 TEST_F(ExecutableTest, DeserializingGarbageFailsCleanly) {
