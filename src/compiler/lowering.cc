@@ -19,7 +19,7 @@ constexpr size_t kMaxFoldedBytes = 16 * 1024;
 const std::array<const LoweringRule*, 1024>& Rules() {
   static const auto* table = [] {
     auto* rules = new std::array<const LoweringRule*, 1024>{};
-    for (auto family : {ElementwiseLowerings(), ShapeLowerings()}) {
+    for (auto family : {ElementwiseLowerings(), ShapeLowerings(), MiscLowerings()}) {
       for (const LoweringRule& rule : family) rules->at(static_cast<size_t>(rule.code)) = &rule;
     }
     return rules;
@@ -48,6 +48,7 @@ Status Lowering::LowerEntry(const ir::Module& module, const ir::Operation& entry
 
 StatusOr<Shape> Lowering::ShapeOf(const ir::Value* value) const {
   const ir::Type& type = value->type();
+  if (type.Is(ir::TypeKind::kToken)) return Shape{ElementType::kToken, {}};
   if (!type.Is(ir::TypeKind::kTensor)) {
     return Unimplemented("Kiln runs only ranked tensors; found a value of type ",
                          ir::PrintType(type));
@@ -113,14 +114,18 @@ Status Lowering::LowerOp(const ir::Operation& op) {
 }
 
 Status Lowering::InlineCall(const ir::Operation& call) {
-  ir::Attribute callee = call.GetAttr("callee");
+  return InlineFunction(call, "callee");
+}
+
+Status Lowering::InlineFunction(const ir::Operation& call, std::string_view attribute) {
+  ir::Attribute callee = call.GetAttr(attribute);
   if (!callee.Is(ir::AttrKind::kSymbolRef) || callee->symbol_path.empty()) {
-    return InvalidArgument("func.call without a callee");
+    return InvalidArgument("expected a function symbol in attribute '", attribute, "'");
   }
   const ir::Operation* function = module_.LookupFunction(callee->symbol_path.back());
   if (function == nullptr || function->num_regions() != 1 ||
       function->region(0).num_blocks() != 1) {
-    return InvalidArgument("func.call: no function body for @", callee->symbol_path.back());
+    return InvalidArgument("no function body for @", callee->symbol_path.back());
   }
   if (depth_ + static_cast<int>(call_stack_.size()) >= kMaxDepth) {
     return Unimplemented("calls nest deeper than ", kMaxDepth,
@@ -140,8 +145,8 @@ Status Lowering::InlineCall(const ir::Operation& call) {
   return_values_ = saved;
   KILN_RETURN_IF_ERROR(status);
   if (returned.size() != call.num_results()) {
-    return InvalidArgument("func.call: @", callee->symbol_path.back(), " returns ",
-                           returned.size(), " values, the call expects ", call.num_results());
+    return InvalidArgument("@", callee->symbol_path.back(), " returns ", returned.size(),
+                           " values, the op expects ", call.num_results());
   }
   for (size_t i = 0; i < returned.size(); ++i) Bind(call.result(i), returned[i]);
   return Status::Ok();
@@ -170,7 +175,7 @@ StatusOr<std::shared_ptr<const Graph>> Lowering::LowerRegion(const ir::Region& r
   return std::shared_ptr<const Graph>(std::move(graph));
 }
 
-Status Lowering::EmitWithRegions(const ir::Operation& op, RunFn run) {
+Status Lowering::EmitWithRegions(const ir::Operation& op, RunFn run, bool foldable) {
   std::vector<ValueId> inputs;
   for (size_t i = 0; i < op.operands().size(); ++i) {
     KILN_ASSIGN_OR_RETURN(ValueId id, Input(op, i));
@@ -196,7 +201,7 @@ Status Lowering::EmitWithRegions(const ir::Operation& op, RunFn run) {
   }
   KILN_ASSIGN_OR_RETURN(std::vector<ValueId> ids,
                         EmitNode(op, std::move(inputs), std::move(outputs), std::move(run),
-                                 std::move(regions), std::move(capture_indexes)));
+                                 std::move(regions), std::move(capture_indexes), foldable));
   for (size_t i = 0; i < ids.size(); ++i) Bind(op.result(i), ids[i]);
   return Status::Ok();
 }
@@ -221,7 +226,7 @@ Status Lowering::Emit(const ir::Operation& op, RunFn run) {
 StatusOr<std::vector<ValueId>> Lowering::EmitNode(
     const ir::Operation& op, std::vector<ValueId> inputs, std::vector<Shape> outputs, RunFn run,
     std::vector<std::shared_ptr<const Graph>> regions,
-    std::vector<std::vector<size_t>> captures) {
+    std::vector<std::vector<size_t>> captures, bool foldable) {
   Node node;
   node.op = op.name();
   node.location = Where(op);
@@ -232,7 +237,12 @@ StatusOr<std::vector<ValueId>> Lowering::EmitNode(
   node.region_captures.resize(node.regions.size());
   for (Shape& shape : outputs) node.outputs.push_back(graph_.AddValue(std::move(shape)));
   std::vector<ValueId> ids = node.outputs;
-  KILN_ASSIGN_OR_RETURN(bool folded, TryFold(node));
+  bool folded = false;
+  if (foldable) {
+    KILN_ASSIGN_OR_RETURN(folded, TryFold(node));
+  } else {
+    node.has_side_effects = true;
+  }
   if (!folded) graph_.nodes.push_back(std::move(node));
   return ids;
 }

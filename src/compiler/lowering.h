@@ -36,10 +36,17 @@ class Lowering {
   // its results, and folds it when every input is a constant.
   Status Emit(const ir::Operation& op, RunFn run);
   // The general form: explicit inputs and output shapes. Returns the outputs.
+  // A node that is not `foldable` (its result depends on where it runs, like
+  // replica_id) is never folded nor removed.
   StatusOr<std::vector<ValueId>> EmitNode(const ir::Operation& op, std::vector<ValueId> inputs,
                                           std::vector<Shape> outputs, RunFn run,
                                           std::vector<std::shared_ptr<const Graph>> regions = {},
-                                          std::vector<std::vector<size_t>> captures = {});
+                                          std::vector<std::vector<size_t>> captures = {},
+                                          bool foldable = true);
+  // Inlines the function named by `op`'s symbol attribute `attribute` with
+  // the op's operands as arguments (func.call's callee, a composite's
+  // decomposition).
+  Status InlineFunction(const ir::Operation& op, std::string_view attribute);
   // Maps an IR result to an existing graph value (ops that are no-ops).
   void Bind(const ir::Value* value, ValueId id) { values_[value] = id; }
   // Lowers a region's single block into a nested graph: its block arguments
@@ -49,8 +56,8 @@ class Lowering {
   StatusOr<std::shared_ptr<const Graph>> LowerRegion(const ir::Region& region,
                                                      std::vector<ValueId>* captures);
   // Emits a node for an op with regions: inputs are the op's operands plus
-  // every region's captures.
-  Status EmitWithRegions(const ir::Operation& op, RunFn run);
+  // every region's captures. `foldable` as for EmitNode.
+  Status EmitWithRegions(const ir::Operation& op, RunFn run, bool foldable = true);
 
   // Location text for messages.
   static std::string Where(const ir::Operation& op);
@@ -88,6 +95,7 @@ struct LoweringRule {
 // The rule tables of each op family.
 std::span<const LoweringRule> ElementwiseLowerings();
 std::span<const LoweringRule> ShapeLowerings();
+std::span<const LoweringRule> MiscLowerings();
 
 // Attribute access for rules (the module is verified, so shapes are right;
 // absent attributes give the fallback).

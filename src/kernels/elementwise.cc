@@ -586,4 +586,66 @@ Status MakeComplex(ElementType type, const void* re, const void* im, void* out, 
   return Status::Ok();
 }
 
+namespace {
+
+// reduce_precision on the bits of one IEEE float with `kMantissa` and
+// `kExponent` bits (f32: 23, 8; f64: 52, 11).
+template <typename Float, typename Bits, int kMantissa, int kExponent>
+Float ReduceBits(Float x, int exponent_bits, int mantissa_bits) {
+  if (std::isnan(x)) return x;
+  Bits bits;
+  std::memcpy(&bits, &x, sizeof(bits));
+  if (mantissa_bits < kMantissa) {
+    const Bits last_bit_mask = Bits(1) << (kMantissa - mantissa_bits);
+    const Bits base_bias = (last_bit_mask >> 1) - 1;
+    const Bits last_bit = (bits & last_bit_mask) >> (kMantissa - mantissa_bits);
+    const Bits truncation_mask = ~(last_bit_mask - 1);
+    bits = (bits + last_bit + base_bias) & truncation_mask;
+  }
+  if (exponent_bits < kExponent) {
+    const Bits sign_mask = Bits(1) << (sizeof(Bits) * 8 - 1);
+    const Bits exponent_mask = ((Bits(1) << kExponent) - 1) << kMantissa;
+    const Bits bias = (Bits(1) << (kExponent - 1)) - 1;
+    const Bits reduced_bias = (Bits(1) << (exponent_bits - 1)) - 1;
+    const Bits max_exponent = (bias + reduced_bias) << kMantissa;
+    const Bits min_exponent = (bias - reduced_bias) << kMantissa;
+    const Bits exponent = bits & exponent_mask;
+    const Bits signed_zero = bits & sign_mask;
+    if (exponent > max_exponent) {
+      bits = signed_zero | exponent_mask;
+    } else if (exponent <= min_exponent) {
+      bits = signed_zero;
+    }
+  }
+  Float result;
+  std::memcpy(&result, &bits, sizeof(result));
+  return result;
+}
+
+}  // namespace
+
+Status ReducePrecision(ElementType type, const void* in, void* out, int64_t count,
+                       int exponent_bits, int mantissa_bits) {
+  if (exponent_bits < 1 || mantissa_bits < 0) {
+    return InvalidArgument("reduce_precision needs exponent_bits >= 1 and mantissa_bits >= 0, "
+                           "found ", exponent_bits, " and ", mantissa_bits);
+  }
+  Status status = Status::Ok();
+  KILN_RETURN_IF_ERROR(DispatchType(type, [&]<typename T>() {
+    if constexpr (std::is_same_v<T, double>) {
+      Map1<T, T>(in, out, count, 4, [=](T x) {
+        return ReduceBits<double, uint64_t, 52, 11>(x, exponent_bits, mantissa_bits);
+      });
+    } else if constexpr (kIsFloat<T>) {
+      Map1<T, T>(in, out, count, 4, [=](T x) {
+        return static_cast<T>(ReduceBits<float, uint32_t, 23, 8>(static_cast<float>(x),
+                                                                exponent_bits, mantissa_bits));
+      });
+    } else {
+      status = BadType("reduce_precision", type);
+    }
+  }));
+  return status;
+}
+
 }  // namespace kiln::kernels

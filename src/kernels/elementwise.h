@@ -55,4 +55,10 @@ Status Convert(ElementType from, const void* in, ElementType to, void* out, int6
 // out[i] = complex(re[i], im[i]); `type` is f32 or f64.
 Status MakeComplex(ElementType type, const void* re, const void* im, void* out, int64_t count);
 
+// Rounds floats to `exponent_bits` and `mantissa_bits` (round to nearest
+// even; overflow to infinity, underflow to zero; NaN stays NaN), as XLA's
+// reduce_precision does. f16/bf16 go through f32.
+Status ReducePrecision(ElementType type, const void* in, void* out, int64_t count,
+                       int exponent_bits, int mantissa_bits);
+
 }  // namespace kiln::kernels

@@ -1,0 +1,126 @@
+// Lowering of the remaining single-device ops: composite (its decomposition
+// is inlined), custom_call (the targets JAX emits that Kiln understands),
+// replica_id / partition_id, tokens, bitcast_convert, reduce_precision,
+// get_dimension_size.
+#include <cstring>
+
+#include "compiler/lowering.h"
+#include "kernels/elementwise.h"
+
+namespace kiln::compiler {
+namespace {
+
+Status LowerComposite(Lowering& lowering, const ir::Operation& op) {
+  return lowering.InlineFunction(op, "decomposition");
+}
+
+// Results are the operands: sharding annotations on a single device.
+Status BindOperands(Lowering& lowering, const ir::Operation& op) {
+  for (size_t i = 0; i < op.num_results() && i < op.operands().size(); ++i) {
+    KILN_ASSIGN_OR_RETURN(ValueId input, lowering.Input(op, i));
+    lowering.Bind(op.result(i), input);
+  }
+  return Status::Ok();
+}
+
+Status LowerCustomCall(Lowering& lowering, const ir::Operation& op) {
+  ir::Attribute target = op.GetAttr("call_target_name");
+  const std::string name = target.Is(ir::AttrKind::kString) ? target->text : "";
+  // Sharding annotations: JAX's partitioner hints. On one device they are
+  // the identity (multi-device programs are partitioned before lowering).
+  if (name == "Sharding" || name == "SPMDFullToShardShape" || name == "SPMDShardToFullShape" ||
+      name == "MoveToHost" || name == "MoveToDevice" || name == "annotate_device_placement") {
+    return BindOperands(lowering, op);
+  }
+  return Unimplemented("custom_call target \"", name,
+                       "\" is not supported by Kiln (it runs the StableHLO ops and the "
+                       "sharding annotations JAX emits)");
+}
+
+// replica_id / partition_id: where the run happens, so never folded.
+Status LowerDeviceId(Lowering& lowering, const ir::Operation& op) {
+  const bool replica = op.code() == ir::OpCode::kReplicaId;
+  KILN_ASSIGN_OR_RETURN(Shape shape, lowering.ShapeOf(op.result(0)));
+  KILN_ASSIGN_OR_RETURN(
+      std::vector<ValueId> outputs,
+      lowering.EmitNode(op, {}, {shape},
+                        [replica](RunContext& ctx) {
+                          const auto id = static_cast<uint32_t>(
+                              replica ? ctx.env().replica_id : ctx.env().partition_id);
+                          std::memcpy(ctx.out(0), &id, sizeof(id));
+                          return Status::Ok();
+                        },
+                        {}, {}, /*foldable=*/false));
+  lowering.Bind(op.result(0), outputs[0]);
+  return Status::Ok();
+}
+
+// after_all / create_token: tokens hold no data; order is program order.
+Status LowerToken(Lowering& lowering, const ir::Operation& op) {
+  lowering.Bind(op.result(0), lowering.graph().AddConstant(Shape{ElementType::kToken, {}}, {}));
+  return Status::Ok();
+}
+
+// The same bytes seen with another element type: a view when the byte sizes
+// agree (they do for every bitcast the spec allows on byte-sized types).
+Status LowerBitcastConvert(Lowering& lowering, const ir::Operation& op) {
+  KILN_ASSIGN_OR_RETURN(ValueId input, lowering.Input(op, 0));
+  KILN_ASSIGN_OR_RETURN(Shape shape, lowering.ShapeOf(op.result(0)));
+  const size_t bytes = shape.ByteSize();
+  if (bytes != lowering.graph().values[static_cast<size_t>(input)].bytes) {
+    return Unimplemented("bitcast_convert between sub-byte element types");
+  }
+  KILN_ASSIGN_OR_RETURN(std::vector<ValueId> outputs,
+                        lowering.EmitNode(op, {input}, {shape}, [bytes](RunContext& ctx) {
+                          if (ctx.out(0) != ctx.in(0)) std::memcpy(ctx.out(0), ctx.in(0), bytes);
+                          return Status::Ok();
+                        }));
+  if (!lowering.graph().nodes.empty() && lowering.graph().nodes.back().outputs == outputs) {
+    lowering.graph().nodes.back().output_aliases_input = true;
+  }
+  lowering.Bind(op.result(0), outputs[0]);
+  return Status::Ok();
+}
+
+Status LowerReducePrecision(Lowering& lowering, const ir::Operation& op) {
+  KILN_ASSIGN_OR_RETURN(Shape shape, lowering.ShapeOf(op.operand(0)));
+  const auto exponent_bits = static_cast<int>(IntAttr(op, "exponent_bits", 8));
+  const auto mantissa_bits = static_cast<int>(IntAttr(op, "mantissa_bits", 23));
+  const int64_t count = shape.NumElements();
+  return lowering.Emit(op, [type = shape.element_type, count, exponent_bits,
+                            mantissa_bits](RunContext& ctx) {
+    return kernels::ReducePrecision(type, ctx.in(0), ctx.out(0), count, exponent_bits,
+                                    mantissa_bits);
+  });
+}
+
+// A static size: a constant.
+Status LowerGetDimensionSize(Lowering& lowering, const ir::Operation& op) {
+  KILN_ASSIGN_OR_RETURN(Shape operand, lowering.ShapeOf(op.operand(0)));
+  const auto dimension = static_cast<size_t>(IntAttr(op, "dimension", 0));
+  if (dimension >= operand.dims.size()) return InvalidArgument("dimension out of range");
+  const auto size = static_cast<int32_t>(operand.dims[dimension]);
+  std::vector<uint8_t> data(sizeof(size));
+  std::memcpy(data.data(), &size, sizeof(size));
+  lowering.Bind(op.result(0),
+                lowering.graph().AddConstant(Shape{ElementType::kS32, {}}, std::move(data)));
+  return Status::Ok();
+}
+
+constexpr LoweringRule kRules[] = {
+    {ir::OpCode::kComposite, LowerComposite},
+    {ir::OpCode::kCustomCall, LowerCustomCall},
+    {ir::OpCode::kReplicaId, LowerDeviceId},
+    {ir::OpCode::kPartitionId, LowerDeviceId},
+    {ir::OpCode::kAfterAll, LowerToken},
+    {ir::OpCode::kCreateToken, LowerToken},
+    {ir::OpCode::kBitcastConvert, LowerBitcastConvert},
+    {ir::OpCode::kReducePrecision, LowerReducePrecision},
+    {ir::OpCode::kGetDimensionSize, LowerGetDimensionSize},
+};
+
+}  // namespace
+
+std::span<const LoweringRule> MiscLowerings() { return kRules; }
+
+}  // namespace kiln::compiler
