@@ -7,7 +7,9 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <vector>
 
+#include "kernels/minifloat.h"
 #include "kernels/parallel.h"
 #include "kernels/types.h"
 
@@ -365,9 +367,28 @@ ElementType ComputeStorage(ElementType type) {
   }
 }
 
+// Minifloat arrays decoded to f32 and encoded back: those types compute in f32.
+std::vector<float> Decode(ElementType type, const void* data, int64_t count) {
+  std::vector<float> values(static_cast<size_t>(count));
+  const auto* bytes = static_cast<const uint8_t*>(data);
+  for (int64_t i = 0; i < count; ++i) values[static_cast<size_t>(i)] = MinifloatToFloat(type, bytes[i]);
+  return values;
+}
+void Encode(ElementType type, const float* values, void* data, int64_t count) {
+  auto* bytes = static_cast<uint8_t*>(data);
+  for (int64_t i = 0; i < count; ++i) bytes[i] = FloatToMinifloat(type, values[i]);
+}
+
 }  // namespace
 
 Status Unary(UnaryOp op, ElementType type, const void* in, void* out, int64_t count) {
+  if (IsMinifloat(type)) {
+    std::vector<float> x = Decode(type, in, count);
+    if (op == UnaryOp::kIsFinite) return Unary(op, ElementType::kF32, x.data(), out, count);
+    KILN_RETURN_IF_ERROR(Unary(op, ElementType::kF32, x.data(), x.data(), count));
+    Encode(type, x.data(), out, count);
+    return Status::Ok();
+  }
   const ElementType storage = ComputeStorage(type);
   Status status = Status::Ok();
   KILN_RETURN_IF_ERROR(DispatchType(storage, [&]<typename T>() {
@@ -392,6 +413,13 @@ Status Unary(UnaryOp op, ElementType type, const void* in, void* out, int64_t co
 
 Status Binary(BinaryOp op, ElementType type, const void* lhs, const void* rhs, void* out,
               int64_t count) {
+  if (IsMinifloat(type)) {
+    std::vector<float> a = Decode(type, lhs, count);
+    std::vector<float> b = Decode(type, rhs, count);
+    KILN_RETURN_IF_ERROR(Binary(op, ElementType::kF32, a.data(), b.data(), a.data(), count));
+    Encode(type, a.data(), out, count);
+    return Status::Ok();
+  }
   const ElementType storage = ComputeStorage(type);
   Status status = Status::Ok();
   KILN_RETURN_IF_ERROR(DispatchType(storage, [&]<typename T>() {
@@ -439,6 +467,11 @@ bool Decide(CompareDirection direction, const V& a, const V& b) {
 
 Status Compare(CompareDirection direction, CompareKind kind, ElementType type, const void* lhs,
                const void* rhs, bool* out, int64_t count) {
+  if (IsMinifloat(type)) {
+    std::vector<float> a = Decode(type, lhs, count);
+    std::vector<float> b = Decode(type, rhs, count);
+    return Compare(direction, kind, ElementType::kF32, a.data(), b.data(), out, count);
+  }
   Status status = Status::Ok();
   KILN_RETURN_IF_ERROR(DispatchType(ComputeStorage(type), [&]<typename T>() {
     if constexpr (kIsComplex<T>) {
@@ -561,6 +594,18 @@ To ConvertOne(From x) {
 Status Convert(ElementType from, const void* in, ElementType to, void* out, int64_t count) {
   if (from == to) {
     std::memcpy(out, in, GetElementTypeInfo(from).storage_bytes * static_cast<size_t>(count));
+    return Status::Ok();
+  }
+  if (IsMinifloat(from)) {
+    std::vector<float> x = Decode(from, in, count);
+    return Convert(ElementType::kF32, x.data(), to, out, count);
+  }
+  if (IsMinifloat(to)) {
+    // Through f32. From f64 this rounds twice, which differs from one direct
+    // rounding only for values within 2^-24 (relative) of a minifloat tie.
+    std::vector<float> x(static_cast<size_t>(count));
+    KILN_RETURN_IF_ERROR(Convert(from, in, ElementType::kF32, x.data(), count));
+    Encode(to, x.data(), out, count);
     return Status::Ok();
   }
   Status inner = Status::Ok();
