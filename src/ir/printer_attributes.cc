@@ -3,6 +3,8 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
+#include <initializer_list>
+#include <utility>
 
 #include "ir/float_format.h"
 #include "ir/op_syntax.h"
@@ -564,6 +566,101 @@ void AppendStructBody(std::string& out, const Attribute& structure) {
   out += '>';
 }
 
+namespace {
+
+// Whether `attribute` is a Struct(`name`) with exactly `fields`, of these kinds.
+bool IsStructOf(const Attribute& attribute, std::string_view name,
+                std::initializer_list<std::pair<std::string_view, AttrKind>> fields) {
+  if (!attribute.Is(AttrKind::kStruct) || attribute->text != name ||
+      attribute->fields.size() != fields.size()) {
+    return false;
+  }
+  for (const auto& [field, kind] : fields) {
+    if (!attribute.Get(field).Is(kind)) return false;
+  }
+  return true;
+}
+
+// `<name = "x", size = 4>` of a Struct("stablehlo.mesh_axis"); false when malformed.
+bool AppendMeshAxisBody(std::string& out, const Attribute& axis) {
+  if (!IsStructOf(axis, "stablehlo.mesh_axis",
+                  {{"name", AttrKind::kString}, {"size", AttrKind::kInteger}})) {
+    return false;
+  }
+  out += "<name = ";
+  AppendQuoted(out, axis.Get("name")->text);
+  out += ", size = ";
+  AppendIntegerValue(out, axis.Get("size"));
+  out += '>';
+  return true;
+}
+
+// `(1)2` of a Struct("stablehlo.sub_axis_info"); false when malformed.
+bool AppendSubAxisInfoBody(std::string& out, const Attribute& info) {
+  if (!IsStructOf(info, "stablehlo.sub_axis_info",
+                  {{"pre_size", AttrKind::kInteger}, {"size", AttrKind::kInteger}})) {
+    return false;
+  }
+  out += '(';
+  AppendIntegerValue(out, info.Get("pre_size"));
+  out += ')';
+  AppendIntegerValue(out, info.Get("size"));
+  return true;
+}
+
+// The mesh structs the VHLO reader builds, in StableHLO's custom syntax:
+//   #stablehlo.mesh<axes=[<name = "x", size = 2>], device_ids=dense<[1, 0]> : tensor<2xi64>>
+//   #stablehlo.mesh_axis<name = "x", size = 4>
+//   #stablehlo.axis_ref<name = "x", sub_axis_info = (1)2>
+//   #stablehlo<sub_axis_info(1)2>
+// False, with nothing printed, for other structs and malformed ones.
+bool AppendMeshStruct(std::string& out, const Attribute& attribute) {
+  const std::string& name = attribute->text;
+  std::string text;
+  bool ok = false;
+  if (name == "stablehlo.mesh_axis") {
+    text = "#stablehlo.mesh_axis";
+    ok = AppendMeshAxisBody(text, attribute);
+  } else if (name == "stablehlo.sub_axis_info") {
+    text = "#stablehlo<sub_axis_info";
+    ok = AppendSubAxisInfoBody(text, attribute);
+    text += '>';
+  } else if (name == "stablehlo.axis_ref") {
+    Attribute info = attribute.Get("sub_axis_info");
+    ok = info ? IsStructOf(attribute, name, {{"name", AttrKind::kString},
+                                             {"sub_axis_info", AttrKind::kStruct}})
+              : IsStructOf(attribute, name, {{"name", AttrKind::kString}});
+    text = "#stablehlo.axis_ref<name = ";
+    if (ok) AppendQuoted(text, attribute.Get("name")->text);
+    if (ok && info) {
+      text += ", sub_axis_info = ";
+      ok = AppendSubAxisInfoBody(text, info);
+    }
+    text += '>';
+  } else if (name == "stablehlo.mesh") {
+    Attribute axes = attribute.Get("axes");
+    Attribute device_ids = attribute.Get("device_ids");
+    ok = device_ids ? IsStructOf(attribute, name, {{"axes", AttrKind::kArray},
+                                                   {"device_ids", AttrKind::kDenseElements}})
+                    : IsStructOf(attribute, name, {{"axes", AttrKind::kArray}});
+    text = "#stablehlo.mesh<axes=[";
+    for (size_t i = 0; ok && i < axes->elements.size(); ++i) {
+      if (i > 0) text += ", ";
+      ok = AppendMeshAxisBody(text, axes->elements[i]);
+    }
+    text += ']';
+    if (ok && device_ids) {
+      text += ", device_ids=";
+      AppendAttribute(text, device_ids);
+    }
+    text += '>';
+  }
+  if (ok) out += text;
+  return ok;
+}
+
+}  // namespace
+
 void AppendDictionary(std::string& out, std::span<const NamedAttribute> entries) {
   out += '{';
   for (size_t i = 0; i < entries.size(); ++i) {
@@ -655,6 +752,7 @@ void AppendAttribute(std::string& out, const Attribute& attribute, bool elide_de
       AppendEnum(out, s);
       return;
     case AttrKind::kStruct: {
+      if (AppendMeshStruct(out, attribute)) return;
       out += '#';
       out += s.text;
       if (s.text == "stablehlo.conv") {

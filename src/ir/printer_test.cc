@@ -185,6 +185,48 @@ TEST(PrintAttributeTest, SpellsBuiltinAndStableHloAttributes) {
             "loc(\"f\"(callsite(\"a.py\":1:2 to :9 at unknown)))");
 }
 
+// The mesh structs the VHLO reader builds print in StableHLO's custom syntax
+// (as jaxlib prints a deserialized all_reduce with an inline mesh).
+TEST(PrintAttributeTest, SpellsMeshAttributesAsUpstream) {
+  Type i64 = Element(ElementType::kS64);
+  auto mesh_axis = [&](const char* name, int64_t size) {
+    return Attribute::Struct("stablehlo.mesh_axis", {{"name", Attribute::String(name)},
+                                                     {"size", Attribute::Integer(size, i64)}});
+  };
+  Attribute sub_axis = Attribute::Struct("stablehlo.sub_axis_info",
+                                         {{"pre_size", Attribute::Integer(2, i64)},
+                                          {"size", Attribute::Integer(4, i64)}});
+  Attribute mesh = Attribute::Struct(
+      "stablehlo.mesh", {{"axes", Attribute::Array({mesh_axis("x", 8), mesh_axis("y", 2)})}});
+  Attribute ordered = Attribute::Struct(
+      "stablehlo.mesh",
+      {{"axes", Attribute::Array({mesh_axis("x", 2)})},
+       {"device_ids", Attribute::DenseElements(Tensor(ElementType::kS64, {2}),
+                                               Bytes<int64_t>({1, 0}), false)}});
+  Attribute axis_ref = Attribute::Struct("stablehlo.axis_ref", {{"name", Attribute::String("x")},
+                                                                {"sub_axis_info", sub_axis}});
+  EXPECT_EQ(PrintAttribute(mesh),
+            "#stablehlo.mesh<axes=[<name = \"x\", size = 8>, <name = \"y\", size = 2>]>");
+  EXPECT_EQ(PrintAttribute(ordered),
+            "#stablehlo.mesh<axes=[<name = \"x\", size = 2>], device_ids=dense<[1, 0]> : "
+            "tensor<2xi64>>");
+  EXPECT_EQ(PrintAttribute(Attribute::Struct("stablehlo.mesh", {{"axes", Attribute::Array({})}})),
+            "#stablehlo.mesh<axes=[]>");
+  EXPECT_EQ(PrintAttribute(mesh_axis("x", 8)), "#stablehlo.mesh_axis<name = \"x\", size = 8>");
+  EXPECT_EQ(PrintAttribute(sub_axis), "#stablehlo<sub_axis_info(2)4>");
+  EXPECT_EQ(PrintAttribute(axis_ref), "#stablehlo.axis_ref<name = \"x\", sub_axis_info = (2)4>");
+  Attribute groups = Attribute::Struct("stablehlo.replica_group_mesh_axes",
+                                       {{"mesh", mesh}, {"axes", Attribute::Array({axis_ref})}});
+  EXPECT_EQ(PrintAttribute(groups),
+            "#stablehlo.replica_group_mesh_axes<mesh = #stablehlo.mesh<axes=[<name = \"x\", "
+            "size = 8>, <name = \"y\", size = 2>]>, axes = [#stablehlo.axis_ref<name = \"x\", "
+            "sub_axis_info = (2)4>]>");
+  // Malformed ones print generically rather than lose a field.
+  EXPECT_EQ(PrintAttribute(Attribute::Struct("stablehlo.mesh_axis",
+                                             {{"name", Attribute::Integer(1, i64)}})),
+            "#stablehlo.mesh_axis<name = 1 : i64>");
+}
+
 // A function `main` with an add, constants and a while loop, built by hand.
 Module BuildLoop() {
   Module module;

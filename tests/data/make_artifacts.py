@@ -162,10 +162,10 @@ def _exported_programs():
 
 
 # ---- serialization -----------------------------------------------------------
-def serialize(fn, args):
+def serialize(fn, args, target=TARGET):
   jitted = fn if hasattr(fn, "lower") else jax.jit(fn)
   module = jitted.lower(*args).compiler_ir("stablehlo")
-  return _jax.mlir.serialize_portable_artifact(module, TARGET, True)
+  return _jax.mlir.serialize_portable_artifact(module, target, True)
 
 
 def serialize_exported(fn, args):
