@@ -62,13 +62,12 @@ TEST_F(ExecutableTest, UnknownProgramFormatFails) {
   EXPECT_FALSE(status.ok());
 }
 
-// Runs `loaded` (the addition program) on {1.5, -2} and returns its output.
-std::vector<float> RunAddition(PJRT_Client* client, PJRT_Device* device,
-                               PJRT_LoadedExecutable* loaded) {
-  BufferPtr input = MakeBuffer(client, device, std::vector<float>{1.5f, -2}, {2});
-  EXPECT_NE(input, nullptr);
-  PJRT_Buffer* arguments[1] = {input.get()};
-  PJRT_Buffer* const* argument_lists[1] = {arguments};
+// One Execute of `loaded` (may be null) on one device with `arguments`
+// (`num_args` of them); the output and completion event go to `result` and
+// `done`. Returns the call's status.
+Status ExecuteOnce(PJRT_LoadedExecutable* loaded, std::vector<PJRT_Buffer*> arguments,
+                   size_t num_args, BufferPtr* result, EventPtr* done) {
+  PJRT_Buffer* const* argument_lists[1] = {arguments.data()};
   PJRT_Buffer* results[1] = {nullptr};
   PJRT_Buffer** output_lists[1] = {results};
   PJRT_Event* complete[1] = {nullptr};
@@ -78,12 +77,23 @@ std::vector<float> RunAddition(PJRT_Client* client, PJRT_Device* device,
   execute.options = &options;
   execute.argument_lists = argument_lists;
   execute.num_devices = 1;
-  execute.num_args = 1;
+  execute.num_args = num_args;
   execute.output_lists = output_lists;
   execute.device_complete_events = complete;
-  EXPECT_PJRT_OK(api()->PJRT_LoadedExecutable_Execute(&execute));
-  BufferPtr result(results[0]);
-  EventPtr done(complete[0]);
+  Status status = Consume(api()->PJRT_LoadedExecutable_Execute(&execute));
+  result->reset(results[0]);
+  done->reset(complete[0]);
+  return status;
+}
+
+// Runs `loaded` (the addition program) on {1.5, -2} and returns its output.
+std::vector<float> RunAddition(PJRT_Client* client, PJRT_Device* device,
+                               PJRT_LoadedExecutable* loaded) {
+  BufferPtr input = MakeBuffer(client, device, std::vector<float>{1.5f, -2}, {2});
+  EXPECT_NE(input, nullptr);
+  BufferPtr result;
+  EventPtr done;
+  EXPECT_TRUE(IsOk(ExecuteOnce(loaded, {input.get()}, 1, &result, &done)));
   if (done == nullptr || result == nullptr) return {};
   EXPECT_TRUE(IsOk(Await(done.get())));
   return Read<float>(result.get());
@@ -255,23 +265,11 @@ TEST_F(KilnExecutableTest, ExecuteRejectsBadArgumentsBeforeRunning) {
   LoadedExecutablePtr loaded;
   ASSERT_TRUE(Compile(client_.get(), "mlir", kAddProgram, &loaded).ok());
   auto execute_with = [&](PJRT_Buffer* argument, size_t num_args) {
-    PJRT_Buffer* arguments[1] = {argument};
-    PJRT_Buffer* const* argument_lists[1] = {arguments};
-    PJRT_Buffer* results[1] = {nullptr};
-    PJRT_Buffer** output_lists[1] = {results};
-    PJRT_Event* complete[1] = {nullptr};
-    auto options = MAKE_ARGS(PJRT_ExecuteOptions);
-    auto execute = MAKE_ARGS(PJRT_LoadedExecutable_Execute_Args);
-    execute.executable = loaded.get();
-    execute.options = &options;
-    execute.argument_lists = argument_lists;
-    execute.num_devices = 1;
-    execute.num_args = num_args;
-    execute.output_lists = output_lists;
-    execute.device_complete_events = complete;
-    Status status = Consume(api()->PJRT_LoadedExecutable_Execute(&execute));
-    EXPECT_EQ(results[0], nullptr);
-    EXPECT_EQ(complete[0], nullptr);
+    BufferPtr result;
+    EventPtr done;
+    Status status = ExecuteOnce(loaded.get(), {argument}, num_args, &result, &done);
+    EXPECT_EQ(result, nullptr);
+    EXPECT_EQ(done, nullptr);
     return status;
   };
   BufferPtr wrong_shape = MakeBuffer(client_.get(), device_, std::vector<float>{1, 2, 3}, {3});
@@ -302,23 +300,12 @@ TEST_F(KilnExecutableTest, CompileWithoutAProgramIsInvalid) {
 TEST_F(KilnExecutableTest, ExecuteWithoutAnExecutableIsInvalid) {
   BufferPtr input = MakeBuffer(client_.get(), device_, std::vector<float>{1, 2}, {2});
   ASSERT_NE(input, nullptr);
-  PJRT_Buffer* arguments[1] = {input.get()};
-  PJRT_Buffer* const* argument_lists[1] = {arguments};
-  PJRT_Buffer* results[1] = {nullptr};
-  PJRT_Buffer** output_lists[1] = {results};
-  PJRT_Event* complete[1] = {nullptr};
-  auto options = MAKE_ARGS(PJRT_ExecuteOptions);
-  auto execute = MAKE_ARGS(PJRT_LoadedExecutable_Execute_Args);
-  execute.options = &options;
-  execute.argument_lists = argument_lists;
-  execute.num_devices = 1;
-  execute.num_args = 1;
-  execute.output_lists = output_lists;
-  execute.device_complete_events = complete;
-  EXPECT_TRUE(HasCode(Consume(api()->PJRT_LoadedExecutable_Execute(&execute)),
+  BufferPtr result;
+  EventPtr done;
+  EXPECT_TRUE(HasCode(ExecuteOnce(nullptr, {input.get()}, 1, &result, &done),
                       PJRT_Error_Code_INVALID_ARGUMENT));
-  EXPECT_EQ(results[0], nullptr);
-  EXPECT_EQ(complete[0], nullptr);
+  EXPECT_EQ(result, nullptr);
+  EXPECT_EQ(done, nullptr);
 }
 
 TEST_F(KilnExecutableTest, QueriesWithoutAnExecutableAreInvalid) {
