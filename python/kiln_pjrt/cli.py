@@ -2,9 +2,8 @@
 
 Each subcommand is one `_add_<name>(subparsers)` function that declares its
 arguments and sets `run`, a function from the parsed arguments to an exit code;
-`_SUBCOMMANDS` lists them. Later commands (print, inspect, run) are added the
-same way. Commands on programs (print, inspect) run the C++ `kiln-tool`
-shipped in the package, which links Kiln's readers.
+`_SUBCOMMANDS` lists them. Commands on programs (print, inspect, run) run the
+C++ `kiln-tool` shipped in the package, which links Kiln's readers and compiler.
 """
 
 import argparse
@@ -61,7 +60,7 @@ def _forward_to_tool(args: argparse.Namespace) -> int:
         print(f"kiln {args.command}: {tool} does not exist; reinstall kiln-pjrt or set "
               "KILN_TOOL_PATH", file=sys.stderr)
         return 1
-    command = [tool, args.command, *args.options, args.file]
+    command = [tool, args.command, *args.options, args.file, *getattr(args, "inputs", [])]
     sys.stdout.flush()
     return subprocess.run(command, check=False).returncode
 
@@ -86,7 +85,17 @@ def _add_inspect(subparsers) -> None:
     parser.set_defaults(run=_forward_to_tool, options=[])
 
 
-_SUBCOMMANDS = [_add_devices, _add_print, _add_inspect]
+def _add_run(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "run", help="compile and run a program's main function on the host and print its "
+                    "results; runs StableHLO conformance tests (check ops, `// -----` cases)")
+    parser.add_argument("file")
+    parser.add_argument("inputs", nargs="*",
+                        help="arguments as literals, e.g. 'dense<[1, 2]> : tensor<2xi32>'")
+    parser.set_defaults(run=_forward_to_tool, options=[])
+
+
+_SUBCOMMANDS = [_add_devices, _add_print, _add_inspect, _add_run]
 
 
 def make_parser() -> argparse.ArgumentParser:

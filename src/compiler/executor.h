@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -21,6 +22,9 @@ class ExecutionEnv {
  public:
   int64_t replica_id = 0;
   int64_t partition_id = 0;
+  // The interpreter's check ops (`kiln run`): how many ran, which failed.
+  int64_t checks_run = 0;
+  std::vector<std::string> check_failures;
 
   // Memory for `graph`'s arena, at least `bytes`, 64-byte aligned; one per
   // graph, reused by later calls (a graph's runs never overlap in one env).

@@ -32,6 +32,7 @@ Status LowerCustomCall(Lowering& lowering, const ir::Operation& op) {
       name == "MoveToHost" || name == "MoveToDevice" || name == "annotate_device_placement") {
     return BindOperands(lowering, op);
   }
+  if (name.starts_with("check.")) return LowerCheckCustomCall(lowering, op, name);
   return Unimplemented("custom_call target \"", name,
                        "\" is not supported by Kiln (it runs the StableHLO ops and the "
                        "sharding annotations JAX emits)");

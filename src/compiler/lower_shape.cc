@@ -22,26 +22,8 @@ std::vector<int64_t> Strides(const Shape& shape) {
 }
 
 Status LowerConstant(Lowering& lowering, const ir::Operation& op) {
-  ir::Attribute value = op.GetAttr("value");
   KILN_ASSIGN_OR_RETURN(Shape shape, lowering.ShapeOf(op.result(0)));
-  if (!value.Is(ir::AttrKind::kDenseElements)) {
-    return InvalidArgument("constant without dense elements");
-  }
-  const size_t bytes = shape.ByteSize();
-  std::vector<uint8_t> data(bytes);
-  const std::vector<uint8_t>& source = value->data;
-  if (value->splat) {
-    const size_t element = ElementBytes(shape);
-    if (source.size() < element) return InvalidArgument("constant splat is too short");
-    for (size_t offset = 0; offset < bytes; offset += element) {
-      std::memcpy(data.data() + offset, source.data(), element);
-    }
-  } else {
-    if (source.size() != bytes) {
-      return InvalidArgument("constant holds ", source.size(), " bytes, expected ", bytes);
-    }
-    data = source;
-  }
+  KILN_ASSIGN_OR_RETURN(std::vector<uint8_t> data, DenseData(op.GetAttr("value"), shape));
   lowering.Bind(op.result(0), lowering.graph().AddConstant(std::move(shape), std::move(data)));
   return Status::Ok();
 }

@@ -19,7 +19,8 @@ constexpr size_t kMaxFoldedBytes = 16 * 1024;
 const std::array<const LoweringRule*, 1024>& Rules() {
   static const auto* table = [] {
     auto* rules = new std::array<const LoweringRule*, 1024>{};
-    for (auto family : {ElementwiseLowerings(), ShapeLowerings(), MiscLowerings()}) {
+    for (auto family : {ElementwiseLowerings(), ShapeLowerings(), MiscLowerings(),
+                        CheckLowerings()}) {
       for (const LoweringRule& rule : family) rules->at(static_cast<size_t>(rule.code)) = &rule;
     }
     return rules;
@@ -306,6 +307,38 @@ void EliminateDeadNodes(Graph& graph) {
     if (keep[n]) kept.push_back(std::move(graph.nodes[n]));
   }
   graph.nodes = std::move(kept);
+}
+
+StatusOr<std::vector<uint8_t>> DenseData(const ir::Attribute& value, const Shape& shape) {
+  if (!value.Is(ir::AttrKind::kDenseElements)) {
+    return InvalidArgument("expected dense elements for ", shape.ToString());
+  }
+  const size_t bytes = shape.ByteSize();
+  const size_t element = GetElementTypeInfo(shape.element_type).storage_bytes;
+  const std::vector<uint8_t>& source = value->data;
+  std::vector<uint8_t> data;
+  if (value->splat) {
+    if (source.size() < element) return InvalidArgument("a dense splat is too short");
+    data.resize(bytes);
+    for (size_t offset = 0; offset < bytes; offset += element) {
+      std::memcpy(data.data() + offset, source.data(), element);
+    }
+  } else {
+    if (source.size() != bytes) {
+      return InvalidArgument("dense data holds ", source.size(), " bytes, ", shape.ToString(),
+                             " needs ", bytes);
+    }
+    data = source;
+  }
+  const ElementType type = shape.element_type;
+  if (type == ElementType::kS1 || type == ElementType::kS2 || type == ElementType::kS4) {
+    const int width = GetElementTypeInfo(type).bit_width;
+    for (uint8_t& byte : data) {
+      byte = static_cast<uint8_t>(static_cast<int8_t>(static_cast<uint8_t>(byte << (8 - width))) >>
+                                  (8 - width));
+    }
+  }
+  return data;
 }
 
 std::vector<int64_t> IntsAttr(const ir::Operation& op, std::string_view name) {

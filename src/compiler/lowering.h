@@ -96,6 +96,16 @@ struct LoweringRule {
 std::span<const LoweringRule> ElementwiseLowerings();
 std::span<const LoweringRule> ShapeLowerings();
 std::span<const LoweringRule> MiscLowerings();
+std::span<const LoweringRule> CheckLowerings();
+// custom_call @check.* (lower_check.cc), reached from custom_call's rule.
+Status LowerCheckCustomCall(Lowering& lowering, const ir::Operation& op,
+                            std::string_view target);
+
+// The data of a dense elements attribute laid out as a Kiln buffer of
+// `shape`: splats expanded, and signed sub-byte integers (which attributes
+// hold masked to their width, as MLIR does) sign-extended to their byte, as
+// numpy and ml_dtypes hold them.
+StatusOr<std::vector<uint8_t>> DenseData(const ir::Attribute& value, const Shape& shape);
 
 // Attribute access for rules (the module is verified, so shapes are right;
 // absent attributes give the fallback).

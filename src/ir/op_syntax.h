@@ -75,6 +75,8 @@ enum class PrettyForm : uint8_t {
   kChloBroadcastSelect, // %p, %a, %b : (P, T, U) -> R
   kChloTopK,            // (%x, k = N) : T -> (R, S)
   kChloConstant,        // dense<...> : T
+  // the StableHLO interpreter's check dialect (read only; printed generically)
+  kCheck,               // %a, %b (, key = v)* : T  /  %a, dense<...> : T
 };
 
 // The pretty form of an op name; kNone for ops printed generically.

@@ -564,7 +564,8 @@ namespace {
 template <typename From, typename To>
 To ConvertOne(From x) {
   if constexpr (std::is_same_v<To, bool>) {
-    if constexpr (kIsComplex<From>) return x != From(0);
+    // The spec (and its interpreter) converts complex to pred by the real part.
+    if constexpr (kIsComplex<From>) return x.real() != 0;
     else return static_cast<ComputeType<From>>(x) != ComputeType<From>(0);
   } else if constexpr (kIsComplex<To>) {
     if constexpr (kIsComplex<From>) return To(x);

@@ -49,7 +49,7 @@ Status Clamp(ElementType type, const void* min, bool min_scalar, const void* ope
 
 // Converts `count` elements between any two element types, as XLA's CPU
 // backend does: float -> integer saturates (NaN -> 0), integer -> integer
-// wraps, complex -> real drops the imaginary part, x -> pred is x != 0.
+// wraps, complex -> real (and -> pred) uses the real part, x -> pred is x != 0.
 Status Convert(ElementType from, const void* in, ElementType to, void* out, int64_t count);
 
 // out[i] = complex(re[i], im[i]); `type` is f32 or f64.

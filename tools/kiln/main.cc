@@ -3,6 +3,7 @@
 //
 //   kiln-tool print [--generic] [--locations] [--verify] FILE   the module as StableHLO text
 //   kiln-tool inspect FILE                           producer, versions, op histogram
+//   kiln-tool run FILE [INPUT...]                     compile, run, print results and checks
 //
 // Bad input: one line "kiln: FILE: CODE: message" on stderr and exit code 1;
 // bad usage: exit code 2.
@@ -17,12 +18,14 @@
 #include "frontend/vhlo/reader.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"
+#include "tools/kiln/run.h"
 
 namespace {
 
 constexpr const char* kUsage =
     "usage: kiln print [--generic] [--locations] [--verify] FILE\n"
-    "       kiln inspect FILE\n";
+    "       kiln inspect FILE\n"
+    "       kiln run FILE [INPUT...]   (INPUT: 'dense<[1, 2]> : tensor<2xi32>')\n";
 
 int Fail(const std::string& path, const kiln::Status& status) {
   std::string message = status.ToString();
@@ -87,6 +90,17 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::string_view command = args.front();
+  if (command == "run") {
+    if (args.size() < 2) {
+      std::fputs(kUsage, stderr);
+      return 2;
+    }
+    const std::string path(args[1]);
+    auto bytes = ReadWholeFile(path);
+    if (!bytes.ok()) return Fail(path, bytes.status());
+    std::vector<std::string> inputs(args.begin() + 2, args.end());
+    return kiln::tool::Run(path, *bytes, inputs);
+  }
   kiln::ir::PrintOptions options;
   bool verify = false;
   std::string path;

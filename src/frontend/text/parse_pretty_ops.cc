@@ -346,6 +346,62 @@ bool ParseChloTopK(Parser& p, OpFrame& f) {
   return Resolve(p, f, {operand}, results);
 }
 
+// The check dialect's forms (stablehlo/tests/CheckOps.td):
+//   check.expect_eq %a, %b : T
+//   check.expect_eq_const %a, dense<...> : T
+//   check.expect_almost_eq %a, %b, tolerance = 1.0e-4 : T
+//   check.expect_almost_eq_const %a, dense<...> : T, tolerance = 1.0e-4
+//   check.expect_close %a, %b, max_ulp_difference = 3, min_ulp_difference = 0 : T, U
+//   check.expect_serialized_eq %a, probe_id = "p", iter = 0 : T
+bool ParseCheck(Parser& p, OpFrame& f) {
+  ir::Operation& op = *f.op;
+  const bool is_const = op.name().ends_with("_const");
+  f.operands.emplace_back();
+  if (!p.ParseValueUse(f.operands.back())) return false;
+  std::vector<Type> types;
+  if (is_const) {
+    Attribute value;
+    if (!p.Expect(TokenKind::kComma, "") || !p.ParseAttribute(value)) return false;
+    if (!value.Is(ir::AttrKind::kDenseElements)) return p.FailExpected("dense<...> : tensor<...>");
+    op.SetAttr("value", value);
+    types.push_back(value->type);
+  }
+  while (p.Consume(TokenKind::kComma)) {
+    if (p.token().Is(TokenKind::kPercent)) {
+      f.operands.emplace_back();
+      if (!p.ParseValueUse(f.operands.back())) return false;
+      continue;
+    }
+    const std::string keyword(p.token().spelling);
+    if (!p.token().Is(TokenKind::kBareIdentifier)) return p.FailExpected("an operand or a keyword");
+    p.Advance();
+    if (!p.Expect(TokenKind::kEqual, StrCat(" after '", keyword, "'"))) return false;
+    if (keyword == "probe_id") {
+      if (!p.token().Is(TokenKind::kString)) return p.FailExpected("a string");
+      op.SetAttr("probe_id", Attribute::String(Lexer::StringValue(p.token().spelling)));
+      p.Advance();
+    } else if (keyword == "tolerance") {
+      Attribute tolerance;
+      if (!p.ParseAttribute(tolerance)) return false;
+      op.SetAttr("tolerance", tolerance);
+    } else {
+      int64_t value = 0;
+      if (!p.ParseInteger(value)) return false;
+      op.SetAttr(keyword == "iter" ? "iteration" : keyword, I64(value));
+    }
+  }
+  if (!p.ParseOptionalAttrDict(op)) return false;
+  if (!is_const) {
+    if (!p.Expect(TokenKind::kColon, " before the types") || !p.ParseOptionalAttrDict(op) ||
+        !p.ParseTypeList(types)) {
+      return false;
+    }
+    // `: T` stands for every operand.
+    while (types.size() < f.operands.size()) types.push_back(types.front());
+  }
+  return Resolve(p, f, types, {});
+}
+
 // CHLO's `%a, %b : (T, U) -> R`, `%a, %b : T, U -> R` and `%x : T -> R`.
 bool ParseChlo(Parser& p, OpFrame& f) {
   if (!p.ParseValueUseList(f.operands) || !p.ParseOptionalAttrDict(*f.op) ||
@@ -555,6 +611,7 @@ bool Parser::BeginPretty(OpFrame& f) {
     case F::kChloPair:
     case F::kChloBroadcastSelect: return ParseChlo(p, f);
     case F::kChloTopK: return ParseChloTopK(p, f);
+    case F::kCheck: return ParseCheck(p, f);
     case F::kSdyMesh:
     case F::kSdySharding: return ParseSdy(p, f);
     default: return BeginRegionOp(f);

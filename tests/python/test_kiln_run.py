@@ -1,0 +1,55 @@
+"""`kiln run`: compile and run a program on the host, print its results, and
+run StableHLO conformance tests (check ops, `// -----` cases)."""
+
+import os
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+
+RUN_DATA = pathlib.Path(__file__).resolve().parent.parent / "data" / "run"
+
+
+def kiln(*args: str) -> subprocess.CompletedProcess:
+    script = os.path.join(os.path.dirname(sys.executable), "kiln")
+    return subprocess.run([script, *args], capture_output=True, text=True, timeout=300)
+
+
+def test_run_prints_the_results():
+    result = kiln("run", str(RUN_DATA / "add.mlir"), "dense<[1.0, 2.0]> : tensor<2xf32>",
+                  "dense<[0.5, -4.0]> : tensor<2xf32>")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "dense<[1.500000e+00, -2.000000e+00]> : tensor<2xf32>"
+
+
+def test_run_reports_each_case_and_fails_when_a_check_fails():
+    result = kiln("run", str(RUN_DATA / "checks.mlir"))
+    assert result.returncode == 1, result.stdout + result.stderr
+    lines = result.stdout.strip().splitlines()
+    assert lines[0] == "case 1: PASS (1 checks)"
+    assert lines[1] == "case 2: PASS (2 checks)"
+    assert lines[2].startswith("case 3: FAIL ") and "element 1: expected 2, found -2" in lines[2]
+    assert lines[-1] == "3 cases, 1 failed, 4 checks"
+
+
+def test_run_rejects_wrong_inputs():
+    result = kiln("run", str(RUN_DATA / "add.mlir"), "dense<[1.0]> : tensor<1xf32>")
+    assert result.returncode == 1
+    assert "takes 2 arguments, 1 inputs were given" in result.stdout, result.stdout
+
+
+def test_run_a_jax_artifact(run_python, tmp_path):
+    artifact = tmp_path / "f.mlir.bc"
+    run_python(f"""
+import jax, jax.numpy as jnp
+from jax._src.lib import _jax
+module = jax.jit(lambda x: jnp.sin(x) * 2).lower(jnp.zeros(3, jnp.float32)).compiler_ir("stablehlo")
+open({str(artifact)!r}, "wb").write(_jax.mlir.serialize_portable_artifact(module, "1.22.0", True))
+""", env={"JAX_PLATFORMS": "cpu"})
+    result = kiln("run", str(artifact), "dense<[0.0, 0.5, -1.0]> : tensor<3xf32>")
+    assert result.returncode == 0, result.stdout + result.stderr
+    text = result.stdout.strip()
+    assert text.startswith("dense<[") and text.endswith("]> : tensor<3xf32>"), text
+    values = [float(v) for v in text[len("dense<["):-len("]> : tensor<3xf32>")].split(",")]
+    np.testing.assert_allclose(values, np.sin([0.0, 0.5, -1.0]) * 2, rtol=1e-6)
