@@ -35,7 +35,7 @@ SUDO  := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 KILN_SOURCES := $(shell find src python cmake -type f ! -path '*/__pycache__/*' 2>/dev/null) \
                 CMakeLists.txt pyproject.toml README.md
 
-.PHONY: all setup install demo build test test-cpp test-asan test-fuzz test-python fuzz clean distclean
+.PHONY: all setup install demo build test test-cpp test-asan test-fuzz test-python fuzz bench-read clean distclean
 all: build
 
 setup: install
@@ -80,6 +80,19 @@ fuzz:
 
 test-python: install
 	$(PY) -m pytest tests/python
+
+# Reading speed and memory of a ~12 MB artifact (a transformer block with its
+# weights as constants), Kiln's reader beside jaxlib's; not part of `make test`.
+# bench/README.md records the figures.
+BENCH_ARTIFACT := build/bench/transformer.mlir.bc
+bench-read: $(CPP_BUILD)/build.ninja $(BENCH_ARTIFACT)
+	$(CMAKE) --build $(CPP_BUILD) -j$(JOBS) --target kiln_bench_read
+	$(CPP_BUILD)/bench/kiln_bench_read $(BENCH_ARTIFACT)
+	JAX_PLATFORMS=cpu $(PY) bench/jaxlib_deserialize.py $(BENCH_ARTIFACT)
+
+$(BENCH_ARTIFACT): $(VENV)/.kiln-deps tests/data/make_artifacts.py
+	@mkdir -p $(@D)
+	JAX_PLATFORMS=cpu $(PY) tests/data/make_artifacts.py --large $@
 
 clean:
 	rm -rf build

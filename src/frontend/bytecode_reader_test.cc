@@ -9,62 +9,16 @@
 #include <vector>
 
 #include "frontend/bytecode/file.h"
+#include "frontend/bytecode_test_util.h"
 
 namespace kiln::frontend::bytecode {
 namespace {
 
-// Writes bytecode primitives (independently of the reader under test).
-class Writer {
- public:
-  Writer& Byte(uint8_t byte) {
-    bytes.push_back(byte);
-    return *this;
-  }
-  Writer& VarInt(uint64_t value) {
-    if (value >> 56 != 0) {
-      Byte(0);
-      for (int i = 0; i < 8; ++i) Byte(static_cast<uint8_t>(value >> (8 * i)));
-      return *this;
-    }
-    int count = 1;
-    while (count < 8 && value >> (7 * count) != 0) ++count;
-    const uint64_t encoded = (value << count) | (uint64_t{1} << (count - 1));
-    for (int i = 0; i < count; ++i) Byte(static_cast<uint8_t>(encoded >> (8 * i)));
-    return *this;
-  }
-  Writer& Flagged(uint64_t value, bool flag) { return VarInt((value << 1) | (flag ? 1 : 0)); }
-  Writer& Append(const std::vector<uint8_t>& more) {
-    bytes.insert(bytes.end(), more.begin(), more.end());
-    return *this;
-  }
-  Writer& Text(std::string_view text) {
-    bytes.insert(bytes.end(), text.begin(), text.end());
-    return Byte(0);
-  }
-  // A section: id (| 0x80 when aligned), length, [alignment, 0xCB padding], data.
-  Writer& Section(uint8_t id, const std::vector<uint8_t>& data, uint64_t alignment = 0) {
-    Byte(static_cast<uint8_t>(id | (alignment ? 0x80 : 0)));
-    VarInt(data.size());
-    if (alignment) {
-      VarInt(alignment);
-      while (bytes.size() % alignment != 0) Byte(0xCB);
-    }
-    return Append(data);
-  }
-
-  std::vector<uint8_t> bytes;
-};
+using test_util::StringSection;
+using test_util::Writer;
 
 enum : uint8_t { kString = 0, kDialect = 1, kAttrType = 2, kAttrTypeOffset = 3, kIR = 4 };
 enum : uint8_t { kResource = 5, kResourceOffset = 6, kDialectVersions = 7, kProperties = 8 };
-
-std::vector<uint8_t> StringSection(const std::vector<std::string>& strings) {
-  Writer writer;
-  writer.VarInt(strings.size());
-  for (size_t i = strings.size(); i-- > 0;) writer.VarInt(strings[i].size() + 1);
-  for (const std::string& text : strings) writer.Text(text);
-  return writer.bytes;
-}
 
 // Strings of the tiny module.
 enum : uint64_t { kBuiltin, kTest, kModule, kUse, kWrap, kDef, kExtKey, kBlobKey, kFlagKey };

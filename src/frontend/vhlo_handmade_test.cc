@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "frontend/bytecode_test_util.h"
 #include "frontend/vhlo/numbers.h"
 #include "frontend/vhlo/op_table.h"
 #include "frontend/vhlo/reader.h"
@@ -16,135 +17,9 @@
 namespace kiln::frontend::vhlo {
 namespace {
 
-// Bytecode primitives, written independently of the reader.
-class Writer {
- public:
-  Writer& Byte(uint8_t byte) {
-    bytes.push_back(byte);
-    return *this;
-  }
-  Writer& VarInt(uint64_t value) {
-    if (value >> 56 != 0) {
-      Byte(0);
-      for (int i = 0; i < 8; ++i) Byte(static_cast<uint8_t>(value >> (8 * i)));
-      return *this;
-    }
-    int count = 1;
-    while (count < 8 && value >> (7 * count) != 0) ++count;
-    const uint64_t encoded = (value << count) | (uint64_t{1} << (count - 1));
-    for (int i = 0; i < count; ++i) Byte(static_cast<uint8_t>(encoded >> (8 * i)));
-    return *this;
-  }
-  Writer& SignedVarInt(int64_t value) {
-    return VarInt((static_cast<uint64_t>(value) << 1) ^ static_cast<uint64_t>(value >> 63));
-  }
-  Writer& Flagged(uint64_t value, bool flag) { return VarInt((value << 1) | (flag ? 1 : 0)); }
-  Writer& Append(const std::vector<uint8_t>& more) {
-    bytes.insert(bytes.end(), more.begin(), more.end());
-    return *this;
-  }
-  Writer& Text(std::string_view text) {
-    bytes.insert(bytes.end(), text.begin(), text.end());
-    return Byte(0);
-  }
-  Writer& Section(uint8_t id, const std::vector<uint8_t>& data) {
-    return Byte(id).VarInt(data.size()).Append(data);
-  }
-
-  std::vector<uint8_t> bytes;
-};
-
-// A version-6 artifact built from its tables. Op names, attributes and types
-// are grouped by dialect in the order given.
-struct Artifact {
-  enum Dialect : uint32_t { kBuiltin = 0, kVhlo = 1, kSdy = 2, kOther = 3 };
-  struct Entry {
-    uint32_t dialect;
-    std::vector<uint8_t> bytes;
-    bool custom = true;
-  };
-
-  std::string producer = "StableHLO_v1.22.0";
-  std::vector<std::string> strings;
-  std::vector<std::pair<uint32_t, std::string>> op_names;
-  std::vector<Entry> attributes;
-  std::vector<Entry> types;
-  std::vector<std::vector<uint8_t>> properties;
-  std::vector<uint8_t> ir;
-
-  uint64_t String(const std::string& text) {
-    for (size_t i = 0; i < strings.size(); ++i) {
-      if (strings[i] == text) return i;
-    }
-    strings.push_back(text);
-    return strings.size() - 1;
-  }
-  uint64_t Attribute(uint32_t dialect, std::vector<uint8_t> bytes) {
-    attributes.push_back({dialect, std::move(bytes)});
-    return attributes.size() - 1;
-  }
-  uint64_t Type(uint32_t dialect, std::vector<uint8_t> bytes) {
-    types.push_back({dialect, std::move(bytes)});
-    return types.size() - 1;
-  }
-  uint64_t Op(uint32_t dialect, const std::string& name) {
-    op_names.push_back({dialect, name});
-    return op_names.size() - 1;
-  }
-
-  std::vector<uint8_t> Build() {
-    static const char* const kDialects[] = {"builtin", "vhlo", "sdy", "other"};
-    std::vector<uint64_t> dialect_names, op_strings;
-    for (const char* name : kDialects) dialect_names.push_back(String(name));
-    for (const auto& [dialect, name] : op_names) op_strings.push_back(String(name));
-
-    Writer dialects;
-    dialects.VarInt(std::size(kDialects));
-    for (uint64_t name : dialect_names) dialects.Flagged(name, false);
-    dialects.VarInt(op_names.size());
-    for (size_t i = 0; i < op_names.size();) {
-      size_t end = i;
-      while (end < op_names.size() && op_names[end].first == op_names[i].first) ++end;
-      dialects.VarInt(op_names[i].first).VarInt(end - i);
-      for (; i < end; ++i) dialects.Flagged(op_strings[i], true);
-    }
-
-    Writer offsets, data;
-    offsets.VarInt(attributes.size()).VarInt(types.size());
-    for (const std::vector<Entry>* table : {&attributes, &types}) {
-      for (size_t i = 0; i < table->size();) {
-        size_t end = i;
-        while (end < table->size() && (*table)[end].dialect == (*table)[i].dialect) ++end;
-        offsets.VarInt((*table)[i].dialect).VarInt(end - i);
-        for (; i < end; ++i) {
-          offsets.Flagged((*table)[i].bytes.size(), (*table)[i].custom);
-          data.Append((*table)[i].bytes);
-        }
-      }
-    }
-
-    Writer string_section;
-    string_section.VarInt(strings.size());
-    for (size_t i = strings.size(); i-- > 0;) string_section.VarInt(strings[i].size() + 1);
-    for (const std::string& text : strings) string_section.Text(text);
-
-    Writer property_section;
-    property_section.VarInt(properties.size());
-    for (const auto& blob : properties) property_section.VarInt(blob.size()).Append(blob);
-
-    Writer file;
-    file.Byte('M').Byte('L').Byte(0xEF).Byte('R').VarInt(6).Text(producer);
-    file.Section(1, dialects.bytes).Section(3, offsets.bytes).Section(2, data.bytes);
-    file.Section(4, ir).Section(0, string_section.bytes).Section(8, property_section.bytes);
-    return file.bytes;
-  }
-};
-
-std::vector<uint8_t> Bytes(std::initializer_list<uint64_t> varints) {
-  Writer writer;
-  for (uint64_t value : varints) writer.VarInt(value);
-  return writer.bytes;
-}
+using test_util::Artifact;
+using test_util::Bytes;
+using test_util::Writer;
 
 // Builtin attribute and type codes (BuiltinDialectBytecode.td).
 enum : uint64_t { kArrayAttr = 0, kDictionaryAttr = 1, kStringAttr = 2, kUnitAttr = 7 };

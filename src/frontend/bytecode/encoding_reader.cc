@@ -6,12 +6,6 @@
 namespace kiln::frontend::bytecode {
 namespace {
 
-// Hex form of a byte for messages: "0x0A".
-std::string HexByte(uint8_t byte) {
-  static constexpr char kDigits[] = "0123456789ABCDEF";
-  return {'0', 'x', kDigits[byte >> 4], kDigits[byte & 15]};
-}
-
 // Little-endian value of up to 8 bytes.
 uint64_t LoadLittleEndian(const uint8_t* bytes, size_t count) {
   uint64_t value = 0;
@@ -20,6 +14,11 @@ uint64_t LoadLittleEndian(const uint8_t* bytes, size_t count) {
 }
 
 }  // namespace
+
+std::string HexByte(uint8_t byte) {
+  static constexpr char kDigits[] = "0123456789ABCDEF";
+  return {'0', 'x', kDigits[byte >> 4], kDigits[byte & 15]};
+}
 
 std::string_view SectionName(uint8_t id) {
   static constexpr std::string_view kNames[kNumSectionIds] = {
@@ -105,22 +104,26 @@ StatusOr<uint64_t> EncodingReader::ReadCount(std::string_view what, uint64_t min
   return count;
 }
 
-StatusOr<uint64_t> EncodingReader::ReadIndex(std::string_view what, uint64_t limit) {
+Status EncodingReader::IndexError(uint64_t offset, std::string_view kind, std::string_view what,
+                                  uint64_t limit, uint64_t index) const {
+  return ErrorAt(offset, StrCat("expected ", kind.empty() ? what : StrCat(kind, " (", what, ")"),
+                                " below ", limit, ", found ", index));
+}
+
+StatusOr<uint64_t> EncodingReader::ReadIndex(std::string_view kind, std::string_view what,
+                                             uint64_t limit) {
   const uint64_t start = offset();
   KILN_ASSIGN_OR_RETURN(uint64_t index, ReadVarInt(what));
-  if (index >= limit) {
-    return ErrorAt(start, StrCat("expected ", what, " below ", limit, ", found ", index));
-  }
+  if (index >= limit) return IndexError(start, kind, what, limit, index);
   return index;
 }
 
-StatusOr<EncodingReader::FlaggedVarInt> EncodingReader::ReadIndexWithFlag(std::string_view what,
+StatusOr<EncodingReader::FlaggedVarInt> EncodingReader::ReadIndexWithFlag(std::string_view kind,
+                                                                         std::string_view what,
                                                                          uint64_t limit) {
   const uint64_t start = offset();
   KILN_ASSIGN_OR_RETURN(FlaggedVarInt flagged, ReadVarIntWithFlag(what));
-  if (flagged.value >= limit) {
-    return ErrorAt(start, StrCat("expected ", what, " below ", limit, ", found ", flagged.value));
-  }
+  if (flagged.value >= limit) return IndexError(start, kind, what, limit, flagged.value);
   return flagged;
 }
 

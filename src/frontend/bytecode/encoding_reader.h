@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "base/status.h"
@@ -32,6 +33,9 @@ enum class SectionId : uint8_t {
 inline constexpr int kNumSectionIds = 9;
 // The byte that fills alignment padding before aligned data.
 inline constexpr uint8_t kAlignmentByte = 0xCB;
+
+// A byte as messages show it: "0x0A".
+std::string HexByte(uint8_t byte);
 
 // Human-readable name of a section id ("IR", "string", ...), "unknown" past 8.
 std::string_view SectionName(uint8_t id);
@@ -80,9 +84,18 @@ class EncodingReader {
   // allocates for it.
   StatusOr<uint64_t> ReadCount(std::string_view what, uint64_t min_bytes_each = 1);
   // A varint that must be below `limit` (an index into a table of that size).
-  StatusOr<uint64_t> ReadIndex(std::string_view what, uint64_t limit);
+  StatusOr<uint64_t> ReadIndex(std::string_view what, uint64_t limit) {
+    return ReadIndex({}, what, limit);
+  }
+  // The same, naming the kind of index apart from the item, for messages
+  // like "expected an attribute index (sym_name) below 7, found 9".
+  StatusOr<uint64_t> ReadIndex(std::string_view kind, std::string_view what, uint64_t limit);
   // A flagged varint whose value must be below `limit`.
-  StatusOr<FlaggedVarInt> ReadIndexWithFlag(std::string_view what, uint64_t limit);
+  StatusOr<FlaggedVarInt> ReadIndexWithFlag(std::string_view what, uint64_t limit) {
+    return ReadIndexWithFlag({}, what, limit);
+  }
+  StatusOr<FlaggedVarInt> ReadIndexWithFlag(std::string_view kind, std::string_view what,
+                                            uint64_t limit);
   // Characters up to a NUL byte, which is consumed but not returned.
   StatusOr<std::string_view> ReadNulTerminatedString(std::string_view what);
   // Skips 0xCB padding bytes until the absolute offset is a multiple of
@@ -99,6 +112,8 @@ class EncodingReader {
 
  private:
   Status EndOfInput(std::string_view expected) const;
+  Status IndexError(uint64_t offset, std::string_view kind, std::string_view what, uint64_t limit,
+                    uint64_t index) const;
 
   std::span<const uint8_t> data_;
   size_t position_ = 0;

@@ -94,6 +94,7 @@ struct File {
 
   uint64_t version = 0;
   std::string producer;
+  uint64_t producer_offset = 0;  // absolute offset of the producer string, for messages
   std::vector<std::string> strings;
   std::vector<Dialect> dialects;
   std::vector<OpName> op_names;

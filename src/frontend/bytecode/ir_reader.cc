@@ -248,7 +248,8 @@ class IrReader {
     KILN_ASSIGN_OR_RETURN(uint8_t mask, reader.ReadByte("the op encoding mask"));
     if ((mask & ~kKnownMaskBits) != 0) {
       return reader.ErrorAt(mask_offset, StrCat("expected an op encoding mask within 0x7F, found ",
-                                                int{mask}, " (op ", OpFullName(file_, op), ")"));
+                                                HexByte(mask), " (op ", OpFullName(file_, op),
+                                                ")"));
     }
     const uint64_t num_attributes = file_.attributes.size();
     KILN_ASSIGN_OR_RETURN(op.location, reader.ReadIndex("an op location", num_attributes));

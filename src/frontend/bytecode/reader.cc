@@ -39,6 +39,7 @@ Status ReadHeader(std::span<const uint8_t> bytes, EncodingReader& reader, File& 
                                  " is newer than the newest Kiln reads (", kMaxBytecodeVersion,
                                  "); ask the producer for an older target version"));
   }
+  file.producer_offset = reader.offset();
   KILN_ASSIGN_OR_RETURN(std::string_view producer,
                         reader.ReadNulTerminatedString("the producer"));
   file.producer = std::string(producer);
@@ -102,7 +103,7 @@ Status ReadStringSection(const RawSection& section, File& file) {
     if (chars[size - 1] != 0) {
       return reader.ErrorAt(section.data_offset + start + size - 1,
                             StrCat("expected string #", i, " to end with a NUL byte, found ",
-                                   int{chars[size - 1]}));
+                                   HexByte(chars[size - 1])));
     }
     file.strings.emplace_back(reinterpret_cast<const char*>(chars), size - 1);
   }
@@ -180,7 +181,8 @@ Status ReadEntryGroups(EncodingReader& reader, const RawSection& data, uint64_t 
     const uint64_t group_offset = reader.offset();
     KILN_ASSIGN_OR_RETURN(uint64_t group, reader.ReadCount("the entry count of a group"));
     if (group > left) {
-      return reader.ErrorAt(group_offset, StrCat("expected a ", kind, " group of at most ", left,
+      return reader.ErrorAt(group_offset, StrCat("expected ", kind == "attribute" ? "an " : "a ",
+                                                 kind, " group of at most ", left,
                                                  " entries (the count still missing), found ",
                                                  group));
     }

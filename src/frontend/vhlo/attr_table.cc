@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "frontend/vhlo/text.h"
+
 namespace kiln::frontend::vhlo {
 
 using bytecode::EncodingReader;
@@ -14,7 +16,8 @@ EntryDecoder::EntryDecoder(AttrTypeTable& table, const File::AttrTypeEntry& entr
 const File& EntryDecoder::file() const { return table_.file(); }
 
 StatusOr<const AttrEntry*> EntryDecoder::ReadAttribute(std::string_view what) {
-  KILN_ASSIGN_OR_RETURN(uint64_t index, reader_.ReadIndex(what, file().attributes.size()));
+  KILN_ASSIGN_OR_RETURN(uint64_t index,
+                        reader_.ReadIndex("an attribute index", what, file().attributes.size()));
   const AttrEntry* entry = table_.DecodedAttribute(index);
   if (entry == nullptr) {
     table_.NoteMissing({false, index});
@@ -36,8 +39,9 @@ Status EntryDecoder::ChargeText(size_t bytes) {
 
 StatusOr<const AttrEntry*> EntryDecoder::ReadOptionalAttribute(std::string_view what,
                                                                bool& present) {
-  KILN_ASSIGN_OR_RETURN(EncodingReader::FlaggedVarInt ref,
-                        reader_.ReadIndexWithFlag(what, file().attributes.size()));
+  KILN_ASSIGN_OR_RETURN(
+      EncodingReader::FlaggedVarInt ref,
+      reader_.ReadIndexWithFlag("an attribute index", what, file().attributes.size()));
   present = ref.flag;
   if (!present) return static_cast<const AttrEntry*>(nullptr);
   const AttrEntry* entry = table_.DecodedAttribute(ref.value);
@@ -51,7 +55,8 @@ StatusOr<const AttrEntry*> EntryDecoder::ReadOptionalAttribute(std::string_view 
 }
 
 StatusOr<const ir::Type*> EntryDecoder::ReadType(std::string_view what) {
-  KILN_ASSIGN_OR_RETURN(uint64_t index, reader_.ReadIndex(what, file().types.size()));
+  KILN_ASSIGN_OR_RETURN(uint64_t index,
+                        reader_.ReadIndex("a type index", what, file().types.size()));
   const ir::Type* type = table_.DecodedType(index);
   if (type == nullptr) {
     table_.NoteMissing({true, index});
@@ -63,7 +68,8 @@ StatusOr<const ir::Type*> EntryDecoder::ReadType(std::string_view what) {
 }
 
 StatusOr<std::string_view> EntryDecoder::ReadString(std::string_view what) {
-  KILN_ASSIGN_OR_RETURN(uint64_t index, reader_.ReadIndex(what, file().strings.size()));
+  KILN_ASSIGN_OR_RETURN(uint64_t index,
+                        reader_.ReadIndex("a string index", what, file().strings.size()));
   return std::string_view(file().strings[index]);
 }
 
@@ -125,22 +131,26 @@ StatusOr<const AttrEntry*> AttrTypeTable::Entry(uint64_t index) {
   return &attributes_[index];
 }
 
-StatusOr<ir::Attribute> AttrTypeTable::Attribute(uint64_t index, std::string_view what) {
+StatusOr<ir::Attribute> AttrTypeTable::Attribute(uint64_t index, std::string_view what,
+                                                 std::string_view where) {
   KILN_ASSIGN_OR_RETURN(const AttrEntry* entry, Entry(index));
   if (entry->is_location()) {
-    return InvalidArgument("attribute #", index, " (", what,
-                           ") is a location; expected an attribute (at byte ",
-                           file_.attributes[index].offset, ")");
+    return InvalidArgument("expected an attribute (", what, where.empty() ? "" : " of ", where,
+                           "), found attribute #", index, " (at byte ",
+                           file_.attributes[index].offset, "), a location: ",
+                           LocationText(entry->location));
   }
   return entry->attribute;
 }
 
-StatusOr<ir::Location> AttrTypeTable::Location(uint64_t index, std::string_view what) {
+StatusOr<ir::Location> AttrTypeTable::Location(uint64_t index, std::string_view what,
+                                               std::string_view where) {
   KILN_ASSIGN_OR_RETURN(const AttrEntry* entry, Entry(index));
   if (!entry->is_location()) {
-    return InvalidArgument("attribute #", index, " (", what,
-                           ") is not a location; expected a location (at byte ",
-                           file_.attributes[index].offset, ")");
+    return InvalidArgument("expected a location (", what, where.empty() ? "" : " of ", where,
+                           "), found attribute #", index, " (at byte ",
+                           file_.attributes[index].offset, "), not a location: ",
+                           AttrText(entry->attribute));
   }
   return entry->location;
 }

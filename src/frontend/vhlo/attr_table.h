@@ -121,10 +121,13 @@ class AttrTypeTable {
   explicit AttrTypeTable(const bytecode::File& file);
 
   StatusOr<const AttrEntry*> Entry(uint64_t index);
-  // The attribute at `index`; INVALID_ARGUMENT naming `what` if it is a location.
-  StatusOr<ir::Attribute> Attribute(uint64_t index, std::string_view what);
-  // The location at `index`; INVALID_ARGUMENT naming `what` if it is not one.
-  StatusOr<ir::Location> Location(uint64_t index, std::string_view what);
+  // The attribute at `index`; INVALID_ARGUMENT naming `what` (and `where`,
+  // e.g. "op vhlo.add_v1 at byte 12") if it is a location.
+  StatusOr<ir::Attribute> Attribute(uint64_t index, std::string_view what,
+                                    std::string_view where = {});
+  // The location at `index`; INVALID_ARGUMENT naming `what` and `where` if it is not one.
+  StatusOr<ir::Location> Location(uint64_t index, std::string_view what,
+                                  std::string_view where = {});
   StatusOr<ir::Type> Type(uint64_t index);
 
   const bytecode::File& file() const { return file_; }

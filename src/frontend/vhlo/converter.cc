@@ -145,7 +145,8 @@ StatusOr<std::vector<ir::NamedAttribute>> Converter::ReadProperties(const File::
                                                                     std::string_view where) {
   std::vector<ir::NamedAttribute> attributes;
   if (op.properties_attr) {  // an unregistered op: its properties as a dictionary
-    KILN_ASSIGN_OR_RETURN(ir::Attribute dict, table_.Attribute(*op.properties_attr, "properties"));
+    KILN_ASSIGN_OR_RETURN(ir::Attribute dict,
+                          table_.Attribute(*op.properties_attr, "properties", where));
     if (!dict.Is(ir::AttrKind::kDictionary)) {
       return InvalidArgument(where, ": expected a dictionary of properties, found ",
                              AttrText(dict));
@@ -177,13 +178,15 @@ StatusOr<std::vector<ir::NamedAttribute>> Converter::ReadProperties(const File::
   for (const auto& [attribute, optional] : schema) {
     uint64_t index = 0;
     if (optional) {
-      KILN_ASSIGN_OR_RETURN(auto ref, reader.ReadIndexWithFlag(attribute, file_.attributes.size()));
+      KILN_ASSIGN_OR_RETURN(auto ref, reader.ReadIndexWithFlag("an attribute index", attribute,
+                                                               file_.attributes.size()));
       if (!ref.flag) continue;
       index = ref.value;
     } else {
-      KILN_ASSIGN_OR_RETURN(index, reader.ReadIndex(attribute, file_.attributes.size()));
+      KILN_ASSIGN_OR_RETURN(index, reader.ReadIndex("an attribute index", attribute,
+                                                    file_.attributes.size()));
     }
-    KILN_ASSIGN_OR_RETURN(ir::Attribute value, table_.Attribute(index, attribute));
+    KILN_ASSIGN_OR_RETURN(ir::Attribute value, table_.Attribute(index, attribute, where));
     attributes.push_back({std::string(attribute), std::move(value)});
   }
   if (!reader.empty()) {
@@ -197,8 +200,8 @@ StatusOr<std::vector<ir::NamedAttribute>> Converter::ReadProperties(const File::
 StatusOr<std::unique_ptr<ir::Operation>> Converter::BuildOp(const Work& work) {
   const File::Operation& op = file_.operations[work.op];
   const std::string& name = names_[op.name];
-  KILN_ASSIGN_OR_RETURN(ir::Location location, table_.Location(op.location, "op location"));
   const std::string where = Where(name, op);
+  KILN_ASSIGN_OR_RETURN(ir::Location location, table_.Location(op.location, "location", where));
   if (!op.successors.empty()) {
     return WithLocation(Unimplemented(where, ": Kiln does not support ops with successor blocks"),
                         location);
@@ -216,7 +219,7 @@ StatusOr<std::unique_ptr<ir::Operation>> Converter::BuildOp(const Work& work) {
   if (!read.ok()) return WithLocation(read.status(), location);
   std::vector<ir::NamedAttribute> attributes = std::move(read).value();
   if (op.attr_dict) {
-    KILN_ASSIGN_OR_RETURN(ir::Attribute dict, table_.Attribute(*op.attr_dict, "attributes"));
+    KILN_ASSIGN_OR_RETURN(ir::Attribute dict, table_.Attribute(*op.attr_dict, "attributes", where));
     if (!dict.Is(ir::AttrKind::kDictionary)) {
       return InvalidArgument(where, ": expected a dictionary of attributes, found ",
                              AttrText(dict));
@@ -308,8 +311,13 @@ Status Converter::ResolveOperands() {
 StatusOr<ir::Module> Converter::Run() {
   if (file_.top_level.size() != 1 ||
       names_[file_.operations[file_.top_level[0]].name] != "builtin.module") {
+    std::string found = StrCat(file_.top_level.size(), " ops");
+    if (file_.top_level.size() == 1) {
+      const File::Operation& op = file_.operations[file_.top_level[0]];
+      found = Where(names_[op.name], op);
+    }
     return InvalidArgument("expected the artifact to hold one builtin.module at the top level, "
-                           "found ", file_.top_level.size(), " ops");
+                           "found ", found);
   }
   KILN_RETURN_IF_ERROR(IndexValueTypes());
   values_.assign(file_.num_value_ids, nullptr);

@@ -26,8 +26,9 @@ std::string FirstUnknownVhloOp(const bytecode::File& file) {
 // specific message), then its version.
 Status CheckVersion(const bytecode::File& file) {
   const std::optional<VhloVersion> version = VhloVersionFromProducer(file.producer);
+  const std::string at = StrCat("byte ", file.producer_offset, ": ");
   if (!version) {
-    return InvalidArgument("expected a StableHLO portable artifact (producer \"",
+    return InvalidArgument(at, "expected a StableHLO portable artifact (producer \"",
                            kProducerPrefix, "X.Y.Z\"), found producer \"", file.producer, "\"");
   }
   const std::string written_by =
@@ -41,16 +42,14 @@ Status CheckVersion(const bytecode::File& file) {
                          kNewestVhloVersion.ToString(), " or older (the version the plugin "
                          "reports as stablehlo_current_version).");
   }
-  if (*version > kNewestVhloVersion) {
-    return InvalidArgument("found VHLO version ", version->ToString(), " (producer \"",
-                           file.producer, "\"); Kiln reads VHLO ", kOldestVhloVersion.ToString(),
-                           " to ", kNewestVhloVersion.ToString(),
-                           ". Serialize for VHLO ", kNewestVhloVersion.ToString(), " or older.");
-  }
-  if (*version < kOldestVhloVersion) {
-    return InvalidArgument("found VHLO version ", version->ToString(), " (producer \"",
-                           file.producer, "\"), older than any StableHLO release (",
-                           kOldestVhloVersion.ToString(), ")");
+  if (*version > kNewestVhloVersion || *version < kOldestVhloVersion) {
+    return InvalidArgument(
+        at, "expected a VHLO version from ", kOldestVhloVersion.ToString(), " to ",
+        kNewestVhloVersion.ToString(), " (the versions Kiln reads), found ", version->ToString(),
+        " (producer \"", file.producer, "\"). ",
+        *version > kNewestVhloVersion
+            ? StrCat("Serialize for VHLO ", kNewestVhloVersion.ToString(), " or older.")
+            : StrCat("No StableHLO release is older than ", kOldestVhloVersion.ToString(), "."));
   }
   return Status::Ok();
 }
