@@ -10,7 +10,14 @@
 namespace kiln::frontend {
 
 ProgramFormat DetectFormat(std::span<const uint8_t> bytes) {
-  return bytecode::IsBytecode(bytes) ? ProgramFormat::kPortableArtifact : ProgramFormat::kText;
+  if (bytecode::IsBytecode(bytes)) return ProgramFormat::kPortableArtifact;
+  // "ML\xEF" starts no text program (0xEF is not a character MLIR's syntax
+  // allows there): a damaged or truncated magic gets the bytecode reader's
+  // message, not the text parser's.
+  if (bytes.size() >= 3 && bytes[0] == 'M' && bytes[1] == 'L' && bytes[2] == 0xEF) {
+    return ProgramFormat::kPortableArtifact;
+  }
+  return ProgramFormat::kText;
 }
 
 StatusOr<ir::Module> ReadProgram(std::span<const uint8_t> bytes) {

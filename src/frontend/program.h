@@ -14,7 +14,8 @@ namespace kiln::frontend {
 
 enum class ProgramFormat { kPortableArtifact, kText };
 
-// Which reader `bytes` need (bytecode magic "ML\xEFR", else text).
+// Which reader `bytes` need: bytecode when they start with the magic
+// "ML\xEFR" or a damaged form of it ("ML\xEF..."), else text.
 ProgramFormat DetectFormat(std::span<const uint8_t> bytes);
 
 // Reads a program in either format into Kiln IR (not yet verified). Errors
