@@ -1,7 +1,6 @@
 // Lowering of the remaining single-device ops: composite (its decomposition
 // is inlined), custom_call (the targets JAX emits that Kiln understands),
-// replica_id / partition_id, tokens, bitcast_convert, reduce_precision,
-// get_dimension_size.
+// replica_id / partition_id, tokens, reduce_precision, get_dimension_size.
 #include <cstring>
 
 #include "compiler/lowering.h"
@@ -62,27 +61,6 @@ Status LowerToken(Lowering& lowering, const ir::Operation& op) {
   return Status::Ok();
 }
 
-// The same bytes seen with another element type: a view when the byte sizes
-// agree (they do for every bitcast the spec allows on byte-sized types).
-Status LowerBitcastConvert(Lowering& lowering, const ir::Operation& op) {
-  KILN_ASSIGN_OR_RETURN(ValueId input, lowering.Input(op, 0));
-  KILN_ASSIGN_OR_RETURN(Shape shape, lowering.ShapeOf(op.result(0)));
-  const size_t bytes = shape.ByteSize();
-  if (bytes != lowering.graph().values[static_cast<size_t>(input)].bytes) {
-    return Unimplemented("bitcast_convert between sub-byte element types");
-  }
-  KILN_ASSIGN_OR_RETURN(std::vector<ValueId> outputs,
-                        lowering.EmitNode(op, {input}, {shape}, [bytes](RunContext& ctx) {
-                          if (ctx.out(0) != ctx.in(0)) std::memcpy(ctx.out(0), ctx.in(0), bytes);
-                          return Status::Ok();
-                        }));
-  if (!lowering.graph().nodes.empty() && lowering.graph().nodes.back().outputs == outputs) {
-    lowering.graph().nodes.back().output_aliases_input = true;
-  }
-  lowering.Bind(op.result(0), outputs[0]);
-  return Status::Ok();
-}
-
 Status LowerReducePrecision(Lowering& lowering, const ir::Operation& op) {
   KILN_ASSIGN_OR_RETURN(Shape shape, lowering.ShapeOf(op.operand(0)));
   const auto exponent_bits = static_cast<int>(IntAttr(op, "exponent_bits", 8));
@@ -115,7 +93,6 @@ constexpr LoweringRule kRules[] = {
     {ir::OpCode::kPartitionId, LowerDeviceId},
     {ir::OpCode::kAfterAll, LowerToken},
     {ir::OpCode::kCreateToken, LowerToken},
-    {ir::OpCode::kBitcastConvert, LowerBitcastConvert},
     {ir::OpCode::kReducePrecision, LowerReducePrecision},
     {ir::OpCode::kGetDimensionSize, LowerGetDimensionSize},
 };

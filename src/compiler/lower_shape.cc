@@ -1,4 +1,4 @@
-// Lowering of constants and the data-movement ops: reshape, broadcast_in_dim,
+// Lowering of constants and the data-movement ops: reshape, bitcast_convert, broadcast_in_dim,
 // transpose, reverse, slice, concatenate, iota; optimization_barrier.
 #include <cstring>
 
@@ -28,12 +28,15 @@ Status LowerConstant(Lowering& lowering, const ir::Operation& op) {
   return Status::Ok();
 }
 
-// A value reinterpreted with another shape of the same bytes: a view.
+// A value reinterpreted with another shape or element type of the same bytes
+// (reshape; bitcast_convert, whose byte sizes agree for every bitcast the spec
+// allows on byte-sized types): a view.
 Status LowerView(Lowering& lowering, const ir::Operation& op) {
   KILN_ASSIGN_OR_RETURN(ValueId input, lowering.Input(op, 0));
   KILN_ASSIGN_OR_RETURN(Shape shape, lowering.ShapeOf(op.result(0)));
   if (shape.ByteSize() != lowering.graph().values[static_cast<size_t>(input)].bytes) {
-    return Unimplemented("a view changing the byte size (", shape.ToString(), ")");
+    return Unimplemented("a view changing the byte size (", shape.ToString(),
+                         "): bitcasts between sub-byte element types");
   }
   const size_t bytes = shape.ByteSize();
   KILN_ASSIGN_OR_RETURN(std::vector<ValueId> outputs,
@@ -167,6 +170,7 @@ Status LowerIdentity(Lowering& lowering, const ir::Operation& op) {
 constexpr LoweringRule kRules[] = {
     {ir::OpCode::kConstant, LowerConstant},
     {ir::OpCode::kReshape, LowerView},
+    {ir::OpCode::kBitcastConvert, LowerView},
     {ir::OpCode::kBroadcastInDim, LowerBroadcastInDim},
     {ir::OpCode::kTranspose, LowerTranspose},
     {ir::OpCode::kReverse, LowerReverse},
