@@ -14,7 +14,16 @@ namespace {
 using ir::Attribute;
 using ir::NamedAttribute;
 
-// Reads an integer token's magnitude; false when it exceeds 64 bits.
+bool IsUnsignedElement(ElementType type) {
+  return type >= ElementType::kU1 && type <= ElementType::kU64;
+}
+
+bool IsIntegerElement(ElementType type) {
+  return (type >= ElementType::kPred && type <= ElementType::kU64) || type == ElementType::kIndex;
+}
+
+}  // namespace
+
 bool IntegerMagnitude(std::string_view spelling, uint64_t& value) {
   value = 0;
   bool hex = spelling.size() > 2 && spelling[0] == '0' && spelling[1] == 'x';
@@ -28,16 +37,6 @@ bool IntegerMagnitude(std::string_view spelling, uint64_t& value) {
   }
   return true;
 }
-
-bool IsUnsignedElement(ElementType type) {
-  return type >= ElementType::kU1 && type <= ElementType::kU64;
-}
-
-bool IsIntegerElement(ElementType type) {
-  return (type >= ElementType::kPred && type <= ElementType::kU64) || type == ElementType::kIndex;
-}
-
-}  // namespace
 
 bool Parser::ParseInteger(int64_t& value) {
   bool negative = Consume(TokenKind::kMinus);

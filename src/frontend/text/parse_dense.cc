@@ -26,20 +26,6 @@ struct Element {
   bool complex = false;
 };
 
-bool Magnitude(std::string_view spelling, uint64_t& value) {
-  value = 0;
-  bool hex = spelling.size() > 2 && spelling[1] == 'x';
-  for (char c : spelling.substr(hex ? 2 : 0)) {
-    uint64_t digit = c >= '0' && c <= '9'   ? static_cast<uint64_t>(c - '0')
-                     : c >= 'a' && c <= 'f' ? static_cast<uint64_t>(c - 'a' + 10)
-                                            : static_cast<uint64_t>(c - 'A' + 10);
-    uint64_t base = hex ? 16 : 10;
-    if (value > (UINT64_MAX - digit) / base) return false;
-    value = value * base + digit;
-  }
-  return true;
-}
-
 bool ParseScalar(Parser& p, Scalar& scalar) {
   scalar.offset = p.token().offset;
   if (p.token().IsKeyword("true") || p.token().IsKeyword("false")) {
@@ -57,7 +43,7 @@ bool ParseScalar(Parser& p, Scalar& scalar) {
   } else if (token.Is(TokenKind::kInteger)) {
     scalar.kind = Scalar::kInteger;
     scalar.hex = token.spelling.size() > 2 && token.spelling[1] == 'x';
-    if (!Magnitude(token.spelling, scalar.magnitude)) {
+    if (!IntegerMagnitude(token.spelling, scalar.magnitude)) {
       return p.Fail(token.offset, StrCat("integer ", token.spelling, " does not fit in 64 bits"));
     }
   } else {

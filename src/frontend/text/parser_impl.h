@@ -235,4 +235,8 @@ class Parser {
   std::unique_ptr<ir::Module> implicit_;  // the module wrapping top-level ops otherwise
 };
 
+// The value of a decimal or 0x-hex integer literal's digits; false when it
+// does not fit in 64 bits.
+bool IntegerMagnitude(std::string_view spelling, uint64_t& value);
+
 }  // namespace kiln::frontend::text
