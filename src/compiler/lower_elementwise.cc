@@ -1,6 +1,7 @@
 // Lowering of the elementwise ops onto kernels/elementwise.h.
 #include <cstring>
 
+#include "compiler/elementwise_ops.h"
 #include "compiler/lowering.h"
 #include "kernels/elementwise.h"
 
@@ -195,5 +196,23 @@ constexpr LoweringRule kRules[] = {
 }  // namespace
 
 std::span<const LoweringRule> ElementwiseLowerings() { return kRules; }
+
+std::optional<kernels::UnaryOp> UnaryOpOf(ir::OpCode code) {
+  for (const UnaryEntry& entry : kUnary) {
+    if (entry.code == code) return entry.op;
+  }
+  return std::nullopt;
+}
+
+std::optional<kernels::BinaryOp> BinaryOpOf(ir::OpCode code) {
+  for (const BinaryEntry& entry : kBinary) {
+    if (entry.code == code) return entry.op;
+  }
+  return std::nullopt;
+}
+
+StatusOr<kernels::CompareDirection> CompareDirectionOf(std::string_view name) {
+  return Direction(name);
+}
 
 }  // namespace kiln::compiler

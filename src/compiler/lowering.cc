@@ -20,7 +20,8 @@ const std::array<const LoweringRule*, 1024>& Rules() {
   static const auto* table = [] {
     auto* rules = new std::array<const LoweringRule*, 1024>{};
     for (auto family : {ElementwiseLowerings(), ShapeLowerings(), MiscLowerings(),
-                        CheckLowerings()}) {
+                        CheckLowerings(), ReduceLowerings(), RegionLowerings(),
+                        LinalgLowerings(), IndexingLowerings()}) {
       for (const LoweringRule& rule : family) rules->at(static_cast<size_t>(rule.code)) = &rule;
     }
     return rules;

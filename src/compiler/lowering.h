@@ -100,6 +100,10 @@ std::span<const LoweringRule> CheckLowerings();
 // custom_call @check.* (lower_check.cc), reached from custom_call's rule.
 Status LowerCheckCustomCall(Lowering& lowering, const ir::Operation& op,
                             std::string_view target);
+std::span<const LoweringRule> ReduceLowerings();
+std::span<const LoweringRule> RegionLowerings();
+std::span<const LoweringRule> LinalgLowerings();
+std::span<const LoweringRule> IndexingLowerings();
 
 // The data of a dense elements attribute laid out as a Kiln buffer of
 // `shape`: splats expanded, and signed sub-byte integers (which attributes

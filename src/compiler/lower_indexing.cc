@@ -1,0 +1,326 @@
+// Lowering of the indexing ops onto kernels/gather.h: gather and scatter
+// (their dimension numbers decoded once into an IndexedWindows geometry),
+// dynamic_slice, dynamic_update_slice and pad. A scatter whose body is one
+// add/multiply/maximum/minimum, or just returns the update, runs as a typed
+// kernel; any other body runs its region per updated element.
+#include <algorithm>
+#include <array>
+#include <cstring>
+
+#include "compiler/lowering.h"
+#include "compiler/region_patterns.h"
+#include "kernels/copy.h"
+#include "kernels/gather.h"
+
+namespace kiln::compiler {
+namespace {
+
+using kernels::IndexedWindows;
+
+size_t ElementBytes(ElementType type) { return GetElementTypeInfo(type).storage_bytes; }
+
+std::vector<int64_t> Strides(std::span<const int64_t> dims) {
+  std::vector<int64_t> strides(dims.size());
+  kernels::DenseStrides(dims, strides);
+  return strides;
+}
+
+bool Contains(std::span<const int64_t> dims, int64_t dim) {
+  return std::find(dims.begin(), dims.end(), dim) != dims.end();
+}
+
+std::vector<int64_t> FieldInts(const ir::Attribute& record, std::string_view field) {
+  return ir::IntegersOf(record.Get(field)).value_or(std::vector<int64_t>{});
+}
+
+int64_t FieldInt(const ir::Attribute& record, std::string_view field) {
+  ir::Attribute value = record.Get(field);
+  return value.Is(ir::AttrKind::kInteger) ? value->int_value : 0;
+}
+
+// The dimension numbers gather and scatter share, under gather's names
+// (scatter: update_window_dims, inserted_window_dims, input_batching_dims,
+// scatter_indices_batching_dims, scatter_dims_to_operand_dims).
+struct IndexingDims {
+  std::vector<int64_t> window_dims;     // small-array dims that are window dims
+  std::vector<int64_t> collapsed_dims;  // big-array dims without a window dim
+  std::vector<int64_t> big_batching_dims;
+  std::vector<int64_t> index_batching_dims;
+  std::vector<int64_t> index_map;
+  int64_t index_vector_dim = 0;
+};
+
+// The geometry of windows of `big` placed at the batch points of `small`;
+// `window_sizes` per big dimension.
+IndexedWindows MakeGeometry(const IndexingDims& dims, const Shape& big, const Shape& indices,
+                            const Shape& small, std::vector<int64_t> window_sizes) {
+  IndexedWindows g;
+  g.big_dims = big.dims;
+  g.big_strides = Strides(big.dims);
+  g.window_sizes = std::move(window_sizes);
+  g.index_map = dims.index_map;
+  const std::vector<int64_t> index_strides = Strides(indices.dims);
+  const auto index_rank = static_cast<int64_t>(indices.dims.size());
+  const int64_t ivd = dims.index_vector_dim;
+  g.index_vector_stride = ivd < index_rank ? index_strides[static_cast<size_t>(ivd)] : 0;
+  const std::vector<int64_t> small_strides = Strides(small.dims);
+  int64_t next_index_dim = 0;
+  for (int64_t d = 0; d < static_cast<int64_t>(small.dims.size()); ++d) {
+    if (Contains(dims.window_dims, d)) continue;
+    if (next_index_dim == ivd) ++next_index_dim;
+    const int64_t index_dim = next_index_dim++;
+    IndexedWindows::Batch batch{small.dims[static_cast<size_t>(d)],
+                                small_strides[static_cast<size_t>(d)],
+                                index_strides[static_cast<size_t>(index_dim)], -1};
+    for (size_t p = 0; p < dims.index_batching_dims.size(); ++p) {
+      if (dims.index_batching_dims[p] == index_dim) batch.big_dim = dims.big_batching_dims[p];
+    }
+    g.batch.push_back(batch);
+  }
+  size_t next_window = 0;
+  for (int64_t d = 0; d < static_cast<int64_t>(big.dims.size()); ++d) {
+    if (Contains(dims.collapsed_dims, d) || Contains(dims.big_batching_dims, d)) continue;
+    const auto small_dim = static_cast<size_t>(dims.window_dims[next_window++]);
+    g.window.push_back({small.dims[small_dim], small_strides[small_dim],
+                        g.big_strides[static_cast<size_t>(d)]});
+  }
+  return g;
+}
+
+Status LowerGather(Lowering& lowering, const ir::Operation& op) {
+  ir::Attribute numbers = op.GetAttr("dimension_numbers");
+  if (!numbers.Is(ir::AttrKind::kStruct)) {
+    return InvalidArgument("gather without #stablehlo.gather dimension numbers");
+  }
+  IndexingDims dims;
+  dims.window_dims = FieldInts(numbers, "offset_dims");
+  dims.collapsed_dims = FieldInts(numbers, "collapsed_slice_dims");
+  dims.big_batching_dims = FieldInts(numbers, "operand_batching_dims");
+  dims.index_batching_dims = FieldInts(numbers, "start_indices_batching_dims");
+  dims.index_map = FieldInts(numbers, "start_index_map");
+  dims.index_vector_dim = FieldInt(numbers, "index_vector_dim");
+  KILN_ASSIGN_OR_RETURN(Shape operand, lowering.ShapeOf(op.operand(0)));
+  KILN_ASSIGN_OR_RETURN(Shape indices, lowering.ShapeOf(op.operand(1)));
+  KILN_ASSIGN_OR_RETURN(Shape out, lowering.ShapeOf(op.result(0)));
+  std::vector<int64_t> sizes = IntsAttr(op, "slice_sizes");
+  if (sizes.size() != operand.dims.size()) return InvalidArgument("slice_sizes has the wrong size");
+  IndexedWindows geometry = MakeGeometry(dims, operand, indices, out, std::move(sizes));
+  const size_t bytes = ElementBytes(operand.element_type);
+  return lowering.Emit(op, [bytes, geometry = std::move(geometry),
+                            index_type = indices.element_type](RunContext& ctx) {
+    return kernels::Gather(bytes, geometry, ctx.in(0), index_type, ctx.in(1), ctx.out(0));
+  });
+}
+
+// Per input: the op a scatter body applies (nullopt: it returns the update),
+// when it is one of those forms.
+std::optional<std::vector<std::optional<kernels::ReduceOp>>> MatchScatterBody(
+    const ir::Region& body, size_t count) {
+  if (body.num_blocks() != 1) return std::nullopt;
+  const ir::Block& block = body.block(0);
+  const ir::Operation* terminator = block.back();
+  if (terminator == nullptr || terminator->operands().size() != count ||
+      block.num_arguments() != 2 * count) {
+    return std::nullopt;
+  }
+  std::vector<std::optional<kernels::ReduceOp>> ops(count);
+  bool overwrite = block.operations().size() == 1;
+  for (size_t i = 0; i < count && overwrite; ++i) {
+    overwrite = terminator->operand(i) == block.argument(count + i);
+  }
+  if (overwrite) return ops;
+  std::optional<std::vector<kernels::ReduceOp>> reduce = MatchReductionBody(body);
+  if (!reduce || reduce->size() != count) return std::nullopt;
+  for (size_t i = 0; i < count; ++i) ops[i] = (*reduce)[i];
+  return ops;
+}
+
+Status LowerScatter(Lowering& lowering, const ir::Operation& op) {
+  ir::Attribute numbers = op.GetAttr("scatter_dimension_numbers");
+  if (!numbers.Is(ir::AttrKind::kStruct)) {
+    return InvalidArgument("scatter without #stablehlo.scatter dimension numbers");
+  }
+  IndexingDims dims;
+  dims.window_dims = FieldInts(numbers, "update_window_dims");
+  dims.collapsed_dims = FieldInts(numbers, "inserted_window_dims");
+  dims.big_batching_dims = FieldInts(numbers, "input_batching_dims");
+  dims.index_batching_dims = FieldInts(numbers, "scatter_indices_batching_dims");
+  dims.index_map = FieldInts(numbers, "scatter_dims_to_operand_dims");
+  dims.index_vector_dim = FieldInt(numbers, "index_vector_dim");
+  const size_t count = op.num_results();
+  KILN_ASSIGN_OR_RETURN(Shape input, lowering.ShapeOf(op.operand(0)));
+  KILN_ASSIGN_OR_RETURN(Shape indices, lowering.ShapeOf(op.operand(count)));
+  KILN_ASSIGN_OR_RETURN(Shape updates, lowering.ShapeOf(op.operand(count + 1)));
+  std::vector<ElementType> types;
+  std::vector<size_t> bytes;
+  for (size_t i = 0; i < count; ++i) {
+    KILN_ASSIGN_OR_RETURN(Shape in, lowering.ShapeOf(op.operand(i)));
+    KILN_ASSIGN_OR_RETURN(Shape out, lowering.ShapeOf(op.result(i)));
+    if (in.element_type != out.element_type) {
+      return Unimplemented("scatter whose update computation changes the element type");
+    }
+    types.push_back(in.element_type);
+    bytes.push_back(ElementBytes(in.element_type));
+  }
+  std::vector<int64_t> window_sizes(input.dims.size(), 1);
+  size_t next_window = 0;
+  for (int64_t d = 0; d < static_cast<int64_t>(input.dims.size()); ++d) {
+    if (Contains(dims.collapsed_dims, d) || Contains(dims.big_batching_dims, d)) continue;
+    window_sizes[static_cast<size_t>(d)] =
+        updates.dims[static_cast<size_t>(dims.window_dims[next_window++])];
+  }
+  IndexedWindows geometry = MakeGeometry(dims, input, indices, updates, std::move(window_sizes));
+  const int64_t elements = input.NumElements();
+  const ElementType index_type = indices.element_type;
+
+  auto ops = MatchScatterBody(op.region(0), count);
+  bool fast = ops.has_value();
+  for (size_t i = 0; fast && i < count; ++i) fast = kernels::ScatterAccepts(types[i], (*ops)[i]);
+  if (fast) {
+    return lowering.Emit(op, [count, types, bytes, elements, index_type, ops = *ops,
+                              geometry = std::move(geometry)](RunContext& ctx) {
+      for (size_t i = 0; i < count; ++i) {
+        std::memcpy(ctx.out(i), ctx.in(i), bytes[i] * static_cast<size_t>(elements));
+        KILN_RETURN_IF_ERROR(kernels::Scatter(types[i], ops[i], geometry, index_type,
+                                              ctx.in(count), ctx.in(count + 1 + i), ctx.out(i)));
+      }
+      return Status::Ok();
+    });
+  }
+  // The general body: run the region for every updated element, from this
+  // node's own thread.
+  return lowering.EmitWithRegions(op, [count, bytes, elements, index_type,
+                                       geometry = std::move(geometry)](RunContext& ctx) {
+    for (size_t i = 0; i < count; ++i) {
+      std::memcpy(ctx.out(i), ctx.in(i), bytes[i] * static_cast<size_t>(elements));
+    }
+    std::vector<const void*> args(2 * count);
+    std::vector<std::array<uint8_t, 16>> scratch(count);
+    std::vector<void*> results(count);
+    for (size_t i = 0; i < count; ++i) results[i] = scratch[i].data();
+    return kernels::ScatterVisit(
+        geometry, index_type, ctx.in(count), [&](int64_t big, int64_t small) -> Status {
+          for (size_t i = 0; i < count; ++i) {
+            const auto element = static_cast<int64_t>(bytes[i]);
+            args[i] = static_cast<const uint8_t*>(ctx.out(i)) + big * element;
+            args[count + i] = static_cast<const uint8_t*>(ctx.in(count + 1 + i)) + small * element;
+          }
+          KILN_RETURN_IF_ERROR(ctx.RunRegion(0, args, results));
+          for (size_t i = 0; i < count; ++i) {
+            const auto element = static_cast<int64_t>(bytes[i]);
+            std::memcpy(static_cast<uint8_t*>(ctx.out(i)) + big * element, scratch[i].data(),
+                        bytes[i]);
+          }
+          return Status::Ok();
+        });
+  });
+}
+
+// The element offset of a dynamic start: each start index (scalar inputs
+// first_index...) clamped so the window of `sizes` fits `dims`.
+int64_t ClampedOffset(const RunContext& ctx, size_t first_index, ElementType index_type,
+                      std::span<const int64_t> dims, std::span<const int64_t> sizes,
+                      std::span<const int64_t> strides) {
+  int64_t offset = 0;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    const int64_t start = kernels::LoadIndex(index_type, ctx.in(first_index + d), 0);
+    offset += std::clamp<int64_t>(start, 0, std::max<int64_t>(dims[d] - sizes[d], 0)) * strides[d];
+  }
+  return offset;
+}
+
+Status LowerDynamicSlice(Lowering& lowering, const ir::Operation& op) {
+  KILN_ASSIGN_OR_RETURN(Shape operand, lowering.ShapeOf(op.operand(0)));
+  KILN_ASSIGN_OR_RETURN(Shape out, lowering.ShapeOf(op.result(0)));
+  ElementType index_type = ElementType::kS32;
+  if (op.operands().size() > 1) {
+    KILN_ASSIGN_OR_RETURN(Shape index, lowering.ShapeOf(op.operand(1)));
+    index_type = index.element_type;
+  }
+  const size_t bytes = ElementBytes(operand.element_type);
+  return lowering.Emit(op, [bytes, index_type, dims = operand.dims, sizes = out.dims,
+                            strides = Strides(operand.dims)](RunContext& ctx) {
+    const int64_t offset = ClampedOffset(ctx, 1, index_type, dims, sizes, strides);
+    kernels::CopyStrided(bytes, sizes,
+                         static_cast<const uint8_t*>(ctx.in(0)) + offset * static_cast<int64_t>(bytes),
+                         strides, ctx.out(0));
+    return Status::Ok();
+  });
+}
+
+Status LowerDynamicUpdateSlice(Lowering& lowering, const ir::Operation& op) {
+  KILN_ASSIGN_OR_RETURN(Shape operand, lowering.ShapeOf(op.operand(0)));
+  KILN_ASSIGN_OR_RETURN(Shape update, lowering.ShapeOf(op.operand(1)));
+  ElementType index_type = ElementType::kS32;
+  if (op.operands().size() > 2) {
+    KILN_ASSIGN_OR_RETURN(Shape index, lowering.ShapeOf(op.operand(2)));
+    index_type = index.element_type;
+  }
+  const size_t bytes = ElementBytes(operand.element_type);
+  const size_t total = operand.ByteSize();
+  return lowering.Emit(op, [bytes, total, index_type, dims = operand.dims, sizes = update.dims,
+                            strides = Strides(operand.dims),
+                            update_strides = Strides(update.dims)](RunContext& ctx) {
+    std::memcpy(ctx.out(0), ctx.in(0), total);
+    const int64_t offset = ClampedOffset(ctx, 2, index_type, dims, sizes, strides);
+    kernels::CopyBox(bytes, sizes, ctx.in(1), update_strides,
+                     static_cast<uint8_t*>(ctx.out(0)) + offset * static_cast<int64_t>(bytes),
+                     strides);
+    return Status::Ok();
+  });
+}
+
+// pad: the padding value everywhere, then the operand's elements that land
+// inside the result (negative edge padding crops) at stride interior + 1.
+Status LowerPad(Lowering& lowering, const ir::Operation& op) {
+  KILN_ASSIGN_OR_RETURN(Shape operand, lowering.ShapeOf(op.operand(0)));
+  KILN_ASSIGN_OR_RETURN(Shape out, lowering.ShapeOf(op.result(0)));
+  const std::vector<int64_t> low = IntsAttr(op, "edge_padding_low");
+  std::vector<int64_t> interior = IntsAttr(op, "interior_padding");
+  const size_t rank = operand.dims.size();
+  if (low.size() != rank) return InvalidArgument("edge_padding_low has the wrong size");
+  if (interior.size() != rank) interior.assign(rank, 0);
+  const std::vector<int64_t> in_strides = Strides(operand.dims);
+  const std::vector<int64_t> out_strides = Strides(out.dims);
+  std::vector<int64_t> counts(rank), src_strides(rank), dst_strides(rank);
+  int64_t src_offset = 0, dst_offset = 0;
+  bool empty = false;
+  for (size_t d = 0; d < rank; ++d) {
+    const int64_t step = interior[d] + 1;
+    // Operand elements i with 0 <= low + i * step < out: first..last.
+    const int64_t first = low[d] >= 0 ? 0 : (-low[d] + step - 1) / step;
+    const int64_t room = out.dims[d] - 1 - low[d];
+    const int64_t last = room < 0 ? -1 : std::min(operand.dims[d] - 1, room / step);
+    counts[d] = std::max<int64_t>(0, last - first + 1);
+    empty = empty || counts[d] == 0;
+    src_offset += first * in_strides[d];
+    dst_offset += (low[d] + first * step) * out_strides[d];
+    src_strides[d] = in_strides[d];
+    dst_strides[d] = out_strides[d] * step;
+  }
+  const size_t bytes = ElementBytes(operand.element_type);
+  const int64_t total = out.NumElements();
+  return lowering.Emit(op, [=](RunContext& ctx) {
+    kernels::Fill(bytes, ctx.in(1), ctx.out(0), total);
+    if (empty) return Status::Ok();
+    const auto element = static_cast<int64_t>(bytes);
+    kernels::CopyBox(bytes, counts, static_cast<const uint8_t*>(ctx.in(0)) + src_offset * element,
+                     src_strides, static_cast<uint8_t*>(ctx.out(0)) + dst_offset * element,
+                     dst_strides);
+    return Status::Ok();
+  });
+}
+
+constexpr LoweringRule kRules[] = {
+    {ir::OpCode::kGather, LowerGather},
+    {ir::OpCode::kScatter, LowerScatter},
+    {ir::OpCode::kDynamicSlice, LowerDynamicSlice},
+    {ir::OpCode::kDynamicUpdateSlice, LowerDynamicUpdateSlice},
+    {ir::OpCode::kPad, LowerPad},
+};
+
+}  // namespace
+
+std::span<const LoweringRule> IndexingLowerings() { return kRules; }
+
+}  // namespace kiln::compiler

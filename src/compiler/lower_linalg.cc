@@ -1,0 +1,500 @@
+// Lowering of the contractions: dot_general, dot and convolution, onto the
+// batched GEMM of kernels/dot.h. Operands are brought into [batch, M, K] x
+// [batch, K, N] form by strided copies only when they are not already in it
+// (or in its transpose, which the GEMM reads directly); f16/bf16 and other
+// narrow floats are converted to f32 around the product and the result
+// rounded once, as XLA's CPU backend does. A convolution becomes im2col
+// (kernels/conv.h) + one GEMM per group in the canonical NHWC / HWIO
+// layouts. Every step is its own node, so the buffer plan owns all scratch
+// memory and constant operands fold step by step.
+#include <algorithm>
+#include <cstring>
+
+#include "compiler/lowering.h"
+#include "kernels/conv.h"
+#include "kernels/copy.h"
+#include "kernels/dot.h"
+#include "kernels/elementwise.h"
+
+namespace kiln::compiler {
+namespace {
+
+size_t ElementBytes(ElementType type) { return GetElementTypeInfo(type).storage_bytes; }
+
+std::vector<int64_t> Strides(std::span<const int64_t> dims) {
+  std::vector<int64_t> strides(dims.size());
+  kernels::DenseStrides(dims, strides);
+  return strides;
+}
+
+bool Contains(std::span<const int64_t> dims, int64_t dim) {
+  return std::find(dims.begin(), dims.end(), dim) != dims.end();
+}
+
+// The type a contraction with result type `result` computes in: narrow
+// floats in f32, sub-byte integers in s32 (both converted back after),
+// everything else in the result type.
+ElementType ComputeTypeFor(ElementType result) {
+  switch (result) {
+    case ElementType::kPred: case ElementType::kS8: case ElementType::kS16:
+    case ElementType::kS32: case ElementType::kS64: case ElementType::kU8:
+    case ElementType::kU16: case ElementType::kU32: case ElementType::kU64:
+    case ElementType::kF32: case ElementType::kF64: case ElementType::kC64:
+    case ElementType::kC128:
+      return result;
+    case ElementType::kS1: case ElementType::kS2: case ElementType::kS4:
+    case ElementType::kU1: case ElementType::kU2: case ElementType::kU4:
+      return ElementType::kS32;
+    default:
+      return ElementType::kF32;
+  }
+}
+
+// Whether a strided read of `dims` at `strides` from `offset` is just the
+// dense array itself (size-1 dimensions may have any stride).
+bool IsDenseRead(std::span<const int64_t> dims, std::span<const int64_t> strides,
+                 int64_t offset) {
+  if (offset != 0) return false;
+  const std::vector<int64_t> dense = Strides(dims);
+  for (size_t k = 0; k < dims.size(); ++k) {
+    if (dims[k] != 1 && strides[k] != dense[k]) return false;
+  }
+  return true;
+}
+
+// `input` seen with other dimensions of the same size: a view node (no
+// copy unless the buffer plan places it apart), or `input` itself when the
+// dimensions are its own.
+StatusOr<ValueId> EmitView(Lowering& lowering, const ir::Operation& op, ValueId input,
+                           std::vector<int64_t> dims) {
+  Shape shape = lowering.graph().shape(input);
+  if (shape.dims == dims) return input;
+  shape.dims = std::move(dims);
+  const size_t bytes = shape.ByteSize();
+  KILN_ASSIGN_OR_RETURN(std::vector<ValueId> outputs,
+                        lowering.EmitNode(op, {input}, {std::move(shape)},
+                                          [bytes](RunContext& ctx) {
+                                            if (ctx.out(0) != ctx.in(0)) {
+                                              std::memcpy(ctx.out(0), ctx.in(0), bytes);
+                                            }
+                                            return Status::Ok();
+                                          }));
+  std::vector<Node>& nodes = lowering.graph().nodes;
+  if (!nodes.empty() && nodes.back().outputs == outputs) nodes.back().output_aliases_input = true;
+  return outputs[0];
+}
+
+// A node writing the dense array of shape `dims` read from `input` at
+// `strides` (elements) from `offset`; a view when that is `input` itself.
+StatusOr<ValueId> EmitStridedRead(Lowering& lowering, const ir::Operation& op, ValueId input,
+                                  std::vector<int64_t> dims, std::vector<int64_t> strides,
+                                  int64_t offset = 0) {
+  if (IsDenseRead(dims, strides, offset)) return EmitView(lowering, op, input, std::move(dims));
+  const ElementType type = lowering.graph().shape(input).element_type;
+  const size_t bytes = ElementBytes(type);
+  Shape shape{type, dims};
+  KILN_ASSIGN_OR_RETURN(
+      std::vector<ValueId> outputs,
+      lowering.EmitNode(op, {input}, {std::move(shape)},
+                        [bytes, dims = std::move(dims), strides = std::move(strides),
+                         offset](RunContext& ctx) {
+                          const auto* base = static_cast<const uint8_t*>(ctx.in(0)) +
+                                             offset * static_cast<int64_t>(bytes);
+                          kernels::CopyStrided(bytes, dims, base, strides, ctx.out(0));
+                          return Status::Ok();
+                        }));
+  return outputs[0];
+}
+
+// `input` with its dimensions permuted: output dimension j is input
+// dimension permutation[j].
+StatusOr<ValueId> EmitPermute(Lowering& lowering, const ir::Operation& op, ValueId input,
+                              std::span<const int64_t> permutation) {
+  const std::vector<int64_t>& in_dims = lowering.graph().shape(input).dims;
+  const std::vector<int64_t> in_strides = Strides(in_dims);
+  std::vector<int64_t> dims, strides;
+  for (int64_t p : permutation) {
+    dims.push_back(in_dims[static_cast<size_t>(p)]);
+    strides.push_back(in_strides[static_cast<size_t>(p)]);
+  }
+  return EmitStridedRead(lowering, op, input, std::move(dims), std::move(strides));
+}
+
+// `input` converted to `type` (no node when it already is).
+StatusOr<ValueId> EmitConvert(Lowering& lowering, const ir::Operation& op, ValueId input,
+                              ElementType type) {
+  Shape shape = lowering.graph().shape(input);
+  const ElementType from = shape.element_type;
+  if (from == type) return input;
+  shape.element_type = type;
+  const int64_t count = shape.NumElements();
+  KILN_ASSIGN_OR_RETURN(std::vector<ValueId> outputs,
+                        lowering.EmitNode(op, {input}, {std::move(shape)},
+                                          [from, type, count](RunContext& ctx) {
+                                            return kernels::Convert(from, ctx.in(0), type,
+                                                                    ctx.out(0), count);
+                                          }));
+  return outputs[0];
+}
+
+// The GEMM node: out (of `shape`, in `type`) = lhs x rhs.
+StatusOr<ValueId> EmitMatMul(Lowering& lowering, const ir::Operation& op, ValueId lhs,
+                             ValueId rhs, ElementType type, const kernels::MatMulShape& shape,
+                             std::vector<int64_t> out_dims) {
+  KILN_ASSIGN_OR_RETURN(std::vector<ValueId> outputs,
+                        lowering.EmitNode(op, {lhs, rhs}, {Shape{type, std::move(out_dims)}},
+                                          [type, shape](RunContext& ctx) {
+                                            return kernels::MatMul(type, shape, ctx.in(0),
+                                                                   ctx.in(1), ctx.out(0));
+                                          }));
+  return outputs[0];
+}
+
+// One operand of a contraction in GEMM form: its value, and whether the
+// GEMM reads it transposed.
+struct GemmOperand {
+  ValueId value;
+  bool transposed;
+};
+
+// Brings an operand into [batch, rows, depth] form (`rows_first`: the lhs,
+// M x K) or [batch, depth, columns] (the rhs, K x N), or the transpose of
+// that form when the operand already is in it; converts it to `type`.
+StatusOr<GemmOperand> PrepareOperand(Lowering& lowering, const ir::Operation& op, ValueId input,
+                                     std::span<const int64_t> batch,
+                                     std::span<const int64_t> contracting, bool rows_first,
+                                     ElementType type) {
+  const std::vector<int64_t>& dims = lowering.graph().shape(input).dims;
+  std::vector<int64_t> free;
+  for (int64_t d = 0; d < static_cast<int64_t>(dims.size()); ++d) {
+    if (!Contains(batch, d) && !Contains(contracting, d)) free.push_back(d);
+  }
+  auto order = [&](bool free_first) {
+    std::vector<int64_t> permutation(batch.begin(), batch.end());
+    const std::span<const int64_t> first = free_first ? std::span<const int64_t>(free)
+                                                      : contracting;
+    const std::span<const int64_t> second = free_first ? contracting
+                                                       : std::span<const int64_t>(free);
+    permutation.insert(permutation.end(), first.begin(), first.end());
+    permutation.insert(permutation.end(), second.begin(), second.end());
+    return permutation;
+  };
+  auto in_place = [&](const std::vector<int64_t>& permutation) {
+    int64_t last = -1;
+    for (int64_t p : permutation) {
+      if (dims[static_cast<size_t>(p)] == 1) continue;
+      if (p < last) return false;
+      last = p;
+    }
+    return true;
+  };
+  const std::vector<int64_t> natural = order(rows_first);
+  const std::vector<int64_t> transposed = order(!rows_first);
+  GemmOperand result{input, false};
+  if (!in_place(natural)) {
+    if (in_place(transposed)) {
+      result.transposed = true;
+    } else {
+      KILN_ASSIGN_OR_RETURN(result.value, EmitPermute(lowering, op, input, natural));
+    }
+  }
+  KILN_ASSIGN_OR_RETURN(result.value, EmitConvert(lowering, op, result.value, type));
+  return result;
+}
+
+// out = contraction of lhs and rhs over the given dimensions; the result
+// is [batch..., lhs free..., rhs free...], as dot_general's.
+Status EmitContraction(Lowering& lowering, const ir::Operation& op,
+                       std::span<const int64_t> lhs_batch, std::span<const int64_t> lhs_contract,
+                       std::span<const int64_t> rhs_batch,
+                       std::span<const int64_t> rhs_contract) {
+  KILN_ASSIGN_OR_RETURN(ValueId lhs, lowering.Input(op, 0));
+  KILN_ASSIGN_OR_RETURN(ValueId rhs, lowering.Input(op, 1));
+  KILN_ASSIGN_OR_RETURN(Shape out, lowering.ShapeOf(op.result(0)));
+  const ElementType type = ComputeTypeFor(out.element_type);
+  if (!kernels::MatMulAccepts(type)) {
+    return Unimplemented("Kiln cannot multiply matrices of ",
+                         GetElementTypeInfo(out.element_type).name);
+  }
+  const std::vector<int64_t> lhs_dims = lowering.graph().shape(lhs).dims;
+  const std::vector<int64_t> rhs_dims = lowering.graph().shape(rhs).dims;
+  kernels::MatMulShape shape;
+  shape.batch = 1;
+  for (int64_t d : lhs_batch) shape.batch *= lhs_dims[static_cast<size_t>(d)];
+  shape.k = 1;
+  for (int64_t d : lhs_contract) shape.k *= lhs_dims[static_cast<size_t>(d)];
+  shape.m = 1;
+  for (int64_t d = 0; d < static_cast<int64_t>(lhs_dims.size()); ++d) {
+    if (!Contains(lhs_batch, d) && !Contains(lhs_contract, d)) {
+      shape.m *= lhs_dims[static_cast<size_t>(d)];
+    }
+  }
+  shape.n = 1;
+  for (int64_t d = 0; d < static_cast<int64_t>(rhs_dims.size()); ++d) {
+    if (!Contains(rhs_batch, d) && !Contains(rhs_contract, d)) {
+      shape.n *= rhs_dims[static_cast<size_t>(d)];
+    }
+  }
+  KILN_ASSIGN_OR_RETURN(GemmOperand a, PrepareOperand(lowering, op, lhs, lhs_batch, lhs_contract,
+                                                      /*rows_first=*/true, type));
+  KILN_ASSIGN_OR_RETURN(GemmOperand b, PrepareOperand(lowering, op, rhs, rhs_batch, rhs_contract,
+                                                      /*rows_first=*/false, type));
+  shape.lhs_transposed = a.transposed;
+  shape.rhs_transposed = b.transposed;
+  KILN_ASSIGN_OR_RETURN(ValueId product,
+                        EmitMatMul(lowering, op, a.value, b.value, type, shape, out.dims));
+  KILN_ASSIGN_OR_RETURN(ValueId result, EmitConvert(lowering, op, product, out.element_type));
+  lowering.Bind(op.result(0), result);
+  return Status::Ok();
+}
+
+std::vector<int64_t> FieldInts(const ir::Attribute& record, std::string_view field) {
+  return ir::IntegersOf(record.Get(field)).value_or(std::vector<int64_t>{});
+}
+
+int64_t FieldInt(const ir::Attribute& record, std::string_view field) {
+  ir::Attribute value = record.Get(field);
+  return value.Is(ir::AttrKind::kInteger) ? value->int_value : 0;
+}
+
+Status LowerDotGeneral(Lowering& lowering, const ir::Operation& op) {
+  ir::Attribute numbers = op.GetAttr("dot_dimension_numbers");
+  if (!numbers.Is(ir::AttrKind::kStruct)) {
+    return InvalidArgument("dot_general without #stablehlo.dot dimension numbers");
+  }
+  return EmitContraction(lowering, op, FieldInts(numbers, "lhs_batching_dimensions"),
+                         FieldInts(numbers, "lhs_contracting_dimensions"),
+                         FieldInts(numbers, "rhs_batching_dimensions"),
+                         FieldInts(numbers, "rhs_contracting_dimensions"));
+}
+
+// The legacy dot: [M,] K times K[, N].
+Status LowerDot(Lowering& lowering, const ir::Operation& op) {
+  KILN_ASSIGN_OR_RETURN(Shape lhs, lowering.ShapeOf(op.operand(0)));
+  const int64_t lhs_contract[] = {static_cast<int64_t>(lhs.dims.size()) - 1};
+  const int64_t rhs_contract[] = {0};
+  return EmitContraction(lowering, op, {}, lhs_contract, {}, rhs_contract);
+}
+
+// --- convolution ---
+
+struct ConvDims {
+  int64_t input_batch, input_feature, kernel_input_feature, kernel_output_feature;
+  int64_t output_batch, output_feature;
+  std::vector<int64_t> input_spatial, kernel_spatial, output_spatial;
+};
+
+ConvDims ReadConvDims(const ir::Attribute& numbers) {
+  ConvDims dims;
+  dims.input_batch = FieldInt(numbers, "input_batch_dimension");
+  dims.input_feature = FieldInt(numbers, "input_feature_dimension");
+  dims.kernel_input_feature = FieldInt(numbers, "kernel_input_feature_dimension");
+  dims.kernel_output_feature = FieldInt(numbers, "kernel_output_feature_dimension");
+  dims.output_batch = FieldInt(numbers, "output_batch_dimension");
+  dims.output_feature = FieldInt(numbers, "output_feature_dimension");
+  dims.input_spatial = FieldInts(numbers, "input_spatial_dimensions");
+  dims.kernel_spatial = FieldInts(numbers, "kernel_spatial_dimensions");
+  dims.output_spatial = FieldInts(numbers, "output_spatial_dimensions");
+  return dims;
+}
+
+// An integer list attribute with one entry per spatial dimension, or
+// `fallback` everywhere when absent.
+std::vector<int64_t> SpatialAttr(const ir::Operation& op, std::string_view name, size_t count,
+                                 int64_t fallback) {
+  std::vector<int64_t> values = IntsAttr(op, name);
+  if (values.size() != count) values.assign(count, fallback);
+  return values;
+}
+
+StatusOr<kernels::ConvGeometry> ReadGeometry(const ir::Operation& op, const ConvDims& dims,
+                                             const Shape& lhs, const Shape& rhs,
+                                             const Shape& out) {
+  const size_t spatial = dims.input_spatial.size();
+  kernels::ConvGeometry g;
+  g.batch = lhs.dims[static_cast<size_t>(dims.input_batch)];
+  g.features = lhs.dims[static_cast<size_t>(dims.input_feature)];
+  for (size_t i = 0; i < spatial; ++i) {
+    g.input_spatial.push_back(lhs.dims[static_cast<size_t>(dims.input_spatial[i])]);
+    g.window.push_back(rhs.dims[static_cast<size_t>(dims.kernel_spatial[i])]);
+    g.output_spatial.push_back(out.dims[static_cast<size_t>(dims.output_spatial[i])]);
+  }
+  g.strides = SpatialAttr(op, "window_strides", spatial, 1);
+  g.lhs_dilation = SpatialAttr(op, "lhs_dilation", spatial, 1);
+  g.rhs_dilation = SpatialAttr(op, "rhs_dilation", spatial, 1);
+  const std::vector<int64_t> padding = SpatialAttr(op, "padding", 2 * spatial, 0);
+  for (size_t i = 0; i < spatial; ++i) g.padding_low.push_back(padding[2 * i]);
+  g.output_features = rhs.dims[static_cast<size_t>(dims.kernel_output_feature)];
+  g.feature_groups = IntAttr(op, "feature_group_count", 1);
+  g.batch_groups = IntAttr(op, "batch_group_count", 1);
+  if (g.feature_groups < 1 || g.batch_groups < 1) {
+    return InvalidArgument("group counts must be positive");
+  }
+  return g;
+}
+
+// The kernel as [groups, window..., group input features, group output
+// features], reversed along window_reversal dimensions, in one read.
+StatusOr<ValueId> EmitCanonicalKernel(Lowering& lowering, const ir::Operation& op,
+                                      ValueId kernel, const ConvDims& dims,
+                                      const kernels::ConvGeometry& g) {
+  const std::vector<int64_t>& kernel_dims = lowering.graph().shape(kernel).dims;
+  const std::vector<int64_t> strides = Strides(kernel_dims);
+  const std::vector<int64_t> reversal =
+      SpatialAttr(op, "window_reversal", dims.kernel_spatial.size(), 0);
+  const auto in_dim = static_cast<size_t>(dims.kernel_input_feature);
+  const auto out_dim = static_cast<size_t>(dims.kernel_output_feature);
+  const int64_t group_outputs = kernel_dims[out_dim] / g.groups();
+  std::vector<int64_t> read_dims{g.groups()};
+  std::vector<int64_t> read_strides{group_outputs * strides[out_dim]};
+  int64_t offset = 0;
+  for (size_t i = 0; i < dims.kernel_spatial.size(); ++i) {
+    const auto d = static_cast<size_t>(dims.kernel_spatial[i]);
+    read_dims.push_back(kernel_dims[d]);
+    if (reversal[i] != 0) {
+      offset += std::max<int64_t>(kernel_dims[d] - 1, 0) * strides[d];
+      read_strides.push_back(-strides[d]);
+    } else {
+      read_strides.push_back(strides[d]);
+    }
+  }
+  read_dims.push_back(kernel_dims[in_dim]);
+  read_strides.push_back(strides[in_dim]);
+  read_dims.push_back(group_outputs);
+  read_strides.push_back(strides[out_dim]);
+  return EmitStridedRead(lowering, op, kernel, std::move(read_dims), std::move(read_strides),
+                         offset);
+}
+
+StatusOr<ValueId> EmitIm2Col(Lowering& lowering, const ir::Operation& op, ValueId input,
+                             const kernels::ConvGeometry& g) {
+  if (g.columns_are_input()) return input;
+  const ElementType type = lowering.graph().shape(input).element_type;
+  const size_t bytes = ElementBytes(type);
+  Shape shape{type, {g.groups(), g.rows(), g.window_size() * g.group_features()}};
+  KILN_ASSIGN_OR_RETURN(std::vector<ValueId> outputs,
+                        lowering.EmitNode(op, {input}, {std::move(shape)},
+                                          [bytes, g](RunContext& ctx) {
+                                            kernels::Im2Col(bytes, g, ctx.in(0), ctx.out(0));
+                                            return Status::Ok();
+                                          }));
+  return outputs[0];
+}
+
+// Binds the convolution's result: `canonical` ([batch, output spatial...,
+// features] in the compute type) in the result's layout and element type.
+Status EmitConvResult(Lowering& lowering, const ir::Operation& op, ValueId canonical,
+                      const ConvDims& dims, const kernels::ConvGeometry& g, const Shape& out) {
+  std::vector<int64_t> canonical_dims{g.batch / g.batch_groups};
+  canonical_dims.insert(canonical_dims.end(), g.output_spatial.begin(), g.output_spatial.end());
+  canonical_dims.push_back(g.output_features);
+  const std::vector<int64_t> canonical_strides = Strides(canonical_dims);
+  std::vector<int64_t> strides(out.dims.size());
+  strides[static_cast<size_t>(dims.output_batch)] = canonical_strides.front();
+  strides[static_cast<size_t>(dims.output_feature)] = canonical_strides.back();
+  for (size_t i = 0; i < dims.output_spatial.size(); ++i) {
+    strides[static_cast<size_t>(dims.output_spatial[i])] = canonical_strides[i + 1];
+  }
+  KILN_ASSIGN_OR_RETURN(ValueId result,
+                        EmitStridedRead(lowering, op, canonical, out.dims, std::move(strides)));
+  KILN_ASSIGN_OR_RETURN(result, EmitConvert(lowering, op, result, out.element_type));
+  lowering.Bind(op.result(0), result);
+  return Status::Ok();
+}
+
+// A depthwise convolution (one input feature per group): the kernel as
+// [window..., output features], then one direct kernel node.
+Status EmitDepthwise(Lowering& lowering, const ir::Operation& op, ValueId input, ValueId rhs,
+                     const ConvDims& dims, const kernels::ConvGeometry& g, const Shape& out,
+                     ElementType type) {
+  const std::vector<int64_t>& kernel_dims = lowering.graph().shape(rhs).dims;
+  const std::vector<int64_t> kernel_strides = Strides(kernel_dims);
+  const std::vector<int64_t> reversal =
+      SpatialAttr(op, "window_reversal", dims.kernel_spatial.size(), 0);
+  std::vector<int64_t> read_dims, read_strides;
+  int64_t offset = 0;
+  for (size_t i = 0; i < dims.kernel_spatial.size(); ++i) {
+    const auto d = static_cast<size_t>(dims.kernel_spatial[i]);
+    read_dims.push_back(kernel_dims[d]);
+    const bool reversed = reversal[i] != 0;
+    if (reversed) offset += std::max<int64_t>(kernel_dims[d] - 1, 0) * kernel_strides[d];
+    read_strides.push_back(reversed ? -kernel_strides[d] : kernel_strides[d]);
+  }
+  const auto out_dim = static_cast<size_t>(dims.kernel_output_feature);
+  read_dims.push_back(kernel_dims[out_dim]);
+  read_strides.push_back(kernel_strides[out_dim]);
+  KILN_ASSIGN_OR_RETURN(ValueId kernel, EmitStridedRead(lowering, op, rhs, std::move(read_dims),
+                                                        std::move(read_strides), offset));
+  KILN_ASSIGN_OR_RETURN(kernel, EmitConvert(lowering, op, kernel, type));
+  std::vector<int64_t> canonical_dims{g.batch};
+  canonical_dims.insert(canonical_dims.end(), g.output_spatial.begin(), g.output_spatial.end());
+  canonical_dims.push_back(g.output_features);
+  KILN_ASSIGN_OR_RETURN(std::vector<ValueId> outputs,
+                        lowering.EmitNode(op, {input, kernel}, {Shape{type, canonical_dims}},
+                                          [type, g](RunContext& ctx) {
+                                            return kernels::DepthwiseConv(type, g, ctx.in(0),
+                                                                          ctx.in(1), ctx.out(0));
+                                          }));
+  return EmitConvResult(lowering, op, outputs[0], dims, g, out);
+}
+
+Status LowerConvolution(Lowering& lowering, const ir::Operation& op) {
+  ir::Attribute numbers = op.GetAttr("dimension_numbers");
+  if (!numbers.Is(ir::AttrKind::kStruct)) {
+    return InvalidArgument("convolution without #stablehlo.conv dimension numbers");
+  }
+  const ConvDims dims = ReadConvDims(numbers);
+  KILN_ASSIGN_OR_RETURN(ValueId lhs, lowering.Input(op, 0));
+  KILN_ASSIGN_OR_RETURN(ValueId rhs, lowering.Input(op, 1));
+  const Shape lhs_shape = lowering.graph().shape(lhs);
+  const Shape rhs_shape = lowering.graph().shape(rhs);
+  KILN_ASSIGN_OR_RETURN(Shape out, lowering.ShapeOf(op.result(0)));
+  KILN_ASSIGN_OR_RETURN(kernels::ConvGeometry g,
+                        ReadGeometry(op, dims, lhs_shape, rhs_shape, out));
+  const ElementType type = ComputeTypeFor(out.element_type);
+  if (!kernels::MatMulAccepts(type)) {
+    return Unimplemented("Kiln cannot convolve ", GetElementTypeInfo(out.element_type).name);
+  }
+  // Input to NHWC, then columns.
+  std::vector<int64_t> to_nhwc{dims.input_batch};
+  to_nhwc.insert(to_nhwc.end(), dims.input_spatial.begin(), dims.input_spatial.end());
+  to_nhwc.push_back(dims.input_feature);
+  KILN_ASSIGN_OR_RETURN(ValueId input, EmitPermute(lowering, op, lhs, to_nhwc));
+  KILN_ASSIGN_OR_RETURN(input, EmitConvert(lowering, op, input, type));
+  if (kernels::DepthwiseConvAccepts(type, g)) {
+    return EmitDepthwise(lowering, op, input, rhs, dims, g, out, type);
+  }
+  KILN_ASSIGN_OR_RETURN(ValueId columns, EmitIm2Col(lowering, op, input, g));
+  KILN_ASSIGN_OR_RETURN(ValueId kernel, EmitCanonicalKernel(lowering, op, rhs, dims, g));
+  KILN_ASSIGN_OR_RETURN(kernel, EmitConvert(lowering, op, kernel, type));
+
+  const int64_t groups = g.groups();
+  const int64_t outputs = rhs_shape.dims[static_cast<size_t>(dims.kernel_output_feature)];
+  const int64_t group_outputs = outputs / groups;
+  kernels::MatMulShape shape;
+  shape.batch = groups;
+  shape.m = g.rows();
+  shape.n = group_outputs;
+  shape.k = g.window_size() * g.group_features();
+  KILN_ASSIGN_OR_RETURN(ValueId product,
+                        EmitMatMul(lowering, op, columns, kernel, type, shape,
+                                   {groups, shape.m, group_outputs}));
+  // [groups, rows, group outputs] -> [rows, groups x group outputs]: the
+  // canonical output [batch, spatial..., features].
+  KILN_ASSIGN_OR_RETURN(product, EmitStridedRead(lowering, op, product,
+                                                 {shape.m, groups, group_outputs},
+                                                 {group_outputs, shape.m * group_outputs, 1}));
+  return EmitConvResult(lowering, op, product, dims, g, out);
+}
+
+constexpr LoweringRule kRules[] = {
+    {ir::OpCode::kDotGeneral, LowerDotGeneral},
+    {ir::OpCode::kDot, LowerDot},
+    {ir::OpCode::kConvolution, LowerConvolution},
+};
+
+}  // namespace
+
+std::span<const LoweringRule> LinalgLowerings() { return kRules; }
+
+}  // namespace kiln::compiler

@@ -1,0 +1,223 @@
+// Lowering of control flow (while, if, case) and of the other ops whose
+// regions run per element: sort (a recognized comparator runs as typed
+// keys, kernels/sort.h) and map.
+#include <algorithm>
+#include <cstring>
+
+#include "compiler/lowering.h"
+#include "compiler/region_patterns.h"
+#include "compiler/scalar_program.h"
+#include "kernels/sort.h"
+#include "kernels/types.h"
+
+namespace kiln::compiler {
+namespace {
+
+constexpr int64_t kAlignment = 64;
+
+size_t ElementBytes(ElementType type) { return GetElementTypeInfo(type).storage_bytes; }
+
+// The node's outputs as a span for RunRegion.
+std::vector<void*> Outputs(const RunContext& ctx) {
+  std::vector<void*> outputs(ctx.num_outputs());
+  for (size_t i = 0; i < outputs.size(); ++i) outputs[i] = ctx.out(i);
+  return outputs;
+}
+
+bool AllConstant(Lowering& lowering, const ir::Operation& op) {
+  for (size_t i = 0; i < op.operands().size(); ++i) {
+    StatusOr<ValueId> id = lowering.Input(op, i);
+    if (!id.ok() || !lowering.graph().values[static_cast<size_t>(*id)].constant) return false;
+  }
+  return true;
+}
+
+// while: the loop-carried values live in the node's outputs and in a second
+// set of buffers (scratch memory of the execution), swapped every
+// iteration, since a region's results may not alias its arguments.
+Status LowerWhile(Lowering& lowering, const ir::Operation& op) {
+  const size_t count = op.operands().size();
+  std::vector<size_t> bytes;
+  std::vector<int64_t> offsets;
+  int64_t scratch_bytes = 0;
+  for (size_t i = 0; i < count; ++i) {
+    KILN_ASSIGN_OR_RETURN(Shape shape, lowering.ShapeOf(op.operand(i)));
+    bytes.push_back(shape.ByteSize());
+    offsets.push_back(scratch_bytes);
+    const auto size = static_cast<int64_t>(bytes.back());
+    scratch_bytes += (size + kAlignment - 1) / kAlignment * kAlignment;
+  }
+  // The key of this loop's scratch memory in the ExecutionEnv: a graph of
+  // its own, so that it never collides with a region's arena.
+  auto scratch_key = std::make_shared<const Graph>();
+  // A loop over constants is not folded at compile time (as XLA does not):
+  // it may run long, or forever.
+  const bool foldable = !AllConstant(lowering, op);
+  RunFn run = [count, bytes, offsets, scratch_bytes, scratch_key](RunContext& ctx) -> Status {
+    uint8_t* scratch = scratch_bytes > 0 ? ctx.env().Arena(scratch_key.get(), scratch_bytes)
+                                         : nullptr;
+    std::vector<const void*> current(count);
+    std::vector<void*> next(count);
+    for (size_t i = 0; i < count; ++i) {
+      if (bytes[i] > 0) std::memcpy(ctx.out(i), ctx.in(i), bytes[i]);
+      current[i] = ctx.out(i);
+      next[i] = scratch + offsets[i];
+    }
+    bool proceed = false;
+    void* cond_result[] = {&proceed};
+    for (;;) {
+      KILN_RETURN_IF_ERROR(ctx.RunRegion(0, current, cond_result));
+      if (!proceed) break;
+      KILN_RETURN_IF_ERROR(ctx.RunRegion(1, current, next));
+      for (size_t i = 0; i < count; ++i) {
+        void* previous = const_cast<void*>(current[i]);
+        current[i] = next[i];
+        next[i] = previous;
+      }
+    }
+    for (size_t i = 0; i < count; ++i) {
+      if (current[i] != ctx.out(i) && bytes[i] > 0) std::memcpy(ctx.out(i), current[i], bytes[i]);
+    }
+    return Status::Ok();
+  };
+  return lowering.EmitWithRegions(op, std::move(run), foldable);
+}
+
+Status LowerIf(Lowering& lowering, const ir::Operation& op) {
+  return lowering.EmitWithRegions(op, [](RunContext& ctx) -> Status {
+    const bool pred = *static_cast<const bool*>(ctx.in(0));
+    return ctx.RunRegion(pred ? 0 : 1, {}, Outputs(ctx));
+  });
+}
+
+// case: an index outside [0, branches) runs the last branch (the spec).
+Status LowerCase(Lowering& lowering, const ir::Operation& op) {
+  const auto branches = static_cast<int64_t>(op.num_regions());
+  return lowering.EmitWithRegions(op, [branches](RunContext& ctx) -> Status {
+    int64_t index = *static_cast<const int32_t*>(ctx.in(0));
+    if (index < 0 || index >= branches) index = branches - 1;
+    return ctx.RunRegion(static_cast<size_t>(index), {}, Outputs(ctx));
+  });
+}
+
+// Whether the sort kernel can load keys of `type`.
+bool SortableKey(ElementType type) {
+  switch (type) {
+    case ElementType::kPred:
+    case ElementType::kS1: case ElementType::kS2: case ElementType::kS4: case ElementType::kS8:
+    case ElementType::kS16: case ElementType::kS32: case ElementType::kS64:
+    case ElementType::kU1: case ElementType::kU2: case ElementType::kU4: case ElementType::kU8:
+    case ElementType::kU16: case ElementType::kU32: case ElementType::kU64:
+    case ElementType::kF16: case ElementType::kBF16: case ElementType::kF32: case ElementType::kF64:
+      return true;
+    default: return false;
+  }
+}
+
+Status LowerSort(Lowering& lowering, const ir::Operation& op) {
+  const size_t count = op.operands().size();
+  std::vector<ElementType> types;
+  KILN_ASSIGN_OR_RETURN(Shape first, lowering.ShapeOf(op.operand(0)));
+  for (size_t i = 0; i < count; ++i) {
+    KILN_ASSIGN_OR_RETURN(Shape shape, lowering.ShapeOf(op.operand(i)));
+    types.push_back(shape.element_type);
+  }
+  const auto rank = static_cast<int64_t>(first.dims.size());
+  int64_t dimension = IntAttr(op, "dimension", -1);
+  if (dimension < 0) dimension += rank;
+  if (dimension < 0 || dimension >= rank) {
+    return InvalidArgument("sort dimension ", IntAttr(op, "dimension", -1),
+                           " is out of range for rank ", rank);
+  }
+  auto operands_of = [types](RunContext& ctx) {
+    std::vector<kernels::SortOperand> operands;
+    for (size_t i = 0; i < types.size(); ++i) operands.push_back({types[i], ctx.in(i), ctx.out(i)});
+    return operands;
+  };
+  std::optional<std::vector<kernels::SortKey>> keys = MatchComparator(op.region(0));
+  bool fast = keys.has_value();
+  for (size_t k = 0; fast && k < keys->size(); ++k) {
+    const kernels::SortKey& key = (*keys)[k];
+    fast = key.operand < count && (key.part != kernels::SortKeyPart::kWhole ||
+                                   SortableKey(types[key.operand]));
+  }
+  if (fast) {
+    return lowering.Emit(op, [operands_of, dims = first.dims, dimension,
+                              keys = *keys](RunContext& ctx) {
+      return kernels::Sort(operands_of(ctx), dims, dimension, keys);
+    });
+  }
+  return lowering.EmitWithRegions(op, [operands_of, dims = first.dims, dimension,
+                                       types](RunContext& ctx) {
+    std::vector<const void*> args(2 * types.size());
+    bool less = false;
+    void* result[] = {&less};
+    auto compare = [&](int64_t lhs, int64_t rhs) -> StatusOr<bool> {
+      for (size_t i = 0; i < types.size(); ++i) {
+        const auto* data = static_cast<const uint8_t*>(ctx.in(i));
+        const auto element = static_cast<int64_t>(ElementBytes(types[i]));
+        args[2 * i] = data + lhs * element;
+        args[2 * i + 1] = data + rhs * element;
+      }
+      KILN_RETURN_IF_ERROR(ctx.RunRegion(0, args, result));
+      return less;
+    };
+    return kernels::SortWithComparator(operands_of(ctx), dims, dimension, compare);
+  });
+}
+
+// map: the computation runs once per element.
+Status LowerMap(Lowering& lowering, const ir::Operation& op) {
+  std::vector<size_t> bytes;
+  for (size_t i = 0; i < op.operands().size(); ++i) {
+    KILN_ASSIGN_OR_RETURN(Shape shape, lowering.ShapeOf(op.operand(i)));
+    bytes.push_back(ElementBytes(shape.element_type));
+  }
+  KILN_ASSIGN_OR_RETURN(Shape result, lowering.ShapeOf(op.result(0)));
+  const size_t result_bytes = ElementBytes(result.element_type);
+  const int64_t elements = result.NumElements();
+  if (std::optional<ScalarProgram> body = ScalarProgram::Compile(op.region(0))) {
+    // Elementwise computations run batched: lanes are consecutive elements.
+    auto program = std::make_shared<const ScalarProgram>(std::move(*body));
+    return lowering.Emit(op, [program, bytes, result_bytes, elements](RunContext& ctx) -> Status {
+      ScalarProgram::Scratch scratch(*program);
+      std::vector<const void*> args(bytes.size());
+      for (int64_t start = 0; start < elements; start += ScalarProgram::kMaxLanes) {
+        for (size_t i = 0; i < bytes.size(); ++i) {
+          args[i] = static_cast<const uint8_t*>(ctx.in(i)) + start * static_cast<int64_t>(bytes[i]);
+        }
+        void* out[] = {static_cast<uint8_t*>(ctx.out(0)) +
+                       start * static_cast<int64_t>(result_bytes)};
+        KILN_RETURN_IF_ERROR(program->Run(
+            std::min(ScalarProgram::kMaxLanes, elements - start), args, out, scratch));
+      }
+      return Status::Ok();
+    });
+  }
+  return lowering.EmitWithRegions(op, [bytes, result_bytes, elements](RunContext& ctx) -> Status {
+    std::vector<const void*> args(bytes.size());
+    auto* out = static_cast<uint8_t*>(ctx.out(0));
+    for (int64_t e = 0; e < elements; ++e) {
+      for (size_t i = 0; i < bytes.size(); ++i) {
+        args[i] = static_cast<const uint8_t*>(ctx.in(i)) + e * static_cast<int64_t>(bytes[i]);
+      }
+      void* element[] = {out + e * static_cast<int64_t>(result_bytes)};
+      KILN_RETURN_IF_ERROR(ctx.RunRegion(0, args, element));
+    }
+    return Status::Ok();
+  });
+}
+
+constexpr LoweringRule kRules[] = {
+    {ir::OpCode::kWhile, LowerWhile},
+    {ir::OpCode::kIf, LowerIf},
+    {ir::OpCode::kCase, LowerCase},
+    {ir::OpCode::kSort, LowerSort},
+    {ir::OpCode::kMap, LowerMap},
+};
+
+}  // namespace
+
+std::span<const LoweringRule> RegionLowerings() { return kRules; }
+
+}  // namespace kiln::compiler

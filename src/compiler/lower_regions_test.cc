@@ -1,0 +1,260 @@
+// Control flow (while, if, case), sort and map compiled from StableHLO text
+// and run through compiler::Execute: the recognized (kernel) and the generic
+// (region per element) paths, and their edge cases.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "compiler/lowering_test_util.h"
+
+namespace kiln::compiler {
+namespace {
+
+using testing::Array;
+using testing::Run;
+
+// Runs and expects success; every result.
+std::vector<Array> MustRun(const std::string& text, const std::vector<Array>& args) {
+  StatusOr<std::vector<Array>> results = Run(text, args);
+  EXPECT_TRUE(results.ok()) << results.status().ToString() << "\n" << text;
+  return results.ok() ? *results : std::vector<Array>{};
+}
+
+// A module whose main takes `signature` and returns `results`.
+std::string Main(const std::string& signature, const std::string& results,
+                 const std::string& body) {
+  return testing::Main(signature, "(" + results + ")", body);
+}
+
+// A fori_loop: i < n doubling x, with n captured from outside the loop.
+constexpr char kWhile[] = R"(
+func.func @main(%arg0: tensor<3xf32>, %n: tensor<i32>) -> (tensor<3xf32>, tensor<i32>) {
+  %c = stablehlo.constant dense<0> : tensor<i32>
+  %0:2 = stablehlo.while(%i = %c, %x = %arg0) : tensor<i32>, tensor<3xf32>
+  cond {
+    %1 = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %1 : tensor<i1>
+  } do {
+    %2 = stablehlo.add %x, %x : tensor<3xf32>
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %3 = stablehlo.add %i, %one : tensor<i32>
+    stablehlo.return %3, %2 : tensor<i32>, tensor<3xf32>
+  }
+  return %0#1, %0#0 : tensor<3xf32>, tensor<i32>
+}
+)";
+
+TEST(LowerControlFlowTest, WhileCarriesValuesAndReadsCaptures) {
+  for (int32_t n : {0, 1, 2, 5}) {
+    auto results = MustRun(kWhile, {Array::Of<float>({1, 2, 3}), Array::Of<int32_t>({n})});
+    ASSERT_EQ(results.size(), 2u);
+    const auto scale = static_cast<float>(1 << n);
+    EXPECT_EQ(results[0].As<float>(), (std::vector<float>{scale, 2 * scale, 3 * scale})) << n;
+    EXPECT_EQ(results[1].As<int32_t>()[0], n);
+  }
+}
+
+TEST(LowerControlFlowTest, WhileOverConstantsIsNotFoldedAndRuns) {
+  const std::string text = R"(
+func.func @main() -> tensor<i32> {
+  %c = stablehlo.constant dense<0> : tensor<i32>
+  %0 = stablehlo.while(%i = %c) : tensor<i32>
+  cond {
+    %ten = stablehlo.constant dense<10> : tensor<i32>
+    %1 = stablehlo.compare LT, %i, %ten, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %1 : tensor<i1>
+  } do {
+    %three = stablehlo.constant dense<3> : tensor<i32>
+    %2 = stablehlo.add %i, %three : tensor<i32>
+    stablehlo.return %2 : tensor<i32>
+  }
+  return %0 : tensor<i32>
+}
+)";
+  auto results = MustRun(text, {});
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].As<int32_t>()[0], 12);
+}
+
+constexpr char kCase[] = R"(
+func.func @main(%index: tensor<i32>, %x: tensor<2xf32>) -> tensor<2xf32> {
+  %0 = "stablehlo.case"(%index) ({
+    stablehlo.return %x : tensor<2xf32>
+  }, {
+    %1 = stablehlo.negate %x : tensor<2xf32>
+    stablehlo.return %1 : tensor<2xf32>
+  }, {
+    %2 = stablehlo.add %x, %x : tensor<2xf32>
+    stablehlo.return %2 : tensor<2xf32>
+  }) : (tensor<i32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+)";
+
+TEST(LowerControlFlowTest, CaseClampsOutOfRangeIndexesToTheLastBranch) {
+  const Array x = Array::Of<float>({1, -2});
+  const std::vector<std::pair<int32_t, std::vector<float>>> cases = {
+      {0, {1, -2}}, {1, {-1, 2}}, {2, {2, -4}}, {3, {2, -4}}, {-1, {2, -4}}};
+  for (const auto& [index, expected] : cases) {
+    auto results = MustRun(kCase, {Array::Of<int32_t>({index}), x});
+    ASSERT_EQ(results.size(), 1u);
+    EXPECT_EQ(results[0].As<float>(), expected) << index;
+  }
+}
+
+TEST(LowerControlFlowTest, IfPicksABranch) {
+  const std::string text = R"(
+func.func @main(%p: tensor<i1>, %x: tensor<f32>) -> tensor<f32> {
+  %0 = "stablehlo.if"(%p) ({
+    %1 = stablehlo.negate %x : tensor<f32>
+    stablehlo.return %1 : tensor<f32>
+  }, {
+    stablehlo.return %x : tensor<f32>
+  }) : (tensor<i1>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+)";
+  EXPECT_EQ(MustRun(text, {Array::Of<uint8_t>({1}), Array::Of<float>({3})})[0].As<float>()[0], -3);
+  EXPECT_EQ(MustRun(text, {Array::Of<uint8_t>({0}), Array::Of<float>({3})})[0].As<float>()[0], 3);
+}
+
+// JAX's comparator for floats: canonicalize -0 and NaN, then TOTALORDER LT.
+std::string JaxSort(const std::string& shape, int dimension, bool with_indices) {
+  const std::string f = "tensor<" + shape + "xf32>";
+  const std::string i = "tensor<" + shape + "xi32>";
+  std::string canonical;
+  for (const char* arg : {"%a", "%b"}) {
+    const std::string n = std::string(arg).substr(1);
+    canonical += "    %z" + n + " = stablehlo.constant dense<0.0> : tensor<f32>\n"
+                 "    %e" + n + " = stablehlo.compare EQ, " + arg + ", %z" + n +
+                 ", FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>\n"
+                 "    %s" + n + " = stablehlo.select %e" + n + ", %z" + n + ", " + arg +
+                 " : tensor<i1>, tensor<f32>\n"
+                 "    %n" + n + " = stablehlo.compare NE, " + arg + ", " + arg +
+                 ", FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>\n"
+                 "    %q" + n + " = stablehlo.constant dense<0x7FC00000> : tensor<f32>\n"
+                 "    %k" + n + " = stablehlo.select %n" + n + ", %q" + n + ", %s" + n +
+                 " : tensor<i1>, tensor<f32>\n";
+  }
+  const std::string operands = with_indices ? "%arg0, %iota" : "%arg0";
+  const std::string types = with_indices ? f + ", " + i : f;
+  const std::string block_args = with_indices
+      ? "%a: tensor<f32>, %b: tensor<f32>, %c: tensor<i32>, %d: tensor<i32>"
+      : "%a: tensor<f32>, %b: tensor<f32>";
+  return Main("%arg0: " + f, types,
+              (with_indices ? "  %iota = stablehlo.iota dim = " + std::to_string(dimension) +
+                                  " : " + i + "\n"
+                            : std::string()) +
+                  "  %0:" + (with_indices ? "2" : "1") + " = \"stablehlo.sort\"(" + operands +
+                  ") <{dimension = " + std::to_string(dimension) +
+                  " : i64, is_stable = true}> ({\n  ^bb0(" + block_args + "):\n" + canonical +
+                  "    %lt = stablehlo.compare LT, %ka, %kb, TOTALORDER : (tensor<f32>, "
+                  "tensor<f32>) -> tensor<i1>\n    stablehlo.return %lt : tensor<i1>\n  }) : (" +
+                  types + ") -> (" + types + ")\n  return " +
+                  (with_indices ? "%0#0, %0#1" : "%0#0") + " : " + types);
+}
+
+TEST(LowerSortTest, JaxComparatorOrdersNaNLastAndZerosAsEqual) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  auto results =
+      MustRun(JaxSort("6", 0, true), {Array::Of<float>({3, nan, -0.0f, 0.0f, -1, -nan})});
+  ASSERT_EQ(results.size(), 2u);
+  const std::vector<float> sorted = results[0].As<float>();
+  EXPECT_EQ(results[1].As<int32_t>(), (std::vector<int32_t>{4, 2, 3, 0, 1, 5}));
+  EXPECT_EQ(sorted[0], -1);
+  EXPECT_TRUE(std::signbit(sorted[1]));  // -0 before +0: stable, they are equal
+  EXPECT_TRUE(std::isnan(sorted[4]) && std::isnan(sorted[5]));
+}
+
+TEST(LowerSortTest, SortsAlongAnyDimension) {
+  auto results = MustRun(JaxSort("2x3", 0, true), {Array::Of<float>({5, 1, 3, 2, 4, 0})});
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[0].As<float>(), (std::vector<float>{2, 1, 0, 5, 4, 3}));
+  EXPECT_EQ(results[1].As<int32_t>(), (std::vector<int32_t>{1, 0, 1, 0, 1, 0}));
+}
+
+// A comparator no pattern knows: by absolute value, descending.
+constexpr char kGenericSort[] = R"(
+func.func @main(%x: tensor<5xi32>) -> tensor<5xi32> {
+  %0 = "stablehlo.sort"(%x) <{dimension = 0 : i64, is_stable = true}> ({
+  ^bb0(%a: tensor<i32>, %b: tensor<i32>):
+    %1 = stablehlo.abs %a : tensor<i32>
+    %2 = stablehlo.abs %b : tensor<i32>
+    %3 = stablehlo.compare GT, %1, %2, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %3 : tensor<i1>
+  }) : (tensor<5xi32>) -> tensor<5xi32>
+  return %0 : tensor<5xi32>
+}
+)";
+
+TEST(LowerSortTest, GenericComparatorRunsTheRegion) {
+  auto results = MustRun(kGenericSort, {Array::Of<int32_t>({1, -3, 2, 3, -1})});
+  EXPECT_EQ(results[0].As<int32_t>(), (std::vector<int32_t>{-3, 3, 2, 1, -1}));
+}
+
+// lax.sort((x, y), num_keys=2) with integer keys: lexicographic.
+constexpr char kTwoKeys[] = R"(
+func.func @main(%x: tensor<5xi32>, %y: tensor<5xui8>) -> (tensor<5xi32>, tensor<5xui8>) {
+  %0:2 = "stablehlo.sort"(%x, %y) <{dimension = 0 : i64, is_stable = true}> ({
+  ^bb0(%a: tensor<i32>, %b: tensor<i32>, %c: tensor<ui8>, %d: tensor<ui8>):
+    %1 = stablehlo.compare LT, %c, %d, UNSIGNED : (tensor<ui8>, tensor<ui8>) -> tensor<i1>
+    %2 = stablehlo.compare LT, %a, %b, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    %3 = stablehlo.compare EQ, %a, %b, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    %4 = stablehlo.and %3, %1 : tensor<i1>
+    %5 = stablehlo.or %2, %4 : tensor<i1>
+    stablehlo.return %5 : tensor<i1>
+  }) : (tensor<5xi32>, tensor<5xui8>) -> (tensor<5xi32>, tensor<5xui8>)
+  return %0#0, %0#1 : tensor<5xi32>, tensor<5xui8>
+}
+)";
+
+TEST(LowerSortTest, LexicographicKeys) {
+  auto results = MustRun(kTwoKeys, {Array::Of<int32_t>({2, 1, 2, 1, 0}),
+                                    Array::Of<uint8_t>({200, 9, 3, 8, 255})});
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[0].As<int32_t>(), (std::vector<int32_t>{0, 1, 1, 2, 2}));
+  EXPECT_EQ(results[1].As<uint8_t>(), (std::vector<uint8_t>{255, 8, 9, 3, 200}));
+}
+
+TEST(LowerMapTest, ComputationsUsingOuterValuesRunAsRegions) {
+  const std::string text = R"(
+func.func @main(%x: tensor<300xi32>, %k: tensor<i32>) -> tensor<300xi32> {
+  %0 = "stablehlo.map"(%x) <{dimensions = array<i64: 0>}> ({
+  ^bb0(%a: tensor<i32>):
+    %1 = stablehlo.multiply %a, %k : tensor<i32>
+    stablehlo.return %1 : tensor<i32>
+  }) : (tensor<300xi32>) -> tensor<300xi32>
+  return %0 : tensor<300xi32>
+}
+)";
+  std::vector<int32_t> x(300);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<int32_t>(i);
+  auto results = MustRun(text, {Array::Of(x), Array::Of<int32_t>({-3})});
+  ASSERT_EQ(results.size(), 1u);
+  const std::vector<int32_t> y = results[0].As<int32_t>();
+  ASSERT_EQ(y.size(), 300u);
+  for (size_t i = 0; i < y.size(); ++i) EXPECT_EQ(y[i], -3 * static_cast<int32_t>(i));
+}
+
+TEST(LowerMapTest, RunsTheComputationPerElement) {
+  const std::string text = R"(
+func.func @main(%x: tensor<3xf32>, %y: tensor<3xf32>) -> tensor<3xf32> {
+  %0 = "stablehlo.map"(%x, %y) <{dimensions = array<i64: 0>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %1 = stablehlo.multiply %a, %b : tensor<f32>
+    %2 = stablehlo.add %1, %a : tensor<f32>
+    stablehlo.return %2 : tensor<f32>
+  }) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+)";
+  auto results = MustRun(text, {Array::Of<float>({1, 2, 3}), Array::Of<float>({4, 5, 6})});
+  EXPECT_EQ(results[0].As<float>(), (std::vector<float>{5, 12, 21}));
+}
+
+}  // namespace
+}  // namespace kiln::compiler

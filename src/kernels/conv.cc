@@ -1,0 +1,202 @@
+// im2col: each output position's receptive field copied into one row, so a
+// convolution becomes one GEMM per group. Each (row, window position) is one
+// contiguous run of the group's features in the NHWC input.
+#include "kernels/conv.h"
+
+#include <cstring>
+
+#include "kernels/parallel.h"
+
+namespace kiln::kernels {
+namespace {
+
+// Copies n bytes; one-element runs of the common sizes (depthwise
+// convolutions) as fixed-size copies, which compile to single moves.
+inline void CopyRun(uint8_t* dst, const uint8_t* src, size_t n) {
+  switch (n) {
+    case 2: std::memcpy(dst, src, 2); return;
+    case 4: std::memcpy(dst, src, 4); return;
+    case 8: std::memcpy(dst, src, 8); return;
+    default: std::memcpy(dst, src, n); return;
+  }
+}
+
+// Per spatial dimension: table[y * window + k] is the input coordinate under
+// window position k of output position y, or -1 (padding, dilation hole).
+std::vector<std::vector<int64_t>> SourceTables(const ConvGeometry& g) {
+  std::vector<std::vector<int64_t>> source(g.window.size());
+  for (size_t d = 0; d < g.window.size(); ++d) {
+    source[d].resize(static_cast<size_t>(g.output_spatial[d] * g.window[d]));
+    for (int64_t y = 0; y < g.output_spatial[d]; ++y) {
+      for (int64_t k = 0; k < g.window[d]; ++k) {
+        const int64_t dilated = y * g.strides[d] + k * g.rhs_dilation[d] - g.padding_low[d];
+        int64_t x = -1;
+        if (dilated >= 0 && dilated % g.lhs_dilation[d] == 0 &&
+            dilated / g.lhs_dilation[d] < g.input_spatial[d]) {
+          x = dilated / g.lhs_dilation[d];
+        }
+        source[d][static_cast<size_t>(y * g.window[d] + k)] = x;
+      }
+    }
+  }
+  return source;
+}
+
+// Input strides in elements of the NHWC input's spatial dimensions, and
+// (returned) of its batch dimension.
+int64_t InputStrides(const ConvGeometry& g, std::vector<int64_t>& stride) {
+  stride.resize(g.window.size());
+  int64_t pixel = g.features;
+  for (size_t d = g.window.size(); d-- > 0;) {
+    stride[d] = pixel;
+    pixel *= g.input_spatial[d];
+  }
+  return pixel;
+}
+
+template <typename T>
+void DepthwiseTyped(const ConvGeometry& g, const T* input, const T* kernel, T* out) {
+  const size_t rank = g.window.size();
+  const std::vector<std::vector<int64_t>> source = SourceTables(g);
+  std::vector<int64_t> stride;
+  const int64_t batch_stride = InputStrides(g, stride);
+  const int64_t features = g.features;
+  const int64_t outputs = g.output_features;
+  const int64_t multiplier = outputs / features;
+  const int64_t window = g.window_size();
+  ParallelFor(g.rows(), window * outputs, [&](int64_t begin, int64_t end) {
+    std::vector<int64_t> y(rank), k(rank);
+    for (int64_t row = begin; row < end; ++row) {
+      int64_t r = row;
+      for (size_t d = rank; d-- > 0;) {
+        y[d] = r % g.output_spatial[d];
+        r /= g.output_spatial[d];
+      }
+      T* o = out + row * outputs;
+      std::fill(o, o + outputs, T(0));
+      std::fill(k.begin(), k.end(), 0);
+      for (int64_t w = 0; w < window; ++w) {
+        int64_t offset = r * batch_stride;
+        bool inside = true;
+        for (size_t d = 0; d < rank && inside; ++d) {
+          const int64_t x = source[d][static_cast<size_t>(y[d] * g.window[d] + k[d])];
+          inside = x >= 0;
+          offset += x * stride[d];
+        }
+        if (inside) {
+          const T* x = input + offset;
+          const T* taps = kernel + w * outputs;
+          if (multiplier == 1) {
+            for (int64_t c = 0; c < features; ++c) o[c] += x[c] * taps[c];
+          } else {
+            for (int64_t c = 0; c < features; ++c) {
+              for (int64_t m = 0; m < multiplier; ++m) {
+                o[c * multiplier + m] += x[c] * taps[c * multiplier + m];
+              }
+            }
+          }
+        }
+        for (size_t d = rank; d-- > 0;) {
+          if (++k[d] < g.window[d]) break;
+          k[d] = 0;
+        }
+      }
+    }
+  });
+}
+
+}  // namespace
+
+int64_t ConvGeometry::rows() const {
+  int64_t rows = batch / batch_groups;
+  for (int64_t size : output_spatial) rows *= size;
+  return rows;
+}
+
+int64_t ConvGeometry::window_size() const {
+  int64_t size = 1;
+  for (int64_t w : window) size *= w;
+  return size;
+}
+
+bool ConvGeometry::columns_are_input() const {
+  if (groups() != 1) return false;
+  for (size_t d = 0; d < window.size(); ++d) {
+    if (window[d] != 1 || strides[d] != 1 || padding_low[d] != 0 || lhs_dilation[d] != 1 ||
+        output_spatial[d] != input_spatial[d]) {
+      return false;
+    }
+  }
+  return true;
+}
+
+void Im2Col(size_t element_bytes, const ConvGeometry& g, const void* input, void* columns) {
+  const size_t rank = g.window.size();
+  const std::vector<std::vector<int64_t>> source = SourceTables(g);
+  std::vector<int64_t> stride;
+  const int64_t batch_stride = InputStrides(g, stride);
+  const int64_t rows = g.rows();
+  const int64_t group_batch = g.batch / g.batch_groups;
+  const int64_t features = g.group_features();
+  const int64_t window = g.window_size();
+  const size_t run = static_cast<size_t>(features) * element_bytes;
+  const auto* in = static_cast<const uint8_t*>(input);
+  auto* out = static_cast<uint8_t*>(columns);
+  ParallelFor(g.groups() * rows, window * features, [&](int64_t begin, int64_t end) {
+    std::vector<int64_t> y(rank), k(rank);
+    for (int64_t task = begin; task < end; ++task) {
+      const int64_t group = task / rows;
+      int64_t r = task % rows;
+      for (size_t d = rank; d-- > 0;) {
+        y[d] = r % g.output_spatial[d];
+        r /= g.output_spatial[d];
+      }
+      const int64_t n = g.batch_groups > 1 ? group * group_batch + r : r;
+      const int64_t base = n * batch_stride + (g.feature_groups > 1 ? group * features : 0);
+      uint8_t* row = out + static_cast<size_t>(task * window) * run;
+      std::fill(k.begin(), k.end(), 0);
+      for (int64_t w = 0; w < window; ++w) {
+        int64_t offset = base;
+        bool inside = true;
+        for (size_t d = 0; d < rank && inside; ++d) {
+          const int64_t x = source[d][static_cast<size_t>(y[d] * g.window[d] + k[d])];
+          inside = x >= 0;
+          offset += x * stride[d];
+        }
+        if (inside) {
+          CopyRun(row, in + static_cast<size_t>(offset) * element_bytes, run);
+        } else {
+          std::memset(row, 0, run);
+        }
+        row += run;
+        for (size_t d = rank; d-- > 0;) {
+          if (++k[d] < g.window[d]) break;
+          k[d] = 0;
+        }
+      }
+    }
+  });
+}
+
+bool DepthwiseConvAccepts(ElementType type, const ConvGeometry& g) {
+  return (type == ElementType::kF32 || type == ElementType::kF64) && g.batch_groups == 1 &&
+         g.feature_groups == g.features && g.features > 0 && g.output_features > 0 &&
+         g.output_features % g.features == 0;
+}
+
+Status DepthwiseConv(ElementType type, const ConvGeometry& g, const void* input,
+                     const void* kernel, void* out) {
+  if (!DepthwiseConvAccepts(type, g)) {
+    return Unimplemented("depthwise convolution of this shape or element type");
+  }
+  if (type == ElementType::kF32) {
+    DepthwiseTyped(g, static_cast<const float*>(input), static_cast<const float*>(kernel),
+                   static_cast<float*>(out));
+  } else {
+    DepthwiseTyped(g, static_cast<const double*>(input), static_cast<const double*>(kernel),
+                   static_cast<double*>(out));
+  }
+  return Status::Ok();
+}
+
+}  // namespace kiln::kernels

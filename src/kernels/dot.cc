@@ -1,0 +1,221 @@
+// Batched matrix products. f32/f64/complex go to Eigen's GEMM (dot_eigen.inc,
+// compiled here for the baseline instruction set and in dot_avx2.cc /
+// dot_avx512.cc for wider vectors, chosen once by CPUID); the other types run
+// a plain loop. Every path is one call per (batch, row or column block), and
+// the blocks are split over kernels::ParallelFor.
+#include "kernels/dot.h"
+
+#include <algorithm>
+#include <type_traits>
+#include <vector>
+
+#include "kernels/parallel.h"
+#include "kernels/types.h"
+
+#define KILN_DOT_VARIANT baseline
+#define KILN_DOT_COMPLEX
+#include "kernels/dot_eigen.inc"
+
+namespace kiln::kernels {
+namespace {
+
+using dot_internal::GemmArgs;
+
+enum class Isa : uint8_t { kBaseline, kAvx2, kAvx512 };
+
+Isa DetectIsa() {
+#if defined(KILN_DOT_ISA_VARIANTS)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("fma")) {
+    return Isa::kAvx512;
+  }
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return Isa::kAvx2;
+#endif
+  return Isa::kBaseline;
+}
+
+Isa GetIsa() {
+  static const Isa isa = DetectIsa();
+  return isa;
+}
+
+// The accumulator of the loop paths: integers in unsigned arithmetic at least
+// 32 bits wide (wrapping, with no promotion to signed int), pred as bool,
+// floats in their compute type.
+template <typename T>
+struct Accumulator {
+  using type = ComputeType<T>;
+};
+template <>
+struct Accumulator<bool> {
+  using type = bool;
+};
+template <typename T>
+  requires(std::is_integral_v<T> && !std::is_same_v<T, bool>)
+struct Accumulator<T> {
+  using type = std::conditional_t<(sizeof(T) < 4), uint32_t, std::make_unsigned_t<T>>;
+};
+
+template <typename T, typename Acc>
+inline Acc MulAdd(Acc acc, T a, T b) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return acc || (a && b);
+  } else {
+    return acc + static_cast<Acc>(a) * static_cast<Acc>(b);
+  }
+}
+
+// c = a x b by loops: row by row as axpys when b's rows are contiguous, as
+// dot products when b is stored transposed.
+template <typename T>
+void LoopGemm(const GemmArgs<T>& g) {
+  using Acc = typename Accumulator<T>::type;
+  auto a_at = [&](int64_t i, int64_t p) {
+    return g.a_transposed ? g.a[p * g.lda + i] : g.a[i * g.lda + p];
+  };
+  if (g.b_transposed) {
+    for (int64_t i = 0; i < g.m; ++i) {
+      for (int64_t j = 0; j < g.n; ++j) {
+        const T* b_row = g.b + j * g.ldb;
+        Acc acc{};
+        for (int64_t p = 0; p < g.k; ++p) acc = MulAdd<T, Acc>(acc, a_at(i, p), b_row[p]);
+        g.c[i * g.ldc + j] = static_cast<T>(acc);
+      }
+    }
+    return;
+  }
+  std::vector<Acc> row(static_cast<size_t>(g.n));
+  for (int64_t i = 0; i < g.m; ++i) {
+    std::fill(row.begin(), row.end(), Acc{});
+    for (int64_t p = 0; p < g.k; ++p) {
+      const T a = a_at(i, p);
+      const T* b_row = g.b + p * g.ldb;
+      for (int64_t j = 0; j < g.n; ++j) row[static_cast<size_t>(j)] = MulAdd<T, Acc>(row[static_cast<size_t>(j)], a, b_row[j]);
+    }
+    for (int64_t j = 0; j < g.n; ++j) g.c[i * g.ldc + j] = static_cast<T>(row[static_cast<size_t>(j)]);
+  }
+}
+
+template <typename T>
+void Gemm(const GemmArgs<T>& g) {
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    switch (GetIsa()) {
+#if defined(KILN_DOT_ISA_VARIANTS)
+      case Isa::kAvx512: return dot_internal::avx512::Gemm(g);
+      case Isa::kAvx2: return dot_internal::avx2::Gemm(g);
+#endif
+      default: return dot_internal::baseline::Gemm(g);
+    }
+  } else if constexpr (kIsComplex<T>) {
+    dot_internal::baseline::Gemm(g);
+  } else {
+    LoopGemm(g);
+  }
+}
+
+// The GemmArgs of the block rows [m0, m1) x columns [n0, n1) of product b.
+template <typename T>
+GemmArgs<T> Block(const MatMulShape& s, const T* lhs, const T* rhs, T* out, int64_t b,
+                  int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
+  GemmArgs<T> g{};
+  g.m = m1 - m0;
+  g.n = n1 - n0;
+  g.k = s.k;
+  const T* a = lhs + b * s.m * s.k;
+  const T* rb = rhs + b * s.k * s.n;
+  g.a_transposed = s.lhs_transposed;
+  g.a = s.lhs_transposed ? a + m0 : a + m0 * s.k;
+  g.lda = s.lhs_transposed ? s.m : s.k;
+  g.b_transposed = s.rhs_transposed;
+  g.b = s.rhs_transposed ? rb + n0 * s.k : rb + n0;
+  g.ldb = s.rhs_transposed ? s.k : s.n;
+  g.c = out + b * s.m * s.n + m0 * s.n + n0;
+  g.ldc = s.n;
+  return g;
+}
+
+// Rows (or columns) below which a block is not split further: smaller blocks
+// waste Eigen's packing.
+constexpr int64_t kMinBlockSide = 16;
+
+template <typename T>
+void RunMatMul(const MatMulShape& s, const T* lhs, const T* rhs, T* out) {
+  const int64_t product_cost = std::max<int64_t>(1, s.m * s.n * s.k);
+  const int64_t threads = NumThreads();
+  if (s.batch >= threads || s.m * s.n == 0) {
+    ParallelFor(s.batch, product_cost, [&](int64_t begin, int64_t end) {
+      for (int64_t b = begin; b < end; ++b) Gemm(Block(s, lhs, rhs, out, b, 0, s.m, 0, s.n));
+    });
+    return;
+  }
+  // Fewer products than threads: split each along its larger side too.
+  const bool split_rows = s.m >= s.n;
+  const int64_t side = split_rows ? s.m : s.n;
+  const int64_t parts = std::max<int64_t>(
+      1, std::min((threads + s.batch - 1) / s.batch, side / kMinBlockSide));
+  ParallelFor(s.batch * parts, product_cost / parts, [&](int64_t begin, int64_t end) {
+    for (int64_t task = begin; task < end; ++task) {
+      const int64_t b = task / parts;
+      const int64_t part = task % parts;
+      const int64_t lo = side * part / parts;
+      const int64_t hi = side * (part + 1) / parts;
+      Gemm(split_rows ? Block(s, lhs, rhs, out, b, lo, hi, 0, s.n)
+                      : Block(s, lhs, rhs, out, b, 0, s.m, lo, hi));
+    }
+  });
+}
+
+template <typename T>
+void RunReference(const MatMulShape& s, const T* lhs, const T* rhs, T* out) {
+  using Acc = typename Accumulator<T>::type;
+  for (int64_t b = 0; b < s.batch; ++b) {
+    const T* a = lhs + b * s.m * s.k;
+    const T* r = rhs + b * s.k * s.n;
+    for (int64_t i = 0; i < s.m; ++i) {
+      for (int64_t j = 0; j < s.n; ++j) {
+        Acc acc{};
+        for (int64_t p = 0; p < s.k; ++p) {
+          const T x = s.lhs_transposed ? a[p * s.m + i] : a[i * s.k + p];
+          const T y = s.rhs_transposed ? r[j * s.k + p] : r[p * s.n + j];
+          acc = MulAdd<T, Acc>(acc, x, y);
+        }
+        out[(b * s.m + i) * s.n + j] = static_cast<T>(acc);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+bool MatMulAccepts(ElementType type) {
+  bool accepted = false;
+  Status status = DispatchType(type, [&]<typename T>() { accepted = true; });
+  return status.ok() && accepted;
+}
+
+Status MatMul(ElementType type, const MatMulShape& shape, const void* lhs, const void* rhs,
+              void* out) {
+  return DispatchType(type, [&]<typename T>() {
+    RunMatMul<T>(shape, static_cast<const T*>(lhs), static_cast<const T*>(rhs),
+                 static_cast<T*>(out));
+  });
+}
+
+Status MatMulReference(ElementType type, const MatMulShape& shape, const void* lhs,
+                       const void* rhs, void* out) {
+  return DispatchType(type, [&]<typename T>() {
+    RunReference<T>(shape, static_cast<const T*>(lhs), static_cast<const T*>(rhs),
+                    static_cast<T*>(out));
+  });
+}
+
+const char* MatMulIsa() {
+  switch (GetIsa()) {
+    case Isa::kAvx512: return "avx512";
+    case Isa::kAvx2: return "avx2";
+    default: return "baseline";
+  }
+}
+
+}  // namespace kiln::kernels

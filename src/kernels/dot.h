@@ -1,0 +1,47 @@
+// Matrix products: the batched GEMM behind stablehlo.dot_general, dot and
+// convolution (which the compiler lowers to im2col + this GEMM).
+#pragma once
+
+#include <cstdint>
+
+#include "base/element_type.h"
+#include "base/status.h"
+
+namespace kiln::kernels {
+
+// out[b] = lhs[b] x rhs[b] for b < batch: an M x K times a K x N matrix. Each
+// operand is dense, batch-major; `lhs_transposed` means lhs[b] is stored as
+// K x M (so the product uses its transpose), `rhs_transposed` that rhs[b] is
+// stored as N x K. `out` is dense batch x M x N, row-major.
+struct MatMulShape {
+  int64_t batch = 1;
+  int64_t m = 1;
+  int64_t n = 1;
+  int64_t k = 1;
+  bool lhs_transposed = false;
+  bool rhs_transposed = false;
+};
+
+// The product with lhs, rhs and out all of element type `type`. f32, f64 and
+// complex run on Eigen's GEMM (the vector-ISA variant the machine supports),
+// split over the batch or the larger of M and N across kernels::ParallelFor.
+// Integers wrap (computed in unsigned arithmetic); pred is an or of ands;
+// f16/bf16 accumulate each output in f32 and round once (the compiler
+// converts them to f32 around the product instead, as XLA's CPU backend
+// does, so the fast GEMM runs). Other types are UNIMPLEMENTED.
+Status MatMul(ElementType type, const MatMulShape& shape, const void* lhs, const void* rhs,
+              void* out);
+
+// The same product as a plain triple loop accumulating in the compute type:
+// the reference MatMul is tested against.
+Status MatMulReference(ElementType type, const MatMulShape& shape, const void* lhs,
+                       const void* rhs, void* out);
+
+// Whether MatMul computes in `type`.
+bool MatMulAccepts(ElementType type);
+
+// The vector instruction set the f32/f64 GEMM uses on this machine
+// ("avx512", "avx2", or "baseline"), for benchmarks and bug reports.
+const char* MatMulIsa();
+
+}  // namespace kiln::kernels

@@ -1,0 +1,47 @@
+// Shared between dot.cc and its instruction-set variants (dot_avx2.cc,
+// dot_avx512.cc): one GEMM call on strided row-major matrices. Plain data
+// only, so nothing here is compiled differently per variant.
+#pragma once
+
+#include <complex>
+#include <cstdint>
+
+namespace kiln::kernels::dot_internal {
+
+// c (m x n, row stride ldc) = a (m x k) x b (k x n). `a` is stored row-major
+// with row stride lda, or, when a_transposed, as its k x m transpose; `b`
+// likewise (n x k when b_transposed).
+template <typename T>
+struct GemmArgs {
+  int64_t m, n, k;
+  const T* a;
+  int64_t lda;
+  bool a_transposed;
+  const T* b;
+  int64_t ldb;
+  bool b_transposed;
+  T* c;
+  int64_t ldc;
+};
+
+}  // namespace kiln::kernels::dot_internal
+
+// Each variant defines, in namespace kiln::kernels::dot_internal::<variant>:
+//   void Gemm(const GemmArgs<float>&);  void Gemm(const GemmArgs<double>&);
+// and the baseline also the complex ones.
+namespace kiln::kernels::dot_internal {
+namespace baseline {
+void Gemm(const GemmArgs<float>& args);
+void Gemm(const GemmArgs<double>& args);
+void Gemm(const GemmArgs<std::complex<float>>& args);
+void Gemm(const GemmArgs<std::complex<double>>& args);
+}  // namespace baseline
+namespace avx2 {
+void Gemm(const GemmArgs<float>& args);
+void Gemm(const GemmArgs<double>& args);
+}  // namespace avx2
+namespace avx512 {
+void Gemm(const GemmArgs<float>& args);
+void Gemm(const GemmArgs<double>& args);
+}  // namespace avx512
+}  // namespace kiln::kernels::dot_internal

@@ -1,0 +1,152 @@
+// The batched GEMM against its reference loop: every element type, both
+// transpositions, shapes that split over threads, and each instruction-set
+// variant of the f32/f64 GEMM this machine can run.
+#include "kernels/dot.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <complex>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "kernels/dot_internal.h"
+#include "kernels/types.h"
+
+namespace kiln::kernels {
+namespace {
+
+// How a test holds elements of T (pred as bytes: std::vector<bool> packs).
+template <typename T>
+using Stored = std::conditional_t<std::is_same_v<T, bool>, uint8_t, T>;
+
+// Deterministic small values of any element type (integers wrap).
+template <typename T>
+std::vector<Stored<T>> Values(size_t count, int seed) {
+  std::vector<Stored<T>> values(count);
+  for (size_t i = 0; i < count; ++i) {
+    const int v = static_cast<int>((i * 37 + static_cast<size_t>(seed) * 11) % 17) - 8;
+    if constexpr (std::is_same_v<T, bool>) {
+      values[i] = v > 0 ? 1 : 0;
+    } else if constexpr (kIsComplex<T>) {
+      values[i] = T(static_cast<float>(v) / 4, static_cast<float>(v % 3));
+    } else if constexpr (kIsFloat<T>) {
+      values[i] = T(static_cast<float>(v) / 4);
+    } else {
+      values[i] = static_cast<T>(v * 1234567);
+    }
+  }
+  return values;
+}
+
+template <typename T>
+double Distance(Stored<T> a, Stored<T> b) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return a == b ? 0 : 1;
+  } else if constexpr (kIsComplex<T>) {
+    return std::abs(a - b);
+  } else {
+    return std::abs(static_cast<double>(static_cast<ComputeType<T>>(a)) -
+                    static_cast<double>(static_cast<ComputeType<T>>(b)));
+  }
+}
+
+struct Case {
+  int64_t batch, m, n, k;
+};
+
+template <typename T>
+void CheckAgainstReference(ElementType type, double tolerance) {
+  const Case cases[] = {{1, 1, 1, 1},   {1, 3, 5, 7},   {2, 17, 33, 9}, {1, 130, 70, 40},
+                        {1, 5, 200, 31}, {3, 64, 64, 64}, {1, 4, 4, 0},  {5, 1, 9, 13}};
+  for (const Case& c : cases) {
+    for (int transposes = 0; transposes < 4; ++transposes) {
+      MatMulShape shape{c.batch, c.m, c.n, c.k, (transposes & 1) != 0, (transposes & 2) != 0};
+      const auto lhs = Values<T>(static_cast<size_t>(c.batch * c.m * c.k), 1);
+      const auto rhs = Values<T>(static_cast<size_t>(c.batch * c.k * c.n), 2);
+      std::vector<Stored<T>> got(static_cast<size_t>(c.batch * c.m * c.n), Stored<T>(1));
+      std::vector<Stored<T>> want(got.size());
+      ASSERT_TRUE(MatMul(type, shape, lhs.data(), rhs.data(), got.data()).ok());
+      ASSERT_TRUE(MatMulReference(type, shape, lhs.data(), rhs.data(), want.data()).ok());
+      for (size_t i = 0; i < got.size(); ++i) {
+        ASSERT_LE(Distance<T>(got[i], want[i]), tolerance)
+            << GetElementTypeInfo(type).name << " " << c.batch << "x" << c.m << "x" << c.n
+            << "x" << c.k << " transposes " << transposes << " element " << i;
+      }
+    }
+  }
+}
+
+TEST(MatMul, MatchesTheReferenceInEveryType) {
+  CheckAgainstReference<float>(ElementType::kF32, 1e-3);
+  CheckAgainstReference<double>(ElementType::kF64, 1e-9);
+  CheckAgainstReference<complex64>(ElementType::kC64, 1e-3);
+  CheckAgainstReference<complex128>(ElementType::kC128, 1e-9);
+  CheckAgainstReference<half>(ElementType::kF16, 0.0);
+  CheckAgainstReference<bfloat16>(ElementType::kBF16, 0.0);
+  CheckAgainstReference<int8_t>(ElementType::kS8, 0.0);
+  CheckAgainstReference<int32_t>(ElementType::kS32, 0.0);
+  CheckAgainstReference<int64_t>(ElementType::kS64, 0.0);
+  CheckAgainstReference<uint16_t>(ElementType::kU16, 0.0);
+  CheckAgainstReference<uint64_t>(ElementType::kU64, 0.0);
+  CheckAgainstReference<bool>(ElementType::kPred, 0.0);
+}
+
+TEST(MatMul, RejectsTypesItDoesNotCompute) {
+  EXPECT_FALSE(MatMulAccepts(ElementType::kF8E4M3FN));
+  EXPECT_TRUE(MatMulAccepts(ElementType::kBF16));
+  MatMulShape shape;
+  float x = 0;
+  EXPECT_FALSE(MatMul(ElementType::kF8E4M3FN, shape, &x, &x, &x).ok());
+}
+
+// Each variant's GEMM directly (the public entry uses only the best one).
+template <typename T, typename Gemm>
+void CheckVariant(Gemm gemm, const char* name) {
+  const int64_t m = 37, n = 29, k = 53;
+  for (int transposes = 0; transposes < 4; ++transposes) {
+    const bool a_t = (transposes & 1) != 0, b_t = (transposes & 2) != 0;
+    const auto a = Values<T>(static_cast<size_t>(m * k), 3);
+    const auto b = Values<T>(static_cast<size_t>(k * n), 4);
+    // Output rows strided (ldc > n) to check the leading dimension.
+    std::vector<T> c(static_cast<size_t>(m * (n + 3)), T(-7));
+    dot_internal::GemmArgs<T> args{m, n, k, a.data(), a_t ? m : k, a_t, b.data(), b_t ? k : n,
+                                   b_t, c.data(), n + 3};
+    gemm(args);
+    std::vector<T> want(static_cast<size_t>(m * n));
+    MatMulShape shape{1, m, n, k, a_t, b_t};
+    const ElementType type = std::is_same_v<T, float> ? ElementType::kF32 : ElementType::kF64;
+    ASSERT_TRUE(MatMulReference(type, shape, a.data(), b.data(), want.data()).ok());
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < n; ++j) {
+        ASSERT_NEAR(c[static_cast<size_t>(i * (n + 3) + j)], want[static_cast<size_t>(i * n + j)],
+                    1e-3)
+            << name << " transposes " << transposes;
+      }
+      ASSERT_EQ(c[static_cast<size_t>(i * (n + 3) + n)], T(-7)) << name << ": wrote past n";
+    }
+  }
+}
+
+TEST(MatMul, EveryInstructionSetVariantAgrees) {
+  CheckVariant<float>([](const auto& g) { dot_internal::baseline::Gemm(g); }, "baseline");
+  CheckVariant<double>([](const auto& g) { dot_internal::baseline::Gemm(g); }, "baseline");
+  const std::string isa = MatMulIsa();
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  if (isa != "baseline" && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+    CheckVariant<float>([](const auto& g) { dot_internal::avx2::Gemm(g); }, "avx2");
+    CheckVariant<double>([](const auto& g) { dot_internal::avx2::Gemm(g); }, "avx2");
+  }
+  if (isa == "avx512") {
+    CheckVariant<float>([](const auto& g) { dot_internal::avx512::Gemm(g); }, "avx512");
+    CheckVariant<double>([](const auto& g) { dot_internal::avx512::Gemm(g); }, "avx512");
+  }
+#endif
+  std::printf("MatMul uses the %s GEMM on this machine\n", isa.c_str());
+}
+
+}  // namespace
+}  // namespace kiln::kernels

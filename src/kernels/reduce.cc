@@ -1,0 +1,658 @@
+// Reduction kernels. One combine function per (op, type), instantiated into
+// a few loop shapes: a contiguous row folded into one value, rows folded
+// into a row of accumulators (vectorizable), windows, prefix scans.
+#include "kernels/reduce.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <type_traits>
+
+#include "kernels/parallel.h"
+#include "kernels/types.h"
+
+namespace kiln::kernels {
+namespace {
+
+template <typename T>
+constexpr bool kIsInteger = std::is_integral_v<T> && !std::is_same_v<T, bool>;
+
+// Whether `op` is defined on the C++ type T.
+template <typename T>
+constexpr bool Defined(ReduceOp op) {
+  if constexpr (std::is_same_v<T, bool> || kIsInteger<T>) return true;
+  return op == ReduceOp::kAdd || op == ReduceOp::kMultiply || op == ReduceOp::kMaximum ||
+         op == ReduceOp::kMinimum;
+}
+
+// a op b in T, as the elementwise kernels compute it.
+template <ReduceOp kOp, typename T>
+inline T Apply(T a, T b) {
+  if constexpr (std::is_same_v<T, bool>) {
+    if constexpr (kOp == ReduceOp::kAdd || kOp == ReduceOp::kMaximum || kOp == ReduceOp::kOr) {
+      return a || b;
+    } else if constexpr (kOp == ReduceOp::kXor) {
+      return a != b;
+    } else {
+      return a && b;
+    }
+  } else if constexpr (kIsInteger<T>) {
+    // Wrapping arithmetic in unsigned types (no undefined overflow); products
+    // of narrow types are computed in unsigned int to avoid promotion to int.
+    using U = std::make_unsigned_t<T>;
+    using Wide = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, U>;
+    if constexpr (kOp == ReduceOp::kAdd) {
+      return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
+    }
+    if constexpr (kOp == ReduceOp::kMultiply) {
+      return static_cast<T>(static_cast<Wide>(static_cast<U>(a)) *
+                            static_cast<Wide>(static_cast<U>(b)));
+    }
+    if constexpr (kOp == ReduceOp::kMaximum) return a >= b ? a : b;
+    if constexpr (kOp == ReduceOp::kMinimum) return a <= b ? a : b;
+    if constexpr (kOp == ReduceOp::kAnd) return static_cast<T>(a & b);
+    if constexpr (kOp == ReduceOp::kOr) return static_cast<T>(a | b);
+    if constexpr (kOp == ReduceOp::kXor) return static_cast<T>(a ^ b);
+  } else if constexpr (kIsComplex<T>) {
+    if constexpr (kOp == ReduceOp::kAdd) return a + b;
+    if constexpr (kOp == ReduceOp::kMultiply) return a * b;
+    // Lexicographic (real, then imaginary), as the elementwise max/min.
+    const bool a_first = a.real() > b.real() || (a.real() == b.real() && a.imag() >= b.imag());
+    const bool a_last = a.real() < b.real() || (a.real() == b.real() && a.imag() <= b.imag());
+    if constexpr (kOp == ReduceOp::kMaximum) return a_first ? a : b;
+    if constexpr (kOp == ReduceOp::kMinimum) return a_last ? a : b;
+  } else {
+    using C = ComputeType<T>;
+    const C x = static_cast<C>(a);
+    const C y = static_cast<C>(b);
+    if constexpr (kOp == ReduceOp::kAdd) return static_cast<T>(x + y);
+    if constexpr (kOp == ReduceOp::kMultiply) return static_cast<T>(x * y);
+    // NaN propagates; otherwise the first operand wins ties.
+    if constexpr (kOp == ReduceOp::kMaximum) {
+      return std::isnan(x) ? a : (std::isnan(y) ? b : (x >= y ? a : b));
+    }
+    if constexpr (kOp == ReduceOp::kMinimum) {
+      return std::isnan(x) ? a : (std::isnan(y) ? b : (x <= y ? a : b));
+    }
+  }
+  return a;  // ops Defined<T> rejects; never reached
+}
+
+// Whether the grouping of a fold changes its result: float sums and
+// products round. Those fold as a tree (pairwise) so that the error grows
+// with log n rather than n, as XLA's CPU backend (whose tree reduction
+// rewriter folds in blocks) stays accurate on long reductions.
+template <ReduceOp kOp, typename T>
+constexpr bool kTreeFold =
+    (kOp == ReduceOp::kAdd || kOp == ReduceOp::kMultiply) && (kIsFloat<T> || kIsComplex<T>);
+
+// Combines values streamed in order as a binary tree (a binary counter of
+// partial results): level k holds the fold of 2^k earlier values.
+template <ReduceOp kOp, typename T>
+class Cascade {
+ public:
+  void Add(T value) {
+    int level = 0;
+    while ((occupied_ >> level) & 1u) {
+      value = Apply<kOp>(levels_[level], value);
+      occupied_ &= ~(uint64_t{1} << level);
+      ++level;
+    }
+    levels_[level] = value;
+    occupied_ |= uint64_t{1} << level;
+  }
+  bool empty() const { return occupied_ == 0; }
+  // The fold of everything added (not empty()), earliest values first.
+  T Total() const {
+    bool first = true;
+    T total{};
+    for (int level = 63; level >= 0; --level) {
+      if (((occupied_ >> level) & 1u) == 0) continue;
+      total = first ? levels_[level] : Apply<kOp>(total, levels_[level]);
+      first = false;
+    }
+    return total;
+  }
+
+ private:
+  T levels_[64];
+  uint64_t occupied_ = 0;
+};
+
+// Folds x[0..n) (1 <= n) with sixteen independent lanes, which the compiler
+// vectorizes, combined as a tree.
+template <ReduceOp kOp, typename T>
+T FoldLanes(const T* x, int64_t n) {
+  constexpr int64_t kLanes = 16;
+  if (n < 2 * kLanes) {
+    T acc = x[0];
+    for (int64_t i = 1; i < n; ++i) acc = Apply<kOp>(acc, x[i]);
+    return acc;
+  }
+  T lanes[kLanes];
+  for (int64_t l = 0; l < kLanes; ++l) lanes[l] = x[l];
+  int64_t i = kLanes;
+  for (; i + kLanes <= n; i += kLanes) {
+    for (int64_t l = 0; l < kLanes; ++l) lanes[l] = Apply<kOp>(lanes[l], x[i + l]);
+  }
+  for (int64_t l = 0; i < n; ++i, ++l) lanes[l] = Apply<kOp>(lanes[l], x[i]);
+  for (int64_t width = kLanes / 2; width > 0; width /= 2) {
+    for (int64_t l = 0; l < width; ++l) lanes[l] = Apply<kOp>(lanes[l], lanes[l + width]);
+  }
+  return lanes[0];
+}
+
+// Folds x[0..n) (n >= 1) into one value.
+template <ReduceOp kOp, typename T>
+T FoldRow(const T* x, int64_t n) {
+  constexpr int64_t kBlock = 256;
+  if (!kTreeFold<kOp, T> || n <= kBlock) return FoldLanes<kOp>(x, n);
+  Cascade<kOp, T> cascade;
+  for (int64_t start = 0; start < n; start += kBlock) {
+    cascade.Add(FoldLanes<kOp>(x + start, std::min(kBlock, n - start)));
+  }
+  return cascade.Total();
+}
+
+// acc[i] = acc[i] op x[i] for i < n.
+template <ReduceOp kOp, typename T>
+inline void FoldInto(T* acc, const T* x, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) acc[i] = Apply<kOp>(acc[i], x[i]);
+}
+
+// Folds `count` rows of `width` elements (row r at row(r)) into `acc`: rows
+// in blocks of 32, the blocks combined as a tree (binary counter, as in
+// Cascade: levels[k] holds the fold of 2^k blocks).
+template <ReduceOp kOp, typename T, typename RowAt>
+void FoldRowsAsTree(T* acc, int64_t width, int64_t count, RowAt row) {
+  constexpr int64_t kBlock = 32;
+  std::vector<std::vector<T>> levels;
+  std::vector<bool> occupied;
+  std::vector<T> block(static_cast<size_t>(width));
+  for (int64_t start = 0; start < count; start += kBlock) {
+    const T* first = row(start);
+    std::copy(first, first + width, block.begin());
+    for (int64_t r = start + 1; r < std::min(start + kBlock, count); ++r) {
+      FoldInto<kOp>(block.data(), row(r), width);
+    }
+    size_t level = 0;
+    for (; level < occupied.size() && occupied[level]; ++level) {
+      FoldInto<kOp>(levels[level].data(), block.data(), width);
+      levels[level].swap(block);
+      occupied[level] = false;
+    }
+    if (level == occupied.size()) {
+      levels.emplace_back(static_cast<size_t>(width));
+      occupied.push_back(false);
+    }
+    levels[level].swap(block);
+    occupied[level] = true;
+  }
+  for (size_t level = occupied.size(); level-- > 0;) {
+    if (occupied[level]) FoldInto<kOp>(acc, levels[level].data(), width);
+  }
+}
+
+// Folds `count` rows of `width` elements (row r at row(r)) into `acc`,
+// which holds the init value.
+template <ReduceOp kOp, typename T, typename RowAt>
+void FoldRows(T* acc, int64_t width, int64_t count, RowAt row) {
+  if constexpr (kTreeFold<kOp, T>) {
+    if (count > 32) return FoldRowsAsTree<kOp>(acc, width, count, row);
+  }
+  for (int64_t r = 0; r < count; ++r) FoldInto<kOp>(acc, row(r), width);
+}
+
+// Runs of dimensions after dropping size-1 dimensions and merging neighbours
+// that are both reduced or both kept: the reduction in its simplest shape.
+struct Group {
+  int64_t size;
+  int64_t stride;  // in the input, in elements
+  bool reduced;
+};
+
+std::vector<Group> Collapse(std::span<const int64_t> dims, std::span<const int64_t> reduced) {
+  std::vector<bool> is_reduced(dims.size(), false);
+  for (int64_t d : reduced) is_reduced[static_cast<size_t>(d)] = true;
+  std::vector<Group> groups;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (dims[d] == 1) continue;
+    if (!groups.empty() && groups.back().reduced == is_reduced[d]) {
+      groups.back().size *= dims[d];
+    } else {
+      groups.push_back({dims[d], 0, is_reduced[d]});
+    }
+  }
+  int64_t stride = 1;
+  for (size_t g = groups.size(); g-- > 0;) {
+    groups[g].stride = stride;
+    stride *= groups[g].size;
+  }
+  return groups;
+}
+
+// Offset in the input of index `linear` of the row-major space of `groups`.
+int64_t OffsetOf(int64_t linear, std::span<const Group> groups) {
+  int64_t offset = 0;
+  for (size_t g = groups.size(); g-- > 0;) {
+    offset += (linear % groups[g].size) * groups[g].stride;
+    linear /= groups[g].size;
+  }
+  return offset;
+}
+
+int64_t CountOf(std::span<const Group> groups) {
+  int64_t count = 1;
+  for (const Group& group : groups) count *= group.size;
+  return count;
+}
+
+// The innermost run is kept (or nothing is reduced): each task folds whole
+// rows of up to kChunk elements into a row of accumulators, so the inner
+// loop is contiguous and vectorizes.
+template <ReduceOp kOp, typename T>
+void ReduceKeptInner(const T* in, std::span<const Group> kept, std::span<const Group> folded,
+                     T init, T* out) {
+  const int64_t width = kept.empty() ? 1 : kept.back().size;
+  const std::span<const Group> outer = kept.subspan(0, kept.empty() ? 0 : kept.size() - 1);
+  const int64_t fold_count = CountOf(folded);
+  constexpr int64_t kChunk = 4096;
+  const int64_t chunks = (width + kChunk - 1) / kChunk;
+  ParallelFor(CountOf(outer) * chunks, fold_count * std::min(width, kChunk),
+              [&](int64_t begin, int64_t end) {
+    for (int64_t task = begin; task < end; ++task) {
+      const int64_t row = task / chunks;
+      const int64_t start = (task % chunks) * kChunk;
+      const int64_t length = std::min(kChunk, width - start);
+      T* acc = out + row * width + start;
+      std::fill(acc, acc + length, init);
+      const T* base = in + OffsetOf(row, outer) + start;
+      FoldRows<kOp>(acc, length, fold_count,
+                    [&](int64_t f) { return base + OffsetOf(f, folded); });
+    }
+  });
+}
+
+// The innermost run is reduced: each output folds contiguous rows; one long
+// range (a full reduction) is split into chunks folded in parallel.
+template <ReduceOp kOp, typename T>
+void ReduceFoldedInner(const T* in, std::span<const Group> kept, std::span<const Group> folded,
+                       T init, T* out) {
+  const int64_t out_count = CountOf(kept);
+  const int64_t row_length = folded.back().size;
+  const std::span<const Group> outer_folded = folded.subspan(0, folded.size() - 1);
+  const int64_t rows_per_output = CountOf(outer_folded);
+  if (out_count == 1 && rows_per_output == 1) {
+    constexpr int64_t kChunk = 1 << 16;
+    const int64_t chunks = (row_length + kChunk - 1) / kChunk;
+    // Not std::vector<T>: vector<bool> packs bits, which threads cannot share.
+    std::unique_ptr<T[]> partials(new T[static_cast<size_t>(chunks)]);
+    ParallelFor(chunks, kChunk, [&](int64_t begin, int64_t end) {
+      for (int64_t c = begin; c < end; ++c) {
+        const int64_t start = c * kChunk;
+        partials[static_cast<size_t>(c)] =
+            FoldRow<kOp>(in + start, std::min(kChunk, row_length - start));
+      }
+    });
+    Cascade<kOp, T> cascade;
+    for (int64_t c = 0; c < chunks; ++c) cascade.Add(partials[static_cast<size_t>(c)]);
+    out[0] = Apply<kOp>(init, cascade.Total());
+    return;
+  }
+  ParallelFor(out_count, rows_per_output * row_length, [&](int64_t begin, int64_t end) {
+    for (int64_t o = begin; o < end; ++o) {
+      const T* base = in + OffsetOf(o, kept);
+      Cascade<kOp, T> cascade;
+      for (int64_t r = 0; r < rows_per_output; ++r) {
+        cascade.Add(FoldRow<kOp>(base + OffsetOf(r, outer_folded), row_length));
+      }
+      out[o] = Apply<kOp>(init, cascade.Total());
+    }
+  });
+}
+
+template <ReduceOp kOp, typename T>
+void ReduceTyped(const T* in, std::span<const int64_t> dims, std::span<const int64_t> reduced,
+                 T init, T* out) {
+  int64_t in_count = 1;
+  int64_t out_count = 1;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    in_count *= dims[d];
+    if (std::find(reduced.begin(), reduced.end(), static_cast<int64_t>(d)) == reduced.end()) {
+      out_count *= dims[d];
+    }
+  }
+  if (out_count == 0) return;
+  if (in_count == 0) {
+    std::fill(out, out + out_count, init);
+    return;
+  }
+  const std::vector<Group> groups = Collapse(dims, reduced);
+  std::vector<Group> kept;
+  std::vector<Group> folded;
+  for (const Group& group : groups) (group.reduced ? folded : kept).push_back(group);
+  if (groups.empty() || !groups.back().reduced) {
+    ReduceKeptInner<kOp>(in, kept, folded, init, out);
+  } else {
+    ReduceFoldedInner<kOp>(in, kept, folded, init, out);
+  }
+}
+
+// The byte type sub-byte integers compute in; other types unchanged.
+ElementType StorageType(ElementType type) {
+  switch (type) {
+    case ElementType::kS1: case ElementType::kS2: case ElementType::kS4: return ElementType::kS8;
+    case ElementType::kU1: case ElementType::kU2: case ElementType::kU4: return ElementType::kU8;
+    default: return type;
+  }
+}
+
+// Sub-byte results computed in 8 bits wrap to their width (add, multiply
+// and xor commute with the wrap; the rest stay in range).
+Status WrapSubByte(ElementType type, void* data, int64_t count) {
+  const ElementType storage = StorageType(type);
+  if (storage == type || count <= 0) return Status::Ok();
+  return Convert(storage, data, type, data, count);
+}
+
+// Calls f.template operator()<kOp, T>() for the runtime op and type.
+template <typename F>
+Status DispatchReduce(ReduceOp op, ElementType type, F&& f) {
+  if (!ReduceOpAccepts(op, type)) {
+    constexpr const char* kNames[] = {"add", "multiply", "maximum", "minimum", "and", "or", "xor"};
+    return InvalidArgument("a reduction by ", kNames[static_cast<size_t>(op)],
+                           " does not accept element type ", GetElementTypeInfo(type).name);
+  }
+  return DispatchType(StorageType(type), [&]<typename T>() {
+    if constexpr (Defined<T>(ReduceOp::kAnd)) {
+      switch (op) {
+        case ReduceOp::kAnd: f.template operator()<ReduceOp::kAnd, T>(); return;
+        case ReduceOp::kOr: f.template operator()<ReduceOp::kOr, T>(); return;
+        case ReduceOp::kXor: f.template operator()<ReduceOp::kXor, T>(); return;
+        default: break;
+      }
+    }
+    switch (op) {
+      case ReduceOp::kAdd: f.template operator()<ReduceOp::kAdd, T>(); return;
+      case ReduceOp::kMultiply: f.template operator()<ReduceOp::kMultiply, T>(); return;
+      case ReduceOp::kMaximum: f.template operator()<ReduceOp::kMaximum, T>(); return;
+      case ReduceOp::kMinimum: f.template operator()<ReduceOp::kMinimum, T>(); return;
+      default: return;
+    }
+  });
+}
+
+int64_t Product(std::span<const int64_t> dims) {
+  int64_t count = 1;
+  for (int64_t d : dims) count *= d;
+  return count;
+}
+
+}  // namespace
+
+bool ReduceOpAccepts(ReduceOp op, ElementType type) {
+  bool accepted = false;
+  Status status = DispatchType(StorageType(type), [&]<typename T>() {
+    accepted = Defined<T>(op);
+  });
+  return status.ok() && accepted;
+}
+
+Status Reduce(ReduceOp op, ElementType type, const void* in, std::span<const int64_t> dims,
+              std::span<const int64_t> reduced, const void* init, void* out) {
+  KILN_RETURN_IF_ERROR(DispatchReduce(op, type, [&]<ReduceOp kOp, typename T>() {
+    ReduceTyped<kOp, T>(static_cast<const T*>(in), dims, reduced, *static_cast<const T*>(init),
+                        static_cast<T*>(out));
+  }));
+  int64_t out_count = 1;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (std::find(reduced.begin(), reduced.end(), static_cast<int64_t>(d)) == reduced.end()) {
+      out_count *= dims[d];
+    }
+  }
+  return WrapSubByte(type, out, out_count);
+}
+
+// ---------------------------------------------------------------------------
+// Windows
+
+WindowGeometry::WindowGeometry(std::span<const int64_t> input_dims,
+                               std::span<const WindowDim> window,
+                               std::span<const int64_t> output_dims)
+    : input_dims_(input_dims.begin(), input_dims.end()),
+      window_(window.begin(), window.end()),
+      output_dims_(output_dims.begin(), output_dims.end()),
+      input_strides_(input_dims.size()) {
+  int64_t stride = 1;
+  for (size_t d = input_dims_.size(); d-- > 0;) {
+    input_strides_[d] = stride;
+    stride *= input_dims_[d];
+  }
+  num_outputs_ = Product(output_dims_);
+}
+
+void WindowGeometry::Offsets(int64_t output, std::vector<int64_t>& offsets,
+                             std::vector<int64_t>& scratch) const {
+  offsets.assign(1, 0);
+  // Position of this output along each dimension, outermost first.
+  const size_t rank = output_dims_.size();
+  int64_t positions[16];
+  std::vector<int64_t> heap;
+  int64_t* position = positions;
+  if (rank > 16) {
+    heap.resize(rank);
+    position = heap.data();
+  }
+  for (size_t d = rank; d-- > 0;) {
+    position[d] = output % output_dims_[d];
+    output /= output_dims_[d];
+  }
+  for (size_t d = 0; d < rank; ++d) {
+    const WindowDim& w = window_[d];
+    const int64_t dilated_extent = (input_dims_[d] - 1) * w.base_dilation;  // last real element
+    scratch.clear();
+    for (int64_t k = 0; k < w.size; ++k) {
+      const int64_t at = position[d] * w.stride + k * w.window_dilation - w.padding_low;
+      if (at < 0 || at > dilated_extent || at % w.base_dilation != 0) continue;
+      scratch.push_back(at / w.base_dilation * input_strides_[d]);
+    }
+    if (scratch.size() == 1) {
+      for (int64_t& offset : offsets) offset += scratch[0];
+      continue;
+    }
+    const size_t previous = offsets.size();
+    offsets.resize(previous * scratch.size());
+    // Expand in place from the back so row-major order is kept.
+    for (size_t i = previous; i-- > 0;) {
+      const int64_t base = offsets[i];
+      for (size_t j = 0; j < scratch.size(); ++j) {
+        offsets[i * scratch.size() + j] = base + scratch[j];
+      }
+    }
+  }
+}
+
+namespace {
+
+// The dimension a cumulative window runs along, or -1: every other window
+// dimension is trivial and this one covers [i - size + 1, i] at stride 1
+// with size >= the dimension (a prefix scan).
+int64_t ScanDimension(std::span<const int64_t> dims, std::span<const WindowDim> window,
+                      std::span<const int64_t> output_dims) {
+  int64_t found = -1;
+  for (size_t d = 0; d < window.size(); ++d) {
+    const WindowDim& w = window[d];
+    if (w.trivial()) continue;
+    if (found >= 0) return -1;
+    if (w.stride != 1 || w.base_dilation != 1 || w.window_dilation != 1 || w.padding_high != 0 ||
+        w.padding_low != w.size - 1 || w.size < dims[d] || output_dims[d] != dims[d]) {
+      return -1;
+    }
+    found = static_cast<int64_t>(d);
+  }
+  return found;
+}
+
+// In place: row i of `y` (n rows of `width`, `width` apart) becomes the fold
+// of rows 0..i.
+template <ReduceOp kOp, typename T>
+void ScanRange(T* y, int64_t begin, int64_t end, int64_t width) {
+  for (int64_t i = begin + 1; i < end; ++i) {
+    T* row = y + i * width;
+    const T* previous = row - width;
+    for (int64_t c = 0; c < width; ++c) row[c] = Apply<kOp>(previous[c], row[c]);
+  }
+}
+
+// ScanRange over all n rows when grouping matters: rows are scanned in
+// blocks of 16 and the block totals scanned recursively and carried in, as
+// XLA's CPU backend rewrites long cumulative sums; the error then grows with
+// log n rather than n.
+template <ReduceOp kOp, typename T>
+void ScanRowsAsTree(T* y, int64_t n, int64_t width) {
+  constexpr int64_t kBlock = 16;
+  if (n <= kBlock) return ScanRange<kOp>(y, 0, n, width);
+  const int64_t blocks = (n + kBlock - 1) / kBlock;
+  std::vector<T> totals(static_cast<size_t>(blocks * width));
+  for (int64_t b = 0; b < blocks; ++b) {
+    const int64_t end = std::min(n, (b + 1) * kBlock);
+    ScanRange<kOp>(y, b * kBlock, end, width);
+    std::copy(y + (end - 1) * width, y + end * width, totals.begin() + b * width);
+  }
+  ScanRowsAsTree<kOp>(totals.data(), blocks, width);
+  for (int64_t b = 1; b < blocks; ++b) {
+    const T* carry = totals.data() + (b - 1) * width;
+    for (int64_t i = b * kBlock; i < std::min(n, (b + 1) * kBlock); ++i) {
+      T* row = y + i * width;
+      for (int64_t c = 0; c < width; ++c) row[c] = Apply<kOp>(carry[c], row[c]);
+    }
+  }
+}
+
+template <ReduceOp kOp, typename T>
+void ScanRows(T* y, int64_t n, int64_t width) {
+  if constexpr (kTreeFold<kOp, T>) {
+    ScanRowsAsTree<kOp>(y, n, width);
+  } else {
+    ScanRange<kOp>(y, 0, n, width);
+  }
+}
+
+template <ReduceOp kOp, typename T>
+void ScanTyped(const T* in, std::span<const int64_t> dims, size_t axis, T init, T* out) {
+  const int64_t lines = Product(dims.subspan(0, axis));
+  const int64_t length = dims[axis];
+  const int64_t inner = Product(dims.subspan(axis + 1));
+  ParallelFor(lines, length * inner, [&](int64_t begin, int64_t end) {
+    for (int64_t line = begin; line < end; ++line) {
+      const T* x = in + line * length * inner;
+      T* y = out + line * length * inner;
+      for (int64_t c = 0; c < inner; ++c) y[c] = Apply<kOp>(init, x[c]);
+      std::copy(x + inner, x + length * inner, y + inner);
+      ScanRows<kOp>(y, length, inner);
+    }
+  });
+}
+
+template <ReduceOp kOp, typename T>
+void ReduceWindowTyped(const T* in, std::span<const int64_t> dims,
+                       std::span<const WindowDim> window, std::span<const int64_t> output_dims,
+                       T init, T* out) {
+  if (Product(output_dims) == 0) return;
+  const int64_t scan = ScanDimension(dims, window, output_dims);
+  if (scan >= 0 && Product(dims) > 0) {
+    ScanTyped<kOp>(in, dims, static_cast<size_t>(scan), init, out);
+    return;
+  }
+  // Trailing dimensions with trivial windows form a contiguous block that
+  // every window position folds as a row.
+  size_t leading = window.size();
+  while (leading > 0 && window[leading - 1].trivial()) --leading;
+  const int64_t block = Product(dims.subspan(leading));
+  const WindowGeometry geometry(dims.subspan(0, leading), window.subspan(0, leading),
+                                output_dims.subspan(0, leading));
+  ParallelFor(geometry.num_outputs(), block * 4, [&](int64_t begin, int64_t end) {
+    std::vector<int64_t> offsets;
+    std::vector<int64_t> scratch;
+    for (int64_t o = begin; o < end; ++o) {
+      T* acc = out + o * block;
+      std::fill(acc, acc + block, init);
+      geometry.Offsets(o, offsets, scratch);
+      for (int64_t offset : offsets) FoldInto<kOp>(acc, in + offset * block, block);
+    }
+  });
+}
+
+}  // namespace
+
+Status ReduceWindow(ReduceOp op, ElementType type, const void* in, std::span<const int64_t> dims,
+                    std::span<const WindowDim> window, std::span<const int64_t> output_dims,
+                    const void* init, void* out) {
+  if (window.size() != dims.size() || output_dims.size() != dims.size()) {
+    return InvalidArgument("reduce_window: the window has ", window.size(),
+                           " dimensions, the input ", dims.size());
+  }
+  KILN_RETURN_IF_ERROR(DispatchReduce(op, type, [&]<ReduceOp kOp, typename T>() {
+    ReduceWindowTyped<kOp, T>(static_cast<const T*>(in), dims, window, output_dims,
+                              *static_cast<const T*>(init), static_cast<T*>(out));
+  }));
+  return WrapSubByte(type, out, Product(output_dims));
+}
+
+namespace {
+
+template <typename T>
+bool Selects(CompareDirection direction, T a, T b) {
+  using C = ComputeType<T>;
+  const C x = static_cast<C>(a);
+  const C y = static_cast<C>(b);
+  switch (direction) {
+    case CompareDirection::kEq: return x == y;
+    case CompareDirection::kNe: return x != y;
+    case CompareDirection::kGe: return x >= y;
+    case CompareDirection::kGt: return x > y;
+    case CompareDirection::kLe: return x <= y;
+    case CompareDirection::kLt: return x < y;
+  }
+  return false;
+}
+
+}  // namespace
+
+Status SelectAndScatter(ElementType type, CompareDirection select, ReduceOp scatter,
+                        const void* operand, std::span<const int64_t> dims,
+                        std::span<const WindowDim> window, const void* source,
+                        std::span<const int64_t> source_dims, const void* init, void* out) {
+  if (window.size() != dims.size() || source_dims.size() != dims.size()) {
+    return InvalidArgument("select_and_scatter: the window has ", window.size(),
+                           " dimensions, the operand ", dims.size());
+  }
+  if (type == ElementType::kC64 || type == ElementType::kC128) {
+    return InvalidArgument("select_and_scatter cannot compare complex elements");
+  }
+  KILN_RETURN_IF_ERROR(DispatchReduce(scatter, type, [&]<ReduceOp kOp, typename T>() {
+    if constexpr (!kIsComplex<T>) {
+      const T* x = static_cast<const T*>(operand);
+      const T* s = static_cast<const T*>(source);
+      T* y = static_cast<T*>(out);
+      std::fill(y, y + Product(dims), *static_cast<const T*>(init));
+      const WindowGeometry geometry(dims, window, source_dims);
+      std::vector<int64_t> offsets;
+      std::vector<int64_t> scratch;
+      // Sequential: windows overlap, so two may scatter into one element.
+      for (int64_t w = 0; w < geometry.num_outputs(); ++w) {
+        geometry.Offsets(w, offsets, scratch);
+        if (offsets.empty()) continue;
+        int64_t selected = offsets[0];
+        for (size_t i = 1; i < offsets.size(); ++i) {
+          if (!Selects(select, x[selected], x[offsets[i]])) selected = offsets[i];
+        }
+        y[selected] = Apply<kOp>(y[selected], s[w]);
+      }
+    }
+  }));
+  return WrapSubByte(type, out, Product(dims));
+}
+
+}  // namespace kiln::kernels

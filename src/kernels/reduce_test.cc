@@ -1,0 +1,157 @@
+// The reduction kernels against plain reference loops, over many shapes,
+// sets of reduced dimensions and windows (integers, so results are exact).
+#include "kernels/reduce.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <vector>
+
+
+namespace kiln::kernels {
+namespace {
+
+// Reference: every input element folded into its output, in input order.
+std::vector<int32_t> ReferenceReduce(ReduceOp op, const std::vector<int32_t>& in,
+                                     const std::vector<int64_t>& dims,
+                                     const std::vector<int64_t>& reduced, int32_t init) {
+  std::vector<int64_t> out_dims;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (std::find(reduced.begin(), reduced.end(), static_cast<int64_t>(d)) == reduced.end()) {
+      out_dims.push_back(dims[d]);
+    }
+  }
+  int64_t out_count = 1;
+  for (int64_t d : out_dims) out_count *= d;
+  std::vector<int32_t> out(static_cast<size_t>(out_count), init);
+  std::vector<int64_t> index(dims.size(), 0);
+  for (size_t linear = 0; linear < in.size(); ++linear) {
+    int64_t rest = static_cast<int64_t>(linear);
+    for (size_t d = dims.size(); d-- > 0;) {
+      index[d] = rest % dims[d];
+      rest /= dims[d];
+    }
+    int64_t o = 0;
+    for (size_t d = 0; d < dims.size(); ++d) {
+      if (std::find(reduced.begin(), reduced.end(), static_cast<int64_t>(d)) == reduced.end()) {
+        o = o * dims[d] + index[d];
+      }
+    }
+    int32_t& acc = out[static_cast<size_t>(o)];
+    const int32_t x = in[linear];
+    switch (op) {
+      case ReduceOp::kAdd:
+        acc = static_cast<int32_t>(static_cast<uint32_t>(acc) + static_cast<uint32_t>(x));
+        break;
+      case ReduceOp::kMaximum: acc = std::max(acc, x); break;
+      case ReduceOp::kMinimum: acc = std::min(acc, x); break;
+      case ReduceOp::kXor: acc ^= x; break;
+      default: break;
+    }
+  }
+  return out;
+}
+
+TEST(ReduceKernelTest, MatchesTheReferenceOnManyShapes) {
+  std::mt19937 random(7);
+  const std::vector<std::vector<int64_t>> shapes = {
+      {7}, {3, 5}, {1, 9}, {9, 1}, {4, 1, 6}, {2, 3, 4, 5}, {70000}, {3, 5000}, {5000, 3},
+      {2, 1, 3, 1, 2}, {0, 3}, {3, 0}, {}};
+  for (const auto& dims : shapes) {
+    int64_t count = 1;
+    for (int64_t d : dims) count *= d;
+    std::vector<int32_t> in(static_cast<size_t>(count));
+    for (int32_t& x : in) x = static_cast<int32_t>(random() % 2001) - 1000;
+    // Every subset of dimensions.
+    for (uint32_t mask = 0; mask < (1u << dims.size()); ++mask) {
+      std::vector<int64_t> reduced;
+      for (size_t d = 0; d < dims.size(); ++d) {
+        if ((mask >> d) & 1) reduced.push_back(static_cast<int64_t>(d));
+      }
+      for (ReduceOp op : {ReduceOp::kAdd, ReduceOp::kMaximum, ReduceOp::kMinimum, ReduceOp::kXor}) {
+        const int32_t init = op == ReduceOp::kMaximum ? -5 : (op == ReduceOp::kMinimum ? 5 : 3);
+        std::vector<int32_t> expected = ReferenceReduce(op, in, dims, reduced, init);
+        std::vector<int32_t> out(std::max<size_t>(expected.size(), 1), 12345);
+        ASSERT_TRUE(
+            Reduce(op, ElementType::kS32, in.data(), dims, reduced, &init, out.data()).ok());
+        out.resize(expected.size());
+        EXPECT_EQ(out, expected) << "shape rank " << dims.size() << " mask " << mask << " op "
+                                 << static_cast<int>(op);
+      }
+    }
+  }
+}
+
+TEST(ReduceKernelTest, SubByteIntegersWrapToTheirWidth) {
+  const std::vector<int8_t> in = {7, 7, 1};  // s4: 7 + 7 + 1 = 15 -> -1
+  const int8_t init = 0;
+  int8_t out = 0;
+  const int64_t dims[] = {3};
+  const int64_t reduced[] = {0};
+  ASSERT_TRUE(Reduce(ReduceOp::kAdd, ElementType::kS4, in.data(), dims, reduced, &init, &out).ok());
+  EXPECT_EQ(out, -1);
+}
+
+TEST(ReduceKernelTest, FloatSumOfManyElementsIsAccurate) {
+  std::vector<float> in(1 << 20, 0.1f);
+  const float init = 0;
+  float out = 0;
+  const int64_t dims[] = {static_cast<int64_t>(in.size())};
+  const int64_t reduced[] = {0};
+  ASSERT_TRUE(
+      Reduce(ReduceOp::kAdd, ElementType::kF32, in.data(), dims, reduced, &init, &out).ok());
+  EXPECT_NEAR(out, 0.1 * static_cast<double>(in.size()), 1.0);
+}
+
+TEST(ReduceKernelTest, RejectsOpsATypeDoesNotHave) {
+  EXPECT_FALSE(ReduceOpAccepts(ReduceOp::kAnd, ElementType::kF32));
+  EXPECT_FALSE(ReduceOpAccepts(ReduceOp::kAdd, ElementType::kF8E4M3FN));
+  EXPECT_TRUE(ReduceOpAccepts(ReduceOp::kMaximum, ElementType::kBF16));
+  EXPECT_TRUE(ReduceOpAccepts(ReduceOp::kXor, ElementType::kPred));
+}
+
+// Reference reduce_window: every window position folds its in-bounds,
+// non-hole elements in window order.
+TEST(ReduceKernelTest, WindowsMatchTheReferenceAndScansAreExact) {
+  std::mt19937 random(3);
+  for (int trial = 0; trial < 200; ++trial) {
+    const int64_t n = 1 + static_cast<int64_t>(random() % 9);
+    WindowDim w;
+    w.size = 1 + static_cast<int64_t>(random() % 4);
+    w.stride = 1 + static_cast<int64_t>(random() % 3);
+    w.padding_low = static_cast<int64_t>(random() % 3);
+    w.padding_high = static_cast<int64_t>(random() % 3);
+    w.base_dilation = 1 + static_cast<int64_t>(random() % 2);
+    w.window_dilation = 1 + static_cast<int64_t>(random() % 2);
+    if (trial % 5 == 0) w = {n + 1, 1, n, 0, 1, 1};  // a cumulative window
+    const int64_t padded = (n - 1) * w.base_dilation + 1 + w.padding_low + w.padding_high;
+    const int64_t extent = (w.size - 1) * w.window_dilation + 1;
+    if (padded < extent) continue;
+    const int64_t outputs = (padded - extent) / w.stride + 1;
+    std::vector<int32_t> in(static_cast<size_t>(2 * n));  // shape [n, 2], window trivial on dim 1
+    for (int32_t& x : in) x = static_cast<int32_t>(random() % 100);
+    std::vector<int32_t> expected(static_cast<size_t>(2 * outputs), 1);
+    for (int64_t o = 0; o < outputs; ++o) {
+      for (int64_t k = 0; k < w.size; ++k) {
+        const int64_t at = o * w.stride + k * w.window_dilation - w.padding_low;
+        if (at < 0 || at > (n - 1) * w.base_dilation || at % w.base_dilation != 0) continue;
+        for (int64_t c = 0; c < 2; ++c) {
+          const auto from = static_cast<size_t>(2 * (at / w.base_dilation) + c);
+          expected[static_cast<size_t>(2 * o + c)] += in[from];
+        }
+      }
+    }
+    const WindowDim window[] = {w, WindowDim{}};
+    const int64_t dims[] = {n, 2};
+    const int64_t out_dims[] = {outputs, 2};
+    const int32_t init = 1;
+    std::vector<int32_t> out(expected.size());
+    ASSERT_TRUE(ReduceWindow(ReduceOp::kAdd, ElementType::kS32, in.data(), dims, window, out_dims,
+                             &init, out.data()).ok());
+    EXPECT_EQ(out, expected) << "trial " << trial;
+  }
+}
+
+}  // namespace
+}  // namespace kiln::kernels
