@@ -43,7 +43,7 @@ setup: install
 install: $(VENV)/.kiln-installed
 
 demo: install
-	JAX_PLATFORMS=kiln $(PY) examples/demo.py
+	JAX_PLATFORMS=kiln,cpu $(PY) examples/demo.py
 
 test: test-cpp test-asan test-fuzz test-python
 

@@ -48,3 +48,21 @@ def initialize() -> None:
 
     xla_bridge.register_plugin(
         PLATFORM_NAME, priority=JAX_PRIORITY, library_path=path, options=None)
+    _enable_donation()
+
+
+def _enable_donation() -> None:
+    """Lets JAX donate buffers to Kiln (`jax.jit(..., donate_argnums=...)`).
+
+    JAX emits donation attributes (`tf.aliasing_output`, `jax.buffer_donor`)
+    only for the platforms in a private list; without this, donations to Kiln
+    are dropped with a warning. Kiln honours them: a donated argument reports
+    itself deleted and an aliased result may reuse its memory.
+    """
+    try:
+        from jax._src.interpreters import mlir
+    except ImportError:
+        return
+    platforms = getattr(mlir, "_platforms_with_donation", None)
+    if isinstance(platforms, list) and PLATFORM_NAME not in platforms:
+        platforms.append(PLATFORM_NAME)

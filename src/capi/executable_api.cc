@@ -1,6 +1,8 @@
 // PJRT_Executable and PJRT_LoadedExecutable: queries answered from the
 // compiled program, and Execute.
+#include <cstddef>
 #include <cstring>
+#include <span>
 
 #include "capi/functions.h"
 #include "capi/handles.h"
@@ -81,6 +83,16 @@ PJRT_Error* Impl::PJRT_Executable_OutputMemoryKinds(
   args->num_outputs = executable->output_memory_kinds.size();
   args->memory_kinds = executable->output_memory_kinds.data();
   args->memory_kind_sizes = executable->output_memory_kind_sizes.data();
+  return nullptr;
+}
+
+PJRT_Error* Impl::PJRT_Executable_ParameterMemoryKinds(
+    PJRT_Executable_ParameterMemoryKinds_Args* args) {
+  KILN_ARGS(memory_kind_sizes);
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Executable* executable, UnwrapExecutable(args->executable));
+  args->num_parameters = executable->parameter_memory_kinds.size();
+  args->memory_kinds = executable->parameter_memory_kinds.data();
+  args->memory_kind_sizes = executable->parameter_memory_kind_sizes.data();
   return nullptr;
 }
 
@@ -242,7 +254,17 @@ PJRT_Error* Impl::PJRT_Executable_GetCompileOptions(
   return nullptr;
 }
 
-// Sizes from the buffer plan: arguments, outputs and the arena (temp).
+// The compiler's static estimate (compiler/cost_analysis.h).
+PJRT_Error* Impl::PJRT_Executable_GetCostAnalysis(PJRT_Executable_GetCostAnalysis_Args* args) {
+  KILN_ARGS(properties);
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Executable* executable, UnwrapExecutable(args->executable));
+  args->num_properties = executable->cost_properties.size();
+  args->properties = executable->cost_properties.data();
+  return nullptr;
+}
+
+// Sizes from the buffer plan: arguments, outputs and the arena (temp);
+// aliased arguments are counted once.
 PJRT_Error* Impl::PJRT_Executable_GetCompiledMemoryStats(
     PJRT_Executable_GetCompiledMemoryStats_Args* args) {
   KILN_ARGS(peak_memory_in_bytes);
@@ -255,14 +277,18 @@ PJRT_Error* Impl::PJRT_Executable_GetCompiledMemoryStats(
   args->generated_code_size_in_bytes = 0;
   args->argument_size_in_bytes = arguments;
   args->output_size_in_bytes = outputs;
-  args->alias_size_in_bytes = 0;
+  int64_t aliased = 0;
+  for (size_t i = 0; i < program.parameter_shapes.size(); ++i) {
+    if (program.parameter_aliased_result[i] >= 0) aliased += program.parameter_shapes[i].ByteSize();
+  }
+  args->alias_size_in_bytes = aliased;
   args->temp_size_in_bytes = program.graph->arena_bytes;
   args->host_generated_code_size_in_bytes = 0;
   args->host_argument_size_in_bytes = 0;
   args->host_output_size_in_bytes = 0;
   args->host_alias_size_in_bytes = 0;
   args->host_temp_size_in_bytes = 0;
-  args->peak_memory_in_bytes = arguments + outputs + program.graph->arena_bytes;
+  args->peak_memory_in_bytes = arguments + outputs - aliased + program.graph->arena_bytes;
   if (KILN_HAS_FIELD(peak_unpadded_heap_bytes)) {
     args->total_size_in_bytes = args->peak_memory_in_bytes;
     args->total_allocation_bytes = args->peak_memory_in_bytes;
@@ -315,9 +341,34 @@ PJRT_Error* Impl::PJRT_LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Ar
     return MakeError(InvalidArgument(CurrentFunction(), ": `output_lists` is null; expected ",
                                      devices.size(), " preallocated output arrays"));
   }
+  // Arguments the framework does not let this call donate (older headers'
+  // options end before the field: nothing is excluded).
+  std::span<const int64_t> non_donatable;
+  const PJRT_ExecuteOptions* options = args->options;
+  constexpr size_t kNonDonatableEnd = offsetof(PJRT_ExecuteOptions, num_non_donatable_input_indices) +
+                                      sizeof(options->num_non_donatable_input_indices);
+  if (options != nullptr && options->struct_size >= kNonDonatableEnd &&
+      options->num_non_donatable_input_indices > 0) {
+    if (options->non_donatable_input_indices == nullptr) {
+      return MakeError(InvalidArgument(CurrentFunction(), ": `options->non_donatable_input_indices`"
+                                       " is null but its count is ",
+                                       options->num_non_donatable_input_indices));
+    }
+    non_donatable = std::span(options->non_donatable_input_indices,
+                              options->num_non_donatable_input_indices);
+  }
   // Check every argument before running anything.
   std::vector<std::vector<runtime::Buffer*>> arguments(devices.size());
   for (size_t d = 0; d < devices.size(); ++d) {
+    if (args->num_args > 0 && args->argument_lists[d] == nullptr) {
+      return MakeError(InvalidArgument(CurrentFunction(), ": `argument_lists[", d,
+                                       "]` is null; expected ", args->num_args, " arguments"));
+    }
+    if (args->output_lists[d] == nullptr) {
+      return MakeError(InvalidArgument(CurrentFunction(), ": `output_lists[", d,
+                                       "]` is null; expected room for ",
+                                       loaded.program().result_shapes.size(), " outputs"));
+    }
     for (size_t i = 0; i < args->num_args; ++i) {
       KILN_CAPI_ASSIGN_OR_RETURN(
           PJRT_Buffer* buffer,
@@ -327,7 +378,7 @@ PJRT_Error* Impl::PJRT_LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Ar
   }
   for (size_t d = 0; d < devices.size(); ++d) {
     KILN_CAPI_ASSIGN_OR_RETURN(runtime::LoadedExecutable::Run run,
-                               loaded.Execute(arguments[d], devices[d]));
+                               loaded.Execute(arguments[d], devices[d], non_donatable));
     for (size_t o = 0; o < run.outputs.size(); ++o) {
       args->output_lists[d][o] = NewBuffer(executable->client, std::move(run.outputs[o]));
     }

@@ -115,12 +115,14 @@ struct Impl {
   KILN_IMPL(PJRT_Executable_OutputElementTypes);
   KILN_IMPL(PJRT_Executable_OutputDimensions);
   KILN_IMPL(PJRT_Executable_OutputMemoryKinds);
+  KILN_IMPL(PJRT_Executable_ParameterMemoryKinds);
   KILN_IMPL(PJRT_Executable_Fingerprint);
   KILN_IMPL(PJRT_Executable_OptimizedProgram);
   KILN_IMPL(PJRT_Executable_Serialize);
   KILN_IMPL(PJRT_Executable_DeserializeAndLoad);
   KILN_IMPL(PJRT_Executable_GetCompileOptions);
   KILN_IMPL(PJRT_Executable_GetCompiledMemoryStats);
+  KILN_IMPL(PJRT_Executable_GetCostAnalysis);
   KILN_IMPL(PJRT_LoadedExecutable_Destroy);
   KILN_IMPL(PJRT_LoadedExecutable_GetExecutable);
   KILN_IMPL(PJRT_LoadedExecutable_AddressableDevices);

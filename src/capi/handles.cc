@@ -1,6 +1,8 @@
 #include "capi/handles.h"
 
 #include <cstdio>
+#include <cstring>
+#include <utility>
 #include <shared_mutex>
 #include <unordered_map>
 
@@ -154,10 +156,30 @@ PJRT_Executable* NewExecutable(std::shared_ptr<const compiler::Program> program)
     handle->output_memory_kinds.push_back("device");
     handle->output_memory_kind_sizes.push_back(6);
   }
+  for (size_t i = 0; i < program->parameter_shapes.size(); ++i) {
+    handle->parameter_memory_kinds.push_back("device");
+    handle->parameter_memory_kind_sizes.push_back(6);
+  }
   char fingerprint[17];
   std::snprintf(fingerprint, sizeof(fingerprint), "%016llx",
                 static_cast<unsigned long long>(program->fingerprint));
   handle->fingerprint = fingerprint;
+  // Named as XLA's cost analysis names them (JAX reads "flops").
+  const std::pair<const char*, double> costs[] = {
+      {"flops", program->cost.flops},
+      {"transcendentals", program->cost.transcendentals},
+      {"bytes accessed", program->cost.bytes_accessed},
+  };
+  for (const auto& [name, value] : costs) {
+    PJRT_NamedValue property{};
+    property.struct_size = PJRT_NamedValue_STRUCT_SIZE;
+    property.name = name;
+    property.name_size = std::strlen(name);
+    property.type = PJRT_NamedValue_kFloat;
+    property.float_value = static_cast<float>(value);
+    property.value_size = 1;
+    handle->cost_properties.push_back(property);
+  }
   handle->program = std::move(program);
   RegisterHandle(handle, HandleKind::kExecutable);
   return handle;

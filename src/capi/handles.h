@@ -123,7 +123,10 @@ struct PJRT_Executable {
   std::vector<size_t> output_ranks;
   std::vector<const char*> output_memory_kinds;
   std::vector<size_t> output_memory_kind_sizes;
+  std::vector<const char*> parameter_memory_kinds;
+  std::vector<size_t> parameter_memory_kind_sizes;
   std::string fingerprint;
+  std::vector<PJRT_NamedValue> cost_properties;  // GetCostAnalysis
 };
 
 struct PJRT_LoadedExecutable {

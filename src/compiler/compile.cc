@@ -1,6 +1,9 @@
 #include "compiler/compile.h"
 
+#include <algorithm>
+
 #include "compiler/lowering.h"
+#include "ir/op_names.h"
 #include "ir/printer.h"
 
 namespace kiln::compiler {
@@ -28,6 +31,130 @@ uint64_t Fnv1a(std::string_view text, uint64_t hash = 1469598103934665603ull) {
   return hash;
 }
 
+// The memory each value lives in: a view's root value, else the value itself.
+size_t MemoryRoot(const Graph& graph, ValueId value) {
+  const Placement& place = graph.placements[static_cast<size_t>(value)];
+  return place.storage == Storage::kAlias ? static_cast<size_t>(place.index)
+                                          : static_cast<size_t>(value);
+}
+
+// Ops whose kernels compute output element k from input elements k only,
+// reading each before writing it, so an output may share an input's memory.
+bool IsPointwise(std::string_view name) {
+  switch (ir::LookupOpCode(name)) {
+    case ir::OpCode::kAbs: case ir::OpCode::kAdd: case ir::OpCode::kAnd: case ir::OpCode::kAtan2:
+    case ir::OpCode::kCbrt: case ir::OpCode::kCeil: case ir::OpCode::kClamp:
+    case ir::OpCode::kConvert: case ir::OpCode::kCosine: case ir::OpCode::kCountLeadingZeros:
+    case ir::OpCode::kDivide: case ir::OpCode::kExponential:
+    case ir::OpCode::kExponentialMinusOne: case ir::OpCode::kFloor: case ir::OpCode::kLog:
+    case ir::OpCode::kLogPlusOne: case ir::OpCode::kLogistic: case ir::OpCode::kMaximum:
+    case ir::OpCode::kMinimum: case ir::OpCode::kMultiply: case ir::OpCode::kNegate:
+    case ir::OpCode::kNot: case ir::OpCode::kOr: case ir::OpCode::kPopcnt: case ir::OpCode::kPower:
+    case ir::OpCode::kReducePrecision: case ir::OpCode::kRemainder:
+    case ir::OpCode::kRoundNearestAfz: case ir::OpCode::kRoundNearestEven:
+    case ir::OpCode::kRsqrt: case ir::OpCode::kSelect: case ir::OpCode::kShiftLeft:
+    case ir::OpCode::kShiftRightArithmetic: case ir::OpCode::kShiftRightLogical:
+    case ir::OpCode::kSign: case ir::OpCode::kSine: case ir::OpCode::kSqrt:
+    case ir::OpCode::kSubtract: case ir::OpCode::kTan: case ir::OpCode::kTanh: case ir::OpCode::kXor:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Whether `node` may write its output `output` over the memory `memory`
+// that it also reads: a view copies nothing; a pointwise op reads element k
+// before writing it, when the inputs reading that memory line up with the
+// output element for element.
+bool SafeInPlace(const Graph& graph, const Node& node, ValueId output, size_t memory) {
+  if (node.output_aliases_input) return true;
+  if (!IsPointwise(node.op)) return false;
+  const Shape& out = graph.shape(output);
+  for (ValueId in : node.inputs) {
+    if (MemoryRoot(graph, in) != memory) continue;
+    const Shape& shape = graph.shape(in);
+    if (GetElementTypeInfo(shape.element_type).storage_bytes !=
+            GetElementTypeInfo(out.element_type).storage_bytes ||
+        shape.NumElements() != out.NumElements()) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Whether result `result` can be written into parameter `parameter`'s memory
+// without changing what the plan reads: every read of the parameter (by a
+// node, or by the copies of results made after the last node) comes before
+// the write. A view node writing its own input's memory copies nothing.
+bool CanWriteInPlace(const Graph& graph, size_t parameter, size_t result) {
+  const size_t memory = MemoryRoot(graph, graph.parameters[parameter]);
+  int64_t last_read = -1;
+  for (size_t n = 0; n < graph.nodes.size(); ++n) {
+    for (ValueId in : graph.nodes[n].inputs) {
+      if (MemoryRoot(graph, in) == memory) last_read = static_cast<int64_t>(n);
+    }
+  }
+  // Results not written by a node are copied after the last node, in order.
+  bool read_at_end = false;
+  for (size_t k = 0; k < graph.results.size(); ++k) {
+    const ValueId value = graph.results[k];
+    const bool copied = graph.placements[static_cast<size_t>(value)].storage != Storage::kResult;
+    if (copied && k != result && MemoryRoot(graph, value) == memory) read_at_end = true;
+  }
+  if (read_at_end) return false;
+  const ValueId written = graph.results[result];
+  if (graph.placements[static_cast<size_t>(written)].storage != Storage::kResult) return true;
+  for (size_t n = 0; n < graph.nodes.size(); ++n) {
+    const Node& node = graph.nodes[n];
+    if (std::find(node.outputs.begin(), node.outputs.end(), written) == node.outputs.end()) {
+      continue;
+    }
+    const auto at = static_cast<int64_t>(n);
+    return last_read < at || (last_read == at && SafeInPlace(graph, node, written, memory));
+  }
+  return false;
+}
+
+// Reads the entry function's donation attributes into `program`.
+Status PlanDonation(const ir::Operation& entry, const Graph& graph, Program& program) {
+  const size_t count = graph.parameters.size();
+  program.parameter_donatable.assign(count, false);
+  program.parameter_aliased_result.assign(count, -1);
+  program.alias_in_place.assign(count, false);
+  ir::Attribute arg_attrs = entry.GetAttr("arg_attrs");
+  if (!arg_attrs.Is(ir::AttrKind::kArray)) return Status::Ok();
+  std::vector<int> aliased_by(graph.results.size(), -1);
+  for (size_t i = 0; i < count && i < arg_attrs->elements.size(); ++i) {
+    const ir::Attribute& attrs = arg_attrs->elements[i];
+    if (!attrs.Is(ir::AttrKind::kDictionary)) continue;
+    ir::Attribute donor = attrs.Get("jax.buffer_donor");
+    if (donor.Is(ir::AttrKind::kBool) && donor->bool_value) program.parameter_donatable[i] = true;
+    ir::Attribute alias = attrs.Get("tf.aliasing_output");
+    if (!alias) continue;
+    if (!alias.Is(ir::AttrKind::kInteger) || alias->int_value < 0 ||
+        alias->int_value >= static_cast<int64_t>(graph.results.size())) {
+      return InvalidArgument("argument ", i, "'s tf.aliasing_output must be a result index below ",
+                             graph.results.size());
+    }
+    const auto result = static_cast<size_t>(alias->int_value);
+    const Shape& from = graph.shape(graph.parameters[i]);
+    const Shape& to = graph.shape(graph.results[result]);
+    if (from.element_type != to.element_type || from.dims != to.dims) {
+      return InvalidArgument("argument ", i, " (", from.ToString(), ") is aliased with result ",
+                             result, " (", to.ToString(), "); aliased values must have one type");
+    }
+    if (aliased_by[result] >= 0) {
+      return InvalidArgument("arguments ", aliased_by[result], " and ", i,
+                             " are both aliased with result ", result);
+    }
+    aliased_by[result] = static_cast<int>(i);
+    program.parameter_donatable[i] = true;
+    program.parameter_aliased_result[i] = static_cast<int>(result);
+    program.alias_in_place[i] = CanWriteInPlace(graph, i, result);
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 StatusOr<std::shared_ptr<const Program>> Compile(const ir::Module& module,
@@ -42,7 +169,9 @@ StatusOr<std::shared_ptr<const Program>> Compile(const ir::Module& module,
   program->name = module_name.Is(ir::AttrKind::kString) ? module_name->text : "main";
   for (ValueId id : graph->parameters) program->parameter_shapes.push_back(graph->shape(id));
   for (ValueId id : graph->results) program->result_shapes.push_back(graph->shape(id));
+  KILN_RETURN_IF_ERROR(PlanDonation(*entry, *graph, *program));
   program->graph = std::move(graph);
+  program->cost = AnalyzeCost(module, *entry);
   program->text = ir::PrintModule(module);
   std::string_view serialized(reinterpret_cast<const char*>(options.serialized.data()),
                               options.serialized.size());

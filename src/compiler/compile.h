@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/cost_analysis.h"
 #include "compiler/graph.h"
 #include "frontend/compile_options.h"
 #include "ir/module.h"
@@ -20,6 +21,15 @@ struct Program {
   std::vector<Shape> parameter_shapes;
   std::vector<Shape> result_shapes;
   frontend::CompileOptions options;
+  // Donation, per parameter (from the entry function's argument attributes):
+  // whether the framework may donate the argument (`jax.buffer_donor` or
+  // `tf.aliasing_output`), the result it may be overwritten with (-1: none),
+  // and whether that result can be computed in the argument's memory (the
+  // plan reads the parameter for the last time before it writes the result).
+  std::vector<bool> parameter_donatable;
+  std::vector<int> parameter_aliased_result;
+  std::vector<bool> alias_in_place;
+  CostAnalysis cost;  // GetCostAnalysis
   std::string text;  // the module as StableHLO text (OptimizedProgram)
   uint64_t fingerprint = 0;  // of the program text and the options
 };

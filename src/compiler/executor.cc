@@ -1,6 +1,7 @@
 #include "compiler/executor.h"
 
 #include <cstring>
+#include <new>
 
 namespace kiln::compiler {
 
@@ -8,7 +9,12 @@ uint8_t* ExecutionEnv::Arena(const Graph* graph, int64_t bytes) {
   Block& block = arenas_[graph];
   if (block.bytes < bytes) {
     constexpr int64_t kAlignment = 64;
-    block.storage.reset(new uint8_t[static_cast<size_t>(bytes + kAlignment)]);
+    block.storage.reset(new (std::nothrow) uint8_t[static_cast<size_t>(bytes + kAlignment)]);
+    if (block.storage == nullptr) {
+      block.aligned = nullptr;
+      block.bytes = 0;
+      return nullptr;
+    }
     const auto address = reinterpret_cast<uintptr_t>(block.storage.get());
     block.aligned = block.storage.get() + ((kAlignment - address % kAlignment) % kAlignment);
     block.bytes = bytes;
@@ -42,6 +48,10 @@ Status Execute(const Graph& graph, std::span<const void* const> parameters,
                            " arguments and ", results.size(), " result buffers");
   }
   uint8_t* arena = graph.arena_bytes > 0 ? env.Arena(&graph, graph.arena_bytes) : nullptr;
+  if (graph.arena_bytes > 0 && arena == nullptr) {
+    return ResourceExhausted("out of host memory: the program's intermediate values need ",
+                             graph.arena_bytes, " bytes");
+  }
   // Small graphs (region bodies run per loop iteration) keep their pointer
   // table on the stack.
   constexpr size_t kInline = 32;

@@ -28,6 +28,7 @@ class ExecutionEnv {
 
   // Memory for `graph`'s arena, at least `bytes`, 64-byte aligned; one per
   // graph, reused by later calls (a graph's runs never overlap in one env).
+  // Null when the memory cannot be allocated.
   uint8_t* Arena(const Graph* graph, int64_t bytes);
 
  private:

@@ -1,6 +1,7 @@
 // Lowering of the remaining single-device ops: composite (its decomposition
 // is inlined), custom_call (the targets JAX emits that Kiln understands),
-// replica_id / partition_id, tokens, reduce_precision, get_dimension_size.
+// replica_id / partition_id, tokens, tuples, reduce_precision,
+// get_dimension_size.
 #include <cstring>
 
 #include "compiler/lowering.h"
@@ -86,7 +87,51 @@ Status LowerGetDimensionSize(Lowering& lowering, const ir::Operation& op) {
   return Status::Ok();
 }
 
+// The value a tuple element stands for: tuples live only at compile time,
+// between the stablehlo.tuple that builds one and the get_tuple_element ops
+// that take it apart (walked through nested tuples without recursion).
+StatusOr<const ir::Value*> TupleElement(const ir::Operation& op) {
+  std::vector<int64_t> path = {IntAttr(op, "index", 0)};
+  const ir::Value* value = op.operand(0);
+  while (!path.empty()) {
+    const ir::Operation* producer = value->defining_op();
+    if (producer != nullptr && producer->code() == ir::OpCode::kGetTupleElement) {
+      path.push_back(IntAttr(*producer, "index", 0));
+      value = producer->operand(0);
+      continue;
+    }
+    if (producer == nullptr || producer->code() != ir::OpCode::kTuple) {
+      return Unimplemented("a tuple from ",
+                           producer == nullptr ? std::string("a block argument")
+                                               : producer->name(),
+                           "; Kiln takes tuples apart only where stablehlo.tuple builds them "
+                           "in the same function");
+    }
+    const int64_t index = path.back();
+    path.pop_back();
+    if (index < 0 || index >= static_cast<int64_t>(producer->operands().size())) {
+      return InvalidArgument("tuple index ", index, " out of range for a tuple of ",
+                             producer->operands().size(), " elements");
+    }
+    value = producer->operand(static_cast<size_t>(index));
+  }
+  return value;
+}
+
+// stablehlo.tuple emits nothing: its elements are found through the IR.
+Status LowerTuple(Lowering&, const ir::Operation&) { return Status::Ok(); }
+
+Status LowerGetTupleElement(Lowering& lowering, const ir::Operation& op) {
+  if (op.result(0)->type().Is(ir::TypeKind::kTuple)) return Status::Ok();  // a nested tuple
+  KILN_ASSIGN_OR_RETURN(const ir::Value* element, TupleElement(op));
+  KILN_ASSIGN_OR_RETURN(ValueId id, lowering.Lookup(element));
+  lowering.Bind(op.result(0), id);
+  return Status::Ok();
+}
+
 constexpr LoweringRule kRules[] = {
+    {ir::OpCode::kTuple, LowerTuple},
+    {ir::OpCode::kGetTupleElement, LowerGetTupleElement},
     {ir::OpCode::kComposite, LowerComposite},
     {ir::OpCode::kCustomCall, LowerCustomCall},
     {ir::OpCode::kReplicaId, LowerDeviceId},

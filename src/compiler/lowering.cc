@@ -67,6 +67,11 @@ StatusOr<Shape> Lowering::ShapeOf(const ir::Value* value) const {
 
 StatusOr<ValueId> Lowering::Lookup(const ir::Value* value) {
   if (auto it = values_.find(value); it != values_.end()) return it->second;
+  if (value->type().Is(ir::TypeKind::kTuple)) {
+    return Unimplemented("a tuple value used as an operand, argument or result; Kiln takes "
+                         "tuples apart only with get_tuple_element where stablehlo.tuple builds "
+                         "them");
+  }
   if (parent_ == nullptr) {
     return Internal("a value is used before it is defined (the verifier should have caught it)");
   }

@@ -29,6 +29,8 @@ class Lowering {
   // The graph value of an op's operand (captured into this region's graph
   // when it is defined outside it).
   StatusOr<ValueId> Input(const ir::Operation& op, size_t i);
+  // The graph value of any IR value in scope (captured like Input).
+  StatusOr<ValueId> Lookup(const ir::Value* value);
   // The static shape of an IR value; UNIMPLEMENTED for dynamic shapes.
   StatusOr<Shape> ShapeOf(const ir::Value* value) const;
 
@@ -66,7 +68,6 @@ class Lowering {
   Lowering(const ir::Module& module, Graph& graph, Lowering* parent, int depth)
       : module_(module), graph_(graph), parent_(parent), depth_(depth) {}
 
-  StatusOr<ValueId> Lookup(const ir::Value* value);
   Status LowerBlock(const ir::Block& block, std::vector<ValueId>* results);
   Status LowerOp(const ir::Operation& op);
   Status InlineCall(const ir::Operation& call);

@@ -49,6 +49,21 @@ bool Buffer::IsDeleted() const {
   return deleted_;
 }
 
+StatusOr<std::shared_ptr<DeviceMemory>> Buffer::Donate() {
+  std::lock_guard lock(mutex_);
+  if (deleted_) {
+    return FailedPrecondition("the donated buffer ", shape_.ToString(),
+                              " has been deleted or donated already");
+  }
+  if (external_references_ > 0) {
+    return InvalidArgument("the buffer ", shape_.ToString(), " is donated but has ",
+                           external_references_,
+                           " external references (e.g. a NumPy view of it); expected none");
+  }
+  deleted_ = true;
+  return std::move(memory_);
+}
+
 Status Buffer::IncreaseExternalReferenceCount() {
   std::lock_guard lock(mutex_);
   if (deleted_) {

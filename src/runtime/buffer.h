@@ -35,6 +35,10 @@ class Buffer {
   // waits for the last DecreaseExternalReferenceCount.
   void Delete();
   bool IsDeleted() const;
+  // Hands the memory to an execution that consumes the buffer (donation):
+  // the buffer reports itself deleted. FAILED_PRECONDITION if it is deleted,
+  // INVALID_ARGUMENT while external references (e.g. a NumPy view) exist.
+  StatusOr<std::shared_ptr<DeviceMemory>> Donate();
   Status IncreaseExternalReferenceCount();
   Status DecreaseExternalReferenceCount();
 

@@ -1,6 +1,8 @@
 #include "runtime/executable.h"
 
 #include <algorithm>
+#include <exception>
+#include <new>
 
 #include "runtime/client.h"
 #include "runtime/memory_space.h"
@@ -120,8 +122,42 @@ bool LoadedExecutable::IsDeleted() const {
   return deleted_;
 }
 
+namespace {
+
+// Which arguments this call donates: those the program may take, minus the
+// caller's exceptions. A donated buffer may not be passed twice.
+StatusOr<std::vector<bool>> DonatedArguments(const compiler::Program& program,
+                                             std::span<Buffer* const> arguments,
+                                             std::span<const int64_t> non_donatable) {
+  std::vector<bool> donated(arguments.size(), false);
+  for (size_t i = 0; i < arguments.size(); ++i) {
+    donated[i] = i < program.parameter_donatable.size() && program.parameter_donatable[i];
+  }
+  for (int64_t index : non_donatable) {
+    if (index < 0 || index >= static_cast<int64_t>(arguments.size())) {
+      return InvalidArgument(program.name, ": non-donatable input index ", index,
+                             " is out of range; the program takes ", arguments.size(),
+                             " arguments");
+    }
+    donated[static_cast<size_t>(index)] = false;
+  }
+  for (size_t i = 0; i < arguments.size(); ++i) {
+    if (!donated[i]) continue;
+    for (size_t k = 0; k < arguments.size(); ++k) {
+      if (k != i && arguments[k] == arguments[i]) {
+        return InvalidArgument(program.name, ": argument ", i,
+                               " is donated, so it cannot also be passed as argument ", k);
+      }
+    }
+  }
+  return donated;
+}
+
+}  // namespace
+
 StatusOr<LoadedExecutable::Run> LoadedExecutable::Execute(std::span<Buffer* const> arguments,
-                                                          Device* device) {
+                                                          Device* device,
+                                                          std::span<const int64_t> non_donatable) {
   if (IsDeleted()) {
     return FailedPrecondition("the executable ", program_->name, " was deleted");
   }
@@ -130,7 +166,6 @@ StatusOr<LoadedExecutable::Run> LoadedExecutable::Execute(std::span<Buffer* cons
     return InvalidArgument(program.name, " takes ", program.parameter_shapes.size(),
                            " arguments, found ", arguments.size());
   }
-  std::vector<std::shared_ptr<DeviceMemory>> inputs;
   std::vector<std::shared_ptr<Event>> ready;
   for (size_t i = 0; i < arguments.size(); ++i) {
     const Buffer& argument = *arguments[i];
@@ -145,19 +180,46 @@ StatusOr<LoadedExecutable::Run> LoadedExecutable::Execute(std::span<Buffer* cons
                              argument.device()->description().debug_string,
                              ", expected it on ", device->description().debug_string);
     }
-    auto memory = argument.memory();
+    if (argument.IsDeleted()) {
+      return InvalidArgument(program.name, ": argument ", i, " (", argument.shape().ToString(),
+                             ") has been deleted or donated; it holds no data");
+    }
+    ready.push_back(argument.ready_event());
+  }
+  KILN_ASSIGN_OR_RETURN(std::vector<bool> donated,
+                        DonatedArguments(program, arguments, non_donatable));
+  // Everything is checked: take the arguments' memory, donating where asked.
+  std::vector<std::shared_ptr<DeviceMemory>> inputs;
+  for (size_t i = 0; i < arguments.size(); ++i) {
+    auto memory = donated[i] ? arguments[i]->Donate() : arguments[i]->memory();
     if (!memory.ok()) {
-      return InvalidArgument(program.name, ": argument ", i, ": ", memory.status().message());
+      return Status(memory.status().code(),
+                    StrCat(program.name, ": argument ", i, ": ", memory.status().message()));
     }
     inputs.push_back(std::move(*memory));
-    ready.push_back(argument.ready_event());
+  }
+  MemorySpace* space = device->default_memory_space();
+  // Results written over a donated argument's memory: only memory Kiln owns
+  // (never a zero-copy view of the caller's host array), in this memory
+  // space, that nothing else holds.
+  std::vector<std::shared_ptr<DeviceMemory>> reused(program.result_shapes.size());
+  for (size_t i = 0; i < arguments.size(); ++i) {
+    const int result = program.parameter_aliased_result[i];
+    if (!donated[i] || result < 0 || !program.alias_in_place[i]) continue;
+    if (arguments[i]->memory_space() == space && inputs[i]->owned() &&
+        inputs[i].use_count() == 1) {
+      reused[static_cast<size_t>(result)] = inputs[i];
+    }
   }
   Run run;
   run.done = Event::Create();
-  MemorySpace* space = device->default_memory_space();
   std::vector<std::shared_ptr<DeviceMemory>> outputs;
-  for (const Shape& shape : program.result_shapes) {
-    KILN_ASSIGN_OR_RETURN(auto memory, space->Allocate(shape.ByteSize()));
+  for (size_t r = 0; r < program.result_shapes.size(); ++r) {
+    const Shape& shape = program.result_shapes[r];
+    std::shared_ptr<DeviceMemory> memory = std::move(reused[r]);
+    if (memory == nullptr) {
+      KILN_ASSIGN_OR_RETURN(memory, space->Allocate(shape.ByteSize()));
+    }
     outputs.push_back(memory);
     run.outputs.push_back(std::make_unique<Buffer>(shape, space, std::move(memory), run.done));
   }
@@ -176,7 +238,16 @@ StatusOr<LoadedExecutable::Run> LoadedExecutable::Execute(std::span<Buffer* cons
     for (const auto& memory : inputs) parameters.push_back(memory->data());
     std::vector<void*> results;
     for (const auto& memory : outputs) results.push_back(memory->data());
-    Status status = compiler::Execute(*program->graph, parameters, results, *env);
+    // Kernels allocate little, but an allocation failure must reach the
+    // framework through the run's event rather than end the process.
+    Status status;
+    try {
+      status = compiler::Execute(*program->graph, parameters, results, *env);
+    } catch (const std::bad_alloc&) {
+      status = ResourceExhausted("out of host memory while running ", program->name);
+    } catch (const std::exception& error) {
+      status = Internal("running ", program->name, " failed: ", error.what());
+    }
     std::lock_guard lock(envs->mutex);
     envs->idle.push_back(std::move(env));
     return status;

@@ -56,8 +56,11 @@ class LoadedExecutable {
     std::shared_ptr<Event> done;  // fires when the run finished
   };
   // Runs the program on `device` with `arguments` (checked against the
-  // program's parameters before anything runs).
-  StatusOr<Run> Execute(std::span<Buffer* const> arguments, Device* device);
+  // program's parameters before anything runs). Arguments the program may
+  // take as donations are donated (they report themselves deleted; an
+  // aliased result may reuse their memory) unless listed in `non_donatable`.
+  StatusOr<Run> Execute(std::span<Buffer* const> arguments, Device* device,
+                        std::span<const int64_t> non_donatable = {});
 
  private:
   LoadedExecutable(Client* client, std::shared_ptr<const compiler::Program> program,

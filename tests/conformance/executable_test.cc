@@ -1,5 +1,6 @@
 // Compilation and executables. A plugin that cannot compile yet must fail
 // cleanly; one that can must run a small StableHLO program.
+#include <map>
 #include <string>
 #include <string_view>
 
@@ -66,12 +67,15 @@ TEST_F(ExecutableTest, UnknownProgramFormatFails) {
 // (`num_args` of them); the output and completion event go to `result` and
 // `done`. Returns the call's status.
 Status ExecuteOnce(PJRT_LoadedExecutable* loaded, std::vector<PJRT_Buffer*> arguments,
-                   size_t num_args, BufferPtr* result, EventPtr* done) {
+                   size_t num_args, BufferPtr* result, EventPtr* done,
+                   std::vector<int64_t> non_donatable = {}) {
   PJRT_Buffer* const* argument_lists[1] = {arguments.data()};
   PJRT_Buffer* results[1] = {nullptr};
   PJRT_Buffer** output_lists[1] = {results};
   PJRT_Event* complete[1] = {nullptr};
   auto options = MAKE_ARGS(PJRT_ExecuteOptions);
+  options.non_donatable_input_indices = non_donatable.data();
+  options.num_non_donatable_input_indices = non_donatable.size();
   auto execute = MAKE_ARGS(PJRT_LoadedExecutable_Execute_Args);
   execute.executable = loaded;
   execute.options = &options;
@@ -324,6 +328,102 @@ TEST_F(KilnExecutableTest, QueriesWithoutAnExecutableAreInvalid) {
   auto remove = MAKE_ARGS(PJRT_LoadedExecutable_Delete_Args);
   EXPECT_TRUE(HasCode(Consume(api()->PJRT_LoadedExecutable_Delete(&remove)),
                       PJRT_Error_Code_INVALID_ARGUMENT));
+}
+
+// y = x + x where x may be donated and overwritten with y.
+constexpr std::string_view kDonatingProgram = R"mlir(
+module @donating {
+  func.func public @main(%arg0: tensor<2xf32> {tf.aliasing_output = 0 : i32}) -> tensor<2xf32> {
+    %0 = stablehlo.add %arg0, %arg0 : tensor<2xf32>
+    return %0 : tensor<2xf32>
+  }
+}
+)mlir";
+
+bool IsDeleted(PJRT_Buffer* buffer) {
+  auto args = MAKE_ARGS(PJRT_Buffer_IsDeleted_Args);
+  args.buffer = buffer;
+  EXPECT_PJRT_OK(api()->PJRT_Buffer_IsDeleted(&args));
+  return args.is_deleted;
+}
+
+// A donated argument reports itself deleted; the caller can exclude it with
+// non_donatable_input_indices; a donated buffer cannot be passed again.
+TEST_F(KilnExecutableTest, DonationDeletesTheArgumentUnlessExcluded) {
+  LoadedExecutablePtr loaded;
+  ASSERT_TRUE(Compile(client_.get(), "mlir", kDonatingProgram, &loaded).ok());
+  BufferPtr kept = MakeBuffer(client_.get(), device_, std::vector<float>{1.5f, -2}, {2});
+  BufferPtr result;
+  EventPtr done;
+  ASSERT_TRUE(IsOk(ExecuteOnce(loaded.get(), {kept.get()}, 1, &result, &done, {0})));
+  ASSERT_TRUE(IsOk(Await(done.get())));
+  EXPECT_FALSE(IsDeleted(kept.get()));
+  EXPECT_EQ(Read<float>(result.get()), (std::vector<float>{3, -4}));
+
+  ASSERT_TRUE(IsOk(ExecuteOnce(loaded.get(), {kept.get()}, 1, &result, &done)));
+  EXPECT_TRUE(IsDeleted(kept.get()));
+  ASSERT_TRUE(IsOk(Await(done.get())));
+  EXPECT_EQ(Read<float>(result.get()), (std::vector<float>{3, -4}));
+
+  BufferPtr again;
+  Status reuse = ExecuteOnce(loaded.get(), {kept.get()}, 1, &again, &done);
+  EXPECT_TRUE(HasCode(reuse, PJRT_Error_Code_INVALID_ARGUMENT));
+  EXPECT_NE(reuse.message.find("deleted or donated"), std::string::npos) << reuse.message;
+
+  Status range = ExecuteOnce(loaded.get(), {result.get()}, 1, &again, &done, {3});
+  EXPECT_TRUE(HasCode(range, PJRT_Error_Code_INVALID_ARGUMENT));
+  EXPECT_NE(range.message.find("non-donatable input index 3"), std::string::npos)
+      << range.message;
+  EXPECT_FALSE(IsDeleted(result.get()));
+}
+
+TEST_F(KilnExecutableTest, ExecuteRejectsNullArgumentAndOutputRows) {
+  LoadedExecutablePtr loaded;
+  ASSERT_TRUE(Compile(client_.get(), "mlir", kAddProgram, &loaded).ok());
+  PJRT_Buffer* const* argument_lists[1] = {nullptr};
+  PJRT_Buffer* results[1] = {nullptr};
+  PJRT_Buffer** output_lists[1] = {results};
+  auto options = MAKE_ARGS(PJRT_ExecuteOptions);
+  auto execute = MAKE_ARGS(PJRT_LoadedExecutable_Execute_Args);
+  execute.executable = loaded.get();
+  execute.options = &options;
+  execute.argument_lists = argument_lists;
+  execute.num_devices = 1;
+  execute.num_args = 1;
+  execute.output_lists = output_lists;
+  Status row = Consume(api()->PJRT_LoadedExecutable_Execute(&execute));
+  EXPECT_TRUE(HasCode(row, PJRT_Error_Code_INVALID_ARGUMENT));
+  EXPECT_NE(row.message.find("argument_lists[0]"), std::string::npos) << row.message;
+
+  BufferPtr input = MakeBuffer(client_.get(), device_, std::vector<float>{1, 2}, {2});
+  PJRT_Buffer* arguments[1] = {input.get()};
+  argument_lists[0] = arguments;
+  output_lists[0] = nullptr;
+  Status outputs = Consume(api()->PJRT_LoadedExecutable_Execute(&execute));
+  EXPECT_TRUE(HasCode(outputs, PJRT_Error_Code_INVALID_ARGUMENT));
+  EXPECT_NE(outputs.message.find("output_lists[0]"), std::string::npos) << outputs.message;
+}
+
+TEST_F(KilnExecutableTest, CostAnalysisCountsTheProgramsWork) {
+  LoadedExecutablePtr loaded;
+  ASSERT_TRUE(Compile(client_.get(), "mlir", kAddProgram, &loaded).ok());
+  auto get = MAKE_ARGS(PJRT_LoadedExecutable_GetExecutable_Args);
+  get.loaded_executable = loaded.get();
+  ASSERT_PJRT_OK(api()->PJRT_LoadedExecutable_GetExecutable(&get));
+  auto cost = MAKE_ARGS(PJRT_Executable_GetCostAnalysis_Args);
+  cost.executable = get.executable;
+  ASSERT_PJRT_OK(api()->PJRT_Executable_GetCostAnalysis(&cost));
+  std::map<std::string, float> values;
+  for (size_t i = 0; i < cost.num_properties; ++i) {
+    const PJRT_NamedValue& property = cost.properties[i];
+    ASSERT_EQ(property.type, PJRT_NamedValue_kFloat);
+    values[std::string(property.name, property.name_size)] = property.float_value;
+  }
+  EXPECT_EQ(values["flops"], 2);  // one add per element
+  EXPECT_EQ(values["bytes accessed"], 24);  // two 8-byte operands, one 8-byte result
+  auto destroy = MAKE_ARGS(PJRT_Executable_Destroy_Args);
+  destroy.executable = get.executable;
+  ASSERT_PJRT_OK(api()->PJRT_Executable_Destroy(&destroy));
 }
 
 }  // namespace

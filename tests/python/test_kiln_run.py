@@ -33,6 +33,25 @@ def test_run_reports_each_case_and_fails_when_a_check_fails():
     assert lines[-1] == "3 cases, 1 failed, 4 checks"
 
 
+def test_run_takes_tuples_apart():
+    result = kiln("run", str(RUN_DATA / "tuples.mlir"))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.strip().splitlines()[-1] == "2 cases, 0 failed, 3 checks", result.stdout
+
+
+def test_run_rejects_a_tuple_it_cannot_take_apart(tmp_path):
+    program = tmp_path / "tuple_argument.mlir"
+    program.write_text("""
+func.func @main(%t: tuple<tensor<f32>, tensor<f32>>) -> tensor<f32> {
+  %x = stablehlo.get_tuple_element %t[0] : (tuple<tensor<f32>, tensor<f32>>) -> tensor<f32>
+  func.return %x : tensor<f32>
+}
+""")
+    result = kiln("run", str(program))
+    assert result.returncode != 0
+    assert "UNIMPLEMENTED" in result.stdout + result.stderr, result.stdout + result.stderr
+
+
 def test_run_rejects_wrong_inputs():
     result = kiln("run", str(RUN_DATA / "add.mlir"), "dense<[1.0]> : tensor<1xf32>")
     assert result.returncode == 1
