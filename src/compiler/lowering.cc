@@ -21,7 +21,7 @@ const std::array<const LoweringRule*, 1024>& Rules() {
     auto* rules = new std::array<const LoweringRule*, 1024>{};
     for (auto family : {ElementwiseLowerings(), ShapeLowerings(), MiscLowerings(),
                         CheckLowerings(), ReduceLowerings(), RegionLowerings(),
-                        LinalgLowerings(), IndexingLowerings()}) {
+                        LinalgLowerings(), IndexingLowerings(), DynamicLowerings()}) {
       for (const LoweringRule& rule : family) rules->at(static_cast<size_t>(rule.code)) = &rule;
     }
     return rules;

@@ -105,6 +105,9 @@ std::span<const LoweringRule> ReduceLowerings();
 std::span<const LoweringRule> RegionLowerings();
 std::span<const LoweringRule> LinalgLowerings();
 std::span<const LoweringRule> IndexingLowerings();
+// dynamic_iota / dynamic_broadcast_in_dim / dynamic_reshape with static
+// result types (lower_dynamic.cc).
+std::span<const LoweringRule> DynamicLowerings();
 
 // The data of a dense elements attribute laid out as a Kiln buffer of
 // `shape`: splats expanded, and signed sub-byte integers (which attributes

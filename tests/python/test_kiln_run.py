@@ -39,6 +39,12 @@ def test_run_takes_tuples_apart():
     assert result.stdout.strip().splitlines()[-1] == "2 cases, 0 failed, 3 checks", result.stdout
 
 
+def test_run_lowers_dynamic_ops_with_static_results():
+    result = kiln("run", str(RUN_DATA / "dynamic.mlir"))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.strip().splitlines()[-1] == "3 cases, 0 failed, 3 checks", result.stdout
+
+
 def test_run_rejects_a_tuple_it_cannot_take_apart(tmp_path):
     program = tmp_path / "tuple_argument.mlir"
     program.write_text("""
