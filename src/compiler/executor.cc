@@ -3,6 +3,8 @@
 #include <cstring>
 #include <new>
 
+#include "kernels/float_env.h"
+
 namespace kiln::compiler {
 
 uint8_t* ExecutionEnv::Arena(const Graph* graph, int64_t bytes) {
@@ -42,6 +44,9 @@ Status RunContext::RunRegion(size_t index, std::span<const void* const> args,
 
 Status Execute(const Graph& graph, std::span<const void* const> parameters,
                std::span<void* const> results, ExecutionEnv& env) {
+  // Denormals flush to zero while a program runs, as on XLA's CPU backend;
+  // constant folding runs through here too, so folded values agree.
+  kernels::ScopedFlushDenormals flush_denormals;
   if (parameters.size() != graph.parameters.size() || results.size() != graph.results.size()) {
     return InvalidArgument("the program takes ", graph.parameters.size(), " arguments and gives ",
                            graph.results.size(), " results; called with ", parameters.size(),

@@ -8,6 +8,7 @@
 
 #include "compiler/lowering.h"
 #include "kernels/elementwise.h"
+#include "kernels/minifloat.h"
 
 namespace kiln::compiler {
 namespace {
@@ -16,9 +17,18 @@ enum class CheckKind : uint8_t { kEq, kAlmostEq, kClose };
 
 // Element `i` of a dense array as bits for ULP distances: the total-order
 // integer of a float (so adjacent floats differ by one).
-int64_t OrderedBits(const uint8_t* data, size_t bytes, int64_t i) {
+// One-byte floats (f8, and f6/f4 stored one per byte) have their sign in
+// bit `bit_width - 1`, except the unsigned f8E8M0FNU.
+int64_t OrderedBits(const uint8_t* data, size_t bytes, int64_t i, ElementType type) {
   int64_t bits = 0;
   switch (bytes) {
+    case 1: {
+      const int width = GetElementTypeInfo(type).bit_width;
+      const int64_t v = data[i];
+      if (type == ElementType::kF8E8M0FNU) return v;
+      const int64_t magnitude = v & ((int64_t{1} << (width - 1)) - 1);
+      return (v >> (width - 1)) & 1 ? -magnitude : magnitude;
+    }
     case 2: {
       int16_t v;
       std::memcpy(&v, data + i * 2, 2);
@@ -56,7 +66,8 @@ std::string Compare(const CheckSpec& spec, const Shape& shape, const void* actua
   const ElementType type = shape.element_type;
   const size_t bytes = GetElementTypeInfo(type).storage_bytes;
   const bool is_float = type == ElementType::kF16 || type == ElementType::kBF16 ||
-                        type == ElementType::kF32 || type == ElementType::kF64;
+                        type == ElementType::kF32 || type == ElementType::kF64 ||
+                        kernels::IsMinifloat(type);
   const bool is_complex = type == ElementType::kC64 || type == ElementType::kC128;
   if (!is_float && !is_complex) {
     if (std::memcmp(actual, expected, bytes * static_cast<size_t>(count)) == 0) return "";
@@ -89,8 +100,8 @@ std::string Compare(const CheckSpec& spec, const Shape& shape, const void* actua
       case CheckKind::kAlmostEq: ok = x == y || std::fabs(x - y) <= spec.tolerance; break;
       case CheckKind::kClose: {
         const int64_t ulps = std::llabs(
-            OrderedBits(static_cast<const uint8_t*>(actual), part_bytes, i) -
-            OrderedBits(static_cast<const uint8_t*>(expected), part_bytes, i));
+            OrderedBits(static_cast<const uint8_t*>(actual), part_bytes, i, part) -
+            OrderedBits(static_cast<const uint8_t*>(expected), part_bytes, i, part));
         ok = x == y || (ulps >= spec.min_ulps && ulps <= spec.max_ulps);
         break;
       }

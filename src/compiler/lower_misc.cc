@@ -33,6 +33,8 @@ Status LowerCustomCall(Lowering& lowering, const ir::Operation& op) {
     return BindOperands(lowering, op);
   }
   if (name.starts_with("check.")) return LowerCheckCustomCall(lowering, op, name);
+  KILN_ASSIGN_OR_RETURN(bool known, LowerKnownCustomCall(lowering, op, name));
+  if (known) return Status::Ok();
   return Unimplemented("custom_call target \"", name,
                        "\" is not supported by Kiln (it runs the StableHLO ops and the "
                        "sharding annotations JAX emits)");

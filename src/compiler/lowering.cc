@@ -21,7 +21,8 @@ const std::array<const LoweringRule*, 1024>& Rules() {
     auto* rules = new std::array<const LoweringRule*, 1024>{};
     for (auto family : {ElementwiseLowerings(), ShapeLowerings(), MiscLowerings(),
                         CheckLowerings(), ReduceLowerings(), RegionLowerings(),
-                        LinalgLowerings(), IndexingLowerings(), DynamicLowerings()}) {
+                        LinalgLowerings(), IndexingLowerings(), DynamicLowerings(),
+                        RandomLowerings(), FftLowerings(), SolverLowerings()}) {
       for (const LoweringRule& rule : family) rules->at(static_cast<size_t>(rule.code)) = &rule;
     }
     return rules;

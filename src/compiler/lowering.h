@@ -26,6 +26,8 @@ class Lowering {
 
   // --- For rules ---
   Graph& graph() { return graph_; }
+  // The module being lowered (for called computations named by symbol).
+  const ir::Module& module() const { return module_; }
   // The graph value of an op's operand (captured into this region's graph
   // when it is defined outside it).
   StatusOr<ValueId> Input(const ir::Operation& op, size_t i);
@@ -108,6 +110,15 @@ std::span<const LoweringRule> IndexingLowerings();
 // dynamic_iota / dynamic_broadcast_in_dim / dynamic_reshape with static
 // result types (lower_dynamic.cc).
 std::span<const LoweringRule> DynamicLowerings();
+std::span<const LoweringRule> RandomLowerings();  // lower_random.cc
+std::span<const LoweringRule> FftLowerings();     // lower_fft.cc
+// cholesky, triangular_solve, batch_norm_*, chlo.top_k (lower_solvers.cc).
+std::span<const LoweringRule> SolverLowerings();
+// custom_call targets JAX emits for a generic platform (Qr,
+// ProductOfElementaryHouseholderReflectors, ApproxTopK; lower_solvers.cc):
+// true when `target` is one of them and it was lowered.
+StatusOr<bool> LowerKnownCustomCall(Lowering& lowering, const ir::Operation& op,
+                                    std::string_view target);
 
 // The data of a dense elements attribute laid out as a Kiln buffer of
 // `shape`: splats expanded, and signed sub-byte integers (which attributes

@@ -138,6 +138,48 @@ C ComplexMin(C a, C b) {
   return (a.real() < b.real() || (a.real() == b.real() && a.imag() <= b.imag())) ? a : b;
 }
 
+// Complex divide as XLA's CPU backend does it: Smith's algorithm, then, only
+// when both parts are NaN, the zero-denominator, infinite-numerator and
+// infinite-denominator cases.
+template <typename T>
+T ComplexDivide(T x, T y) {
+  using R = typename T::value_type;
+  const R ar = x.real(), ai = x.imag(), br = y.real(), bi = y.imag();
+  const R abs_br = std::fabs(br), abs_bi = std::fabs(bi);
+  R cr, ci;
+  if (abs_br < abs_bi) {
+    const R ratio = br / bi, denominator = bi + ratio * br;
+    cr = (ratio * ar + ai) / denominator;
+    ci = (ratio * ai - ar) / denominator;
+  } else {
+    const R ratio = bi / br, denominator = br + ratio * bi;
+    cr = (ratio * ai + ar) / denominator;
+    ci = (ai - ratio * ar) / denominator;
+  }
+  if (!(std::isnan(cr) && std::isnan(ci))) return T(cr, ci);
+  const R inf = std::numeric_limits<R>::infinity();
+  if (abs_br == R(0) && abs_bi == R(0) && (!std::isnan(ar) || !std::isnan(ai))) {
+    const R signed_inf = std::copysign(inf, br);
+    return T(signed_inf * ar, signed_inf * ai);
+  }
+  // XLA's "finite" tests are ordered compares (|v| != inf): NaN is not finite.
+  const bool a_finite = std::isfinite(ar) && std::isfinite(ai);
+  const bool b_finite = std::isfinite(br) && std::isfinite(bi);
+  const bool a_infinite = std::isinf(ar) || std::isinf(ai);
+  const bool b_infinite = std::isinf(br) || std::isinf(bi);
+  if (a_infinite && b_finite) {
+    const R sr = std::copysign(std::isinf(ar) ? R(1) : R(0), ar);
+    const R si = std::copysign(std::isinf(ai) ? R(1) : R(0), ai);
+    return T(inf * (sr * br + si * bi), inf * (si * br - sr * bi));
+  }
+  if (b_infinite && a_finite) {
+    const R sr = std::copysign(std::isinf(br) ? R(1) : R(0), br);
+    const R si = std::copysign(std::isinf(bi) ? R(1) : R(0), bi);
+    return T(R(0) * (ar * sr + ai * si), R(0) * (ai * sr - ar * si));
+  }
+  return T(cr, ci);
+}
+
 template <typename C>
 C FloatSign(C x) {
   if (std::isnan(x) || x == C(0)) return x;
@@ -289,8 +331,8 @@ Status BinaryComplex(BinaryOp op, const void* a, const void* b, void* out, int64
   switch (op) {
     case BinaryOp::kAdd: map(2, [](T x, T y) { return x + y; }); break;
     case BinaryOp::kSubtract: map(2, [](T x, T y) { return x - y; }); break;
-    case BinaryOp::kMultiply: map(4, [](T x, T y) { return x * y; }); break;
-    case BinaryOp::kDivide: map(10, [](T x, T y) { return x / y; }); break;
+    case BinaryOp::kMultiply: map(4, [](T x, T y) { return ComplexMultiply(x, y); }); break;
+    case BinaryOp::kDivide: map(10, [](T x, T y) { return ComplexDivide(x, y); }); break;
     case BinaryOp::kPower: map(80, [](T x, T y) { return std::pow(x, y); }); break;
     case BinaryOp::kMaximum: map(2, [](T x, T y) { return ComplexMax(x, y); }); break;
     case BinaryOp::kMinimum: map(2, [](T x, T y) { return ComplexMin(x, y); }); break;

@@ -3,12 +3,25 @@
 // runs over contiguous memory in chunks split across kernels::ParallelFor.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 
 #include "base/element_type.h"
 #include "base/status.h"
 
 namespace kiln::kernels {
+
+// Complex multiply exactly as XLA's CPU backend computes it: the textbook
+// formula with LLVM's multiply-add contraction, re = fma(xr, yr, -(xi * yi)),
+// im = fma(xr, yi, xi * yr). No C99 Annex G recovery (std::complex's
+// operator* would turn (inf + 1i) * (0 - inf i) into an infinity, XLA gives
+// NaN), and (1e30 - 1e30i)^2 has re = -inf, not inf - inf. Shared by the
+// elementwise, reduction and scatter kernels.
+template <typename T>
+inline T ComplexMultiply(const T& x, const T& y) {
+  return T(std::fma(x.real(), y.real(), -(x.imag() * y.imag())),
+           std::fma(x.real(), y.imag(), x.imag() * y.real()));
+}
 
 enum class UnaryOp : uint8_t {
   kAbs, kCbrt, kCeil, kCosine, kCountLeadingZeros, kExponential, kExponentialMinusOne,

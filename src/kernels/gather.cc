@@ -9,6 +9,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "kernels/elementwise.h"
 #include "kernels/parallel.h"
 #include "kernels/types.h"
 
@@ -87,7 +88,14 @@ Box ByteBox(size_t element_bytes, std::span<const int64_t> dims, std::span<const
   src_bytes.push_back(1);
   dst_bytes.push_back(1);
   Box box = Normalize(all_dims, src_bytes, dst_bytes);
-  if (box.dims.empty()) box = Box{{1}, {1}, {1}};  // one byte-sized element
+  // CopyBytes needs a last dimension contiguous on both sides. Normalize drops
+  // the byte dimension of 1-byte elements, so add it back as a run of one
+  // byte when the last remaining dimension is strided (or none is left).
+  if (box.dims.empty() || box.src.back() != 1 || box.dst.back() != 1) {
+    box.dims.push_back(1);
+    box.src.push_back(1);
+    box.dst.push_back(1);
+  }
   return box;
 }
 
@@ -275,7 +283,7 @@ inline T Combine(T a, T b) {
     if constexpr (kOp == ReduceOp::kMaximum) return a >= b ? a : b;
     return a <= b ? a : b;
   } else if constexpr (kIsComplex<T>) {
-    if constexpr (kOp == ReduceOp::kMultiply) return a * b;
+    if constexpr (kOp == ReduceOp::kMultiply) return ComplexMultiply(a, b);
     return a + b;  // ScatterAccepts admits only add and multiply
   } else {
     using C = ComputeType<T>;

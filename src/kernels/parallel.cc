@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "base/env.h"
+#include "kernels/float_env.h"
 
 namespace kiln::kernels {
 namespace {
@@ -34,7 +35,12 @@ int DetectThreads() {
 class Pool {
  public:
   explicit Pool(int threads) {
-    for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { Work(); });
+    for (int i = 1; i < threads; ++i) {
+      workers_.emplace_back([this] {
+        FlushDenormalsOnThisThread();  // as the programs' own threads (float_env.h)
+        Work();
+      });
+    }
   }
   ~Pool() {
     {

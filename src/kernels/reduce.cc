@@ -9,6 +9,7 @@
 #include <memory>
 #include <type_traits>
 
+#include "kernels/elementwise.h"
 #include "kernels/parallel.h"
 #include "kernels/types.h"
 
@@ -56,7 +57,7 @@ inline T Apply(T a, T b) {
     if constexpr (kOp == ReduceOp::kXor) return static_cast<T>(a ^ b);
   } else if constexpr (kIsComplex<T>) {
     if constexpr (kOp == ReduceOp::kAdd) return a + b;
-    if constexpr (kOp == ReduceOp::kMultiply) return a * b;
+    if constexpr (kOp == ReduceOp::kMultiply) return ComplexMultiply(a, b);
     // Lexicographic (real, then imaginary), as the elementwise max/min.
     const bool a_first = a.real() > b.real() || (a.real() == b.real() && a.imag() >= b.imag());
     const bool a_last = a.real() < b.real() || (a.real() == b.real() && a.imag() <= b.imag());

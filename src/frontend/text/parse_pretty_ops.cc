@@ -1,4 +1,7 @@
 // Pretty forms of ops without regions, mirroring src/ir/printer_ops.cc.
+#include <cstdlib>
+#include <string>
+
 #include "frontend/text/parser_impl.h"
 #include "ir/printer.h"
 
@@ -381,9 +384,15 @@ bool ParseCheck(Parser& p, OpFrame& f) {
       op.SetAttr("probe_id", Attribute::String(Lexer::StringValue(p.token().spelling)));
       p.Advance();
     } else if (keyword == "tolerance") {
-      Attribute tolerance;
-      if (!p.ParseAttribute(tolerance)) return false;
-      op.SetAttr("tolerance", tolerance);
+      // A bare number (an f64 attribute): the `: T` after it is the op's type.
+      const bool negative = p.Consume(TokenKind::kMinus);
+      if (!p.token().Is(TokenKind::kFloat) && !p.token().Is(TokenKind::kInteger)) {
+        return p.FailExpected("a number");
+      }
+      const double magnitude = std::strtod(std::string(p.token().spelling).c_str(), nullptr);
+      p.Advance();
+      op.SetAttr("tolerance", Attribute::Float(negative ? -magnitude : magnitude,
+                                               Type::Element(ElementType::kF64)));
     } else {
       int64_t value = 0;
       if (!p.ParseInteger(value)) return false;

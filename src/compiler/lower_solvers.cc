@@ -1,0 +1,363 @@
+// Lowering of the linear-algebra solvers and batch normalization onto
+// kernels/solvers.h and kernels/batch_norm.h: cholesky, triangular_solve,
+// batch_norm_{inference,training,grad}, chlo.top_k, and the custom calls
+// JAX emits for a platform that is neither CPU nor GPU (Qr,
+// ProductOfElementaryHouseholderReflectors, ApproxTopK), reached from
+// custom_call's rule through LowerKnownCustomCall.
+#include <algorithm>
+#include <functional>
+#include <numeric>
+
+#include "compiler/lowering.h"
+#include "kernels/batch_norm.h"
+#include "kernels/solvers.h"
+
+namespace kiln::compiler {
+namespace {
+
+bool BoolAttr(const ir::Operation& op, std::string_view name, bool fallback) {
+  ir::Attribute attribute = op.GetAttr(name);
+  if (attribute.Is(ir::AttrKind::kBool)) return attribute->bool_value;
+  if (attribute.Is(ir::AttrKind::kUnit)) return true;
+  return fallback;
+}
+
+int64_t Product(std::span<const int64_t> dims) {
+  return std::accumulate(dims.begin(), dims.end(), int64_t{1}, std::multiplies<>());
+}
+
+// A batch of matrices [..., rows, cols]: the batch size and the matrix dims.
+struct Matrices {
+  int64_t batch = 1, rows = 0, cols = 0;
+};
+
+StatusOr<Matrices> MatricesOf(const Shape& shape, std::string_view what) {
+  if (shape.dims.size() < 2) {
+    return InvalidArgument(what, " must have rank >= 2 ([..., rows, columns]), found ",
+                           shape.ToString());
+  }
+  const size_t rank = shape.dims.size();
+  return Matrices{Product(std::span(shape.dims).first(rank - 2)), shape.dims[rank - 2],
+                  shape.dims[rank - 1]};
+}
+
+bool IsLinalgType(ElementType type) {
+  return type == ElementType::kF32 || type == ElementType::kF64 || type == ElementType::kC64 ||
+         type == ElementType::kC128;
+}
+
+Status CheckLinalgType(const Shape& shape, std::string_view what) {
+  if (IsLinalgType(shape.element_type)) return Status::Ok();
+  return Unimplemented(what, " runs in f32, f64, c64 and c128; found ", shape.ToString());
+}
+
+// --- cholesky, triangular_solve ----------------------------------------------
+
+Status LowerCholesky(Lowering& lowering, const ir::Operation& op) {
+  KILN_ASSIGN_OR_RETURN(Shape shape, lowering.ShapeOf(op.operand(0)));
+  KILN_RETURN_IF_ERROR(CheckLinalgType(shape, "cholesky"));
+  KILN_ASSIGN_OR_RETURN(Matrices a, MatricesOf(shape, "cholesky's operand"));
+  if (a.rows != a.cols) return InvalidArgument("cholesky needs square matrices, found ",
+                                               shape.ToString());
+  const bool lower = BoolAttr(op, "lower", false);
+  return lowering.Emit(op, [type = shape.element_type, a, lower](RunContext& ctx) {
+    return kernels::Cholesky(type, ctx.in(0), ctx.out(0), a.batch, a.rows, lower);
+  });
+}
+
+StatusOr<kernels::TriangularTranspose> TransposeOf(const ir::Operation& op) {
+  const std::string_view transpose = EnumAttr(op, "transpose_a", "NO_TRANSPOSE");
+  if (transpose == "NO_TRANSPOSE") return kernels::TriangularTranspose::kNoTranspose;
+  if (transpose == "TRANSPOSE") return kernels::TriangularTranspose::kTranspose;
+  if (transpose == "ADJOINT") return kernels::TriangularTranspose::kAdjoint;
+  return InvalidArgument("transpose_a must be NO_TRANSPOSE, TRANSPOSE or ADJOINT, found ",
+                         transpose);
+}
+
+Status LowerTriangularSolve(Lowering& lowering, const ir::Operation& op) {
+  KILN_ASSIGN_OR_RETURN(Shape a_shape, lowering.ShapeOf(op.operand(0)));
+  KILN_ASSIGN_OR_RETURN(Shape b_shape, lowering.ShapeOf(op.operand(1)));
+  KILN_RETURN_IF_ERROR(CheckLinalgType(b_shape, "triangular_solve"));
+  KILN_ASSIGN_OR_RETURN(Matrices a, MatricesOf(a_shape, "triangular_solve's a"));
+  KILN_ASSIGN_OR_RETURN(Matrices b, MatricesOf(b_shape, "triangular_solve's b"));
+  const bool left_side = BoolAttr(op, "left_side", false);
+  const int64_t k = left_side ? b.rows : b.cols;
+  if (a_shape.element_type != b_shape.element_type || a.rows != k || a.cols != k ||
+      a.batch != b.batch) {
+    return InvalidArgument("triangular_solve: a ", a_shape.ToString(), " does not match b ",
+                           b_shape.ToString(), (left_side ? " (left side)" : " (right side)"));
+  }
+  KILN_ASSIGN_OR_RETURN(kernels::TriangularTranspose transpose, TransposeOf(op));
+  const bool lower = BoolAttr(op, "lower", false);
+  const bool unit = BoolAttr(op, "unit_diagonal", false);
+  return lowering.Emit(op, [type = b_shape.element_type, b, left_side, lower, unit,
+                            transpose](RunContext& ctx) {
+    return kernels::TriangularSolve(type, ctx.in(0), ctx.in(1), ctx.out(0), b.batch, b.rows,
+                                    b.cols, left_side, lower, unit, transpose);
+  });
+}
+
+// --- batch norm --------------------------------------------------------------
+
+StatusOr<kernels::BatchNormShape> BatchNormShapeOf(Lowering& lowering,
+                                                   const ir::Operation& op) {
+  KILN_ASSIGN_OR_RETURN(Shape shape, lowering.ShapeOf(op.operand(0)));
+  const int64_t feature = IntAttr(op, "feature_index", -1);
+  const auto rank = static_cast<int64_t>(shape.dims.size());
+  if (feature < 0 || feature >= rank) {
+    return InvalidArgument("feature_index ", feature, " is outside ", shape.ToString());
+  }
+  const std::span<const int64_t> dims(shape.dims);
+  const auto f = static_cast<size_t>(feature);
+  kernels::BatchNormShape result{Product(dims.first(f)), dims[f], Product(dims.subspan(f + 1))};
+  for (size_t i = 1; i < op.operands().size(); ++i) {
+    KILN_ASSIGN_OR_RETURN(Shape operand, lowering.ShapeOf(op.operand(i)));
+    if (operand.element_type != shape.element_type) {
+      return InvalidArgument("operand ", i, " is ", operand.ToString(), ", expected ",
+                             GetElementTypeInfo(shape.element_type).name, " elements");
+    }
+    if (operand.NumElements() != shape.NumElements() && operand.NumElements() != result.features) {
+      return InvalidArgument("operand ", i, " ", operand.ToString(), " must have ",
+                             result.features, " features");
+    }
+  }
+  return result;
+}
+
+float Epsilon(const ir::Operation& op) {
+  ir::Attribute attribute = op.GetAttr("epsilon");
+  return attribute.Is(ir::AttrKind::kFloat) ? static_cast<float>(attribute->float_value) : 0.0f;
+}
+
+Status LowerBatchNorm(Lowering& lowering, const ir::Operation& op) {
+  KILN_ASSIGN_OR_RETURN(kernels::BatchNormShape shape, BatchNormShapeOf(lowering, op));
+  KILN_ASSIGN_OR_RETURN(Shape operand, lowering.ShapeOf(op.operand(0)));
+  const ElementType type = operand.element_type;
+  const float epsilon = Epsilon(op);
+  switch (op.code()) {
+    case ir::OpCode::kBatchNormInference:
+      return lowering.Emit(op, [=](RunContext& ctx) {
+        return kernels::BatchNormInference(type, ctx.in(0), ctx.in(1), ctx.in(2), ctx.in(3),
+                                           ctx.in(4), ctx.out(0), shape, epsilon);
+      });
+    case ir::OpCode::kBatchNormTraining:
+      return lowering.Emit(op, [=](RunContext& ctx) {
+        return kernels::BatchNormTraining(type, ctx.in(0), ctx.in(1), ctx.in(2), ctx.out(0),
+                                          ctx.out(1), ctx.out(2), shape, epsilon);
+      });
+    default:
+      return lowering.Emit(op, [=](RunContext& ctx) {
+        return kernels::BatchNormGrad(type, ctx.in(0), ctx.in(1), ctx.in(2), ctx.in(3),
+                                      ctx.in(4), ctx.out(0), ctx.out(1), ctx.out(2), shape,
+                                      epsilon);
+      });
+  }
+}
+
+// --- top-k -------------------------------------------------------------------
+
+// Emits an exact top-k of inputs[0] along `dimension`, carrying the other
+// inputs along: the op's results are the selected inputs, then, when
+// `with_indices`, the positions selected (i32).
+Status EmitTopK(Lowering& lowering, const ir::Operation& op, std::vector<ValueId> inputs,
+                int64_t dimension, kernels::TopKOrder order, bool with_indices) {
+  const Shape keys = lowering.graph().shape(inputs[0]);
+  KILN_ASSIGN_OR_RETURN(Shape result, lowering.ShapeOf(op.result(0)));
+  const auto rank = static_cast<int64_t>(keys.dims.size());
+  if (dimension < 0 || dimension >= rank || result.dims.size() != keys.dims.size()) {
+    return InvalidArgument("top-k dimension ", dimension, " is outside ", keys.ToString());
+  }
+  const auto d = static_cast<size_t>(dimension);
+  const int64_t size = keys.dims[d], k = result.dims[d];
+  std::vector<int64_t> payload_bytes;
+  std::vector<Shape> outputs;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Shape& input = lowering.graph().shape(inputs[i]);
+    KILN_ASSIGN_OR_RETURN(Shape output, lowering.ShapeOf(op.result(i)));
+    if (input.dims != keys.dims || output.dims != result.dims || k > size) {
+      return InvalidArgument("top-k operand ", input.ToString(), " and result ",
+                             output.ToString(), " do not match keys ", keys.ToString());
+    }
+    if (i > 0) {
+      payload_bytes.push_back(
+          static_cast<int64_t>(GetElementTypeInfo(input.element_type).storage_bytes));
+    }
+    outputs.push_back(std::move(output));
+  }
+  if (with_indices) {
+    KILN_ASSIGN_OR_RETURN(Shape indices, lowering.ShapeOf(op.result(inputs.size())));
+    if (indices.element_type != ElementType::kS32 || indices.dims != result.dims) {
+      return InvalidArgument("top-k indices must be s32 of shape ", result.ToString(),
+                             ", found ", indices.ToString());
+    }
+    outputs.push_back(std::move(indices));
+  }
+  const std::span<const int64_t> dims(keys.dims);
+  const int64_t outer = Product(dims.first(d)), inner = Product(dims.subspan(d + 1));
+  KILN_ASSIGN_OR_RETURN(
+      std::vector<ValueId> ids,
+      lowering.EmitNode(op, std::move(inputs), std::move(outputs),
+                        [=, type = keys.element_type](RunContext& ctx) {
+                          std::vector<const void*> payloads;
+                          std::vector<void*> out_payloads;
+                          for (size_t p = 1; p < payload_bytes.size() + 1; ++p) {
+                            payloads.push_back(ctx.in(p));
+                            out_payloads.push_back(ctx.out(p));
+                          }
+                          return kernels::TopK(type, ctx.in(0), ctx.out(0), outer, size,
+                                               inner, k, order, payloads.data(),
+                                               out_payloads.data(), payload_bytes.data(),
+                                               static_cast<int64_t>(payload_bytes.size()),
+                                               with_indices ? static_cast<int32_t*>(ctx.out(
+                                                                  payload_bytes.size() + 1))
+                                                            : nullptr);
+                        }));
+  for (size_t i = 0; i < ids.size(); ++i) lowering.Bind(op.result(i), ids[i]);
+  return Status::Ok();
+}
+
+// chlo.top_k: the k largest along the last dimension and their i32 indices.
+Status LowerChloTopK(Lowering& lowering, const ir::Operation& op) {
+  KILN_ASSIGN_OR_RETURN(ValueId keys, lowering.Input(op, 0));
+  const Shape shape = lowering.graph().shape(keys);
+  if (shape.dims.empty()) return InvalidArgument("top_k needs rank >= 1");
+  const auto dimension = static_cast<int64_t>(shape.dims.size() - 1);
+  return EmitTopK(lowering, op, {keys}, dimension, kernels::TopKOrder::kTotalOrderDescending,
+                  /*with_indices=*/true);
+}
+
+// The direction of ApproxTopK's comparator: a function whose body is one
+// compare GT/GE (largest first) or LT/LE of its first two arguments.
+StatusOr<bool> ComparatorIsGreater(Lowering& lowering, const ir::Operation& op) {
+  ir::Attribute called = op.GetAttr("called_computations");
+  if (called.Is(ir::AttrKind::kArray) && called->elements.size() == 1 &&
+      called->elements[0].Is(ir::AttrKind::kSymbolRef) &&
+      !called->elements[0]->symbol_path.empty()) {
+    const ir::Operation* function =
+        lowering.module().LookupFunction(called->elements[0]->symbol_path.back());
+    if (function != nullptr && function->num_regions() == 1 &&
+        function->region(0).num_blocks() == 1) {
+      const ir::Block& body = function->region(0).block(0);
+      for (const auto& inner : body.operations()) {
+        if (inner->code() != ir::OpCode::kCompare || inner->operands().size() != 2 ||
+            body.num_arguments() < 2) {
+          continue;
+        }
+        const bool in_order = inner->operand(0) == body.argument(0) &&
+                              inner->operand(1) == body.argument(1);
+        const bool swapped = inner->operand(0) == body.argument(1) &&
+                             inner->operand(1) == body.argument(0);
+        const std::string_view direction = EnumAttr(*inner, "comparison_direction");
+        const bool gt = direction == "GT" || direction == "GE";
+        const bool lt = direction == "LT" || direction == "LE";
+        if ((in_order || swapped) && (gt || lt)) return gt == in_order;
+      }
+    }
+  }
+  return Unimplemented("ApproxTopK's comparator must be one compare GT or LT of its first two "
+                       "arguments (lax.approx_max_k / approx_min_k's)");
+}
+
+// ApproxTopK(operands..., init values...): computed exactly (recall 1).
+Status LowerApproxTopK(Lowering& lowering, const ir::Operation& op) {
+  const size_t count = op.num_results();
+  if (count == 0 || op.operands().size() != 2 * count) {
+    return InvalidArgument("ApproxTopK takes N operands and N init values for N results, found ",
+                           op.operands().size(), " operands and ", count, " results");
+  }
+  ir::Attribute config = op.GetAttr("mhlo.backend_config");
+  ir::Attribute dimension =
+      config.Is(ir::AttrKind::kDictionary) ? config.Get("reduction_dim") : ir::Attribute();
+  if (!dimension.Is(ir::AttrKind::kInteger)) {
+    return InvalidArgument("ApproxTopK needs mhlo.backend_config = {reduction_dim = ...}");
+  }
+  KILN_ASSIGN_OR_RETURN(bool greater, ComparatorIsGreater(lowering, op));
+  std::vector<ValueId> inputs;
+  for (size_t i = 0; i < count; ++i) {
+    KILN_ASSIGN_OR_RETURN(ValueId input, lowering.Input(op, i));
+    inputs.push_back(input);
+  }
+  // XLA's CPU backend orders NaN and zeros differently when it selects
+  // every element (a sort) and when it selects fewer (its top-k).
+  const Shape keys = lowering.graph().shape(inputs[0]);
+  KILN_ASSIGN_OR_RETURN(Shape result, lowering.ShapeOf(op.result(0)));
+  const auto d = static_cast<size_t>(dimension->int_value);
+  const bool all = d < keys.dims.size() && d < result.dims.size() &&
+                   keys.dims[d] == result.dims[d];
+  kernels::TopKOrder order = kernels::TopKOrder::kApproxMin;
+  if (greater) {
+    order = all ? kernels::TopKOrder::kApproxMaxAll : kernels::TopKOrder::kTotalOrderDescending;
+  }
+  return EmitTopK(lowering, op, std::move(inputs), dimension->int_value, order,
+                  /*with_indices=*/false);
+}
+
+// --- QR ----------------------------------------------------------------------
+
+// Qr(a) -> (packed QR [..., m, n], taus [..., min(m, n)]) as LAPACK geqrf.
+Status LowerQr(Lowering& lowering, const ir::Operation& op) {
+  KILN_ASSIGN_OR_RETURN(Shape shape, lowering.ShapeOf(op.operand(0)));
+  KILN_RETURN_IF_ERROR(CheckLinalgType(shape, "Qr"));
+  KILN_ASSIGN_OR_RETURN(Matrices a, MatricesOf(shape, "Qr's operand"));
+  if (op.num_results() != 2) return InvalidArgument("Qr has two results (a, taus)");
+  KILN_ASSIGN_OR_RETURN(Shape packed, lowering.ShapeOf(op.result(0)));
+  KILN_ASSIGN_OR_RETURN(Shape taus, lowering.ShapeOf(op.result(1)));
+  if (packed.dims != shape.dims || taus.NumElements() != a.batch * std::min(a.rows, a.cols)) {
+    return InvalidArgument("Qr of ", shape.ToString(), " gives ", shape.ToString(),
+                           " and taus of min(m, n) per matrix, found ", packed.ToString(),
+                           " and ", taus.ToString());
+  }
+  return lowering.Emit(op, [type = shape.element_type, a](RunContext& ctx) {
+    return kernels::HouseholderQr(type, ctx.in(0), ctx.out(0), ctx.out(1), a.batch, a.rows,
+                                  a.cols);
+  });
+}
+
+// ProductOfElementaryHouseholderReflectors(a [..., m, n], taus [..., k]):
+// LAPACK orgqr.
+Status LowerHouseholderProduct(Lowering& lowering, const ir::Operation& op) {
+  if (op.operands().size() != 2 || op.num_results() != 1) {
+    return InvalidArgument("ProductOfElementaryHouseholderReflectors takes (a, taus)");
+  }
+  KILN_ASSIGN_OR_RETURN(Shape shape, lowering.ShapeOf(op.operand(0)));
+  KILN_ASSIGN_OR_RETURN(Shape taus, lowering.ShapeOf(op.operand(1)));
+  KILN_RETURN_IF_ERROR(CheckLinalgType(shape, "ProductOfElementaryHouseholderReflectors"));
+  KILN_ASSIGN_OR_RETURN(Matrices a, MatricesOf(shape, "the reflectors"));
+  const int64_t k = taus.dims.empty() ? 0 : taus.dims.back();
+  if (taus.element_type != shape.element_type || taus.NumElements() != a.batch * k ||
+      a.rows < a.cols || a.cols < k) {
+    return InvalidArgument("ProductOfElementaryHouseholderReflectors: a ", shape.ToString(),
+                           " (rows >= columns) and taus ", taus.ToString(),
+                           " (at most columns per matrix) do not match");
+  }
+  return lowering.Emit(op, [type = shape.element_type, a, k](RunContext& ctx) {
+    return kernels::HouseholderProduct(type, ctx.in(0), ctx.in(1), ctx.out(0), a.batch, a.rows,
+                                       a.cols, k);
+  });
+}
+
+constexpr LoweringRule kRules[] = {
+    {ir::OpCode::kCholesky, LowerCholesky},
+    {ir::OpCode::kTriangularSolve, LowerTriangularSolve},
+    {ir::OpCode::kBatchNormInference, LowerBatchNorm},
+    {ir::OpCode::kBatchNormTraining, LowerBatchNorm},
+    {ir::OpCode::kBatchNormGrad, LowerBatchNorm},
+    {ir::OpCode::kChloTopK, LowerChloTopK},
+};
+
+}  // namespace
+
+std::span<const LoweringRule> SolverLowerings() { return kRules; }
+
+StatusOr<bool> LowerKnownCustomCall(Lowering& lowering, const ir::Operation& op,
+                                    std::string_view target) {
+  LowerFn lower = nullptr;
+  if (target == "Qr") lower = LowerQr;
+  if (target == "ProductOfElementaryHouseholderReflectors") lower = LowerHouseholderProduct;
+  if (target == "ApproxTopK") lower = LowerApproxTopK;
+  if (lower == nullptr) return false;
+  KILN_RETURN_IF_ERROR(lower(lowering, op));
+  return true;
+}
+
+}  // namespace kiln::compiler

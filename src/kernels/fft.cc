@@ -1,0 +1,521 @@
+#include "kernels/fft.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+
+#include "kernels/parallel.h"
+
+namespace kiln::kernels {
+namespace {
+
+// A complex number with plain arithmetic: std::complex's operator* checks
+// for NaN/Inf operands (__mulsc3) unless -ffast-math, which is slow in
+// butterflies. Layout-compatible with std::complex<T>.
+template <typename T>
+struct Cx {
+  T re, im;
+};
+template <typename T>
+inline Cx<T> operator+(Cx<T> a, Cx<T> b) { return {a.re + b.re, a.im + b.im}; }
+template <typename T>
+inline Cx<T> operator-(Cx<T> a, Cx<T> b) { return {a.re - b.re, a.im - b.im}; }
+template <typename T>
+inline Cx<T> operator*(Cx<T> a, Cx<T> b) {
+  return {a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
+}
+template <typename T>
+inline Cx<T> operator*(Cx<T> a, T s) { return {a.re * s, a.im * s}; }
+template <typename T>
+inline Cx<T> Conj(Cx<T> a) { return {a.re, -a.im}; }
+template <typename T>
+inline Cx<T> TimesMinusI(Cx<T> a) { return {a.im, -a.re}; }
+template <typename T>
+inline Cx<T> TimesI(Cx<T> a) { return {-a.im, a.re}; }
+
+// exp(-2 pi i numerator / denominator), computed in long double with the
+// numerator reduced first, so large tables stay accurate.
+template <typename T>
+Cx<T> Root(int64_t numerator, int64_t denominator) {
+  const int64_t reduced = numerator % denominator;
+  const long double angle = -2.0L * std::numbers::pi_v<long double> *
+                            static_cast<long double>(reduced) /
+                            static_cast<long double>(denominator);
+  return {static_cast<T>(std::cos(angle)), static_cast<T>(std::sin(angle))};
+}
+
+// Forward butterflies (sign -1) of radix P on a[0..P).
+template <typename T, int P>
+inline void Butterfly(Cx<T>* a) {
+  if constexpr (P == 2) {
+    const Cx<T> t = a[1];
+    a[1] = a[0] - t;
+    a[0] = a[0] + t;
+  } else if constexpr (P == 3) {
+    constexpr T kSin = static_cast<T>(0.866025403784438646763723170752936183L);
+    const Cx<T> sum = a[1] + a[2];
+    const Cx<T> mid = a[0] - sum * static_cast<T>(0.5);
+    const Cx<T> rot = TimesMinusI((a[1] - a[2]) * kSin);
+    a[0] = a[0] + sum;
+    a[1] = mid + rot;
+    a[2] = mid - rot;
+  } else if constexpr (P == 4) {
+    const Cx<T> t0 = a[0] + a[2], t1 = a[0] - a[2];
+    const Cx<T> t2 = a[1] + a[3], t3 = TimesMinusI(a[1] - a[3]);
+    a[0] = t0 + t2;
+    a[1] = t1 + t3;
+    a[2] = t0 - t2;
+    a[3] = t1 - t3;
+  } else if constexpr (P == 5) {
+    constexpr T kCos1 = static_cast<T>(0.309016994374947424102293417182819059L);
+    constexpr T kCos2 = static_cast<T>(-0.809016994374947424102293417182819059L);
+    constexpr T kSin1 = static_cast<T>(0.951056516295153572116439333379382143L);
+    constexpr T kSin2 = static_cast<T>(0.587785252292473129168705954639072769L);
+    const Cx<T> t1 = a[1] + a[4], t2 = a[2] + a[3], t3 = a[1] - a[4], t4 = a[2] - a[3];
+    const Cx<T> b1 = a[0] + t1 * kCos1 + t2 * kCos2;
+    const Cx<T> b2 = a[0] + t1 * kCos2 + t2 * kCos1;
+    const Cx<T> d1 = TimesMinusI(t3 * kSin1 + t4 * kSin2);
+    const Cx<T> d2 = TimesMinusI(t3 * kSin2 - t4 * kSin1);
+    a[0] = a[0] + t1 + t2;
+    a[1] = b1 + d1;
+    a[4] = b1 - d1;
+    a[2] = b2 + d2;
+    a[3] = b2 - d2;
+  }
+}
+
+// The forward DFT of one contiguous sequence: recursive decimation in time
+// over the factors, or Bluestein's chirp-z convolution over a power of two
+// when the length has a prime factor above kMaxRadix.
+template <typename T>
+class Plan1D {
+ public:
+  static constexpr int kMaxRadix = 13;
+
+  explicit Plan1D(int64_t n) : n_(n) {
+    int64_t rest = n;
+    for (int radix : {4, 2, 3, 5, 7, 11, 13}) {
+      while (rest % radix == 0 && rest > 1) {
+        factors_.push_back(radix);
+        rest /= radix;
+      }
+    }
+    if (rest > 1) {
+      factors_.clear();
+      BuildBluestein();
+      return;
+    }
+    int64_t size = n;
+    for (int radix : factors_) {
+      const int64_t m = size / radix;
+      sizes_.push_back(size);
+      std::vector<Cx<T>> table(static_cast<size_t>((radix - 1) * m));
+      for (int q = 1; q < radix; ++q) {
+        for (int64_t k = 0; k < m; ++k) table[static_cast<size_t>((q - 1) * m + k)] = Root<T>(q * k, size);
+      }
+      twiddles_.push_back(std::move(table));
+      std::vector<Cx<T>> roots(static_cast<size_t>(radix));
+      for (int j = 0; j < radix; ++j) roots[static_cast<size_t>(j)] = Root<T>(j, radix);
+      roots_.push_back(std::move(roots));
+      size = m;
+    }
+  }
+
+  int64_t size() const { return n_; }
+  // Elements of scratch Forward needs.
+  int64_t scratch_size() const { return inner_ ? 2 * inner_->size() : 0; }
+
+  // out = DFT(in); `in` and `out` must not overlap.
+  void Forward(const Cx<T>* in, Cx<T>* out, Cx<T>* scratch) const {
+    if (inner_) return Bluestein(in, out, scratch);
+    if (factors_.empty()) {
+      if (n_ == 1) out[0] = in[0];
+      return;
+    }
+    Recurse(in, 1, out, 0);
+  }
+
+ private:
+  void BuildBluestein() {
+    int64_t m = 1;
+    while (m < 2 * n_ - 1) m *= 2;
+    inner_ = std::make_unique<Plan1D>(m);
+    chirp_.resize(static_cast<size_t>(n_));
+    // exp(-i pi k^2 / n) = Root(k^2 mod 2n, 2n), with k^2 mod 2n stepped
+    // as (k + 1)^2 = k^2 + 2k + 1 so that it never overflows.
+    int64_t square = 0;
+    for (int64_t k = 0; k < n_; ++k) {
+      chirp_[static_cast<size_t>(k)] = Root<T>(square, 2 * n_);
+      square = (square + 2 * k + 1) % (2 * n_);
+    }
+    std::vector<Cx<T>> b(static_cast<size_t>(m), Cx<T>{0, 0});
+    b[0] = Conj(chirp_[0]);
+    for (int64_t k = 1; k < n_; ++k) {
+      b[static_cast<size_t>(k)] = b[static_cast<size_t>(m - k)] = Conj(chirp_[static_cast<size_t>(k)]);
+    }
+    kernel_.resize(static_cast<size_t>(m));
+    inner_->Forward(b.data(), kernel_.data(), nullptr);
+    const T scale = static_cast<T>(1.0L / static_cast<long double>(m));
+    for (Cx<T>& value : kernel_) value = value * scale;  // folds the inverse's 1/m
+  }
+
+  void Bluestein(const Cx<T>* in, Cx<T>* out, Cx<T>* scratch) const {
+    const int64_t m = inner_->size();
+    Cx<T>* a = scratch;
+    Cx<T>* spectrum = scratch + m;
+    for (int64_t k = 0; k < n_; ++k) a[k] = in[k] * chirp_[static_cast<size_t>(k)];
+    std::fill(a + n_, a + m, Cx<T>{0, 0});
+    inner_->Forward(a, spectrum, nullptr);
+    // The inverse transform as conj(DFT(conj(.))).
+    for (int64_t k = 0; k < m; ++k) spectrum[k] = Conj(spectrum[k] * kernel_[static_cast<size_t>(k)]);
+    inner_->Forward(spectrum, a, nullptr);
+    for (int64_t k = 0; k < n_; ++k) out[k] = chirp_[static_cast<size_t>(k)] * Conj(a[k]);
+  }
+
+  // DFT of length sizes_[level] of in[0], in[stride], ... into out[0..).
+  void Recurse(const Cx<T>* in, int64_t stride, Cx<T>* out, size_t level) const {
+    const int radix = factors_[level];
+    const int64_t m = sizes_[level] / radix;
+    if (m == 1) {
+      switch (radix) {
+        case 2: return Leaf<2>(in, stride, out);
+        case 3: return Leaf<3>(in, stride, out);
+        case 4: return Leaf<4>(in, stride, out);
+        case 5: return Leaf<5>(in, stride, out);
+        default: return LeafGeneric(in, stride, out, level);
+      }
+    }
+    for (int q = 0; q < radix; ++q) Recurse(in + q * stride, stride * radix, out + q * m, level + 1);
+    const Cx<T>* twiddles = twiddles_[level].data();
+    switch (radix) {
+      case 2: return Combine<2>(out, m, twiddles);
+      case 3: return Combine<3>(out, m, twiddles);
+      case 4: return Combine<4>(out, m, twiddles);
+      case 5: return Combine<5>(out, m, twiddles);
+      default: return CombineGeneric(out, m, twiddles, level);
+    }
+  }
+
+  template <int P>
+  static void Leaf(const Cx<T>* in, int64_t stride, Cx<T>* out) {
+    Cx<T> a[P];
+    for (int q = 0; q < P; ++q) a[q] = in[q * stride];
+    Butterfly<T, P>(a);
+    for (int q = 0; q < P; ++q) out[q] = a[q];
+  }
+
+  template <int P>
+  static void Combine(Cx<T>* out, int64_t m, const Cx<T>* twiddles) {
+    for (int64_t k = 0; k < m; ++k) {
+      Cx<T> a[P];
+      a[0] = out[k];
+      for (int q = 1; q < P; ++q) a[q] = out[q * m + k] * twiddles[(q - 1) * m + k];
+      Butterfly<T, P>(a);
+      for (int q = 0; q < P; ++q) out[q * m + k] = a[q];
+    }
+  }
+
+  // Radixes 7, 11, 13: the O(p^2) sum over a table of p roots.
+  void GenericButterfly(Cx<T>* a, size_t level) const {
+    const int p = factors_[level];
+    const Cx<T>* roots = roots_[level].data();
+    Cx<T> result[kMaxRadix];
+    for (int j = 0; j < p; ++j) {
+      Cx<T> sum = a[0];
+      for (int q = 1; q < p; ++q) sum = sum + a[q] * roots[(j * q) % p];
+      result[j] = sum;
+    }
+    std::copy(result, result + p, a);
+  }
+
+  void LeafGeneric(const Cx<T>* in, int64_t stride, Cx<T>* out, size_t level) const {
+    const int p = factors_[level];
+    Cx<T> a[kMaxRadix];
+    for (int q = 0; q < p; ++q) a[q] = in[q * stride];
+    GenericButterfly(a, level);
+    std::copy(a, a + p, out);
+  }
+
+  void CombineGeneric(Cx<T>* out, int64_t m, const Cx<T>* twiddles, size_t level) const {
+    const int p = factors_[level];
+    for (int64_t k = 0; k < m; ++k) {
+      Cx<T> a[kMaxRadix];
+      a[0] = out[k];
+      for (int q = 1; q < p; ++q) a[q] = out[q * m + k] * twiddles[(q - 1) * m + k];
+      GenericButterfly(a, level);
+      for (int q = 0; q < p; ++q) out[q * m + k] = a[q];
+    }
+  }
+
+  int64_t n_;
+  std::vector<int> factors_;
+  std::vector<int64_t> sizes_;                  // transform length at each level
+  std::vector<std::vector<Cx<T>>> twiddles_;    // per level: w^(q k), q >= 1
+  std::vector<std::vector<Cx<T>>> roots_;       // per level: the radix's roots
+  std::unique_ptr<Plan1D> inner_;               // Bluestein: the power-of-two plan
+  std::vector<Cx<T>> chirp_, kernel_;
+};
+
+// Real transforms of length n: an even n runs as a complex DFT of n / 2
+// (the even samples as real parts, the odd ones as imaginary parts) and one
+// pass of twiddles; an odd n through the complex DFT of n.
+template <typename T>
+class RealPlan {
+ public:
+  explicit RealPlan(int64_t n)
+      : n_(n), half_(n / 2), even_(n % 2 == 0), complex_(even_ ? n / 2 : n) {
+    if (even_) {
+      twiddles_.resize(static_cast<size_t>(half_ + 1));
+      for (int64_t k = 0; k <= half_; ++k) twiddles_[static_cast<size_t>(k)] = Root<T>(k, n);
+    }
+  }
+
+  int64_t scratch_size() const { return 2 * complex_.size() + complex_.scratch_size(); }
+
+  // out[0..n/2] = DFT(in[0..n)).
+  void Forward(const T* in, Cx<T>* out, Cx<T>* scratch) const {
+    Cx<T>* spectrum = scratch + complex_.size();
+    Cx<T>* more = scratch + 2 * complex_.size();
+    if (!even_) {
+      for (int64_t k = 0; k < n_; ++k) scratch[k] = {in[k], 0};
+      complex_.Forward(scratch, spectrum, more);
+      std::copy(spectrum, spectrum + half_ + 1, out);
+      return;
+    }
+    complex_.Forward(reinterpret_cast<const Cx<T>*>(in), spectrum, more);
+    for (int64_t k = 0; k <= half_; ++k) {
+      const Cx<T> z = spectrum[k == half_ ? 0 : k];
+      const Cx<T> mirror = Conj(spectrum[k == 0 ? 0 : half_ - k]);
+      const Cx<T> even = (z + mirror) * static_cast<T>(0.5);
+      const Cx<T> odd = TimesMinusI(z - mirror) * static_cast<T>(0.5);
+      out[k] = even + twiddles_[static_cast<size_t>(k)] * odd;
+    }
+  }
+
+  // out[0..n) = scale * the real inverse DFT of the Hermitian spectrum
+  // in[0..n/2]; the imaginary parts of in[0] (and in[n/2], n even) are
+  // ignored, as pocketfft does.
+  void Inverse(const Cx<T>* in, T* out, T scale, Cx<T>* scratch) const {
+    Cx<T>* spectrum = scratch + complex_.size();
+    Cx<T>* more = scratch + 2 * complex_.size();
+    if (!even_) {
+      scratch[0] = {in[0].re, 0};
+      for (int64_t k = 1; k <= half_; ++k) {
+        scratch[k] = Conj(in[k]);  // conjugated for the inverse
+        scratch[n_ - k] = in[k];
+      }
+      complex_.Forward(scratch, spectrum, more);
+      for (int64_t k = 0; k < n_; ++k) out[k] = spectrum[k].re * scale;
+      return;
+    }
+    for (int64_t k = 0; k < half_; ++k) {
+      Cx<T> x = in[k];
+      Cx<T> mirror = Conj(in[half_ - k]);
+      if (k == 0) {
+        x.im = 0;
+        mirror.im = 0;
+      }
+      const Cx<T> sum = x + mirror;
+      const Cx<T> difference = TimesI(Conj(twiddles_[static_cast<size_t>(k)]) * (x - mirror));
+      scratch[k] = Conj(sum + difference);
+    }
+    complex_.Forward(scratch, spectrum, more);
+    for (int64_t k = 0; k < half_; ++k) {
+      out[2 * k] = spectrum[k].re * scale;
+      out[2 * k + 1] = -spectrum[k].im * scale;
+    }
+  }
+
+ private:
+  int64_t n_, half_;
+  bool even_;
+  Plan1D<T> complex_;
+  std::vector<Cx<T>> twiddles_;  // even n: exp(-2 pi i k / n), k = 0..n/2
+};
+
+int64_t Product(std::span<const int64_t> values) {
+  int64_t product = 1;
+  for (int64_t v : values) product *= v;
+  return product;
+}
+
+// Rough operations per transform of length n, for ParallelFor.
+int64_t TransformCost(int64_t n) {
+  int64_t log = 1;
+  while ((int64_t{1} << log) < n) ++log;
+  return 5 * n * log;
+}
+
+template <typename T>
+class NdPlan final : public FftPlan {
+ public:
+  NdPlan(FftType type, int64_t batch, std::span<const int64_t> lengths)
+      : type_(type), batch_(batch), lengths_(lengths.begin(), lengths.end()) {
+    complex_dims_ = lengths_;
+    const bool real = type == FftType::kRfft || type == FftType::kIrfft;
+    if (real) complex_dims_.back() = lengths_.back() / 2 + 1;
+    empty_ = batch == 0 || Product(lengths_) == 0;
+    if (empty_) return;
+    const size_t rank = lengths_.size();
+    for (size_t axis = 0; axis < rank; ++axis) {
+      if (axis + 1 == rank && real) break;
+      plans_.push_back(std::make_unique<Plan1D<T>>(lengths_[axis]));
+    }
+    if (real) real_ = std::make_unique<RealPlan<T>>(lengths_.back());
+  }
+
+  void Run(const void* input, void* output) const override {
+    if (empty_) return;
+    const size_t rank = lengths_.size();
+    const int64_t n = lengths_.back();
+    const int64_t rows = batch_ * Product(std::span(lengths_).first(rank - 1));
+    const int64_t h = complex_dims_.back();
+    const T scale = static_cast<T>(1.0L / static_cast<long double>(Product(lengths_)));
+    switch (type_) {
+      case FftType::kFft:
+      case FftType::kIfft: {
+        const bool inverse = type_ == FftType::kIfft;
+        const auto* in = static_cast<const Cx<T>*>(input);
+        auto* out = static_cast<Cx<T>*>(output);
+        RowPass(rows, n, in, out, inverse, inverse ? scale : T(1));
+        AxisPasses(out, inverse);
+        return;
+      }
+      case FftType::kRfft: {
+        const auto* in = static_cast<const T*>(input);
+        auto* out = static_cast<Cx<T>*>(output);
+        ParallelFor(rows, TransformCost(n), [&](int64_t begin, int64_t end) {
+          std::vector<Cx<T>> scratch(static_cast<size_t>(real_->scratch_size()));
+          for (int64_t row = begin; row < end; ++row) real_->Forward(in + row * n, out + row * h, scratch.data());
+        });
+        AxisPasses(out, false);
+        return;
+      }
+      case FftType::kIrfft: {
+        const auto* in = static_cast<const Cx<T>*>(input);
+        auto* out = static_cast<T*>(output);
+        const Cx<T>* spectrum = in;
+        std::vector<Cx<T>> copy;
+        if (rank > 1) {
+          copy.assign(in, in + rows * h);
+          AxisPasses(copy.data(), true);
+          spectrum = copy.data();
+        }
+        ParallelFor(rows, TransformCost(n), [&](int64_t begin, int64_t end) {
+          std::vector<Cx<T>> scratch(static_cast<size_t>(real_->scratch_size()));
+          for (int64_t row = begin; row < end; ++row) {
+            real_->Inverse(spectrum + row * h, out + row * n, scale, scratch.data());
+          }
+        });
+        return;
+      }
+    }
+  }
+
+ private:
+  // Complex transforms of the last axis, `in` rows to `out` rows; the
+  // inverse runs as conj(DFT(conj(x))) and is scaled by `scale`.
+  void RowPass(int64_t rows, int64_t n, const Cx<T>* in, Cx<T>* out, bool inverse, T scale) const {
+    const Plan1D<T>& plan = *plans_.back();
+    ParallelFor(rows, TransformCost(n), [&](int64_t begin, int64_t end) {
+      std::vector<Cx<T>> buffer(static_cast<size_t>(inverse ? n : 0));
+      std::vector<Cx<T>> scratch(static_cast<size_t>(plan.scratch_size()));
+      for (int64_t row = begin; row < end; ++row) {
+        const Cx<T>* source = in + row * n;
+        Cx<T>* target = out + row * n;
+        if (!inverse) {
+          plan.Forward(source, target, scratch.data());
+          continue;
+        }
+        for (int64_t k = 0; k < n; ++k) buffer[static_cast<size_t>(k)] = Conj(source[k]);
+        plan.Forward(buffer.data(), target, scratch.data());
+        for (int64_t k = 0; k < n; ++k) target[k] = Conj(target[k]) * scale;
+      }
+    });
+  }
+
+  // Complex transforms in place along every axis but the last, innermost
+  // first. Columns are gathered in blocks into contiguous rows.
+  void AxisPasses(Cx<T>* data, bool inverse) const {
+    const size_t rank = lengths_.size();
+    for (size_t axis = rank - 1; axis-- > 0;) {
+      const int64_t n = lengths_[axis];
+      const int64_t outer = batch_ * Product(std::span(lengths_).first(axis));
+      const int64_t inner = Product(std::span(complex_dims_).subspan(axis + 1));
+      const Plan1D<T>& plan = *plans_[axis];
+      const int64_t block = std::min<int64_t>(inner, 16);
+      const int64_t blocks = (inner + block - 1) / block;
+      ParallelFor(outer * blocks, block * TransformCost(n), [&](int64_t begin, int64_t end) {
+        std::vector<Cx<T>> columns(static_cast<size_t>(block * n));
+        std::vector<Cx<T>> result(static_cast<size_t>(n));
+        std::vector<Cx<T>> scratch(static_cast<size_t>(plan.scratch_size()));
+        for (int64_t task = begin; task < end; ++task) {
+          const int64_t first = (task % blocks) * block;
+          const int64_t width = std::min(block, inner - first);
+          Cx<T>* base = data + (task / blocks) * n * inner + first;
+          for (int64_t t = 0; t < n; ++t) {
+            for (int64_t c = 0; c < width; ++c) {
+              const Cx<T> value = base[t * inner + c];
+              columns[static_cast<size_t>(c * n + t)] = inverse ? Conj(value) : value;
+            }
+          }
+          for (int64_t c = 0; c < width; ++c) {
+            plan.Forward(columns.data() + c * n, result.data(), scratch.data());
+            for (int64_t t = 0; t < n; ++t) {
+              const Cx<T> value = result[static_cast<size_t>(t)];
+              base[t * inner + c] = inverse ? Conj(value) : value;
+            }
+          }
+        }
+      });
+    }
+  }
+
+  FftType type_;
+  int64_t batch_;
+  std::vector<int64_t> lengths_;
+  std::vector<int64_t> complex_dims_;  // lengths_, the last halved for RFFT/IRFFT
+  bool empty_ = false;
+  std::vector<std::unique_ptr<Plan1D<T>>> plans_;  // complex plans per axis
+  std::unique_ptr<RealPlan<T>> real_;
+};
+
+}  // namespace
+
+StatusOr<std::shared_ptr<const FftPlan>> FftPlan::Create(FftType type, bool double_precision,
+                                                        int64_t batch,
+                                                        std::span<const int64_t> lengths) {
+  if (lengths.empty() || lengths.size() > 3) {
+    return InvalidArgument("an FFT runs over 1 to 3 dimensions, found ", lengths.size());
+  }
+  if (batch < 0) return InvalidArgument("negative FFT batch ", batch);
+  for (int64_t length : lengths) {
+    if (length < 0) return InvalidArgument("negative FFT length ", length);
+    // Bluestein's power of two must stay addressable.
+    if (length > (int64_t{1} << 40)) return InvalidArgument("FFT length ", length, " is too large");
+  }
+  if (double_precision) return std::shared_ptr<const FftPlan>(new NdPlan<double>(type, batch, lengths));
+  return std::shared_ptr<const FftPlan>(new NdPlan<float>(type, batch, lengths));
+}
+
+template <typename T>
+std::vector<std::complex<T>> ReferenceDft(std::span<const std::complex<T>> input, bool inverse) {
+  const auto n = static_cast<int64_t>(input.size());
+  std::vector<std::complex<T>> output(input.size());
+  for (int64_t k = 0; k < n; ++k) {
+    std::complex<long double> sum = 0;
+    for (int64_t j = 0; j < n; ++j) {
+      const long double angle = (inverse ? 2.0L : -2.0L) * std::numbers::pi_v<long double> *
+                                static_cast<long double>((j * k) % n) / static_cast<long double>(n);
+      sum += std::complex<long double>(input[static_cast<size_t>(j)]) *
+             std::complex<long double>(std::cos(angle), std::sin(angle));
+    }
+    output[static_cast<size_t>(k)] = std::complex<T>(sum);
+  }
+  return output;
+}
+
+template std::vector<std::complex<float>> ReferenceDft(std::span<const std::complex<float>>, bool);
+template std::vector<std::complex<double>> ReferenceDft(std::span<const std::complex<double>>, bool);
+
+}  // namespace kiln::kernels

@@ -1,0 +1,328 @@
+// Dense linear-algebra kernels on Eigen's blocked algorithms (LLT, the
+// triangular solver, HouseholderQR and HouseholderSequence) over mapped
+// row-major memory; exact top-k by a partial sort per slice.
+#include "kernels/solvers.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include <Eigen/Cholesky>
+#include <Eigen/Core>
+#include <Eigen/Householder>
+#include <Eigen/QR>
+
+#include "kernels/parallel.h"
+#include "kernels/types.h"
+
+namespace kiln::kernels {
+namespace {
+
+template <typename T, int Order>
+using Matrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Order>;
+template <typename T, int Order>
+using MatrixMap = Eigen::Map<Matrix<T, Order>>;
+template <typename T, int Order>
+using ConstMatrixMap = Eigen::Map<const Matrix<T, Order>>;
+template <typename T>
+using ColumnMajor = Matrix<T, Eigen::ColMajor>;
+
+// Calls f.template operator()<T>() for the four types LAPACK-style kernels
+// run in.
+template <typename F>
+Status DispatchLinalgType(ElementType type, std::string_view what, F&& f) {
+  switch (type) {
+    case ElementType::kF32: f.template operator()<float>(); return Status::Ok();
+    case ElementType::kF64: f.template operator()<double>(); return Status::Ok();
+    case ElementType::kC64: f.template operator()<complex64>(); return Status::Ok();
+    case ElementType::kC128: f.template operator()<complex128>(); return Status::Ok();
+    default:
+      return Unimplemented(what, " runs in f32, f64, c64 and c128; found ",
+                           GetElementTypeInfo(type).name);
+  }
+}
+
+// Rough flop counts, for ParallelFor's split.
+int64_t CubicCost(int64_t n) { return std::max<int64_t>(1, n * n * n / 3); }
+
+// --- Cholesky ---------------------------------------------------------------
+
+// Factors one matrix in place in `out` seen in storage order `Order`: its
+// lower triangle in that view is the triangle to factor (the upper triangle
+// of a row-major matrix is the lower triangle of its column-major view, and
+// the factor of the transpose there is U^T, i.e. U in row-major memory).
+template <typename T, int Order>
+void CholeskyOne(const T* a, T* out, int64_t n) {
+  if (n == 0) return;
+  std::copy(a, a + n * n, out);
+  MatrixMap<T, Order> matrix(out, n, n);
+  Eigen::LLT<Eigen::Ref<Matrix<T, Order>>, Eigen::Lower> llt(matrix);
+  bool ok = llt.info() == Eigen::Success;
+  for (int64_t j = 0; j < n && ok; ++j) {
+    for (int64_t i = j; i < n; ++i) {
+      if (!std::isfinite(std::abs(matrix(i, j)))) ok = false;
+    }
+  }
+  if (!ok) {
+    const auto nan = std::numeric_limits<typename Eigen::NumTraits<T>::Real>::quiet_NaN();
+    std::fill(out, out + n * n, T(nan));
+    return;
+  }
+  matrix.template triangularView<Eigen::StrictlyUpper>().setZero();
+}
+
+// --- Triangular solve -------------------------------------------------------
+
+// Solves M x = B in place in `x` ([k, columns], B's values) for a
+// row-major triangular M; Mode is an Eigen triangular mode.
+template <typename T, int Mode>
+void SolveLeft(const T* m, T* x, int64_t k, int64_t columns) {
+  ConstMatrixMap<T, Eigen::RowMajor> matrix(m, k, k);
+  MatrixMap<T, Eigen::RowMajor> rhs(x, k, columns);
+  matrix.template triangularView<Mode>().solveInPlace(rhs);
+}
+
+template <typename T>
+void SolveLeftMode(const T* m, T* x, int64_t k, int64_t columns, bool lower, bool unit) {
+  if (lower) {
+    unit ? SolveLeft<T, Eigen::UnitLower>(m, x, k, columns)
+         : SolveLeft<T, Eigen::Lower>(m, x, k, columns);
+  } else {
+    unit ? SolveLeft<T, Eigen::UnitUpper>(m, x, k, columns)
+         : SolveLeft<T, Eigen::Upper>(m, x, k, columns);
+  }
+}
+
+struct TriangularProblem {
+  int64_t m, n;
+  bool left_side, lower, unit_diagonal;
+  TriangularTranspose transpose;
+};
+
+// Per-thread scratch for TriangularSolveOne.
+template <typename T>
+struct TriangularScratch {
+  std::vector<T> matrix, rhs;
+};
+
+// Every case becomes one left-side solve M x = B with a row-major M (so
+// Eigen's solver is instantiated 4 times per type, not 24): M = op(A) on
+// the left; on the right x op(A) = B is op(A)^T x^T = B^T, M = op(A)^T. M
+// is copied (transposed and/or conjugated) when it is not A itself, and
+// B^T when solving on the right: both O(k^2) or O(mn) against the solve's
+// O(k^2 n).
+template <typename T>
+void TriangularSolveOne(const T* a, const T* b, T* out, TriangularScratch<T>& scratch,
+                        const TriangularProblem& p) {
+  const int64_t k = p.left_side ? p.m : p.n;
+  if (p.m * p.n == 0) return;
+  bool transposed = p.transpose != TriangularTranspose::kNoTranspose;
+  if (!p.left_side) transposed = !transposed;
+  const bool conjugate = kIsComplex<T> && p.transpose == TriangularTranspose::kAdjoint;
+  const T* m = a;
+  if (transposed || conjugate) {
+    scratch.matrix.resize(static_cast<size_t>(k * k));
+    for (int64_t i = 0; i < k; ++i) {
+      for (int64_t j = 0; j < k; ++j) {
+        T value = transposed ? a[j * k + i] : a[i * k + j];
+        if constexpr (kIsComplex<T>) {
+          if (conjugate) value = std::conj(value);
+        }
+        scratch.matrix[static_cast<size_t>(i * k + j)] = value;
+      }
+    }
+    m = scratch.matrix.data();
+  }
+  const bool lower = transposed ? !p.lower : p.lower;  // the triangle of M
+  if (p.left_side) {
+    std::copy(b, b + p.m * p.n, out);
+    SolveLeftMode<T>(m, out, k, p.n, lower, p.unit_diagonal);
+    return;
+  }
+  scratch.rhs.resize(static_cast<size_t>(p.m * p.n));
+  T* rhs = scratch.rhs.data();  // B^T: [n, m]
+  for (int64_t i = 0; i < p.m; ++i) {
+    for (int64_t j = 0; j < p.n; ++j) rhs[j * p.m + i] = b[i * p.n + j];
+  }
+  SolveLeftMode<T>(m, rhs, k, p.m, lower, p.unit_diagonal);
+  for (int64_t i = 0; i < p.m; ++i) {
+    for (int64_t j = 0; j < p.n; ++j) out[i * p.n + j] = rhs[j * p.m + i];
+  }
+}
+
+// --- QR ---------------------------------------------------------------------
+
+template <typename T>
+void QrOne(const T* a, T* out, T* taus, int64_t m, int64_t n) {
+  if (m == 0 || n == 0) return;
+  // Eigen factors column-major matrices fastest; its reflectors are
+  // LAPACK's with tau conjugated (it applies H_i, LAPACK H_i^H).
+  ColumnMajor<T> matrix = ConstMatrixMap<T, Eigen::RowMajor>(a, m, n);
+  Eigen::HouseholderQR<Eigen::Ref<ColumnMajor<T>>> qr(matrix);
+  MatrixMap<T, Eigen::RowMajor>(out, m, n) = matrix;
+  const auto& coefficients = qr.hCoeffs();
+  for (int64_t i = 0; i < std::min(m, n); ++i) {
+    if constexpr (kIsComplex<T>) {
+      taus[i] = std::conj(coefficients(i));
+    } else {
+      taus[i] = coefficients(i);
+    }
+  }
+}
+
+template <typename T>
+void HouseholderProductOne(const T* a, const T* taus, T* out, int64_t m, int64_t n, int64_t k) {
+  const ColumnMajor<T> vectors = ConstMatrixMap<T, Eigen::RowMajor>(a, m, n).leftCols(k);
+  using Coefficients = Eigen::Map<const Eigen::Matrix<T, Eigen::Dynamic, 1>>;
+  const Coefficients coefficients(taus, k);
+  ColumnMajor<T> q = ColumnMajor<T>::Identity(m, n);
+  // Eigen's H_i = I - h_i v_i v_i^H with h_i = LAPACK's tau_i.
+  Eigen::HouseholderSequence<ColumnMajor<T>, Coefficients> sequence(vectors, coefficients);
+  sequence.setLength(k);
+  sequence.applyThisOnTheLeft(q);
+  MatrixMap<T, Eigen::RowMajor>(out, m, n) = q;
+}
+
+// --- Top-k ------------------------------------------------------------------
+
+// A key's order as a signed 64-bit integer (floats by the total order,
+// after `order`'s canonicalization); larger first unless kApproxMin.
+template <typename T>
+int64_t OrderKey(T value, [[maybe_unused]] TopKOrder order) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return value ? 1 : 0;
+  } else if constexpr (std::is_same_v<T, uint64_t>) {
+    return static_cast<int64_t>(value ^ (uint64_t{1} << 63));
+  } else if constexpr (std::is_integral_v<T>) {
+    return static_cast<int64_t>(value);
+  } else if constexpr (kIsFloat<T>) {
+    auto x = static_cast<double>(static_cast<ComputeType<T>>(value));
+    if (order != TopKOrder::kTotalOrderDescending && std::isnan(x)) {
+      x = std::numeric_limits<double>::quiet_NaN();
+    }
+    if (order != TopKOrder::kTotalOrderDescending && x == 0) x = 0;
+    const auto bits = std::bit_cast<int64_t>(x);
+    return bits < 0 ? bits ^ std::numeric_limits<int64_t>::max() : bits;
+  } else {
+    return 0;  // complex keys are rejected before
+  }
+}
+
+template <typename T>
+void TopKTyped(const T* keys, T* out_keys, int64_t outer, int64_t size, int64_t inner,
+               int64_t k, TopKOrder order, const void* const* payloads,
+               void* const* out_payloads, const int64_t* payload_bytes,
+               int64_t num_payloads, int32_t* out_indices) {
+  ParallelFor(outer * inner, size * 8, [&](int64_t begin, int64_t end) {
+    std::vector<std::pair<int64_t, int64_t>> ranked(static_cast<size_t>(size));
+    for (int64_t slice = begin; slice < end; ++slice) {
+      const int64_t o = slice / inner, i = slice % inner;
+      const int64_t in_base = o * size * inner + i, out_base = o * k * inner + i;
+      for (int64_t j = 0; j < size; ++j) {
+        const int64_t key = OrderKey(keys[in_base + j * inner], order);
+        // ~ reverses the order: largest first.
+        ranked[static_cast<size_t>(j)] = {order == TopKOrder::kApproxMin ? key : ~key, j};
+      }
+      std::partial_sort(ranked.begin(), ranked.begin() + k, ranked.end());
+      for (int64_t j = 0; j < k; ++j) {
+        const int64_t from = in_base + ranked[static_cast<size_t>(j)].second * inner;
+        const int64_t to = out_base + j * inner;
+        out_keys[to] = keys[from];
+        if (out_indices != nullptr) {
+          out_indices[to] = static_cast<int32_t>(ranked[static_cast<size_t>(j)].second);
+        }
+        for (int64_t p = 0; p < num_payloads; ++p) {
+          const auto bytes = static_cast<size_t>(payload_bytes[p]);
+          std::memcpy(static_cast<uint8_t*>(out_payloads[p]) + static_cast<size_t>(to) * bytes,
+                      static_cast<const uint8_t*>(payloads[p]) +
+                          static_cast<size_t>(from) * bytes,
+                      bytes);
+        }
+      }
+    }
+  });
+}
+
+}  // namespace
+
+Status Cholesky(ElementType type, const void* a, void* out, int64_t batch, int64_t n,
+                bool lower) {
+  return DispatchLinalgType(type, "cholesky", [&]<typename T>() {
+    ParallelFor(batch, CubicCost(n), [&](int64_t begin, int64_t end) {
+      for (int64_t item = begin; item < end; ++item) {
+        const T* from = static_cast<const T*>(a) + item * n * n;
+        T* to = static_cast<T*>(out) + item * n * n;
+        lower ? CholeskyOne<T, Eigen::RowMajor>(from, to, n)
+              : CholeskyOne<T, Eigen::ColMajor>(from, to, n);
+      }
+    });
+  });
+}
+
+Status TriangularSolve(ElementType type, const void* a, const void* b, void* out,
+                       int64_t batch, int64_t m, int64_t n, bool left_side, bool lower,
+                       bool unit_diagonal, TriangularTranspose transpose) {
+  return DispatchLinalgType(type, "triangular_solve", [&]<typename T>() {
+    const TriangularProblem problem{m, n, left_side, lower, unit_diagonal, transpose};
+    const int64_t k = left_side ? m : n;
+    ParallelFor(batch, std::max<int64_t>(1, k * k * (m * n / std::max<int64_t>(k, 1))),
+                [&](int64_t begin, int64_t end) {
+                  TriangularScratch<T> scratch;
+                  for (int64_t item = begin; item < end; ++item) {
+                    TriangularSolveOne<T>(static_cast<const T*>(a) + item * k * k,
+                                          static_cast<const T*>(b) + item * m * n,
+                                          static_cast<T*>(out) + item * m * n, scratch, problem);
+                  }
+                });
+  });
+}
+
+Status HouseholderQr(ElementType type, const void* a, void* out, void* taus, int64_t batch,
+                     int64_t m, int64_t n) {
+  const int64_t k = std::min(m, n);
+  return DispatchLinalgType(type, "Qr", [&]<typename T>() {
+    ParallelFor(batch, std::max<int64_t>(1, 2 * m * n * k), [&](int64_t begin, int64_t end) {
+      for (int64_t item = begin; item < end; ++item) {
+        QrOne<T>(static_cast<const T*>(a) + item * m * n, static_cast<T*>(out) + item * m * n,
+                 static_cast<T*>(taus) + item * k, m, n);
+      }
+    });
+  });
+}
+
+Status HouseholderProduct(ElementType type, const void* a, const void* taus, void* out,
+                          int64_t batch, int64_t m, int64_t n, int64_t k) {
+  if (m < n || n < k) {
+    return InvalidArgument("ProductOfElementaryHouseholderReflectors needs rows >= columns >= "
+                           "reflectors; found ", m, " x ", n, " with ", k, " reflectors");
+  }
+  return DispatchLinalgType(type, "ProductOfElementaryHouseholderReflectors", [&]<typename T>() {
+    ParallelFor(batch, std::max<int64_t>(1, 2 * m * n * k), [&](int64_t begin, int64_t end) {
+      for (int64_t item = begin; item < end; ++item) {
+        HouseholderProductOne<T>(static_cast<const T*>(a) + item * m * n,
+                                 static_cast<const T*>(taus) + item * k,
+                                 static_cast<T*>(out) + item * m * n, m, n, k);
+      }
+    });
+  });
+}
+
+Status TopK(ElementType key_type, const void* keys, void* out_keys, int64_t outer,
+            int64_t size, int64_t inner, int64_t k, TopKOrder order,
+            const void* const* payloads, void* const* out_payloads,
+            const int64_t* payload_bytes, int64_t num_payloads, int32_t* out_indices) {
+  if (k < 0 || k > size) return InvalidArgument("top-k of ", k, " out of ", size, " elements");
+  if (key_type == ElementType::kC64 || key_type == ElementType::kC128) {
+    return Unimplemented("top-k of complex keys (they have no order)");
+  }
+  if (outer * inner * k == 0) return Status::Ok();
+  return DispatchType(key_type, [&]<typename T>() {
+    TopKTyped<T>(static_cast<const T*>(keys), static_cast<T*>(out_keys), outer, size, inner, k,
+                 order, payloads, out_payloads, payload_bytes, num_payloads, out_indices);
+  });
+}
+
+}  // namespace kiln::kernels

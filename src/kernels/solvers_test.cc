@@ -1,0 +1,260 @@
+#include "kernels/solvers.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <complex>
+#include <random>
+#include <vector>
+
+#include "kernels/batch_norm.h"
+
+namespace kiln::kernels {
+namespace {
+
+using Matrix = std::vector<double>;  // row-major
+
+Matrix Multiply(const Matrix& a, const Matrix& b, int64_t m, int64_t k, int64_t n) {
+  Matrix c(static_cast<size_t>(m * n), 0.0);
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t p = 0; p < k; ++p) {
+      for (int64_t j = 0; j < n; ++j) c[i * n + j] += a[i * k + p] * b[p * n + j];
+    }
+  }
+  return c;
+}
+
+Matrix Transpose(const Matrix& a, int64_t rows, int64_t cols) {
+  Matrix t(a.size());
+  for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t j = 0; j < cols; ++j) t[j * rows + i] = a[i * cols + j];
+  }
+  return t;
+}
+
+Matrix Random(int64_t count, unsigned seed) {
+  std::mt19937 engine(seed);
+  std::normal_distribution<double> normal;
+  Matrix values(static_cast<size_t>(count));
+  for (double& value : values) value = normal(engine);
+  return values;
+}
+
+// A A^T + n I.
+Matrix PositiveDefinite(int64_t n, unsigned seed) {
+  const Matrix a = Random(n * n, seed);
+  Matrix spd = Multiply(a, Transpose(a, n, n), n, n, n);
+  for (int64_t i = 0; i < n; ++i) spd[i * n + i] += static_cast<double>(n);
+  return spd;
+}
+
+void ExpectNear(const Matrix& got, const Matrix& want, double tolerance) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], tolerance) << i;
+}
+
+TEST(CholeskyTest, LowerAndUpperReconstruct) {
+  for (int64_t n : {1, 2, 7, 70}) {
+    const Matrix a = PositiveDefinite(n, 1);
+    Matrix l(a.size()), u(a.size());
+    ASSERT_TRUE(Cholesky(ElementType::kF64, a.data(), l.data(), 1, n, true).ok());
+    ASSERT_TRUE(Cholesky(ElementType::kF64, a.data(), u.data(), 1, n, false).ok());
+    for (int64_t i = 0; i < n; ++i) {
+      for (int64_t j = i + 1; j < n; ++j) {
+        EXPECT_EQ(l[i * n + j], 0.0);
+        EXPECT_EQ(u[j * n + i], 0.0);
+      }
+    }
+    ExpectNear(Multiply(l, Transpose(l, n, n), n, n, n), a, 1e-9 * static_cast<double>(n));
+    ExpectNear(Multiply(Transpose(u, n, n), u, n, n, n), a, 1e-9 * static_cast<double>(n));
+  }
+}
+
+TEST(CholeskyTest, NotPositiveDefiniteGivesNaNOnlyForThatMatrix) {
+  const std::vector<float> a = {4, 2, 2, 3, /**/ 1, 2, 2, 1};
+  std::vector<float> out(a.size());
+  ASSERT_TRUE(Cholesky(ElementType::kF32, a.data(), out.data(), 2, 2, true).ok());
+  EXPECT_FLOAT_EQ(out[0], 2.0f);
+  EXPECT_FLOAT_EQ(out[2], 1.0f);
+  for (size_t i = 4; i < 8; ++i) EXPECT_TRUE(std::isnan(out[i])) << i;
+}
+
+TEST(CholeskyTest, ComplexHermitian) {
+  using C = std::complex<float>;
+  // [[4, 1-2i], [1+2i, 6]] = L L^H with L = [[2, 0], [(1+2i)/2, sqrt(6 - 5/4)]].
+  const std::vector<C> a = {{4, 0}, {1, -2}, {1, 2}, {6, 0}};
+  std::vector<C> out(4);
+  ASSERT_TRUE(Cholesky(ElementType::kC64, a.data(), out.data(), 1, 2, true).ok());
+  EXPECT_NEAR(out[2].real(), 0.5f, 1e-6);
+  EXPECT_NEAR(out[2].imag(), 1.0f, 1e-6);
+  EXPECT_NEAR(out[3].real(), std::sqrt(4.75f), 1e-6);
+}
+
+TEST(CholeskyTest, RejectsIntegers) {
+  const std::vector<int32_t> a = {1};
+  std::vector<int32_t> out(1);
+  EXPECT_EQ(Cholesky(ElementType::kS32, a.data(), out.data(), 1, 1, true).code(),
+            StatusCode::kUnimplemented);
+}
+
+// Every side / triangle / transpose / unit combination: op(A) X = B or
+// X op(A) = B holds for the result.
+TEST(TriangularSolveTest, EveryCombinationSolves) {
+  const int64_t m = 5, n = 3;
+  const Matrix b = Random(m * n, 2);
+  for (bool left : {true, false}) {
+    const int64_t k = left ? m : n;
+    for (bool lower : {true, false}) {
+      for (bool unit : {true, false}) {
+        for (auto transpose : {TriangularTranspose::kNoTranspose, TriangularTranspose::kTranspose,
+                               TriangularTranspose::kAdjoint}) {
+          Matrix a = Random(k * k, 3);
+          // The triangle used, with a dominant diagonal; the other is garbage.
+          Matrix used(a.size(), 0.0);
+          for (int64_t i = 0; i < k; ++i) {
+            for (int64_t j = 0; j < k; ++j) {
+              if (i == j) a[i * k + j] += 4 * static_cast<double>(k);
+              if (i == j && unit) {
+                used[i * k + j] = 1;
+              } else if (lower ? j <= i : j >= i) {
+                used[i * k + j] = a[i * k + j];
+              }
+            }
+          }
+          Matrix x(b.size());
+          ASSERT_TRUE(TriangularSolve(ElementType::kF64, a.data(), b.data(), x.data(), 1, m, n,
+                                      left, lower, unit, transpose)
+                          .ok());
+          const Matrix op = transpose == TriangularTranspose::kNoTranspose
+                                ? used
+                                : Transpose(used, k, k);
+          const Matrix product = left ? Multiply(op, x, m, m, n) : Multiply(x, op, m, n, n);
+          ExpectNear(product, b, 1e-10);
+        }
+      }
+    }
+  }
+}
+
+TEST(TriangularSolveTest, ComplexAdjointConjugates) {
+  using C = std::complex<double>;
+  // A = [[2, 0], [i, 1]] (lower); A^H = [[2, -i], [0, 1]]; A^H x = [1, 1].
+  const std::vector<C> a = {{2, 0}, {0, 0}, {0, 1}, {1, 0}};
+  const std::vector<C> b = {{1, 0}, {1, 0}};
+  std::vector<C> x(2);
+  ASSERT_TRUE(TriangularSolve(ElementType::kC128, a.data(), b.data(), x.data(), 1, 2, 1, true,
+                              true, false, TriangularTranspose::kAdjoint)
+                  .ok());
+  EXPECT_NEAR(std::abs(x[1] - C(1, 0)), 0, 1e-12);
+  EXPECT_NEAR(std::abs(x[0] - C(0.5, 0.5)), 0, 1e-12);  // (1 + i x1) / 2
+}
+
+TEST(QrTest, ReflectorsReconstructTheMatrix) {
+  for (auto [m, n] : std::vector<std::pair<int64_t, int64_t>>{{6, 4}, {4, 4}, {40, 33}}) {
+    const Matrix a = Random(m * n, 4);
+    Matrix packed(a.size()), taus(static_cast<size_t>(n)), q(a.size());
+    ASSERT_TRUE(HouseholderQr(ElementType::kF64, a.data(), packed.data(), taus.data(), 1, m, n)
+                    .ok());
+    ASSERT_TRUE(HouseholderProduct(ElementType::kF64, packed.data(), taus.data(), q.data(), 1, m,
+                                   n, n)
+                    .ok());
+    Matrix r(static_cast<size_t>(n * n), 0.0);
+    for (int64_t i = 0; i < n; ++i) {
+      for (int64_t j = i; j < n; ++j) r[i * n + j] = packed[i * n + j];
+    }
+    ExpectNear(Multiply(q, r, m, n, n), a, 1e-10);
+    Matrix identity(static_cast<size_t>(n * n), 0.0);
+    for (int64_t i = 0; i < n; ++i) identity[i * n + i] = 1;
+    ExpectNear(Multiply(Transpose(q, m, n), q, n, m, n), identity, 1e-10);
+  }
+}
+
+TEST(QrTest, HouseholderProductRejectsWideMatrices) {
+  const Matrix a(6), taus(2);
+  Matrix out(6);
+  EXPECT_EQ(HouseholderProduct(ElementType::kF64, a.data(), taus.data(), out.data(), 1, 2, 3, 2)
+                .code(),
+            StatusCode::kInvalidArgument);
+}
+
+TEST(TopKTest, LargestFirstTiesByPositionAndPayload) {
+  // Two slices along the middle of [1, 5, 2].
+  const std::vector<float> keys = {3, 1, 5, 1, 5, 7, NAN, 0, 1, -1};
+  const std::vector<int32_t> index = {0, 0, 1, 1, 2, 2, 3, 3, 4, 4};
+  std::vector<float> top(6);
+  std::vector<int32_t> positions(6);
+  const void* payloads[] = {index.data()};
+  void* outputs[] = {positions.data()};
+  const int64_t bytes[] = {4};
+  ASSERT_TRUE(
+      TopK(ElementType::kF32, keys.data(), top.data(), 1, 5, 2, 3, TopKOrder::kTotalOrderDescending, payloads, outputs, bytes, 1, nullptr)
+          .ok());
+  // Slice 0: 3, 5, 5, NaN, 1 -> NaN (total order), 5 (position 1), 5 (2).
+  EXPECT_TRUE(std::isnan(top[0]));
+  EXPECT_EQ(positions[0], 3);
+  EXPECT_EQ(positions[2], 1);
+  EXPECT_EQ(positions[4], 2);
+  // Slice 1: 1, 1, 7, 0, -1 -> 7, 1 (position 0), 1 (position 1).
+  EXPECT_EQ(top[1], 7);
+  EXPECT_EQ(positions[1], 2);
+  EXPECT_EQ(positions[3], 0);
+  EXPECT_EQ(positions[5], 1);
+  ASSERT_TRUE(
+      TopK(ElementType::kF32, keys.data(), top.data(), 1, 5, 2, 2, TopKOrder::kApproxMin, nullptr, nullptr, nullptr, 0, nullptr)
+          .ok());
+  EXPECT_EQ(top[0], 1);
+  EXPECT_EQ(top[2], 3);
+  EXPECT_EQ(top[1], -1);
+  EXPECT_EQ(top[3], 0);
+}
+
+TEST(BatchNormTest, TrainingNormalizesEachFeature) {
+  // [2 outer, 2 features, 2 inner]: feature 0 = {1, 3, 5, 7}, feature 1 = {2, 2, 2, 2}.
+  const std::vector<float> x = {1, 3, 2, 2, 5, 7, 2, 2};
+  const std::vector<float> scale = {2, 1}, offset = {0, 10};
+  std::vector<float> out(8), mean(2), variance(2);
+  ASSERT_TRUE(BatchNormTraining(ElementType::kF32, x.data(), scale.data(), offset.data(),
+                                out.data(), mean.data(), variance.data(), {2, 2, 2}, 0.0f)
+                  .ok());
+  EXPECT_FLOAT_EQ(mean[0], 4);
+  EXPECT_FLOAT_EQ(variance[0], 5);  // biased: (9 + 1 + 1 + 9) / 4
+  EXPECT_FLOAT_EQ(variance[1], 0);
+  EXPECT_NEAR(out[0], 2 * (1 - 4) / std::sqrt(5.0f), 1e-6);
+  EXPECT_TRUE(std::isnan(out[2]));  // 0 / sqrt(0 + epsilon 0)
+}
+
+TEST(BatchNormTest, GradMatchesFiniteDifferences) {
+  const BatchNormShape shape{3, 2, 4};
+  const int64_t count = 24;
+  const Matrix x = Random(count, 5), dy = Random(count, 6);
+  const Matrix scale = {1.5, 0.7}, offset = {0.1, -0.2};
+  const float epsilon = 1e-3f;
+  // Loss(x) = sum(dy * training(x)); its gradient is batch_norm_grad's dx.
+  auto loss = [&](const Matrix& input) {
+    Matrix out(static_cast<size_t>(count)), mean(2), variance(2);
+    EXPECT_TRUE(BatchNormTraining(ElementType::kF64, input.data(), scale.data(), offset.data(),
+                                  out.data(), mean.data(), variance.data(), shape, epsilon)
+                    .ok());
+    double total = 0;
+    for (int64_t i = 0; i < count; ++i) total += dy[i] * out[i];
+    return total;
+  };
+  Matrix out(static_cast<size_t>(count)), mean(2), variance(2);
+  ASSERT_TRUE(BatchNormTraining(ElementType::kF64, x.data(), scale.data(), offset.data(),
+                                out.data(), mean.data(), variance.data(), shape, epsilon)
+                  .ok());
+  Matrix dx(static_cast<size_t>(count)), dscale(2), doffset(2);
+  ASSERT_TRUE(BatchNormGrad(ElementType::kF64, x.data(), scale.data(), mean.data(),
+                            variance.data(), dy.data(), dx.data(), dscale.data(), doffset.data(),
+                            shape, epsilon)
+                  .ok());
+  for (int64_t i = 0; i < count; i += 5) {
+    Matrix plus = x, minus = x;
+    plus[i] += 1e-6;
+    minus[i] -= 1e-6;
+    EXPECT_NEAR(dx[i], (loss(plus) - loss(minus)) / 2e-6, 1e-5) << i;
+  }
+}
+
+}  // namespace
+}  // namespace kiln::kernels
