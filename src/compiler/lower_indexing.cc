@@ -180,7 +180,10 @@ Status LowerScatter(Lowering& lowering, const ir::Operation& op) {
     return lowering.Emit(op, [count, types, bytes, elements, index_type, ops = *ops,
                               geometry = std::move(geometry)](RunContext& ctx) {
       for (size_t i = 0; i < count; ++i) {
-        std::memcpy(ctx.out(i), ctx.in(i), bytes[i] * static_cast<size_t>(elements));
+        // An empty operand may have no memory at all (null): copy nothing.
+        if (elements > 0) {
+          std::memcpy(ctx.out(i), ctx.in(i), bytes[i] * static_cast<size_t>(elements));
+        }
         KILN_RETURN_IF_ERROR(kernels::Scatter(types[i], ops[i], geometry, index_type,
                                               ctx.in(count), ctx.in(count + 1 + i), ctx.out(i)));
       }
@@ -192,7 +195,9 @@ Status LowerScatter(Lowering& lowering, const ir::Operation& op) {
   return lowering.EmitWithRegions(op, [count, bytes, elements, index_type,
                                        geometry = std::move(geometry)](RunContext& ctx) {
     for (size_t i = 0; i < count; ++i) {
-      std::memcpy(ctx.out(i), ctx.in(i), bytes[i] * static_cast<size_t>(elements));
+      if (elements > 0) {
+        std::memcpy(ctx.out(i), ctx.in(i), bytes[i] * static_cast<size_t>(elements));
+      }
     }
     std::vector<const void*> args(2 * count);
     std::vector<std::array<uint8_t, 16>> scratch(count);
@@ -261,7 +266,7 @@ Status LowerDynamicUpdateSlice(Lowering& lowering, const ir::Operation& op) {
   return lowering.Emit(op, [bytes, total, index_type, dims = operand.dims, sizes = update.dims,
                             strides = Strides(operand.dims),
                             update_strides = Strides(update.dims)](RunContext& ctx) {
-    std::memcpy(ctx.out(0), ctx.in(0), total);
+    if (total > 0) std::memcpy(ctx.out(0), ctx.in(0), total);
     const int64_t offset = ClampedOffset(ctx, 2, index_type, dims, sizes, strides);
     kernels::CopyBox(bytes, sizes, ctx.in(1), update_strides,
                      static_cast<uint8_t*>(ctx.out(0)) + offset * static_cast<int64_t>(bytes),
