@@ -17,27 +17,6 @@ namespace {
 
 using kernels::IndexedWindows;
 
-size_t ElementBytes(ElementType type) { return GetElementTypeInfo(type).storage_bytes; }
-
-std::vector<int64_t> Strides(std::span<const int64_t> dims) {
-  std::vector<int64_t> strides(dims.size());
-  kernels::DenseStrides(dims, strides);
-  return strides;
-}
-
-bool Contains(std::span<const int64_t> dims, int64_t dim) {
-  return std::find(dims.begin(), dims.end(), dim) != dims.end();
-}
-
-std::vector<int64_t> FieldInts(const ir::Attribute& record, std::string_view field) {
-  return ir::IntegersOf(record.Get(field)).value_or(std::vector<int64_t>{});
-}
-
-int64_t FieldInt(const ir::Attribute& record, std::string_view field) {
-  ir::Attribute value = record.Get(field);
-  return value.Is(ir::AttrKind::kInteger) ? value->int_value : 0;
-}
-
 // The dimension numbers gather and scatter share, under gather's names
 // (scatter: update_window_dims, inserted_window_dims, input_batching_dims,
 // scatter_indices_batching_dims, scatter_dims_to_operand_dims).

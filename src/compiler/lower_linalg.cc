@@ -19,18 +19,6 @@
 namespace kiln::compiler {
 namespace {
 
-size_t ElementBytes(ElementType type) { return GetElementTypeInfo(type).storage_bytes; }
-
-std::vector<int64_t> Strides(std::span<const int64_t> dims) {
-  std::vector<int64_t> strides(dims.size());
-  kernels::DenseStrides(dims, strides);
-  return strides;
-}
-
-bool Contains(std::span<const int64_t> dims, int64_t dim) {
-  return std::find(dims.begin(), dims.end(), dim) != dims.end();
-}
-
 // The type a contraction with result type `result` computes in: narrow
 // floats in f32, sub-byte integers in s32 (both converted back after),
 // everything else in the result type.
@@ -246,15 +234,6 @@ Status EmitContraction(Lowering& lowering, const ir::Operation& op,
   KILN_ASSIGN_OR_RETURN(ValueId result, EmitConvert(lowering, op, product, out.element_type));
   lowering.Bind(op.result(0), result);
   return Status::Ok();
-}
-
-std::vector<int64_t> FieldInts(const ir::Attribute& record, std::string_view field) {
-  return ir::IntegersOf(record.Get(field)).value_or(std::vector<int64_t>{});
-}
-
-int64_t FieldInt(const ir::Attribute& record, std::string_view field) {
-  ir::Attribute value = record.Get(field);
-  return value.Is(ir::AttrKind::kInteger) ? value->int_value : 0;
 }
 
 Status LowerDotGeneral(Lowering& lowering, const ir::Operation& op) {

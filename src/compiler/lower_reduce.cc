@@ -14,8 +14,6 @@
 namespace kiln::compiler {
 namespace {
 
-size_t ElementBytes(ElementType type) { return GetElementTypeInfo(type).storage_bytes; }
-
 // Scalars a generic body reads and writes: 16 bytes fits every element type
 // (c128), aligned for any of them.
 struct alignas(16) Scalar {

@@ -15,8 +15,6 @@ namespace {
 
 constexpr int64_t kAlignment = 64;
 
-size_t ElementBytes(ElementType type) { return GetElementTypeInfo(type).storage_bytes; }
-
 // The node's outputs as a span for RunRegion.
 std::vector<void*> Outputs(const RunContext& ctx) {
   std::vector<void*> outputs(ctx.num_outputs());

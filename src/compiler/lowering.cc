@@ -1,10 +1,12 @@
 #include "compiler/lowering.h"
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 
 #include "compiler/executor.h"
 #include "ir/printer.h"
+#include "kernels/copy.h"
 
 namespace kiln::compiler {
 namespace {
@@ -363,6 +365,27 @@ std::string_view EnumAttr(const ir::Operation& op, std::string_view name,
   ir::Attribute attribute = op.GetAttr(name);
   if (attribute.Is(ir::AttrKind::kEnum)) return attribute->enum_value;
   return fallback;
+}
+
+size_t ElementBytes(ElementType type) { return GetElementTypeInfo(type).storage_bytes; }
+
+std::vector<int64_t> Strides(std::span<const int64_t> dims) {
+  std::vector<int64_t> strides(dims.size());
+  kernels::DenseStrides(dims, strides);
+  return strides;
+}
+
+bool Contains(std::span<const int64_t> dims, int64_t dim) {
+  return std::find(dims.begin(), dims.end(), dim) != dims.end();
+}
+
+std::vector<int64_t> FieldInts(const ir::Attribute& record, std::string_view field) {
+  return ir::IntegersOf(record.Get(field)).value_or(std::vector<int64_t>{});
+}
+
+int64_t FieldInt(const ir::Attribute& record, std::string_view field) {
+  ir::Attribute value = record.Get(field);
+  return value.Is(ir::AttrKind::kInteger) ? value->int_value : 0;
 }
 
 }  // namespace kiln::compiler

@@ -128,6 +128,14 @@ StatusOr<std::vector<uint8_t>> DenseData(const ir::Attribute& value, const Shape
 
 // Attribute access for rules (the module is verified, so shapes are right;
 // absent attributes give the fallback).
+// Shared by the rule files: bytes of one stored element, row-major strides
+// of `dims`, whether `dims` lists `dim`, and the integer fields of a struct
+// attribute (dimension numbers).
+size_t ElementBytes(ElementType type);
+std::vector<int64_t> Strides(std::span<const int64_t> dims);
+bool Contains(std::span<const int64_t> dims, int64_t dim);
+std::vector<int64_t> FieldInts(const ir::Attribute& record, std::string_view field);
+int64_t FieldInt(const ir::Attribute& record, std::string_view field);
 std::vector<int64_t> IntsAttr(const ir::Operation& op, std::string_view name);
 int64_t IntAttr(const ir::Operation& op, std::string_view name, int64_t fallback);
 std::string_view EnumAttr(const ir::Operation& op, std::string_view name,
