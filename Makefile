@@ -150,6 +150,10 @@ $(VENV)/.kiln-deps: Makefile | $(STAMPS)/system-packages
 	$(PY) -m pip install $(PYTHON_PACKAGES)
 	touch $@
 
-$(VENV)/.kiln-installed: $(VENV)/.kiln-deps $(KILN_SOURCES)
-	CMAKE_BUILD_PARALLEL_LEVEL=$(JOBS) $(PY) -m pip install .
+# The wheel packages the plugin and kiln-tool from build/cpp (KILN_PREBUILT_DIR)
+# rather than compiling them again; a plain `pip install .` builds from source.
+$(VENV)/.kiln-installed: $(VENV)/.kiln-deps $(KILN_SOURCES) $(CPP_BUILD)/build.ninja
+	$(CMAKE) --build $(CPP_BUILD) -j$(JOBS) --target pjrt_plugin_kiln kiln_tool
+	$(PY) -m pip install . --config-settings=build-dir=build/wheel-prebuilt \
+	  --config-settings=cmake.define.KILN_PREBUILT_DIR=$(CURDIR)/$(CPP_BUILD)
 	touch $@

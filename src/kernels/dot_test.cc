@@ -134,7 +134,7 @@ TEST(MatMul, EveryInstructionSetVariantAgrees) {
   CheckVariant<float>([](const auto& g) { dot_internal::baseline::Gemm(g); }, "baseline");
   CheckVariant<double>([](const auto& g) { dot_internal::baseline::Gemm(g); }, "baseline");
   const std::string isa = MatMulIsa();
-#if defined(__x86_64__)
+#if defined(__x86_64__) && defined(KILN_DOT_ISA_VARIANTS)
   __builtin_cpu_init();
   if (isa != "baseline" && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
     CheckVariant<float>([](const auto& g) { dot_internal::avx2::Gemm(g); }, "avx2");

@@ -160,10 +160,9 @@ inline int64_t ToIndex(I value) {
 // otherwise points whose window does not fit are skipped. The last batch
 // dimension runs as a tight loop over locals (no divisions, nothing the
 // body's stores could alias); the others are decomposed once per row.
-template <bool kClamp, typename I, typename F>
-void ForEachWindow(const IndexedWindows& g, const void* index_data, int64_t begin, int64_t end,
+template <bool kClamp, typename Indices, typename F>
+void ForEachWindow(const IndexedWindows& g, Indices indices, int64_t begin, int64_t end,
                    F&& f) {
-  const auto* indices = static_cast<const I*>(index_data);
   if constexpr (!kClamp) {
     // A window larger than its dimension fits nowhere.
     for (size_t d = 0; d < g.big_dims.size(); ++d) {
@@ -206,7 +205,7 @@ void ForEachWindow(const IndexedWindows& g, const void* index_data, int64_t begi
       const int64_t key_stride = key_strides[0];
       const int64_t limit = limits[0];
       for (int64_t c = first; c < stop; ++c) {
-        int64_t start = ToIndex(indices[index + c * last.index_stride]);
+        int64_t start = indices[index + c * last.index_stride];
         if constexpr (kClamp) {
           start = std::clamp<int64_t>(start, 0, limit);
         } else if (start < 0 || start > limit) {
@@ -221,7 +220,7 @@ void ForEachWindow(const IndexedWindows& g, const void* index_data, int64_t begi
       const int64_t at = index + c * last.index_stride;
       bool fits = true;
       for (size_t k = 0; k < keys; ++k) {
-        int64_t start = ToIndex(indices[at + static_cast<int64_t>(k) * vector_stride]);
+        int64_t start = indices[at + static_cast<int64_t>(k) * vector_stride];
         if constexpr (kClamp) {
           start = std::clamp<int64_t>(start, 0, limits[k]);
         } else {
@@ -234,13 +233,38 @@ void ForEachWindow(const IndexedWindows& g, const void* index_data, int64_t begi
   }
 }
 
+// Index readers for ForEachWindow. TypedIndices<I> reads one index type with
+// no dispatch (gather and scatter's copy, where the loop body is a move);
+// AnyIndices switches on the type per read, so scatter's combining kernels
+// (instantiated per element type and op) are not also instantiated per index
+// type: that product made this file take minutes to compile under ASan.
+template <typename I>
+struct TypedIndices {
+  const I* data;
+  int64_t operator[](int64_t i) const { return ToIndex(data[i]); }
+};
+
+struct AnyIndices {
+  ElementType type;
+  const void* data;
+  int64_t operator[](int64_t i) const { return LoadIndex(type, data, i); }
+};
+
 // Calls f(big, small) for every batch point whose window fits, in order.
 template <typename F>
 void ForEachFittingWindow(const IndexedWindows& g, ElementType index_type, const void* indices,
                           F&& f) {
   DispatchIndex(index_type, [&]<typename I>() {
-    ForEachWindow<false, I>(g, indices, 0, g.num_batch_points(), f);
+    ForEachWindow<false>(g, TypedIndices<I>{static_cast<const I*>(indices)}, 0,
+                         g.num_batch_points(), f);
   });
+}
+
+// As ForEachFittingWindow, reading indices through AnyIndices.
+template <typename F>
+void ForEachFittingWindowAnyIndex(const IndexedWindows& g, ElementType index_type,
+                                  const void* indices, F&& f) {
+  ForEachWindow<false>(g, AnyIndices{index_type, indices}, 0, g.num_batch_points(), f);
 }
 
 // The window box of a geometry: small-array strides as src, big as dst.
@@ -308,12 +332,13 @@ void ScatterTyped(const IndexedWindows& g, ElementType index_type, const void* i
   const int64_t run_big = box.dims.empty() ? 1 : box.dst.back();
   if (box.dims.size() <= 1 && run == 1) {
     // One element per window (x.at[i].add(v)): a body of locals only.
-    ForEachFittingWindow(g, index_type, indices, [updates, out](int64_t big, int64_t small) {
-      out[big] = Combine<kOp>(out[big], updates[small]);
-    });
+    ForEachFittingWindowAnyIndex(g, index_type, indices,
+                                 [updates, out](int64_t big, int64_t small) {
+                                   out[big] = Combine<kOp>(out[big], updates[small]);
+                                 });
     return;
   }
-  ForEachFittingWindow(g, index_type, indices, [&](int64_t big, int64_t small) {
+  ForEachFittingWindowAnyIndex(g, index_type, indices, [&](int64_t big, int64_t small) {
     const T* u = updates + small;
     T* o = out + big;
     if (box.dims.size() <= 1) {
@@ -401,7 +426,8 @@ Status Gather(size_t element_bytes, const IndexedWindows& g, const void* operand
   // kRun > 0: every window is one run of kRun bytes (a fixed-size copy).
   auto gather = [&]<typename I, size_t kRun>() {
     ParallelFor(g.num_batch_points(), window_elements + 8, [&](int64_t begin, int64_t end) {
-      ForEachWindow<true, I>(g, indices, begin, end, [&](int64_t big, int64_t small) {
+      const TypedIndices<I> typed{static_cast<const I*>(indices)};
+      ForEachWindow<true>(g, typed, begin, end, [&](int64_t big, int64_t small) {
         if constexpr (kRun > 0) {
           using Word = std::conditional_t<kRun == 2, uint16_t,
                                           std::conditional_t<kRun == 4, uint32_t, uint64_t>>;
@@ -484,7 +510,7 @@ Status ScatterVisit(const IndexedWindows& g, ElementType index_type, const void*
   const int64_t run_small = box.dims.empty() ? 1 : box.src.back();
   const int64_t run_big = box.dims.empty() ? 1 : box.dst.back();
   Status status = Status::Ok();
-  ForEachFittingWindow(g, index_type, indices, [&](int64_t big, int64_t small) {
+  ForEachFittingWindowAnyIndex(g, index_type, indices, [&](int64_t big, int64_t small) {
     if (!status.ok()) return;
     ForEachOuter(box, [&](int64_t s, int64_t d) {
       for (int64_t i = 0; i < run && status.ok(); ++i) {
