@@ -49,6 +49,9 @@ def initialize() -> None:
     xla_bridge.register_plugin(
         PLATFORM_NAME, priority=JAX_PRIORITY, library_path=path, options=None)
     _enable_donation()
+    from kiln_pjrt import linalg
+
+    linalg.register()
 
 
 def _enable_donation() -> None:

@@ -2,7 +2,8 @@
 // kernels/solvers.h and kernels/batch_norm.h: cholesky, triangular_solve,
 // batch_norm_{inference,training,grad}, chlo.top_k, and the custom calls
 // JAX emits for a platform that is neither CPU nor GPU (Qr,
-// ProductOfElementaryHouseholderReflectors, ApproxTopK), reached from
+// ProductOfElementaryHouseholderReflectors, ApproxTopK, and Eigh, which
+// kiln_pjrt's lowering of eigh emits in the TPU's format), reached from
 // custom_call's rule through LowerKnownCustomCall.
 #include <algorithm>
 #include <functional>
@@ -10,6 +11,7 @@
 
 #include "compiler/lowering.h"
 #include "kernels/batch_norm.h"
+#include "kernels/eigh.h"
 #include "kernels/solvers.h"
 
 namespace kiln::compiler {
@@ -336,6 +338,50 @@ Status LowerHouseholderProduct(Lowering& lowering, const ir::Operation& op) {
   });
 }
 
+// --- eigh ----------------------------------------------------------------------
+
+// Eigh(a [..., n, n]) -> (eigenvectors [..., n, n] as columns, eigenvalues
+// [..., n] real, ascending). backend_config = "lower,sort,max_iterations,
+// tolerance" (the TPU's format; kiln_pjrt/linalg.py emits it): only `lower`
+// changes the result, since the eigenvalues always come sorted.
+Status LowerEigh(Lowering& lowering, const ir::Operation& op) {
+  if (op.operands().size() != 1 || op.num_results() != 2) {
+    return InvalidArgument("Eigh takes one operand and gives (eigenvectors, eigenvalues), found ",
+                           op.operands().size(), " operands and ", op.num_results(), " results");
+  }
+  KILN_ASSIGN_OR_RETURN(Shape shape, lowering.ShapeOf(op.operand(0)));
+  KILN_RETURN_IF_ERROR(CheckLinalgType(shape, "Eigh"));
+  KILN_ASSIGN_OR_RETURN(Matrices a, MatricesOf(shape, "Eigh's operand"));
+  KILN_ASSIGN_OR_RETURN(Shape vectors, lowering.ShapeOf(op.result(0)));
+  KILN_ASSIGN_OR_RETURN(Shape values, lowering.ShapeOf(op.result(1)));
+  ElementType real = shape.element_type;
+  if (real == ElementType::kC64) real = ElementType::kF32;
+  if (real == ElementType::kC128) real = ElementType::kF64;
+  std::vector<int64_t> values_dims(shape.dims.begin(), shape.dims.end() - 1);
+  if (a.rows != a.cols || vectors.element_type != shape.element_type ||
+      vectors.dims != shape.dims || values.element_type != real ||
+      values.dims != values_dims) {
+    Shape expected{real, values_dims};
+    return InvalidArgument("Eigh of square matrices ", shape.ToString(), " gives ",
+                           shape.ToString(), " and ", expected.ToString(), ", found ",
+                           vectors.ToString(), " and ", values.ToString());
+  }
+  ir::Attribute config = op.GetAttr("backend_config");
+  bool lower = true;
+  if (config.Is(ir::AttrKind::kString) && !config->text.empty()) {
+    const std::string_view text = config->text;
+    const std::string_view first = text.substr(0, text.find(','));
+    if (first != "0" && first != "1") {
+      return InvalidArgument("Eigh's backend_config must start with 0 or 1 (lower), found \"",
+                             text, "\"");
+    }
+    lower = first == "1";
+  }
+  return lowering.Emit(op, [type = shape.element_type, a, lower](RunContext& ctx) {
+    return kernels::Eigh(type, ctx.in(0), ctx.out(0), ctx.out(1), a.batch, a.rows, lower);
+  });
+}
+
 constexpr LoweringRule kRules[] = {
     {ir::OpCode::kCholesky, LowerCholesky},
     {ir::OpCode::kTriangularSolve, LowerTriangularSolve},
@@ -355,6 +401,7 @@ StatusOr<bool> LowerKnownCustomCall(Lowering& lowering, const ir::Operation& op,
   if (target == "Qr") lower = LowerQr;
   if (target == "ProductOfElementaryHouseholderReflectors") lower = LowerHouseholderProduct;
   if (target == "ApproxTopK") lower = LowerApproxTopK;
+  if (target == "Eigh") lower = LowerEigh;
   if (lower == nullptr) return false;
   KILN_RETURN_IF_ERROR(lower(lowering, op));
   return true;

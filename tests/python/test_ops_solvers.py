@@ -2,8 +2,10 @@
 cholesky, triangular_solve and everything jnp.linalg / jax.scipy.linalg
 builds from them for a generic platform (solve, inv, det, lu, ...), QR
 through the Qr / ProductOfElementaryHouseholderReflectors custom calls,
-top-k (chlo.top_k, the ApproxTopK custom call), and batch_norm_* (which JAX
-never emits: those run as StableHLO text on both backends)."""
+top-k (chlo.top_k, the ApproxTopK custom call), eigh (kiln_pjrt's lowering
+to the Eigh custom call) and what JAX builds from it (svd, pinv, lstsq, ...),
+and batch_norm_* (which JAX never emits: those run as StableHLO text on both
+backends)."""
 
 import json
 import textwrap
@@ -160,6 +162,62 @@ CASES += [
 ]
 
 
+# Eigh, and through it JAX's generic SVD. Eigenvectors are unique only up to a
+# sign (a phase for complex), so cases compare what does not depend on it:
+# eigenvalues, |v| (distinct eigenvalues), and reconstructions.
+
+
+def _hermitian(n, batch=(), dtype=np.float32):
+    a = _general(*batch, n, n, dtype=dtype)
+    return ((a + np.conj(np.swapaxes(a, -1, -2))) / 2).astype(dtype)
+
+
+def _eigh_invariants(a, **kwargs):
+    v, w = lax.linalg.eigh(a, **kwargs)
+    return w, jnp.abs(v)
+
+
+for n in (0, 1, 2, 5, 33, 100):
+    CASES += [
+        Case(f"eigvalsh_{n}", jnp.linalg.eigvalsh, (_hermitian(n),), **LOOSE),
+        Case(f"eigh_{n}", _eigh_invariants, (_hermitian(n),), **LOOSE),
+    ]
+for dtype in (np.float64, np.complex64, np.complex128):
+    CASES.append(Case(f"eigh_{np.dtype(dtype).name}", _eigh_invariants,
+                      (_hermitian(6, dtype=dtype),), **LOOSE))
+# symmetrize_input=False: each backend reads only one triangle, so garbage in
+# the other must not change the result.
+for lower in (True, False):
+    garbage = _general(6, 6)
+    CASES.append(Case(f"eigh_reads_one_triangle_lower{lower}",
+                      lambda a, lower=lower: _eigh_invariants(a, lower=lower,
+                                                              symmetrize_input=False),
+                      (garbage,), **LOOSE))
+CASES += [
+    Case("eigh_batched", _eigh_invariants, (_hermitian(5, (2, 3)),), **LOOSE),
+    Case("eigh_nan", jnp.linalg.eigh,
+         (np.array([[1, 0, 0], [0, 1, 0], [np.nan, 0, 1]], np.float32),)),
+    Case("eigh_reconstructs", lambda a: (lambda w, v: (v * w[None, :]) @ v.T)(
+        *jnp.linalg.eigh(a)), (_hermitian(9),), **LOOSE),
+    Case("eigh_grad", jax.grad(lambda a: jnp.linalg.eigvalsh(a) @ jnp.arange(6.0)),
+         (_hermitian(6),), **LOOSE),
+    Case("svd_values", lambda a: jnp.linalg.svd(a, compute_uv=False), (_general(7, 5),),
+         **LOOSE),
+    Case("svd_values_wide_batched", lambda a: jnp.linalg.svd(a, compute_uv=False),
+         (_general(2, 4, 9),), **LOOSE),
+    Case("svd_reconstructs", lambda a: (lambda u, s, vt: (u * s[None, :]) @ vt)(
+        *jnp.linalg.svd(a, full_matrices=False)), (_general(8, 6),), **LOOSE),
+    Case("svd_abs_u", lambda a: jnp.abs(jnp.linalg.svd(a, full_matrices=False)[0]),
+         (_general(6, 4),), **LOOSE),
+    Case("pinv", jnp.linalg.pinv, (_general(7, 5),), **LOOSE),
+    Case("lstsq", lambda a, b: jnp.linalg.lstsq(a, b)[0], (_general(9, 4), _general(9, 2)),
+         **LOOSE),
+    Case("matrix_rank", jnp.linalg.matrix_rank,
+         (np.outer(_general(6), _general(5)).astype(np.float32),)),
+    Case("norm_2", lambda a: jnp.linalg.norm(a, 2), (_general(6, 6),), **LOOSE),
+    Case("cond", jnp.linalg.cond, (_well_conditioned(6),), **LOOSE),
+]
+
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory):
     return differential.cpu_reference(__file__, "CASES", tmp_path_factory.mktemp("cpu"))
@@ -194,10 +252,25 @@ def test_cholesky_reconstructs_large():
     np.testing.assert_allclose(chol @ chol.T, a, rtol=1e-5, atol=1e-3)
 
 
-def test_eigh_is_not_lowered_for_generic_platforms():
-    # JAX registers eigh/svd/eig lowerings only for cpu, gpu and tpu.
-    with pytest.raises(NotImplementedError, match="eigh"):
-        jax.jit(jnp.linalg.eigh).lower(np.eye(3, dtype=np.float32))
+def test_eigh_lowers_to_kilns_custom_call():
+    # JAX lowers eigh only for cpu, gpu and tpu; kiln_pjrt adds `kiln`.
+    text = jax.jit(jnp.linalg.eigh).lower(np.eye(3, dtype=np.float32)).as_text()
+    assert 'stablehlo.custom_call @Eigh(' in text
+    assert 'backend_config = "1,1,100,1e-6"' in text
+
+
+def test_eigh_subset_is_refused_clearly():
+    with pytest.raises(NotImplementedError, match="subset_by_index"):
+        jax.jit(lambda a: lax.linalg.eigh(a, subset_by_index=(0, 2))).lower(
+            np.eye(3, dtype=np.float32))
+
+
+def test_eigh_properties_large():
+    a = _hermitian(200).astype(np.float64)
+    w, v = (np.asarray(x) for x in jax.jit(jnp.linalg.eigh)(a.astype(np.float32)))
+    assert np.all(np.diff(w) >= 0)
+    np.testing.assert_allclose(v.T @ v, np.eye(200), atol=1e-4)
+    np.testing.assert_allclose((v * w) @ v.T, a, atol=1e-3)
 
 
 # --- batch norm: StableHLO text on both backends --------------------------
