@@ -11,16 +11,6 @@
 namespace kiln::compiler {
 namespace {
 
-size_t ElementBytes(const Shape& shape) {
-  return GetElementTypeInfo(shape.element_type).storage_bytes;
-}
-
-std::vector<int64_t> Strides(const Shape& shape) {
-  std::vector<int64_t> strides(shape.dims.size());
-  kernels::DenseStrides(shape.dims, strides);
-  return strides;
-}
-
 Status LowerConstant(Lowering& lowering, const ir::Operation& op) {
   KILN_ASSIGN_OR_RETURN(Shape shape, lowering.ShapeOf(op.result(0)));
   KILN_ASSIGN_OR_RETURN(std::vector<uint8_t> data, DenseData(op.GetAttr("value"), shape));
@@ -29,8 +19,7 @@ Status LowerConstant(Lowering& lowering, const ir::Operation& op) {
 }
 
 // A value reinterpreted with another shape or element type of the same bytes
-// (reshape; bitcast_convert, whose byte sizes agree for every bitcast the spec
-// allows on byte-sized types): a view.
+// (reshape; bitcast_convert between byte-sized types): a view.
 Status LowerView(Lowering& lowering, const ir::Operation& op) {
   KILN_ASSIGN_OR_RETURN(ValueId input, lowering.Input(op, 0));
   KILN_ASSIGN_OR_RETURN(Shape shape, lowering.ShapeOf(op.result(0)));
@@ -50,11 +39,46 @@ Status LowerView(Lowering& lowering, const ir::Operation& op) {
   return Status::Ok();
 }
 
+kernels::BitField BitFieldOf(ElementType type) {
+  const ElementTypeInfo& info = GetElementTypeInfo(type);
+  const bool sign_extended =
+      type == ElementType::kS1 || type == ElementType::kS2 || type == ElementType::kS4;
+  return {info.bit_width, info.storage_bytes, sign_extended};
+}
+
+// bitcast_convert: a view when both sides have the same bytes; between bit
+// widths where one side is under 8 bits (i1[64] <-> i64, s4[2] <-> s8), a
+// packing copy (the verifier checked the shapes: the narrow side has one more
+// dimension, of size ratio).
+Status LowerBitcastConvert(Lowering& lowering, const ir::Operation& op) {
+  KILN_ASSIGN_OR_RETURN(Shape from, lowering.ShapeOf(op.operand(0)));
+  KILN_ASSIGN_OR_RETURN(Shape to, lowering.ShapeOf(op.result(0)));
+  const kernels::BitField in = BitFieldOf(from.element_type);
+  const kernels::BitField out = BitFieldOf(to.element_type);
+  if (in.bits == out.bits || (in.bits >= 8 && out.bits >= 8)) return LowerView(lowering, op);
+  const bool pack = in.bits < out.bits;
+  const kernels::BitField narrow = pack ? in : out;
+  const kernels::BitField wide = pack ? out : in;
+  if (wide.bits > 64 || wide.bits % narrow.bits != 0) {
+    return Unimplemented("bitcast_convert from ", from.ToString(), " to ", to.ToString(),
+                         ": packing into elements wider than 64 bits");
+  }
+  const int64_t count = (pack ? to : from).NumElements();
+  return lowering.Emit(op, [pack, narrow, wide, count](RunContext& ctx) {
+    if (pack) {
+      kernels::PackBits(narrow, static_cast<const uint8_t*>(ctx.in(0)), wide, ctx.out(0), count);
+    } else {
+      kernels::UnpackBits(wide, ctx.in(0), narrow, static_cast<uint8_t*>(ctx.out(0)), count);
+    }
+    return Status::Ok();
+  });
+}
+
 // Emits out = CopyStrided(in + offset elements, out dims, strides).
 Status EmitStridedCopy(Lowering& lowering, const ir::Operation& op, std::vector<int64_t> strides,
                        int64_t offset) {
   KILN_ASSIGN_OR_RETURN(Shape shape, lowering.ShapeOf(op.result(0)));
-  const size_t bytes = ElementBytes(shape);
+  const size_t bytes = ElementBytes(shape.element_type);
   return lowering.Emit(op, [bytes, dims = shape.dims, strides = std::move(strides),
                             offset](RunContext& ctx) {
     const auto* base = static_cast<const uint8_t*>(ctx.in(0)) + offset * static_cast<int64_t>(bytes);
@@ -67,7 +91,7 @@ Status LowerBroadcastInDim(Lowering& lowering, const ir::Operation& op) {
   KILN_ASSIGN_OR_RETURN(Shape in, lowering.ShapeOf(op.operand(0)));
   KILN_ASSIGN_OR_RETURN(Shape out, lowering.ShapeOf(op.result(0)));
   const std::vector<int64_t> mapping = IntsAttr(op, "broadcast_dimensions");
-  const std::vector<int64_t> in_strides = Strides(in);
+  const std::vector<int64_t> in_strides = Strides(in.dims);
   std::vector<int64_t> strides(out.dims.size(), 0);
   for (size_t d = 0; d < mapping.size() && d < in.dims.size(); ++d) {
     if (in.dims[d] != 1) strides[static_cast<size_t>(mapping[d])] = in_strides[d];
@@ -78,7 +102,7 @@ Status LowerBroadcastInDim(Lowering& lowering, const ir::Operation& op) {
 Status LowerTranspose(Lowering& lowering, const ir::Operation& op) {
   KILN_ASSIGN_OR_RETURN(Shape in, lowering.ShapeOf(op.operand(0)));
   const std::vector<int64_t> permutation = IntsAttr(op, "permutation");
-  const std::vector<int64_t> in_strides = Strides(in);
+  const std::vector<int64_t> in_strides = Strides(in.dims);
   std::vector<int64_t> strides;
   for (int64_t p : permutation) strides.push_back(in_strides[static_cast<size_t>(p)]);
   return EmitStridedCopy(lowering, op, std::move(strides), 0);
@@ -86,7 +110,7 @@ Status LowerTranspose(Lowering& lowering, const ir::Operation& op) {
 
 Status LowerReverse(Lowering& lowering, const ir::Operation& op) {
   KILN_ASSIGN_OR_RETURN(Shape in, lowering.ShapeOf(op.operand(0)));
-  std::vector<int64_t> strides = Strides(in);
+  std::vector<int64_t> strides = Strides(in.dims);
   int64_t offset = 0;
   for (int64_t d : IntsAttr(op, "dimensions")) {
     const auto k = static_cast<size_t>(d);
@@ -98,7 +122,7 @@ Status LowerReverse(Lowering& lowering, const ir::Operation& op) {
 
 Status LowerSlice(Lowering& lowering, const ir::Operation& op) {
   KILN_ASSIGN_OR_RETURN(Shape in, lowering.ShapeOf(op.operand(0)));
-  std::vector<int64_t> strides = Strides(in);
+  std::vector<int64_t> strides = Strides(in.dims);
   const std::vector<int64_t> start = IntsAttr(op, "start_indices");
   const std::vector<int64_t> step = IntsAttr(op, "strides");
   int64_t offset = 0;
@@ -117,7 +141,7 @@ Status LowerConcatenate(Lowering& lowering, const ir::Operation& op) {
     KILN_ASSIGN_OR_RETURN(Shape shape, lowering.ShapeOf(operand));
     inputs.push_back(std::move(shape));
   }
-  const size_t bytes = ElementBytes(out);
+  const size_t bytes = ElementBytes(out.element_type);
   // Each input is a block of `rows` rows of (its axis size x inner) elements.
   int64_t rows = 1;
   for (size_t k = 0; k < axis; ++k) rows *= out.dims[k];
@@ -170,7 +194,7 @@ Status LowerIdentity(Lowering& lowering, const ir::Operation& op) {
 constexpr LoweringRule kRules[] = {
     {ir::OpCode::kConstant, LowerConstant},
     {ir::OpCode::kReshape, LowerView},
-    {ir::OpCode::kBitcastConvert, LowerView},
+    {ir::OpCode::kBitcastConvert, LowerBitcastConvert},
     {ir::OpCode::kBroadcastInDim, LowerBroadcastInDim},
     {ir::OpCode::kTranspose, LowerTranspose},
     {ir::OpCode::kReverse, LowerReverse},

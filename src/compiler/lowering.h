@@ -53,6 +53,12 @@ class Lowering {
   Status InlineFunction(const ir::Operation& op, std::string_view attribute);
   // Maps an IR result to an existing graph value (ops that are no-ops).
   void Bind(const ir::Value* value, ValueId id) { values_[value] = id; }
+  // Keeps an op a rule made while lowering (the static form of a dynamic
+  // op) alive as long as this lowering, so its values stay valid keys.
+  const ir::Operation& Adopt(std::unique_ptr<ir::Operation> op) {
+    adopted_.push_back(std::move(op));
+    return *adopted_.back();
+  }
   // Lowers a region's single block into a nested graph: its block arguments
   // are the graph's first parameters, outer values it uses come after them
   // (`captures` receives their values in this graph), and its terminator's
@@ -82,6 +88,7 @@ class Lowering {
   Lowering* parent_;
   int depth_;
   std::unordered_map<const ir::Value*, ValueId> values_;
+  std::vector<std::unique_ptr<ir::Operation>> adopted_;
   std::vector<ValueId> captured_outer_;  // per capture parameter: the value in the parent
   std::vector<const ir::Block*> call_stack_;
   std::vector<ValueId>* return_values_ = nullptr;  // func.return target while inlining
@@ -108,7 +115,8 @@ std::span<const LoweringRule> RegionLowerings();
 std::span<const LoweringRule> LinalgLowerings();
 std::span<const LoweringRule> IndexingLowerings();
 // dynamic_iota / dynamic_broadcast_in_dim / dynamic_reshape with static
-// result types (lower_dynamic.cc).
+// result types; dynamic_pad / real_dynamic_slice / dynamic_gather /
+// dynamic_conv with constant shape operands (lower_dynamic.cc).
 std::span<const LoweringRule> DynamicLowerings();
 std::span<const LoweringRule> RandomLowerings();  // lower_random.cc
 std::span<const LoweringRule> FftLowerings();     // lower_fft.cc

@@ -260,6 +260,25 @@ class ModuleVerifier {
  public:
   explicit ModuleVerifier(const Module& module) : module_(module) {}
 
+  // An op outside any block (made by a compiler rule): its own constraints
+  // only, no placement or dominance.
+  Status CheckDetached(const Operation& op) {
+    if (op.code() == OpCode::kUnknown) {
+      return Unimplemented("Kiln does not know the op '", op.name(), "'");
+    }
+    OpContext context(op, symbols_);
+    for (size_t i = 0; i < op.num_results(); ++i) {
+      if (!WellFormed(op.result(i)->type())) {
+        return TypeError(op, op.result(i)->type(), StrCat("result #", i));
+      }
+    }
+    const OpRule* rule = Rules()[static_cast<size_t>(op.code())];
+    if (rule == nullptr) return Status::Ok();
+    KILN_RETURN_IF_ERROR(CheckCounts(context, *rule));
+    if (rule->verify == nullptr || (rule->flags & kOpaqueAttributes)) return Status::Ok();
+    return rule->verify(context);
+  }
+
   Status Run() {
     const Operation& root = module_.op();
     if (root.code() != OpCode::kBuiltinModule || root.num_regions() != 1 ||
@@ -549,5 +568,10 @@ class ModuleVerifier {
 }  // namespace
 
 Status Verify(const Module& module) { return ModuleVerifier(module).Run(); }
+
+Status VerifyDetachedOp(const Operation& op) {
+  const Module empty;
+  return ModuleVerifier(empty).CheckDetached(op);
+}
 
 }  // namespace kiln::ir

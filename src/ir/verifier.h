@@ -14,4 +14,8 @@ namespace kiln::ir {
 // Walks nesting with an explicit worklist, so any depth verifies.
 Status Verify(const Module& module);
 
+// The constraints of one op that belongs to no block: one a compiler rule
+// builds (a dynamic op's static form) before lowering it.
+Status VerifyDetachedOp(const Operation& op);
+
 }  // namespace kiln::ir

@@ -1,5 +1,7 @@
 #include "kernels/copy.h"
 
+#include <cstdint>
+#include <bit>
 #include <cstring>
 #include <vector>
 
@@ -94,6 +96,54 @@ void CopyStrided(size_t element_bytes, std::span<const int64_t> dims, const void
   byte_dims.push_back(static_cast<int64_t>(element_bytes));
   byte_strides.push_back(1);
   CopyStrided(1, byte_dims, src, byte_strides, dst);
+}
+
+// PackBits/UnpackBits copy a wide element's low bytes: its value on a
+// little-endian host, the only kind Kiln builds for.
+static_assert(std::endian::native == std::endian::little);
+
+namespace {
+
+uint64_t LowBits(int bits) { return bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1; }
+
+// A field of `bits` bits as its one-byte storage.
+uint8_t StoreByte(uint64_t field, BitField type) {
+  auto value = static_cast<uint8_t>(field & LowBits(type.bits));
+  if (type.sign_extended && ((value >> (type.bits - 1)) & 1) != 0) {
+    value |= static_cast<uint8_t>(~LowBits(type.bits));
+  }
+  return value;
+}
+
+}  // namespace
+
+void PackBits(BitField narrow, const uint8_t* src, BitField wide, void* dst, int64_t count) {
+  const int ratio = wide.bits / narrow.bits;
+  auto* out = static_cast<uint8_t*>(dst);
+  for (int64_t j = 0; j < count; ++j) {
+    uint64_t value = 0;
+    for (int i = 0; i < ratio; ++i) {
+      value |= (uint64_t{src[j * ratio + i]} & LowBits(narrow.bits)) << (i * narrow.bits);
+    }
+    if (wide.bits < 8) {
+      out[j] = StoreByte(value, wide);
+    } else {
+      std::memcpy(out + j * static_cast<int64_t>(wide.storage_bytes), &value, wide.storage_bytes);
+    }
+  }
+}
+
+void UnpackBits(BitField wide, const void* src, BitField narrow, uint8_t* dst, int64_t count) {
+  const int ratio = wide.bits / narrow.bits;
+  const auto* in = static_cast<const uint8_t*>(src);
+  for (int64_t j = 0; j < count; ++j) {
+    uint64_t value = 0;
+    std::memcpy(&value, in + j * static_cast<int64_t>(wide.storage_bytes), wide.storage_bytes);
+    value &= LowBits(wide.bits);
+    for (int i = 0; i < ratio; ++i) {
+      dst[j * ratio + i] = StoreByte(value >> (i * narrow.bits), narrow);
+    }
+  }
 }
 
 }  // namespace kiln::kernels

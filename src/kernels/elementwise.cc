@@ -336,6 +336,14 @@ Status BinaryComplex(BinaryOp op, const void* a, const void* b, void* out, int64
     case BinaryOp::kPower: map(80, [](T x, T y) { return std::pow(x, y); }); break;
     case BinaryOp::kMaximum: map(2, [](T x, T y) { return ComplexMax(x, y); }); break;
     case BinaryOp::kMinimum: map(2, [](T x, T y) { return ComplexMin(x, y); }); break;
+    case BinaryOp::kAtan2:
+      // atan2(y, x) = -i log((x + i y) / sqrt(x^2 + y^2)), the StableHLO
+      // interpreter's definition (XLA's CPU backend has none for complex).
+      map(80, [](T y, T x) {
+        const T i(0, 1);
+        return -i * std::log((x + i * y) / std::sqrt(x * x + y * y));
+      });
+      break;
     default:
       return InvalidArgument("this binary op does not accept complex elements");
   }

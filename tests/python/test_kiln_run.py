@@ -42,7 +42,51 @@ def test_run_takes_tuples_apart():
 def test_run_lowers_dynamic_ops_with_static_results():
     result = kiln("run", str(RUN_DATA / "dynamic.mlir"))
     assert result.returncode == 0, result.stdout + result.stderr
-    assert result.stdout.strip().splitlines()[-1] == "3 cases, 0 failed, 3 checks", result.stdout
+    assert result.stdout.strip().splitlines()[-1] == "7 cases, 0 failed, 7 checks", result.stdout
+
+
+def test_run_dynamic_pad_needs_constant_padding(tmp_path):
+    program = tmp_path / "dynamic_pad_argument.mlir"
+    program.write_text("""
+func.func @main(%x: tensor<2xf32>, %low: tensor<1xi64>) -> tensor<3xf32> {
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %none = stablehlo.constant dense<0> : tensor<1xi64>
+  %y = stablehlo.dynamic_pad %x, %zero, %low, %none, %none
+      : (tensor<2xf32>, tensor<f32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<3xf32>
+  func.return %y : tensor<3xf32>
+}
+""")
+    result = kiln("run", str(program), "dense<[1.0, 2.0]> : tensor<2xf32>",
+                  "dense<[1]> : tensor<1xi64>")
+    output = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert "UNIMPLEMENTED" in output and "edge_padding_low must be known" in output, output
+
+
+def test_run_dynamic_slice_bounds_are_verified(tmp_path):
+    # Constant bounds that do not match the result type: the static form's
+    # verifier says so, instead of a kernel reading out of bounds.
+    program = tmp_path / "bad_bounds.mlir"
+    program.write_text("""
+func.func @main(%x: tensor<4xf32>) -> tensor<2xf32> {
+  %start = stablehlo.constant dense<[3]> : tensor<1xi64>
+  %limit = stablehlo.constant dense<[9]> : tensor<1xi64>
+  %step = stablehlo.constant dense<[1]> : tensor<1xi64>
+  %y = stablehlo.real_dynamic_slice %x, %start, %limit, %step
+      : (tensor<4xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<2xf32>
+  func.return %y : tensor<2xf32>
+}
+""")
+    result = kiln("run", str(program), "dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>")
+    output = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert "INVALID_ARGUMENT" in output and "stablehlo.slice" in output, output
+
+
+def test_run_bitcasts_between_bit_widths_and_complex_atan2():
+    result = kiln("run", str(RUN_DATA / "bitcast.mlir"))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.strip().splitlines()[-1] == "6 cases, 0 failed, 7 checks", result.stdout
 
 
 def test_run_rejects_a_tuple_it_cannot_take_apart(tmp_path):
