@@ -9,7 +9,6 @@
 #include <memory>
 
 #include "compiler/lowering.h"
-#include "ir/verifier.h"
 #include "kernels/gather.h"
 
 namespace kiln::compiler {
@@ -37,16 +36,6 @@ Status LowerDynamicBroadcastInDim(Lowering& lowering, const ir::Operation& op) {
 
 Status LowerDynamicReshape(Lowering& lowering, const ir::Operation& op) {
   return LowerAsStatic(lowering, op, ir::OpCode::kReshape);
-}
-
-// The rule of a static op, from any family's table; null if none.
-LowerFn StaticRule(ir::OpCode code) {
-  for (auto table : {ShapeLowerings(), IndexingLowerings(), LinalgLowerings()}) {
-    for (const LoweringRule& rule : table) {
-      if (rule.code == code) return rule.lower;
-    }
-  }
-  return nullptr;
 }
 
 // The integers of operand `i`, which must be known at compile time.
@@ -80,13 +69,10 @@ Status LowerWithAttributes(Lowering& lowering, const ir::Operation& op, std::str
     made->SetAttr(attribute.name, attribute.value);
   }
   for (auto& [attribute_name, value] : extra) made->SetAttr(attribute_name, std::move(value));
-  const ir::Operation& static_op = lowering.Adopt(std::move(made));
-  // The shape operands were not checked against the operands' shapes yet.
-  KILN_RETURN_IF_ERROR(ir::VerifyDetachedOp(static_op));
-  const LowerFn rule = StaticRule(static_op.code());
-  if (rule == nullptr) return Internal("no lowering rule for ", static_op.name());
-  KILN_RETURN_IF_ERROR(rule(lowering, static_op));
-  KILN_ASSIGN_OR_RETURN(ValueId result, lowering.Lookup(static_op.result(0)));
+  // The shape operands were not checked against the operands' shapes yet:
+  // LowerAdopted verifies the static form first.
+  KILN_ASSIGN_OR_RETURN(const ir::Operation* static_op, lowering.LowerAdopted(std::move(made)));
+  KILN_ASSIGN_OR_RETURN(ValueId result, lowering.Lookup(static_op->result(0)));
   lowering.Bind(op.result(0), result);
   return Status::Ok();
 }

@@ -1,11 +1,14 @@
 #include "compiler/lowering.h"
 
+#include "ir/verifier.h"
+
 #include <algorithm>
 #include <array>
 #include <cstring>
 
 #include "compiler/executor.h"
 #include "ir/printer.h"
+#include "ir/verifier.h"
 #include "kernels/copy.h"
 
 namespace kiln::compiler {
@@ -51,6 +54,20 @@ Status Lowering::LowerEntry(const ir::Module& module, const ir::Operation& entry
   return lowering.LowerBlock(body, &graph.results);
 }
 
+StatusOr<const ir::Operation*> Lowering::LowerAdopted(std::unique_ptr<ir::Operation> op) {
+  const ir::Operation& adopted = Adopt(std::move(op));
+  KILN_RETURN_IF_ERROR(ir::VerifyDetachedOp(adopted));
+  KILN_RETURN_IF_ERROR(LowerOp(adopted));
+  return &adopted;
+}
+
+const ir::QuantizedParams* QuantizationOf(const ir::Type& type) {
+  if (!type.Is(ir::TypeKind::kTensor) || !type.element().Is(ir::TypeKind::kQuantized)) {
+    return nullptr;
+  }
+  return &ir::GetQuantizedParams(type.element());
+}
+
 StatusOr<Shape> Lowering::ShapeOf(const ir::Value* value) const {
   const ir::Type& type = value->type();
   if (type.Is(ir::TypeKind::kToken)) return Shape{ElementType::kToken, {}};
@@ -62,6 +79,10 @@ StatusOr<Shape> Lowering::ShapeOf(const ir::Value* value) const {
     return Unimplemented("Kiln runs only static shapes; found ", ir::PrintType(type));
   }
   const ir::Type element = type.element();
+  // A quantized tensor is held as its storage integers.
+  if (const ir::QuantizedParams* params = QuantizationOf(type)) {
+    return Shape{params->storage_type, type.dims()};
+  }
   if (!element.Is(ir::TypeKind::kElement)) {
     return Unimplemented("Kiln cannot run tensors of ", ir::PrintType(element), " yet");
   }
@@ -116,6 +137,7 @@ Status Lowering::LowerBlock(const ir::Block& block, std::vector<ValueId>* result
 
 Status Lowering::LowerOp(const ir::Operation& op) {
   if (op.code() == ir::OpCode::kFuncCall) return InlineCall(op);
+  if (NeedsQuantizedLowering(op)) return LowerQuantized(*this, op);
   const LoweringRule* rule = Rules().at(static_cast<size_t>(op.code()));
   if (rule == nullptr) {
     return Unimplemented("Kiln cannot run this op yet");

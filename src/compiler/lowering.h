@@ -59,6 +59,10 @@ class Lowering {
     adopted_.push_back(std::move(op));
     return *adopted_.back();
   }
+  // Adopts `op`, checks it against its own constraints (ir::VerifyDetachedOp:
+  // it was built from values the module's verifier did not see together) and
+  // lowers it with its rule. Returns the adopted op.
+  StatusOr<const ir::Operation*> LowerAdopted(std::unique_ptr<ir::Operation> op);
   // Lowers a region's single block into a nested graph: its block arguments
   // are the graph's first parameters, outer values it uses come after them
   // (`captures` receives their values in this graph), and its terminator's
@@ -122,6 +126,14 @@ std::span<const LoweringRule> RandomLowerings();  // lower_random.cc
 std::span<const LoweringRule> FftLowerings();     // lower_fft.cc
 // cholesky, triangular_solve, batch_norm_*, chlo.top_k (lower_solvers.cc).
 std::span<const LoweringRule> SolverLowerings();
+// Ops on quantized tensors (lower_quantized.cc): uniform_quantize,
+// uniform_dequantize, and any other op with a !quant.uniform operand or
+// result that is not a pure data movement, run as dequantize -> the op in
+// the expressed type -> quantize.
+bool NeedsQuantizedLowering(const ir::Operation& op);
+Status LowerQuantized(Lowering& lowering, const ir::Operation& op);
+// The quantization parameters of a tensor type's elements, or null.
+const ir::QuantizedParams* QuantizationOf(const ir::Type& type);
 // custom_call targets JAX emits for a generic platform (Qr,
 // ProductOfElementaryHouseholderReflectors, ApproxTopK; lower_solvers.cc):
 // true when `target` is one of them and it was lowered.

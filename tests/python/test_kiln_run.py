@@ -122,3 +122,29 @@ open({str(artifact)!r}, "wb").write(_jax.mlir.serialize_portable_artifact(module
     assert text.startswith("dense<[") and text.endswith("]> : tensor<3xf32>"), text
     values = [float(v) for v in text[len("dense<["):-len("]> : tensor<3xf32>")].split(",")]
     np.testing.assert_allclose(values, np.sin([0.0, 0.5, -1.0]) * 2, rtol=1e-6)
+
+
+def test_run_quantized_programs():
+    result = kiln("run", str(RUN_DATA / "quantized.mlir"))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.strip().splitlines()[-1] == "6 cases, 0 failed, 6 checks", result.stdout
+
+
+def test_run_refuses_a_quantized_reduction_by_name(tmp_path):
+    program = tmp_path / "quantized_reduce.mlir"
+    program.write_text("""
+func.func @main(%x: tensor<4xi8>) -> tensor<i8> {
+  %q = stablehlo.bitcast_convert %x : (tensor<4xi8>) -> tensor<4x!quant.uniform<i8:f32, 0.5>>
+  %zero = stablehlo.constant dense<0> : tensor<i8>
+  %init = stablehlo.bitcast_convert %zero : (tensor<i8>) -> tensor<!quant.uniform<i8:f32, 0.5>>
+  %sum = stablehlo.reduce(%q init: %init) applies stablehlo.add across dimensions = [0]
+      : (tensor<4x!quant.uniform<i8:f32, 0.5>>, tensor<!quant.uniform<i8:f32, 0.5>>)
+      -> tensor<!quant.uniform<i8:f32, 0.5>>
+  %out = stablehlo.bitcast_convert %sum : (tensor<!quant.uniform<i8:f32, 0.5>>) -> tensor<i8>
+  func.return %out : tensor<i8>
+}
+""")
+    result = kiln("run", str(program), "dense<[1, 2, 3, 4]> : tensor<4xi8>")
+    output = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert "UNIMPLEMENTED" in output and "stablehlo.reduce on quantized tensors" in output, output
