@@ -2,8 +2,9 @@
 // kernels/solvers.h and kernels/batch_norm.h: cholesky, triangular_solve,
 // batch_norm_{inference,training,grad}, chlo.top_k, and the custom calls
 // JAX emits for a platform that is neither CPU nor GPU (Qr,
-// ProductOfElementaryHouseholderReflectors, ApproxTopK, and Eigh, which
-// kiln_pjrt's lowering of eigh emits in the TPU's format), reached from
+// ProductOfElementaryHouseholderReflectors, ApproxTopK, Eigh, which
+// kiln_pjrt's lowering of eigh emits in the TPU's format, and Kiln's own Eig
+// for lax.linalg.eig), reached from
 // custom_call's rule through LowerKnownCustomCall.
 #include <algorithm>
 #include <functional>
@@ -11,6 +12,7 @@
 
 #include "compiler/lowering.h"
 #include "kernels/batch_norm.h"
+#include "kernels/eig.h"
 #include "kernels/eigh.h"
 #include "kernels/solvers.h"
 
@@ -382,6 +384,48 @@ Status LowerEigh(Lowering& lowering, const ir::Operation& op) {
   });
 }
 
+// Eig(a [..., n, n]) -> (eigenvalues [..., n] complex, then the left and/or
+// right eigenvectors [..., n, n] complex as asked). backend_config =
+// "left,right" (0 or 1 each), as kiln_pjrt/linalg.py emits it.
+Status LowerEig(Lowering& lowering, const ir::Operation& op) {
+  ir::Attribute config = op.GetAttr("backend_config");
+  const std::string_view text = config.Is(ir::AttrKind::kString) ? config->text : "";
+  if (text != "0,0" && text != "0,1" && text != "1,0" && text != "1,1") {
+    return InvalidArgument("Eig's backend_config must be \"left,right\" with 0 or 1 each, "
+                           "found \"", text, "\"");
+  }
+  const bool left = text[0] == '1', right = text[2] == '1';
+  const size_t results = 1 + (left ? 1 : 0) + (right ? 1 : 0);
+  if (op.operands().size() != 1 || op.num_results() != results) {
+    return InvalidArgument("Eig with backend_config \"", text, "\" takes one operand and gives ",
+                           results, " results, found ", op.operands().size(), " and ",
+                           op.num_results());
+  }
+  KILN_ASSIGN_OR_RETURN(Shape shape, lowering.ShapeOf(op.operand(0)));
+  KILN_RETURN_IF_ERROR(CheckLinalgType(shape, "Eig"));
+  KILN_ASSIGN_OR_RETURN(Matrices a, MatricesOf(shape, "Eig's operand"));
+  const ElementType complex = shape.element_type == ElementType::kF32 ||
+                                      shape.element_type == ElementType::kC64
+                                  ? ElementType::kC64
+                                  : ElementType::kC128;
+  std::vector<int64_t> values_dims(shape.dims.begin(), shape.dims.end() - 1);
+  bool fits = a.rows == a.cols;
+  for (size_t r = 0; r < results && fits; ++r) {
+    KILN_ASSIGN_OR_RETURN(Shape result, lowering.ShapeOf(op.result(r)));
+    fits = result.element_type == complex && result.dims == (r == 0 ? values_dims : shape.dims);
+  }
+  if (!fits) {
+    return InvalidArgument("Eig of square matrices ", shape.ToString(), " gives ",
+                           GetElementTypeInfo(complex).name, " eigenvalues [..., n] and "
+                           "eigenvectors [..., n, n]; the result types differ");
+  }
+  return lowering.Emit(op, [type = shape.element_type, a, left, right](RunContext& ctx) {
+    void* lefts = left ? ctx.out(1) : nullptr;
+    void* rights = right ? ctx.out(left ? 2 : 1) : nullptr;
+    return kernels::Eig(type, ctx.in(0), ctx.out(0), lefts, rights, a.batch, a.rows);
+  });
+}
+
 constexpr LoweringRule kRules[] = {
     {ir::OpCode::kCholesky, LowerCholesky},
     {ir::OpCode::kTriangularSolve, LowerTriangularSolve},
@@ -402,6 +446,7 @@ StatusOr<bool> LowerKnownCustomCall(Lowering& lowering, const ir::Operation& op,
   if (target == "ProductOfElementaryHouseholderReflectors") lower = LowerHouseholderProduct;
   if (target == "ApproxTopK") lower = LowerApproxTopK;
   if (target == "Eigh") lower = LowerEigh;
+  if (target == "Eig") lower = LowerEig;
   if (lower == nullptr) return false;
   KILN_RETURN_IF_ERROR(lower(lowering, op));
   return true;

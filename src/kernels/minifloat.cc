@@ -1,5 +1,6 @@
 #include "kernels/minifloat.h"
 
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -78,7 +79,12 @@ bool IsMinifloat(ElementType type) { return FormatOf(type).exponent_bits != 0; }
 float MinifloatToFloat(ElementType type, uint8_t bits) {
   const Format f = FormatOf(type);
   if (IsNanPattern(f, bits)) return std::numeric_limits<float>::quiet_NaN();
-  if (f.special == Special::kExponentOnly) return std::ldexp(1.0f, int(bits) - f.bias);
+  if (f.special == Special::kExponentOnly) {
+    // 2^(bits - 127) built from bits: ldexp would flush code 0's f32
+    // denormal (2^-127, bits 0x00400000) under the run's FTZ, which XLA
+    // keeps.
+    return std::bit_cast<float>(bits == 0 ? uint32_t{0x00400000} : uint32_t{bits} << 23);
+  }
   const int exponent_max = (1 << f.exponent_bits) - 1;
   const bool negative = (bits >> SignShift(f)) & 1;
   const int exponent = (bits >> f.mantissa_bits) & exponent_max;

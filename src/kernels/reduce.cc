@@ -333,6 +333,21 @@ void ReduceTyped(const T* in, std::span<const int64_t> dims, std::span<const int
   std::vector<Group> kept;
   std::vector<Group> folded;
   for (const Group& group : groups) (group.reduced ? folded : kept).push_back(group);
+  if constexpr (kOp == ReduceOp::kMultiply && kIsComplex<T>) {
+    // Complex products fold in order from init, as XLA's CPU backend does:
+    // once a partial product overflows, 0 * inf = NaN makes the result depend
+    // on the order ((1+0i) * (inf+inf i) is NaN+NaN i), so a tree differs.
+    const int64_t fold_count = CountOf(folded);
+    ParallelFor(out_count, fold_count, [&](int64_t begin, int64_t end) {
+      for (int64_t o = begin; o < end; ++o) {
+        const T* base = in + OffsetOf(o, kept);
+        T acc = init;
+        for (int64_t f = 0; f < fold_count; ++f) acc = Apply<kOp>(acc, base[OffsetOf(f, folded)]);
+        out[o] = acc;
+      }
+    });
+    return;
+  }
   if (groups.empty() || !groups.back().reduced) {
     ReduceKeptInner<kOp>(in, kept, folded, init, out);
   } else {

@@ -33,18 +33,7 @@ MODULES = ["programs", "contractions", "shape_ops", "reductions", "numpy_nn", "e
 # so the elementwise cases check that both flush alike.
 
 # "module::case" -> why Kiln differs from the CPU backend.
-XFAIL: dict[str, str] = {
-    name: "one special-value element differs from XLA since Kiln flushes denormals "
-          "(kernels/float_env.h); not yet diagnosed"
-    for name in ("elementwise::log_bf16", "elementwise::log_f32",
-                 "elementwise::log_c64_special")}
-XFAIL["elementwise::prod_c64_nonfinite"] = (
-    "reduction order: kernels::Reduce folds complex products as a tree and applies "
-    "the init value 1+0i last; XLA folds in order starting from init. When a partial "
-    "product overflows, e.g. (1-1e30i)^3 = -inf+inf i, Kiln's final (1+0i) * (-inf+inf i) "
-    "has 0*inf = NaN in both parts while XLA never multiplies the overflowed value by "
-    "init. Fix in reduce.cc: fold complex multiply in order from init (or skip an "
-    "exact 1+0i init).")
+XFAIL: dict[str, str] = {}
 
 
 def _load(name):

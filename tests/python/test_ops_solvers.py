@@ -4,6 +4,7 @@ builds from them for a generic platform (solve, inv, det, lu, ...), QR
 through the Qr / ProductOfElementaryHouseholderReflectors custom calls,
 top-k (chlo.top_k, the ApproxTopK custom call), eigh (kiln_pjrt's lowering
 to the Eigh custom call) and what JAX builds from it (svd, pinv, lstsq, ...),
+eig (the Eig custom call),
 and batch_norm_* (which JAX never emits: those run as StableHLO text on both
 backends)."""
 
@@ -217,6 +218,24 @@ CASES += [
     Case("norm_2", lambda a: jnp.linalg.norm(a, 2), (_general(6, 6),), **LOOSE),
     Case("cond", jnp.linalg.cond, (_well_conditioned(6),), **LOOSE),
 ]
+# eig: eigenvalue order is the solver's own (Kiln's matches LAPACK for real
+# input but not always for complex), so cases compare sorted eigenvalues;
+# test_eig_properties checks the eigenvectors.
+def _sorted_eigvals(a):
+    return jnp.sort_complex(jnp.linalg.eigvals(a))
+
+
+for n in (0, 1, 4, 17):
+    CASES.append(Case(f"eigvals_{n}", _sorted_eigvals, (_general(n, n),), **LOOSE))
+CASES += [
+    Case("eigvals_f64", _sorted_eigvals, (_general(6, 6, dtype=np.float64),), **LOOSE),
+    Case("eigvals_c64", _sorted_eigvals, (_general(6, 6, dtype=np.complex64),), **LOOSE),
+    Case("eigvals_c128", _sorted_eigvals, (_general(5, 5, dtype=np.complex128),), **LOOSE),
+    Case("eigvals_batched", _sorted_eigvals, (_general(3, 4, 4),), **LOOSE),
+    Case("eigvals_symmetric_real", _sorted_eigvals, (_hermitian(6),), **LOOSE),
+    Case("eigvals_nan", jnp.linalg.eigvals,
+         (np.array([[1, np.nan], [0, 1]], np.float32),)),
+]
 
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory):
@@ -355,3 +374,22 @@ def test_batch_norm_matches_cpu(run_python, tmp_path):
             np.testing.assert_allclose(value.astype(np.float64), want[f"{i}_{k}"],
                                        rtol=tolerance, atol=tolerance,
                                        err_msg=f"{BN_CASES[i]} output {k}")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.complex64])
+def test_eig_properties(dtype):
+    a = _general(2, 7, 7, dtype=dtype)
+    w, vl, vr = (np.asarray(x) for x in jax.jit(
+        lambda x: lax.linalg.eig(x, compute_left_eigenvectors=True))(a))
+    a = a.astype(np.complex128)
+    # A v = w v and u^H A = w u^H, columns of unit norm.
+    np.testing.assert_allclose(a @ vr, vr * w[..., None, :], atol=1e-4)
+    vl_h = np.conj(np.swapaxes(vl, -1, -2))
+    np.testing.assert_allclose(vl_h @ a, w[..., :, None] * vl_h, atol=1e-4)
+    np.testing.assert_allclose(np.linalg.norm(vr, axis=-2), 1, atol=1e-5)
+    np.testing.assert_allclose(np.linalg.norm(vl, axis=-2), 1, atol=1e-5)
+
+
+def test_eig_lowers_to_kilns_custom_call():
+    text = jax.jit(jnp.linalg.eig).lower(np.eye(3, dtype=np.float32)).as_text()
+    assert 'stablehlo.custom_call @Eig(' in text and 'backend_config = "0,1"' in text
