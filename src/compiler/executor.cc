@@ -24,19 +24,27 @@ uint8_t* ExecutionEnv::Arena(const Graph* graph, int64_t bytes) {
   return block.aligned;
 }
 
+uint8_t** ExecutionEnv::ValueTable(const Graph* graph, size_t size) {
+  std::vector<uint8_t*>& table = arenas_[graph].table;
+  if (table.size() < size) table.resize(size);
+  return table.data();
+}
+
+const void** ExecutionEnv::RegionArguments(const Graph* graph, size_t size) {
+  std::vector<const void*>& arguments = arenas_[graph].arguments;
+  if (arguments.size() < size) arguments.resize(size);
+  return arguments.data();
+}
+
 Status RunContext::RunRegion(size_t index, std::span<const void* const> args,
                              std::span<void* const> results) const {
   const std::vector<size_t>& captures = node_.region_captures[index];
   if (captures.empty()) return Execute(*node_.regions[index], args, results, env_);
   constexpr size_t kInline = 16;
   const void* inline_args[kInline];
-  std::vector<const void*> heap_args;
   const void** all = inline_args;
   const size_t total = args.size() + captures.size();
-  if (total > kInline) {
-    heap_args.resize(total);
-    all = heap_args.data();
-  }
+  if (total > kInline) all = env_.RegionArguments(node_.regions[index].get(), total);
   for (size_t i = 0; i < args.size(); ++i) all[i] = args[i];
   for (size_t i = 0; i < captures.size(); ++i) all[args.size() + i] = in(captures[i]);
   return Execute(*node_.regions[index], std::span(all, total), results, env_);
@@ -61,12 +69,8 @@ Status Execute(const Graph& graph, std::span<const void* const> parameters,
   // table on the stack.
   constexpr size_t kInline = 32;
   uint8_t* inline_memory[kInline];
-  std::vector<uint8_t*> heap_memory;
   uint8_t** memory = inline_memory;
-  if (graph.values.size() > kInline) {
-    heap_memory.resize(graph.values.size());
-    memory = heap_memory.data();
-  }
+  if (graph.values.size() > kInline) memory = env.ValueTable(&graph, graph.values.size());
   for (size_t v = 0; v < graph.values.size(); ++v) {
     const Placement& place = graph.placements[v];
     switch (place.storage) {

@@ -30,12 +30,19 @@ class ExecutionEnv {
   // graph, reused by later calls (a graph's runs never overlap in one env).
   // Null when the memory cannot be allocated.
   uint8_t* Arena(const Graph* graph, int64_t bytes);
+  // Scratch of `graph`'s runs, kept like its arena so that a steady-state
+  // call allocates nothing: the value pointer table, and the argument list a
+  // region body is called with.
+  uint8_t** ValueTable(const Graph* graph, size_t size);
+  const void** RegionArguments(const Graph* graph, size_t size);
 
  private:
   struct Block {
     std::unique_ptr<uint8_t[]> storage;
     uint8_t* aligned = nullptr;
     int64_t bytes = 0;
+    std::vector<uint8_t*> table;
+    std::vector<const void*> arguments;
   };
   std::unordered_map<const Graph*, Block> arenas_;
 };
