@@ -49,9 +49,10 @@ def initialize() -> None:
     xla_bridge.register_plugin(
         PLATFORM_NAME, priority=JAX_PRIORITY, library_path=path, options=None)
     _enable_donation()
-    from kiln_pjrt import linalg
+    from kiln_pjrt import callbacks, linalg
 
     linalg.register()
+    callbacks.register()
 
 
 def _enable_donation() -> None:

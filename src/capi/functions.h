@@ -19,6 +19,13 @@ struct Impl {
   KILN_IMPL(PJRT_Plugin_Initialize);
   KILN_IMPL(PJRT_Plugin_Attributes);
 
+  // host_transfer_api.cc
+  KILN_IMPL(PJRT_CopyToDeviceStream_Destroy);
+  KILN_IMPL(PJRT_CopyToDeviceStream_AddChunk);
+  KILN_IMPL(PJRT_CopyToDeviceStream_TotalBytes);
+  KILN_IMPL(PJRT_CopyToDeviceStream_GranuleSize);
+  KILN_IMPL(PJRT_CopyToDeviceStream_CurrentBytes);
+
   // event_api.cc
   KILN_IMPL(PJRT_Event_Destroy);
   KILN_IMPL(PJRT_Event_IsReady);

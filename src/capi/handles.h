@@ -114,6 +114,17 @@ struct PJRT_Event {
   std::shared_ptr<kiln::runtime::Event> event;
 };
 
+namespace kiln::capi {
+struct StreamState;  // host_transfer_api.cc
+}  // namespace kiln::capi
+
+// The stream a host recv callback fills (Kiln defines the header's opaque
+// type). The callback's owner destroys the handle; the state lives on until
+// the waiting run is done with it.
+struct PJRT_CopyToDeviceStream {
+  std::shared_ptr<kiln::capi::StreamState> state;
+};
+
 // A compiled program and the arrays its queries hand out (they live as long
 // as the handle).
 struct PJRT_Executable {
@@ -142,6 +153,12 @@ namespace kiln::capi {
 std::unique_ptr<PJRT_TopologyDescription> MakeTopologyHandle(
     const runtime::Topology* topology, std::unique_ptr<runtime::Topology> owned,
     std::string platform_version);
+
+// The host side of a run's send/recv (JAX's host callbacks) from the
+// execute options' callbacks of device `device_index`; null when the options
+// carry none.
+std::shared_ptr<compiler::HostTransfer> HostTransferFor(const PJRT_ExecuteOptions* options,
+                                                        size_t device_index);
 
 // New handles, registered as live.
 PJRT_Buffer* NewBuffer(PJRT_Client* client, std::unique_ptr<runtime::Buffer> buffer);

@@ -18,8 +18,23 @@ namespace kiln::compiler {
 // State of one execution, reused across executions of one executable so
 // that steady-state calls allocate nothing: the arenas of the graph and its
 // nested graphs, and who is running (for replica_id / partition_id).
+// Transfers between a running program and its host: stablehlo.send / recv
+// with is_host_transfer, which JAX emits for host callbacks (jax.debug.print,
+// pure_callback, io_callback). The runtime's caller supplies one per run.
+class HostTransfer {
+ public:
+  virtual ~HostTransfer() = default;
+  // Hands `data` (dense row-major, `shape`) to the host on `channel`.
+  virtual Status Send(int64_t channel, const Shape& shape, const void* data) = 0;
+  // Fills `data` (dense row-major, `shape`) from the host on `channel`;
+  // returns once it is filled, or with the host's error.
+  virtual Status Recv(int64_t channel, const Shape& shape, void* data) = 0;
+};
+
 class ExecutionEnv {
  public:
+  // The host side of send/recv for this run; null when the caller gave none.
+  HostTransfer* host = nullptr;
   int64_t replica_id = 0;
   int64_t partition_id = 0;
   // The interpreter's check ops (`kiln run`): how many ran, which failed.

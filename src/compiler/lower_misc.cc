@@ -64,6 +64,85 @@ Status LowerToken(Lowering& lowering, const ir::Operation& op) {
   return Status::Ok();
 }
 
+// The host channel of a send/recv, which must transfer to or from the host
+// (JAX's host callbacks); device-to-device channels are collectives (issue 5).
+StatusOr<int64_t> HostChannel(const ir::Operation& op, int64_t expected_type) {
+  ir::Attribute host = op.GetAttr("is_host_transfer");
+  ir::Attribute channel = op.GetAttr("channel_handle");
+  if (!host.Is(ir::AttrKind::kBool) || !host->bool_value) {
+    return Unimplemented(op.name(), " between devices (is_host_transfer = false): Kiln runs "
+                         "send/recv to and from the host only");
+  }
+  if (!channel.Is(ir::AttrKind::kStruct)) {
+    return InvalidArgument(op.name(), " without a #stablehlo.channel_handle");
+  }
+  const int64_t type = FieldInt(channel, "type");
+  if (type != expected_type) {
+    return InvalidArgument(op.name(), " to the host needs a channel of type ", expected_type,
+                           " (", expected_type == 2 ? "DEVICE_TO_HOST" : "HOST_TO_DEVICE",
+                           "), found type ", type);
+  }
+  return FieldInt(channel, "handle");
+}
+
+Status NoHost(const char* op, int64_t channel) {
+  return FailedPrecondition(op, " on host channel ", channel, ": this run has no host "
+                            "callbacks (PJRT_ExecuteOptions.send_callbacks / recv_callbacks); "
+                            "programs with jax.debug.print or other callbacks run from JAX");
+}
+
+// send(operands..., token) -> token: each operand to the host in order.
+Status LowerSend(Lowering& lowering, const ir::Operation& op) {
+  KILN_ASSIGN_OR_RETURN(int64_t channel, HostChannel(op, 2));
+  std::vector<ValueId> inputs;
+  std::vector<Shape> shapes;
+  for (size_t i = 0; i + 1 < op.operands().size(); ++i) {
+    KILN_ASSIGN_OR_RETURN(ValueId input, lowering.Input(op, i));
+    inputs.push_back(input);
+    shapes.push_back(lowering.graph().shape(input));
+  }
+  KILN_ASSIGN_OR_RETURN(
+      std::vector<ValueId> outputs,
+      lowering.EmitNode(op, inputs, {Shape{ElementType::kToken, {}}},
+                        [channel, shapes](RunContext& ctx) {
+                          if (ctx.env().host == nullptr) return NoHost("stablehlo.send", channel);
+                          for (size_t i = 0; i < shapes.size(); ++i) {
+                            KILN_RETURN_IF_ERROR(ctx.env().host->Send(channel, shapes[i],
+                                                                      ctx.in(i)));
+                          }
+                          return Status::Ok();
+                        },
+                        {}, {}, /*foldable=*/false));
+  lowering.Bind(op.result(0), outputs[0]);
+  return Status::Ok();
+}
+
+// recv(token) -> (results..., token): each result from the host in order.
+Status LowerRecv(Lowering& lowering, const ir::Operation& op) {
+  KILN_ASSIGN_OR_RETURN(int64_t channel, HostChannel(op, 3));
+  std::vector<Shape> shapes;
+  for (size_t r = 0; r + 1 < op.num_results(); ++r) {
+    KILN_ASSIGN_OR_RETURN(Shape shape, lowering.ShapeOf(op.result(r)));
+    shapes.push_back(std::move(shape));
+  }
+  std::vector<Shape> outputs = shapes;
+  outputs.push_back(Shape{ElementType::kToken, {}});
+  KILN_ASSIGN_OR_RETURN(
+      std::vector<ValueId> ids,
+      lowering.EmitNode(op, {}, std::move(outputs),
+                        [channel, shapes](RunContext& ctx) {
+                          if (ctx.env().host == nullptr) return NoHost("stablehlo.recv", channel);
+                          for (size_t r = 0; r < shapes.size(); ++r) {
+                            KILN_RETURN_IF_ERROR(ctx.env().host->Recv(channel, shapes[r],
+                                                                      ctx.out(r)));
+                          }
+                          return Status::Ok();
+                        },
+                        {}, {}, /*foldable=*/false));
+  for (size_t r = 0; r < ids.size(); ++r) lowering.Bind(op.result(r), ids[r]);
+  return Status::Ok();
+}
+
 Status LowerReducePrecision(Lowering& lowering, const ir::Operation& op) {
   KILN_ASSIGN_OR_RETURN(Shape shape, lowering.ShapeOf(op.operand(0)));
   const auto exponent_bits = static_cast<int>(IntAttr(op, "exponent_bits", 8));
@@ -142,6 +221,8 @@ constexpr LoweringRule kRules[] = {
     {ir::OpCode::kCreateToken, LowerToken},
     {ir::OpCode::kReducePrecision, LowerReducePrecision},
     {ir::OpCode::kGetDimensionSize, LowerGetDimensionSize},
+    {ir::OpCode::kSend, LowerSend},
+    {ir::OpCode::kRecv, LowerRecv},
 };
 
 }  // namespace

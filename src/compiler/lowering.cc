@@ -231,6 +231,11 @@ Status Lowering::EmitWithRegions(const ir::Operation& op, RunFn run, bool foldab
     KILN_ASSIGN_OR_RETURN(Shape shape, ShapeOf(op.result(i)));
     outputs.push_back(std::move(shape));
   }
+  // A body with side effects (a host callback in a loop or a branch) makes
+  // the op one: it is never folded nor removed when its results are unused.
+  for (const auto& region : regions) {
+    for (const Node& node : region->nodes) foldable = foldable && !node.has_side_effects;
+  }
   KILN_ASSIGN_OR_RETURN(std::vector<ValueId> ids,
                         EmitNode(op, std::move(inputs), std::move(outputs), std::move(run),
                                  std::move(regions), std::move(capture_indexes), foldable));

@@ -155,9 +155,9 @@ StatusOr<std::vector<bool>> DonatedArguments(const compiler::Program& program,
 
 }  // namespace
 
-StatusOr<LoadedExecutable::Run> LoadedExecutable::Execute(std::span<Buffer* const> arguments,
-                                                          Device* device,
-                                                          std::span<const int64_t> non_donatable) {
+StatusOr<LoadedExecutable::Run> LoadedExecutable::Execute(
+    std::span<Buffer* const> arguments, Device* device, std::span<const int64_t> non_donatable,
+    std::shared_ptr<compiler::HostTransfer> host) {
   if (IsDeleted()) {
     return FailedPrecondition("the executable ", program_->name, " was deleted");
   }
@@ -170,8 +170,13 @@ StatusOr<LoadedExecutable::Run> LoadedExecutable::Execute(std::span<Buffer* cons
   for (size_t i = 0; i < arguments.size(); ++i) {
     const Buffer& argument = *arguments[i];
     const Shape& expected = program.parameter_shapes[i];
-    if (argument.shape().element_type != expected.element_type ||
-        argument.shape().dims != expected.dims) {
+    // JAX's first token for ordered effects is a bool[0] array; XLA's CPU
+    // backend takes it for a token parameter, and so does Kiln.
+    const bool token_from_jax = expected.element_type == ElementType::kToken &&
+                                argument.shape().element_type == ElementType::kPred &&
+                                argument.shape().dims == std::vector<int64_t>{0};
+    if (!token_from_jax && (argument.shape().element_type != expected.element_type ||
+                            argument.shape().dims != expected.dims)) {
       return InvalidArgument(program.name, ": argument ", i, " must be ", expected.ToString(),
                              ", found ", argument.shape().ToString());
     }
@@ -224,7 +229,7 @@ StatusOr<LoadedExecutable::Run> LoadedExecutable::Execute(std::span<Buffer* cons
     run.outputs.push_back(std::make_unique<Buffer>(shape, space, std::move(memory), run.done));
   }
   auto work = [program = program_, envs = envs_, inputs = std::move(inputs),
-               outputs = std::move(outputs)]() -> Status {
+               outputs = std::move(outputs), host = std::move(host)]() -> Status {
     std::unique_ptr<compiler::ExecutionEnv> env;
     {
       std::lock_guard lock(envs->mutex);
@@ -241,6 +246,7 @@ StatusOr<LoadedExecutable::Run> LoadedExecutable::Execute(std::span<Buffer* cons
     // Kernels allocate little, but an allocation failure must reach the
     // framework through the run's event rather than end the process.
     Status status;
+    env->host = host.get();
     try {
       status = compiler::Execute(*program->graph, parameters, results, *env);
     } catch (const std::bad_alloc&) {
@@ -248,6 +254,7 @@ StatusOr<LoadedExecutable::Run> LoadedExecutable::Execute(std::span<Buffer* cons
     } catch (const std::exception& error) {
       status = Internal("running ", program->name, " failed: ", error.what());
     }
+    env->host = nullptr;
     std::lock_guard lock(envs->mutex);
     envs->idle.push_back(std::move(env));
     return status;

@@ -59,8 +59,11 @@ class LoadedExecutable {
   // program's parameters before anything runs). Arguments the program may
   // take as donations are donated (they report themselves deleted; an
   // aliased result may reuse their memory) unless listed in `non_donatable`.
+  // `host` serves the program's host send/recv (JAX's host callbacks) and
+  // is kept alive until the run finishes; null when the caller has none.
   StatusOr<Run> Execute(std::span<Buffer* const> arguments, Device* device,
-                        std::span<const int64_t> non_donatable = {});
+                        std::span<const int64_t> non_donatable = {},
+                        std::shared_ptr<compiler::HostTransfer> host = nullptr);
 
  private:
   LoadedExecutable(Client* client, std::shared_ptr<const compiler::Program> program,

@@ -426,5 +426,165 @@ TEST_F(KilnExecutableTest, CostAnalysisCountsTheProgramsWork) {
   ASSERT_PJRT_OK(api()->PJRT_Executable_Destroy(&destroy));
 }
 
+
+// --- Host transfers: stablehlo.send / recv to the host (JAX's callbacks) ---
+
+// y = recv(channel 3) + x after send(x, channel 2).
+constexpr std::string_view kHostProgram = R"mlir(
+module @kiln_host_transfer {
+  func.func public @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+    %t0 = "stablehlo.create_token"() : () -> !stablehlo.token
+    %t1 = "stablehlo.send"(%x, %t0) {channel_handle = #stablehlo.channel_handle<handle = 2, type = 2>, is_host_transfer = true} : (tensor<2xf32>, !stablehlo.token) -> !stablehlo.token
+    %r:2 = "stablehlo.recv"(%t1) {channel_handle = #stablehlo.channel_handle<handle = 3, type = 3>, is_host_transfer = true} : (!stablehlo.token) -> (tensor<2xf32>, !stablehlo.token)
+    %y = stablehlo.add %r#0, %x : tensor<2xf32>
+    return %y : tensor<2xf32>
+  }
+}
+)mlir";
+
+// What the test's host callbacks saw and do.
+struct Host {
+  std::vector<float> sent;
+  std::vector<float> reply = {10.0f, 20.0f};
+  bool fail_send = false;
+  bool overrun = false;
+  Status add_chunk_status;
+};
+
+PJRT_Error* OnSend(PJRT_Chunk* chunk, PJRT_CallbackError* callback_error, size_t, bool,
+                   void* user) {
+  auto& host = *static_cast<Host*>(user);
+  const auto* data = static_cast<const float*>(chunk->data);
+  host.sent.assign(data, data + chunk->size / sizeof(float));
+  chunk->deleter(chunk->data, chunk->deleter_arg);
+  if (host.fail_send) {
+    const std::string message = "the callback refused";
+    return (*callback_error)(PJRT_Error_Code_ABORTED, message.data(), message.size());
+  }
+  return nullptr;
+}
+
+void OnRecv(PJRT_CopyToDeviceStream* stream, void* user) {
+  auto& host = *static_cast<Host*>(user);
+  auto total = MAKE_ARGS(PJRT_CopyToDeviceStream_TotalBytes_Args);
+  total.stream = stream;
+  EXPECT_PJRT_OK(api()->PJRT_CopyToDeviceStream_TotalBytes(&total));
+  EXPECT_EQ(total.total_bytes, 8);
+  std::vector<float> payload = host.reply;
+  if (host.overrun) payload.push_back(30.0f);
+  PJRT_Chunk chunk{payload.data(), payload.size() * sizeof(float), nullptr, nullptr};
+  auto add = MAKE_ARGS(PJRT_CopyToDeviceStream_AddChunk_Args);
+  add.stream = stream;
+  add.chunk = &chunk;
+  host.add_chunk_status = Consume(api()->PJRT_CopyToDeviceStream_AddChunk(&add));
+  if (add.transfer_complete != nullptr) EventPtr(add.transfer_complete).reset();
+  auto destroy = MAKE_ARGS(PJRT_CopyToDeviceStream_Destroy_Args);
+  destroy.stream = stream;
+  EXPECT_PJRT_OK(api()->PJRT_CopyToDeviceStream_Destroy(&destroy));
+}
+
+// Runs the host program on {1.5, -2}; `host` null: no callbacks at all.
+// Returns the run's status (the completion event's) and the output.
+Status RunWithHost(PJRT_Client* client, PJRT_Device* device, PJRT_LoadedExecutable* loaded,
+                   Host* host, std::vector<float>* output) {
+  BufferPtr input = MakeBuffer(client, device, std::vector<float>{1.5f, -2}, {2});
+  PJRT_Buffer* arguments[1] = {input.get()};
+  PJRT_Buffer* const* argument_lists[1] = {arguments};
+  PJRT_Buffer* results[1] = {nullptr};
+  PJRT_Buffer** output_lists[1] = {results};
+  PJRT_Event* complete[1] = {nullptr};
+  PJRT_SendCallbackInfo send{2, host, OnSend};
+  PJRT_RecvCallbackInfo recv{3, host, OnRecv};
+  PJRT_SendCallbackInfo* sends[1] = {&send};
+  PJRT_RecvCallbackInfo* recvs[1] = {&recv};
+  auto options = MAKE_ARGS(PJRT_ExecuteOptions);
+  if (host != nullptr) {
+    options.send_callbacks = sends;
+    options.recv_callbacks = recvs;
+    options.num_send_ops = 1;
+    options.num_recv_ops = 1;
+  }
+  auto execute = MAKE_ARGS(PJRT_LoadedExecutable_Execute_Args);
+  execute.executable = loaded;
+  execute.options = &options;
+  execute.argument_lists = argument_lists;
+  execute.num_devices = 1;
+  execute.num_args = 1;
+  execute.output_lists = output_lists;
+  execute.device_complete_events = complete;
+  Status status = Consume(api()->PJRT_LoadedExecutable_Execute(&execute));
+  BufferPtr result(results[0]);
+  EventPtr done(complete[0]);
+  if (!status.ok()) return status;
+  status = Await(done.get());
+  if (status.ok()) *output = Read<float>(result.get());
+  return status;
+}
+
+class HostTransferTest : public ClientFixture {
+ protected:
+  void SetUp() override {
+    ClientFixture::SetUp();
+    Status status = Compile(client_.get(), "mlir", kHostProgram, &loaded_);
+    if (!status.ok()) GTEST_SKIP() << "cannot compile host transfers: " << status;
+  }
+  LoadedExecutablePtr loaded_;
+};
+
+TEST_F(HostTransferTest, SendAndRecvReachTheCallbacks) {
+  Host host;
+  std::vector<float> output;
+  ASSERT_TRUE(IsOk(RunWithHost(client_.get(), device_, loaded_.get(), &host, &output)));
+  EXPECT_EQ(host.sent, (std::vector<float>{1.5f, -2.0f}));
+  EXPECT_EQ(output, (std::vector<float>{11.5f, 18.0f}));
+  // Again: the same executable, fresh callbacks state.
+  host.reply = {1.0f, 1.0f};
+  ASSERT_TRUE(IsOk(RunWithHost(client_.get(), device_, loaded_.get(), &host, &output)));
+  EXPECT_EQ(output, (std::vector<float>{2.5f, -1.0f}));
+}
+
+TEST_F(HostTransferTest, ACallbackErrorFailsTheRunWithItsMessage) {
+  Host host;
+  host.fail_send = true;
+  std::vector<float> output;
+  Status status = RunWithHost(client_.get(), device_, loaded_.get(), &host, &output);
+  EXPECT_TRUE(HasCode(status, PJRT_Error_Code_ABORTED)) << status;
+  EXPECT_NE(status.message.find("the callback refused"), std::string::npos) << status;
+}
+
+TEST_F(HostTransferTest, AnOverrunningChunkIsRefusedAndTheRunFails) {
+  Host host;
+  host.overrun = true;
+  std::vector<float> output;
+  Status status = RunWithHost(client_.get(), device_, loaded_.get(), &host, &output);
+  EXPECT_TRUE(HasCode(host.add_chunk_status, PJRT_Error_Code_INVALID_ARGUMENT))
+      << host.add_chunk_status;
+  EXPECT_FALSE(status.ok());
+  if (IsKiln()) {
+    EXPECT_NE(status.message.find("after 0 of 8 bytes"), std::string::npos) << status;
+  }
+}
+
+TEST_F(HostTransferTest, RunWithoutCallbacksFailsCleanly) {
+  SKIP_UNLESS_KILN();
+  std::vector<float> output;
+  Status status = RunWithHost(client_.get(), device_, loaded_.get(), nullptr, &output);
+  EXPECT_TRUE(HasCode(status, PJRT_Error_Code_FAILED_PRECONDITION)) << status;
+  EXPECT_NE(status.message.find("no host callbacks"), std::string::npos) << status;
+}
+
+TEST_F(ClientFixture, StreamFunctionsRejectANullStream) {
+  SKIP_UNLESS_KILN();
+  auto total = MAKE_ARGS(PJRT_CopyToDeviceStream_TotalBytes_Args);
+  EXPECT_TRUE(HasCode(Consume(api()->PJRT_CopyToDeviceStream_TotalBytes(&total)),
+                      PJRT_Error_Code_INVALID_ARGUMENT));
+  auto add = MAKE_ARGS(PJRT_CopyToDeviceStream_AddChunk_Args);
+  EXPECT_TRUE(HasCode(Consume(api()->PJRT_CopyToDeviceStream_AddChunk(&add)),
+                      PJRT_Error_Code_INVALID_ARGUMENT));
+  auto destroy = MAKE_ARGS(PJRT_CopyToDeviceStream_Destroy_Args);
+  EXPECT_TRUE(HasCode(Consume(api()->PJRT_CopyToDeviceStream_Destroy(&destroy)),
+                      PJRT_Error_Code_INVALID_ARGUMENT));
+}
+
 }  // namespace
 }  // namespace conformance
