@@ -1,4 +1,5 @@
 // Lowering of the elementwise ops onto kernels/elementwise.h.
+#include <algorithm>
 #include <cstring>
 
 #include "compiler/elementwise_ops.h"
@@ -121,6 +122,15 @@ Status LowerSelect(Lowering& lowering, const ir::Operation& op) {
   KILN_ASSIGN_OR_RETURN(Shape pred, lowering.ShapeOf(op.operand(0)));
   KILN_ASSIGN_OR_RETURN(Shape shape, lowering.ShapeOf(op.result(0)));
   const bool scalar = pred.dims.empty() && !shape.dims.empty();
+  // A constant predicate that is all true or all false picks an operand.
+  KILN_ASSIGN_OR_RETURN(ValueId pred_id, lowering.Input(op, 0));
+  if (const auto& data = lowering.graph().values[static_cast<size_t>(pred_id)].constant;
+      data && !data->empty() &&
+      std::all_of(data->begin(), data->end(), [&](uint8_t b) { return b == data->front(); })) {
+    KILN_ASSIGN_OR_RETURN(ValueId picked, lowering.Input(op, data->front() != 0 ? 1 : 2));
+    lowering.Bind(op.result(0), picked);
+    return Status::Ok();
+  }
   const ElementType type = shape.element_type;
   const int64_t count = shape.NumElements();
   return lowering.Emit(op, [scalar, type, count](RunContext& ctx) {

@@ -4,6 +4,7 @@
 // add/multiply/maximum/minimum, or just returns the update, runs as a typed
 // kernel; any other body runs its region per updated element.
 #include <algorithm>
+#include <optional>
 #include <array>
 #include <cstring>
 
@@ -213,6 +214,21 @@ int64_t ClampedOffset(const RunContext& ctx, size_t first_index, ElementType ind
   return offset;
 }
 
+// The start indices of a dynamic slice or update (scalar operands from
+// `first`), when all are constants.
+std::optional<std::vector<int64_t>> ConstantStarts(Lowering& lowering, const ir::Operation& op,
+                                                   size_t first) {
+  std::vector<int64_t> starts;
+  for (size_t i = first; i < op.operands().size(); ++i) {
+    StatusOr<ValueId> id = lowering.Input(op, i);
+    if (!id.ok()) return std::nullopt;
+    const ValueInfo& info = lowering.graph().values[static_cast<size_t>(*id)];
+    if (!info.constant) return std::nullopt;
+    starts.push_back(kernels::LoadIndex(info.shape.element_type, info.constant->data(), 0));
+  }
+  return starts;
+}
+
 Status LowerDynamicSlice(Lowering& lowering, const ir::Operation& op) {
   KILN_ASSIGN_OR_RETURN(Shape operand, lowering.ShapeOf(op.operand(0)));
   KILN_ASSIGN_OR_RETURN(Shape out, lowering.ShapeOf(op.result(0)));
@@ -220,6 +236,19 @@ Status LowerDynamicSlice(Lowering& lowering, const ir::Operation& op) {
   if (op.operands().size() > 1) {
     KILN_ASSIGN_OR_RETURN(Shape index, lowering.ShapeOf(op.operand(1)));
     index_type = index.element_type;
+  }
+  // Start indices known at compile time: a static slice (clamped now), which
+  // composes with the reads around it.
+  if (std::optional<std::vector<int64_t>> starts = ConstantStarts(lowering, op, 1)) {
+    KILN_ASSIGN_OR_RETURN(ValueId input, lowering.Input(op, 0));
+    std::vector<int> axis;
+    for (size_t d = 0; d < out.dims.size(); ++d) {
+      axis.push_back(static_cast<int>(d));
+      (*starts)[d] = std::clamp<int64_t>((*starts)[d], 0,
+                                         std::max<int64_t>(operand.dims[d] - out.dims[d], 0));
+    }
+    return lowering.EmitRead(op, MakeRead(input, out.dims, std::move(*starts), std::move(axis),
+                                          std::vector<int64_t>(out.dims.size(), 1)));
   }
   const size_t bytes = ElementBytes(operand.element_type);
   return lowering.Emit(op, [bytes, index_type, dims = operand.dims, sizes = out.dims,
@@ -239,6 +268,13 @@ Status LowerDynamicUpdateSlice(Lowering& lowering, const ir::Operation& op) {
   if (op.operands().size() > 2) {
     KILN_ASSIGN_OR_RETURN(Shape index, lowering.ShapeOf(op.operand(2)));
     index_type = index.element_type;
+  }
+  // An update as large as the operand replaces all of it (its start indices
+  // clamp to zero).
+  if (update.dims == operand.dims) {
+    KILN_ASSIGN_OR_RETURN(ValueId replacement, lowering.Input(op, 1));
+    lowering.Bind(op.result(0), replacement);
+    return Status::Ok();
   }
   const size_t bytes = ElementBytes(operand.element_type);
   const size_t total = operand.ByteSize();

@@ -74,63 +74,67 @@ Status LowerBitcastConvert(Lowering& lowering, const ir::Operation& op) {
   });
 }
 
-// Emits out = CopyStrided(in + offset elements, out dims, strides).
-Status EmitStridedCopy(Lowering& lowering, const ir::Operation& op, std::vector<int64_t> strides,
-                       int64_t offset) {
-  KILN_ASSIGN_OR_RETURN(Shape shape, lowering.ShapeOf(op.result(0)));
-  const size_t bytes = ElementBytes(shape.element_type);
-  return lowering.Emit(op, [bytes, dims = shape.dims, strides = std::move(strides),
-                            offset](RunContext& ctx) {
-    const auto* base = static_cast<const uint8_t*>(ctx.in(0)) + offset * static_cast<int64_t>(bytes);
-    kernels::CopyStrided(bytes, dims, base, strides, ctx.out(0));
-    return Status::Ok();
-  });
-}
-
 Status LowerBroadcastInDim(Lowering& lowering, const ir::Operation& op) {
+  KILN_ASSIGN_OR_RETURN(ValueId input, lowering.Input(op, 0));
   KILN_ASSIGN_OR_RETURN(Shape in, lowering.ShapeOf(op.operand(0)));
   KILN_ASSIGN_OR_RETURN(Shape out, lowering.ShapeOf(op.result(0)));
   const std::vector<int64_t> mapping = IntsAttr(op, "broadcast_dimensions");
-  const std::vector<int64_t> in_strides = Strides(in.dims);
-  std::vector<int64_t> strides(out.dims.size(), 0);
+  std::vector<int> axis(out.dims.size(), -1);
+  std::vector<int64_t> step(out.dims.size(), 0);
   for (size_t d = 0; d < mapping.size() && d < in.dims.size(); ++d) {
-    if (in.dims[d] != 1) strides[static_cast<size_t>(mapping[d])] = in_strides[d];
+    if (in.dims[d] == 1) continue;  // repeated: read index 0 throughout
+    axis[static_cast<size_t>(mapping[d])] = static_cast<int>(d);
+    step[static_cast<size_t>(mapping[d])] = 1;
   }
-  return EmitStridedCopy(lowering, op, std::move(strides), 0);
+  return lowering.EmitRead(op, MakeRead(input, out.dims, std::vector<int64_t>(in.dims.size(), 0),
+                                        std::move(axis), std::move(step)));
 }
 
 Status LowerTranspose(Lowering& lowering, const ir::Operation& op) {
+  KILN_ASSIGN_OR_RETURN(ValueId input, lowering.Input(op, 0));
   KILN_ASSIGN_OR_RETURN(Shape in, lowering.ShapeOf(op.operand(0)));
-  const std::vector<int64_t> permutation = IntsAttr(op, "permutation");
-  const std::vector<int64_t> in_strides = Strides(in.dims);
-  std::vector<int64_t> strides;
-  for (int64_t p : permutation) strides.push_back(in_strides[static_cast<size_t>(p)]);
-  return EmitStridedCopy(lowering, op, std::move(strides), 0);
+  KILN_ASSIGN_OR_RETURN(Shape out, lowering.ShapeOf(op.result(0)));
+  std::vector<int> axis;
+  for (int64_t p : IntsAttr(op, "permutation")) axis.push_back(static_cast<int>(p));
+  return lowering.EmitRead(op, MakeRead(input, out.dims, std::vector<int64_t>(in.dims.size(), 0),
+                                        std::move(axis),
+                                        std::vector<int64_t>(out.dims.size(), 1)));
+}
+
+// The read of every element of `dims` in order, to adjust per op.
+StridedRead InOrder(ValueId input, const std::vector<int64_t>& dims) {
+  std::vector<int> axis(dims.size());
+  for (size_t k = 0; k < dims.size(); ++k) axis[k] = static_cast<int>(k);
+  return MakeRead(input, dims, std::vector<int64_t>(dims.size(), 0), std::move(axis),
+                  std::vector<int64_t>(dims.size(), 1));
 }
 
 Status LowerReverse(Lowering& lowering, const ir::Operation& op) {
+  KILN_ASSIGN_OR_RETURN(ValueId input, lowering.Input(op, 0));
   KILN_ASSIGN_OR_RETURN(Shape in, lowering.ShapeOf(op.operand(0)));
-  std::vector<int64_t> strides = Strides(in.dims);
-  int64_t offset = 0;
+  StridedRead read = InOrder(input, in.dims);
   for (int64_t d : IntsAttr(op, "dimensions")) {
     const auto k = static_cast<size_t>(d);
-    if (in.dims[k] > 0) offset += (in.dims[k] - 1) * strides[k];
-    strides[k] = -strides[k];
+    if (in.dims[k] <= 1) continue;
+    read.base[k] = in.dims[k] - 1;
+    read.step[k] = -1;
   }
-  return EmitStridedCopy(lowering, op, std::move(strides), offset);
+  return lowering.EmitRead(op, std::move(read));
 }
 
 Status LowerSlice(Lowering& lowering, const ir::Operation& op) {
+  KILN_ASSIGN_OR_RETURN(ValueId input, lowering.Input(op, 0));
   KILN_ASSIGN_OR_RETURN(Shape in, lowering.ShapeOf(op.operand(0)));
-  std::vector<int64_t> strides = Strides(in.dims);
+  KILN_ASSIGN_OR_RETURN(Shape out, lowering.ShapeOf(op.result(0)));
+  StridedRead read = InOrder(input, in.dims);
+  read.dims = out.dims;
   const std::vector<int64_t> start = IntsAttr(op, "start_indices");
   const std::vector<int64_t> step = IntsAttr(op, "strides");
-  int64_t offset = 0;
-  for (size_t k = 0; k < strides.size(); ++k) {
-    if (k < start.size()) offset += start[k] * strides[k];
-    if (k < step.size()) strides[k] *= step[k];
+  for (size_t k = 0; k < in.dims.size(); ++k) {
+    if (k < start.size()) read.base[k] = start[k];
+    if (k < step.size()) read.step[k] = step[k];
   }
-  return EmitStridedCopy(lowering, op, std::move(strides), offset);
+  return lowering.EmitRead(op, std::move(read));
 }
 
 Status LowerConcatenate(Lowering& lowering, const ir::Operation& op) {

@@ -145,6 +145,21 @@ Status Lowering::LowerOp(const ir::Operation& op) {
   return rule->lower(*this, op);
 }
 
+Status Lowering::InlineRegion(const ir::Region& region, std::vector<ValueId>* results) {
+  if (region.num_blocks() != 1) return InvalidArgument("a region without a body");
+  if (depth_ + static_cast<int>(call_stack_.size()) >= kMaxDepth) {
+    return Unimplemented("regions nest deeper than ", kMaxDepth);
+  }
+  const ir::Block& block = region.block(0);
+  std::vector<ValueId>* saved = return_values_;
+  return_values_ = results;
+  call_stack_.push_back(&block);
+  Status status = LowerBlock(block, results);
+  call_stack_.pop_back();
+  return_values_ = saved;
+  return status;
+}
+
 Status Lowering::InlineCall(const ir::Operation& call) {
   return InlineFunction(call, "callee");
 }

@@ -19,6 +19,25 @@
 
 namespace kiln::compiler {
 
+// A data-movement op (broadcast_in_dim, transpose, reverse, slice, a
+// dynamic_slice at constant indices) seen as a read of another value:
+// result[o] = source[base + sum over j of o[j] * step[j] along axis[j]].
+// Lowering keeps the read behind each value such an op produced, so that a
+// read of a read becomes one read of the first source (canonicalization:
+// transpose(transpose(x)), slice(broadcast(x)), ... copy once, or not at all).
+struct StridedRead {
+  ValueId source = kNoValue;
+  std::vector<int64_t> dims;  // the result's dimension sizes
+  std::vector<int64_t> base;  // per source dimension: the index result[0, ..., 0] reads
+  std::vector<int> axis;      // per result dimension: the source dimension it walks, or -1
+  std::vector<int64_t> step;  // per result dimension: index step along that axis
+};
+
+// The read of `source` (of `source_dims`) by an op whose result dimension j
+// is source dimension axis[j] (or none: -1) walked by step[j] from `base`.
+StridedRead MakeRead(ValueId source, std::vector<int64_t> dims, std::vector<int64_t> base,
+                     std::vector<int> axis, std::vector<int64_t> step);
+
 class Lowering {
  public:
   // Lowers the function `entry` of `module` into `graph`.
@@ -47,6 +66,14 @@ class Lowering {
                                           std::vector<std::shared_ptr<const Graph>> regions = {},
                                           std::vector<std::vector<size_t>> captures = {},
                                           bool foldable = true);
+  // Emits `read` as `op`'s result: composed with the read that produced its
+  // source, if any; bound to the source without a node when it reads all of
+  // it in order; else one strided copy (kernels::CopyStrided).
+  Status EmitRead(const ir::Operation& op, StridedRead read);
+  // Lowers `region`'s block in this graph, as if its ops stood in place of
+  // `op` (an if or case whose branch is known at compile time); `results`
+  // receives the values its terminator returns.
+  Status InlineRegion(const ir::Region& region, std::vector<ValueId>* results);
   // Inlines the function named by `op`'s symbol attribute `attribute` with
   // the op's operands as arguments (func.call's callee, a composite's
   // decomposition).
@@ -93,6 +120,7 @@ class Lowering {
   int depth_;
   std::unordered_map<const ir::Value*, ValueId> values_;
   std::vector<std::unique_ptr<ir::Operation>> adopted_;
+  std::unordered_map<ValueId, StridedRead> reads_;  // values strided copies produced
   std::vector<ValueId> captured_outer_;  // per capture parameter: the value in the parent
   std::vector<const ir::Block*> call_stack_;
   std::vector<ValueId>* return_values_ = nullptr;  // func.return target while inlining
