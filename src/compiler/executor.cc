@@ -36,6 +36,12 @@ const void** ExecutionEnv::RegionArguments(const Graph* graph, size_t size) {
   return arguments.data();
 }
 
+void** ExecutionEnv::Pointers(const void* key, size_t size) {
+  std::vector<void*>& pointers = pointers_[key];
+  if (pointers.size() < size) pointers.resize(size);
+  return pointers.data();
+}
+
 Status RunContext::RunRegion(size_t index, std::span<const void* const> args,
                              std::span<void* const> results) const {
   const std::vector<size_t>& captures = node_.region_captures[index];

@@ -9,6 +9,7 @@
 #include <span>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "compiler/graph.h"
@@ -50,6 +51,18 @@ class ExecutionEnv {
   // region body is called with.
   uint8_t** ValueTable(const Graph* graph, size_t size);
   const void** RegionArguments(const Graph* graph, size_t size);
+  // A node's own array of `size` pointers (`key`: the node), kept like the
+  // arenas: for kernels that pass buffer lists to region bodies.
+  void** Pointers(const void* key, size_t size);
+  // A node's working state (`key`: the node), built from `args` on its
+  // first run and kept for later ones: for kernels whose helpers hold
+  // buffers (batched region bodies, accumulators).
+  template <typename T, typename... Args>
+  T& State(const void* key, Args&&... args) {
+    std::shared_ptr<void>& slot = states_[key];
+    if (!slot) slot = std::make_shared<T>(std::forward<Args>(args)...);
+    return *static_cast<T*>(slot.get());
+  }
 
  private:
   struct Block {
@@ -60,6 +73,8 @@ class ExecutionEnv {
     std::vector<const void*> arguments;
   };
   std::unordered_map<const Graph*, Block> arenas_;
+  std::unordered_map<const void*, std::vector<void*>> pointers_;
+  std::unordered_map<const void*, std::shared_ptr<void>> states_;
 };
 
 // What a node's kernel sees when it runs.

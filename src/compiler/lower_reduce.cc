@@ -116,6 +116,16 @@ class Accumulators {
   bool flipped_ = false;
 };
 
+// What a reduction run through its region keeps across runs (in the
+// ExecutionEnv, so steady-state runs allocate nothing): the accumulators and
+// the window offsets.
+struct RegionFold {
+  explicit RegionFold(std::span<const ElementType> types) : acc(types) {}
+  Accumulators acc;
+  std::vector<int64_t> offsets;
+  std::vector<int64_t> scratch;
+};
+
 // Where a reduce's elements are: outputs over the kept dimensions, each
 // folding the reduced dimensions in row-major order.
 struct ReduceLayout {
@@ -209,6 +219,9 @@ class BatchedReduce {
     args_.resize(2 * count);
     results_.resize(count);
     offsets_.resize(ScalarProgram::kMaxLanes);
+    elements_.resize(count);
+    own_.resize(count);
+    bases_.resize(ScalarProgram::kMaxLanes);
   }
 
   Status Run(RunContext& ctx) {
@@ -247,15 +260,14 @@ class BatchedReduce {
     }
     return program_.Run(lanes, args_, results_, scratch_);
   }
-  std::vector<const uint8_t*> Elements() {
-    std::vector<const uint8_t*> pointers;
-    for (size_t i = 0; i < count(); ++i) pointers.push_back(elements(i));
-    return pointers;
+  const std::vector<const uint8_t*>& Elements() {
+    for (size_t i = 0; i < count(); ++i) elements_[i] = elements(i);
+    return elements_;
   }
 
   Status ByOutputs(RunContext& ctx) {
-    const std::vector<const uint8_t*> xs = Elements();
-    std::vector<int64_t> bases(ScalarProgram::kMaxLanes);
+    const std::vector<const uint8_t*>& xs = Elements();
+    std::vector<int64_t>& bases = bases_;
     for (int64_t start = 0; start < layout_.outputs; start += ScalarProgram::kMaxLanes) {
       const int64_t lanes = std::min(ScalarProgram::kMaxLanes, layout_.outputs - start);
       FillOffsets(0, start, lanes, layout_.kept_dims, layout_.kept_strides, bases.data());
@@ -295,7 +307,7 @@ class BatchedReduce {
     for (size_t i = 0; i < count(); ++i) {
       std::memcpy(acc(0, i), elements(i), static_cast<size_t>(width) * bytes(i));
     }
-    const std::vector<const uint8_t*> xs = Elements();
+    const std::vector<const uint8_t*>& xs = Elements();
     for (int64_t first = width; first < total; first += width) {
       const int64_t lanes = std::min(width, total - first);
       gather_from(first, lanes);
@@ -303,7 +315,7 @@ class BatchedReduce {
       CopyBack(lanes);
     }
     // Halve: lane l folds lane l + ceil(active / 2).
-    std::vector<const uint8_t*> own(count());
+    std::vector<const uint8_t*>& own = own_;
     for (int64_t active = width; active > 1;) {
       const int64_t upper = (active + 1) / 2;
       const int64_t folds = active / 2;
@@ -335,6 +347,10 @@ class BatchedReduce {
   std::vector<const void*> args_;
   std::vector<void*> results_;
   std::vector<int64_t> offsets_;
+  // Reused by every run (the object is kept in the ExecutionEnv).
+  std::vector<const uint8_t*> elements_;
+  std::vector<const uint8_t*> own_;
+  std::vector<int64_t> bases_;
 };
 
 Status LowerReduce(Lowering& lowering, const ir::Operation& op) {
@@ -358,13 +374,12 @@ Status LowerReduce(Lowering& lowering, const ir::Operation& op) {
   if (std::optional<ScalarProgram> body = ScalarProgram::Compile(op.region(0))) {
     auto program = std::make_shared<const ScalarProgram>(std::move(*body));
     return lowering.Emit(op, [program, types, layout](RunContext& ctx) {
-      BatchedReduce batched(*program, types, layout);
-      return batched.Run(ctx);
+      return ctx.env().State<BatchedReduce>(&ctx.node(), *program, types, layout).Run(ctx);
     });
   }
   // Anything else: the region, once per element.
   return lowering.EmitWithRegions(op, [types, layout](RunContext& ctx) -> Status {
-    Accumulators acc(types);
+    Accumulators& acc = ctx.env().State<RegionFold>(&ctx.node(), types).acc;
     for (int64_t o = 0; o < layout.outputs; ++o) {
       acc.Reset(ctx, types.size());
       const int64_t base = OffsetOf(o, layout.kept_dims, layout.kept_strides);
@@ -421,9 +436,10 @@ Status LowerReduceWindow(Lowering& lowering, const ir::Operation& op) {
   }
   auto geometry = std::make_shared<const kernels::WindowGeometry>(input.dims, window, output.dims);
   return lowering.EmitWithRegions(op, [types, geometry](RunContext& ctx) -> Status {
-    Accumulators acc(types);
-    std::vector<int64_t> offsets;
-    std::vector<int64_t> scratch;
+    RegionFold& state = ctx.env().State<RegionFold>(&ctx.node(), types);
+    Accumulators& acc = state.acc;
+    std::vector<int64_t>& offsets = state.offsets;
+    std::vector<int64_t>& scratch = state.scratch;
     for (int64_t o = 0; o < geometry->num_outputs(); ++o) {
       acc.Reset(ctx, types.size());
       geometry->Offsets(o, offsets, scratch);
@@ -465,8 +481,9 @@ Status LowerSelectAndScatter(Lowering& lowering, const ir::Operation& op) {
     auto* y = static_cast<uint8_t*>(ctx.out(0));
     const auto at = [bytes](int64_t index) { return index * static_cast<int64_t>(bytes); };
     for (int64_t i = 0; i < elements; ++i) std::memcpy(y + at(i), ctx.in(2), bytes);
-    std::vector<int64_t> offsets;
-    std::vector<int64_t> scratch;
+    RegionFold& state = ctx.env().State<RegionFold>(&ctx.node(), std::span<const ElementType>());
+    std::vector<int64_t>& offsets = state.offsets;
+    std::vector<int64_t>& scratch = state.scratch;
     Scalar sum;
     bool keep = false;
     for (int64_t w = 0; w < geometry->num_outputs(); ++w) {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "base/small_vector.h"
 #include "compiler/lowering.h"
 #include "compiler/region_patterns.h"
 #include "compiler/scalar_program.h"
@@ -15,11 +16,12 @@ namespace {
 
 constexpr int64_t kAlignment = 64;
 
-// The node's outputs as a span for RunRegion.
-std::vector<void*> Outputs(const RunContext& ctx) {
-  std::vector<void*> outputs(ctx.num_outputs());
-  for (size_t i = 0; i < outputs.size(); ++i) outputs[i] = ctx.out(i);
-  return outputs;
+// The node's outputs as a span for RunRegion (kept in the environment, so
+// that a steady-state run allocates nothing).
+std::span<void* const> Outputs(const RunContext& ctx) {
+  void** outputs = ctx.env().Pointers(&ctx.node(), ctx.num_outputs());
+  for (size_t i = 0; i < ctx.num_outputs(); ++i) outputs[i] = ctx.out(i);
+  return {outputs, ctx.num_outputs()};
 }
 
 bool AllConstant(Lowering& lowering, const ir::Operation& op) {
@@ -54,8 +56,10 @@ Status LowerWhile(Lowering& lowering, const ir::Operation& op) {
   RunFn run = [count, bytes, offsets, scratch_bytes, scratch_key](RunContext& ctx) -> Status {
     uint8_t* scratch = scratch_bytes > 0 ? ctx.env().Arena(scratch_key.get(), scratch_bytes)
                                          : nullptr;
-    std::vector<const void*> current(count);
-    std::vector<void*> next(count);
+    // The loop-carried buffers: current[i] holds value i, next[i] receives it.
+    void** slots = ctx.env().Pointers(&ctx.node(), 2 * count);
+    std::span<const void*> current(const_cast<const void**>(slots), count);
+    std::span<void*> next(slots + count, count);
     for (size_t i = 0; i < count; ++i) {
       if (bytes[i] > 0) std::memcpy(ctx.out(i), ctx.in(i), bytes[i]);
       current[i] = ctx.out(i);
@@ -81,7 +85,30 @@ Status LowerWhile(Lowering& lowering, const ir::Operation& op) {
   return lowering.EmitWithRegions(op, std::move(run), foldable);
 }
 
+// Lowers branch `index` of an if or case in place of the op (its selector
+// is a constant).
+Status InlineBranch(Lowering& lowering, const ir::Operation& op, size_t index) {
+  std::vector<ValueId> results;
+  KILN_RETURN_IF_ERROR(lowering.InlineRegion(op.region(index), &results));
+  if (results.size() != op.num_results()) {
+    return InvalidArgument("branch ", index, " returns ", results.size(), " values, the op has ",
+                           op.num_results(), " results");
+  }
+  for (size_t i = 0; i < results.size(); ++i) lowering.Bind(op.result(i), results[i]);
+  return Status::Ok();
+}
+
+// The data of operand 0 when it is a constant, else null.
+const std::vector<uint8_t>* ConstantSelector(Lowering& lowering, const ir::Operation& op) {
+  StatusOr<ValueId> id = lowering.Input(op, 0);
+  if (!id.ok()) return nullptr;
+  return lowering.graph().values[static_cast<size_t>(*id)].constant.get();
+}
+
 Status LowerIf(Lowering& lowering, const ir::Operation& op) {
+  if (const std::vector<uint8_t>* pred = ConstantSelector(lowering, op)) {
+    return InlineBranch(lowering, op, !pred->empty() && (*pred)[0] != 0 ? 0 : 1);
+  }
   return lowering.EmitWithRegions(op, [](RunContext& ctx) -> Status {
     const bool pred = *static_cast<const bool*>(ctx.in(0));
     return ctx.RunRegion(pred ? 0 : 1, {}, Outputs(ctx));
@@ -91,6 +118,12 @@ Status LowerIf(Lowering& lowering, const ir::Operation& op) {
 // case: an index outside [0, branches) runs the last branch (the spec).
 Status LowerCase(Lowering& lowering, const ir::Operation& op) {
   const auto branches = static_cast<int64_t>(op.num_regions());
+  if (const std::vector<uint8_t>* selector = ConstantSelector(lowering, op)) {
+    auto index = static_cast<int32_t>(branches - 1);
+    if (selector->size() >= sizeof(int32_t)) std::memcpy(&index, selector->data(), sizeof(index));
+    if (index < 0 || index >= branches) index = static_cast<int32_t>(branches - 1);
+    return InlineBranch(lowering, op, static_cast<size_t>(index));
+  }
   return lowering.EmitWithRegions(op, [branches](RunContext& ctx) -> Status {
     int64_t index = *static_cast<const int32_t*>(ctx.in(0));
     if (index < 0 || index >= branches) index = branches - 1;
@@ -128,7 +161,7 @@ Status LowerSort(Lowering& lowering, const ir::Operation& op) {
                            " is out of range for rank ", rank);
   }
   auto operands_of = [types](RunContext& ctx) {
-    std::vector<kernels::SortOperand> operands;
+    SmallVector<kernels::SortOperand> operands;
     for (size_t i = 0; i < types.size(); ++i) operands.push_back({types[i], ctx.in(i), ctx.out(i)});
     return operands;
   };
@@ -147,7 +180,9 @@ Status LowerSort(Lowering& lowering, const ir::Operation& op) {
   }
   return lowering.EmitWithRegions(op, [operands_of, dims = first.dims, dimension,
                                        types](RunContext& ctx) {
-    std::vector<const void*> args(2 * types.size());
+    std::span<const void*> args(
+        const_cast<const void**>(ctx.env().Pointers(&ctx.node(), 2 * types.size())),
+        2 * types.size());
     bool less = false;
     void* result[] = {&less};
     auto compare = [&](int64_t lhs, int64_t rhs) -> StatusOr<bool> {

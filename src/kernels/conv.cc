@@ -5,7 +5,9 @@
 
 #include <cstring>
 
+#include "base/small_vector.h"
 #include "kernels/parallel.h"
+#include "kernels/scratch.h"
 
 namespace kiln::kernels {
 namespace {
@@ -21,30 +23,45 @@ inline void CopyRun(uint8_t* dst, const uint8_t* src, size_t n) {
   }
 }
 
-// Per spatial dimension: table[y * window + k] is the input coordinate under
-// window position k of output position y, or -1 (padding, dilation hole).
-std::vector<std::vector<int64_t>> SourceTables(const ConvGeometry& g) {
-  std::vector<std::vector<int64_t>> source(g.window.size());
-  for (size_t d = 0; d < g.window.size(); ++d) {
-    source[d].resize(static_cast<size_t>(g.output_spatial[d] * g.window[d]));
-    for (int64_t y = 0; y < g.output_spatial[d]; ++y) {
-      for (int64_t k = 0; k < g.window[d]; ++k) {
-        const int64_t dilated = y * g.strides[d] + k * g.rhs_dilation[d] - g.padding_low[d];
-        int64_t x = -1;
-        if (dilated >= 0 && dilated % g.lhs_dilation[d] == 0 &&
-            dilated / g.lhs_dilation[d] < g.input_spatial[d]) {
-          x = dilated / g.lhs_dilation[d];
+// Per spatial dimension d: tables[d][y * window + k] is the input
+// coordinate under window position k of output position y, or -1 (padding,
+// dilation hole). Held in kernel scratch memory.
+class SourceTables {
+ public:
+  explicit SourceTables(const ConvGeometry& g) : data_(TotalSize(g)) {
+    int64_t start = 0;
+    for (size_t d = 0; d < g.window.size(); ++d) {
+      start_.push_back(start);
+      int64_t* table = data_.data() + start;
+      for (int64_t y = 0; y < g.output_spatial[d]; ++y) {
+        for (int64_t k = 0; k < g.window[d]; ++k) {
+          const int64_t dilated = y * g.strides[d] + k * g.rhs_dilation[d] - g.padding_low[d];
+          int64_t x = -1;
+          if (dilated >= 0 && dilated % g.lhs_dilation[d] == 0 &&
+              dilated / g.lhs_dilation[d] < g.input_spatial[d]) {
+            x = dilated / g.lhs_dilation[d];
+          }
+          table[y * g.window[d] + k] = x;
         }
-        source[d][static_cast<size_t>(y * g.window[d] + k)] = x;
       }
+      start += g.output_spatial[d] * g.window[d];
     }
   }
-  return source;
-}
+  const int64_t* operator[](size_t d) const { return data_.data() + start_[d]; }
+
+ private:
+  static size_t TotalSize(const ConvGeometry& g) {
+    int64_t total = 0;
+    for (size_t d = 0; d < g.window.size(); ++d) total += g.output_spatial[d] * g.window[d];
+    return static_cast<size_t>(total);
+  }
+  ScratchArray<int64_t> data_;
+  SmallVector<int64_t> start_;
+};
 
 // Input strides in elements of the NHWC input's spatial dimensions, and
 // (returned) of its batch dimension.
-int64_t InputStrides(const ConvGeometry& g, std::vector<int64_t>& stride) {
+int64_t InputStrides(const ConvGeometry& g, SmallVector<int64_t>& stride) {
   stride.resize(g.window.size());
   int64_t pixel = g.features;
   for (size_t d = g.window.size(); d-- > 0;) {
@@ -57,15 +74,15 @@ int64_t InputStrides(const ConvGeometry& g, std::vector<int64_t>& stride) {
 template <typename T>
 void DepthwiseTyped(const ConvGeometry& g, const T* input, const T* kernel, T* out) {
   const size_t rank = g.window.size();
-  const std::vector<std::vector<int64_t>> source = SourceTables(g);
-  std::vector<int64_t> stride;
+  const SourceTables source(g);
+  SmallVector<int64_t> stride;
   const int64_t batch_stride = InputStrides(g, stride);
   const int64_t features = g.features;
   const int64_t outputs = g.output_features;
   const int64_t multiplier = outputs / features;
   const int64_t window = g.window_size();
   ParallelFor(g.rows(), window * outputs, [&](int64_t begin, int64_t end) {
-    std::vector<int64_t> y(rank), k(rank);
+    SmallVector<int64_t> y(rank), k(rank);
     for (int64_t row = begin; row < end; ++row) {
       int64_t r = row;
       for (size_t d = rank; d-- > 0;) {
@@ -79,7 +96,7 @@ void DepthwiseTyped(const ConvGeometry& g, const T* input, const T* kernel, T* o
         int64_t offset = r * batch_stride;
         bool inside = true;
         for (size_t d = 0; d < rank && inside; ++d) {
-          const int64_t x = source[d][static_cast<size_t>(y[d] * g.window[d] + k[d])];
+          const int64_t x = source[d][y[d] * g.window[d] + k[d]];
           inside = x >= 0;
           offset += x * stride[d];
         }
@@ -132,8 +149,8 @@ bool ConvGeometry::columns_are_input() const {
 
 void Im2Col(size_t element_bytes, const ConvGeometry& g, const void* input, void* columns) {
   const size_t rank = g.window.size();
-  const std::vector<std::vector<int64_t>> source = SourceTables(g);
-  std::vector<int64_t> stride;
+  const SourceTables source(g);
+  SmallVector<int64_t> stride;
   const int64_t batch_stride = InputStrides(g, stride);
   const int64_t rows = g.rows();
   const int64_t group_batch = g.batch / g.batch_groups;
@@ -143,7 +160,7 @@ void Im2Col(size_t element_bytes, const ConvGeometry& g, const void* input, void
   const auto* in = static_cast<const uint8_t*>(input);
   auto* out = static_cast<uint8_t*>(columns);
   ParallelFor(g.groups() * rows, window * features, [&](int64_t begin, int64_t end) {
-    std::vector<int64_t> y(rank), k(rank);
+    SmallVector<int64_t> y(rank), k(rank);
     for (int64_t task = begin; task < end; ++task) {
       const int64_t group = task / rows;
       int64_t r = task % rows;
@@ -159,7 +176,7 @@ void Im2Col(size_t element_bytes, const ConvGeometry& g, const void* input, void
         int64_t offset = base;
         bool inside = true;
         for (size_t d = 0; d < rank && inside; ++d) {
-          const int64_t x = source[d][static_cast<size_t>(y[d] * g.window[d] + k[d])];
+          const int64_t x = source[d][y[d] * g.window[d] + k[d]];
           inside = x >= 0;
           offset += x * stride[d];
         }

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <vector>
 
+#include "base/small_vector.h"
 #include "kernels/parallel.h"
 
 namespace kiln::kernels {
@@ -22,7 +23,7 @@ void CopyRows(std::span<const int64_t> dims, const uint8_t* src,
   const size_t rank = dims.size();
   const int64_t inner = dims[rank - 1];
   const int64_t inner_stride = strides[rank - 1];
-  std::vector<int64_t> index(rank - 1, 0);
+  SmallVector<int64_t> index(rank - 1, 0);
   // Position of row `begin`.
   int64_t row = begin;
   int64_t offset = 0;
@@ -90,8 +91,8 @@ void CopyStrided(size_t element_bytes, std::span<const int64_t> dims, const void
   }
   // Other sizes: treat each element as `element_bytes` bytes with an extra
   // innermost dimension.
-  std::vector<int64_t> byte_dims(dims.begin(), dims.end());
-  std::vector<int64_t> byte_strides;
+  SmallVector<int64_t> byte_dims(dims.begin(), dims.end());
+  SmallVector<int64_t> byte_strides;
   for (int64_t s : src_strides) byte_strides.push_back(s * static_cast<int64_t>(element_bytes));
   byte_dims.push_back(static_cast<int64_t>(element_bytes));
   byte_strides.push_back(1);

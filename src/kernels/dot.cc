@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kernels/parallel.h"
+#include "kernels/scratch.h"
 #include "kernels/types.h"
 
 #define KILN_DOT_VARIANT baseline
@@ -85,7 +86,7 @@ void LoopGemm(const GemmArgs<T>& g) {
     }
     return;
   }
-  std::vector<Acc> row(static_cast<size_t>(g.n));
+  ScratchArray<Acc> row(static_cast<size_t>(g.n));
   for (int64_t i = 0; i < g.m; ++i) {
     std::fill(row.begin(), row.end(), Acc{});
     for (int64_t p = 0; p < g.k; ++p) {

@@ -11,6 +11,7 @@
 
 #include "kernels/minifloat.h"
 #include "kernels/parallel.h"
+#include "kernels/scratch.h"
 #include "kernels/types.h"
 
 namespace kiln::kernels {
@@ -437,11 +438,10 @@ ElementType ComputeStorage(ElementType type) {
 }
 
 // Minifloat arrays decoded to f32 and encoded back: those types compute in f32.
-std::vector<float> Decode(ElementType type, const void* data, int64_t count) {
-  std::vector<float> values(static_cast<size_t>(count));
+// (Into kernel scratch memory: a steady-state run allocates nothing.)
+void Decode(ElementType type, const void* data, int64_t count, float* values) {
   const auto* bytes = static_cast<const uint8_t*>(data);
-  for (int64_t i = 0; i < count; ++i) values[static_cast<size_t>(i)] = MinifloatToFloat(type, bytes[i]);
-  return values;
+  for (int64_t i = 0; i < count; ++i) values[i] = MinifloatToFloat(type, bytes[i]);
 }
 void Encode(ElementType type, const float* values, void* data, int64_t count) {
   auto* bytes = static_cast<uint8_t*>(data);
@@ -452,7 +452,8 @@ void Encode(ElementType type, const float* values, void* data, int64_t count) {
 
 Status Unary(UnaryOp op, ElementType type, const void* in, void* out, int64_t count) {
   if (IsMinifloat(type)) {
-    std::vector<float> x = Decode(type, in, count);
+    ScratchArray<float> x(static_cast<size_t>(count));
+    Decode(type, in, count, x.data());
     if (op == UnaryOp::kIsFinite) return Unary(op, ElementType::kF32, x.data(), out, count);
     KILN_RETURN_IF_ERROR(Unary(op, ElementType::kF32, x.data(), x.data(), count));
     Encode(type, x.data(), out, count);
@@ -483,8 +484,10 @@ Status Unary(UnaryOp op, ElementType type, const void* in, void* out, int64_t co
 Status Binary(BinaryOp op, ElementType type, const void* lhs, const void* rhs, void* out,
               int64_t count) {
   if (IsMinifloat(type)) {
-    std::vector<float> a = Decode(type, lhs, count);
-    std::vector<float> b = Decode(type, rhs, count);
+    ScratchArray<float> a(static_cast<size_t>(count));
+    Decode(type, lhs, count, a.data());
+    ScratchArray<float> b(static_cast<size_t>(count));
+    Decode(type, rhs, count, b.data());
     KILN_RETURN_IF_ERROR(Binary(op, ElementType::kF32, a.data(), b.data(), a.data(), count));
     Encode(type, a.data(), out, count);
     return Status::Ok();
@@ -537,8 +540,10 @@ bool Decide(CompareDirection direction, const V& a, const V& b) {
 Status Compare(CompareDirection direction, CompareKind kind, ElementType type, const void* lhs,
                const void* rhs, bool* out, int64_t count) {
   if (IsMinifloat(type)) {
-    std::vector<float> a = Decode(type, lhs, count);
-    std::vector<float> b = Decode(type, rhs, count);
+    ScratchArray<float> a(static_cast<size_t>(count));
+    Decode(type, lhs, count, a.data());
+    ScratchArray<float> b(static_cast<size_t>(count));
+    Decode(type, rhs, count, b.data());
     return Compare(direction, kind, ElementType::kF32, a.data(), b.data(), out, count);
   }
   Status status = Status::Ok();
@@ -667,13 +672,14 @@ Status Convert(ElementType from, const void* in, ElementType to, void* out, int6
     return Status::Ok();
   }
   if (IsMinifloat(from)) {
-    std::vector<float> x = Decode(from, in, count);
+    ScratchArray<float> x(static_cast<size_t>(count));
+    Decode(from, in, count, x.data());
     return Convert(ElementType::kF32, x.data(), to, out, count);
   }
   if (IsMinifloat(to)) {
     // Through f32. From f64 this rounds twice, which differs from one direct
     // rounding only for values within 2^-24 (relative) of a minifloat tie.
-    std::vector<float> x(static_cast<size_t>(count));
+    ScratchArray<float> x(static_cast<size_t>(count));
     KILN_RETURN_IF_ERROR(Convert(from, in, ElementType::kF32, x.data(), count));
     Encode(to, x.data(), out, count);
     return Status::Ok();

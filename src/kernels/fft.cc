@@ -5,6 +5,7 @@
 #include <numbers>
 
 #include "kernels/parallel.h"
+#include "kernels/scratch.h"
 
 namespace kiln::kernels {
 namespace {
@@ -385,7 +386,7 @@ class NdPlan final : public FftPlan {
         const auto* in = static_cast<const T*>(input);
         auto* out = static_cast<Cx<T>*>(output);
         ParallelFor(rows, TransformCost(n), [&](int64_t begin, int64_t end) {
-          std::vector<Cx<T>> scratch(static_cast<size_t>(real_->scratch_size()));
+          ScratchArray<Cx<T>> scratch(static_cast<size_t>(real_->scratch_size()), Cx<T>{});
           for (int64_t row = begin; row < end; ++row) real_->Forward(in + row * n, out + row * h, scratch.data());
         });
         AxisPasses(out, false);
@@ -395,14 +396,14 @@ class NdPlan final : public FftPlan {
         const auto* in = static_cast<const Cx<T>*>(input);
         auto* out = static_cast<T*>(output);
         const Cx<T>* spectrum = in;
-        std::vector<Cx<T>> copy;
+        ScratchArray<Cx<T>> copy(rank > 1 ? static_cast<size_t>(rows * h) : 0);
         if (rank > 1) {
-          copy.assign(in, in + rows * h);
+          std::copy(in, in + rows * h, copy.data());
           AxisPasses(copy.data(), true);
           spectrum = copy.data();
         }
         ParallelFor(rows, TransformCost(n), [&](int64_t begin, int64_t end) {
-          std::vector<Cx<T>> scratch(static_cast<size_t>(real_->scratch_size()));
+          ScratchArray<Cx<T>> scratch(static_cast<size_t>(real_->scratch_size()), Cx<T>{});
           for (int64_t row = begin; row < end; ++row) {
             real_->Inverse(spectrum + row * h, out + row * n, scale, scratch.data());
           }
@@ -418,8 +419,8 @@ class NdPlan final : public FftPlan {
   void RowPass(int64_t rows, int64_t n, const Cx<T>* in, Cx<T>* out, bool inverse, T scale) const {
     const Plan1D<T>& plan = *plans_.back();
     ParallelFor(rows, TransformCost(n), [&](int64_t begin, int64_t end) {
-      std::vector<Cx<T>> buffer(static_cast<size_t>(inverse ? n : 0));
-      std::vector<Cx<T>> scratch(static_cast<size_t>(plan.scratch_size()));
+      ScratchArray<Cx<T>> buffer(static_cast<size_t>(inverse ? n : 0), Cx<T>{});
+      ScratchArray<Cx<T>> scratch(static_cast<size_t>(plan.scratch_size()), Cx<T>{});
       for (int64_t row = begin; row < end; ++row) {
         const Cx<T>* source = in + row * n;
         Cx<T>* target = out + row * n;
@@ -446,9 +447,9 @@ class NdPlan final : public FftPlan {
       const int64_t block = std::min<int64_t>(inner, 16);
       const int64_t blocks = (inner + block - 1) / block;
       ParallelFor(outer * blocks, block * TransformCost(n), [&](int64_t begin, int64_t end) {
-        std::vector<Cx<T>> columns(static_cast<size_t>(block * n));
-        std::vector<Cx<T>> result(static_cast<size_t>(n));
-        std::vector<Cx<T>> scratch(static_cast<size_t>(plan.scratch_size()));
+        ScratchArray<Cx<T>> columns(static_cast<size_t>(block * n), Cx<T>{});
+        ScratchArray<Cx<T>> result(static_cast<size_t>(n), Cx<T>{});
+        ScratchArray<Cx<T>> scratch(static_cast<size_t>(plan.scratch_size()), Cx<T>{});
         for (int64_t task = begin; task < end; ++task) {
           const int64_t first = (task % blocks) * block;
           const int64_t width = std::min(block, inner - first);

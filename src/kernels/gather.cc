@@ -9,6 +9,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "base/small_vector.h"
 #include "kernels/elementwise.h"
 #include "kernels/parallel.h"
 #include "kernels/types.h"
@@ -19,9 +20,9 @@ namespace {
 // An N-d box: element (i0, i1, ...) at src + sum(ik * src[k]) and
 // dst + sum(ik * dst[k]).
 struct Box {
-  std::vector<int64_t> dims;
-  std::vector<int64_t> src;
-  std::vector<int64_t> dst;
+  SmallVector<int64_t> dims;
+  SmallVector<int64_t> src;
+  SmallVector<int64_t> dst;
 };
 
 // Drops size-1 dimensions and merges neighbours contiguous on both sides.
@@ -54,7 +55,7 @@ void ForEachOuter(const Box& box, F f) {
     return;
   }
   int64_t index[16] = {};
-  std::vector<int64_t> heap_index;
+  SmallVector<int64_t> heap_index;
   int64_t* position = index;
   if (rank > 16) {
     heap_index.assign(rank, 0);
@@ -80,8 +81,8 @@ void ForEachOuter(const Box& box, F f) {
 Box ByteBox(size_t element_bytes, std::span<const int64_t> dims, std::span<const int64_t> src,
             std::span<const int64_t> dst) {
   const auto bytes = static_cast<int64_t>(element_bytes);
-  std::vector<int64_t> all_dims(dims.begin(), dims.end());
-  std::vector<int64_t> src_bytes, dst_bytes;
+  SmallVector<int64_t> all_dims(dims.begin(), dims.end());
+  SmallVector<int64_t> src_bytes, dst_bytes;
   for (int64_t s : src) src_bytes.push_back(s * bytes);
   for (int64_t s : dst) dst_bytes.push_back(s * bytes);
   all_dims.push_back(bytes);
@@ -176,7 +177,7 @@ void ForEachWindow(const IndexedWindows& g, Indices indices, int64_t begin, int6
     return b.big_dim >= 0 ? g.big_strides[static_cast<size_t>(b.big_dim)] : int64_t{0};
   };
   const int64_t last_big = big_stride_of(last);
-  std::vector<int64_t> key_strides, limits;
+  SmallVector<int64_t> key_strides, limits;
   for (int64_t dim : g.index_map) {
     const auto d = static_cast<size_t>(dim);
     key_strides.push_back(g.big_strides[d]);
@@ -269,7 +270,7 @@ void ForEachFittingWindowAnyIndex(const IndexedWindows& g, ElementType index_typ
 
 // The window box of a geometry: small-array strides as src, big as dst.
 Box WindowBox(const IndexedWindows& g) {
-  std::vector<int64_t> sizes, small, big;
+  SmallVector<int64_t> sizes, small, big;
   for (const IndexedWindows::Window& w : g.window) {
     sizes.push_back(w.size);
     small.push_back(w.small_stride);
@@ -503,7 +504,7 @@ Status Scatter(ElementType type, std::optional<ReduceOp> op, const IndexedWindow
 }
 
 Status ScatterVisit(const IndexedWindows& g, ElementType index_type, const void* indices,
-                    const std::function<Status(int64_t, int64_t)>& visit) {
+                    FunctionRef<Status(int64_t, int64_t)> visit) {
   if (WindowElements(g) == 0) return Status::Ok();
   const Box box = WindowBox(g);
   const int64_t run = box.dims.empty() ? 1 : box.dims.back();

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/element_type.h"
+#include "base/function_ref.h"
 #include "base/status.h"
 #include "kernels/reduce.h"
 
@@ -89,6 +90,6 @@ bool ScatterAccepts(ElementType type, std::optional<ReduceOp> op);
 // update element that lands in the big array, in order (element offsets, not
 // bytes). Stops at, and returns, the first error `visit` returns.
 Status ScatterVisit(const IndexedWindows& geometry, ElementType index_type, const void* indices,
-                    const std::function<Status(int64_t, int64_t)>& visit);
+                    FunctionRef<Status(int64_t, int64_t)> visit);
 
 }  // namespace kiln::kernels

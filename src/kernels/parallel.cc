@@ -3,8 +3,9 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
-#include <deque>
+#include <exception>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -30,73 +31,117 @@ int DetectThreads() {
   return std::max(1u, std::thread::hardware_concurrency());
 }
 
-// Workers take chunks from one queue; ParallelFor's caller runs chunks too
-// and waits for the rest.
+// One ParallelFor call: chunks of [0, count) handed out by an atomic counter.
+// It lives on the caller's stack and is linked into the pool's list while
+// workers may join it; `users` (guarded by the pool's mutex) counts the
+// workers inside, and the caller returns only once it is unlinked and no
+// worker is inside, so no worker touches it after it is gone.
+struct Job {
+  RangeFn body;
+  int64_t count = 0;
+  int64_t step = 0;
+  int64_t chunks = 0;
+  std::atomic<int64_t> next_chunk{0};
+  int users = 0;
+  std::condition_variable idle;
+  Job* prev = nullptr;
+  Job* next = nullptr;
+  bool linked = false;
+
+  // Runs chunks until none is left.
+  void RunChunks() {
+    for (;;) {
+      const int64_t chunk = next_chunk.fetch_add(1, std::memory_order_relaxed);
+      if (chunk >= chunks) return;
+      const int64_t begin = chunk * step;
+      body(begin, std::min(count, begin + step));
+    }
+  }
+  bool exhausted() const { return next_chunk.load(std::memory_order_relaxed) >= chunks; }
+};
+
+// Workers sleep until a job is linked, join the oldest one with chunks left,
+// and run its chunks beside its caller.
 class Pool {
  public:
   explicit Pool(int threads) {
     for (int i = 1; i < threads; ++i) {
       workers_.emplace_back([this] {
         FlushDenormalsOnThisThread();  // as the programs' own threads (float_env.h)
+        in_pool_worker = true;
         Work();
       });
     }
   }
-  ~Pool() {
+
+  // Runs `job` on the calling thread and any idle workers; returns when all
+  // its chunks are done.
+  void Run(Job& job) {
     {
       std::lock_guard lock(mutex_);
-      stopping_ = true;
+      Link(job);
     }
     wake_.notify_all();
-    for (auto& worker : workers_) worker.join();
-  }
-
-  void Submit(std::function<void()> task) {
-    {
-      std::lock_guard lock(mutex_);
-      tasks_.push_back(std::move(task));
+    try {
+      job.RunChunks();
+    } catch (...) {
+      // Take the remaining chunks away from the workers, wait for those
+      // inside, then let the caller see the error.
+      job.next_chunk.store(job.chunks);
+      Finish(job);
+      throw;
     }
-    wake_.notify_one();
-  }
-
-  // Runs one queued task on the calling thread, if any.
-  bool RunOne() {
-    std::function<void()> task;
-    {
-      std::lock_guard lock(mutex_);
-      if (tasks_.empty()) return false;
-      task = std::move(tasks_.front());
-      tasks_.pop_front();
-    }
-    task();
-    return true;
+    Finish(job);
   }
 
  private:
+  void Finish(Job& job) {
+    std::unique_lock lock(mutex_);
+    if (job.linked) Unlink(job);
+    job.idle.wait(lock, [&job] { return job.users == 0; });
+  }
+
+  void Link(Job& job) {
+    job.prev = tail_;
+    job.next = nullptr;
+    (tail_ ? tail_->next : head_) = &job;
+    tail_ = &job;
+    job.linked = true;
+  }
+  void Unlink(Job& job) {
+    (job.prev ? job.prev->next : head_) = job.next;
+    (job.next ? job.next->prev : tail_) = job.prev;
+    job.linked = false;
+  }
+
   void Work() {
-    in_pool_worker = true;
+    std::unique_lock lock(mutex_);
     for (;;) {
-      std::function<void()> task;
-      {
-        std::unique_lock lock(mutex_);
-        wake_.wait(lock, [this] { return stopping_ || !tasks_.empty(); });
-        if (tasks_.empty()) return;
-        task = std::move(tasks_.front());
-        tasks_.pop_front();
+      wake_.wait(lock, [this] { return head_ != nullptr; });
+      Job& job = *head_;
+      if (job.exhausted()) {
+        Unlink(job);
+        continue;
       }
-      task();
+      ++job.users;
+      lock.unlock();
+      job.RunChunks();  // kernels do not throw; one that did ends the process
+      lock.lock();
+      if (job.linked) Unlink(job);
+      if (--job.users == 0) job.idle.notify_all();
     }
   }
 
   std::mutex mutex_;
   std::condition_variable wake_;
-  std::deque<std::function<void()>> tasks_;
-  bool stopping_ = false;
+  Job* head_ = nullptr;
+  Job* tail_ = nullptr;
   std::vector<std::thread> workers_;
 };
 
 Pool& GetPool() {
-  static Pool* pool = new Pool(NumThreads());  // never destroyed: workers outlive statics
+  // Never destroyed: workers are detached from static destruction order.
+  static Pool* pool = new Pool(NumThreads());
   return *pool;
 }
 
@@ -107,8 +152,7 @@ int NumThreads() {
   return threads;
 }
 
-void ParallelFor(int64_t count, int64_t cost_per_item,
-                 const std::function<void(int64_t, int64_t)>& body) {
+void ParallelFor(int64_t count, int64_t cost_per_item, RangeFn body) {
   if (count <= 0) return;
   const int threads = NumThreads();
   const int64_t cost = count * std::max<int64_t>(cost_per_item, 1);
@@ -118,35 +162,11 @@ void ParallelFor(int64_t count, int64_t cost_per_item,
   }
   const int64_t chunks = std::min<int64_t>(count, std::min<int64_t>(threads * 4,
                                                                    cost / kMinParallelCost + 1));
-  const int64_t step = (count + chunks - 1) / chunks;
-  struct Shared {
-    std::mutex mutex;
-    std::condition_variable done;
-    int64_t pending = 0;
-  } shared;
-  Pool& pool = GetPool();
-  int64_t submitted = 0;
-  for (int64_t begin = step; begin < count; begin += step) ++submitted;
-  shared.pending = submitted;
-  for (int64_t begin = step; begin < count; begin += step) {
-    const int64_t end = std::min(count, begin + step);
-    pool.Submit([&shared, &body, begin, end] {
-      body(begin, end);
-      std::lock_guard lock(shared.mutex);
-      if (--shared.pending == 0) shared.done.notify_one();
-    });
-  }
-  body(0, std::min(count, step));
-  // Help with queued chunks (ours or another caller's) instead of sleeping.
-  for (;;) {
-    {
-      std::lock_guard lock(shared.mutex);
-      if (shared.pending == 0) return;
-    }
-    if (!pool.RunOne()) break;
-  }
-  std::unique_lock lock(shared.mutex);
-  shared.done.wait(lock, [&shared] { return shared.pending == 0; });
+  Job job{body};
+  job.count = count;
+  job.step = (count + chunks - 1) / chunks;
+  job.chunks = (count + job.step - 1) / job.step;
+  GetPool().Run(job);
 }
 
 }  // namespace kiln::kernels

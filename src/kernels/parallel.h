@@ -4,16 +4,21 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
+
+#include "base/function_ref.h"
 
 namespace kiln::kernels {
+
+// What ParallelFor runs: body(begin, end), by reference (no allocation).
+using RangeFn = FunctionRef<void(int64_t begin, int64_t end)>;
 
 // Runs body(begin, end) over [0, count) in contiguous chunks, on the calling
 // thread and the pool's workers. `cost_per_item` is a rough count of
 // arithmetic operations per item; work below a few tens of thousands of
 // operations in total runs inline, since waking a thread costs more.
-void ParallelFor(int64_t count, int64_t cost_per_item,
-                 const std::function<void(int64_t begin, int64_t end)>& body);
+// Allocates nothing: the job lives on the caller's stack while it runs.
+// Called from inside a pool worker it runs inline (no nested splitting).
+void ParallelFor(int64_t count, int64_t cost_per_item, RangeFn body);
 
 // Threads ParallelFor may use (KILN_NUM_THREADS, default: the cores the
 // process may run on).

@@ -4,13 +4,16 @@
 #include "kernels/reduce.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <memory>
 #include <type_traits>
 
+#include "base/small_vector.h"
 #include "kernels/elementwise.h"
 #include "kernels/parallel.h"
+#include "kernels/scratch.h"
 #include "kernels/types.h"
 
 namespace kiln::kernels {
@@ -168,30 +171,32 @@ inline void FoldInto(T* acc, const T* x, int64_t n) {
 template <ReduceOp kOp, typename T, typename RowAt>
 void FoldRowsAsTree(T* acc, int64_t width, int64_t count, RowAt row) {
   constexpr int64_t kBlock = 32;
-  std::vector<std::vector<T>> levels;
-  std::vector<bool> occupied;
-  std::vector<T> block(static_cast<size_t>(width));
+  // One row of memory per level (a binary counter over the blocks needs at
+  // most bit_width(blocks) of them) and one for the block being folded.
+  const int64_t blocks = (count + kBlock - 1) / kBlock;
+  const auto num_levels = static_cast<size_t>(std::bit_width(static_cast<uint64_t>(blocks)));
+  ScratchArray<T> memory((num_levels + 1) * static_cast<size_t>(width));
+  SmallVector<T*, 64> levels(num_levels, nullptr);
+  for (size_t level = 0; level < num_levels; ++level) levels[level] = memory.data() + level * width;
+  SmallVector<bool, 64> occupied(num_levels, false);
+  T* block = memory.data() + num_levels * width;
   for (int64_t start = 0; start < count; start += kBlock) {
     const T* first = row(start);
-    std::copy(first, first + width, block.begin());
+    std::copy(first, first + width, block);
     for (int64_t r = start + 1; r < std::min(start + kBlock, count); ++r) {
-      FoldInto<kOp>(block.data(), row(r), width);
+      FoldInto<kOp>(block, row(r), width);
     }
     size_t level = 0;
-    for (; level < occupied.size() && occupied[level]; ++level) {
-      FoldInto<kOp>(levels[level].data(), block.data(), width);
-      levels[level].swap(block);
+    for (; level < num_levels && occupied[level]; ++level) {
+      FoldInto<kOp>(levels[level], block, width);
+      std::swap(levels[level], block);
       occupied[level] = false;
     }
-    if (level == occupied.size()) {
-      levels.emplace_back(static_cast<size_t>(width));
-      occupied.push_back(false);
-    }
-    levels[level].swap(block);
+    std::swap(levels[level], block);
     occupied[level] = true;
   }
-  for (size_t level = occupied.size(); level-- > 0;) {
-    if (occupied[level]) FoldInto<kOp>(acc, levels[level].data(), width);
+  for (size_t level = num_levels; level-- > 0;) {
+    if (occupied[level]) FoldInto<kOp>(acc, levels[level], width);
   }
 }
 
@@ -213,10 +218,10 @@ struct Group {
   bool reduced;
 };
 
-std::vector<Group> Collapse(std::span<const int64_t> dims, std::span<const int64_t> reduced) {
-  std::vector<bool> is_reduced(dims.size(), false);
+SmallVector<Group> Collapse(std::span<const int64_t> dims, std::span<const int64_t> reduced) {
+  SmallVector<bool, 16> is_reduced(dims.size(), false);
   for (int64_t d : reduced) is_reduced[static_cast<size_t>(d)] = true;
-  std::vector<Group> groups;
+  SmallVector<Group> groups;
   for (size_t d = 0; d < dims.size(); ++d) {
     if (dims[d] == 1) continue;
     if (!groups.empty() && groups.back().reduced == is_reduced[d]) {
@@ -288,7 +293,7 @@ void ReduceFoldedInner(const T* in, std::span<const Group> kept, std::span<const
     constexpr int64_t kChunk = 1 << 16;
     const int64_t chunks = (row_length + kChunk - 1) / kChunk;
     // Not std::vector<T>: vector<bool> packs bits, which threads cannot share.
-    std::unique_ptr<T[]> partials(new T[static_cast<size_t>(chunks)]);
+    ScratchArray<T> partials(static_cast<size_t>(chunks));
     ParallelFor(chunks, kChunk, [&](int64_t begin, int64_t end) {
       for (int64_t c = begin; c < end; ++c) {
         const int64_t start = c * kChunk;
@@ -329,9 +334,9 @@ void ReduceTyped(const T* in, std::span<const int64_t> dims, std::span<const int
     std::fill(out, out + out_count, init);
     return;
   }
-  const std::vector<Group> groups = Collapse(dims, reduced);
-  std::vector<Group> kept;
-  std::vector<Group> folded;
+  const SmallVector<Group> groups = Collapse(dims, reduced);
+  SmallVector<Group> kept;
+  SmallVector<Group> folded;
   for (const Group& group : groups) (group.reduced ? folded : kept).push_back(group);
   if constexpr (kOp == ReduceOp::kMultiply && kIsComplex<T>) {
     // Complex products fold in order from init, as XLA's CPU backend does:
@@ -453,13 +458,7 @@ void WindowGeometry::Offsets(int64_t output, std::vector<int64_t>& offsets,
   offsets.assign(1, 0);
   // Position of this output along each dimension, outermost first.
   const size_t rank = output_dims_.size();
-  int64_t positions[16];
-  std::vector<int64_t> heap;
-  int64_t* position = positions;
-  if (rank > 16) {
-    heap.resize(rank);
-    position = heap.data();
-  }
+  SmallVector<int64_t, 16> position(rank);
   for (size_t d = rank; d-- > 0;) {
     position[d] = output % output_dims_[d];
     output /= output_dims_[d];
@@ -530,11 +529,11 @@ void ScanRowsAsTree(T* y, int64_t n, int64_t width) {
   constexpr int64_t kBlock = 16;
   if (n <= kBlock) return ScanRange<kOp>(y, 0, n, width);
   const int64_t blocks = (n + kBlock - 1) / kBlock;
-  std::vector<T> totals(static_cast<size_t>(blocks * width));
+  ScratchArray<T> totals(static_cast<size_t>(blocks * width));
   for (int64_t b = 0; b < blocks; ++b) {
     const int64_t end = std::min(n, (b + 1) * kBlock);
     ScanRange<kOp>(y, b * kBlock, end, width);
-    std::copy(y + (end - 1) * width, y + end * width, totals.begin() + b * width);
+    std::copy(y + (end - 1) * width, y + end * width, totals.data() + b * width);
   }
   ScanRowsAsTree<kOp>(totals.data(), blocks, width);
   for (int64_t b = 1; b < blocks; ++b) {
@@ -589,8 +588,9 @@ void ReduceWindowTyped(const T* in, std::span<const int64_t> dims,
   const WindowGeometry geometry(dims.subspan(0, leading), window.subspan(0, leading),
                                 output_dims.subspan(0, leading));
   ParallelFor(geometry.num_outputs(), block * 4, [&](int64_t begin, int64_t end) {
-    std::vector<int64_t> offsets;
-    std::vector<int64_t> scratch;
+    // Per thread and kept, so that steady-state runs allocate nothing.
+    thread_local std::vector<int64_t> offsets;
+    thread_local std::vector<int64_t> scratch;
     for (int64_t o = begin; o < end; ++o) {
       T* acc = out + o * block;
       std::fill(acc, acc + block, init);
@@ -654,8 +654,8 @@ Status SelectAndScatter(ElementType type, CompareDirection select, ReduceOp scat
       T* y = static_cast<T*>(out);
       std::fill(y, y + Product(dims), *static_cast<const T*>(init));
       const WindowGeometry geometry(dims, window, source_dims);
-      std::vector<int64_t> offsets;
-      std::vector<int64_t> scratch;
+      thread_local std::vector<int64_t> offsets;  // kept: steady-state runs allocate nothing
+      thread_local std::vector<int64_t> scratch;
       // Sequential: windows overlap, so two may scatter into one element.
       for (int64_t w = 0; w < geometry.num_outputs(); ++w) {
         geometry.Offsets(w, offsets, scratch);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/element_type.h"
+#include "base/small_vector.h"
 #include "base/status.h"
 #include "kernels/elementwise.h"
 
@@ -65,10 +66,10 @@ class WindowGeometry {
                std::vector<int64_t>& scratch) const;
 
  private:
-  std::vector<int64_t> input_dims_;
-  std::vector<WindowDim> window_;
-  std::vector<int64_t> output_dims_;
-  std::vector<int64_t> input_strides_;
+  SmallVector<int64_t> input_dims_;
+  SmallVector<WindowDim> window_;
+  SmallVector<int64_t> output_dims_;
+  SmallVector<int64_t> input_strides_;
   int64_t num_outputs_ = 1;
 };
 

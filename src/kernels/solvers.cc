@@ -16,6 +16,7 @@
 #include <Eigen/QR>
 
 #include "kernels/parallel.h"
+#include "kernels/scratch.h"
 #include "kernels/types.h"
 
 namespace kiln::kernels {
@@ -217,7 +218,14 @@ void TopKTyped(const T* keys, T* out_keys, int64_t outer, int64_t size, int64_t 
                void* const* out_payloads, const int64_t* payload_bytes,
                int64_t num_payloads, int32_t* out_indices) {
   ParallelFor(outer * inner, size * 8, [&](int64_t begin, int64_t end) {
-    std::vector<std::pair<int64_t, int64_t>> ranked(static_cast<size_t>(size));
+    struct Ranked {
+      int64_t key;
+      int64_t index;
+      bool operator<(const Ranked& other) const {
+        return key != other.key ? key < other.key : index < other.index;
+      }
+    };
+    ScratchArray<Ranked> ranked(static_cast<size_t>(size));
     for (int64_t slice = begin; slice < end; ++slice) {
       const int64_t o = slice / inner, i = slice % inner;
       const int64_t in_base = o * size * inner + i, out_base = o * k * inner + i;
@@ -228,11 +236,11 @@ void TopKTyped(const T* keys, T* out_keys, int64_t outer, int64_t size, int64_t 
       }
       std::partial_sort(ranked.begin(), ranked.begin() + k, ranked.end());
       for (int64_t j = 0; j < k; ++j) {
-        const int64_t from = in_base + ranked[static_cast<size_t>(j)].second * inner;
+        const int64_t from = in_base + ranked[static_cast<size_t>(j)].index * inner;
         const int64_t to = out_base + j * inner;
         out_keys[to] = keys[from];
         if (out_indices != nullptr) {
-          out_indices[to] = static_cast<int32_t>(ranked[static_cast<size_t>(j)].second);
+          out_indices[to] = static_cast<int32_t>(ranked[static_cast<size_t>(j)].index);
         }
         for (int64_t p = 0; p < num_payloads; ++p) {
           const auto bytes = static_cast<size_t>(payload_bytes[p]);

@@ -10,7 +10,9 @@
 #include <mutex>
 #include <vector>
 
+#include "base/small_vector.h"
 #include "kernels/parallel.h"
+#include "kernels/scratch.h"
 #include "kernels/types.h"
 
 namespace kiln::kernels {
@@ -127,17 +129,6 @@ bool LessDynamic(Rep rep, uint64_t a, uint64_t b) {
   return false;
 }
 
-// Sorts (key, index) pairs by key alone: one key, the common case.
-template <Rep kRep>
-void SortPairs(std::vector<std::pair<uint64_t, int64_t>>& pairs, bool descending) {
-  if (descending) {
-    std::stable_sort(pairs.begin(), pairs.end(),
-                     [](const auto& a, const auto& b) { return Less<kRep>(b.first, a.first); });
-  } else {
-    std::stable_sort(pairs.begin(), pairs.end(),
-                     [](const auto& a, const auto& b) { return Less<kRep>(a.first, b.first); });
-  }
-}
 
 // out[slice i] = in[slice permutation[i]] for every operand.
 void Gather(std::span<const SortOperand> operands, const Slice& slice,
@@ -174,14 +165,13 @@ void Gather(std::span<const SortOperand> operands, const Slice& slice,
 // that keeps every index in range whatever `less` answers, even if it is not
 // a strict weak order or not deterministic, which std::stable_sort does not
 // promise.
-template <typename Less>
-void MergeSort(std::vector<int64_t>& items, std::vector<int64_t>& buffer, Less less) {
+template <typename T, typename Less>
+void MergeSort(T* items, T* buffer, size_t n, Less less) {
   constexpr size_t kRun = 16;
-  const size_t n = items.size();
   for (size_t start = 0; start < n; start += kRun) {
     const size_t end = std::min(start + kRun, n);
     for (size_t i = start + 1; i < end; ++i) {
-      const int64_t value = items[i];
+      const T value = items[i];
       size_t j = i;
       while (j > start && less(value, items[j - 1])) {
         items[j] = items[j - 1];
@@ -190,7 +180,8 @@ void MergeSort(std::vector<int64_t>& items, std::vector<int64_t>& buffer, Less l
       items[j] = value;
     }
   }
-  buffer.resize(n);
+  T* from = items;
+  T* to = buffer;
   for (size_t width = kRun; width < n; width *= 2) {
     for (size_t low = 0; low < n; low += 2 * width) {
       const size_t middle = std::min(low + width, n);
@@ -199,12 +190,31 @@ void MergeSort(std::vector<int64_t>& items, std::vector<int64_t>& buffer, Less l
       size_t j = middle;
       size_t k = low;
       while (i < middle && j < high) {
-        buffer[k++] = less(items[j], items[i]) ? items[j++] : items[i++];
+        to[k++] = less(from[j], from[i]) ? from[j++] : from[i++];
       }
-      while (i < middle) buffer[k++] = items[i++];
-      while (j < high) buffer[k++] = items[j++];
+      while (i < middle) to[k++] = from[i++];
+      while (j < high) to[k++] = from[j++];
     }
-    items.swap(buffer);
+    std::swap(from, to);
+  }
+  if (from != items) std::copy(from, from + n, items);
+}
+
+// A key with the position it came from.
+struct KeyIndex {
+  uint64_t key;
+  int64_t index;
+};
+
+// Sorts (key, index) pairs by key alone: one key, the common case.
+template <Rep kRep>
+void SortPairs(KeyIndex* pairs, KeyIndex* buffer, size_t n, bool descending) {
+  if (descending) {
+    MergeSort(pairs, buffer, n,
+              [](const KeyIndex& a, const KeyIndex& b) { return Less<kRep>(b.key, a.key); });
+  } else {
+    MergeSort(pairs, buffer, n,
+              [](const KeyIndex& a, const KeyIndex& b) { return Less<kRep>(a.key, b.key); });
   }
 }
 
@@ -224,7 +234,7 @@ Status Sort(std::span<const SortOperand> operands, std::span<const int64_t> dims
             int64_t dimension, std::span<const SortKey> keys) {
   KILN_RETURN_IF_ERROR(CheckOperands(operands, dims, dimension));
   if (keys.empty()) return InvalidArgument("sort needs at least one key");
-  std::vector<Rep> reps;
+  SmallVector<Rep> reps;
   for (const SortKey& key : keys) {
     if (key.operand >= operands.size()) return InvalidArgument("sort key of a missing operand");
     const ElementType type = operands[key.operand].type;
@@ -242,9 +252,10 @@ Status Sort(std::span<const SortOperand> operands, std::span<const int64_t> dims
   Status status = Status::Ok();
   std::mutex mutex;
   ParallelFor(layout.slices(), cost, [&](int64_t begin, int64_t end) {
-    std::vector<uint64_t> loaded(static_cast<size_t>(n * static_cast<int64_t>(keys.size())));
-    std::vector<std::pair<uint64_t, int64_t>> pairs(static_cast<size_t>(n));
-    std::vector<int64_t> permutation(static_cast<size_t>(n));
+    const auto length = static_cast<size_t>(n);
+    ScratchArray<uint64_t> loaded(length * keys.size());
+    ScratchArray<KeyIndex> pairs(keys.size() == 1 ? 2 * length : 0);
+    ScratchArray<int64_t> permutation(keys.size() == 1 ? length : 2 * length);
     for (int64_t s = begin; s < end; ++s) {
       const Slice slice = layout.slice(s);
       for (size_t k = 0; k < keys.size(); ++k) {
@@ -257,16 +268,20 @@ Status Sort(std::span<const SortOperand> operands, std::span<const int64_t> dims
         }
       }
       if (keys.size() == 1) {
-        for (size_t i = 0; i < pairs.size(); ++i) pairs[i] = {loaded[i], static_cast<int64_t>(i)};
+        for (size_t i = 0; i < length; ++i) pairs[i] = {loaded[i], static_cast<int64_t>(i)};
+        KeyIndex* buffer = pairs.data() + length;
+        const bool descending = keys[0].descending;
         switch (reps[0]) {
-          case Rep::kSigned: SortPairs<Rep::kSigned>(pairs, keys[0].descending); break;
-          case Rep::kUnsigned: SortPairs<Rep::kUnsigned>(pairs, keys[0].descending); break;
-          case Rep::kDouble: SortPairs<Rep::kDouble>(pairs, keys[0].descending); break;
+          case Rep::kSigned: SortPairs<Rep::kSigned>(pairs.data(), buffer, length, descending); break;
+          case Rep::kUnsigned:
+            SortPairs<Rep::kUnsigned>(pairs.data(), buffer, length, descending);
+            break;
+          case Rep::kDouble: SortPairs<Rep::kDouble>(pairs.data(), buffer, length, descending); break;
         }
-        for (size_t i = 0; i < pairs.size(); ++i) permutation[i] = pairs[i].second;
+        for (size_t i = 0; i < length; ++i) permutation[i] = pairs[i].index;
       } else {
         for (int64_t i = 0; i < n; ++i) permutation[static_cast<size_t>(i)] = i;
-        std::stable_sort(permutation.begin(), permutation.end(), [&](int64_t a, int64_t b) {
+        MergeSort(permutation.data(), permutation.data() + length, length, [&](int64_t a, int64_t b) {
           for (size_t k = 0; k < keys.size(); ++k) {
             const uint64_t* column = loaded.data() + k * static_cast<size_t>(n);
             uint64_t x = column[a];
@@ -278,7 +293,7 @@ Status Sort(std::span<const SortOperand> operands, std::span<const int64_t> dims
           return false;
         });
       }
-      Gather(operands, slice, permutation);
+      Gather(operands, slice, std::span<const int64_t>(permutation.data(), length));
     }
   });
   return status;
@@ -288,15 +303,14 @@ Status SortWithComparator(std::span<const SortOperand> operands, std::span<const
                           int64_t dimension, const SortLess& less) {
   KILN_RETURN_IF_ERROR(CheckOperands(operands, dims, dimension));
   const Layout layout = LayoutOf(dims, dimension);
-  std::vector<int64_t> permutation;
-  std::vector<int64_t> buffer;
   Status status = Status::Ok();
   for (int64_t s = 0; s < layout.slices(); ++s) {
     const Slice slice = layout.slice(s);
-    permutation.resize(static_cast<size_t>(slice.length));
+    const auto length = static_cast<size_t>(slice.length);
+    ScratchArray<int64_t> permutation(2 * length);
     for (int64_t i = 0; i < slice.length; ++i) permutation[static_cast<size_t>(i)] = i;
     // After an error every comparison is false, which ends the sort quickly.
-    MergeSort(permutation, buffer, [&](int64_t a, int64_t b) {
+    MergeSort(permutation.data(), permutation.data() + length, length, [&](int64_t a, int64_t b) {
       if (!status.ok()) return false;
       StatusOr<bool> result = less(slice.base + a * slice.step, slice.base + b * slice.step);
       if (!result.ok()) {
@@ -306,7 +320,7 @@ Status SortWithComparator(std::span<const SortOperand> operands, std::span<const
       return *result;
     });
     KILN_RETURN_IF_ERROR(status);
-    Gather(operands, slice, permutation);
+    Gather(operands, slice, std::span<const int64_t>(permutation.data(), length));
   }
   return Status::Ok();
 }

@@ -9,6 +9,7 @@
 #include <span>
 
 #include "base/element_type.h"
+#include "base/function_ref.h"
 #include "base/status.h"
 
 namespace kiln::kernels {
@@ -50,7 +51,7 @@ Status Sort(std::span<const SortOperand> operands, std::span<const int64_t> dims
 // A comparator callback: whether the element at flat index `lhs` sorts
 // before the one at flat index `rhs` (both in one slice, indexes into the
 // dense operands); errors stop the sort.
-using SortLess = std::function<StatusOr<bool>(int64_t lhs, int64_t rhs)>;
+using SortLess = FunctionRef<StatusOr<bool>(int64_t lhs, int64_t rhs)>;
 
 // Sort with an arbitrary comparator, on the calling thread (the callback
 // may run a region). A comparator that is not a strict weak order gives some
