@@ -60,7 +60,9 @@ def _forward_to_tool(args: argparse.Namespace) -> int:
         print(f"kiln {args.command}: {tool} does not exist; reinstall kiln-pjrt or set "
               "KILN_TOOL_PATH", file=sys.stderr)
         return 1
-    command = [tool, args.command, *args.options, args.file, *getattr(args, "inputs", [])]
+    infeed = [part for entry in getattr(args, "infeed", []) for part in ("--infeed", entry)]
+    command = [tool, args.command, *args.options, *infeed, args.file,
+               *getattr(args, "inputs", [])]
     sys.stdout.flush()
     return subprocess.run(command, check=False).returncode
 
@@ -89,6 +91,9 @@ def _add_run(subparsers) -> None:
     parser = subparsers.add_parser(
         "run", help="compile and run a program's main function on the host and print its "
                     "results; runs StableHLO conformance tests (check ops, `// -----` cases)")
+    parser.add_argument("--infeed", metavar="ENTRY", action="append", default=[],
+                        help="an entry for the program's infeed ops, in order: literals "
+                             "joined by ';' (repeatable); outfeed entries are printed")
     parser.add_argument("file")
     parser.add_argument("inputs", nargs="*",
                         help="arguments as literals, e.g. 'dense<[1, 2]> : tensor<2xi32>'")

@@ -32,10 +32,33 @@ class HostTransfer {
   virtual Status Recv(int64_t channel, const Shape& shape, void* data) = 0;
 };
 
+// A device's queues beyond its programs' arguments and results: infeed
+// (values the host queued for the device's programs), outfeed (values its
+// programs leave for the host), and channels between devices (send / recv
+// with is_host_transfer = false). The runtime implements it, one per device
+// (runtime/feeds.h). An entry is the list of arrays one op moves, dense
+// row-major, in operand or result order.
+class DeviceFeeds {
+ public:
+  virtual ~DeviceFeeds() = default;
+  // Takes the next infeed entry into `data` (one buffer per shape); waits a
+  // bounded time for one to be queued.
+  virtual Status Infeed(std::span<const Shape> shapes, std::span<void* const> data) = 0;
+  virtual Status Outfeed(std::span<const Shape> shapes, std::span<const void* const> data) = 0;
+  // Queues an entry on `channel` for the device that receives on it.
+  virtual Status Send(int64_t channel, std::span<const Shape> shapes,
+                      std::span<const void* const> data) = 0;
+  // Takes the next entry sent on `channel`; waits a bounded time.
+  virtual Status Recv(int64_t channel, std::span<const Shape> shapes,
+                      std::span<void* const> data) = 0;
+};
+
 class ExecutionEnv {
  public:
   // The host side of send/recv for this run; null when the caller gave none.
   HostTransfer* host = nullptr;
+  // The device's infeed, outfeed and channels; null when the caller gave none.
+  DeviceFeeds* feeds = nullptr;
   int64_t replica_id = 0;
   int64_t partition_id = 0;
   // The interpreter's check ops (`kiln run`): how many ran, which failed.

@@ -1,8 +1,10 @@
 // Lowering of the remaining single-device ops: composite (its decomposition
 // is inlined), custom_call (the targets JAX emits that Kiln understands),
 // replica_id / partition_id, tokens, tuples, reduce_precision,
-// get_dimension_size.
+// get_dimension_size; infeed / outfeed and send / recv (to the host, and
+// between devices through the runtime's queues).
 #include <cstring>
+#include <functional>
 
 #include "compiler/lowering.h"
 #include "kernels/elementwise.h"
@@ -64,15 +66,31 @@ Status LowerToken(Lowering& lowering, const ir::Operation& op) {
   return Status::Ok();
 }
 
-// The host channel of a send/recv, which must transfer to or from the host
-// (JAX's host callbacks); device-to-device channels are collectives (issue 5).
-StatusOr<int64_t> HostChannel(const ir::Operation& op, int64_t expected_type) {
+// Whether a send/recv transfers to or from the host (JAX's host callbacks)
+// rather than between devices.
+bool IsHostTransfer(const ir::Operation& op) {
   ir::Attribute host = op.GetAttr("is_host_transfer");
+  return host.Is(ir::AttrKind::kBool) && host->bool_value;
+}
+
+// The channel handle of a send/recv between devices (any type: the spec
+// leaves DEVICE_TO_DEVICE's numbering to the producer).
+StatusOr<int64_t> DeviceChannel(const ir::Operation& op) {
   ir::Attribute channel = op.GetAttr("channel_handle");
-  if (!host.Is(ir::AttrKind::kBool) || !host->bool_value) {
-    return Unimplemented(op.name(), " between devices (is_host_transfer = false): Kiln runs "
-                         "send/recv to and from the host only");
+  if (!channel.Is(ir::AttrKind::kStruct)) {
+    return InvalidArgument(op.name(), " without a #stablehlo.channel_handle");
   }
+  return FieldInt(channel, "handle");
+}
+
+Status NoFeeds(std::string_view what) {
+  return FailedPrecondition(what, ": this run has no device queues (programs run by the "
+                            "runtime on a device, or by `kiln run`, have them)");
+}
+
+// The host channel of a send/recv to or from the host (JAX's host callbacks).
+StatusOr<int64_t> HostChannel(const ir::Operation& op, int64_t expected_type) {
+  ir::Attribute channel = op.GetAttr("channel_handle");
   if (!channel.Is(ir::AttrKind::kStruct)) {
     return InvalidArgument(op.name(), " without a #stablehlo.channel_handle");
   }
@@ -91,8 +109,110 @@ Status NoHost(const char* op, int64_t channel) {
                             "programs with jax.debug.print or other callbacks run from JAX");
 }
 
+// The operands of `op` but its last (a token), their values and shapes.
+Status DataOperands(Lowering& lowering, const ir::Operation& op, std::vector<ValueId>& inputs,
+                    std::vector<Shape>& shapes) {
+  for (size_t i = 0; i + 1 < op.operands().size(); ++i) {
+    KILN_ASSIGN_OR_RETURN(ValueId input, lowering.Input(op, i));
+    inputs.push_back(input);
+    shapes.push_back(lowering.graph().shape(input));
+  }
+  return Status::Ok();
+}
+
+// The shapes of `op`'s results but its last (a token).
+StatusOr<std::vector<Shape>> DataResults(Lowering& lowering, const ir::Operation& op) {
+  std::vector<Shape> shapes;
+  for (size_t r = 0; r + 1 < op.num_results(); ++r) {
+    KILN_ASSIGN_OR_RETURN(Shape shape, lowering.ShapeOf(op.result(r)));
+    shapes.push_back(std::move(shape));
+  }
+  return shapes;
+}
+
+// A side-effecting node that hands its data operands to `put` (outfeed, a
+// send between devices) and gives a token.
+Status EmitPut(Lowering& lowering, const ir::Operation& op,
+               std::function<Status(RunContext&, std::span<const Shape>,
+                                    std::span<const void* const>)> put) {
+  std::vector<ValueId> inputs;
+  std::vector<Shape> shapes;
+  KILN_RETURN_IF_ERROR(DataOperands(lowering, op, inputs, shapes));
+  KILN_ASSIGN_OR_RETURN(
+      std::vector<ValueId> outputs,
+      lowering.EmitNode(op, inputs, {Shape{ElementType::kToken, {}}},
+                        [shapes, put = std::move(put)](RunContext& ctx) {
+                          const void** data = const_cast<const void**>(
+                              ctx.env().Pointers(&ctx.node(), shapes.size()));
+                          for (size_t i = 0; i < shapes.size(); ++i) data[i] = ctx.in(i);
+                          return put(ctx, shapes, std::span(data, shapes.size()));
+                        },
+                        {}, {}, /*foldable=*/false));
+  lowering.Bind(op.result(0), outputs[0]);
+  return Status::Ok();
+}
+
+// A side-effecting node whose data results come from `take` (infeed, a
+// recv between devices), plus a token.
+Status EmitTake(Lowering& lowering, const ir::Operation& op,
+                std::function<Status(RunContext&, std::span<const Shape>, std::span<void* const>)>
+                    take) {
+  KILN_ASSIGN_OR_RETURN(std::vector<Shape> shapes, DataResults(lowering, op));
+  std::vector<Shape> outputs = shapes;
+  outputs.push_back(Shape{ElementType::kToken, {}});
+  KILN_ASSIGN_OR_RETURN(
+      std::vector<ValueId> ids,
+      lowering.EmitNode(op, {}, std::move(outputs),
+                        [shapes, take = std::move(take)](RunContext& ctx) {
+                          void** data = ctx.env().Pointers(&ctx.node(), shapes.size());
+                          for (size_t r = 0; r < shapes.size(); ++r) data[r] = ctx.out(r);
+                          return take(ctx, shapes, std::span(data, shapes.size()));
+                        },
+                        {}, {}, /*foldable=*/false));
+  for (size_t r = 0; r < ids.size(); ++r) lowering.Bind(op.result(r), ids[r]);
+  return Status::Ok();
+}
+
+// infeed(token) -> (results..., token): the next entry of the device's infeed.
+Status LowerInfeed(Lowering& lowering, const ir::Operation& op) {
+  return EmitTake(lowering, op, [](RunContext& ctx, std::span<const Shape> shapes,
+                                   std::span<void* const> data) {
+    if (ctx.env().feeds == nullptr) return NoFeeds("stablehlo.infeed");
+    return ctx.env().feeds->Infeed(shapes, data);
+  });
+}
+
+// outfeed(inputs..., token) -> token: one entry onto the device's outfeed.
+Status LowerOutfeed(Lowering& lowering, const ir::Operation& op) {
+  return EmitPut(lowering, op, [](RunContext& ctx, std::span<const Shape> shapes,
+                                  std::span<const void* const> data) {
+    if (ctx.env().feeds == nullptr) return NoFeeds("stablehlo.outfeed");
+    return ctx.env().feeds->Outfeed(shapes, data);
+  });
+}
+
+// send / recv between devices: an entry on the channel's queue.
+Status LowerDeviceSend(Lowering& lowering, const ir::Operation& op) {
+  KILN_ASSIGN_OR_RETURN(int64_t channel, DeviceChannel(op));
+  return EmitPut(lowering, op, [channel](RunContext& ctx, std::span<const Shape> shapes,
+                                         std::span<const void* const> data) {
+    if (ctx.env().feeds == nullptr) return NoFeeds("stablehlo.send");
+    return ctx.env().feeds->Send(channel, shapes, data);
+  });
+}
+
+Status LowerDeviceRecv(Lowering& lowering, const ir::Operation& op) {
+  KILN_ASSIGN_OR_RETURN(int64_t channel, DeviceChannel(op));
+  return EmitTake(lowering, op, [channel](RunContext& ctx, std::span<const Shape> shapes,
+                                          std::span<void* const> data) {
+    if (ctx.env().feeds == nullptr) return NoFeeds("stablehlo.recv");
+    return ctx.env().feeds->Recv(channel, shapes, data);
+  });
+}
+
 // send(operands..., token) -> token: each operand to the host in order.
 Status LowerSend(Lowering& lowering, const ir::Operation& op) {
+  if (!IsHostTransfer(op)) return LowerDeviceSend(lowering, op);
   KILN_ASSIGN_OR_RETURN(int64_t channel, HostChannel(op, 2));
   std::vector<ValueId> inputs;
   std::vector<Shape> shapes;
@@ -119,6 +239,7 @@ Status LowerSend(Lowering& lowering, const ir::Operation& op) {
 
 // recv(token) -> (results..., token): each result from the host in order.
 Status LowerRecv(Lowering& lowering, const ir::Operation& op) {
+  if (!IsHostTransfer(op)) return LowerDeviceRecv(lowering, op);
   KILN_ASSIGN_OR_RETURN(int64_t channel, HostChannel(op, 3));
   std::vector<Shape> shapes;
   for (size_t r = 0; r + 1 < op.num_results(); ++r) {
@@ -223,6 +344,8 @@ constexpr LoweringRule kRules[] = {
     {ir::OpCode::kGetDimensionSize, LowerGetDimensionSize},
     {ir::OpCode::kSend, LowerSend},
     {ir::OpCode::kRecv, LowerRecv},
+    {ir::OpCode::kInfeed, LowerInfeed},
+    {ir::OpCode::kOutfeed, LowerOutfeed},
 };
 
 }  // namespace

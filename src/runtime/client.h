@@ -10,6 +10,7 @@
 #include "runtime/buffer.h"
 #include "runtime/device.h"
 #include "runtime/executable.h"
+#include "runtime/feeds.h"
 #include "runtime/topology.h"
 
 namespace kiln::runtime {
@@ -105,12 +106,18 @@ class Client {
   // INVALID_ARGUMENT unless `space` belongs to this client.
   Status CheckOwns(const MemorySpace* space, std::string_view what) const;
 
+  // The devices' infeed / outfeed queues and the channels between them
+  // (stablehlo.infeed, outfeed, send / recv between devices).
+  Feeds& feeds() { return feeds_; }
+
  private:
   Client(const ClientOptions& options, std::shared_ptr<DeviceBackend> backend);
 
   std::shared_ptr<DeviceBackend> backend_;
   std::string platform_version_;
   Topology topology_;
+  // Before the devices: runs still queued on them may use it.
+  Feeds feeds_;
   // Memory spaces are declared before devices so that devices (and their
   // queues, which may still touch memory spaces) are destroyed first.
   std::vector<std::unique_ptr<MemorySpace>> memory_spaces_;

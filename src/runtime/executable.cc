@@ -228,8 +228,9 @@ StatusOr<LoadedExecutable::Run> LoadedExecutable::Execute(
     outputs.push_back(memory);
     run.outputs.push_back(std::make_unique<Buffer>(shape, space, std::move(memory), run.done));
   }
+  compiler::DeviceFeeds* feeds = device->client()->feeds().ForDevice(device->id());
   auto work = [program = program_, envs = envs_, inputs = std::move(inputs),
-               outputs = std::move(outputs), host = std::move(host)]() -> Status {
+               outputs = std::move(outputs), host = std::move(host), feeds]() -> Status {
     std::unique_ptr<compiler::ExecutionEnv> env;
     {
       std::lock_guard lock(envs->mutex);
@@ -247,6 +248,7 @@ StatusOr<LoadedExecutable::Run> LoadedExecutable::Execute(
     // framework through the run's event rather than end the process.
     Status status;
     env->host = host.get();
+    env->feeds = feeds;
     try {
       status = compiler::Execute(*program->graph, parameters, results, *env);
     } catch (const std::bad_alloc&) {
@@ -255,6 +257,7 @@ StatusOr<LoadedExecutable::Run> LoadedExecutable::Execute(
       status = Internal("running ", program->name, " failed: ", error.what());
     }
     env->host = nullptr;
+    env->feeds = nullptr;
     std::lock_guard lock(envs->mutex);
     envs->idle.push_back(std::move(env));
     return status;

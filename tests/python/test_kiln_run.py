@@ -148,3 +148,28 @@ func.func @main(%x: tensor<4xi8>) -> tensor<i8> {
     output = result.stdout + result.stderr
     assert result.returncode != 0
     assert "UNIMPLEMENTED" in output and "stablehlo.reduce on quantized tensors" in output, output
+
+
+def test_run_feeds_the_infeed_and_prints_the_outfeed():
+    result = kiln("run", "--infeed", "dense<[10, 20]> : tensor<2xi32>",
+                  "--infeed", "dense<2.5> : tensor<f32>; dense<[[1.0, 2.0], [3.0, 4.0]]> : tensor<2x2xf32>",
+                  str(RUN_DATA / "feeds.mlir"), "dense<[1, 2]> : tensor<2xi32>")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.strip().splitlines() == [
+        "dense<[11, 22]> : tensor<2xi32>",
+        "dense<2.500000e+00> : tensor<f32>",
+        # Sent on a channel between devices and received back, then doubled.
+        "dense<[[2.000000e+00, 4.000000e+00], [6.000000e+00, 8.000000e+00]]> : tensor<2x2xf32>",
+        "outfeed: dense<[11, 22]> : tensor<2xi32>",
+        "outfeed: dense<2.500000e+00> : tensor<f32>",
+    ]
+
+
+def test_run_reports_an_empty_or_mismatched_infeed():
+    empty = kiln("run", str(RUN_DATA / "feeds.mlir"), "dense<[1, 2]> : tensor<2xi32>")
+    assert empty.returncode == 1
+    assert "DEADLINE_EXCEEDED" in empty.stdout and "infeed of device 0" in empty.stdout, empty.stdout
+    wrong = kiln("run", "--infeed", "dense<[1, 2, 3]> : tensor<3xi32>",
+                 str(RUN_DATA / "feeds.mlir"), "dense<[1, 2]> : tensor<2xi32>")
+    assert wrong.returncode == 1
+    assert "si32[3], the op expects si32[2]" in wrong.stdout, wrong.stdout

@@ -3,7 +3,8 @@
 //
 //   kiln-tool print [--generic] [--locations] [--verify] FILE   the module as StableHLO text
 //   kiln-tool inspect FILE                           producer, versions, op histogram
-//   kiln-tool run FILE [INPUT...]                     compile, run, print results and checks
+//   kiln-tool run [--infeed ENTRY]... FILE [INPUT...]  compile, run, print results, outfeed
+//                                                     entries and checks
 //
 // Bad input: one line "kiln: FILE: CODE: message" on stderr and exit code 1;
 // bad usage: exit code 2.
@@ -25,7 +26,8 @@ namespace {
 constexpr const char* kUsage =
     "usage: kiln print [--generic] [--locations] [--verify] FILE\n"
     "       kiln inspect FILE\n"
-    "       kiln run FILE [INPUT...]   (INPUT: 'dense<[1, 2]> : tensor<2xi32>')\n";
+    "       kiln run [--infeed ENTRY]... FILE [INPUT...]\n"
+    "           (INPUT: 'dense<[1, 2]> : tensor<2xi32>'; ENTRY: such literals joined by ';')\n";
 
 int Fail(const std::string& path, const kiln::Status& status) {
   std::string message = status.ToString();
@@ -95,11 +97,23 @@ int main(int argc, char** argv) {
       std::fputs(kUsage, stderr);
       return 2;
     }
-    const std::string path(args[1]);
+    // --infeed ENTRY (repeatable, before FILE): an entry for the program's
+    // infeed; several arrays of one entry are separated by ';'.
+    std::vector<std::string> infeed;
+    size_t at = 1;
+    while (at + 1 < args.size() && args[at] == "--infeed") {
+      infeed.emplace_back(args[at + 1]);
+      at += 2;
+    }
+    if (at >= args.size()) {
+      std::fputs(kUsage, stderr);
+      return 2;
+    }
+    const std::string path(args[at]);
     auto bytes = ReadWholeFile(path);
     if (!bytes.ok()) return Fail(path, bytes.status());
-    std::vector<std::string> inputs(args.begin() + 2, args.end());
-    return kiln::tool::Run(path, *bytes, inputs);
+    std::vector<std::string> inputs(args.begin() + static_cast<std::ptrdiff_t>(at) + 1, args.end());
+    return kiln::tool::Run(path, *bytes, inputs, infeed);
   }
   kiln::ir::PrintOptions options;
   bool verify = false;

@@ -4,7 +4,9 @@
 // case by case.
 #include "tools/kiln/run.h"
 
+#include <chrono>
 #include <cstdio>
+#include <optional>
 #include <cstring>
 
 #include "compiler/compile.h"
@@ -14,6 +16,7 @@
 #include "frontend/text/parser.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"
+#include "runtime/feeds.h"
 
 namespace kiln::tool {
 namespace {
@@ -53,8 +56,41 @@ struct CaseResult {
   std::vector<std::string> failures;
 };
 
+// The arrays of an infeed entry: literals joined by ';', each read with
+// its own type.
+StatusOr<runtime::FeedEntry> ParseEntry(const std::string& text) {
+  runtime::FeedEntry entry;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(';', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string literal = text.substr(start, end - start);
+    const size_t colon = literal.rfind(':');
+    if (colon == std::string::npos) {
+      return InvalidArgument("infeed entry '", literal, "': expected `dense<...> : tensor<...>`");
+    }
+    KILN_ASSIGN_OR_RETURN(ir::Module module,
+                          frontend::text::ParseModule(StrCat("func.func @f() -> ",
+                                                             literal.substr(colon + 1),
+                                                             " {\n  %0 = stablehlo.constant ",
+                                                             literal, "\n  return %0 : ",
+                                                             literal.substr(colon + 1), "\n}\n")));
+    const ir::Operation* function = module.LookupFunction("f");
+    const ir::Type& type = function->region(0).block(0).operations().front()->result(0)->type();
+    if (!type.Is(ir::TypeKind::kTensor) || !type.HasStaticShape() ||
+        !type.element().Is(ir::TypeKind::kElement)) {
+      return InvalidArgument("infeed entry '", literal, "': expected a tensor literal");
+    }
+    Shape shape{type.element().element_type(), type.dims()};
+    KILN_ASSIGN_OR_RETURN(auto data, ParseInput(literal, shape));
+    entry.push_back({std::move(shape), std::move(data)});
+    start = end + 1;
+  }
+  return entry;
+}
+
 StatusOr<CaseResult> RunModule(const ir::Module& module, const std::vector<std::string>& inputs,
-                               bool print_results) {
+                               const std::vector<std::string>& infeed, bool print_results) {
   KILN_RETURN_IF_ERROR(ir::Verify(module));
   KILN_ASSIGN_OR_RETURN(auto program, compiler::Compile(module, frontend::CompileOptions{}));
   if (inputs.size() != program->parameter_shapes.size()) {
@@ -73,12 +109,26 @@ StatusOr<CaseResult> RunModule(const ir::Module& module, const std::vector<std::
   for (const auto& data : arguments) parameter_pointers.push_back(data.data());
   std::vector<void*> result_pointers;
   for (auto& data : results) result_pointers.push_back(data.data());
+  // One device's queues; nothing else feeds it, so an empty infeed fails
+  // at once rather than waiting.
+  runtime::Feeds feeds;
+  feeds.set_timeout(std::chrono::milliseconds(0));
+  for (const std::string& text : infeed) {
+    KILN_ASSIGN_OR_RETURN(runtime::FeedEntry entry, ParseEntry(text));
+    feeds.PushInfeed(0, std::move(entry));
+  }
   compiler::ExecutionEnv env;
+  env.feeds = feeds.ForDevice(0);
   KILN_RETURN_IF_ERROR(
       compiler::Execute(*program->graph, parameter_pointers, result_pointers, env));
   if (print_results) {
     for (size_t i = 0; i < results.size(); ++i) {
       std::printf("%s\n", ResultText(program->result_shapes[i], results[i]).c_str());
+    }
+  }
+  while (std::optional<runtime::FeedEntry> entry = feeds.PopOutfeed(0)) {
+    for (const runtime::FeedArray& array : *entry) {
+      std::printf("outfeed: %s\n", ResultText(array.shape, array.bytes).c_str());
     }
   }
   return CaseResult{env.checks_run, std::move(env.check_failures)};
@@ -87,7 +137,7 @@ StatusOr<CaseResult> RunModule(const ir::Module& module, const std::vector<std::
 }  // namespace
 
 int Run(const std::string& path, const std::vector<uint8_t>& bytes,
-        const std::vector<std::string>& inputs) {
+        const std::vector<std::string>& inputs, const std::vector<std::string>& infeed) {
   std::vector<ir::Module> modules;
   const std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
   const bool chunked = frontend::DetectFormat(bytes) == frontend::ProgramFormat::kText &&
@@ -110,7 +160,7 @@ int Run(const std::string& path, const std::vector<uint8_t>& bytes,
   int failed = 0;
   int64_t checks = 0;
   for (size_t i = 0; i < modules.size(); ++i) {
-    auto result = RunModule(modules[i], inputs, !chunked);
+    auto result = RunModule(modules[i], inputs, infeed, !chunked);
     const std::string label = chunked ? StrCat("case ", i + 1, ": ") : std::string();
     if (!result.ok()) {
       ++failed;

@@ -8,8 +8,10 @@
 namespace kiln::tool {
 
 // Runs `bytes` (the file `path`) with `inputs` as `dense<...> : tensor<...>`
-// literals; returns the process exit code (0: ran and every check passed).
+// literals and `infeed` entries (literals joined by ';') queued for its
+// infeed ops; prints the results and the outfeed entries. Returns the process
+// exit code (0: ran and every check passed).
 int Run(const std::string& path, const std::vector<uint8_t>& bytes,
-        const std::vector<std::string>& inputs);
+        const std::vector<std::string>& inputs, const std::vector<std::string>& infeed = {});
 
 }  // namespace kiln::tool
