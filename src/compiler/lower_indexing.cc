@@ -8,6 +8,7 @@
 #include <array>
 #include <cstring>
 
+#include "base/small_vector.h"
 #include "compiler/lowering.h"
 #include "compiler/region_patterns.h"
 #include "kernels/copy.h"
@@ -290,6 +291,43 @@ Status LowerDynamicUpdateSlice(Lowering& lowering, const ir::Operation& op) {
   });
 }
 
+}  // namespace
+
+PadCopy PlanPad(std::span<const int64_t> operand, std::span<const int64_t> out,
+                std::span<const int64_t> low, std::span<const int64_t> interior) {
+  const size_t rank = operand.size();
+  const SmallVector<int64_t> in_strides(Strides(operand));
+  const SmallVector<int64_t> out_strides(Strides(out));
+  PadCopy copy;
+  for (size_t d = 0; d < rank; ++d) {
+    const int64_t step = interior[d] + 1;
+    // Operand elements i with 0 <= low + i * step < out: first..last.
+    const int64_t first = low[d] >= 0 ? 0 : (-low[d] + step - 1) / step;
+    const int64_t room = out[d] - 1 - low[d];
+    const int64_t last = room < 0 ? -1 : std::min(operand[d] - 1, room / step);
+    copy.counts.push_back(std::max<int64_t>(0, last - first + 1));
+    copy.empty = copy.empty || copy.counts.back() == 0;
+    copy.src_offset += first * in_strides[d];
+    copy.dst_offset += (low[d] + first * step) * out_strides[d];
+    copy.src_strides.push_back(in_strides[d]);
+    copy.dst_strides.push_back(out_strides[d] * step);
+  }
+  return copy;
+}
+
+void RunPad(size_t element_bytes, const PadCopy& copy, int64_t total, const void* operand,
+            const void* padding_value, void* out) {
+  kernels::Fill(element_bytes, padding_value, out, total);
+  if (copy.empty) return;
+  const auto element = static_cast<int64_t>(element_bytes);
+  kernels::CopyBox(element_bytes, copy.counts,
+                   static_cast<const uint8_t*>(operand) + copy.src_offset * element,
+                   copy.src_strides, static_cast<uint8_t*>(out) + copy.dst_offset * element,
+                   copy.dst_strides);
+}
+
+namespace {
+
 // pad: the padding value everywhere, then the operand's elements that land
 // inside the result (negative edge padding crops) at stride interior + 1.
 Status LowerPad(Lowering& lowering, const ir::Operation& op) {
@@ -300,33 +338,11 @@ Status LowerPad(Lowering& lowering, const ir::Operation& op) {
   const size_t rank = operand.dims.size();
   if (low.size() != rank) return InvalidArgument("edge_padding_low has the wrong size");
   if (interior.size() != rank) interior.assign(rank, 0);
-  const std::vector<int64_t> in_strides = Strides(operand.dims);
-  const std::vector<int64_t> out_strides = Strides(out.dims);
-  std::vector<int64_t> counts(rank), src_strides(rank), dst_strides(rank);
-  int64_t src_offset = 0, dst_offset = 0;
-  bool empty = false;
-  for (size_t d = 0; d < rank; ++d) {
-    const int64_t step = interior[d] + 1;
-    // Operand elements i with 0 <= low + i * step < out: first..last.
-    const int64_t first = low[d] >= 0 ? 0 : (-low[d] + step - 1) / step;
-    const int64_t room = out.dims[d] - 1 - low[d];
-    const int64_t last = room < 0 ? -1 : std::min(operand.dims[d] - 1, room / step);
-    counts[d] = std::max<int64_t>(0, last - first + 1);
-    empty = empty || counts[d] == 0;
-    src_offset += first * in_strides[d];
-    dst_offset += (low[d] + first * step) * out_strides[d];
-    src_strides[d] = in_strides[d];
-    dst_strides[d] = out_strides[d] * step;
-  }
+  const PadCopy copy = PlanPad(operand.dims, out.dims, low, interior);
   const size_t bytes = ElementBytes(operand.element_type);
   const int64_t total = out.NumElements();
-  return lowering.Emit(op, [=](RunContext& ctx) {
-    kernels::Fill(bytes, ctx.in(1), ctx.out(0), total);
-    if (empty) return Status::Ok();
-    const auto element = static_cast<int64_t>(bytes);
-    kernels::CopyBox(bytes, counts, static_cast<const uint8_t*>(ctx.in(0)) + src_offset * element,
-                     src_strides, static_cast<uint8_t*>(ctx.out(0)) + dst_offset * element,
-                     dst_strides);
+  return lowering.Emit(op, [copy, bytes, total](RunContext& ctx) {
+    RunPad(bytes, copy, total, ctx.in(0), ctx.in(1), ctx.out(0));
     return Status::Ok();
   });
 }

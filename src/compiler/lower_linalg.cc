@@ -15,6 +15,7 @@
 #include "kernels/copy.h"
 #include "kernels/dot.h"
 #include "kernels/elementwise.h"
+#include "kernels/gather.h"
 
 namespace kiln::compiler {
 namespace {
@@ -345,15 +346,49 @@ StatusOr<ValueId> EmitCanonicalKernel(Lowering& lowering, const ir::Operation& o
                          offset);
 }
 
+// The padding of a dynamic_conv, read at run time from the node's input
+// `index` (an integer tensor [spatial, 2]): `g` with its padding_low, after
+// checking that the padding gives the output size the result type has.
+StatusOr<kernels::ConvGeometry> RunGeometry(const kernels::ConvGeometry& g, const RunContext& ctx,
+                                            size_t index) {
+  kernels::ConvGeometry run = g;
+  const ElementType type = ctx.in_shape(index).element_type;
+  for (size_t i = 0; i < g.window.size(); ++i) {
+    const int64_t low = kernels::LoadIndex(type, ctx.in(index), static_cast<int64_t>(2 * i));
+    const int64_t high = kernels::LoadIndex(type, ctx.in(index), static_cast<int64_t>(2 * i + 1));
+    const int64_t input = g.input_spatial[i] == 0 ? 0 : (g.input_spatial[i] - 1) * g.lhs_dilation[i] + 1;
+    const int64_t window = g.window[i] == 0 ? 0 : (g.window[i] - 1) * g.rhs_dilation[i] + 1;
+    const int64_t padded = input + low + high;
+    const int64_t outputs = padded < window ? 0 : (padded - window) / g.strides[i] + 1;
+    if (outputs != g.output_spatial[i]) {
+      return InvalidArgument("dynamic_conv padding [", low, ", ", high, "] of spatial dimension ",
+                             i, " gives ", outputs, " output positions; the result type has ",
+                             g.output_spatial[i]);
+    }
+    run.padding_low[i] = low;
+  }
+  return run;
+}
+
+// im2col of `input`; `padding` (or kNoValue) is a dynamic_conv's run-time
+// padding operand.
 StatusOr<ValueId> EmitIm2Col(Lowering& lowering, const ir::Operation& op, ValueId input,
-                             const kernels::ConvGeometry& g) {
-  if (g.columns_are_input()) return input;
+                             const kernels::ConvGeometry& g, ValueId padding) {
+  if (padding == kNoValue && g.columns_are_input()) return input;
   const ElementType type = lowering.graph().shape(input).element_type;
   const size_t bytes = ElementBytes(type);
   Shape shape{type, {g.groups(), g.rows(), g.window_size() * g.group_features()}};
+  std::vector<ValueId> inputs{input};
+  if (padding != kNoValue) inputs.push_back(padding);
   KILN_ASSIGN_OR_RETURN(std::vector<ValueId> outputs,
-                        lowering.EmitNode(op, {input}, {std::move(shape)},
-                                          [bytes, g](RunContext& ctx) {
+                        lowering.EmitNode(op, std::move(inputs), {std::move(shape)},
+                                          [bytes, g](RunContext& ctx) -> Status {
+                                            if (ctx.num_inputs() > 1) {
+                                              KILN_ASSIGN_OR_RETURN(auto run,
+                                                                    RunGeometry(g, ctx, 1));
+                                              kernels::Im2Col(bytes, run, ctx.in(0), ctx.out(0));
+                                              return Status::Ok();
+                                            }
                                             kernels::Im2Col(bytes, g, ctx.in(0), ctx.out(0));
                                             return Status::Ok();
                                           }));
@@ -385,7 +420,7 @@ Status EmitConvResult(Lowering& lowering, const ir::Operation& op, ValueId canon
 // [window..., output features], then one direct kernel node.
 Status EmitDepthwise(Lowering& lowering, const ir::Operation& op, ValueId input, ValueId rhs,
                      const ConvDims& dims, const kernels::ConvGeometry& g, const Shape& out,
-                     ElementType type) {
+                     ElementType type, ValueId padding) {
   const std::vector<int64_t>& kernel_dims = lowering.graph().shape(rhs).dims;
   const std::vector<int64_t> kernel_strides = Strides(kernel_dims);
   const std::vector<int64_t> reversal =
@@ -408,16 +443,27 @@ Status EmitDepthwise(Lowering& lowering, const ir::Operation& op, ValueId input,
   std::vector<int64_t> canonical_dims{g.batch};
   canonical_dims.insert(canonical_dims.end(), g.output_spatial.begin(), g.output_spatial.end());
   canonical_dims.push_back(g.output_features);
+  std::vector<ValueId> inputs{input, kernel};
+  if (padding != kNoValue) inputs.push_back(padding);
   KILN_ASSIGN_OR_RETURN(std::vector<ValueId> outputs,
-                        lowering.EmitNode(op, {input, kernel}, {Shape{type, canonical_dims}},
-                                          [type, g](RunContext& ctx) {
+                        lowering.EmitNode(op, std::move(inputs), {Shape{type, canonical_dims}},
+                                          [type, g](RunContext& ctx) -> Status {
+                                            if (ctx.num_inputs() > 2) {
+                                              KILN_ASSIGN_OR_RETURN(auto run,
+                                                                    RunGeometry(g, ctx, 2));
+                                              return kernels::DepthwiseConv(
+                                                  type, run, ctx.in(0), ctx.in(1), ctx.out(0));
+                                            }
                                             return kernels::DepthwiseConv(type, g, ctx.in(0),
                                                                           ctx.in(1), ctx.out(0));
                                           }));
   return EmitConvResult(lowering, op, outputs[0], dims, g, out);
 }
 
-Status LowerConvolution(Lowering& lowering, const ir::Operation& op) {
+}  // namespace
+
+Status LowerConvolutionWithPadding(Lowering& lowering, const ir::Operation& op,
+                                   ValueId padding) {
   ir::Attribute numbers = op.GetAttr("dimension_numbers");
   if (!numbers.Is(ir::AttrKind::kStruct)) {
     return InvalidArgument("convolution without #stablehlo.conv dimension numbers");
@@ -441,9 +487,9 @@ Status LowerConvolution(Lowering& lowering, const ir::Operation& op) {
   KILN_ASSIGN_OR_RETURN(ValueId input, EmitPermute(lowering, op, lhs, to_nhwc));
   KILN_ASSIGN_OR_RETURN(input, EmitConvert(lowering, op, input, type));
   if (kernels::DepthwiseConvAccepts(type, g)) {
-    return EmitDepthwise(lowering, op, input, rhs, dims, g, out, type);
+    return EmitDepthwise(lowering, op, input, rhs, dims, g, out, type, padding);
   }
-  KILN_ASSIGN_OR_RETURN(ValueId columns, EmitIm2Col(lowering, op, input, g));
+  KILN_ASSIGN_OR_RETURN(ValueId columns, EmitIm2Col(lowering, op, input, g, padding));
   KILN_ASSIGN_OR_RETURN(ValueId kernel, EmitCanonicalKernel(lowering, op, rhs, dims, g));
   KILN_ASSIGN_OR_RETURN(kernel, EmitConvert(lowering, op, kernel, type));
 
@@ -464,6 +510,12 @@ Status LowerConvolution(Lowering& lowering, const ir::Operation& op) {
                                                  {shape.m, groups, group_outputs},
                                                  {group_outputs, shape.m * group_outputs, 1}));
   return EmitConvResult(lowering, op, product, dims, g, out);
+}
+
+namespace {
+
+Status LowerConvolution(Lowering& lowering, const ir::Operation& op) {
+  return LowerConvolutionWithPadding(lowering, op, kNoValue);
 }
 
 constexpr LoweringRule kRules[] = {

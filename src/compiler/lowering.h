@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/small_vector.h"
 #include "compiler/executor.h"
 #include "compiler/graph.h"
 #include "ir/module.h"
@@ -162,6 +163,23 @@ bool NeedsQuantizedLowering(const ir::Operation& op);
 Status LowerQuantized(Lowering& lowering, const ir::Operation& op);
 // The quantization parameters of a tensor type's elements, or null.
 const ir::QuantizedParams* QuantizationOf(const ir::Type& type);
+// pad's copy of its operand into the result, for kernels::CopyBox: per
+// dimension the operand elements that land inside the result (negative edge
+// padding crops) and the strides on both sides (lower_indexing.cc).
+struct PadCopy {
+  SmallVector<int64_t> counts, src_strides, dst_strides;
+  int64_t src_offset = 0, dst_offset = 0;
+  bool empty = false;  // nothing of the operand lands in the result
+};
+PadCopy PlanPad(std::span<const int64_t> operand, std::span<const int64_t> out,
+                std::span<const int64_t> low, std::span<const int64_t> interior);
+// out = the padding value everywhere, then `copy` of the operand.
+void RunPad(size_t element_bytes, const PadCopy& copy, int64_t total, const void* operand,
+            const void* padding_value, void* out);
+// convolution, or a dynamic_conv (same attributes) whose `padding` operand
+// ([spatial, 2] integers) is only known at run time: the run checks that it
+// gives the result type's output size (lower_linalg.cc).
+Status LowerConvolutionWithPadding(Lowering& lowering, const ir::Operation& op, ValueId padding);
 // custom_call targets JAX emits for a generic platform (Qr,
 // ProductOfElementaryHouseholderReflectors, ApproxTopK; lower_solvers.cc):
 // true when `target` is one of them and it was lowered.

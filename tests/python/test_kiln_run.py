@@ -45,22 +45,126 @@ def test_run_lowers_dynamic_ops_with_static_results():
     assert result.stdout.strip().splitlines()[-1] == "7 cases, 0 failed, 7 checks", result.stdout
 
 
-def test_run_dynamic_pad_needs_constant_padding(tmp_path):
-    program = tmp_path / "dynamic_pad_argument.mlir"
-    program.write_text("""
-func.func @main(%x: tensor<2xf32>, %low: tensor<1xi64>) -> tensor<3xf32> {
-  %zero = stablehlo.constant dense<0.0> : tensor<f32>
-  %none = stablehlo.constant dense<0> : tensor<1xi64>
-  %y = stablehlo.dynamic_pad %x, %zero, %low, %none, %none
-      : (tensor<2xf32>, tensor<f32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<3xf32>
-  func.return %y : tensor<3xf32>
+def _run_program(tmp_path, text, *inputs):
+    program = tmp_path / "program.mlir"
+    program.write_text(text)
+    return kiln("run", str(program), *inputs)
+
+
+_DYNAMIC_PAD = """
+func.func @main(%x: tensor<2x3xf32>, %low: tensor<2xi64>, %high: tensor<2xi64>,
+                %interior: tensor<2xi64>) -> tensor<4x6xf32> {
+  %v = stablehlo.constant dense<-1.0> : tensor<f32>
+  %y = stablehlo.dynamic_pad %x, %v, %low, %high, %interior
+      : (tensor<2x3xf32>, tensor<f32>, tensor<2xi64>, tensor<2xi64>, tensor<2xi64>) -> tensor<4x6xf32>
+  func.return %y : tensor<4x6xf32>
 }
-""")
-    result = kiln("run", str(program), "dense<[1.0, 2.0]> : tensor<2xf32>",
-                  "dense<[1]> : tensor<1xi64>")
-    output = result.stdout + result.stderr
-    assert result.returncode != 0
-    assert "UNIMPLEMENTED" in output and "edge_padding_low must be known" in output, output
+"""
+
+
+def test_run_dynamic_pad_with_run_time_padding(tmp_path):
+    x = "dense<[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]> : tensor<2x3xf32>"
+    # low (1, 0), high (1, 1), interior (0, 1): 1+2+1 = 4 rows, 0+3+2+1 = 6 columns.
+    result = _run_program(tmp_path, _DYNAMIC_PAD, x, "dense<[1, 0]> : tensor<2xi64>",
+                          "dense<[1, 1]> : tensor<2xi64>", "dense<[0, 1]> : tensor<2xi64>")
+    assert result.returncode == 0, result.stdout + result.stderr
+    expected = np.full((4, 6), -1.0, np.float32)
+    expected[1, 0:5:2] = [1, 2, 3]
+    expected[2, 0:5:2] = [4, 5, 6]
+    assert _values(result.stdout) == expected.ravel().tolist()
+    # The same program with paddings that do not give the result type.
+    bad = _run_program(tmp_path, _DYNAMIC_PAD, x, "dense<[0, 0]> : tensor<2xi64>",
+                       "dense<[1, 1]> : tensor<2xi64>", "dense<[0, 1]> : tensor<2xi64>")
+    assert bad.returncode == 1
+    assert "INVALID_ARGUMENT" in bad.stdout and "gives 3 elements; the result type has 4" in bad.stdout
+
+
+def test_run_real_dynamic_slice_with_run_time_bounds(tmp_path):
+    text = """
+func.func @main(%x: tensor<8xi32>, %start: tensor<1xi32>, %limit: tensor<1xi32>,
+                %step: tensor<1xi32>) -> tensor<3xi32> {
+  %y = stablehlo.real_dynamic_slice %x, %start, %limit, %step
+      : (tensor<8xi32>, tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<3xi32>
+  func.return %y : tensor<3xi32>
+}
+"""
+    x = "dense<[0, 10, 20, 30, 40, 50, 60, 70]> : tensor<8xi32>"
+    ok = _run_program(tmp_path, text, x, "dense<[1]> : tensor<1xi32>",
+                      "dense<[8]> : tensor<1xi32>", "dense<[3]> : tensor<1xi32>")
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert ok.stdout.strip() == "dense<[10, 40, 70]> : tensor<3xi32>"
+    past_the_end = _run_program(tmp_path, text, x, "dense<[5]> : tensor<1xi32>",
+                                "dense<[9]> : tensor<1xi32>", "dense<[1]> : tensor<1xi32>")
+    assert past_the_end.returncode == 1
+    assert "needs 0 <= start <= limit <= size" in past_the_end.stdout, past_the_end.stdout
+
+
+def test_run_dynamic_gather_and_conv_with_run_time_operands(tmp_path):
+    gather = """
+func.func @main(%x: tensor<4x3xf32>, %i: tensor<2x1xi32>, %sizes: tensor<2xi32>) -> tensor<2x3xf32> {
+  %y = "stablehlo.dynamic_gather"(%x, %i, %sizes) {dimension_numbers = #stablehlo.gather<
+      offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>}
+      : (tensor<4x3xf32>, tensor<2x1xi32>, tensor<2xi32>) -> tensor<2x3xf32>
+  func.return %y : tensor<2x3xf32>
+}
+"""
+    x = "dense<[[0.0, 1.0, 2.0], [3.0, 4.0, 5.0], [6.0, 7.0, 8.0], [9.0, 10.0, 11.0]]> : tensor<4x3xf32>"
+    ok = _run_program(tmp_path, gather, x, "dense<[[2], [0]]> : tensor<2x1xi32>",
+                      "dense<[1, 3]> : tensor<2xi32>")
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert _values(ok.stdout) == [6, 7, 8, 0, 1, 2]
+    wrong = _run_program(tmp_path, gather, x, "dense<[[2], [0]]> : tensor<2x1xi32>",
+                         "dense<[1, 2]> : tensor<2xi32>")
+    assert wrong.returncode == 1 and "slice_sizes is [1, 2] at run time" in wrong.stdout, wrong.stdout
+
+    conv = """
+func.func @main(%x: tensor<1x5x1xf32>, %w: tensor<3x1x1xf32>, %pad: tensor<1x2xi32>) -> tensor<1x5x1xf32> {
+  %y = "stablehlo.dynamic_conv"(%x, %w, %pad) {
+      dimension_numbers = #stablehlo.conv<[b, 0, f]x[0, i, o]->[b, 0, f]>,
+      batch_group_count = 1 : i64, feature_group_count = 1 : i64}
+      : (tensor<1x5x1xf32>, tensor<3x1x1xf32>, tensor<1x2xi32>) -> tensor<1x5x1xf32>
+  func.return %y : tensor<1x5x1xf32>
+}
+"""
+    x = "dense<[[[1.0], [2.0], [3.0], [4.0], [5.0]]]> : tensor<1x5x1xf32>"
+    w = "dense<[[[1.0]], [[10.0]], [[100.0]]]> : tensor<3x1x1xf32>"
+    # Padding (2, 0) and (0, 2) give the same output size and different values.
+    left = _run_program(tmp_path, conv, x, w, "dense<[[2, 0]]> : tensor<1x2xi32>")
+    right = _run_program(tmp_path, conv, x, w, "dense<[[0, 2]]> : tensor<1x2xi32>")
+    assert left.returncode == 0 and right.returncode == 0, left.stdout + right.stdout
+    signal = np.array([1, 2, 3, 4, 5], np.float32)
+    kernel = np.array([1, 10, 100], np.float32)
+    padded_left = np.concatenate([[0, 0], signal])
+    padded_right = np.concatenate([signal, [0, 0]])
+    for result, padded in ((left, padded_left), (right, padded_right)):
+        expected = [float(padded[i:i + 3] @ kernel) for i in range(5)]
+        assert _values(result.stdout) == expected
+    too_much = _run_program(tmp_path, conv, x, w, "dense<[[2, 2]]> : tensor<1x2xi32>")
+    assert too_much.returncode == 1 and "gives 7 output positions" in too_much.stdout
+
+
+def test_run_checks_shape_operands_against_the_result_type(tmp_path):
+    text = """
+func.func @main(%x: tensor<3xf32>, %shape: tensor<2xi64>) -> tensor<2x3xf32> {
+  %y = stablehlo.dynamic_broadcast_in_dim %x, %shape, dims = [1]
+      : (tensor<3xf32>, tensor<2xi64>) -> tensor<2x3xf32>
+  func.return %y : tensor<2x3xf32>
+}
+"""
+    x = "dense<[1.0, 2.0, 3.0]> : tensor<3xf32>"
+    ok = _run_program(tmp_path, text, x, "dense<[2, 3]> : tensor<2xi64>")
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert _values(ok.stdout) == [1, 2, 3, 1, 2, 3]
+    wrong = _run_program(tmp_path, text, x, "dense<[4, 3]> : tensor<2xi64>")
+    assert wrong.returncode == 1
+    assert "output shape is [4, 3] at run time; the result type needs [2, 3]" in wrong.stdout
+
+
+def _values(stdout: str) -> list[float]:
+    """The numbers of a printed `dense<...> : tensor<...>` literal, flattened."""
+    import re
+    body = stdout.strip().split(" : ")[0]
+    return [float(v) for v in re.findall(r"-?\d+(?:\.\d+)?(?:e[+-]?\d+)?", body[len("dense<"):])]
 
 
 def test_run_dynamic_slice_bounds_are_verified(tmp_path):
