@@ -26,6 +26,12 @@ bool MovesElements(ir::OpCode code) {
     case ir::OpCode::kGetTupleElement: case ir::OpCode::kWhile: case ir::OpCode::kIf:
     case ir::OpCode::kCase: case ir::OpCode::kReturn: case ir::OpCode::kFuncReturn:
     case ir::OpCode::kCustomCall: case ir::OpCode::kComposite:
+    // Ops with bodies move elements and let the body compute: the body's
+    // own ops on quantized scalars dequantize, compute and quantize (the
+    // spec's semantics), and the kernels' fast paths only accept bodies on
+    // plain element types, so these run their regions on storage values.
+    case ir::OpCode::kReduce: case ir::OpCode::kReduceWindow: case ir::OpCode::kSort:
+    case ir::OpCode::kScatter: case ir::OpCode::kSelectAndScatter: case ir::OpCode::kMap:
       return true;
     default:
       return false;

@@ -63,3 +63,38 @@ func.func @requantize() {
   check.expect_eq_const %result, dense<[116, 88]> : tensor<2xui8>
   func.return
 }
+
+// -----
+
+// Ops with bodies run their body on quantized scalars: each add of the sum
+// dequantizes, adds and quantizes (0.5 per step, so 1 + 2 + 3 = 6 -> 12).
+func.func @reduce_runs_its_body_on_quantized_scalars() {
+  %bits = stablehlo.constant dense<[[2, 4, 6], [1, 1, 1]]> : tensor<2x3xi8>
+  %q = stablehlo.bitcast_convert %bits : (tensor<2x3xi8>) -> tensor<2x3x!quant.uniform<i8:f32, 0.5>>
+  %zero_bits = stablehlo.constant dense<0> : tensor<i8>
+  %zero = stablehlo.bitcast_convert %zero_bits : (tensor<i8>) -> tensor<!quant.uniform<i8:f32, 0.5>>
+  %sum = stablehlo.reduce(%q init: %zero) across dimensions = [1] : (tensor<2x3x!quant.uniform<i8:f32, 0.5>>, tensor<!quant.uniform<i8:f32, 0.5>>) -> tensor<2x!quant.uniform<i8:f32, 0.5>>
+   reducer(%a: tensor<!quant.uniform<i8:f32, 0.5>>, %b: tensor<!quant.uniform<i8:f32, 0.5>>) {
+    %s = stablehlo.add %a, %b : tensor<!quant.uniform<i8:f32, 0.5>>
+    stablehlo.return %s : tensor<!quant.uniform<i8:f32, 0.5>>
+  }
+  %out = stablehlo.bitcast_convert %sum : (tensor<2x!quant.uniform<i8:f32, 0.5>>) -> tensor<2xi8>
+  check.expect_eq_const %out, dense<[12, 3]> : tensor<2xi8>
+  func.return
+}
+
+// -----
+
+// sort with a quantized key: the comparator compares dequantized values.
+func.func @sort_compares_quantized_keys() {
+  %bits = stablehlo.constant dense<[5, -3, 0, 2]> : tensor<4xi8>
+  %q = stablehlo.bitcast_convert %bits : (tensor<4xi8>) -> tensor<4x!quant.uniform<i8:f32, 0.25:1>>
+  %sorted = "stablehlo.sort"(%q) ({
+  ^bb0(%a: tensor<!quant.uniform<i8:f32, 0.25:1>>, %b: tensor<!quant.uniform<i8:f32, 0.25:1>>):
+    %lt = stablehlo.compare LT, %a, %b, FLOAT : (tensor<!quant.uniform<i8:f32, 0.25:1>>, tensor<!quant.uniform<i8:f32, 0.25:1>>) -> tensor<i1>
+    stablehlo.return %lt : tensor<i1>
+  }) {dimension = 0 : i64, is_stable = true} : (tensor<4x!quant.uniform<i8:f32, 0.25:1>>) -> tensor<4x!quant.uniform<i8:f32, 0.25:1>>
+  %out = stablehlo.bitcast_convert %sorted : (tensor<4x!quant.uniform<i8:f32, 0.25:1>>) -> tensor<4xi8>
+  check.expect_eq_const %out, dense<[-3, 0, 2, 5]> : tensor<4xi8>
+  func.return
+}
