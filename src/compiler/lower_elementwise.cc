@@ -42,6 +42,27 @@ constexpr UnaryEntry kUnary[] = {
     {ir::OpCode::kSqrt, UnaryOp::kSqrt},
     {ir::OpCode::kTan, UnaryOp::kTan},
     {ir::OpCode::kTanh, UnaryOp::kTanh},
+    // chlo ops, as StableHLO text printed by JAX names them.
+    {ir::OpCode::kChloAcos, UnaryOp::kAcos},
+    {ir::OpCode::kChloAcosh, UnaryOp::kAcosh},
+    {ir::OpCode::kChloAsin, UnaryOp::kAsin},
+    {ir::OpCode::kChloAsinh, UnaryOp::kAsinh},
+    {ir::OpCode::kChloAtan, UnaryOp::kAtan},
+    {ir::OpCode::kChloAtanh, UnaryOp::kAtanh},
+    {ir::OpCode::kChloConj, UnaryOp::kConj},
+    {ir::OpCode::kChloCosh, UnaryOp::kCosh},
+    {ir::OpCode::kChloSinh, UnaryOp::kSinh},
+    {ir::OpCode::kChloTan, UnaryOp::kTan},
+    {ir::OpCode::kChloDigamma, UnaryOp::kDigamma},
+    {ir::OpCode::kChloErf, UnaryOp::kErf},
+    {ir::OpCode::kChloErfc, UnaryOp::kErfc},
+    {ir::OpCode::kChloErfInv, UnaryOp::kErfInv},
+    {ir::OpCode::kChloLgamma, UnaryOp::kLgamma},
+    {ir::OpCode::kChloSquare, UnaryOp::kSquare},
+    {ir::OpCode::kChloIsInf, UnaryOp::kIsInf},
+    {ir::OpCode::kChloIsNegInf, UnaryOp::kIsNegInf},
+    {ir::OpCode::kChloIsPosInf, UnaryOp::kIsPosInf},
+    {ir::OpCode::kChloBesselI1e, UnaryOp::kBesselI1e},
 };
 
 struct BinaryEntry {
@@ -64,6 +85,9 @@ constexpr BinaryEntry kBinary[] = {
     {ir::OpCode::kShiftRightLogical, BinaryOp::kShiftRightLogical},
     {ir::OpCode::kSubtract, BinaryOp::kSubtract},
     {ir::OpCode::kXor, BinaryOp::kXor},
+    {ir::OpCode::kChloNextAfter, BinaryOp::kNextAfter},
+    {ir::OpCode::kChloPolygamma, BinaryOp::kPolygamma},
+    {ir::OpCode::kChloZeta, BinaryOp::kZeta},
 };
 
 Status LowerUnary(Lowering& lowering, const ir::Operation& op) {
@@ -201,6 +225,18 @@ constexpr LoweringRule kRules[] = {
     {ir::OpCode::kCompare, LowerCompare}, {ir::OpCode::kSelect, LowerSelect},
     {ir::OpCode::kClamp, LowerClamp}, {ir::OpCode::kConvert, LowerConvert},
     {ir::OpCode::kComplex, LowerComplex},
+    {ir::OpCode::kChloAcos, LowerUnary}, {ir::OpCode::kChloAcosh, LowerUnary},
+    {ir::OpCode::kChloAsin, LowerUnary}, {ir::OpCode::kChloAsinh, LowerUnary},
+    {ir::OpCode::kChloAtan, LowerUnary}, {ir::OpCode::kChloAtanh, LowerUnary},
+    {ir::OpCode::kChloConj, LowerUnary}, {ir::OpCode::kChloCosh, LowerUnary},
+    {ir::OpCode::kChloSinh, LowerUnary}, {ir::OpCode::kChloTan, LowerUnary},
+    {ir::OpCode::kChloDigamma, LowerUnary}, {ir::OpCode::kChloErf, LowerUnary},
+    {ir::OpCode::kChloErfc, LowerUnary}, {ir::OpCode::kChloErfInv, LowerUnary},
+    {ir::OpCode::kChloLgamma, LowerUnary}, {ir::OpCode::kChloSquare, LowerUnary},
+    {ir::OpCode::kChloIsInf, LowerUnary}, {ir::OpCode::kChloIsNegInf, LowerUnary},
+    {ir::OpCode::kChloIsPosInf, LowerUnary}, {ir::OpCode::kChloBesselI1e, LowerUnary},
+    {ir::OpCode::kChloNextAfter, LowerBinary}, {ir::OpCode::kChloPolygamma, LowerBinary},
+    {ir::OpCode::kChloZeta, LowerBinary},
 };
 
 }  // namespace

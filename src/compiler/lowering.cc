@@ -27,7 +27,8 @@ const std::array<const LoweringRule*, 1024>& Rules() {
     for (auto family : {ElementwiseLowerings(), ShapeLowerings(), MiscLowerings(),
                         CheckLowerings(), ReduceLowerings(), RegionLowerings(),
                         LinalgLowerings(), IndexingLowerings(), DynamicLowerings(),
-                        RandomLowerings(), FftLowerings(), SolverLowerings()}) {
+                        RandomLowerings(), FftLowerings(), SolverLowerings(),
+                        ChloLowerings()}) {
       for (const LoweringRule& rule : family) rules->at(static_cast<size_t>(rule.code)) = &rule;
     }
     return rules;

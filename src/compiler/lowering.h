@@ -155,6 +155,9 @@ std::span<const LoweringRule> RandomLowerings();  // lower_random.cc
 std::span<const LoweringRule> FftLowerings();     // lower_fft.cc
 // cholesky, triangular_solve, batch_norm_*, chlo.top_k (lower_solvers.cc).
 std::span<const LoweringRule> SolverLowerings();
+// chlo.broadcast_*, chlo.broadcast_select, chlo.constant_like as the
+// StableHLO ops they compose (lower_chlo.cc).
+std::span<const LoweringRule> ChloLowerings();
 // Ops on quantized tensors (lower_quantized.cc): uniform_quantize,
 // uniform_dequantize, and any other op with a !quant.uniform operand or
 // result that is not a pure data movement, run as dequantize -> the op in

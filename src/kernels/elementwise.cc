@@ -12,6 +12,7 @@
 #include "kernels/minifloat.h"
 #include "kernels/parallel.h"
 #include "kernels/scratch.h"
+#include "kernels/special_functions.h"
 #include "kernels/types.h"
 
 namespace kiln::kernels {
@@ -252,6 +253,35 @@ Status UnaryFloat(UnaryOp op, const void* in, void* out, int64_t n) {
     case UnaryOp::kIsFinite:
       Map1<T, bool>(in, out, n, 1, [](T x) { return std::isfinite(static_cast<C>(x)); });
       break;
+    case UnaryOp::kIsInf:
+      Map1<T, bool>(in, out, n, 1, [](T x) { return std::isinf(static_cast<C>(x)); });
+      break;
+    case UnaryOp::kIsNegInf:
+      Map1<T, bool>(in, out, n, 1, [](T x) {
+        return static_cast<C>(x) == -std::numeric_limits<C>::infinity();
+      });
+      break;
+    case UnaryOp::kIsPosInf:
+      Map1<T, bool>(in, out, n, 1, [](T x) {
+        return static_cast<C>(x) == std::numeric_limits<C>::infinity();
+      });
+      break;
+    case UnaryOp::kAcos: map(20, [](C x) { return std::acos(x); }); break;
+    case UnaryOp::kAcosh: map(20, [](C x) { return std::acosh(x); }); break;
+    case UnaryOp::kAsin: map(20, [](C x) { return std::asin(x); }); break;
+    case UnaryOp::kAsinh: map(20, [](C x) { return std::asinh(x); }); break;
+    case UnaryOp::kAtan: map(20, [](C x) { return std::atan(x); }); break;
+    case UnaryOp::kAtanh: map(20, [](C x) { return std::atanh(x); }); break;
+    case UnaryOp::kCosh: map(20, [](C x) { return std::cosh(x); }); break;
+    case UnaryOp::kSinh: map(20, [](C x) { return std::sinh(x); }); break;
+    case UnaryOp::kConj: map(1, [](C x) { return x; }); break;
+    case UnaryOp::kDigamma: map(40, [](C x) { return Digamma(x); }); break;
+    case UnaryOp::kErf: map(20, [](C x) { return std::erf(x); }); break;
+    case UnaryOp::kErfc: map(20, [](C x) { return std::erfc(x); }); break;
+    case UnaryOp::kErfInv: map(80, [](C x) { return ErfInv(x); }); break;
+    case UnaryOp::kLgamma: map(40, [](C x) { return LogGamma(x); }); break;
+    case UnaryOp::kSquare: map(1, [](C x) { return x * x; }); break;
+    case UnaryOp::kBesselI1e: map(80, [](C x) { return BesselI1e(x); }); break;
     default:
       return InvalidArgument("this unary op does not accept floating-point elements");
   }
@@ -279,6 +309,16 @@ Status UnaryComplex(UnaryOp op, const void* in, void* out, int64_t n) {
     case UnaryOp::kLogPlusOne: map(40, [](T x) { return std::log(x + T(1)); }); break;
     case UnaryOp::kLogistic: map(40, [](T x) { return T(1) / (T(1) + std::exp(-x)); }); break;
     case UnaryOp::kNegate: map(1, [](T x) { return -x; }); break;
+    case UnaryOp::kAcos: map(80, [](T x) { return std::acos(x); }); break;
+    case UnaryOp::kAcosh: map(80, [](T x) { return std::acosh(x); }); break;
+    case UnaryOp::kAsin: map(80, [](T x) { return std::asin(x); }); break;
+    case UnaryOp::kAsinh: map(80, [](T x) { return std::asinh(x); }); break;
+    case UnaryOp::kAtan: map(80, [](T x) { return std::atan(x); }); break;
+    case UnaryOp::kAtanh: map(80, [](T x) { return std::atanh(x); }); break;
+    case UnaryOp::kCosh: map(40, [](T x) { return std::cosh(x); }); break;
+    case UnaryOp::kSinh: map(40, [](T x) { return std::sinh(x); }); break;
+    case UnaryOp::kConj: map(1, [](T x) { return std::conj(x); }); break;
+    case UnaryOp::kSquare: map(4, [](T x) { return ComplexMultiply(x, x); }); break;
     case UnaryOp::kSqrt: map(20, [](T x) { return std::sqrt(x); }); break;
     case UnaryOp::kRsqrt: map(20, [](T x) { return T(1) / std::sqrt(x); }); break;
     case UnaryOp::kCbrt: map(40, [](T x) { return std::pow(x, T(R(1) / R(3))); }); break;
@@ -304,6 +344,7 @@ Status UnaryInteger(UnaryOp op, const void* in, void* out, int64_t n) {
       map([](T x) { return x < T(0) ? WrapSub(T(0), x) : x; });
       break;
     case UnaryOp::kNegate: map([](T x) { return WrapSub(T(0), x); }); break;
+    case UnaryOp::kSquare: map([](T x) { return WrapMul(x, x); }); break;
     case UnaryOp::kNot: map([](T x) { return static_cast<T>(~x); }); break;
     case UnaryOp::kPopcnt: map([](T x) { return static_cast<T>(std::popcount(U(x))); }); break;
     case UnaryOp::kCountLeadingZeros:
@@ -339,6 +380,12 @@ Status BinaryFloat(BinaryOp op, const void* a, const void* b, void* out, int64_t
     case BinaryOp::kPower: map(40, [](C x, C y) { return std::pow(x, y); }); break;
     case BinaryOp::kRemainder: map(20, [](C x, C y) { return std::fmod(x, y); }); break;
     case BinaryOp::kAtan2: map(40, [](C x, C y) { return std::atan2(x, y); }); break;
+    case BinaryOp::kNextAfter:
+      // In T's own format: f16 / bf16 step by their ulp, not f32's.
+      Map2<T, T>(a, b, out, n, 4, [](T x, T y) { return NextAfter(x, y); });
+      break;
+    case BinaryOp::kPolygamma: map(200, [](C x, C y) { return Polygamma(x, y); }); break;
+    case BinaryOp::kZeta: map(200, [](C x, C y) { return HurwitzZeta(x, y); }); break;
     default:
       return InvalidArgument("this binary op does not accept floating-point elements");
   }
@@ -454,7 +501,7 @@ Status Unary(UnaryOp op, ElementType type, const void* in, void* out, int64_t co
   if (IsMinifloat(type)) {
     ScratchArray<float> x(static_cast<size_t>(count));
     Decode(type, in, count, x.data());
-    if (op == UnaryOp::kIsFinite) return Unary(op, ElementType::kF32, x.data(), out, count);
+    if (UnaryGivesPred(op)) return Unary(op, ElementType::kF32, x.data(), out, count);
     KILN_RETURN_IF_ERROR(Unary(op, ElementType::kF32, x.data(), x.data(), count));
     Encode(type, x.data(), out, count);
     return Status::Ok();
@@ -477,7 +524,7 @@ Status Unary(UnaryOp op, ElementType type, const void* in, void* out, int64_t co
     }
   }));
   KILN_RETURN_IF_ERROR(status);
-  if (storage != type && op != UnaryOp::kIsFinite) WrapToWidth(type, out, count);
+  if (storage != type && !UnaryGivesPred(op)) WrapToWidth(type, out, count);
   return Status::Ok();
 }
 

@@ -27,11 +27,21 @@ enum class UnaryOp : uint8_t {
   kAbs, kCbrt, kCeil, kCosine, kCountLeadingZeros, kExponential, kExponentialMinusOne,
   kFloor, kImag, kIsFinite, kLog, kLogPlusOne, kLogistic, kNegate, kNot, kPopcnt, kReal,
   kRoundNearestAfz, kRoundNearestEven, kRsqrt, kSign, kSine, kSqrt, kTan, kTanh,
+  // chlo ops (StableHLO text as JAX prints it; artifacts carry decompositions).
+  kAcos, kAcosh, kAsin, kAsinh, kAtan, kAtanh, kCosh, kSinh, kConj, kDigamma, kErf, kErfc,
+  kErfInv, kLgamma, kSquare, kIsInf, kIsNegInf, kIsPosInf, kBesselI1e,
 };
+
+// Whether `op` gives pred (is_finite, is_inf, is_neg_inf, is_pos_inf).
+inline bool UnaryGivesPred(UnaryOp op) {
+  return op == UnaryOp::kIsFinite || op == UnaryOp::kIsInf || op == UnaryOp::kIsNegInf ||
+         op == UnaryOp::kIsPosInf;
+}
 
 enum class BinaryOp : uint8_t {
   kAdd, kAnd, kAtan2, kDivide, kMaximum, kMinimum, kMultiply, kOr, kPower, kRemainder,
   kShiftLeft, kShiftRightArithmetic, kShiftRightLogical, kSubtract, kXor,
+  kNextAfter, kPolygamma, kZeta,  // chlo.next_after, polygamma(n, x), zeta(x, q)
 };
 
 enum class CompareDirection : uint8_t { kEq, kNe, kGe, kGt, kLe, kLt };
@@ -40,7 +50,7 @@ enum class CompareDirection : uint8_t { kEq, kNe, kGe, kGt, kLe, kLt };
 enum class CompareKind : uint8_t { kFloat, kTotalOrder };
 
 // out[i] = op(in[i]). `type` is the operand type; the result is `type`, except
-// abs/real/imag of complex (the real part type) and is_finite (pred).
+// abs/real/imag of complex (the real part type) and UnaryGivesPred ops (pred).
 Status Unary(UnaryOp op, ElementType type, const void* in, void* out, int64_t count);
 
 // out[i] = op(lhs[i], rhs[i]), all of `type`.

@@ -234,6 +234,25 @@ def test_run_quantized_programs():
     assert result.stdout.strip().splitlines()[-1] == "8 cases, 0 failed, 8 checks", result.stdout
 
 
+def test_run_chlo_broadcasting_ops():
+    result = kiln("run", str(RUN_DATA / "chlo.mlir"))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.strip().splitlines()[-1] == "6 cases, 0 failed, 8 checks", result.stdout
+
+
+def test_run_chlo_broadcast_of_clashing_shapes_is_an_error(tmp_path):
+    program = tmp_path / "clash.mlir"
+    program.write_text("""
+func.func @main(%a: tensor<2x3xf32>, %b: tensor<2xf32>) -> tensor<2x3xf32> {
+  %c = chlo.broadcast_add %a, %b : (tensor<2x3xf32>, tensor<2xf32>) -> tensor<2x3xf32>
+  func.return %c : tensor<2x3xf32>
+}
+""")
+    result = kiln("run", str(program))
+    assert result.returncode != 0
+    assert "do not broadcast" in result.stderr + result.stdout, result.stderr
+
+
 def test_run_quantized_reduction_with_a_one_op_body(tmp_path):
     program = tmp_path / "quantized_reduce.mlir"
     program.write_text("""
