@@ -376,10 +376,12 @@ PJRT_Error* Impl::PJRT_LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Ar
       arguments[d].push_back(buffer->buffer.get());
     }
   }
+  KILN_CAPI_ASSIGN_OR_RETURN(
+      std::vector<runtime::LoadedExecutable::Run> runs,
+      loaded.ExecuteLaunch(arguments, devices, non_donatable,
+                           [&](size_t d) { return HostTransferFor(options, d); }));
   for (size_t d = 0; d < devices.size(); ++d) {
-    KILN_CAPI_ASSIGN_OR_RETURN(
-        runtime::LoadedExecutable::Run run,
-        loaded.Execute(arguments[d], devices[d], non_donatable, HostTransferFor(options, d)));
+    runtime::LoadedExecutable::Run& run = runs[d];
     for (size_t o = 0; o < run.outputs.size(); ++o) {
       args->output_lists[d][o] = NewBuffer(executable->client, std::move(run.outputs[o]));
     }

@@ -155,6 +155,23 @@ Status PlanDonation(const ir::Operation& entry, const Graph& graph, Program& pro
   return Status::Ok();
 }
 
+// Whether a collective runs anywhere in `graph` or its regions.
+bool UsesCollectives(const Graph& graph) {
+  static constexpr std::string_view kCollectives[] = {
+      "stablehlo.all_reduce", "stablehlo.all_gather", "stablehlo.reduce_scatter",
+      "stablehlo.all_to_all", "stablehlo.collective_permute", "stablehlo.collective_broadcast"};
+  for (const Node& node : graph.nodes) {
+    if (std::find(std::begin(kCollectives), std::end(kCollectives), node.op) !=
+        std::end(kCollectives)) {
+      return true;
+    }
+    for (const auto& region : node.regions) {
+      if (UsesCollectives(*region)) return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 StatusOr<std::shared_ptr<const Program>> Compile(const ir::Module& module,
@@ -170,6 +187,7 @@ StatusOr<std::shared_ptr<const Program>> Compile(const ir::Module& module,
   for (ValueId id : graph->parameters) program->parameter_shapes.push_back(graph->shape(id));
   for (ValueId id : graph->results) program->result_shapes.push_back(graph->shape(id));
   KILN_RETURN_IF_ERROR(PlanDonation(*entry, *graph, *program));
+  program->has_collectives = UsesCollectives(*graph);
   program->graph = std::move(graph);
   program->cost = AnalyzeCost(module, *entry);
   program->text = ir::PrintModule(module);

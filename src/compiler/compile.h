@@ -29,6 +29,9 @@ struct Program {
   std::vector<bool> parameter_donatable;
   std::vector<int> parameter_aliased_result;
   std::vector<bool> alias_in_place;
+  // Whether a run meets other devices' runs (a collective anywhere in the
+  // plan): the runtime then starts the runs of one launch together.
+  bool has_collectives = false;
   CostAnalysis cost;  // GetCostAnalysis
   std::string text;  // the module as StableHLO text (OptimizedProgram)
   uint64_t fingerprint = 0;  // of the program text and the options

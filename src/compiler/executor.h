@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/function_ref.h"
 #include "compiler/graph.h"
 
 namespace kiln::compiler {
@@ -53,14 +54,60 @@ class DeviceFeeds {
                       std::span<void* const> data) = 0;
 };
 
+// Where a run meets the runs of the same launch on other devices (one
+// PJRT Execute over several devices, or `kiln run`'s run_parallel) for a
+// collective. Processes are numbered as the spec's flattened ids:
+// replica_id * num_partitions + partition_id. The runtime implements it,
+// one per run (runtime/collectives.h).
+class DeviceCollectives {
+ public:
+  virtual ~DeviceCollectives() = default;
+  // Meets the other processes of `group` (flattened ids in the group's
+  // order; this run's process is one of them) at this run's next
+  // collective. Each member publishes `mine` (the same number of pointers,
+  // typically its operands); once every member has, `work` runs with all of
+  // them (member m's pointer i at m * mine.size() + i). The call returns
+  // once every member's `work` has returned, so no member reuses memory
+  // another still reads. Fails when members do not arrive within the
+  // launch's time limit, or when another member's run failed.
+  virtual Status Meet(std::span<const int64_t> group, std::span<void* const> mine,
+                      FunctionRef<Status(std::span<void* const> all)> work) = 0;
+};
+
+// A grid of processes run at once: the StableHLO interpreter's
+// run_parallel, which `kiln run` executes (the runtime implements it,
+// runtime/collectives.h). Processes are numbered by flattened id.
+class ProcessGrid {
+ public:
+  virtual ~ProcessGrid() = default;
+  // Queues an entry on the grid's infeed (run_parallel's `infeed`
+  // functions), which all processes read.
+  virtual void PushInfeed(std::span<const Shape> shapes, std::span<const void* const> data) = 0;
+  // Runs `run` for processes 0..count-1 concurrently, each with the meeting
+  // place of one launch for its collectives and the grid's feeds and
+  // channels (also for send / recv with is_host_transfer, which the
+  // interpreter routes between processes); returns the first failure.
+  virtual Status RunAll(int64_t count,
+                        FunctionRef<Status(int64_t process, DeviceCollectives* collectives,
+                                           DeviceFeeds* feeds, HostTransfer* host)>
+                            run) = 0;
+};
+
 class ExecutionEnv {
  public:
   // The host side of send/recv for this run; null when the caller gave none.
   HostTransfer* host = nullptr;
   // The device's infeed, outfeed and channels; null when the caller gave none.
   DeviceFeeds* feeds = nullptr;
+  // This run's process among the launch's; null collectives when the caller
+  // runs one process alone (a collective then meets only itself).
+  DeviceCollectives* collectives = nullptr;
+  // Runs interpreter.run_parallel's processes; null outside `kiln run`.
+  ProcessGrid* grid = nullptr;
   int64_t replica_id = 0;
   int64_t partition_id = 0;
+  int64_t num_replicas = 1;
+  int64_t num_partitions = 1;
   // The interpreter's check ops (`kiln run`): how many ran, which failed.
   int64_t checks_run = 0;
   std::vector<std::string> check_failures;

@@ -20,6 +20,8 @@ struct alignas(16) Scalar {
   uint8_t bytes[16];
 };
 
+}  // namespace
+
 // The element types of a reduction's inputs, after checking that its body
 // takes and returns 0-d tensors of exactly those types (a body that promotes
 // types, as quantized programs do, is not supported yet).
@@ -56,6 +58,8 @@ std::optional<std::vector<kernels::ReduceOp>> FastOps(const ir::Region& body,
   }
   return ops;
 }
+
+namespace {
 
 // Element offset of index `linear` of the row-major space `dims` in an
 // array with element `strides`.

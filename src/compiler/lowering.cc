@@ -28,7 +28,7 @@ const std::array<const LoweringRule*, 1024>& Rules() {
                         CheckLowerings(), ReduceLowerings(), RegionLowerings(),
                         LinalgLowerings(), IndexingLowerings(), DynamicLowerings(),
                         RandomLowerings(), FftLowerings(), SolverLowerings(),
-                        ChloLowerings()}) {
+                        ChloLowerings(), CollectiveLowerings()}) {
       for (const LoweringRule& rule : family) rules->at(static_cast<size_t>(rule.code)) = &rule;
     }
     return rules;

@@ -17,6 +17,7 @@
 #include "compiler/executor.h"
 #include "compiler/graph.h"
 #include "ir/module.h"
+#include "kernels/reduce.h"
 
 namespace kiln::compiler {
 
@@ -158,6 +159,18 @@ std::span<const LoweringRule> SolverLowerings();
 // chlo.broadcast_*, chlo.broadcast_select, chlo.constant_like as the
 // StableHLO ops they compose (lower_chlo.cc).
 std::span<const LoweringRule> ChloLowerings();
+// The collectives: all_reduce, all_gather, reduce_scatter, all_to_all,
+// collective_permute, collective_broadcast (lower_collectives.cc).
+std::span<const LoweringRule> CollectiveLowerings();
+// For reductions with a body (reduce, reduce_window, the reducing
+// collectives; lower_reduce.cc): the element types of the first `count`
+// operands, after checking that the body takes and returns 0-d tensors of
+// exactly those types; and the typed kernel ops when the body is one
+// recognized op per result that every type accepts.
+StatusOr<std::vector<ElementType>> ReductionTypes(Lowering& lowering, const ir::Operation& op,
+                                                  const ir::Region& body, size_t count);
+std::optional<std::vector<kernels::ReduceOp>> FastOps(const ir::Region& body,
+                                                      const std::vector<ElementType>& types);
 // Ops on quantized tensors (lower_quantized.cc): uniform_quantize,
 // uniform_dequantize, and any other op with a !quant.uniform operand or
 // result that is not a pure data movement, run as dequantize -> the op in

@@ -17,9 +17,11 @@ struct ReplicaGroups {
   int64_t group_size = -1;  // -1: unknown
 };
 
-// `padded`: groups of different sizes are padded with -1 (all_reduce).
+// `padded`: groups of different sizes are padded with -1 (all_reduce);
+// `cover`: the ids must be 0..n-1 (collective_broadcast and
+// collective_reduce leave processes out).
 StatusOr<ReplicaGroups> ReadReplicaGroups(const OpContext& context, std::string_view constraint,
-                                          bool padded) {
+                                          bool padded, bool cover = true) {
   ReplicaGroups groups;
   Attribute attribute = context.op().GetAttr("replica_groups");
   if (!attribute) return context.Fail("", "missing attribute 'replica_groups'");
@@ -39,7 +41,7 @@ StatusOr<ReplicaGroups> ReadReplicaGroups(const OpContext& context, std::string_
                           "replica_groups");
     }
   }
-  for (int64_t id = 0; id < static_cast<int64_t>(seen.size()); ++id) {
+  for (int64_t id = 0; cover && id < static_cast<int64_t>(seen.size()); ++id) {
     if (!seen.count(id)) {
       return context.Fail(constraint, "replica_groups lists ", seen.size(),
                           " ids but not id ", id, "; expected ids 0..", seen.size() - 1);
@@ -259,7 +261,7 @@ StatusOr<size_t> DataOperands(const OpContext& context, std::string_view label) 
 }
 
 Status VerifyCollectiveBroadcast(const OpContext& context) {
-  KILN_RETURN_IF_ERROR(ReadReplicaGroups(context, "C1", false).status());
+  KILN_RETURN_IF_ERROR(ReadReplicaGroups(context, "C1", false, /*cover=*/false).status());
   KILN_ASSIGN_OR_RETURN(size_t data, DataOperands(context, "C4"));
   for (size_t i = 0; i < data; ++i) {
     if (!TypesCompatible(context.result(i), context.operand(i))) {
@@ -273,7 +275,8 @@ Status VerifyCollectiveBroadcast(const OpContext& context) {
 // collective_reduce (VHLO 1.19, not yet in the spec): all_reduce's reduction
 // delivered to a root, with collective_broadcast's optional dynamic root.
 Status VerifyCollectiveReduce(const OpContext& context) {
-  KILN_RETURN_IF_ERROR(ReadReplicaGroups(context, "C1", /*padded=*/true).status());
+  KILN_RETURN_IF_ERROR(
+      ReadReplicaGroups(context, "C1", /*padded=*/true, /*cover=*/false).status());
   KILN_RETURN_IF_ERROR(VerifyGlobalDeviceIds(context, "C4", 1));
   KILN_ASSIGN_OR_RETURN(size_t data, DataOperands(context, "C6"));
   return VerifyReducedOperands(context, data);

@@ -5,6 +5,7 @@
 #include <new>
 
 #include "runtime/client.h"
+#include "runtime/collectives.h"
 #include "runtime/memory_space.h"
 #include "runtime/work_queue.h"
 
@@ -76,11 +77,14 @@ StatusOr<SerializedExecutable> ParseSerializedExecutable(std::span<const uint8_t
 StatusOr<std::unique_ptr<LoadedExecutable>> LoadedExecutable::Create(
     Client* client, std::shared_ptr<const compiler::Program> program) {
   const frontend::CompileOptions& options = program->options;
-  if (options.num_replicas * options.num_partitions != 1) {
-    return Unimplemented("programs over ", options.num_replicas, " replicas x ",
-                         options.num_partitions,
-                         " partitions need Kiln's multi-device support, which is not built yet; "
-                         "Kiln runs single-device programs");
+  // Replicas run the program as it is, each on its own device; so do
+  // partitions of a program written per partition. A program the framework
+  // wants partitioned (global shapes with shardings) needs the SPMD
+  // partitioner, which Kiln does not have yet.
+  if (options.num_partitions > 1 && options.use_spmd_partitioning) {
+    return Unimplemented("SPMD partitioning of a program over ", options.num_partitions,
+                         " partitions (jit with shardings, shard_map, pmap) is not built yet; "
+                         "Kiln runs replicated programs and programs written per partition");
   }
   std::vector<int> ids;
   if (!options.device_assignment.empty()) {
@@ -155,9 +159,8 @@ StatusOr<std::vector<bool>> DonatedArguments(const compiler::Program& program,
 
 }  // namespace
 
-StatusOr<LoadedExecutable::Run> LoadedExecutable::Execute(
-    std::span<Buffer* const> arguments, Device* device, std::span<const int64_t> non_donatable,
-    std::shared_ptr<compiler::HostTransfer> host) {
+Status LoadedExecutable::CheckArguments(std::span<Buffer* const> arguments,
+                                        Device* device) const {
   if (IsDeleted()) {
     return FailedPrecondition("the executable ", program_->name, " was deleted");
   }
@@ -166,7 +169,6 @@ StatusOr<LoadedExecutable::Run> LoadedExecutable::Execute(
     return InvalidArgument(program.name, " takes ", program.parameter_shapes.size(),
                            " arguments, found ", arguments.size());
   }
-  std::vector<std::shared_ptr<Event>> ready;
   for (size_t i = 0; i < arguments.size(); ++i) {
     const Buffer& argument = *arguments[i];
     const Shape& expected = program.parameter_shapes[i];
@@ -189,19 +191,33 @@ StatusOr<LoadedExecutable::Run> LoadedExecutable::Execute(
       return InvalidArgument(program.name, ": argument ", i, " (", argument.shape().ToString(),
                              ") has been deleted or donated; it holds no data");
     }
-    ready.push_back(argument.ready_event());
   }
-  KILN_ASSIGN_OR_RETURN(std::vector<bool> donated,
-                        DonatedArguments(program, arguments, non_donatable));
+  return Status::Ok();
+}
+
+int64_t LoadedExecutable::ProcessOf(const Device* device) const {
+  for (size_t i = 0; i < devices_.size(); ++i) {
+    if (devices_[i] == device) return static_cast<int64_t>(i);
+  }
+  return 0;
+}
+
+StatusOr<LoadedExecutable::Prepared> LoadedExecutable::Prepare(
+    std::span<Buffer* const> arguments, Device* device, std::vector<bool> donated,
+    std::shared_ptr<compiler::HostTransfer> host) {
+  const compiler::Program& program = *program_;
+  Prepared prepared;
+  std::vector<std::shared_ptr<Event>> ready;
+  for (Buffer* argument : arguments) ready.push_back(argument->ready_event());
+  prepared.ready = Event::AfterAll(ready);
   // Everything is checked: take the arguments' memory, donating where asked.
-  std::vector<std::shared_ptr<DeviceMemory>> inputs;
   for (size_t i = 0; i < arguments.size(); ++i) {
     auto memory = donated[i] ? arguments[i]->Donate() : arguments[i]->memory();
     if (!memory.ok()) {
       return Status(memory.status().code(),
                     StrCat(program.name, ": argument ", i, ": ", memory.status().message()));
     }
-    inputs.push_back(std::move(*memory));
+    prepared.inputs.push_back(std::move(*memory));
   }
   MemorySpace* space = device->default_memory_space();
   // Results written over a donated argument's memory: only memory Kiln owns
@@ -211,26 +227,37 @@ StatusOr<LoadedExecutable::Run> LoadedExecutable::Execute(
   for (size_t i = 0; i < arguments.size(); ++i) {
     const int result = program.parameter_aliased_result[i];
     if (!donated[i] || result < 0 || !program.alias_in_place[i]) continue;
-    if (arguments[i]->memory_space() == space && inputs[i]->owned() &&
-        inputs[i].use_count() == 1) {
-      reused[static_cast<size_t>(result)] = inputs[i];
+    if (arguments[i]->memory_space() == space && prepared.inputs[i]->owned() &&
+        prepared.inputs[i].use_count() == 1) {
+      reused[static_cast<size_t>(result)] = prepared.inputs[i];
     }
   }
-  Run run;
-  run.done = Event::Create();
-  std::vector<std::shared_ptr<DeviceMemory>> outputs;
+  prepared.run.done = Event::Create();
   for (size_t r = 0; r < program.result_shapes.size(); ++r) {
     const Shape& shape = program.result_shapes[r];
     std::shared_ptr<DeviceMemory> memory = std::move(reused[r]);
     if (memory == nullptr) {
       KILN_ASSIGN_OR_RETURN(memory, space->Allocate(shape.ByteSize()));
     }
-    outputs.push_back(memory);
-    run.outputs.push_back(std::make_unique<Buffer>(shape, space, std::move(memory), run.done));
+    prepared.outputs.push_back(memory);
+    prepared.run.outputs.push_back(
+        std::make_unique<Buffer>(shape, space, std::move(memory), prepared.run.done));
   }
-  compiler::DeviceFeeds* feeds = device->client()->feeds().ForDevice(device->id());
-  auto work = [program = program_, envs = envs_, inputs = std::move(inputs),
-               outputs = std::move(outputs), host = std::move(host), feeds]() -> Status {
+  prepared.device = device;
+  prepared.process = ProcessOf(device);
+  prepared.host = std::move(host);
+  return prepared;
+}
+
+std::function<Status()> LoadedExecutable::Work(Prepared& prepared,
+                                               std::shared_ptr<Launch> launch) {
+  compiler::DeviceFeeds* feeds =
+      prepared.device->client()->feeds().ForDevice(prepared.device->id());
+  const int64_t partitions = std::max(1, num_partitions());
+  return [program = program_, envs = envs_, inputs = std::move(prepared.inputs),
+          outputs = std::move(prepared.outputs), host = std::move(prepared.host), feeds,
+          launch = std::move(launch), process = prepared.process, replicas = num_replicas(),
+          partitions]() -> Status {
     std::unique_ptr<compiler::ExecutionEnv> env;
     {
       std::lock_guard lock(envs->mutex);
@@ -249,6 +276,11 @@ StatusOr<LoadedExecutable::Run> LoadedExecutable::Execute(
     Status status;
     env->host = host.get();
     env->feeds = feeds;
+    env->collectives = launch ? launch->Member(process) : nullptr;
+    env->replica_id = process / partitions;
+    env->partition_id = process % partitions;
+    env->num_replicas = std::max(1, replicas);
+    env->num_partitions = partitions;
     try {
       status = compiler::Execute(*program->graph, parameters, results, *env);
     } catch (const std::bad_alloc&) {
@@ -256,14 +288,91 @@ StatusOr<LoadedExecutable::Run> LoadedExecutable::Execute(
     } catch (const std::exception& error) {
       status = Internal("running ", program->name, " failed: ", error.what());
     }
+    if (!status.ok() && launch) launch->Abort(status);
     env->host = nullptr;
     env->feeds = nullptr;
+    env->collectives = nullptr;
     std::lock_guard lock(envs->mutex);
     envs->idle.push_back(std::move(env));
     return status;
   };
-  EnqueueWhenReady(Event::AfterAll(ready), &device->queue(), std::move(work), run.done);
-  return run;
+}
+
+StatusOr<LoadedExecutable::Run> LoadedExecutable::Execute(
+    std::span<Buffer* const> arguments, Device* device, std::span<const int64_t> non_donatable,
+    std::shared_ptr<compiler::HostTransfer> host) {
+  KILN_RETURN_IF_ERROR(CheckArguments(arguments, device));
+  KILN_ASSIGN_OR_RETURN(std::vector<bool> donated,
+                        DonatedArguments(*program_, arguments, non_donatable));
+  KILN_ASSIGN_OR_RETURN(Prepared prepared,
+                        Prepare(arguments, device, std::move(donated), std::move(host)));
+  EnqueueWhenReady(prepared.ready, &device->queue(), Work(prepared, nullptr), prepared.run.done);
+  return std::move(prepared.run);
+}
+
+StatusOr<std::vector<LoadedExecutable::Run>> LoadedExecutable::ExecuteLaunch(
+    std::span<const std::vector<Buffer*>> arguments, std::span<Device* const> devices,
+    std::span<const int64_t> non_donatable,
+    const std::function<std::shared_ptr<compiler::HostTransfer>(size_t)>& host) {
+  if (arguments.size() != devices.size()) {
+    return InvalidArgument(program_->name, ": ", arguments.size(), " argument lists for ",
+                           devices.size(), " devices");
+  }
+  // Check every device's arguments before anything is taken or runs.
+  std::vector<std::vector<bool>> donated;
+  for (size_t d = 0; d < devices.size(); ++d) {
+    for (size_t e = 0; e < d; ++e) {
+      if (devices[e] == devices[d]) {
+        return InvalidArgument(program_->name, ": ", devices[d]->description().debug_string,
+                               " is listed twice in one launch");
+      }
+    }
+    Status checked = CheckArguments(arguments[d], devices[d]);
+    if (!checked.ok() && devices.size() > 1) {
+      return Status(checked.code(), StrCat("device ", d, ": ", checked.message()));
+    }
+    KILN_RETURN_IF_ERROR(checked);
+    KILN_ASSIGN_OR_RETURN(std::vector<bool> flags,
+                          DonatedArguments(*program_, arguments[d], non_donatable));
+    donated.push_back(std::move(flags));
+  }
+  std::vector<Prepared> prepared;
+  for (size_t d = 0; d < devices.size(); ++d) {
+    KILN_ASSIGN_OR_RETURN(Prepared one, Prepare(arguments[d], devices[d], std::move(donated[d]),
+                                                host ? host(d) : nullptr));
+    prepared.push_back(std::move(one));
+  }
+  std::vector<Run> runs;
+  if (!program_->has_collectives || devices.size() == 1) {
+    for (Prepared& one : prepared) {
+      EnqueueWhenReady(one.ready, &one.device->queue(), Work(one, nullptr), one.run.done);
+      runs.push_back(std::move(one.run));
+    }
+    return runs;
+  }
+  // Runs that meet must start in one order on every device's queue, or two
+  // launches could each hold a device the other waits for: the launch's
+  // tasks are queued together under the client's launch lock, and each waits
+  // for its own arguments on its device.
+  std::vector<int64_t> processes;
+  for (const Prepared& one : prepared) processes.push_back(one.process);
+  auto launch = std::make_shared<Launch>(std::move(processes));
+  std::lock_guard order(client_->launch_mutex());
+  for (Prepared& one : prepared) {
+    one.device->queue().Enqueue([ready = one.ready, work = Work(one, launch), launch,
+                                 done = one.run.done]() mutable {
+      Status status = ready->Await();
+      if (status.ok()) {
+        status = work();
+      } else {
+        launch->Abort(status);
+      }
+      work = nullptr;
+      done->Set(std::move(status));
+    });
+    runs.push_back(std::move(one.run));
+  }
+  return runs;
 }
 
 }  // namespace kiln::runtime

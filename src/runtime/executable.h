@@ -4,6 +4,7 @@
 // whose ready event fires when the run finishes (with its error, if any).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -18,6 +19,7 @@
 namespace kiln::runtime {
 
 class Client;
+class Launch;
 
 // The parts of a serialized executable: the program as StableHLO text and
 // the compile options it was compiled with. Kiln's compiler is fast, so a
@@ -64,8 +66,37 @@ class LoadedExecutable {
   StatusOr<Run> Execute(std::span<Buffer* const> arguments, Device* device,
                         std::span<const int64_t> non_donatable = {},
                         std::shared_ptr<compiler::HostTransfer> host = nullptr);
+  // Runs the program on several devices at once (one PJRT Execute call):
+  // `arguments[d]` on `devices[d]`, every list checked before anything
+  // runs. Each run is the process of its device's place in the device
+  // assignment, and the runs' collectives meet each other (a launch).
+  // `host(d)` gives device d's host transfer (may be empty).
+  StatusOr<std::vector<Run>> ExecuteLaunch(
+      std::span<const std::vector<Buffer*>> arguments, std::span<Device* const> devices,
+      std::span<const int64_t> non_donatable = {},
+      const std::function<std::shared_ptr<compiler::HostTransfer>(size_t)>& host = {});
 
  private:
+  // One device's run between checking and queueing: the arguments' memory
+  // (taken, donations done), the outputs, and what the run waits for.
+  struct Prepared {
+    Device* device = nullptr;
+    int64_t process = 0;  // replica * num_partitions + partition
+    std::shared_ptr<Event> ready;
+    std::vector<std::shared_ptr<DeviceMemory>> inputs, outputs;
+    std::shared_ptr<compiler::HostTransfer> host;
+    Run run;
+  };
+  Status CheckArguments(std::span<Buffer* const> arguments, Device* device) const;
+  StatusOr<Prepared> Prepare(std::span<Buffer* const> arguments, Device* device,
+                             std::vector<bool> donated,
+                             std::shared_ptr<compiler::HostTransfer> host);
+  // The task that runs `prepared` (its memory moves into the task); runs of
+  // a launch meet through `launch` (null: the run meets nobody).
+  std::function<Status()> Work(Prepared& prepared, std::shared_ptr<Launch> launch);
+  // The process a run on `device` is: its place in the device assignment.
+  int64_t ProcessOf(const Device* device) const;
+
   LoadedExecutable(Client* client, std::shared_ptr<const compiler::Program> program,
                    std::vector<Device*> devices)
       : client_(client), program_(std::move(program)), devices_(std::move(devices)) {}

@@ -234,6 +234,42 @@ def test_run_quantized_programs():
     assert result.stdout.strip().splitlines()[-1] == "8 cases, 0 failed, 8 checks", result.stdout
 
 
+def test_run_parallel_collectives():
+    result = kiln("run", str(RUN_DATA / "collectives.mlir"))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.strip().splitlines()[-1] == "7 cases, 0 failed, 19 checks", result.stdout
+
+
+def test_run_parallel_collective_without_its_peer_fails_in_bounded_time(tmp_path):
+    program = tmp_path / "lonely.mlir"
+    program.write_text("""
+func.func @reduce(%x: tensor<i32>) -> tensor<i32> {
+  %r = "stablehlo.all_reduce"(%x) ({
+  ^bb0(%a: tensor<i32>, %b: tensor<i32>):
+    %s = stablehlo.add %a, %b : tensor<i32>
+    stablehlo.return %s : tensor<i32>
+  }) {replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>} : (tensor<i32>) -> tensor<i32>
+  func.return %r : tensor<i32>
+}
+func.func @idle(%x: tensor<i32>) -> tensor<i32> {
+  func.return %x : tensor<i32>
+}
+func.func @main() {
+  %a = stablehlo.constant dense<1> : tensor<i32>
+  %r:2 = "interpreter.run_parallel"(%a, %a) {programs = [[@reduce], [@idle]]}
+      : (tensor<i32>, tensor<i32>) -> (tensor<i32>, tensor<i32>)
+  func.return
+}
+""")
+    script = os.path.join(os.path.dirname(sys.executable), "kiln")
+    env = dict(os.environ, KILN_COLLECTIVE_TIMEOUT_SECONDS="1")
+    result = subprocess.run([script, "run", str(program)], capture_output=True, text=True,
+                            timeout=60, env=env)
+    assert result.returncode != 0
+    message = result.stdout + result.stderr
+    assert "DEADLINE_EXCEEDED" in message and "1 of 2 arrived" in message, message
+
+
 def test_run_chlo_broadcasting_ops():
     result = kiln("run", str(RUN_DATA / "chlo.mlir"))
     assert result.returncode == 0, result.stdout + result.stderr

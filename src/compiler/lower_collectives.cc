@@ -1,0 +1,709 @@
+// The collectives: all_reduce, all_gather, reduce_scatter, all_to_all,
+// collective_permute and collective_broadcast, with the spec's process
+// groups. Each node works out its process group when it runs (from the
+// run's replica and partition in the ExecutionEnv), meets the group's other
+// members through the env's DeviceCollectives, and computes its own result
+// from every member's operands: Kiln's devices share the host's memory, so a
+// member reads its peers' operands in place and no data is staged. A
+// collective is never folded nor removed (its result depends on the other
+// devices, and they wait for it).
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/small_vector.h"
+#include "compiler/lowering.h"
+#include "compiler/region_patterns.h"
+#include "kernels/copy.h"
+#include "kernels/elementwise.h"
+#include "kernels/gather.h"
+
+namespace kiln::compiler {
+namespace {
+
+// How a collective's id lists become process groups (the spec's
+// cross_replica, cross_partition, cross_replica_and_partition and
+// flattened_ids).
+enum class Scope { kCrossReplica, kCrossPartition, kCrossReplicaAndPartition, kFlattenedIds };
+
+struct Groups {
+  Scope scope = Scope::kCrossReplica;
+  // The id lists (-1 padding dropped); empty: one group of every id.
+  std::vector<std::vector<int64_t>> lists;
+  // The lists need not hold every process (collective_broadcast and
+  // collective_reduce): a process in none gets an empty group.
+  bool partial = false;
+};
+
+int64_t ChannelId(const ir::Operation& op) {
+  ir::Attribute channel = op.GetAttr("channel_handle");
+  return channel ? FieldInt(channel, "handle") : 0;
+}
+
+bool UsesGlobalDeviceIds(const ir::Operation& op) {
+  ir::Attribute flag = op.GetAttr("use_global_device_ids");
+  return flag.Is(ir::AttrKind::kUnit) || (flag.Is(ir::AttrKind::kBool) && flag->bool_value);
+}
+
+// The [N, size] id lists of attribute `name` (replica_groups or
+// source_target_pairs), rows without their -1 padding.
+StatusOr<std::vector<std::vector<int64_t>>> IdLists(const ir::Operation& op,
+                                                    std::string_view name) {
+  ir::Attribute attribute = op.GetAttr(name);
+  std::optional<std::vector<int64_t>> ids;
+  if (attribute) ids = ir::IntegersOf(attribute);
+  if (!ids || !attribute.Is(ir::AttrKind::kDenseElements)) {
+    return Unimplemented(op.name(), ": ", name, " in a form other than a dense 2-d tensor of ids");
+  }
+  const std::vector<int64_t>& dims = attribute->type.dims();
+  if (dims.size() != 2) {
+    return InvalidArgument(op.name(), ": ", name, " must be a 2-d tensor");
+  }
+  std::vector<std::vector<int64_t>> lists;
+  for (int64_t row = 0; row < dims[0]; ++row) {
+    std::vector<int64_t> list;
+    for (int64_t k = 0; k < dims[1]; ++k) {
+      const int64_t id = (*ids)[static_cast<size_t>(row * dims[1] + k)];
+      if (id >= 0) list.push_back(id);
+    }
+    if (!list.empty()) lists.push_back(std::move(list));
+  }
+  return lists;
+}
+
+// The process groups of a collective that reads replica_groups: all_gather,
+// all_reduce and reduce_scatter choose among three scopes (`mixed`), the
+// others between cross_replica and cross_partition by their channel.
+StatusOr<Groups> ReadGroups(const ir::Operation& op, bool mixed) {
+  Groups groups;
+  KILN_ASSIGN_OR_RETURN(groups.lists, IdLists(op, "replica_groups"));
+  const bool channel = ChannelId(op) > 0;
+  if (!mixed) {
+    groups.scope = channel ? Scope::kCrossPartition : Scope::kCrossReplica;
+  } else if (!channel) {
+    groups.scope = Scope::kCrossReplica;
+  } else {
+    groups.scope =
+        UsesGlobalDeviceIds(op) ? Scope::kFlattenedIds : Scope::kCrossReplicaAndPartition;
+  }
+  return groups;
+}
+
+// This run's process group (flattened ids, in the group's order) and its
+// position in it; empty when the groups are partial and hold no list with
+// this process.
+Status GroupOf(const Groups& groups, const ExecutionEnv& env, SmallVector<int64_t>& group,
+               size_t& rank) {
+  const int64_t replicas = env.num_replicas;
+  const int64_t partitions = env.num_partitions;
+  const int64_t me = env.replica_id * partitions + env.partition_id;
+  int64_t domain = replicas;
+  int64_t mine = env.replica_id;
+  const char* what = "replica";
+  if (groups.scope == Scope::kCrossPartition) {
+    domain = partitions;
+    mine = env.partition_id;
+    what = "partition";
+  } else if (groups.scope == Scope::kFlattenedIds) {
+    domain = replicas * partitions;
+    mine = me;
+    what = "flattened device";
+  }
+  // The list holding this process's id.
+  SmallVector<int64_t> list;
+  if (groups.lists.empty()) {
+    for (int64_t id = 0; id < domain; ++id) list.push_back(id);
+  } else {
+    for (const std::vector<int64_t>& candidate : groups.lists) {
+      for (int64_t id : candidate) {
+        if (id >= domain) {
+          return InvalidArgument("the groups name ", what, " id ", id, " but the program runs ",
+                                 domain, " ", what, domain == 1 ? "" : "s", " (", replicas,
+                                 " replicas x ", partitions, " partitions)");
+        }
+      }
+      if (std::find(candidate.begin(), candidate.end(), mine) != candidate.end()) {
+        list = SmallVector<int64_t>(candidate.begin(), candidate.end());
+      }
+    }
+    if (list.empty()) {
+      group.resize(0);
+      if (groups.partial) return Status::Ok();
+      return InvalidArgument("no group holds ", what, " ", mine, " (replica ", env.replica_id,
+                             ", partition ", env.partition_id, ")");
+    }
+  }
+  group.resize(0);
+  switch (groups.scope) {
+    case Scope::kCrossReplica:
+      for (int64_t r : list) group.push_back(r * partitions + env.partition_id);
+      break;
+    case Scope::kCrossPartition:
+      for (int64_t p : list) group.push_back(env.replica_id * partitions + p);
+      break;
+    case Scope::kCrossReplicaAndPartition:
+      for (int64_t p = 0; p < partitions; ++p) {
+        for (int64_t r : list) group.push_back(r * partitions + p);
+      }
+      break;
+    case Scope::kFlattenedIds:
+      for (int64_t id : list) group.push_back(id);
+      break;
+  }
+  rank = static_cast<size_t>(std::find(group.begin(), group.end(), me) - group.begin());
+  return Status::Ok();
+}
+
+using MeetFn = FunctionRef<Status(std::span<void* const> all, size_t rank, size_t size)>;
+
+// Meets this run's group with `mine` published and runs `work` with every
+// member's pointers; a group of one is this run alone.
+Status MeetGroup(RunContext& ctx, const Groups& groups, std::span<void* const> mine,
+                 MeetFn work) {
+  SmallVector<int64_t> group;
+  size_t rank = 0;
+  KILN_RETURN_IF_ERROR(GroupOf(groups, ctx.env(), group, rank));
+  if (group.size() <= 1) return work(mine, 0, group.size());
+  if (ctx.env().collectives == nullptr) {
+    return FailedPrecondition("the collective's group has ", group.size(),
+                              " processes but this run has no peers (it was not launched on "
+                              "the program's devices together)");
+  }
+  return ctx.env().collectives->Meet(
+      group, mine, [&](std::span<void* const> all) { return work(all, rank, group.size()); });
+}
+
+// The node's operands, as the pointers a member publishes.
+SmallVector<void*> Operands(const RunContext& ctx, size_t count) {
+  SmallVector<void*> pointers;
+  for (size_t i = 0; i < count; ++i) pointers.push_back(const_cast<void*>(ctx.in(i)));
+  return pointers;
+}
+
+kernels::BinaryOp BinaryOf(kernels::ReduceOp op) {
+  switch (op) {
+    case kernels::ReduceOp::kAdd: return kernels::BinaryOp::kAdd;
+    case kernels::ReduceOp::kMultiply: return kernels::BinaryOp::kMultiply;
+    case kernels::ReduceOp::kMaximum: return kernels::BinaryOp::kMaximum;
+    case kernels::ReduceOp::kMinimum: return kernels::BinaryOp::kMinimum;
+    case kernels::ReduceOp::kAnd: return kernels::BinaryOp::kAnd;
+    case kernels::ReduceOp::kOr: return kernels::BinaryOp::kOr;
+    case kernels::ReduceOp::kXor: return kernels::BinaryOp::kXor;
+  }
+  return kernels::BinaryOp::kAdd;
+}
+
+// Where a reducing collective's result elements come from in each member's
+// operand: `outer` runs of `run` contiguous elements, run o of the result at
+// o * run and of an operand at o * stride + offset (all_reduce: one run of
+// everything; reduce_scatter: this member's block of the scatter dimension).
+struct Runs {
+  int64_t outer = 1;
+  int64_t run = 0;
+  int64_t stride = 0;
+  int64_t offset = 0;
+};
+
+struct alignas(16) Scalar {
+  uint8_t bytes[16];
+};
+
+// Folds operand k of every member (in group order) into result k over
+// `runs`: with the typed op when the body is recognized, else by running
+// the body per element. The body reduces one operand at a time (it takes
+// two scalars; a variadic all_reduce applies it to each operand).
+Status ReduceMembers(RunContext& ctx, std::span<void* const> all, size_t size,
+                     const std::vector<ElementType>& types,
+                     const std::optional<kernels::ReduceOp>& fast, std::span<const Runs> runs) {
+  const size_t count = types.size();
+  auto operand = [&](size_t member, size_t k, int64_t element) {
+    return static_cast<const uint8_t*>(all[member * count + k]) +
+           element * static_cast<int64_t>(ElementBytes(types[k]));
+  };
+  if (fast) {
+    for (size_t k = 0; k < count; ++k) {
+      const int64_t bytes = static_cast<int64_t>(ElementBytes(types[k]));
+      auto* out = static_cast<uint8_t*>(ctx.out(k));
+      const Runs& r = runs[k];
+      for (int64_t o = 0; o < r.outer; ++o) {
+        uint8_t* dst = out + o * r.run * bytes;
+        std::memcpy(dst, operand(0, k, o * r.stride + r.offset),
+                    static_cast<size_t>(r.run * bytes));
+        for (size_t m = 1; m < size; ++m) {
+          KILN_RETURN_IF_ERROR(kernels::Binary(BinaryOf(*fast), types[k], dst,
+                                               operand(m, k, o * r.stride + r.offset), dst,
+                                               r.run));
+        }
+      }
+    }
+    return Status::Ok();
+  }
+  Scalar slots[2];
+  const void* args[2];
+  void* results[1];
+  for (size_t k = 0; k < count; ++k) {
+    const size_t bytes = ElementBytes(types[k]);
+    const Runs& r = runs[k];
+    for (int64_t o = 0; o < r.outer; ++o) {
+      for (int64_t e = 0; e < r.run; ++e) {
+        const int64_t at = o * r.stride + r.offset + e;
+        int current = 0;
+        std::memcpy(slots[0].bytes, operand(0, k, at), bytes);
+        for (size_t m = 1; m < size; ++m) {
+          args[0] = slots[current].bytes;
+          args[1] = operand(m, k, at);
+          results[0] = slots[1 - current].bytes;
+          KILN_RETURN_IF_ERROR(ctx.RunRegion(0, args, results));
+          current = 1 - current;
+        }
+        std::memcpy(static_cast<uint8_t*>(ctx.out(k)) +
+                        (o * r.run + e) * static_cast<int64_t>(bytes),
+                    slots[current].bytes, bytes);
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+// A reducing collective's body: two scalars of the operands' element type
+// (the one body reduces each operand). The types of the first `count`
+// operands, and the typed op when the body is one recognized op.
+struct ReducingBody {
+  std::vector<ElementType> types;
+  std::optional<kernels::ReduceOp> fast;
+};
+
+StatusOr<ReducingBody> ReadBody(Lowering& lowering, const ir::Operation& op, size_t count) {
+  ReducingBody body;
+  KILN_ASSIGN_OR_RETURN(std::vector<ElementType> first,
+                        ReductionTypes(lowering, op, op.region(0), 1));
+  for (size_t k = 0; k < count; ++k) {
+    KILN_ASSIGN_OR_RETURN(Shape shape, lowering.ShapeOf(op.operand(k)));
+    if (shape.element_type != first[0]) {
+      return Unimplemented("operands of different element types (", 
+                           GetElementTypeInfo(first[0]).name, " and ",
+                           GetElementTypeInfo(shape.element_type).name, ") for one body");
+    }
+    body.types.push_back(shape.element_type);
+  }
+  if (auto ops = FastOps(op.region(0), first)) body.fast = (*ops)[0];
+  return body;
+}
+
+// all_reduce: every member's result is the fold of all members' operands.
+Status LowerAllReduce(Lowering& lowering, const ir::Operation& op) {
+  const size_t count = op.num_results();
+  KILN_ASSIGN_OR_RETURN(Groups groups, ReadGroups(op, /*mixed=*/true));
+  KILN_ASSIGN_OR_RETURN(ReducingBody body, ReadBody(lowering, op, count));
+  return lowering.EmitWithRegions(
+      op,
+      [groups = std::move(groups), body, count](RunContext& ctx) -> Status {
+        SmallVector<Runs> runs;
+        for (size_t k = 0; k < count; ++k) {
+          runs.push_back({1, ctx.out_shape(k).NumElements(), 0, 0});
+        }
+        return MeetGroup(ctx, groups, Operands(ctx, count),
+                         [&](std::span<void* const> all, size_t, size_t size) {
+                           return ReduceMembers(ctx, all, size, body.types, body.fast, runs);
+                         });
+      },
+      /*foldable=*/false);
+}
+
+// reduce_scatter: the fold of all members' operands, of which each member
+// keeps its block along scatter_dimension.
+Status LowerReduceScatter(Lowering& lowering, const ir::Operation& op) {
+  KILN_ASSIGN_OR_RETURN(Groups groups, ReadGroups(op, /*mixed=*/true));
+  KILN_ASSIGN_OR_RETURN(ReducingBody body, ReadBody(lowering, op, 1));
+  const int64_t dim = IntAttr(op, "scatter_dimension", 0);
+  return lowering.EmitWithRegions(
+      op,
+      [groups = std::move(groups), body, dim](RunContext& ctx) -> Status {
+        return MeetGroup(
+            ctx, groups, Operands(ctx, 1),
+            [&](std::span<void* const> all, size_t rank, size_t size) -> Status {
+              const Shape& in = ctx.in_shape(0);
+              const auto d = static_cast<size_t>(dim);
+              if (in.dims[d] != ctx.out_shape(0).dims[d] * static_cast<int64_t>(size)) {
+                return InvalidArgument("scatter_dimension ", dim, " has size ", in.dims[d],
+                                       " for a group of ", size, " processes and a result of ",
+                                       ctx.out_shape(0).dims[d], ": expected ",
+                                       ctx.out_shape(0).dims[d] * static_cast<int64_t>(size));
+              }
+              int64_t outer = 1;
+              int64_t after = 1;
+              for (size_t i = 0; i < d; ++i) outer *= in.dims[i];
+              for (size_t i = d + 1; i < in.dims.size(); ++i) after *= in.dims[i];
+              const int64_t chunk = ctx.out_shape(0).dims[d];
+              const Runs runs[] = {{outer, chunk * after, in.dims[d] * after,
+                                    static_cast<int64_t>(rank) * chunk * after}};
+              return ReduceMembers(ctx, all, size, body.types, body.fast, runs);
+            });
+      },
+      /*foldable=*/false);
+}
+
+// all_gather: each result is the members' operands concatenated along
+// all_gather_dim, in group order.
+Status LowerAllGather(Lowering& lowering, const ir::Operation& op) {
+  const size_t count = op.num_results();
+  KILN_ASSIGN_OR_RETURN(Groups groups, ReadGroups(op, /*mixed=*/true));
+  const int64_t dim = IntAttr(op, "all_gather_dim", 0);
+  return lowering.EmitWithRegions(
+      op,
+      [groups = std::move(groups), count, dim](RunContext& ctx) -> Status {
+        return MeetGroup(
+            ctx, groups, Operands(ctx, count),
+            [&](std::span<void* const> all, size_t, size_t size) -> Status {
+              const auto d = static_cast<size_t>(dim);
+              for (size_t k = 0; k < count; ++k) {
+                const Shape& in = ctx.in_shape(k);
+                const Shape& out = ctx.out_shape(k);
+                if (out.dims[d] != in.dims[d] * static_cast<int64_t>(size)) {
+                  return InvalidArgument("all_gather_dim ", dim, ": the result has size ",
+                                         out.dims[d], " but ", size, " processes of size ",
+                                         in.dims[d], " gather ",
+                                         in.dims[d] * static_cast<int64_t>(size));
+                }
+                const size_t bytes = ElementBytes(in.element_type);
+                SmallVector<int64_t> in_strides(in.dims.size()), out_strides(out.dims.size());
+                kernels::DenseStrides(in.dims, in_strides);
+                kernels::DenseStrides(out.dims, out_strides);
+                for (size_t m = 0; m < size; ++m) {
+                  auto* dst = static_cast<uint8_t*>(ctx.out(k)) +
+                              static_cast<int64_t>(m) * in.dims[d] * out_strides[d] *
+                                  static_cast<int64_t>(bytes);
+                  kernels::CopyBox(bytes, in.dims, all[m * count + k], in_strides, dst,
+                                   out_strides);
+                }
+              }
+              return Status::Ok();
+            });
+      },
+      /*foldable=*/false);
+}
+
+// all_to_all: member r's result is, for each member s in group order, block
+// r of s's operand along split_dimension, concatenated along
+// concat_dimension.
+Status LowerAllToAll(Lowering& lowering, const ir::Operation& op) {
+  const size_t count = op.num_results();
+  KILN_ASSIGN_OR_RETURN(Groups groups, ReadGroups(op, /*mixed=*/false));
+  const int64_t split = IntAttr(op, "split_dimension", 0);
+  const int64_t concat = IntAttr(op, "concat_dimension", 0);
+  const int64_t split_count = IntAttr(op, "split_count", 1);
+  return lowering.EmitWithRegions(
+      op,
+      [groups = std::move(groups), count, split, concat, split_count](RunContext& ctx) -> Status {
+        return MeetGroup(
+            ctx, groups, Operands(ctx, count),
+            [&](std::span<void* const> all, size_t rank, size_t size) -> Status {
+              if (static_cast<int64_t>(size) != split_count) {
+                return InvalidArgument("split_count is ", split_count, " but the group has ",
+                                       size, " processes");
+              }
+              const auto sd = static_cast<size_t>(split);
+              const auto cd = static_cast<size_t>(concat);
+              for (size_t k = 0; k < count; ++k) {
+                const Shape& in = ctx.in_shape(k);
+                const Shape& out = ctx.out_shape(k);
+                const size_t bytes = ElementBytes(in.element_type);
+                SmallVector<int64_t> box(in.dims.begin(), in.dims.end());
+                box[sd] = in.dims[sd] / split_count;
+                SmallVector<int64_t> in_strides(in.dims.size()), out_strides(out.dims.size());
+                kernels::DenseStrides(in.dims, in_strides);
+                kernels::DenseStrides(out.dims, out_strides);
+                const int64_t src_offset = static_cast<int64_t>(rank) * box[sd] * in_strides[sd];
+                for (size_t s = 0; s < size; ++s) {
+                  const auto* src = static_cast<const uint8_t*>(all[s * count + k]) +
+                                    src_offset * static_cast<int64_t>(bytes);
+                  auto* dst = static_cast<uint8_t*>(ctx.out(k)) +
+                              static_cast<int64_t>(s) * box[cd] * out_strides[cd] *
+                                  static_cast<int64_t>(bytes);
+                  kernels::CopyBox(bytes, box, src, in_strides, dst, out_strides);
+                }
+              }
+              return Status::Ok();
+            });
+      },
+      /*foldable=*/false);
+}
+
+// collective_permute: every process of the replica (or partition) meets;
+// a target receives its source's operand, the others zeros.
+Status LowerCollectivePermute(Lowering& lowering, const ir::Operation& op) {
+  KILN_ASSIGN_OR_RETURN(std::vector<std::vector<int64_t>> pairs,
+                        IdLists(op, "source_target_pairs"));
+  Groups groups;
+  groups.scope = ChannelId(op) > 0 ? Scope::kCrossPartition : Scope::kCrossReplica;
+  return lowering.EmitWithRegions(
+      op,
+      [groups = std::move(groups), pairs = std::move(pairs)](RunContext& ctx) -> Status {
+        return MeetGroup(
+            ctx, groups, Operands(ctx, 1),
+            [&](std::span<void* const> all, size_t rank, size_t size) -> Status {
+              const int64_t bytes = ctx.out_shape(0).ByteSize();
+              for (const std::vector<int64_t>& pair : pairs) {
+                if (pair.size() != 2 || pair[0] >= static_cast<int64_t>(size) ||
+                    pair[1] >= static_cast<int64_t>(size)) {
+                  return InvalidArgument("source_target_pairs names an id outside the ", size,
+                                         " processes of the group");
+                }
+              }
+              for (const std::vector<int64_t>& pair : pairs) {
+                if (pair[1] == static_cast<int64_t>(rank)) {
+                  std::memcpy(ctx.out(0), all[static_cast<size_t>(pair[0])],
+                              static_cast<size_t>(bytes));
+                  return Status::Ok();
+                }
+              }
+              std::memset(ctx.out(0), 0, static_cast<size_t>(bytes));
+              return Status::Ok();
+            });
+      },
+      /*foldable=*/false);
+}
+
+// The root of result k for collective_broadcast / collective_reduce: the
+// group's first member, or with has_dynamic_root the member that the root
+// operand (after the `count` data operands) names for result k.
+StatusOr<size_t> RootOf(const RunContext& ctx, bool dynamic_root, size_t count, size_t k,
+                        size_t size) {
+  if (!dynamic_root) return size_t{0};
+  const int64_t root = kernels::LoadIndex(ctx.in_shape(count).element_type, ctx.in(count),
+                                          static_cast<int64_t>(k));
+  if (root < 0 || root >= static_cast<int64_t>(size)) {
+    return InvalidArgument("the root of result ", k, " is ", root, ", outside the group of ",
+                           size, " processes");
+  }
+  return static_cast<size_t>(root);
+}
+
+bool HasDynamicRoot(const ir::Operation& op) {
+  ir::Attribute flag = op.GetAttr("has_dynamic_root");
+  return flag.Is(ir::AttrKind::kUnit) || (flag.Is(ir::AttrKind::kBool) && flag->bool_value);
+}
+
+// collective_broadcast: every member of a group receives its root's
+// operands (the first member, or has_dynamic_root's choice); a process in
+// no group gets zeros.
+Status LowerCollectiveBroadcast(Lowering& lowering, const ir::Operation& op) {
+  const size_t count = op.num_results();
+  KILN_ASSIGN_OR_RETURN(Groups groups, ReadGroups(op, /*mixed=*/false));
+  groups.partial = true;
+  const bool dynamic_root = HasDynamicRoot(op);
+  return lowering.EmitWithRegions(
+      op,
+      [groups = std::move(groups), count, dynamic_root](RunContext& ctx) -> Status {
+        return MeetGroup(ctx, groups, Operands(ctx, count),
+                         [&](std::span<void* const> all, size_t, size_t size) -> Status {
+                           for (size_t k = 0; k < count; ++k) {
+                             const auto bytes = static_cast<size_t>(ctx.out_shape(k).ByteSize());
+                             if (size == 0) {
+                               std::memset(ctx.out(k), 0, bytes);
+                               continue;
+                             }
+                             KILN_ASSIGN_OR_RETURN(size_t root,
+                                                   RootOf(ctx, dynamic_root, count, k, size));
+                             std::memcpy(ctx.out(k), all[root * count + k], bytes);
+                           }
+                           return Status::Ok();
+                         });
+      },
+      /*foldable=*/false);
+}
+
+// collective_reduce: all_reduce's fold, delivered to the group's root only;
+// the other members (and processes in no group) get zeros.
+Status LowerCollectiveReduce(Lowering& lowering, const ir::Operation& op) {
+  const size_t count = op.num_results();
+  KILN_ASSIGN_OR_RETURN(Groups groups, ReadGroups(op, /*mixed=*/true));
+  groups.partial = true;
+  KILN_ASSIGN_OR_RETURN(ReducingBody body, ReadBody(lowering, op, count));
+  const bool dynamic_root = HasDynamicRoot(op);
+  return lowering.EmitWithRegions(
+      op,
+      [groups = std::move(groups), body, count, dynamic_root](RunContext& ctx) -> Status {
+        return MeetGroup(
+            ctx, groups, Operands(ctx, count),
+            [&](std::span<void* const> all, size_t rank, size_t size) -> Status {
+              for (size_t k = 0; k < count; ++k) {
+                size_t root = 0;
+                if (size > 0) {
+                  KILN_ASSIGN_OR_RETURN(root, RootOf(ctx, dynamic_root, count, k, size));
+                }
+                if (size == 0 || root != rank) {
+                  std::memset(ctx.out(k), 0, static_cast<size_t>(ctx.out_shape(k).ByteSize()));
+                  continue;
+                }
+                // Reduce only result k: the other results may have other roots.
+                SmallVector<Runs> runs(count, Runs{1, 0, 0, 0});
+                runs[k].run = ctx.out_shape(k).NumElements();
+                KILN_RETURN_IF_ERROR(ReduceMembers(ctx, all, size, body.types, body.fast, runs));
+              }
+              return Status::Ok();
+            });
+      },
+      /*foldable=*/false);
+}
+
+// A function of the module lowered as a graph of its own (run_parallel's
+// programs and infeed functions).
+StatusOr<std::shared_ptr<const Graph>> FunctionGraph(Lowering& lowering, const ir::Attribute& ref) {
+  if (!ref.Is(ir::AttrKind::kSymbolRef) || ref->symbol_path.empty()) {
+    return InvalidArgument("expected a function symbol");
+  }
+  const std::string& name = ref->symbol_path.back();
+  const ir::Operation* function = lowering.module().LookupFunction(name);
+  if (function == nullptr || function->num_regions() != 1) {
+    return InvalidArgument("no function @", name);
+  }
+  std::vector<ValueId> captures;
+  KILN_ASSIGN_OR_RETURN(std::shared_ptr<const Graph> graph,
+                        lowering.LowerRegion(function->region(0), &captures));
+  if (!captures.empty()) return InvalidArgument("@", name, " uses values from outside it");
+  return graph;
+}
+
+// interpreter.run_parallel: a replicas x partitions grid of processes,
+// process (r, p) running programs[r][p] on the next operands (in process
+// order) and giving the next results; the `infeed` functions' results are
+// queued on the grid's infeed first. Runs on `kiln run`'s process grid.
+Status LowerRunParallel(Lowering& lowering, const ir::Operation& op) {
+  ir::Attribute programs = op.GetAttr("programs");
+  if (!programs.Is(ir::AttrKind::kArray) || programs->elements.empty()) {
+    return InvalidArgument("programs must be a non-empty array of arrays of functions");
+  }
+  const size_t replicas = programs->elements.size();
+  const size_t partitions =
+      programs->elements[0].Is(ir::AttrKind::kArray) ? programs->elements[0]->elements.size() : 0;
+  std::vector<std::shared_ptr<const Graph>> graphs;
+  for (const ir::Attribute& row : programs->elements) {
+    if (!row.Is(ir::AttrKind::kArray) || row->elements.size() != partitions || partitions == 0) {
+      return InvalidArgument("programs must have the same number of functions (partitions) "
+                             "in every row (replica)");
+    }
+    for (const ir::Attribute& ref : row->elements) {
+      KILN_ASSIGN_OR_RETURN(std::shared_ptr<const Graph> graph, FunctionGraph(lowering, ref));
+      graphs.push_back(std::move(graph));
+    }
+  }
+  std::vector<std::shared_ptr<const Graph>> infeeds;
+  if (ir::Attribute infeed = op.GetAttr("infeed"); infeed.Is(ir::AttrKind::kArray)) {
+    for (const ir::Attribute& ref : infeed->elements) {
+      KILN_ASSIGN_OR_RETURN(std::shared_ptr<const Graph> graph, FunctionGraph(lowering, ref));
+      if (!graph->parameters.empty()) return InvalidArgument("infeed functions take no arguments");
+      infeeds.push_back(std::move(graph));
+    }
+  }
+  size_t inputs = 0;
+  size_t outputs = 0;
+  for (const auto& graph : graphs) {
+    inputs += graph->parameters.size();
+    outputs += graph->results.size();
+  }
+  if (inputs != op.operands().size() || outputs != op.num_results()) {
+    return InvalidArgument("the programs take ", inputs, " operands and give ", outputs,
+                           " results; the op has ", op.operands().size(), " and ",
+                           op.num_results());
+  }
+  auto run = [graphs = std::move(graphs), infeeds = std::move(infeeds), replicas,
+              partitions](RunContext& ctx) -> Status {
+    ProcessGrid* grid = ctx.env().grid;
+    if (grid == nullptr) {
+      return FailedPrecondition("interpreter.run_parallel runs under `kiln run` only");
+    }
+    for (const auto& infeed : infeeds) {
+      std::vector<std::vector<uint8_t>> storage;
+      std::vector<void*> results;
+      std::vector<const void*> data;
+      std::vector<Shape> shapes;
+      for (ValueId id : infeed->results) {
+        shapes.push_back(infeed->shape(id));
+        storage.emplace_back(static_cast<size_t>(shapes.back().ByteSize()));
+      }
+      for (auto& bytes : storage) {
+        results.push_back(bytes.data());
+        data.push_back(bytes.data());
+      }
+      ExecutionEnv env;
+      KILN_RETURN_IF_ERROR(Execute(*infeed, {}, results, env));
+      grid->PushInfeed(shapes, data);
+    }
+    std::vector<size_t> first_input(graphs.size() + 1), first_output(graphs.size() + 1);
+    for (size_t g = 0; g < graphs.size(); ++g) {
+      first_input[g + 1] = first_input[g] + graphs[g]->parameters.size();
+      first_output[g + 1] = first_output[g] + graphs[g]->results.size();
+    }
+    // Check ops inside the programs count in the caller's env once all ran.
+    std::vector<int64_t> checks(graphs.size());
+    std::vector<std::vector<std::string>> failures(graphs.size());
+    Status status = grid->RunAll(
+        static_cast<int64_t>(graphs.size()),
+        [&](int64_t process, DeviceCollectives* collectives, DeviceFeeds* feeds,
+            HostTransfer* host) -> Status {
+          const auto g = static_cast<size_t>(process);
+          std::vector<const void*> parameters;
+          for (size_t i = first_input[g]; i < first_input[g + 1]; ++i) {
+            parameters.push_back(ctx.in(i));
+          }
+          std::vector<void*> results;
+          for (size_t i = first_output[g]; i < first_output[g + 1]; ++i) {
+            results.push_back(ctx.out(i));
+          }
+          ExecutionEnv env;
+          env.collectives = collectives;
+          env.feeds = feeds;
+          env.host = host;
+          env.replica_id = process / static_cast<int64_t>(partitions);
+          env.partition_id = process % static_cast<int64_t>(partitions);
+          env.num_replicas = static_cast<int64_t>(replicas);
+          env.num_partitions = static_cast<int64_t>(partitions);
+          Status ran = Execute(*graphs[g], parameters, results, env);
+          checks[g] = env.checks_run;
+          failures[g] = std::move(env.check_failures);
+          return ran;
+        });
+    for (size_t g = 0; g < graphs.size(); ++g) {
+      ctx.env().checks_run += checks[g];
+      for (std::string& failure : failures[g]) {
+        ctx.env().check_failures.push_back(StrCat("process ", g, ": ", failure));
+      }
+    }
+    return status;
+  };
+  std::vector<ValueId> ins;
+  for (size_t i = 0; i < op.operands().size(); ++i) {
+    KILN_ASSIGN_OR_RETURN(ValueId id, lowering.Input(op, i));
+    ins.push_back(id);
+  }
+  std::vector<Shape> outs;
+  for (size_t i = 0; i < op.num_results(); ++i) {
+    KILN_ASSIGN_OR_RETURN(Shape shape, lowering.ShapeOf(op.result(i)));
+    outs.push_back(std::move(shape));
+  }
+  KILN_ASSIGN_OR_RETURN(std::vector<ValueId> ids,
+                        lowering.EmitNode(op, std::move(ins), std::move(outs), std::move(run), {},
+                                          {}, /*foldable=*/false));
+  for (size_t i = 0; i < ids.size(); ++i) lowering.Bind(op.result(i), ids[i]);
+  return Status::Ok();
+}
+
+constexpr LoweringRule kRules[] = {
+    {ir::OpCode::kInterpreterRunParallel, LowerRunParallel},
+    {ir::OpCode::kAllReduce, LowerAllReduce},
+    {ir::OpCode::kReduceScatter, LowerReduceScatter},
+    {ir::OpCode::kAllGather, LowerAllGather},
+    {ir::OpCode::kAllToAll, LowerAllToAll},
+    {ir::OpCode::kCollectivePermute, LowerCollectivePermute},
+    {ir::OpCode::kCollectiveBroadcast, LowerCollectiveBroadcast},
+    {ir::OpCode::kCollectiveReduce, LowerCollectiveReduce},
+};
+
+}  // namespace
+
+std::span<const LoweringRule> CollectiveLowerings() { return kRules; }
+
+}  // namespace kiln::compiler

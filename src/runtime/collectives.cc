@@ -1,0 +1,214 @@
+#include "runtime/collectives.h"
+
+#include <algorithm>
+#include <string>
+#include <thread>
+
+#include "base/env.h"
+
+namespace kiln::runtime {
+namespace {
+
+std::string IdsText(std::span<const int64_t> ids) {
+  std::string text = "[";
+  for (size_t i = 0; i < ids.size(); ++i) text += StrCat(i > 0 ? ", " : "", ids[i]);
+  return text + "]";
+}
+
+}  // namespace
+
+std::chrono::milliseconds CollectiveTimeout() {
+  if (auto value = GetEnv("KILN_COLLECTIVE_TIMEOUT_SECONDS")) {
+    auto parsed = ParseInt64(*value, "KILN_COLLECTIVE_TIMEOUT_SECONDS", 0, 24 * 3600);
+    if (parsed.ok()) return std::chrono::seconds(*parsed);
+  }
+  return std::chrono::seconds(300);
+}
+
+// One process's view: counts its collectives so that the n-th of each
+// member meet.
+class Launch::MemberImpl final : public compiler::DeviceCollectives {
+ public:
+  MemberImpl(Launch* launch, int64_t process) : launch_(launch), process_(process) {}
+
+  Status Meet(std::span<const int64_t> group, std::span<void* const> mine,
+              FunctionRef<Status(std::span<void* const> all)> work) override {
+    return launch_->Meet(process_, sequence_++, group, mine, work);
+  }
+
+ private:
+  Launch* launch_;
+  int64_t process_;
+  int64_t sequence_ = 0;
+};
+
+struct Launch::Meeting {
+  std::vector<int64_t> group;
+  size_t width = 0;
+  std::vector<void*> pointers;  // member m's pointer i at m * width + i
+  size_t arrived = 0;
+  size_t finished = 0;  // members whose work returned
+  size_t left = 0;      // members out of the meeting
+};
+
+Launch::Launch(std::vector<int64_t> processes, std::chrono::milliseconds timeout)
+    : processes_(std::move(processes)), timeout_(timeout) {
+  for (int64_t process : processes_) {
+    members_.push_back(std::make_unique<MemberImpl>(this, process));
+  }
+}
+
+Launch::~Launch() = default;
+
+compiler::DeviceCollectives* Launch::Member(int64_t process) {
+  for (size_t i = 0; i < processes_.size(); ++i) {
+    if (processes_[i] == process) return members_[i].get();
+  }
+  return nullptr;
+}
+
+void Launch::Abort(const Status& status) {
+  std::lock_guard lock(mutex_);
+  if (aborted_.ok()) {
+    cause_ = status;
+    aborted_ = Status(status.code(), StrCat("another device's run of this launch failed: ",
+                                            status.message()));
+  }
+  changed_.notify_all();
+}
+
+Status Launch::cause() {
+  std::lock_guard lock(mutex_);
+  return cause_;
+}
+
+Status Launch::Meet(int64_t process, int64_t sequence, std::span<const int64_t> group,
+                    std::span<void* const> mine,
+                    FunctionRef<Status(std::span<void* const> all)> work) {
+  for (int64_t peer : group) {
+    if (std::find(processes_.begin(), processes_.end(), peer) == processes_.end()) {
+      return FailedPrecondition("collective #", sequence + 1, " of process ", process,
+                                " meets processes ", IdsText(group), ", but process ", peer,
+                                " is not run by this launch (it runs ", IdsText(processes_),
+                                "); run the program on all its devices at once");
+    }
+  }
+  const auto rank = static_cast<size_t>(std::find(group.begin(), group.end(), process) -
+                                        group.begin());
+  if (rank == group.size()) {
+    return Internal("process ", process, " is not in its own group ", IdsText(group));
+  }
+  std::unique_lock lock(mutex_);
+  if (!aborted_.ok()) return aborted_;
+  const std::pair<int64_t, int64_t> key(sequence, group.front());
+  std::shared_ptr<Meeting>& slot = meetings_[key];
+  if (slot == nullptr) {
+    slot = std::make_shared<Meeting>();
+    slot->group.assign(group.begin(), group.end());
+    slot->width = mine.size();
+    slot->pointers.assign(group.size() * mine.size(), nullptr);
+  }
+  std::shared_ptr<Meeting> meeting = slot;
+  if (!std::equal(group.begin(), group.end(), meeting->group.begin(), meeting->group.end()) ||
+      meeting->width != mine.size()) {
+    return InvalidArgument("the devices' programs disagree at collective #", sequence + 1,
+                           ": process ", process, " meets ", IdsText(group), " with ",
+                           mine.size(), " operands, another member expects ",
+                           IdsText(meeting->group), " with ", meeting->width);
+  }
+  std::copy(mine.begin(), mine.end(), meeting->pointers.begin() + rank * mine.size());
+  ++meeting->arrived;
+  changed_.notify_all();
+  const auto deadline = std::chrono::steady_clock::now() + timeout_;
+  while (meeting->arrived < group.size() && aborted_.ok()) {
+    if (changed_.wait_until(lock, deadline) == std::cv_status::timeout &&
+        meeting->arrived < group.size() && aborted_.ok()) {
+      const Status late(
+          StatusCode::kDeadlineExceeded,
+          StrCat("collective #", sequence + 1, " of processes ", IdsText(group), ": ",
+                 meeting->arrived, " of ", group.size(), " arrived within ",
+                 timeout_.count() / 1000, " s (KILN_COLLECTIVE_TIMEOUT_SECONDS sets the wait)"));
+      aborted_ = late;
+      cause_ = late;
+      changed_.notify_all();
+      return late;
+    }
+  }
+  if (meeting->arrived < group.size()) return aborted_;
+  lock.unlock();
+  Status status = work(meeting->pointers);
+  lock.lock();
+  // Every member has arrived and is running its work, which ends: wait for
+  // all of them (even on abort) so that nobody reuses memory a peer reads.
+  ++meeting->finished;
+  changed_.notify_all();
+  changed_.wait(lock, [&] { return meeting->finished == group.size(); });
+  if (++meeting->left == group.size()) meetings_.erase(key);
+  return status;
+}
+
+namespace {
+
+// send / recv with is_host_transfer between the grid's processes.
+class ChannelHost final : public compiler::HostTransfer {
+ public:
+  explicit ChannelHost(compiler::DeviceFeeds* feeds) : feeds_(feeds) {}
+  Status Send(int64_t channel, const Shape& shape, const void* data) override {
+    return feeds_->Send(channel, std::span(&shape, 1), std::span(&data, 1));
+  }
+  Status Recv(int64_t channel, const Shape& shape, void* data) override {
+    return feeds_->Recv(channel, std::span(&shape, 1), std::span(&data, 1));
+  }
+
+ private:
+  compiler::DeviceFeeds* feeds_;
+};
+
+}  // namespace
+
+void GridRunner::PushInfeed(std::span<const Shape> shapes, std::span<const void* const> data) {
+  FeedEntry entry;
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    const auto* bytes = static_cast<const uint8_t*>(data[i]);
+    entry.push_back({shapes[i], std::vector<uint8_t>(
+                                    bytes, bytes + static_cast<size_t>(shapes[i].ByteSize()))});
+  }
+  feeds_.PushInfeed(0, std::move(entry));
+}
+
+Status GridRunner::RunAll(
+    int64_t count,
+    FunctionRef<Status(int64_t process, compiler::DeviceCollectives* collectives,
+                       compiler::DeviceFeeds* feeds, compiler::HostTransfer* host)>
+        run) {
+  std::vector<int64_t> processes;
+  for (int64_t p = 0; p < count; ++p) processes.push_back(p);
+  Launch launch(std::move(processes));
+  compiler::DeviceFeeds* feeds = feeds_.ForDevice(0);
+  ChannelHost host(feeds);
+  const std::chrono::milliseconds saved = feeds_.timeout();
+  feeds_.set_timeout(std::max(saved, std::chrono::milliseconds(30000)));
+  std::vector<Status> statuses(static_cast<size_t>(count));
+  std::vector<std::thread> threads;
+  for (int64_t p = 0; p < count; ++p) {
+    threads.emplace_back([&, p] {
+      Status status = run(p, launch.Member(p), feeds, &host);
+      if (!status.ok()) launch.Abort(status);
+      statuses[static_cast<size_t>(p)] = std::move(status);
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  feeds_.set_timeout(saved);
+  // The failure that aborted the others, named by its process.
+  const Status cause = launch.cause();
+  if (cause.ok()) return Status::Ok();
+  for (int64_t p = 0; p < count; ++p) {
+    const Status& status = statuses[static_cast<size_t>(p)];
+    if (status.message() == cause.message()) {
+      return Status(status.code(), StrCat("process ", p, ": ", status.message()));
+    }
+  }
+  return cause;
+}
+
+}  // namespace kiln::runtime

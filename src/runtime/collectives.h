@@ -1,0 +1,100 @@
+// Where the runs of one launch meet for their collectives. A launch is the
+// runs of one executable started together on several devices (one
+// PJRT_LoadedExecutable_Execute over its devices, or `kiln run`'s
+// run_parallel); each run is a process, numbered by its flattened id
+// (replica * num_partitions + partition). A collective is a meeting of the
+// processes of one group at the same collective of their programs: the
+// n-th collective a process runs meets the n-th collective of each of its
+// peers, so collectives meet in program order however the devices' queues
+// interleave with other work.
+//
+// A meeting publishes each member's pointers (its operands), waits for
+// every member, lets each compute its own result from all the operands
+// (Kiln's devices share the host's memory), then waits until every member
+// has finished reading before anyone returns.
+//
+// Waits are bounded: a member waits KILN_COLLECTIVE_TIMEOUT_SECONDS (default
+// 300) for the others, then fails with DEADLINE_EXCEEDED. When a run of the
+// launch fails, the launch is aborted: members waiting, or arriving later,
+// fail with that error instead of waiting for a peer that will not come.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "base/status.h"
+#include "compiler/executor.h"
+#include "runtime/feeds.h"
+
+namespace kiln::runtime {
+
+// The time limit KILN_COLLECTIVE_TIMEOUT_SECONDS sets (default 300 s).
+std::chrono::milliseconds CollectiveTimeout();
+
+class Launch {
+ public:
+  // A launch of the runs of processes `processes` (flattened ids).
+  explicit Launch(std::vector<int64_t> processes,
+                  std::chrono::milliseconds timeout = CollectiveTimeout());
+  ~Launch();
+  Launch(const Launch&) = delete;
+  Launch& operator=(const Launch&) = delete;
+
+  // What the run of process `process` uses; lives as long as the launch.
+  // Null for a process the launch does not run.
+  compiler::DeviceCollectives* Member(int64_t process);
+
+  // A run of the launch failed: every member waiting, or arriving later,
+  // fails with `status`. The first abort's status is kept.
+  void Abort(const Status& status);
+  // The status the launch was first aborted with (OK while it was not).
+  Status cause();
+
+ private:
+  class MemberImpl;
+  struct Meeting;
+
+  Status Meet(int64_t process, int64_t sequence, std::span<const int64_t> group,
+              std::span<void* const> mine,
+              FunctionRef<Status(std::span<void* const> all)> work);
+
+  std::vector<int64_t> processes_;
+  std::vector<std::unique_ptr<MemberImpl>> members_;
+  std::chrono::milliseconds timeout_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  Status aborted_;  // what members see: the cause, saying it was another run's
+  Status cause_;
+  // Open meetings by (the members' collective count, the group's first
+  // process).
+  std::map<std::pair<int64_t, int64_t>, std::shared_ptr<Meeting>> meetings_;
+};
+
+// `kiln run`'s process grid for interpreter.run_parallel: one thread per
+// process, one launch for their collectives, and the grid-wide infeed and
+// outfeed of the interpreter, which are `feeds`' queues of device 0 (its
+// channels are shared by all processes). send / recv with
+// is_host_transfer, which the interpreter passes between processes, go
+// through the same channels. Feed and channel waits last up to 30 s while
+// processes run (they wait for each other).
+class GridRunner final : public compiler::ProcessGrid {
+ public:
+  explicit GridRunner(Feeds& feeds) : feeds_(feeds) {}
+  void PushInfeed(std::span<const Shape> shapes, std::span<const void* const> data) override;
+  Status RunAll(int64_t count,
+                FunctionRef<Status(int64_t process, compiler::DeviceCollectives* collectives,
+                                   compiler::DeviceFeeds* feeds, compiler::HostTransfer* host)>
+                    run) override;
+
+ private:
+  Feeds& feeds_;
+};
+
+}  // namespace kiln::runtime
