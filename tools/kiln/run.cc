@@ -16,6 +16,7 @@
 #include "frontend/text/parser.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"
+#include "runtime/collectives.h"
 #include "runtime/feeds.h"
 
 namespace kiln::tool {
@@ -119,6 +120,8 @@ StatusOr<CaseResult> RunModule(const ir::Module& module, const std::vector<std::
   }
   compiler::ExecutionEnv env;
   env.feeds = feeds.ForDevice(0);
+  runtime::GridRunner grid(feeds);
+  env.grid = &grid;
   KILN_RETURN_IF_ERROR(
       compiler::Execute(*program->graph, parameter_pointers, result_pointers, env));
   if (print_results) {
