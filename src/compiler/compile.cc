@@ -159,7 +159,8 @@ Status PlanDonation(const ir::Operation& entry, const Graph& graph, Program& pro
 bool UsesCollectives(const Graph& graph) {
   static constexpr std::string_view kCollectives[] = {
       "stablehlo.all_reduce", "stablehlo.all_gather", "stablehlo.reduce_scatter",
-      "stablehlo.all_to_all", "stablehlo.collective_permute", "stablehlo.collective_broadcast"};
+      "stablehlo.all_to_all", "stablehlo.collective_permute", "stablehlo.collective_broadcast",
+      "stablehlo.collective_reduce", "kiln.spmd_gather"};
   for (const Node& node : graph.nodes) {
     if (std::find(std::begin(kCollectives), std::end(kCollectives), node.op) !=
         std::end(kCollectives)) {
@@ -172,13 +173,70 @@ bool UsesCollectives(const Graph& graph) {
   return false;
 }
 
+std::string_view OpaqueText(const ir::Attribute& attribute) {
+  return attribute.Is(ir::AttrKind::kOpaque) ? std::string_view(attribute->text)
+                                             : std::string_view();
+}
+
+// The `sdy.sharding` of each entry argument or result (`attrs`: arg_attrs
+// or res_attrs).
+StatusOr<std::vector<std::optional<TensorSharding>>> ShardingsOf(const ir::Attribute& attrs,
+                                                                 size_t count,
+                                                                 const MeshTable& meshes) {
+  std::vector<std::optional<TensorSharding>> shardings(count);
+  if (!attrs.Is(ir::AttrKind::kArray)) return shardings;
+  for (size_t i = 0; i < count && i < attrs->elements.size(); ++i) {
+    ir::Attribute sharding = attrs->elements[i].Is(ir::AttrKind::kDictionary)
+                                 ? attrs->elements[i].Get("sdy.sharding")
+                                 : ir::Attribute();
+    if (!sharding) continue;
+    KILN_ASSIGN_OR_RETURN(shardings[i], ParseSharding(OpaqueText(sharding), meshes));
+  }
+  return shardings;
+}
+
+// How `entry` is partitioned: from the module's sdy meshes and the entry's
+// shardings; nullopt for a program without meshes.
+StatusOr<std::optional<Spmd>> PlanSpmd(const ir::Module& module, const ir::Operation& entry,
+                                       const frontend::CompileOptions& options) {
+  Spmd spmd;
+  for (const auto& op : module.body().operations()) {
+    if (op->code() != ir::OpCode::kSdyMesh) continue;
+    ir::Attribute name = op->GetAttr("sym_name");
+    KILN_ASSIGN_OR_RETURN(Mesh mesh, ParseMesh(OpaqueText(op->GetAttr("mesh"))));
+    if (mesh.num_devices() > options.num_partitions && mesh.num_devices() > 1) {
+      return InvalidArgument("sdy.mesh @", name.Is(ir::AttrKind::kString) ? name->text : "",
+                             " has ", mesh.num_devices(), " devices but the program is compiled "
+                             "for ", options.num_partitions, " partitions");
+    }
+    spmd.meshes.emplace(name.Is(ir::AttrKind::kString) ? name->text : "", std::move(mesh));
+  }
+  if (spmd.meshes.empty()) {
+    if (options.num_partitions > 1 && options.use_spmd_partitioning) {
+      return Unimplemented("partitioning a program over ", options.num_partitions,
+                           " partitions without Shardy (sdy) meshes: GSPMD's mhlo.sharding "
+                           "is not read yet");
+    }
+    return std::optional<Spmd>();
+  }
+  const ir::Block& body = entry.region(0).block(0);
+  KILN_ASSIGN_OR_RETURN(spmd.parameters,
+                        ShardingsOf(entry.GetAttr("arg_attrs"), body.num_arguments(), spmd.meshes));
+  ir::Attribute type = entry.GetAttr("function_type");
+  const size_t results = type.Is(ir::AttrKind::kType) ? type->type.results().size() : 0;
+  KILN_ASSIGN_OR_RETURN(spmd.results,
+                        ShardingsOf(entry.GetAttr("res_attrs"), results, spmd.meshes));
+  return std::optional<Spmd>(std::move(spmd));
+}
+
 }  // namespace
 
 StatusOr<std::shared_ptr<const Program>> Compile(const ir::Module& module,
                                                  frontend::CompileOptions options) {
   KILN_ASSIGN_OR_RETURN(const ir::Operation* entry, EntryFunction(module));
+  KILN_ASSIGN_OR_RETURN(std::optional<Spmd> spmd, PlanSpmd(module, *entry, options));
   auto graph = std::make_shared<Graph>();
-  KILN_RETURN_IF_ERROR(Lowering::LowerEntry(module, *entry, *graph));
+  KILN_RETURN_IF_ERROR(Lowering::LowerEntry(module, *entry, *graph, spmd ? &*spmd : nullptr));
   EliminateDeadNodes(*graph);
   PlanBuffers(*graph);
   auto program = std::make_shared<Program>();
@@ -188,6 +246,11 @@ StatusOr<std::shared_ptr<const Program>> Compile(const ir::Module& module,
   for (ValueId id : graph->results) program->result_shapes.push_back(graph->shape(id));
   KILN_RETURN_IF_ERROR(PlanDonation(*entry, *graph, *program));
   program->has_collectives = UsesCollectives(*graph);
+  program->partitioned = spmd.has_value();
+  if (spmd) {
+    program->parameter_shardings = std::move(spmd->parameters);
+    program->result_shardings = std::move(spmd->results);
+  }
   program->graph = std::move(graph);
   program->cost = AnalyzeCost(module, *entry);
   program->text = ir::PrintModule(module);

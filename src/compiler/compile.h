@@ -8,6 +8,7 @@
 
 #include "compiler/cost_analysis.h"
 #include "compiler/graph.h"
+#include "compiler/sharding.h"
 #include "frontend/compile_options.h"
 #include "ir/module.h"
 
@@ -32,6 +33,11 @@ struct Program {
   // Whether a run meets other devices' runs (a collective anywhere in the
   // plan): the runtime then starts the runs of one launch together.
   bool has_collectives = false;
+  // An SPMD program (sdy meshes): its devices exchange tiles of the
+  // parameters and results with these shardings (nullopt: whole).
+  bool partitioned = false;
+  std::vector<std::optional<TensorSharding>> parameter_shardings;
+  std::vector<std::optional<TensorSharding>> result_shardings;
   CostAnalysis cost;  // GetCostAnalysis
   std::string text;  // the module as StableHLO text (OptimizedProgram)
   uint64_t fingerprint = 0;  // of the program text and the options

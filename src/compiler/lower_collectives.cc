@@ -8,6 +8,7 @@
 // collective is never folded nor removed (its result depends on the other
 // devices, and they wait for it).
 #include <algorithm>
+#include <map>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -47,11 +48,71 @@ bool UsesGlobalDeviceIds(const ir::Operation& op) {
   return flag.Is(ir::AttrKind::kUnit) || (flag.Is(ir::AttrKind::kBool) && flag->bool_value);
 }
 
+// replica_groups given as mesh axes (#stablehlo.replica_group_mesh_axes):
+// the devices that differ only along the listed axes (or sub-axes) form a
+// group, ordered by their coordinates along those axes, the first major.
+StatusOr<std::vector<std::vector<int64_t>>> MeshAxesGroups(Lowering& lowering,
+                                                           const ir::Attribute& groups) {
+  ir::Attribute mesh_ref = groups.Get("mesh");
+  ir::Attribute axes = groups.Get("axes");
+  if (!mesh_ref.Is(ir::AttrKind::kSymbolRef) || mesh_ref->symbol_path.empty() ||
+      !axes.Is(ir::AttrKind::kArray)) {
+    return Unimplemented("replica_group_mesh_axes with an inline mesh");
+  }
+  const std::string& name = mesh_ref->symbol_path.back();
+  const Spmd* spmd = lowering.spmd();
+  auto found = spmd ? spmd->meshes.find(name) : MeshTable::const_iterator();
+  if (spmd == nullptr || found == spmd->meshes.end()) {
+    return InvalidArgument("replica_groups names mesh @", name, ", which the module lacks");
+  }
+  TensorSharding along;  // one "dimension" holding the listed axes
+  along.mesh = found->second;
+  along.dims.emplace_back();
+  for (const ir::Attribute& ref : axes->elements) {
+    ir::Attribute axis_name = ref.Get("name");
+    if (!axis_name.Is(ir::AttrKind::kString) || along.mesh.AxisIndex(axis_name->text) < 0) {
+      return InvalidArgument("replica_groups names an axis mesh @", name, " lacks");
+    }
+    AxisRef axis{axis_name->text, 1, 0};
+    if (ir::Attribute info = ref.Get("sub_axis_info")) {
+      axis.pre_size = FieldInt(info, "pre_size");
+      axis.size = FieldInt(info, "size");
+    }
+    along.dims[0].push_back(std::move(axis));
+  }
+  // The part of each coordinate the listed axes do not cover names the group.
+  const Mesh& mesh = along.mesh;
+  std::map<std::vector<int64_t>, std::vector<std::pair<int64_t, int64_t>>> members;
+  for (int64_t device = 0; device < mesh.num_devices(); ++device) {
+    const int64_t id = mesh.device_ids.empty() ? device : mesh.device_ids[static_cast<size_t>(device)];
+    std::vector<int64_t> coordinates = *mesh.CoordinatesOf(id);
+    std::vector<int64_t> key = coordinates;
+    for (const AxisRef& ref : along.dims[0]) {
+      const auto axis = static_cast<size_t>(mesh.AxisIndex(ref.name));
+      const int64_t minor = ref.size == 0 ? 1 : mesh.sizes[axis] / (ref.pre_size * ref.size);
+      key[axis] -= along.CoordinateOf(ref, coordinates) * minor;
+    }
+    members[key].emplace_back(along.TileOf(0, coordinates), id);
+  }
+  std::vector<std::vector<int64_t>> lists;
+  for (auto& [key, list] : members) {
+    std::sort(list.begin(), list.end());
+    std::vector<int64_t> ids;
+    for (const auto& member : list) ids.push_back(member.second);
+    lists.push_back(std::move(ids));
+  }
+  return lists;
+}
+
 // The [N, size] id lists of attribute `name` (replica_groups or
 // source_target_pairs), rows without their -1 padding.
-StatusOr<std::vector<std::vector<int64_t>>> IdLists(const ir::Operation& op,
+StatusOr<std::vector<std::vector<int64_t>>> IdLists(Lowering& lowering, const ir::Operation& op,
                                                     std::string_view name) {
   ir::Attribute attribute = op.GetAttr(name);
+  if (attribute.Is(ir::AttrKind::kStruct) &&
+      attribute->text == "stablehlo.replica_group_mesh_axes") {
+    return MeshAxesGroups(lowering, attribute);
+  }
   std::optional<std::vector<int64_t>> ids;
   if (attribute) ids = ir::IntegersOf(attribute);
   if (!ids || !attribute.Is(ir::AttrKind::kDenseElements)) {
@@ -76,9 +137,9 @@ StatusOr<std::vector<std::vector<int64_t>>> IdLists(const ir::Operation& op,
 // The process groups of a collective that reads replica_groups: all_gather,
 // all_reduce and reduce_scatter choose among three scopes (`mixed`), the
 // others between cross_replica and cross_partition by their channel.
-StatusOr<Groups> ReadGroups(const ir::Operation& op, bool mixed) {
+StatusOr<Groups> ReadGroups(Lowering& lowering, const ir::Operation& op, bool mixed) {
   Groups groups;
-  KILN_ASSIGN_OR_RETURN(groups.lists, IdLists(op, "replica_groups"));
+  KILN_ASSIGN_OR_RETURN(groups.lists, IdLists(lowering, op, "replica_groups"));
   const bool channel = ChannelId(op) > 0;
   if (!mixed) {
     groups.scope = channel ? Scope::kCrossPartition : Scope::kCrossReplica;
@@ -295,7 +356,7 @@ StatusOr<ReducingBody> ReadBody(Lowering& lowering, const ir::Operation& op, siz
 // all_reduce: every member's result is the fold of all members' operands.
 Status LowerAllReduce(Lowering& lowering, const ir::Operation& op) {
   const size_t count = op.num_results();
-  KILN_ASSIGN_OR_RETURN(Groups groups, ReadGroups(op, /*mixed=*/true));
+  KILN_ASSIGN_OR_RETURN(Groups groups, ReadGroups(lowering, op, /*mixed=*/true));
   KILN_ASSIGN_OR_RETURN(ReducingBody body, ReadBody(lowering, op, count));
   return lowering.EmitWithRegions(
       op,
@@ -315,7 +376,7 @@ Status LowerAllReduce(Lowering& lowering, const ir::Operation& op) {
 // reduce_scatter: the fold of all members' operands, of which each member
 // keeps its block along scatter_dimension.
 Status LowerReduceScatter(Lowering& lowering, const ir::Operation& op) {
-  KILN_ASSIGN_OR_RETURN(Groups groups, ReadGroups(op, /*mixed=*/true));
+  KILN_ASSIGN_OR_RETURN(Groups groups, ReadGroups(lowering, op, /*mixed=*/true));
   KILN_ASSIGN_OR_RETURN(ReducingBody body, ReadBody(lowering, op, 1));
   const int64_t dim = IntAttr(op, "scatter_dimension", 0);
   return lowering.EmitWithRegions(
@@ -349,7 +410,7 @@ Status LowerReduceScatter(Lowering& lowering, const ir::Operation& op) {
 // all_gather_dim, in group order.
 Status LowerAllGather(Lowering& lowering, const ir::Operation& op) {
   const size_t count = op.num_results();
-  KILN_ASSIGN_OR_RETURN(Groups groups, ReadGroups(op, /*mixed=*/true));
+  KILN_ASSIGN_OR_RETURN(Groups groups, ReadGroups(lowering, op, /*mixed=*/true));
   const int64_t dim = IntAttr(op, "all_gather_dim", 0);
   return lowering.EmitWithRegions(
       op,
@@ -390,7 +451,7 @@ Status LowerAllGather(Lowering& lowering, const ir::Operation& op) {
 // concat_dimension.
 Status LowerAllToAll(Lowering& lowering, const ir::Operation& op) {
   const size_t count = op.num_results();
-  KILN_ASSIGN_OR_RETURN(Groups groups, ReadGroups(op, /*mixed=*/false));
+  KILN_ASSIGN_OR_RETURN(Groups groups, ReadGroups(lowering, op, /*mixed=*/false));
   const int64_t split = IntAttr(op, "split_dimension", 0);
   const int64_t concat = IntAttr(op, "concat_dimension", 0);
   const int64_t split_count = IntAttr(op, "split_count", 1);
@@ -435,7 +496,7 @@ Status LowerAllToAll(Lowering& lowering, const ir::Operation& op) {
 // a target receives its source's operand, the others zeros.
 Status LowerCollectivePermute(Lowering& lowering, const ir::Operation& op) {
   KILN_ASSIGN_OR_RETURN(std::vector<std::vector<int64_t>> pairs,
-                        IdLists(op, "source_target_pairs"));
+                        IdLists(lowering, op, "source_target_pairs"));
   Groups groups;
   groups.scope = ChannelId(op) > 0 ? Scope::kCrossPartition : Scope::kCrossReplica;
   return lowering.EmitWithRegions(
@@ -491,7 +552,7 @@ bool HasDynamicRoot(const ir::Operation& op) {
 // no group gets zeros.
 Status LowerCollectiveBroadcast(Lowering& lowering, const ir::Operation& op) {
   const size_t count = op.num_results();
-  KILN_ASSIGN_OR_RETURN(Groups groups, ReadGroups(op, /*mixed=*/false));
+  KILN_ASSIGN_OR_RETURN(Groups groups, ReadGroups(lowering, op, /*mixed=*/false));
   groups.partial = true;
   const bool dynamic_root = HasDynamicRoot(op);
   return lowering.EmitWithRegions(
@@ -519,7 +580,7 @@ Status LowerCollectiveBroadcast(Lowering& lowering, const ir::Operation& op) {
 // the other members (and processes in no group) get zeros.
 Status LowerCollectiveReduce(Lowering& lowering, const ir::Operation& op) {
   const size_t count = op.num_results();
-  KILN_ASSIGN_OR_RETURN(Groups groups, ReadGroups(op, /*mixed=*/true));
+  KILN_ASSIGN_OR_RETURN(Groups groups, ReadGroups(lowering, op, /*mixed=*/true));
   groups.partial = true;
   KILN_ASSIGN_OR_RETURN(ReducingBody body, ReadBody(lowering, op, count));
   const bool dynamic_root = HasDynamicRoot(op);

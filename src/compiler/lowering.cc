@@ -28,7 +28,7 @@ const std::array<const LoweringRule*, 1024>& Rules() {
                         CheckLowerings(), ReduceLowerings(), RegionLowerings(),
                         LinalgLowerings(), IndexingLowerings(), DynamicLowerings(),
                         RandomLowerings(), FftLowerings(), SolverLowerings(),
-                        ChloLowerings(), CollectiveLowerings()}) {
+                        ChloLowerings(), CollectiveLowerings(), SpmdLowerings()}) {
       for (const LoweringRule& rule : family) rules->at(static_cast<size_t>(rule.code)) = &rule;
     }
     return rules;
@@ -40,19 +40,49 @@ const std::array<const LoweringRule*, 1024>& Rules() {
 
 std::string Lowering::Where(const ir::Operation& op) { return op.location().ToUserString(); }
 
-Status Lowering::LowerEntry(const ir::Module& module, const ir::Operation& entry, Graph& graph) {
+Status Lowering::LowerEntry(const ir::Module& module, const ir::Operation& entry, Graph& graph,
+                            const Spmd* spmd) {
   if (entry.num_regions() != 1 || entry.region(0).num_blocks() != 1) {
     return InvalidArgument("the entry function has no body");
   }
   Lowering lowering(module, graph, nullptr, 0);
+  lowering.spmd_ = spmd;
   const ir::Block& body = entry.region(0).block(0);
   for (size_t i = 0; i < body.num_arguments(); ++i) {
     KILN_ASSIGN_OR_RETURN(Shape shape, lowering.ShapeOf(body.argument(i)));
-    const ValueId id = graph.AddValue(std::move(shape));
+    const TensorSharding* sharding = nullptr;
+    if (spmd != nullptr && i < spmd->parameters.size() && spmd->parameters[i]) {
+      sharding = &*spmd->parameters[i];
+    }
+    if (sharding == nullptr || sharding->IsReplicated()) {
+      const ValueId id = graph.AddValue(std::move(shape));
+      graph.parameters.push_back(id);
+      lowering.Bind(body.argument(i), id);
+      continue;
+    }
+    // The device receives its tile; the whole array is gathered on first use.
+    Shape local = shape;
+    KILN_ASSIGN_OR_RETURN(local.dims, sharding->LocalDims(shape.dims));
+    const ValueId id = graph.AddValue(std::move(local));
     graph.parameters.push_back(id);
-    lowering.Bind(body.argument(i), id);
+    lowering.ungathered_.emplace(body.argument(i), Tiles{id, *sharding});
   }
-  return lowering.LowerBlock(body, &graph.results);
+  KILN_RETURN_IF_ERROR(lowering.LowerBlock(body, &graph.results));
+  if (spmd == nullptr) return Status::Ok();
+  // Each device returns its tile of every sharded result.
+  for (size_t r = 0; r < graph.results.size() && r < spmd->results.size(); ++r) {
+    if (!spmd->results[r] || spmd->results[r]->IsReplicated()) continue;
+    const TensorSharding& sharding = *spmd->results[r];
+    const ValueId global = graph.results[r];
+    const Shape shape = graph.shape(global);
+    auto known = lowering.tiles_.find(global);
+    if (known != lowering.tiles_.end() && SameTiling(known->second.sharding, sharding, shape.dims)) {
+      graph.results[r] = known->second.local;
+      continue;
+    }
+    KILN_ASSIGN_OR_RETURN(graph.results[r], EmitTile(lowering, global, shape, sharding));
+  }
+  return Status::Ok();
 }
 
 StatusOr<const ir::Operation*> Lowering::LowerAdopted(std::unique_ptr<ir::Operation> op) {
@@ -92,6 +122,13 @@ StatusOr<Shape> Lowering::ShapeOf(const ir::Value* value) const {
 
 StatusOr<ValueId> Lowering::Lookup(const ir::Value* value) {
   if (auto it = values_.find(value); it != values_.end()) return it->second;
+  if (auto it = ungathered_.find(value); it != ungathered_.end()) {
+    // An entry parameter held as tiles, used whole for the first time.
+    KILN_ASSIGN_OR_RETURN(Shape global, ShapeOf(value));
+    KILN_ASSIGN_OR_RETURN(ValueId id, GatherTiles(it->second.local, global, it->second.sharding));
+    values_[value] = id;
+    return id;
+  }
   if (value->type().Is(ir::TypeKind::kTuple)) {
     return Unimplemented("a tuple value used as an operand, argument or result; Kiln takes "
                          "tuples apart only with get_tuple_element where stablehlo.tuple builds "
@@ -116,7 +153,8 @@ StatusOr<ValueId> Lowering::Input(const ir::Operation& op, size_t i) {
 Status Lowering::LowerBlock(const ir::Block& block, std::vector<ValueId>* results) {
   for (const auto& op : block.operations()) {
     const ir::OpCode code = op->code();
-    if (code == ir::OpCode::kFuncReturn || code == ir::OpCode::kReturn) {
+    if (code == ir::OpCode::kFuncReturn || code == ir::OpCode::kReturn ||
+        code == ir::OpCode::kSdyReturn) {
       std::vector<ValueId>& target = return_values_ != nullptr ? *return_values_ : *results;
       target.clear();
       for (size_t i = 0; i < op->operands().size(); ++i) {
@@ -159,6 +197,37 @@ Status Lowering::InlineRegion(const ir::Region& region, std::vector<ValueId>* re
   call_stack_.pop_back();
   return_values_ = saved;
   return status;
+}
+
+Status Lowering::InlineBody(const ir::Region& region, std::span<const ValueId> arguments,
+                            std::vector<ValueId>* results) {
+  if (region.num_blocks() != 1 || region.block(0).num_arguments() != arguments.size()) {
+    return InvalidArgument("the body takes ", region.num_blocks() == 1
+                                                   ? region.block(0).num_arguments()
+                                                   : 0,
+                           " arguments, the op gives ", arguments.size());
+  }
+  for (size_t i = 0; i < arguments.size(); ++i) Bind(region.block(0).argument(i), arguments[i]);
+  return InlineRegion(region, results);
+}
+
+StatusOr<ValueId> Lowering::LocalTile(const ir::Value* value, const TensorSharding& sharding) {
+  KILN_ASSIGN_OR_RETURN(Shape global, ShapeOf(value));
+  if (auto it = ungathered_.find(value); it != ungathered_.end()) {
+    if (SameTiling(it->second.sharding, sharding, global.dims)) return it->second.local;
+  }
+  KILN_ASSIGN_OR_RETURN(ValueId id, Lookup(value));
+  if (auto it = tiles_.find(id); it != tiles_.end()) {
+    if (SameTiling(it->second.sharding, sharding, global.dims)) return it->second.local;
+  }
+  return EmitTile(*this, id, global, sharding);
+}
+
+StatusOr<ValueId> Lowering::GatherTiles(ValueId local, const Shape& global,
+                                        const TensorSharding& sharding) {
+  KILN_ASSIGN_OR_RETURN(ValueId id, EmitGather(*this, local, global, sharding));
+  tiles_.emplace(id, Tiles{local, sharding});
+  return id;
 }
 
 Status Lowering::InlineCall(const ir::Operation& call) {
@@ -209,6 +278,7 @@ StatusOr<std::shared_ptr<const Graph>> Lowering::LowerRegion(const ir::Region& r
   auto graph = std::make_shared<Graph>();
   Lowering inner(module_, *graph, this, depth_ + 1);
   inner.annotated_ = annotated_;
+  inner.spmd_ = spmd_;
   const ir::Block& block = region.block(0);
   for (size_t i = 0; i < block.num_arguments(); ++i) {
     KILN_ASSIGN_OR_RETURN(Shape shape, inner.ShapeOf(block.argument(i)));

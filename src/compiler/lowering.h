@@ -16,6 +16,7 @@
 #include "base/small_vector.h"
 #include "compiler/executor.h"
 #include "compiler/graph.h"
+#include "compiler/sharding.h"
 #include "ir/module.h"
 #include "kernels/reduce.h"
 
@@ -40,10 +41,23 @@ struct StridedRead {
 StridedRead MakeRead(ValueId source, std::vector<int64_t> dims, std::vector<int64_t> base,
                      std::vector<int> axis, std::vector<int64_t> step);
 
+// How an SPMD program is partitioned (lower_spmd.cc): its meshes and the
+// shardings of the entry's parameters and results (nullopt: whole on every
+// device). Each device receives and returns its tiles; in between the
+// program computes on whole arrays, gathering tiles where it needs a whole
+// array, and sdy.manual_computation bodies run on their local tiles with
+// real collectives.
+struct Spmd {
+  MeshTable meshes;
+  std::vector<std::optional<TensorSharding>> parameters;
+  std::vector<std::optional<TensorSharding>> results;
+};
+
 class Lowering {
  public:
   // Lowers the function `entry` of `module` into `graph`.
-  static Status LowerEntry(const ir::Module& module, const ir::Operation& entry, Graph& graph);
+  static Status LowerEntry(const ir::Module& module, const ir::Operation& entry, Graph& graph,
+                           const Spmd* spmd = nullptr);
 
   // --- For rules ---
   Graph& graph() { return graph_; }
@@ -105,6 +119,22 @@ class Lowering {
   // Location text for messages.
   static std::string Where(const ir::Operation& op);
 
+  // SPMD programs: the partitioning, null for a program run whole.
+  const Spmd* spmd() const { return spmd_; }
+  // `value`'s tile under `sharding` on the running device: an entry
+  // parameter's (or a gathered value's) own tiles when the tiling is the
+  // same, else cut from the whole value when the program runs.
+  StatusOr<ValueId> LocalTile(const ir::Value* value, const TensorSharding& sharding);
+  // The whole array of `global` shape from every device's tile `local`
+  // (a meeting of the devices); remembered as `local`'s gathered form.
+  StatusOr<ValueId> GatherTiles(ValueId local, const Shape& global,
+                                const TensorSharding& sharding);
+  // Binds the results of a region inlined in place of `op` with its block
+  // arguments bound to `arguments` (sdy bodies), returning its terminator's
+  // operands (sdy.return, func.return, stablehlo.return).
+  Status InlineBody(const ir::Region& region, std::span<const ValueId> arguments,
+                    std::vector<ValueId>* results);
+
  private:
   Lowering(const ir::Module& module, Graph& graph, Lowering* parent, int depth)
       : module_(module), graph_(graph), parent_(parent), depth_(depth) {}
@@ -128,6 +158,15 @@ class Lowering {
   std::vector<ValueId>* return_values_ = nullptr;  // func.return target while inlining
   bool root_annotated_ = false;
   bool* annotated_ = &root_annotated_;  // an error already names its op (shared with regions)
+  const Spmd* spmd_ = nullptr;
+  // Values held as tiles: entry parameters not gathered yet (gathered on
+  // first use), and values whose tiles are known (gathered ones).
+  struct Tiles {
+    ValueId local;
+    TensorSharding sharding;
+  };
+  std::unordered_map<const ir::Value*, Tiles> ungathered_;
+  std::unordered_map<ValueId, Tiles> tiles_;
 };
 
 using LowerFn = Status (*)(Lowering& lowering, const ir::Operation& op);
@@ -159,6 +198,17 @@ std::span<const LoweringRule> SolverLowerings();
 // chlo.broadcast_*, chlo.broadcast_select, chlo.constant_like as the
 // StableHLO ops they compose (lower_chlo.cc).
 std::span<const LoweringRule> ChloLowerings();
+// sdy ops: manual_computation, sharding_constraint, reshard,
+// propagation_barrier, sharding_group, named_computation (lower_spmd.cc).
+std::span<const LoweringRule> SpmdLowerings();
+// The tile node of `value` (of whole shape `global`): cuts the running
+// device's tile; and whether two shardings give every device of `devices`
+// the same tile (lower_spmd.cc).
+StatusOr<ValueId> EmitTile(Lowering& lowering, ValueId value, const Shape& global,
+                           const TensorSharding& sharding);
+StatusOr<ValueId> EmitGather(Lowering& lowering, ValueId local, const Shape& global,
+                             const TensorSharding& sharding);
+bool SameTiling(const TensorSharding& a, const TensorSharding& b, std::span<const int64_t> dims);
 // The collectives: all_reduce, all_gather, reduce_scatter, all_to_all,
 // collective_permute, collective_broadcast (lower_collectives.cc).
 std::span<const LoweringRule> CollectiveLowerings();

@@ -81,7 +81,7 @@ StatusOr<std::unique_ptr<LoadedExecutable>> LoadedExecutable::Create(
   // partitions of a program written per partition. A program the framework
   // wants partitioned (global shapes with shardings) needs the SPMD
   // partitioner, which Kiln does not have yet.
-  if (options.num_partitions > 1 && options.use_spmd_partitioning) {
+  if (options.num_partitions > 1 && options.use_spmd_partitioning && !program->partitioned) {
     return Unimplemented("SPMD partitioning of a program over ", options.num_partitions,
                          " partitions (jit with shardings, shard_map, pmap) is not built yet; "
                          "Kiln runs replicated programs and programs written per partition");

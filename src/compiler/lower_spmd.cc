@@ -1,0 +1,246 @@
+// SPMD programs (Shardy): each device receives and returns its tiles of the
+// sharded parameters and results. Between them Kiln computes on whole
+// arrays on every device, gathering tiles where a whole array is needed
+// (a meeting of the devices, like all_gather) and cutting its own tile
+// where a tile is needed (no meeting): a correct first partitioner, whose
+// cost is the gathered copies. sdy.manual_computation bodies (shard_map,
+// pmap) run on the devices' local tiles with real collectives, and a
+// parameter whose tiles already are the body's operand tiles goes in
+// without a gather (likewise a body result returned with the same tiling).
+// sharding_constraint / reshard / propagation_barrier only steer XLA's
+// propagation: whole arrays need no resharding, so they are the identity.
+#include <algorithm>
+#include <cstring>
+
+#include "base/small_vector.h"
+#include "compiler/lowering.h"
+#include "kernels/copy.h"
+#include "kernels/gather.h"
+
+namespace kiln::compiler {
+namespace {
+
+// The element offset of the tile of the device at `coordinates` in the
+// whole array, and its dims.
+int64_t TileOffset(const TensorSharding& sharding, std::span<const int64_t> coordinates,
+                   std::span<const int64_t> local, std::span<const int64_t> global_strides) {
+  int64_t offset = 0;
+  for (size_t d = 0; d < local.size(); ++d) {
+    offset += sharding.TileOf(d, coordinates) * local[d] * global_strides[d];
+  }
+  return offset;
+}
+
+StatusOr<std::vector<int64_t>> CoordinatesOf(const TensorSharding& sharding, int64_t device) {
+  std::optional<std::vector<int64_t>> coordinates = sharding.mesh.CoordinatesOf(device);
+  if (!coordinates) {
+    return InvalidArgument("partition ", device, " is not a device of the mesh (",
+                           sharding.mesh.num_devices(), " devices)");
+  }
+  return std::move(*coordinates);
+}
+
+// A sharding with only the axes of `keep`.
+TensorSharding Restricted(const TensorSharding& sharding, const std::vector<std::string>& keep) {
+  TensorSharding restricted = sharding;
+  for (auto& axes : restricted.dims) {
+    std::erase_if(axes, [&](const AxisRef& ref) {
+      return std::find(keep.begin(), keep.end(), ref.name) == keep.end();
+    });
+  }
+  return restricted;
+}
+
+Status LowerIdentity(Lowering& lowering, const ir::Operation& op) {
+  for (size_t i = 0; i < op.num_results(); ++i) {
+    KILN_ASSIGN_OR_RETURN(ValueId id, lowering.Input(op, i));
+    lowering.Bind(op.result(i), id);
+  }
+  return Status::Ok();
+}
+
+Status LowerNothing(Lowering&, const ir::Operation&) { return Status::Ok(); }
+
+std::string_view OpaqueText(const ir::Attribute& attribute) {
+  return attribute.Is(ir::AttrKind::kOpaque) ? std::string_view(attribute->text)
+                                             : std::string_view();
+}
+
+// sdy.manual_computation: each operand's tile (over the manual axes) goes
+// into the body; each body result, a tile, is gathered into the op's whole
+// result.
+Status LowerManualComputation(Lowering& lowering, const ir::Operation& op) {
+  if (lowering.spmd() == nullptr) {
+    return Unimplemented("sdy.manual_computation in a program compiled without its mesh");
+  }
+  const MeshTable& meshes = lowering.spmd()->meshes;
+  KILN_ASSIGN_OR_RETURN(std::vector<TensorSharding> in,
+                        ParseShardingPerValue(OpaqueText(op.GetAttr("in_shardings")), meshes));
+  KILN_ASSIGN_OR_RETURN(std::vector<TensorSharding> out,
+                        ParseShardingPerValue(OpaqueText(op.GetAttr("out_shardings")), meshes));
+  KILN_ASSIGN_OR_RETURN(std::vector<std::string> manual,
+                        ParseManualAxes(OpaqueText(op.GetAttr("manual_axes"))));
+  if (in.size() != op.operands().size() || out.size() != op.num_results()) {
+    return InvalidArgument("in_shardings has ", in.size(), " entries for ", op.operands().size(),
+                           " operands and out_shardings ", out.size(), " for ", op.num_results(),
+                           " results");
+  }
+  std::vector<ValueId> arguments;
+  for (size_t i = 0; i < in.size(); ++i) {
+    KILN_ASSIGN_OR_RETURN(ValueId tile,
+                          lowering.LocalTile(op.operand(i), Restricted(in[i], manual)));
+    arguments.push_back(tile);
+  }
+  std::vector<ValueId> returned;
+  KILN_RETURN_IF_ERROR(lowering.InlineBody(op.region(0), arguments, &returned));
+  if (returned.size() != op.num_results()) {
+    return InvalidArgument("the body returns ", returned.size(), " values for ",
+                           op.num_results(), " results");
+  }
+  for (size_t r = 0; r < returned.size(); ++r) {
+    KILN_ASSIGN_OR_RETURN(Shape global, lowering.ShapeOf(op.result(r)));
+    KILN_ASSIGN_OR_RETURN(ValueId whole,
+                          lowering.GatherTiles(returned[r], global, Restricted(out[r], manual)));
+    lowering.Bind(op.result(r), whole);
+  }
+  return Status::Ok();
+}
+
+// sdy.named_computation: a named call; its body runs in place.
+Status LowerNamedComputation(Lowering& lowering, const ir::Operation& op) {
+  std::vector<ValueId> arguments;
+  for (size_t i = 0; i < op.operands().size(); ++i) {
+    KILN_ASSIGN_OR_RETURN(ValueId id, lowering.Input(op, i));
+    arguments.push_back(id);
+  }
+  std::vector<ValueId> returned;
+  KILN_RETURN_IF_ERROR(lowering.InlineBody(op.region(0), arguments, &returned));
+  if (returned.size() != op.num_results()) {
+    return InvalidArgument("the body returns ", returned.size(), " values for ",
+                           op.num_results(), " results");
+  }
+  for (size_t r = 0; r < returned.size(); ++r) lowering.Bind(op.result(r), returned[r]);
+  return Status::Ok();
+}
+
+constexpr LoweringRule kRules[] = {
+    {ir::OpCode::kSdyManualComputation, LowerManualComputation},
+    {ir::OpCode::kSdyNamedComputation, LowerNamedComputation},
+    {ir::OpCode::kSdyShardingConstraint, LowerIdentity},
+    {ir::OpCode::kSdyReshard, LowerIdentity},
+    {ir::OpCode::kSdyPropagationBarrier, LowerIdentity},
+    {ir::OpCode::kSdyShardingGroup, LowerNothing},
+};
+
+// The ops the tile and gather nodes are named after (messages, profiles).
+const ir::Operation& TileOp() {
+  static const ir::Operation* op = new ir::Operation("kiln.spmd_tile");
+  return *op;
+}
+const ir::Operation& GatherOp() {
+  static const ir::Operation* op = new ir::Operation("kiln.spmd_gather");
+  return *op;
+}
+
+}  // namespace
+
+bool SameTiling(const TensorSharding& a, const TensorSharding& b, std::span<const int64_t> dims) {
+  if (a.dims.size() != dims.size() || b.dims.size() != dims.size()) return false;
+  if (a.mesh.num_devices() != b.mesh.num_devices()) return false;
+  for (int64_t device = 0; device < a.mesh.num_devices(); ++device) {
+    auto ca = a.mesh.CoordinatesOf(device);
+    auto cb = b.mesh.CoordinatesOf(device);
+    if (!ca || !cb) return false;
+    for (size_t d = 0; d < dims.size(); ++d) {
+      if (a.Tiles(d) != b.Tiles(d) || a.TileOf(d, *ca) != b.TileOf(d, *cb)) return false;
+    }
+  }
+  return true;
+}
+
+StatusOr<ValueId> EmitTile(Lowering& lowering, ValueId value, const Shape& global,
+                           const TensorSharding& sharding) {
+  Shape local = global;
+  KILN_ASSIGN_OR_RETURN(local.dims, sharding.LocalDims(global.dims));
+  if (local.dims == global.dims) return value;
+  // Never folded: the tile depends on the device running it.
+  KILN_ASSIGN_OR_RETURN(
+      std::vector<ValueId> outputs,
+      lowering.EmitNode(
+          TileOp(), {value}, {local},
+          [sharding](RunContext& ctx) -> Status {
+            KILN_ASSIGN_OR_RETURN(std::vector<int64_t> coordinates,
+                                  CoordinatesOf(sharding, ctx.env().partition_id));
+            const Shape& whole = ctx.in_shape(0);
+            const Shape& tile = ctx.out_shape(0);
+            const size_t bytes = ElementBytes(whole.element_type);
+            SmallVector<int64_t> whole_strides(whole.dims.size()), tile_strides(tile.dims.size());
+            kernels::DenseStrides(whole.dims, whole_strides);
+            kernels::DenseStrides(tile.dims, tile_strides);
+            const int64_t offset = TileOffset(sharding, coordinates, tile.dims, whole_strides);
+            kernels::CopyBox(bytes, tile.dims,
+                             static_cast<const uint8_t*>(ctx.in(0)) +
+                                 offset * static_cast<int64_t>(bytes),
+                             whole_strides, ctx.out(0), tile_strides);
+            return Status::Ok();
+          },
+          {}, {}, /*foldable=*/false));
+  return outputs[0];
+}
+
+StatusOr<ValueId> EmitGather(Lowering& lowering, ValueId local, const Shape& global,
+                             const TensorSharding& sharding) {
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> tile_dims, sharding.LocalDims(global.dims));
+  if (tile_dims == global.dims) return local;
+  if (tile_dims != lowering.graph().shape(local).dims) {
+    return InvalidArgument("a tile of ", lowering.graph().shape(local).ToString(),
+                           " for a whole array of ", global.ToString());
+  }
+  // Removable when unused (every device's plan drops it alike); a constant
+  // tile is not folded, since folding runs on no device.
+  const bool constant = lowering.graph().values[static_cast<size_t>(local)].constant != nullptr;
+  KILN_ASSIGN_OR_RETURN(
+      std::vector<ValueId> outputs,
+      lowering.EmitNode(
+          GatherOp(), {local}, {global},
+          [sharding](RunContext& ctx) -> Status {
+            const ExecutionEnv& env = ctx.env();
+            const int64_t partitions = env.num_partitions;
+            SmallVector<int64_t> group;
+            for (int64_t p = 0; p < partitions; ++p) {
+              group.push_back(env.replica_id * partitions + p);
+            }
+            void* mine[] = {const_cast<void*>(ctx.in(0))};
+            auto work = [&](std::span<void* const> all) -> Status {
+              const Shape& tile = ctx.in_shape(0);
+              const Shape& whole = ctx.out_shape(0);
+              const size_t bytes = ElementBytes(whole.element_type);
+              SmallVector<int64_t> whole_strides(whole.dims.size());
+              SmallVector<int64_t> tile_strides(tile.dims.size());
+              kernels::DenseStrides(whole.dims, whole_strides);
+              kernels::DenseStrides(tile.dims, tile_strides);
+              for (size_t m = 0; m < all.size(); ++m) {
+                KILN_ASSIGN_OR_RETURN(std::vector<int64_t> coordinates,
+                                      CoordinatesOf(sharding, static_cast<int64_t>(m)));
+                const int64_t offset = TileOffset(sharding, coordinates, tile.dims, whole_strides);
+                kernels::CopyBox(bytes, tile.dims, all[m], tile_strides,
+                                 static_cast<uint8_t*>(ctx.out(0)) +
+                                     offset * static_cast<int64_t>(bytes),
+                                 whole_strides);
+              }
+              return Status::Ok();
+            };
+            if (partitions == 1) return work(mine);
+            if (env.collectives == nullptr) {
+              return FailedPrecondition("gathering a sharded array needs all ", partitions,
+                                        " devices of the program to run together");
+            }
+            return env.collectives->Meet(group, mine, work);
+          },
+          {}, {}, /*foldable=*/!constant));
+  return outputs[0];
+}
+
+std::span<const LoweringRule> SpmdLowerings() { return kRules; }
+
+}  // namespace kiln::compiler

@@ -1,0 +1,336 @@
+#include "compiler/sharding.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace kiln::compiler {
+namespace {
+
+// A cursor over sdy attribute text: strings, integers, names and
+// punctuation, with spaces skipped.
+class Cursor {
+ public:
+  explicit Cursor(std::string_view text) : text_(text) {}
+
+  bool done() {
+    Skip();
+    return at_ == text_.size();
+  }
+  bool Peek(char c) {
+    Skip();
+    return at_ < text_.size() && text_[at_] == c;
+  }
+  bool Accept(char c) {
+    if (!Peek(c)) return false;
+    ++at_;
+    return true;
+  }
+  bool AcceptWord(std::string_view word) {
+    Skip();
+    if (text_.substr(at_, word.size()) != word) return false;
+    at_ += word.size();
+    return true;
+  }
+  Status Expect(char c) {
+    if (Accept(c)) return Status::Ok();
+    return Error(StrCat("expected '", std::string(1, c), "'"));
+  }
+  StatusOr<std::string> String() {
+    KILN_RETURN_IF_ERROR(Expect('"'));
+    std::string value;
+    while (at_ < text_.size() && text_[at_] != '"') {
+      if (text_[at_] == '\\' && at_ + 1 < text_.size()) ++at_;
+      value += text_[at_++];
+    }
+    KILN_RETURN_IF_ERROR(Expect('"'));
+    return value;
+  }
+  StatusOr<int64_t> Integer() {
+    Skip();
+    size_t end = at_;
+    if (end < text_.size() && text_[end] == '-') ++end;
+    while (end < text_.size() && std::isdigit(static_cast<unsigned char>(text_[end]))) ++end;
+    if (end == at_) return Error("expected an integer");
+    int64_t value = std::stoll(std::string(text_.substr(at_, end - at_)));
+    at_ = end;
+    return value;
+  }
+  // A symbol name after '@'.
+  StatusOr<std::string> Symbol() {
+    KILN_RETURN_IF_ERROR(Expect('@'));
+    if (Peek('"')) return String();
+    size_t end = at_;
+    while (end < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[end])) ||
+                                  text_[end] == '_' || text_[end] == '.' || text_[end] == '$')) {
+      ++end;
+    }
+    std::string name(text_.substr(at_, end - at_));
+    at_ = end;
+    if (name.empty()) return Error("expected a symbol name");
+    return name;
+  }
+  // Skips a balanced group starting at the next character ([...], {...},
+  // <...>) or one word.
+  void SkipItem() {
+    Skip();
+    int depth = 0;
+    while (at_ < text_.size()) {
+      const char c = text_[at_];
+      if (c == '"') {
+        (void)String();
+        continue;
+      }
+      if (c == '[' || c == '{' || c == '<' || c == '(') ++depth;
+      if (c == ']' || c == '}' || c == '>' || c == ')') {
+        if (depth == 0) return;
+        --depth;
+      }
+      if (c == ',' && depth == 0) return;
+      ++at_;
+    }
+  }
+  Status Error(std::string_view what) const {
+    return InvalidArgument("sdy attribute `", text_, "`: ", what, " at offset ", at_);
+  }
+
+ private:
+  void Skip() {
+    while (at_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[at_]))) ++at_;
+  }
+  std::string_view text_;
+  size_t at_ = 0;
+};
+
+// `["a"=2, "b"=4]` then optionally `, device_ids=[...]`; the caller has
+// consumed '<' and consumes '>'.
+StatusOr<Mesh> MeshBody(Cursor& in) {
+  Mesh mesh;
+  KILN_RETURN_IF_ERROR(in.Expect('['));
+  while (!in.Accept(']')) {
+    if (!mesh.axes.empty()) KILN_RETURN_IF_ERROR(in.Expect(','));
+    KILN_ASSIGN_OR_RETURN(std::string name, in.String());
+    KILN_RETURN_IF_ERROR(in.Expect('='));
+    KILN_ASSIGN_OR_RETURN(int64_t size, in.Integer());
+    if (size <= 0) return in.Error("a mesh axis size must be positive");
+    mesh.axes.push_back(std::move(name));
+    mesh.sizes.push_back(size);
+  }
+  if (in.Accept(',')) {
+    if (!in.AcceptWord("device_ids")) return in.Error("expected device_ids");
+    KILN_RETURN_IF_ERROR(in.Expect('='));
+    KILN_RETURN_IF_ERROR(in.Expect('['));
+    while (!in.Accept(']')) {
+      if (!mesh.device_ids.empty()) KILN_RETURN_IF_ERROR(in.Expect(','));
+      KILN_ASSIGN_OR_RETURN(int64_t id, in.Integer());
+      mesh.device_ids.push_back(id);
+    }
+    if (static_cast<int64_t>(mesh.device_ids.size()) != mesh.num_devices()) {
+      return in.Error(StrCat("device_ids lists ", mesh.device_ids.size(), " devices for a mesh of ",
+                             mesh.num_devices()));
+    }
+  }
+  return mesh;
+}
+
+// `@name` or `mesh<...>` / `#sdy.mesh<...>` inline.
+StatusOr<Mesh> MeshRef(Cursor& in, const MeshTable& meshes) {
+  if (in.Peek('@')) {
+    KILN_ASSIGN_OR_RETURN(std::string name, in.Symbol());
+    auto found = meshes.find(name);
+    if (found == meshes.end()) return in.Error(StrCat("no sdy.mesh @", name));
+    return found->second;
+  }
+  if (!in.AcceptWord("#sdy.mesh") && !in.AcceptWord("mesh")) {
+    return in.Error("expected a mesh (@name or mesh<...>)");
+  }
+  KILN_RETURN_IF_ERROR(in.Expect('<'));
+  KILN_ASSIGN_OR_RETURN(Mesh mesh, MeshBody(in));
+  KILN_RETURN_IF_ERROR(in.Expect('>'));
+  return mesh;
+}
+
+// `{"a", "b":(1)2, ?}p3`: the axes of one dimension.
+StatusOr<std::vector<AxisRef>> DimBody(Cursor& in, const Mesh& mesh) {
+  std::vector<AxisRef> axes;
+  KILN_RETURN_IF_ERROR(in.Expect('{'));
+  bool first = true;
+  while (!in.Accept('}')) {
+    if (!first) KILN_RETURN_IF_ERROR(in.Expect(','));
+    first = false;
+    if (in.Accept('?')) continue;  // open: more axes may be added; none are
+    AxisRef ref;
+    KILN_ASSIGN_OR_RETURN(ref.name, in.String());
+    if (mesh.AxisIndex(ref.name) < 0) return in.Error(StrCat("no mesh axis \"", ref.name, "\""));
+    if (in.Accept(':')) {
+      KILN_RETURN_IF_ERROR(in.Expect('('));
+      KILN_ASSIGN_OR_RETURN(ref.pre_size, in.Integer());
+      KILN_RETURN_IF_ERROR(in.Expect(')'));
+      KILN_ASSIGN_OR_RETURN(ref.size, in.Integer());
+      const int64_t whole = mesh.sizes[static_cast<size_t>(mesh.AxisIndex(ref.name))];
+      if (ref.pre_size <= 0 || ref.size <= 0 || whole % (ref.pre_size * ref.size) != 0) {
+        return in.Error(StrCat("sub-axis \"", ref.name, "\":(", ref.pre_size, ")", ref.size,
+                               " does not divide the axis of size ", whole));
+      }
+    }
+    axes.push_back(std::move(ref));
+  }
+  if (in.Accept('p')) KILN_RETURN_IF_ERROR(in.Integer().status());  // a priority
+  return axes;
+}
+
+// `@mesh, [dims], replicated={...}, unreduced={...}` up to (not including)
+// the closing '>'.
+StatusOr<TensorSharding> ShardingBody(Cursor& in, const MeshTable& meshes) {
+  TensorSharding sharding;
+  KILN_ASSIGN_OR_RETURN(sharding.mesh, MeshRef(in, meshes));
+  KILN_RETURN_IF_ERROR(in.Expect(','));
+  KILN_RETURN_IF_ERROR(in.Expect('['));
+  while (!in.Accept(']')) {
+    if (!sharding.dims.empty()) KILN_RETURN_IF_ERROR(in.Expect(','));
+    KILN_ASSIGN_OR_RETURN(std::vector<AxisRef> axes, DimBody(in, sharding.mesh));
+    sharding.dims.push_back(std::move(axes));
+  }
+  // replicated={...} / unreduced={...}: axes the tensor is whole over.
+  while (in.Accept(',')) in.SkipItem();
+  return sharding;
+}
+
+}  // namespace
+
+int64_t Mesh::num_devices() const {
+  int64_t count = 1;
+  for (int64_t size : sizes) count *= size;
+  return count;
+}
+
+int Mesh::AxisIndex(std::string_view name) const {
+  for (size_t i = 0; i < axes.size(); ++i) {
+    if (axes[i] == name) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+std::optional<std::vector<int64_t>> Mesh::CoordinatesOf(int64_t device) const {
+  int64_t position = device;
+  if (!device_ids.empty()) {
+    auto found = std::find(device_ids.begin(), device_ids.end(), device);
+    if (found == device_ids.end()) return std::nullopt;
+    position = found - device_ids.begin();
+  } else if (device < 0 || device >= num_devices()) {
+    return std::nullopt;
+  }
+  std::vector<int64_t> coordinates(axes.size());
+  for (size_t a = axes.size(); a-- > 0;) {
+    coordinates[a] = position % sizes[a];
+    position /= sizes[a];
+  }
+  return coordinates;
+}
+
+int64_t Mesh::DeviceAt(std::span<const int64_t> coordinates) const {
+  int64_t position = 0;
+  for (size_t a = 0; a < axes.size(); ++a) position = position * sizes[a] + coordinates[a];
+  return device_ids.empty() ? position : device_ids[static_cast<size_t>(position)];
+}
+
+int64_t TensorSharding::SizeOf(const AxisRef& ref) const {
+  return ref.size > 0 ? ref.size : mesh.sizes[static_cast<size_t>(mesh.AxisIndex(ref.name))];
+}
+
+int64_t TensorSharding::CoordinateOf(const AxisRef& ref,
+                                     std::span<const int64_t> coordinates) const {
+  const auto axis = static_cast<size_t>(mesh.AxisIndex(ref.name));
+  if (ref.size == 0) return coordinates[axis];
+  const int64_t minor = mesh.sizes[axis] / (ref.pre_size * ref.size);
+  return (coordinates[axis] / minor) % ref.size;
+}
+
+int64_t TensorSharding::Tiles(size_t d) const {
+  int64_t tiles = 1;
+  for (const AxisRef& ref : dims[d]) tiles *= SizeOf(ref);
+  return tiles;
+}
+
+int64_t TensorSharding::TileOf(size_t d, std::span<const int64_t> coordinates) const {
+  int64_t tile = 0;
+  for (const AxisRef& ref : dims[d]) tile = tile * SizeOf(ref) + CoordinateOf(ref, coordinates);
+  return tile;
+}
+
+StatusOr<std::vector<int64_t>> TensorSharding::LocalDims(std::span<const int64_t> global) const {
+  if (global.size() != dims.size()) {
+    return InvalidArgument("a sharding of rank ", dims.size(), " for a tensor of rank ",
+                           global.size());
+  }
+  std::vector<int64_t> local(global.begin(), global.end());
+  for (size_t d = 0; d < dims.size(); ++d) {
+    const int64_t tiles = Tiles(d);
+    if (global[d] % tiles != 0) {
+      return Unimplemented("dimension ", d, " of size ", global[d], " split into ", tiles,
+                           " tiles (uneven shardings need padding, which Kiln does not do yet)");
+    }
+    local[d] = global[d] / tiles;
+  }
+  return local;
+}
+
+bool TensorSharding::IsReplicated() const {
+  for (const auto& axes : dims) {
+    if (!axes.empty()) return false;
+  }
+  return true;
+}
+
+StatusOr<Mesh> ParseMesh(std::string_view text) {
+  Cursor in(text);
+  (void)in.AcceptWord("#sdy.mesh");
+  KILN_RETURN_IF_ERROR(in.Expect('<'));
+  KILN_ASSIGN_OR_RETURN(Mesh mesh, MeshBody(in));
+  KILN_RETURN_IF_ERROR(in.Expect('>'));
+  if (!in.done()) return in.Error("unexpected text after the mesh");
+  return mesh;
+}
+
+StatusOr<TensorSharding> ParseSharding(std::string_view text, const MeshTable& meshes) {
+  Cursor in(text);
+  (void)in.AcceptWord("#sdy.sharding");
+  KILN_RETURN_IF_ERROR(in.Expect('<'));
+  KILN_ASSIGN_OR_RETURN(TensorSharding sharding, ShardingBody(in, meshes));
+  KILN_RETURN_IF_ERROR(in.Expect('>'));
+  if (!in.done()) return in.Error("unexpected text after the sharding");
+  return sharding;
+}
+
+StatusOr<std::vector<TensorSharding>> ParseShardingPerValue(std::string_view text,
+                                                            const MeshTable& meshes) {
+  Cursor in(text);
+  (void)in.AcceptWord("#sdy.sharding_per_value");
+  KILN_RETURN_IF_ERROR(in.Expect('<'));
+  KILN_RETURN_IF_ERROR(in.Expect('['));
+  std::vector<TensorSharding> shardings;
+  while (!in.Accept(']')) {
+    if (!shardings.empty()) KILN_RETURN_IF_ERROR(in.Expect(','));
+    KILN_RETURN_IF_ERROR(in.Expect('<'));
+    KILN_ASSIGN_OR_RETURN(TensorSharding sharding, ShardingBody(in, meshes));
+    KILN_RETURN_IF_ERROR(in.Expect('>'));
+    shardings.push_back(std::move(sharding));
+  }
+  KILN_RETURN_IF_ERROR(in.Expect('>'));
+  return shardings;
+}
+
+StatusOr<std::vector<std::string>> ParseManualAxes(std::string_view text) {
+  Cursor in(text);
+  (void)in.AcceptWord("#sdy<manual_axes");
+  (void)in.AcceptWord("manual_axes");
+  KILN_RETURN_IF_ERROR(in.Expect('{'));
+  std::vector<std::string> axes;
+  while (!in.Accept('}')) {
+    if (!axes.empty()) KILN_RETURN_IF_ERROR(in.Expect(','));
+    KILN_ASSIGN_OR_RETURN(std::string name, in.String());
+    axes.push_back(std::move(name));
+  }
+  return axes;
+}
+
+}  // namespace kiln::compiler

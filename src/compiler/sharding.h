@@ -1,0 +1,81 @@
+// Shardy (sdy) meshes and tensor shardings, read from the attribute text
+// Kiln IR keeps for them (`#sdy.mesh<...>`, `#sdy.sharding<...>`,
+// `#sdy.sharding_per_value<...>`, `#sdy<manual_axes...>`), and the
+// geometry the partitioner needs: which tile of a tensor a device holds.
+//
+// A mesh names axes with sizes; its devices are numbered row-major over
+// the axes (the first axis major) and `device_ids` maps that position to a
+// logical device id (the partition id); without it the position is the id.
+// A dimension sharded over axes ["a", "b"] is split into size(a) * size(b)
+// tiles, "a" major. A sub-axis "a":(k)m is the m-sized part of "a" after
+// the k-sized major part.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+
+namespace kiln::compiler {
+
+struct Mesh {
+  std::vector<std::string> axes;
+  std::vector<int64_t> sizes;
+  std::vector<int64_t> device_ids;  // position -> logical id; empty: the position
+
+  int64_t num_devices() const;
+  int AxisIndex(std::string_view name) const;  // -1 when absent
+  // The coordinates (one per axis) of logical device `device`; nullopt when
+  // the mesh does not hold it.
+  std::optional<std::vector<int64_t>> CoordinatesOf(int64_t device) const;
+  // The logical device at `coordinates`.
+  int64_t DeviceAt(std::span<const int64_t> coordinates) const;
+};
+
+// An axis of a mesh, or a sub-axis of it (`pre_size` > 1 or `size` smaller
+// than the axis).
+struct AxisRef {
+  std::string name;
+  int64_t pre_size = 1;
+  int64_t size = 0;  // 0: the whole axis
+};
+
+struct TensorSharding {
+  Mesh mesh;
+  // Per tensor dimension, the axes it is split over, major first.
+  std::vector<std::vector<AxisRef>> dims;
+
+  // The size of `ref` in `mesh` and the coordinate of a device along it.
+  int64_t SizeOf(const AxisRef& ref) const;
+  int64_t CoordinateOf(const AxisRef& ref, std::span<const int64_t> coordinates) const;
+  // How many tiles dimension `d` is split into, and which of them the
+  // device at `coordinates` holds.
+  int64_t Tiles(size_t d) const;
+  int64_t TileOf(size_t d, std::span<const int64_t> coordinates) const;
+  // The local shape of a tensor of `global` dims; INVALID_ARGUMENT when a
+  // dimension does not split evenly.
+  StatusOr<std::vector<int64_t>> LocalDims(std::span<const int64_t> global) const;
+  // Whether every dimension is whole (a replicated tensor).
+  bool IsReplicated() const;
+};
+
+// The module's meshes by symbol name.
+using MeshTable = std::map<std::string, Mesh, std::less<>>;
+
+// `#sdy.mesh<[...]>` (or its body `<[...]>`).
+StatusOr<Mesh> ParseMesh(std::string_view text);
+// `#sdy.sharding<@mesh, [...]>` (or `<...>` as inside a per-value list),
+// its mesh by name from `meshes` or written inline.
+StatusOr<TensorSharding> ParseSharding(std::string_view text, const MeshTable& meshes);
+// `#sdy.sharding_per_value<[<...>, ...]>`: one sharding per value.
+StatusOr<std::vector<TensorSharding>> ParseShardingPerValue(std::string_view text,
+                                                            const MeshTable& meshes);
+// `#sdy<manual_axes{"a", "b"}>`.
+StatusOr<std::vector<std::string>> ParseManualAxes(std::string_view text);
+
+}  // namespace kiln::compiler
