@@ -125,10 +125,36 @@ struct Stub<Name, PJRT_Error*(Args*), Dependent> {
 #include "pjrt_api_slots.inc"
 #undef KILN_SLOT
 
+struct Name_ParameterShardings {
+  static constexpr const char* value = "PJRT_Shardings_PJRT_Executable_ParameterShardings";
+};
+struct Name_OutputShardings {
+  static constexpr const char* value = "PJRT_Shardings_PJRT_Executable_OutputShardings";
+};
+
+// The extensions Kiln offers, chained from PJRT_Api::extension_start:
+// Shardings (JAX reads partitioned executables' parameter and output
+// shardings through it).
+PJRT_Extension_Base* MakeExtensions() {
+  static PJRT_Shardings_Extension shardings = [] {
+    PJRT_Shardings_Extension extension{};
+    extension.base.struct_size = PJRT_Shardings_Extension_STRUCT_SIZE;
+    extension.base.type = PJRT_Extension_Type_Shardings;
+    extension.base.next = nullptr;
+    extension.PJRT_Shardings_PJRT_Executable_ParameterShardings =
+        &Entry<Name_ParameterShardings,
+               &Impl::PJRT_Shardings_PJRT_Executable_ParameterShardings>::Call;
+    extension.PJRT_Shardings_PJRT_Executable_OutputShardings =
+        &Entry<Name_OutputShardings, &Impl::PJRT_Shardings_PJRT_Executable_OutputShardings>::Call;
+    return extension;
+  }();
+  return &shardings.base;
+}
+
 PJRT_Api MakeApi() {
   PJRT_Api api{};
   api.struct_size = PJRT_Api_STRUCT_SIZE;
-  api.extension_start = nullptr;
+  api.extension_start = MakeExtensions();
   api.pjrt_api_version.struct_size = PJRT_Api_Version_STRUCT_SIZE;
   api.pjrt_api_version.extension_start = nullptr;
   api.pjrt_api_version.major_version = PJRT_API_MAJOR;

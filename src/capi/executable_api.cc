@@ -104,6 +104,28 @@ PJRT_Error* Impl::PJRT_Executable_Fingerprint(PJRT_Executable_Fingerprint_Args* 
   return nullptr;
 }
 
+// The Shardings extension: serialized xla.OpSharding per parameter and
+// output (replicated for a program that is not partitioned).
+PJRT_Error* Impl::PJRT_Shardings_PJRT_Executable_ParameterShardings(
+    PJRT_Shardings_PJRT_Executable_ParameterShardings_Args* args) {
+  KILN_ARGS(sharding_sizes);
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Executable* executable, UnwrapExecutable(args->executable));
+  args->num_parameters = executable->parameter_shardings.bytes.size();
+  args->shardings = executable->parameter_shardings.data.data();
+  args->sharding_sizes = executable->parameter_shardings.sizes.data();
+  return nullptr;
+}
+
+PJRT_Error* Impl::PJRT_Shardings_PJRT_Executable_OutputShardings(
+    PJRT_Shardings_PJRT_Executable_OutputShardings_Args* args) {
+  KILN_ARGS(sharding_sizes);
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Executable* executable, UnwrapExecutable(args->executable));
+  args->num_outputs = executable->output_shardings.bytes.size();
+  args->shardings = executable->output_shardings.data.data();
+  args->sharding_sizes = executable->output_shardings.sizes.data();
+  return nullptr;
+}
+
 // The program as StableHLO text (format "mlir"): first call with a null
 // `code` for the size, then with a buffer of that size.
 PJRT_Error* Impl::PJRT_Executable_OptimizedProgram(PJRT_Executable_OptimizedProgram_Args* args) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "xla/pjrt/c/pjrt_c_api.h"
+#include "xla/pjrt/c/pjrt_c_api_shardings_extension.h"
 
 namespace kiln::capi {
 
@@ -122,6 +123,9 @@ struct Impl {
   KILN_IMPL(PJRT_Executable_OutputElementTypes);
   KILN_IMPL(PJRT_Executable_OutputDimensions);
   KILN_IMPL(PJRT_Executable_OutputMemoryKinds);
+  // The Shardings extension (executable_api.cc).
+  KILN_IMPL(PJRT_Shardings_PJRT_Executable_ParameterShardings);
+  KILN_IMPL(PJRT_Shardings_PJRT_Executable_OutputShardings);
   KILN_IMPL(PJRT_Executable_ParameterMemoryKinds);
   KILN_IMPL(PJRT_Executable_Fingerprint);
   KILN_IMPL(PJRT_Executable_OptimizedProgram);

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "capi/convert.h"
+#include "frontend/proto/wire.h"
 
 namespace kiln::capi {
 namespace {
@@ -147,8 +148,64 @@ PJRT_Event* NewEvent(std::shared_ptr<runtime::Event> event) {
   return handle;
 }
 
+namespace {
+
+// `sharding` as a serialized xla.OpSharding over the mesh's logical device
+// ids: REPLICATED (an empty message) when whole, else OTHER with one tile
+// dimension per tensor dimension, plus a last one listing the devices that
+// share a tile (replicate_on_last_tile_dim) when there are several.
+std::string OpShardingBytes(const std::optional<compiler::TensorSharding>& sharding) {
+  if (!sharding || sharding->IsReplicated()) return std::string();
+  const compiler::Mesh& mesh = sharding->mesh;
+  const size_t rank = sharding->dims.size();
+  std::vector<int64_t> tiles;
+  int64_t count = 1;
+  for (size_t d = 0; d < rank; ++d) {
+    tiles.push_back(sharding->Tiles(d));
+    count *= tiles.back();
+  }
+  const int64_t replicas = mesh.num_devices() / count;
+  // Devices by tile, in mesh order within a tile.
+  std::vector<std::vector<int64_t>> holders(static_cast<size_t>(count));
+  for (int64_t position = 0; position < mesh.num_devices(); ++position) {
+    const int64_t device =
+        mesh.device_ids.empty() ? position : mesh.device_ids[static_cast<size_t>(position)];
+    std::vector<int64_t> coordinates = *mesh.CoordinatesOf(device);
+    int64_t tile = 0;
+    for (size_t d = 0; d < rank; ++d) tile = tile * tiles[d] + sharding->TileOf(d, coordinates);
+    holders[static_cast<size_t>(tile)].push_back(device);
+  }
+  std::vector<int64_t> devices;
+  for (const auto& list : holders) devices.insert(devices.end(), list.begin(), list.end());
+  if (replicas > 1) tiles.push_back(replicas);
+  frontend::proto::Writer writer;
+  writer.Varint(1, 3);  // type = OTHER
+  writer.PackedVarints(3, tiles);    // tile_assignment_dimensions
+  writer.PackedVarints(4, devices);  // tile_assignment_devices
+  if (replicas > 1) writer.Varint(6, 1);  // replicate_on_last_tile_dim
+  const auto& bytes = writer.bytes();
+  return std::string(bytes.begin(), bytes.end());
+}
+
+void FillShardings(const std::vector<std::optional<compiler::TensorSharding>>& shardings,
+                   size_t count, PJRT_Executable::Shardings& out) {
+  for (size_t i = 0; i < count; ++i) {
+    out.bytes.push_back(OpShardingBytes(i < shardings.size() ? shardings[i] : std::nullopt));
+  }
+  for (const std::string& bytes : out.bytes) {
+    out.data.push_back(bytes.data());
+    out.sizes.push_back(bytes.size());
+  }
+}
+
+}  // namespace
+
 PJRT_Executable* NewExecutable(std::shared_ptr<const compiler::Program> program) {
   auto* handle = new PJRT_Executable;
+  FillShardings(program->parameter_shardings, program->parameter_shapes.size(),
+                handle->parameter_shardings);
+  FillShardings(program->result_shardings, program->result_shapes.size(),
+                handle->output_shardings);
   for (const Shape& shape : program->result_shapes) {
     handle->output_types.push_back(ToPjrtType(shape.element_type));
     handle->output_dims.insert(handle->output_dims.end(), shape.dims.begin(), shape.dims.end());

@@ -138,6 +138,14 @@ struct PJRT_Executable {
   std::vector<size_t> parameter_memory_kind_sizes;
   std::string fingerprint;
   std::vector<PJRT_NamedValue> cost_properties;  // GetCostAnalysis
+  // The Shardings extension: serialized xla.OpSharding per parameter and
+  // output, with the pointer and size arrays handed out.
+  struct Shardings {
+    std::vector<std::string> bytes;
+    std::vector<const char*> data;
+    std::vector<size_t> sizes;
+  };
+  Shardings parameter_shardings, output_shardings;
 };
 
 struct PJRT_LoadedExecutable {

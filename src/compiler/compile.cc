@@ -226,6 +226,31 @@ StatusOr<std::optional<Spmd>> PlanSpmd(const ir::Module& module, const ir::Opera
   const size_t results = type.Is(ir::AttrKind::kType) ? type->type.results().size() : 0;
   KILN_ASSIGN_OR_RETURN(spmd.results,
                         ShardingsOf(entry.GetAttr("res_attrs"), results, spmd.meshes));
+  // A result the program leaves unsharded takes the sharding of the op
+  // returning it when that op says one (a manual_computation's
+  // out_shardings, a sharding_constraint), as XLA's propagation would: the
+  // devices then return their tiles.
+  const ir::Operation* terminator =
+      body.operations().empty() ? nullptr : body.operations().back().get();
+  for (size_t r = 0; terminator != nullptr && r < spmd.results.size() &&
+                     r < terminator->operands().size();
+       ++r) {
+    if (spmd.results[r]) continue;
+    const ir::Value* value = terminator->operand(r);
+    const ir::Operation* producer = value->defining_op();
+    if (producer == nullptr) continue;
+    if (producer->code() == ir::OpCode::kSdyManualComputation) {
+      KILN_ASSIGN_OR_RETURN(
+          std::vector<TensorSharding> out,
+          ParseShardingPerValue(OpaqueText(producer->GetAttr("out_shardings")), spmd.meshes));
+      const auto index = static_cast<size_t>(value->index());
+      if (index < out.size()) spmd.results[r] = std::move(out[index]);
+    } else if (producer->code() == ir::OpCode::kSdyShardingConstraint ||
+               producer->code() == ir::OpCode::kSdyReshard) {
+      KILN_ASSIGN_OR_RETURN(spmd.results[r],
+                            ParseSharding(OpaqueText(producer->GetAttr("sharding")), spmd.meshes));
+    }
+  }
   return std::optional<Spmd>(std::move(spmd));
 }
 
