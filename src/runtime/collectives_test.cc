@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "runtime/client.h"
+#include "frontend/proto/wire.h"
 #include "runtime/device_backend.h"
 
 namespace kiln::runtime {
@@ -250,6 +251,51 @@ TEST_F(LaunchExecutableTest, OneDeviceOfAReplicatedProgramCannotMeetItsPeers) {
   Status status = run->done->Await();
   EXPECT_EQ(status.code(), StatusCode::kFailedPrecondition);
   EXPECT_NE(status.message().find("no peers"), std::string::npos) << status.message();
+}
+
+// num_replicas = 4 with an explicit device assignment (replica r on device
+// 3 - r), as PyTorch/XLA sends: each device runs the replica the
+// assignment gives it, and the collective meets in replica order.
+TEST_F(LaunchExecutableTest, AnExplicitDeviceAssignmentPlacesTheReplicas) {
+  frontend::proto::Writer devices;
+  const int64_t ids[] = {3, 2, 1, 0};
+  devices.PackedVarints(1, ids);  // replica_device_ids of the one computation
+  frontend::proto::Writer assignment;
+  assignment.Varint(1, 4);  // replica_count
+  assignment.Varint(2, 1);  // computation_count
+  assignment.Bytes(3, devices.bytes());
+  frontend::proto::Writer build;
+  build.Varint(4, 4);  // num_replicas
+  build.Varint(5, 1);  // num_partitions
+  build.Bytes(9, assignment.bytes());
+  frontend::proto::Writer options;
+  options.Bytes(3, build.bytes());
+  auto loaded = client_->Compile(
+      std::span(reinterpret_cast<const uint8_t*>(kGatherReplicaIds.data()),
+                kGatherReplicaIds.size()),
+      "mlir", options.bytes());
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  EXPECT_EQ((*loaded)->device_assignment(),
+            (std::vector<std::vector<int64_t>>{{3}, {2}, {1}, {0}}));
+  // Device d holds {d, 10d}; replica r runs on device 3 - r.
+  std::vector<std::unique_ptr<Buffer>> keep;
+  std::vector<std::vector<Buffer*>> arguments(4);
+  std::vector<Device*> order;
+  for (int replica = 0; replica < 4; ++replica) {
+    const int device = 3 - replica;
+    std::vector<float> data = {static_cast<float>(device), static_cast<float>(10 * device)};
+    keep.push_back(Upload(data, device));
+    arguments[replica].push_back(keep.back().get());
+    order.push_back(client_->devices()[device]);
+  }
+  auto runs = (*loaded)->ExecuteLaunch(arguments, order);
+  ASSERT_TRUE(runs.ok()) << runs.status().ToString();
+  for (auto& run : *runs) {
+    ASSERT_TRUE(run.done->Await().ok());
+    // Gathered in replica order: replica 0 is device 3.
+    EXPECT_EQ(Download<float>(*run.outputs[0]), (std::vector<float>{3, 30, 2, 20, 1, 10, 0, 0}));
+    EXPECT_EQ(Download<uint32_t>(*run.outputs[1]), (std::vector<uint32_t>{3, 2, 1, 0}));
+  }
 }
 
 // Launches of two programs from several threads at once: queues see the

@@ -128,3 +128,4 @@ def test_demo_trains_an_mlp_that_agrees_with_the_cpu_backend(run_python):
     demo = __file__.rsplit("/tests/", 1)[0] + "/examples/demo.py"
     result = run_python("", env={"JAX_PLATFORMS": "kiln,cpu"}, args=(demo,))
     assert "the loss falls, and Kiln agrees with the CPU backend" in result.stdout, result.stdout
+    assert "on 4 Kiln devices:" in result.stdout and "[6 7 8 9]" in result.stdout, result.stdout

@@ -65,3 +65,53 @@ def test_matches_cpu(name, runs):
             np.testing.assert_allclose(actual, expected, rtol=1e-5, atol=1e-5, err_msg=key)
         else:
             np.testing.assert_array_equal(actual, expected, err_msg=key)
+
+
+STRESS = r"""
+import concurrent.futures
+import numpy as np
+import jax, jax.numpy as jnp
+
+n = jax.device_count()
+psum = jax.pmap(lambda x: x + jax.lax.psum(x, "i"), axis_name="i")
+gather = jax.pmap(lambda x: jax.lax.all_gather(x, "i", tiled=True) * 2, axis_name="i")
+ring = jax.pmap(lambda x: jax.lax.ppermute(x, "i", [(i, (i + 1) % n) for i in range(n)]),
+                axis_name="i")
+x = np.arange(n * 3, dtype=np.float32).reshape(n, 3)
+expected = [np.asarray(f(x)) for f in (psum, gather, ring)]
+
+def work(t):
+    for i in range(30):
+        k = (t + i) % 3
+        got = np.asarray((psum, gather, ring)[k](x))
+        if not np.array_equal(got, expected[k]):
+            return f"thread {t} call {i}: wrong result"
+    return None
+
+with concurrent.futures.ThreadPoolExecutor(6) as pool:
+    errors = [e for e in pool.map(work, range(6)) if e]
+print("errors", errors)
+assert not errors
+"""
+
+
+def test_collectives_from_several_threads_at_once_meet_without_deadlock():
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KILN_NUM_DEVICES")}
+    env.update(JAX_PLATFORMS="kiln", KILN_NUM_DEVICES="4", KILN_COLLECTIVE_TIMEOUT_SECONDS="30")
+    result = subprocess.run([sys.executable, "-c", STRESS], env=env, capture_output=True,
+                            text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "errors []" in result.stdout
+
+
+@pytest.mark.parametrize("count, printed", [(4, "[6 7 8 9]"), (1, "[0]")])
+def test_integration_guide_pmap_check(count, printed):
+    code = ("import jax\n"
+            "print(jax.pmap(lambda x: x + jax.lax.psum(x, 'i'), axis_name='i')"
+            f"(jax.numpy.arange({count})))\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KILN_NUM_DEVICES")}
+    env.update(JAX_PLATFORMS="kiln", KILN_NUM_DEVICES=str(count))
+    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                            text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == printed

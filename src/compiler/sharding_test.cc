@@ -1,0 +1,81 @@
+#include "compiler/sharding.h"
+
+#include <gtest/gtest.h>
+
+namespace kiln::compiler {
+namespace {
+
+MeshTable Meshes() {
+  MeshTable meshes;
+  meshes.emplace("mesh", *ParseMesh(R"(#sdy.mesh<["x"=2, "y"=4]>)"));
+  meshes.emplace("reversed", *ParseMesh(R"(#sdy.mesh<["i"=4], device_ids=[3, 2, 1, 0]>)"));
+  return meshes;
+}
+
+TEST(ShardingTest, MeshNumbersDevicesRowMajorOrByDeviceIds) {
+  MeshTable meshes = Meshes();
+  const Mesh& mesh = meshes.at("mesh");
+  EXPECT_EQ(mesh.num_devices(), 8);
+  EXPECT_EQ(*mesh.CoordinatesOf(6), (std::vector<int64_t>{1, 2}));
+  const int64_t coordinates[] = {1, 2};
+  EXPECT_EQ(mesh.DeviceAt(coordinates), 6);
+  EXPECT_FALSE(mesh.CoordinatesOf(8).has_value());
+  const Mesh& reversed = meshes.at("reversed");
+  EXPECT_EQ(*reversed.CoordinatesOf(3), (std::vector<int64_t>{0}));
+  EXPECT_EQ(*reversed.CoordinatesOf(0), (std::vector<int64_t>{3}));
+}
+
+TEST(ShardingTest, TilesOfAShardingOverTwoAxes) {
+  auto sharding = ParseSharding(R"(#sdy.sharding<@mesh, [{"y", "x"}, {}]>)", Meshes());
+  ASSERT_TRUE(sharding.ok()) << sharding.status().ToString();
+  EXPECT_EQ(sharding->Tiles(0), 8);
+  EXPECT_EQ(sharding->Tiles(1), 1);
+  // "y" major: device (x=1, y=2) holds tile 2 * 2 + 1.
+  const int64_t coordinates[] = {1, 2};
+  EXPECT_EQ(sharding->TileOf(0, coordinates), 5);
+  const int64_t global[] = {16, 3};
+  EXPECT_EQ(*sharding->LocalDims(global), (std::vector<int64_t>{2, 3}));
+  const int64_t uneven[] = {12, 3};
+  EXPECT_EQ(sharding->LocalDims(uneven).status().code(), StatusCode::kUnimplemented);
+  EXPECT_FALSE(sharding->IsReplicated());
+}
+
+TEST(ShardingTest, SubAxesOpenDimensionsPrioritiesAndReplicatedAxes) {
+  auto sharding = ParseSharding(
+      R"(#sdy.sharding<@mesh, [{"y":(2)2, ?}p1, {?}], replicated={"x"}>)", Meshes());
+  ASSERT_TRUE(sharding.ok()) << sharding.status().ToString();
+  EXPECT_EQ(sharding->Tiles(0), 2);
+  // "y":(2)2 is the minor half of y: y = 3 -> 1, y = 2 -> 0.
+  const int64_t y3[] = {0, 3};
+  const int64_t y2[] = {0, 2};
+  EXPECT_EQ(sharding->TileOf(0, y3), 1);
+  EXPECT_EQ(sharding->TileOf(0, y2), 0);
+  EXPECT_TRUE(sharding->dims[1].empty());
+}
+
+TEST(ShardingTest, InlineMeshesAndPerValueLists) {
+  auto values = ParseShardingPerValue(
+      R"(#sdy.sharding_per_value<[<@mesh, [{"x"}]>, <mesh<["a"=2]>, [{}, {"a"}]>]>)", Meshes());
+  ASSERT_TRUE(values.ok()) << values.status().ToString();
+  ASSERT_EQ(values->size(), 2u);
+  EXPECT_EQ((*values)[0].Tiles(0), 2);
+  EXPECT_EQ((*values)[1].mesh.axes, (std::vector<std::string>{"a"}));
+  auto axes = ParseManualAxes(R"(#sdy<manual_axes{"x", "y"}>)");
+  ASSERT_TRUE(axes.ok());
+  EXPECT_EQ(*axes, (std::vector<std::string>{"x", "y"}));
+}
+
+TEST(ShardingTest, MalformedTextIsAnErrorNamingThePlace) {
+  for (const char* text : {R"(#sdy.sharding<@nowhere, [{}]>)", R"(#sdy.sharding<@mesh, [{"z"}]>)",
+                           R"(#sdy.sharding<@mesh, [{"x"}>)", R"(#sdy.sharding<@mesh>)",
+                           R"(#sdy.sharding<@mesh, [{"y":(3)2}]>)"}) {
+    auto sharding = ParseSharding(text, Meshes());
+    EXPECT_EQ(sharding.status().code(), StatusCode::kInvalidArgument) << text;
+    EXPECT_NE(sharding.status().message().find("sdy attribute"), std::string::npos) << text;
+  }
+  EXPECT_FALSE(ParseMesh(R"(#sdy.mesh<["x"=0]>)").ok());
+  EXPECT_FALSE(ParseMesh(R"(#sdy.mesh<["x"=2], device_ids=[0]>)").ok());
+}
+
+}  // namespace
+}  // namespace kiln::compiler
