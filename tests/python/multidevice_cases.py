@@ -161,6 +161,17 @@ def _cases():
         results["index"] = smap(
             lambda v: v + 10 * jax.lax.axis_index("x") + jax.lax.axis_index("y"),
             mesh2, both, both)(x)
+        results["pmax_y"] = smap(lambda v: jax.lax.pmax(v, "y"), mesh2, both, P("x", None))(x)
+        results["scatter_y"] = smap(
+            lambda v: jax.lax.psum_scatter(v, "y", scatter_dimension=1, tiled=True),
+            mesh2, P("x", None), P("x", "y"))(x)
+        results["all_to_all_y"] = smap(
+            lambda v: jax.lax.all_to_all(v, "y", 1, 0, tiled=True), mesh2, P(None, "y"),
+            P("y", None))(floats(n, n * n // 2))
+        # Only "x" manual: the body sees whole columns, "y" stays automatic.
+        results["auto_y"] = jax.jit(jax.shard_map(
+            lambda v: jax.lax.psum(v * 2, "x"), mesh=mesh2, in_specs=P("x"), out_specs=P(),
+            axis_names={"x"}))(x)
         return out(**results)
 
     @case
