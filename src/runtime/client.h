@@ -110,9 +110,7 @@ class Client {
   // The devices' infeed / outfeed queues and the channels between them
   // (stablehlo.infeed, outfeed, send / recv between devices).
   Feeds& feeds() { return feeds_; }
-  // Held while a launch of several devices queues its runs, so that every
-  // device's queue sees launches in one order (runtime/collectives.h).
-  std::mutex& launch_mutex() { return launch_mutex_; }
+
 
  private:
   Client(const ClientOptions& options, std::shared_ptr<DeviceBackend> backend);
@@ -122,7 +120,6 @@ class Client {
   Topology topology_;
   // Before the devices: runs still queued on them may use it.
   Feeds feeds_;
-  std::mutex launch_mutex_;
   // Memory spaces are declared before devices so that devices (and their
   // queues, which may still touch memory spaces) are destroyed first.
   std::vector<std::unique_ptr<MemorySpace>> memory_spaces_;

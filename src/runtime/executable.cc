@@ -351,27 +351,45 @@ StatusOr<std::vector<LoadedExecutable::Run>> LoadedExecutable::ExecuteLaunch(
     return runs;
   }
   // Runs that meet must start in one order on every device's queue, or two
-  // launches could each hold a device the other waits for: the launch's
-  // tasks are queued together under the client's launch lock, and each waits
-  // for its own arguments on its device.
+  // launches could each hold a device the other waits for. Once every
+  // device's arguments are ready, the launch's tasks are queued together
+  // under one lock, so queues see launches in one order and no worker waits
+  // for an argument.
   std::vector<int64_t> processes;
-  for (const Prepared& one : prepared) processes.push_back(one.process);
+  std::vector<std::shared_ptr<Event>> ready;
+  for (const Prepared& one : prepared) {
+    processes.push_back(one.process);
+    ready.push_back(one.ready);
+  }
   auto launch = std::make_shared<Launch>(std::move(processes));
-  std::lock_guard order(client_->launch_mutex());
+  struct Task {
+    WorkQueue* queue;
+    std::function<Status()> work;
+    std::shared_ptr<Event> done;
+  };
+  auto tasks = std::make_shared<std::vector<Task>>();
   for (Prepared& one : prepared) {
-    one.device->queue().Enqueue([ready = one.ready, work = Work(one, launch), launch,
-                                 done = one.run.done]() mutable {
-      Status status = ready->Await();
-      if (status.ok()) {
-        status = work();
-      } else {
-        launch->Abort(status);
-      }
-      work = nullptr;
-      done->Set(std::move(status));
-    });
+    tasks->push_back({&one.device->queue(), Work(one, launch), one.run.done});
     runs.push_back(std::move(one.run));
   }
+  Event::AfterAll(ready)->OnReady([tasks](const Status& status) {
+    if (!status.ok()) {
+      for (Task& task : *tasks) {
+        task.work = nullptr;
+        task.done->Set(status);
+      }
+      return;
+    }
+    static std::mutex order;
+    std::lock_guard lock(order);
+    for (Task& task : *tasks) {
+      task.queue->Enqueue([work = std::move(task.work), done = task.done]() mutable {
+        Status result = work();
+        work = nullptr;
+        done->Set(std::move(result));
+      });
+    }
+  });
   return runs;
 }
 
