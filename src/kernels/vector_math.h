@@ -1,0 +1,34 @@
+// SIMD forms of the transcendental unary ops over contiguous f32 / f64
+// arrays (Eigen's packet math), compiled for the baseline instruction set
+// and again for AVX2 + FMA, picked once by CPUID like the GEMM (dot.cc).
+// elementwise.cc calls them for the ops they cover and keeps its scalar
+// loops for the rest.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/elementwise.h"
+
+namespace kiln::kernels {
+
+// out[i] = op(in[i]) for i in [0, n); false (nothing written) when `op` has
+// no vector form for the type. `in` and `out` may be the same array.
+bool VectorUnary(UnaryOp op, const float* in, float* out, int64_t n);
+bool VectorUnary(UnaryOp op, const double* in, double* out, int64_t n);
+
+// The instruction set the vector forms run with: "avx2" or "baseline".
+const char* VectorMathIsa();
+
+namespace vector_math_internal {
+// Each variant's entry points (vector_math.inc).
+#define KILN_DECLARE_VECTOR_MATH(variant)                                 \
+  namespace variant {                                                     \
+  bool Unary(UnaryOp op, const float* in, float* out, int64_t n);         \
+  bool Unary(UnaryOp op, const double* in, double* out, int64_t n);       \
+  }
+KILN_DECLARE_VECTOR_MATH(baseline)
+KILN_DECLARE_VECTOR_MATH(avx2)
+#undef KILN_DECLARE_VECTOR_MATH
+}  // namespace vector_math_internal
+
+}  // namespace kiln::kernels
