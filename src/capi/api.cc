@@ -125,31 +125,63 @@ struct Stub<Name, PJRT_Error*(Args*), Dependent> {
 #include "pjrt_api_slots.inc"
 #undef KILN_SLOT
 
-struct Name_ParameterShardings {
-  static constexpr const char* value = "PJRT_Shardings_PJRT_Executable_ParameterShardings";
-};
-struct Name_OutputShardings {
-  static constexpr const char* value = "PJRT_Shardings_PJRT_Executable_OutputShardings";
-};
+// Names of the extensions' functions, for errors and traces.
+#define KILN_EXTENSION_NAME(name)                \
+  struct Name_##name {                           \
+    static constexpr const char* value = #name;  \
+  };
+KILN_EXTENSION_NAME(PJRT_Shardings_PJRT_Executable_ParameterShardings)
+KILN_EXTENSION_NAME(PJRT_Shardings_PJRT_Executable_OutputShardings)
+KILN_EXTENSION_NAME(PJRT_Layouts_MemoryLayout_Destroy)
+KILN_EXTENSION_NAME(PJRT_Layouts_MemoryLayout_Serialize)
+KILN_EXTENSION_NAME(PJRT_Layouts_PJRT_Client_GetDefaultLayout)
+KILN_EXTENSION_NAME(PJRT_Layouts_PJRT_Buffer_MemoryLayout)
+KILN_EXTENSION_NAME(PJRT_Layouts_PJRT_Topology_GetDefaultLayout)
+KILN_EXTENSION_NAME(PJRT_Layouts_PJRT_Executable_GetOutputLayouts)
+KILN_EXTENSION_NAME(PJRT_Layouts_PJRT_Executable_GetParameterLayouts)
+#undef KILN_EXTENSION_NAME
+#define KILN_EXTENSION_ENTRY(name) &Entry<Name_##name, &Impl::name>::Call
 
 // The extensions Kiln offers, chained from PJRT_Api::extension_start:
 // Shardings (JAX reads partitioned executables' parameter and output
-// shardings through it).
+// shardings through it) and Layouts (XLA's client reads executables' layouts
+// through it instead of rebuilding HLO from the optimized program).
 PJRT_Extension_Base* MakeExtensions() {
+  static PJRT_Layouts_Extension layouts = [] {
+    PJRT_Layouts_Extension extension{};
+    extension.base.struct_size = PJRT_Layouts_Extension_STRUCT_SIZE;
+    extension.base.type = PJRT_Extension_Type_Layouts;
+    extension.base.next = nullptr;
+    extension.PJRT_Layouts_MemoryLayout_Destroy =
+        KILN_EXTENSION_ENTRY(PJRT_Layouts_MemoryLayout_Destroy);
+    extension.PJRT_Layouts_MemoryLayout_Serialize =
+        KILN_EXTENSION_ENTRY(PJRT_Layouts_MemoryLayout_Serialize);
+    extension.PJRT_Layouts_PJRT_Client_GetDefaultLayout =
+        KILN_EXTENSION_ENTRY(PJRT_Layouts_PJRT_Client_GetDefaultLayout);
+    extension.PJRT_Layouts_PJRT_Buffer_MemoryLayout =
+        KILN_EXTENSION_ENTRY(PJRT_Layouts_PJRT_Buffer_MemoryLayout);
+    extension.PJRT_Layouts_PJRT_Topology_GetDefaultLayout =
+        KILN_EXTENSION_ENTRY(PJRT_Layouts_PJRT_Topology_GetDefaultLayout);
+    extension.PJRT_Layouts_PJRT_Executable_GetOutputLayouts =
+        KILN_EXTENSION_ENTRY(PJRT_Layouts_PJRT_Executable_GetOutputLayouts);
+    extension.PJRT_Layouts_PJRT_Executable_GetParameterLayouts =
+        KILN_EXTENSION_ENTRY(PJRT_Layouts_PJRT_Executable_GetParameterLayouts);
+    return extension;
+  }();
   static PJRT_Shardings_Extension shardings = [] {
     PJRT_Shardings_Extension extension{};
     extension.base.struct_size = PJRT_Shardings_Extension_STRUCT_SIZE;
     extension.base.type = PJRT_Extension_Type_Shardings;
-    extension.base.next = nullptr;
+    extension.base.next = &layouts.base;
     extension.PJRT_Shardings_PJRT_Executable_ParameterShardings =
-        &Entry<Name_ParameterShardings,
-               &Impl::PJRT_Shardings_PJRT_Executable_ParameterShardings>::Call;
+        KILN_EXTENSION_ENTRY(PJRT_Shardings_PJRT_Executable_ParameterShardings);
     extension.PJRT_Shardings_PJRT_Executable_OutputShardings =
-        &Entry<Name_OutputShardings, &Impl::PJRT_Shardings_PJRT_Executable_OutputShardings>::Call;
+        KILN_EXTENSION_ENTRY(PJRT_Shardings_PJRT_Executable_OutputShardings);
     return extension;
   }();
   return &shardings.base;
 }
+#undef KILN_EXTENSION_ENTRY
 
 PJRT_Api MakeApi() {
   PJRT_Api api{};

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "xla/pjrt/c/pjrt_c_api.h"
+#include "xla/pjrt/c/pjrt_c_api_layouts_extension.h"
 #include "xla/pjrt/c/pjrt_c_api_shardings_extension.h"
 
 namespace kiln::capi {
@@ -126,6 +127,14 @@ struct Impl {
   // The Shardings extension (executable_api.cc).
   KILN_IMPL(PJRT_Shardings_PJRT_Executable_ParameterShardings);
   KILN_IMPL(PJRT_Shardings_PJRT_Executable_OutputShardings);
+  // The Layouts extension (layouts_api.cc).
+  KILN_IMPL(PJRT_Layouts_MemoryLayout_Destroy);
+  KILN_IMPL(PJRT_Layouts_MemoryLayout_Serialize);
+  KILN_IMPL(PJRT_Layouts_PJRT_Client_GetDefaultLayout);
+  KILN_IMPL(PJRT_Layouts_PJRT_Buffer_MemoryLayout);
+  KILN_IMPL(PJRT_Layouts_PJRT_Topology_GetDefaultLayout);
+  KILN_IMPL(PJRT_Layouts_PJRT_Executable_GetOutputLayouts);
+  KILN_IMPL(PJRT_Layouts_PJRT_Executable_GetParameterLayouts);
   KILN_IMPL(PJRT_Executable_ParameterMemoryKinds);
   KILN_IMPL(PJRT_Executable_Fingerprint);
   KILN_IMPL(PJRT_Executable_OptimizedProgram);

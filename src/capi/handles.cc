@@ -34,6 +34,7 @@ std::string_view KindName(HandleKind kind) {
     case HandleKind::kTopology: return "PJRT_TopologyDescription";
     case HandleKind::kExecutable: return "PJRT_Executable";
     case HandleKind::kLoadedExecutable: return "PJRT_LoadedExecutable";
+    case HandleKind::kLayout: return "PJRT_Layouts_MemoryLayout";
   }
   return "handle";
 }
@@ -200,8 +201,35 @@ void FillShardings(const std::vector<std::optional<compiler::TensorSharding>>& s
 
 }  // namespace
 
+std::string RowMajorLayoutText(size_t rank) {
+  std::string text = "{";
+  for (size_t i = rank; i-- > 0;) {
+    text += std::to_string(i);
+    if (i > 0) text += ',';
+  }
+  return text + "}";
+}
+
+PJRT_Layouts_MemoryLayout* NewRowMajorLayout(size_t rank) {
+  auto* layout = new PJRT_Layouts_MemoryLayout{RowMajorLayoutText(rank), false};
+  RegisterHandle(layout, HandleKind::kLayout);
+  return layout;
+}
+
 PJRT_Executable* NewExecutable(std::shared_ptr<const compiler::Program> program) {
   auto* handle = new PJRT_Executable;
+  auto add_layout = [handle](const Shape& shape) {
+    handle->layout_storage.push_back(std::make_unique<PJRT_Layouts_MemoryLayout>(
+        PJRT_Layouts_MemoryLayout{RowMajorLayoutText(shape.dims.size()), true}));
+    RegisterHandle(handle->layout_storage.back().get(), HandleKind::kLayout);
+    return handle->layout_storage.back().get();
+  };
+  for (const Shape& shape : program->parameter_shapes) {
+    handle->parameter_layouts.push_back(add_layout(shape));
+  }
+  for (const Shape& shape : program->result_shapes) {
+    handle->output_layouts.push_back(add_layout(shape));
+  }
   FillShardings(program->parameter_shardings, program->parameter_shapes.size(),
                 handle->parameter_shardings);
   FillShardings(program->result_shardings, program->result_shapes.size(),
@@ -263,6 +291,11 @@ StatusOr<PJRT_Executable*> UnwrapExecutable(PJRT_Executable* handle, std::string
   return Unwrap<PJRT_Executable>(handle, HandleKind::kExecutable, what);
 }
 
+StatusOr<PJRT_Layouts_MemoryLayout*> UnwrapLayout(PJRT_Layouts_MemoryLayout* handle,
+                                                  std::string_view what) {
+  return Unwrap<PJRT_Layouts_MemoryLayout>(handle, HandleKind::kLayout, what);
+}
+
 StatusOr<PJRT_LoadedExecutable*> UnwrapLoadedExecutable(PJRT_LoadedExecutable* handle,
                                                         std::string_view what) {
   return Unwrap<PJRT_LoadedExecutable>(handle, HandleKind::kLoadedExecutable, what);
@@ -302,3 +335,7 @@ StatusOr<PJRT_TopologyDescription*> UnwrapTopology(const PJRT_TopologyDescriptio
 }
 
 }  // namespace kiln::capi
+
+PJRT_Executable::~PJRT_Executable() {
+  for (const auto& layout : layout_storage) kiln::capi::UnregisterHandle(layout.get());
+}

@@ -20,7 +20,7 @@ namespace kiln::capi {
 
 enum class HandleKind {
   kClient, kDevice, kDeviceDescription, kMemory, kBuffer, kEvent, kTopology, kExecutable,
-  kLoadedExecutable,
+  kLoadedExecutable, kLayout,
 };
 
 // Live handles, so a null, destroyed or foreign handle is an error instead of a crash.
@@ -125,9 +125,27 @@ struct PJRT_CopyToDeviceStream {
   std::shared_ptr<kiln::capi::StreamState> state;
 };
 
+// A memory layout of the Layouts extension, as XLA's layout text: Kiln's
+// arrays are dense and row-major, "{1,0}" for a matrix, "{}" for a scalar.
+// Client, topology and buffer layouts belong to the caller
+// (PJRT_Layouts_MemoryLayout_Destroy); an executable's belong to it.
+struct PJRT_Layouts_MemoryLayout {
+  std::string text;
+  bool owned_by_executable = false;
+};
+
+// PJRT_Layouts_MemoryLayout_Serialize's bytes, freed by its deleter.
+struct PJRT_Layouts_SerializedLayout {
+  std::string bytes;
+};
+
 // A compiled program and the arrays its queries hand out (they live as long
 // as the handle).
 struct PJRT_Executable {
+  PJRT_Executable() = default;
+  PJRT_Executable(const PJRT_Executable&) = delete;
+  PJRT_Executable& operator=(const PJRT_Executable&) = delete;
+  ~PJRT_Executable();  // unregisters its layouts
   std::shared_ptr<const kiln::compiler::Program> program;
   std::vector<PJRT_Buffer_Type> output_types;
   std::vector<int64_t> output_dims;   // all outputs' dims, concatenated
@@ -146,6 +164,9 @@ struct PJRT_Executable {
     std::vector<size_t> sizes;
   };
   Shardings parameter_shardings, output_shardings;
+  // The Layouts extension: one layout per parameter and per output.
+  std::vector<std::unique_ptr<PJRT_Layouts_MemoryLayout>> layout_storage;
+  std::vector<PJRT_Layouts_MemoryLayout*> parameter_layouts, output_layouts;
 };
 
 struct PJRT_LoadedExecutable {
@@ -175,6 +196,12 @@ PJRT_Executable* NewExecutable(std::shared_ptr<const compiler::Program> program)
 PJRT_LoadedExecutable* NewLoadedExecutable(PJRT_Client* client,
                                            std::unique_ptr<runtime::LoadedExecutable> loaded);
 
+// A new layout owned by the caller, registered as live: dense row-major
+// for `rank` dimensions.
+PJRT_Layouts_MemoryLayout* NewRowMajorLayout(size_t rank);
+// XLA's text of the dense row-major layout of `rank` dimensions: "{2,1,0}".
+std::string RowMajorLayoutText(size_t rank);
+
 // The handle when it is live and of the right kind, else INVALID_ARGUMENT naming `what`.
 StatusOr<PJRT_Client*> UnwrapClient(PJRT_Client* handle, std::string_view what = "client");
 StatusOr<PJRT_Device*> UnwrapDevice(PJRT_Device* handle, std::string_view what = "device");
@@ -189,6 +216,8 @@ StatusOr<PJRT_Executable*> UnwrapExecutable(PJRT_Executable* handle,
                                             std::string_view what = "executable");
 StatusOr<PJRT_LoadedExecutable*> UnwrapLoadedExecutable(PJRT_LoadedExecutable* handle,
                                                         std::string_view what = "executable");
+StatusOr<PJRT_Layouts_MemoryLayout*> UnwrapLayout(PJRT_Layouts_MemoryLayout* handle,
+                                                  std::string_view what = "layout");
 StatusOr<PJRT_TopologyDescription*> UnwrapTopology(const PJRT_TopologyDescription* handle,
                                                    std::string_view what = "topology");
 

@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "plugin.h"
+#include "xla/pjrt/c/pjrt_c_api_layouts_extension.h"
 
 namespace conformance {
 namespace {
@@ -584,6 +585,104 @@ TEST_F(ClientFixture, StreamFunctionsRejectANullStream) {
   auto destroy = MAKE_ARGS(PJRT_CopyToDeviceStream_Destroy_Args);
   EXPECT_TRUE(HasCode(Consume(api()->PJRT_CopyToDeviceStream_Destroy(&destroy)),
                       PJRT_Error_Code_INVALID_ARGUMENT));
+}
+
+// The Layouts extension, if the plugin chains one from PJRT_Api.
+const PJRT_Layouts_Extension* LayoutsExtension() {
+  for (const PJRT_Extension_Base* base = api()->extension_start; base != nullptr;
+       base = base->next) {
+    if (base->type == PJRT_Extension_Type_Layouts) {
+      return reinterpret_cast<const PJRT_Layouts_Extension*>(base);
+    }
+  }
+  return nullptr;
+}
+
+// A layout's serialized bytes (XLA's layout text).
+std::string SerializeLayout(const PJRT_Layouts_Extension& layouts,
+                            PJRT_Layouts_MemoryLayout* layout) {
+  auto args = MAKE_ARGS(PJRT_Layouts_MemoryLayout_Serialize_Args);
+  args.layout = layout;
+  Status status = Consume(layouts.PJRT_Layouts_MemoryLayout_Serialize(&args));
+  EXPECT_TRUE(IsOk(status));
+  if (!status.ok()) return "";
+  std::string bytes(args.serialized_bytes, args.serialized_bytes_size);
+  args.serialized_layout_deleter(args.serialized_layout);
+  return bytes;
+}
+
+Status DestroyLayout(const PJRT_Layouts_Extension& layouts, PJRT_Layouts_MemoryLayout* layout) {
+  auto args = MAKE_ARGS(PJRT_Layouts_MemoryLayout_Destroy_Args);
+  args.layout = layout;
+  return Consume(layouts.PJRT_Layouts_MemoryLayout_Destroy(&args));
+}
+
+// Two parameters and two results of ranks 2 and 0.
+constexpr std::string_view kRanksProgram = R"mlir(
+module @kiln_layouts {
+  func.func public @main(%arg0: tensor<2x3xf32>, %arg1: tensor<f32>)
+      -> (tensor<3x2xf32>, tensor<f32>) {
+    %0 = stablehlo.transpose %arg0, dims = [1, 0] : (tensor<2x3xf32>) -> tensor<3x2xf32>
+    %1 = stablehlo.add %arg1, %arg1 : tensor<f32>
+    return %0, %1 : tensor<3x2xf32>, tensor<f32>
+  }
+}
+)mlir";
+
+// XLA's C API client reads executables' layouts through this extension
+// (else it rebuilds HLO from the optimized program); every layout is dense
+// row-major, serialized as XLA's layout text.
+TEST_F(KilnExecutableTest, LayoutsExtensionDescribesRowMajorArrays) {
+  const PJRT_Layouts_Extension* layouts = LayoutsExtension();
+  ASSERT_NE(layouts, nullptr) << "Kiln chains the Layouts extension";
+  LoadedExecutablePtr loaded;
+  ASSERT_TRUE(IsOk(Compile(client_.get(), "mlir", kRanksProgram, &loaded)));
+  auto get = MAKE_ARGS(PJRT_LoadedExecutable_GetExecutable_Args);
+  get.loaded_executable = loaded.get();
+  ASSERT_PJRT_OK(api()->PJRT_LoadedExecutable_GetExecutable(&get));
+  ExecutablePtr executable(get.executable);
+
+  auto parameters = MAKE_ARGS(PJRT_Layouts_PJRT_Executable_GetParameterLayouts_Args);
+  parameters.executable = executable.get();
+  ASSERT_PJRT_OK(layouts->PJRT_Layouts_PJRT_Executable_GetParameterLayouts(&parameters));
+  ASSERT_EQ(parameters.num_parameters, 2u);
+  EXPECT_EQ(SerializeLayout(*layouts, parameters.layouts[0]), "{1,0}");
+  EXPECT_EQ(SerializeLayout(*layouts, parameters.layouts[1]), "{}");
+  auto outputs = MAKE_ARGS(PJRT_Layouts_PJRT_Executable_GetOutputLayouts_Args);
+  outputs.executable = executable.get();
+  ASSERT_PJRT_OK(layouts->PJRT_Layouts_PJRT_Executable_GetOutputLayouts(&outputs));
+  ASSERT_EQ(outputs.num_outputs, 2u);
+  EXPECT_EQ(SerializeLayout(*layouts, outputs.layouts[0]), "{1,0}");
+  EXPECT_EQ(SerializeLayout(*layouts, outputs.layouts[1]), "{}");
+  // The executable's layouts are its own.
+  EXPECT_TRUE(HasCode(DestroyLayout(*layouts, outputs.layouts[0]),
+                      PJRT_Error_Code_INVALID_ARGUMENT));
+
+  auto fallback = MAKE_ARGS(PJRT_Layouts_PJRT_Client_GetDefaultLayout_Args);
+  const int64_t dims[] = {4, 5, 6};
+  fallback.client = client_.get();
+  fallback.type = PJRT_Buffer_Type_F32;
+  fallback.dims = dims;
+  fallback.num_dims = 3;
+  ASSERT_PJRT_OK(layouts->PJRT_Layouts_PJRT_Client_GetDefaultLayout(&fallback));
+  EXPECT_EQ(SerializeLayout(*layouts, fallback.layout), "{2,1,0}");
+  EXPECT_TRUE(IsOk(DestroyLayout(*layouts, fallback.layout)));
+  EXPECT_TRUE(HasCode(DestroyLayout(*layouts, fallback.layout), PJRT_Error_Code_INVALID_ARGUMENT))
+      << "a destroyed layout is not live";
+  EXPECT_TRUE(IsOk(DestroyLayout(*layouts, nullptr)));
+  const int64_t negative[] = {2, -1};
+  fallback.dims = negative;
+  fallback.num_dims = 2;
+  EXPECT_TRUE(HasCode(Consume(layouts->PJRT_Layouts_PJRT_Client_GetDefaultLayout(&fallback)),
+                      PJRT_Error_Code_INVALID_ARGUMENT));
+
+  BufferPtr buffer = MakeBuffer<float>(client_.get(), device_, {1, 2, 3, 4}, {2, 2});
+  ASSERT_NE(buffer, nullptr);
+  auto of_buffer = MAKE_ARGS(PJRT_Layouts_PJRT_Buffer_MemoryLayout_Args);
+  of_buffer.buffer = buffer.get();
+  ASSERT_PJRT_OK(layouts->PJRT_Layouts_PJRT_Buffer_MemoryLayout(&of_buffer));
+  EXPECT_EQ(SerializeLayout(*layouts, of_buffer.layout), "{1,0}");
+  EXPECT_TRUE(IsOk(DestroyLayout(*layouts, of_buffer.layout)));
 }
 
 }  // namespace
