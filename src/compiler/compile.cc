@@ -68,10 +68,15 @@ bool IsPointwise(std::string_view name) {
 // output element for element.
 bool SafeInPlace(const Graph& graph, const Node& node, ValueId output, size_t memory) {
   if (node.output_aliases_input) return true;
-  if (!IsPointwise(node.op)) return false;
+  const bool fused = node.op == kFusionOp;
+  if (!fused && !IsPointwise(node.op)) return false;
   const Shape& out = graph.shape(output);
-  for (ValueId in : node.inputs) {
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    const ValueId in = node.inputs[i];
     if (MemoryRoot(graph, in) != memory) continue;
+    // A fused loop writes each tile after reading it, except what its
+    // strided reads (broadcasts, transposes) read from elsewhere.
+    if (fused && !node.inputs_read_pointwise[i]) return false;
     const Shape& shape = graph.shape(in);
     if (GetElementTypeInfo(shape.element_type).storage_bytes !=
             GetElementTypeInfo(out.element_type).storage_bytes ||
@@ -263,6 +268,7 @@ StatusOr<std::shared_ptr<const Program>> Compile(const ir::Module& module,
   auto graph = std::make_shared<Graph>();
   KILN_RETURN_IF_ERROR(Lowering::LowerEntry(module, *entry, *graph, spmd ? &*spmd : nullptr));
   EliminateDeadNodes(*graph);
+  FuseElementwise(*graph);
   PlanBuffers(*graph);
   auto program = std::make_shared<Program>();
   ir::Attribute module_name = module.op().GetAttr("sym_name");

@@ -9,6 +9,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/element_type.h"
@@ -32,6 +33,23 @@ struct ValueInfo {
   std::shared_ptr<const std::vector<uint8_t>> constant;  // non-null: known at compile time
 };
 
+// How a node computes its output over any range of its flat (row-major)
+// element indices, so that fusion (compiler/fusion.cc) can run a chain of
+// such nodes tile by tile in cache.
+struct Pointwise {
+  // kMap: out[k] = f(in_0[k], in_1[k], ...), every input with the output's
+  // element count. kRead: out[k] = in_0[base + sum_j index_j(k) * strides[j]]
+  // over the output's `dims` (broadcast, transpose, slice, reverse).
+  enum class Kind : uint8_t { kMap, kRead };
+  Kind kind = Kind::kMap;
+  // kMap: computes `count` elements from pointers already offset to them.
+  std::function<Status(std::span<const void* const> in, void* out, int64_t count)> map;
+  // kRead: element strides of the source per output dimension (0 broadcasts).
+  std::vector<int64_t> dims, strides;
+  int64_t base = 0;
+  size_t element_bytes = 0;
+};
+
 struct Node {
   std::string op;        // "stablehlo.add", for messages and profiles
   std::string location;  // the user's source location, for run-time errors
@@ -48,6 +66,11 @@ struct Node {
   // The node's outputs may share memory with its inputs: it is a no-op view
   // (reshape, bitcast of the same size) and `run` copies nothing.
   bool output_aliases_input = false;
+  // Set when the node can join a fused loop (see Pointwise).
+  std::shared_ptr<const Pointwise> pointwise;
+  // A fused loop ("kiln.fusion"): per input, whether every member reads it
+  // element for element (so an output may be written over its memory).
+  std::vector<bool> inputs_read_pointwise;
 };
 
 // The placement of one value at run time.
@@ -88,5 +111,13 @@ void PlanBuffers(Graph& graph);
 
 // Drops nodes whose outputs nothing uses (unless they have side effects).
 void EliminateDeadNodes(Graph& graph);
+
+// The op name of a fused loop.
+inline constexpr std::string_view kFusionOp = "kiln.fusion";
+
+// Replaces each run of consecutive Pointwise nodes with one node that runs
+// them tile by tile (compiler/fusion.cc). Values only the run uses never
+// reach memory. Call before PlanBuffers.
+void FuseElementwise(Graph& graph);
 
 }  // namespace kiln::compiler

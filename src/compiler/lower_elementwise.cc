@@ -97,9 +97,9 @@ Status LowerUnary(Lowering& lowering, const ir::Operation& op) {
   }
   KILN_ASSIGN_OR_RETURN(Shape shape, lowering.ShapeOf(op.operand(0)));
   const ElementType type = shape.element_type;
-  const int64_t count = shape.NumElements();
-  return lowering.Emit(op, [kind, type, count](RunContext& ctx) {
-    return kernels::Unary(kind, type, ctx.in(0), ctx.out(0), count);
+  return lowering.EmitPointwise(op, [kind, type](std::span<const void* const> in, void* out,
+                                                 int64_t n) {
+    return kernels::Unary(kind, type, in[0], out, n);
   });
 }
 
@@ -110,9 +110,9 @@ Status LowerBinary(Lowering& lowering, const ir::Operation& op) {
   }
   KILN_ASSIGN_OR_RETURN(Shape shape, lowering.ShapeOf(op.operand(0)));
   const ElementType type = shape.element_type;
-  const int64_t count = shape.NumElements();
-  return lowering.Emit(op, [kind, type, count](RunContext& ctx) {
-    return kernels::Binary(kind, type, ctx.in(0), ctx.in(1), ctx.out(0), count);
+  return lowering.EmitPointwise(op, [kind, type](std::span<const void* const> in, void* out,
+                                                 int64_t n) {
+    return kernels::Binary(kind, type, in[0], in[1], out, n);
   });
 }
 
@@ -135,10 +135,9 @@ Status LowerCompare(Lowering& lowering, const ir::Operation& op) {
                                         ? kernels::CompareKind::kTotalOrder
                                         : kernels::CompareKind::kFloat;
   const ElementType type = shape.element_type;
-  const int64_t count = shape.NumElements();
-  return lowering.Emit(op, [direction, kind, type, count](RunContext& ctx) {
-    return kernels::Compare(direction, kind, type, ctx.in(0), ctx.in(1),
-                            static_cast<bool*>(ctx.out(0)), count);
+  return lowering.EmitPointwise(op, [direction, kind, type](std::span<const void* const> in,
+                                                            void* out, int64_t n) {
+    return kernels::Compare(direction, kind, type, in[0], in[1], static_cast<bool*>(out), n);
   });
 }
 
@@ -157,6 +156,12 @@ Status LowerSelect(Lowering& lowering, const ir::Operation& op) {
   }
   const ElementType type = shape.element_type;
   const int64_t count = shape.NumElements();
+  if (!scalar) {
+    return lowering.EmitPointwise(op, [type](std::span<const void* const> in, void* out,
+                                             int64_t n) {
+      return kernels::Select(type, static_cast<const bool*>(in[0]), false, in[1], in[2], out, n);
+    });
+  }
   return lowering.Emit(op, [scalar, type, count](RunContext& ctx) {
     return kernels::Select(type, static_cast<const bool*>(ctx.in(0)), scalar, ctx.in(1),
                            ctx.in(2), ctx.out(0), count);
@@ -171,6 +176,12 @@ Status LowerClamp(Lowering& lowering, const ir::Operation& op) {
   const bool max_scalar = max.dims.empty() && !shape.dims.empty();
   const ElementType type = shape.element_type;
   const int64_t count = shape.NumElements();
+  if (!min_scalar && !max_scalar) {
+    return lowering.EmitPointwise(op, [type](std::span<const void* const> in, void* out,
+                                             int64_t n) {
+      return kernels::Clamp(type, in[0], false, in[1], in[2], false, out, n);
+    });
+  }
   return lowering.Emit(op, [=](RunContext& ctx) {
     return kernels::Clamp(type, ctx.in(0), min_scalar, ctx.in(1), ctx.in(2), max_scalar,
                           ctx.out(0), count);
@@ -185,10 +196,9 @@ Status LowerConvert(Lowering& lowering, const ir::Operation& op) {
     lowering.Bind(op.result(0), input);
     return Status::Ok();
   }
-  const int64_t count = to.NumElements();
-  return lowering.Emit(op, [from = from.element_type, to = to.element_type,
-                            count](RunContext& ctx) {
-    return kernels::Convert(from, ctx.in(0), to, ctx.out(0), count);
+  return lowering.EmitPointwise(op, [from = from.element_type, to = to.element_type](
+                                        std::span<const void* const> in, void* out, int64_t n) {
+    return kernels::Convert(from, in[0], to, out, n);
   });
 }
 

@@ -288,6 +288,7 @@ StatusOr<std::shared_ptr<const Graph>> Lowering::LowerRegion(const ir::Region& r
   }
   KILN_RETURN_IF_ERROR(inner.LowerBlock(block, &graph->results));
   EliminateDeadNodes(*graph);
+  FuseElementwise(*graph);
   PlanBuffers(*graph);
   *captures = inner.captured_outer_;
   return std::shared_ptr<const Graph>(std::move(graph));
@@ -343,6 +344,25 @@ Status Lowering::Emit(const ir::Operation& op, RunFn run) {
   KILN_ASSIGN_OR_RETURN(std::vector<ValueId> ids,
                         EmitNode(op, std::move(inputs), std::move(outputs), std::move(run)));
   for (size_t i = 0; i < ids.size(); ++i) Bind(op.result(i), ids[i]);
+  return Status::Ok();
+}
+
+Status Lowering::EmitPointwise(const ir::Operation& op, PointwiseMap map) {
+  auto pointwise = std::make_shared<Pointwise>();
+  pointwise->map = std::move(map);
+  const size_t before = graph_.nodes.size();
+  KILN_RETURN_IF_ERROR(Emit(op, [pointwise](RunContext& ctx) {
+    constexpr size_t kMaxInputs = 4;
+    std::array<const void*, kMaxInputs> inputs{};
+    const size_t count = std::min(ctx.num_inputs(), kMaxInputs);
+    for (size_t i = 0; i < count; ++i) inputs[i] = ctx.in(i);
+    return pointwise->map(std::span<const void* const>(inputs.data(), count), ctx.out(0),
+                          ctx.out_shape(0).NumElements());
+  }));
+  // Folded into a constant: no node.
+  if (graph_.nodes.size() > before && op.operands().size() <= 4) {
+    graph_.nodes.back().pointwise = std::move(pointwise);
+  }
   return Status::Ok();
 }
 

@@ -74,6 +74,12 @@ class Lowering {
   // Emits a node for `op` with the op's operands as inputs and new values for
   // its results, and folds it when every input is a constant.
   Status Emit(const ir::Operation& op, RunFn run);
+  // Emit for an op computing its one result element for element from
+  // operands of the result's element count: `map` computes `count` elements
+  // from pointers to them. The node can join fused loops (Pointwise).
+  using PointwiseMap =
+      std::function<Status(std::span<const void* const> in, void* out, int64_t count)>;
+  Status EmitPointwise(const ir::Operation& op, PointwiseMap map);
   // The general form: explicit inputs and output shapes. Returns the outputs.
   // A node that is not `foldable` (its result depends on where it runs, like
   // replica_id) is never folded nor removed.

@@ -74,6 +74,13 @@ Status Lowering::EmitRead(const ir::Operation& op, StridedRead read) {
   int64_t offset = 0;
   for (size_t m = 0; m < read.base.size(); ++m) offset += read.base[m] * source_strides[m];
   const size_t bytes = ElementBytes(shape.element_type);
+  auto pointwise = std::make_shared<Pointwise>();
+  pointwise->kind = Pointwise::Kind::kRead;
+  pointwise->dims = read.dims;
+  pointwise->strides = strides;
+  pointwise->base = offset;
+  pointwise->element_bytes = bytes;
+  const size_t before = graph_.nodes.size();
   KILN_ASSIGN_OR_RETURN(
       std::vector<ValueId> outputs,
       EmitNode(op, {read.source}, {shape},
@@ -83,6 +90,7 @@ Status Lowering::EmitRead(const ir::Operation& op, StridedRead read) {
                  kernels::CopyStrided(bytes, dims, base, strides, ctx.out(0));
                  return Status::Ok();
                }));
+  if (graph_.nodes.size() > before) graph_.nodes.back().pointwise = std::move(pointwise);
   Bind(op.result(0), outputs[0]);
   // A folded read is a constant: later reads of it copy from the constant.
   if (!graph_.values[static_cast<size_t>(outputs[0])].constant) {

@@ -20,6 +20,7 @@ namespace {
 constexpr int64_t kMinParallelCost = 1 << 15;
 
 thread_local bool in_pool_worker = false;
+thread_local int serial_scopes = 0;  // SerialKernelsScope objects alive on this thread
 
 int DetectThreads() {
   if (auto value = GetEnv("KILN_NUM_THREADS")) {
@@ -147,6 +148,9 @@ Pool& GetPool() {
 
 }  // namespace
 
+SerialKernelsScope::SerialKernelsScope() { ++serial_scopes; }
+SerialKernelsScope::~SerialKernelsScope() { --serial_scopes; }
+
 int NumThreads() {
   static const int threads = DetectThreads();
   return threads;
@@ -156,7 +160,8 @@ void ParallelFor(int64_t count, int64_t cost_per_item, RangeFn body) {
   if (count <= 0) return;
   const int threads = NumThreads();
   const int64_t cost = count * std::max<int64_t>(cost_per_item, 1);
-  if (threads == 1 || in_pool_worker || cost < kMinParallelCost || count == 1) {
+  if (threads == 1 || in_pool_worker || serial_scopes > 0 || cost < kMinParallelCost ||
+      count == 1) {
     body(0, count);
     return;
   }

@@ -20,6 +20,18 @@ using RangeFn = FunctionRef<void(int64_t begin, int64_t end)>;
 // Called from inside a pool worker it runs inline (no nested splitting).
 void ParallelFor(int64_t count, int64_t cost_per_item, RangeFn body);
 
+// While one lives on a thread, ParallelFor calls on that thread run inline:
+// for callers that already split the work and call kernels on pieces of it
+// (a fused loop runs its members' kernels tile by tile inside its own
+// ParallelFor). Nests.
+class SerialKernelsScope {
+ public:
+  SerialKernelsScope();
+  ~SerialKernelsScope();
+  SerialKernelsScope(const SerialKernelsScope&) = delete;
+  SerialKernelsScope& operator=(const SerialKernelsScope&) = delete;
+};
+
 // Threads ParallelFor may use (KILN_NUM_THREADS, default: the cores the
 // process may run on).
 int NumThreads();

@@ -1,0 +1,404 @@
+// Fusion of elementwise chains: each run of consecutive nodes that compute
+// their output element for element (Pointwise maps) or read it from another
+// array (Pointwise reads: broadcast, transpose, slice, reverse) over the same
+// number of elements becomes one node. That node splits the elements across
+// threads and, for each tile of kTile elements, runs the members' kernels on
+// the tile in order, keeping every member's result in a small per-thread
+// buffer; values used outside the run are copied out at the end of each
+// tile. A chain of ten ops then reads its inputs and writes its results once
+// instead of streaming ten arrays through memory, and the values only the
+// chain uses get no memory in the plan.
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "base/small_vector.h"
+#include "compiler/executor.h"
+#include "compiler/graph.h"
+#include "kernels/parallel.h"
+#include "kernels/scratch.h"
+
+namespace kiln::compiler {
+namespace {
+
+// Elements per tile: a member's tile of f32 is 16 KiB, so a chain's tiles
+// stay in the L2 cache while each kernel call does enough work to hide its
+// dispatch (about a tenth of a microsecond).
+constexpr int64_t kTile = 4096;
+
+// Where a member finds one operand during a tile.
+struct Operand {
+  enum class From : uint8_t { kInput, kMember, kSplat } from;
+  size_t index;  // into the fused node's inputs, the producing member, or the splats
+};
+
+struct Member {
+  std::shared_ptr<const Pointwise> pointwise;  // null: a splat, computed at compile time
+  SmallVector<Operand, 4> operands;
+  size_t output_bytes;
+  size_t slot_offset;  // of its tile buffer in the tile scratch
+  // >= 0: the fused node's output this member's value is copied to.
+  int64_t output = -1;
+  std::string location, op;
+};
+
+struct FusedLoop {
+  std::vector<Member> members;
+  // Tiles of one repeated element: the constants a chain broadcasts
+  // (`x * 2` reads a broadcast scalar), filled once here.
+  std::vector<std::vector<uint8_t>> splats;
+  std::vector<size_t> input_bytes;  // element size of each input
+  int64_t count = 0;                // elements of every member's output
+  size_t scratch_bytes = 0;         // all members' tile buffers
+  int64_t cost = 1;                 // rough operations per element
+};
+
+int64_t Elements(const Graph& graph, ValueId value) {
+  return graph.shape(value).NumElements();
+}
+
+// Copies `run` elements of type T `stride` elements apart (0: one element
+// repeated) to `to`.
+template <typename T>
+void CopyRun(const uint8_t* from, int64_t stride, int64_t run, uint8_t* to) {
+  T* out = reinterpret_cast<T*>(to);
+  if (stride == 0) {
+    T value;
+    std::memcpy(&value, from, sizeof(T));
+    std::fill_n(out, run, value);
+    return;
+  }
+  for (int64_t k = 0; k < run; ++k) std::memcpy(out + k, from + k * stride * sizeof(T), sizeof(T));
+}
+
+// Copies elements [start, start + n) of a strided read into `out`.
+void ReadTile(const Pointwise& read, const uint8_t* source, int64_t start, int64_t n,
+              uint8_t* out) {
+  const size_t bytes = read.element_bytes;
+  const size_t rank = read.dims.size();
+  if (rank == 0) {
+    for (int64_t k = 0; k < n; ++k) std::memcpy(out + k * bytes, source + read.base * bytes, bytes);
+    return;
+  }
+  SmallVector<int64_t, 8> index(rank, 0);
+  int64_t offset = read.base;
+  int64_t rest = start;
+  for (size_t j = rank; j-- > 0;) {
+    const int64_t size = read.dims[j];
+    index[j] = rest % size;
+    rest /= size;
+    offset += index[j] * read.strides[j];
+  }
+  const size_t last = rank - 1;
+  const int64_t stride = read.strides[last];
+  int64_t done = 0;
+  while (done < n) {
+    const int64_t run = std::min(n - done, read.dims[last] - index[last]);
+    uint8_t* to = out + done * static_cast<int64_t>(bytes);
+    const uint8_t* from = source + offset * static_cast<int64_t>(bytes);
+    if (stride == 1) {
+      std::memcpy(to, from, static_cast<size_t>(run) * bytes);
+    } else {
+      switch (bytes) {
+        case 1: CopyRun<uint8_t>(from, stride, run, to); break;
+        case 2: CopyRun<uint16_t>(from, stride, run, to); break;
+        case 4: CopyRun<uint32_t>(from, stride, run, to); break;
+        case 8: CopyRun<uint64_t>(from, stride, run, to); break;
+        default:
+          for (int64_t k = 0; k < run; ++k) {
+            std::memcpy(to + k * static_cast<int64_t>(bytes),
+                        from + k * stride * static_cast<int64_t>(bytes), bytes);
+          }
+      }
+    }
+    done += run;
+    offset += run * stride;
+    index[last] += run;
+    // Carry into the outer dimensions.
+    for (size_t j = last; j > 0 && index[j] == read.dims[j]; --j) {
+      offset -= index[j] * read.strides[j];
+      index[j] = 0;
+      ++index[j - 1];
+      offset += read.strides[j - 1];
+    }
+  }
+}
+
+// Where member `m`'s elements of the tile at `start` go: straight into the
+// fused node's output when `direct[m]`, else the member's tile buffer (not
+// for splats, which operands name as such).
+uint8_t* TileOf(const Member& member, RunContext& ctx, std::span<const bool> direct, size_t m,
+                int64_t start, uint8_t* scratch) {
+  if (direct[m]) {
+    return static_cast<uint8_t*>(ctx.out(static_cast<size_t>(member.output))) +
+           start * static_cast<int64_t>(member.output_bytes);
+  }
+  return scratch + member.slot_offset;
+}
+
+Status RunTiles(const FusedLoop& loop, RunContext& ctx, std::span<const bool> direct,
+                int64_t begin, int64_t end, uint8_t* scratch) {
+  SmallVector<const void*, 4> in;
+  for (int64_t start = begin; start < end; start += kTile) {
+    const int64_t n = std::min(kTile, end - start);
+    for (size_t m = 0; m < loop.members.size(); ++m) {
+      const Member& member = loop.members[m];
+      if (member.pointwise == nullptr) continue;  // a splat
+      uint8_t* out = TileOf(member, ctx, direct, m, start, scratch);
+      const Pointwise& pointwise = *member.pointwise;
+      if (pointwise.kind == Pointwise::Kind::kRead) {
+        ReadTile(pointwise, static_cast<const uint8_t*>(ctx.in(member.operands[0].index)), start,
+                 n, out);
+        continue;
+      }
+      in.resize(0);
+      for (const Operand& operand : member.operands) {
+        if (operand.from == Operand::From::kMember) {
+          in.push_back(
+              TileOf(loop.members[operand.index], ctx, direct, operand.index, start, scratch));
+        } else if (operand.from == Operand::From::kSplat) {
+          in.push_back(loop.splats[operand.index].data());
+        } else {
+          in.push_back(static_cast<const uint8_t*>(ctx.in(operand.index)) +
+                       start * static_cast<int64_t>(loop.input_bytes[operand.index]));
+        }
+      }
+      Status status = pointwise.map(std::span<const void* const>(in.data(), in.size()), out, n);
+      if (!status.ok()) {
+        return Status(status.code(), StrCat(member.location, ": ", member.op, ": ",
+                                            status.message()));
+      }
+    }
+    for (size_t m = 0; m < loop.members.size(); ++m) {
+      const Member& member = loop.members[m];
+      if (member.output < 0 || direct[m]) continue;
+      const uint8_t* from = member.pointwise == nullptr
+                                ? loop.splats[member.slot_offset].data()
+                                : scratch + member.slot_offset;
+      std::memcpy(static_cast<uint8_t*>(ctx.out(static_cast<size_t>(member.output))) +
+                      start * static_cast<int64_t>(member.output_bytes),
+                  from, static_cast<size_t>(n) * member.output_bytes);
+    }
+  }
+  return Status::Ok();
+}
+
+// Whether [a, a + a_bytes) and [b, b + b_bytes) share memory.
+bool Overlap(const void* a, size_t a_bytes, const void* b, size_t b_bytes) {
+  const auto x = reinterpret_cast<uintptr_t>(a), y = reinterpret_cast<uintptr_t>(b);
+  return x < y + b_bytes && y < x + a_bytes;
+}
+
+Status RunFused(const FusedLoop& loop, RunContext& ctx) {
+  // A member's escaping value is computed straight into the node's output
+  // unless that memory is also an input (a donated argument written in
+  // place): then it goes through the tile buffer and is copied out after
+  // the tile is read.
+  kernels::ScratchArray<bool> direct(loop.members.size(), false);
+  for (size_t m = 0; m < loop.members.size(); ++m) {
+    const Member& member = loop.members[m];
+    if (member.output < 0 || member.pointwise == nullptr) continue;
+    const auto out = static_cast<size_t>(member.output);
+    const size_t out_bytes = static_cast<size_t>(loop.count) * member.output_bytes;
+    bool shared = false;
+    for (size_t i = 0; i < ctx.num_inputs(); ++i) {
+      shared = shared || Overlap(ctx.out(out), out_bytes, ctx.in(i), ctx.in_shape(i).ByteSize());
+    }
+    direct[m] = !shared;
+  }
+  std::atomic<bool> failed{false};
+  Status first = Status::Ok();
+  std::mutex mutex;
+  kernels::ParallelFor(loop.count, loop.cost, [&](int64_t begin, int64_t end) {
+    if (failed.load(std::memory_order_relaxed)) return;
+    kernels::SerialKernelsScope serial;  // members run on this thread's tiles only
+    kernels::ScratchArray<uint8_t> scratch(loop.scratch_bytes);
+    Status status = RunTiles(loop, ctx, std::span<const bool>(direct.data(), direct.size()),
+                             begin, end, scratch.data());
+    if (!status.ok() && !failed.exchange(true)) {
+      std::lock_guard lock(mutex);
+      first = std::move(status);
+    }
+  });
+  return first;
+}
+
+// A tile of kTile copies of the element at `element`.
+std::vector<uint8_t> Splat(const uint8_t* element, size_t bytes) {
+  std::vector<uint8_t> tile(static_cast<size_t>(kTile) * bytes);
+  for (size_t offset = 0; offset < tile.size(); offset += bytes) {
+    std::memcpy(tile.data() + offset, element, bytes);
+  }
+  return tile;
+}
+
+// Whether every element of `data` has the same bytes.
+bool Uniform(const std::vector<uint8_t>& data, size_t bytes) {
+  if (data.size() < bytes || bytes == 0) return false;
+  for (size_t offset = bytes; offset < data.size(); offset += bytes) {
+    if (std::memcmp(data.data() + offset, data.data(), bytes) != 0) return false;
+  }
+  return true;
+}
+
+// Builds the fused node of `run` (indexes of graph.nodes, in order).
+Node Fuse(const Graph& graph, const std::vector<size_t>& run,
+          const std::vector<std::vector<size_t>>& users, const std::vector<bool>& is_result) {
+  auto loop = std::make_shared<FusedLoop>();
+  Node fused;
+  fused.op = std::string(kFusionOp);
+  fused.location = graph.nodes[run.front()].location;
+  std::unordered_map<ValueId, size_t> member_of;  // value -> member producing it
+  std::unordered_map<ValueId, size_t> input_of;   // value -> fused input index
+  const size_t first = run.front(), last = run.back();
+  for (size_t n : run) {
+    const Node& node = graph.nodes[n];
+    Member member;
+    member.pointwise = node.pointwise;
+    member.location = node.location;
+    member.op = node.op;
+    const ValueId output = node.outputs[0];
+    member.output_bytes = GetElementTypeInfo(graph.shape(output).element_type).storage_bytes;
+    const bool read = node.pointwise->kind == Pointwise::Kind::kRead;
+    // A constant element broadcast: a splat tile made now.
+    if (read && graph.values[static_cast<size_t>(node.inputs[0])].constant &&
+        std::all_of(node.pointwise->strides.begin(), node.pointwise->strides.end(),
+                    [](int64_t stride) { return stride == 0; })) {
+      const auto& data = *graph.values[static_cast<size_t>(node.inputs[0])].constant;
+      member.pointwise = nullptr;
+      member.slot_offset = loop->splats.size();
+      loop->splats.push_back(
+          Splat(data.data() + node.pointwise->base * static_cast<int64_t>(member.output_bytes),
+                member.output_bytes));
+    }
+    for (ValueId value : member.pointwise == nullptr ? std::vector<ValueId>{} : node.inputs) {
+      if (auto it = member_of.find(value); it != member_of.end()) {
+        const Member& producer = loop->members[it->second];
+        if (producer.pointwise == nullptr) {
+          member.operands.push_back({Operand::From::kSplat, producer.slot_offset});
+        } else {
+          member.operands.push_back({Operand::From::kMember, it->second});
+        }
+        continue;
+      }
+      // A constant of one repeated element: a splat tile too.
+      if (const auto& data = graph.values[static_cast<size_t>(value)].constant;
+          !read && data && Uniform(*data, GetElementTypeInfo(graph.shape(value).element_type)
+                                              .storage_bytes)) {
+        member.operands.push_back({Operand::From::kSplat, loop->splats.size()});
+        loop->splats.push_back(
+            Splat(data->data(), GetElementTypeInfo(graph.shape(value).element_type).storage_bytes));
+        continue;
+      }
+      auto [it, added] = input_of.emplace(value, fused.inputs.size());
+      if (added) {
+        fused.inputs.push_back(value);
+        loop->input_bytes.push_back(
+            GetElementTypeInfo(graph.shape(value).element_type).storage_bytes);
+        fused.inputs_read_pointwise.push_back(true);
+      }
+      if (read) fused.inputs_read_pointwise[it->second] = false;
+      member.operands.push_back({Operand::From::kInput, it->second});
+    }
+    // Needed outside the run: by a later node, or as a result.
+    bool escapes = is_result[static_cast<size_t>(output)];
+    for (size_t user : users[static_cast<size_t>(output)]) {
+      escapes = escapes || user < first || user > last;
+    }
+    if (escapes) {
+      member.output = static_cast<int64_t>(fused.outputs.size());
+      fused.outputs.push_back(output);
+    }
+    if (member.pointwise != nullptr) {
+      member.slot_offset = loop->scratch_bytes;
+      loop->scratch_bytes += (static_cast<size_t>(kTile) * member.output_bytes + 63) / 64 * 64;
+      loop->cost += read ? 1 : 4;
+    }
+    member_of.emplace(output, loop->members.size());
+    loop->members.push_back(std::move(member));
+  }
+  loop->count = Elements(graph, graph.nodes[first].outputs[0]);
+  fused.run = [loop](RunContext& ctx) { return RunFused(*loop, ctx); };
+  return fused;
+}
+
+// Whether node `n` can join a run whose members produce `produced` and
+// whose outputs have `count` elements.
+bool Joins(const Graph& graph, const Node& node, int64_t count,
+           const std::unordered_map<ValueId, bool>& produced) {
+  if (Elements(graph, node.outputs[0]) != count) return false;
+  if (node.pointwise->kind == Pointwise::Kind::kRead) {
+    // A read walks its whole source, which must be in memory already.
+    return !produced.contains(node.inputs[0]);
+  }
+  return true;
+}
+
+bool Fusible(const Node& node) {
+  return node.pointwise != nullptr && node.outputs.size() == 1 && node.regions.empty() &&
+         !node.has_side_effects && !node.output_aliases_input;
+}
+
+}  // namespace
+
+void FuseElementwise(Graph& graph) {
+  const size_t values = graph.values.size();
+  std::vector<std::vector<size_t>> users(values);
+  for (size_t n = 0; n < graph.nodes.size(); ++n) {
+    for (ValueId in : graph.nodes[n].inputs) users[static_cast<size_t>(in)].push_back(n);
+  }
+  std::vector<bool> is_result(values, false);
+  for (ValueId result : graph.results) is_result[static_cast<size_t>(result)] = true;
+
+  std::vector<std::vector<size_t>> runs;
+  std::vector<size_t> current;
+  std::unordered_map<ValueId, bool> produced;
+  int64_t count = -1;
+  // A run is worth fusing when it computes something: a run of reads alone
+  // would only copy through the tiles.
+  auto close = [&] {
+    const bool computes = std::any_of(current.begin(), current.end(), [&](size_t n) {
+      return graph.nodes[n].pointwise->kind == Pointwise::Kind::kMap;
+    });
+    if (current.size() >= 2 && computes) runs.push_back(current);
+    current.clear();
+    produced.clear();
+  };
+  for (size_t n = 0; n < graph.nodes.size(); ++n) {
+    const Node& node = graph.nodes[n];
+    if (!Fusible(node)) {
+      close();
+      continue;
+    }
+    if (current.empty() || !Joins(graph, node, count, produced)) {
+      close();
+      count = Elements(graph, node.outputs[0]);
+    }
+    if (count == 0) continue;  // nothing to compute
+    current.push_back(n);
+    produced.emplace(node.outputs[0], true);
+  }
+  close();
+  if (runs.empty()) return;
+
+  std::vector<Node> nodes;
+  nodes.reserve(graph.nodes.size());
+  size_t next_run = 0;
+  for (size_t n = 0; n < graph.nodes.size();) {
+    if (next_run < runs.size() && runs[next_run].front() == n) {
+      nodes.push_back(Fuse(graph, runs[next_run], users, is_result));
+      n = runs[next_run].back() + 1;
+      ++next_run;
+      continue;
+    }
+    nodes.push_back(std::move(graph.nodes[n]));
+    ++n;
+  }
+  graph.nodes = std::move(nodes);
+}
+
+}  // namespace kiln::compiler
