@@ -35,7 +35,7 @@ SUDO  := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 KILN_SOURCES := $(shell find src python cmake -type f ! -path '*/__pycache__/*' 2>/dev/null) \
                 CMakeLists.txt pyproject.toml README.md
 
-.PHONY: all setup install demo build test test-cpp test-asan test-fuzz test-python fuzz bench-read clean distclean
+.PHONY: all setup install demo build test test-cpp test-asan test-fuzz test-python fuzz bench bench-read clean distclean
 all: build
 
 setup: install
@@ -80,6 +80,13 @@ fuzz:
 
 test-python: install
 	$(PY) -m pytest tests/python
+
+# Kiln beside JAX's CPU backend on every workload of bench/workloads.py, in
+# one process (not part of `make test`): a markdown table and
+# build/bench/results.{md,json}. One workload or group: make bench ONLY=sort_1M
+# (a comma list works). docs/performance.md records the figures.
+bench: install
+	JAX_PLATFORMS=kiln,cpu $(PY) bench/run.py $(if $(ONLY),--only $(ONLY))
 
 # Reading speed and memory of a ~12 MB artifact (a transformer block with its
 # weights as constants), Kiln's reader beside jaxlib's; not part of `make test`.
