@@ -282,7 +282,9 @@ Status LowerDynamicUpdateSlice(Lowering& lowering, const ir::Operation& op) {
   return lowering.Emit(op, [bytes, total, index_type, dims = operand.dims, sizes = update.dims,
                             strides = Strides(operand.dims),
                             update_strides = Strides(update.dims)](RunContext& ctx) {
-    if (total > 0) std::memcpy(ctx.out(0), ctx.in(0), total);
+    // In place when the loop running it gave the operand's memory as the
+    // result's (LowerWhile's in-place carries).
+    if (total > 0 && ctx.out(0) != ctx.in(0)) std::memcpy(ctx.out(0), ctx.in(0), total);
     const int64_t offset = ClampedOffset(ctx, 2, index_type, dims, sizes, strides);
     kernels::CopyBox(bytes, sizes, ctx.in(1), update_strides,
                      static_cast<uint8_t*>(ctx.out(0)) + offset * static_cast<int64_t>(bytes),

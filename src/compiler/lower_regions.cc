@@ -32,9 +32,54 @@ bool AllConstant(Lowering& lowering, const ir::Operation& op) {
   return true;
 }
 
+// The memory value `value` of `graph` lives in: its view root, or itself.
+ValueId MemoryRootOf(const Graph& graph, ValueId value) {
+  const Placement& place = graph.placements[static_cast<size_t>(value)];
+  return place.storage == Storage::kAlias ? static_cast<ValueId>(place.index) : value;
+}
+
+// Whether a while body may compute its result `i` in the memory of its
+// parameter `i`: the result is a dynamic_update_slice of that parameter
+// (a scan stacking its outputs), and nothing reads the parameter's memory
+// after the update but the update itself (as its operand) and no other
+// result is that memory. Then the loop keeps the carry in one buffer and
+// the update writes only its slice, instead of copying the whole carry
+// every iteration.
+bool InPlaceCarry(const Graph& body, size_t i) {
+  if (i >= body.parameters.size() || i >= body.results.size()) return false;
+  const ValueId parameter = body.parameters[i];
+  const ValueId result = body.results[i];
+  const Placement& place = body.placements[static_cast<size_t>(result)];
+  if (place.storage != Storage::kResult || place.index != static_cast<int64_t>(i)) return false;
+  size_t update = body.nodes.size();
+  for (size_t n = 0; n < body.nodes.size(); ++n) {
+    const Node& node = body.nodes[n];
+    if (node.outputs.size() == 1 && node.outputs[0] == result) {
+      if (node.op != "stablehlo.dynamic_update_slice" || node.inputs.empty() ||
+          node.inputs[0] != parameter) {
+        return false;
+      }
+      update = n;
+    }
+  }
+  if (update == body.nodes.size()) return false;
+  for (size_t n = 0; n < body.nodes.size(); ++n) {
+    const std::vector<ValueId>& inputs = body.nodes[n].inputs;
+    for (size_t k = 0; k < inputs.size(); ++k) {
+      if (MemoryRootOf(body, inputs[k]) != parameter) continue;
+      if (n > update || (n == update && k != 0)) return false;
+    }
+  }
+  for (size_t j = 0; j < body.results.size(); ++j) {
+    if (j != i && MemoryRootOf(body, body.results[j]) == parameter) return false;
+  }
+  return true;
+}
+
 // while: the loop-carried values live in the node's outputs and in a second
 // set of buffers (scratch memory of the execution), swapped every
-// iteration, since a region's results may not alias its arguments.
+// iteration, since a region's results may not alias its arguments; except
+// in-place carries (InPlaceCarry), which stay in the node's outputs.
 Status LowerWhile(Lowering& lowering, const ir::Operation& op) {
   const size_t count = op.operands().size();
   std::vector<size_t> bytes;
@@ -53,7 +98,10 @@ Status LowerWhile(Lowering& lowering, const ir::Operation& op) {
   // A loop over constants is not folded at compile time (as XLA does not):
   // it may run long, or forever.
   const bool foldable = !AllConstant(lowering, op);
-  RunFn run = [count, bytes, offsets, scratch_bytes, scratch_key](RunContext& ctx) -> Status {
+  // Filled once the body is lowered (below).
+  auto in_place = std::make_shared<std::vector<bool>>(count, false);
+  RunFn run = [count, bytes, offsets, scratch_bytes, scratch_key,
+               in_place](RunContext& ctx) -> Status {
     uint8_t* scratch = scratch_bytes > 0 ? ctx.env().Arena(scratch_key.get(), scratch_bytes)
                                          : nullptr;
     // The loop-carried buffers: current[i] holds value i, next[i] receives it.
@@ -63,7 +111,7 @@ Status LowerWhile(Lowering& lowering, const ir::Operation& op) {
     for (size_t i = 0; i < count; ++i) {
       if (bytes[i] > 0) std::memcpy(ctx.out(i), ctx.in(i), bytes[i]);
       current[i] = ctx.out(i);
-      next[i] = scratch + offsets[i];
+      next[i] = (*in_place)[i] ? ctx.out(i) : scratch + offsets[i];
     }
     bool proceed = false;
     void* cond_result[] = {&proceed};
@@ -82,7 +130,15 @@ Status LowerWhile(Lowering& lowering, const ir::Operation& op) {
     }
     return Status::Ok();
   };
-  return lowering.EmitWithRegions(op, std::move(run), foldable);
+  const size_t before = lowering.graph().nodes.size();
+  KILN_RETURN_IF_ERROR(lowering.EmitWithRegions(op, std::move(run), foldable));
+  if (lowering.graph().nodes.size() > before) {
+    const Node& node = lowering.graph().nodes.back();
+    if (node.regions.size() == 2) {
+      for (size_t i = 0; i < count; ++i) (*in_place)[i] = InPlaceCarry(*node.regions[1], i);
+    }
+  }
+  return Status::Ok();
 }
 
 // Lowers branch `index` of an if or case in place of the op (its selector
