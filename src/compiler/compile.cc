@@ -120,6 +120,24 @@ bool CanWriteInPlace(const Graph& graph, size_t parameter, size_t result) {
   return false;
 }
 
+// Programs whose flops + 20 x transcendentals + bytes accessed stay below
+// this run on the caller's thread when their device is idle: a few
+// microseconds of work, less than handing it to the device's worker and
+// the result back (two thread wake-ups) costs.
+constexpr double kInlineCost = 64 * 1024;
+
+// Whether `graph` or a region in it has a node with side effects (feeds,
+// send/recv, host callbacks, custom calls that must run).
+bool HasSideEffects(const Graph& graph) {
+  for (const Node& node : graph.nodes) {
+    if (node.has_side_effects) return true;
+    for (const auto& region : node.regions) {
+      if (HasSideEffects(*region)) return true;
+    }
+  }
+  return false;
+}
+
 // Reads the entry function's donation attributes into `program`.
 Status PlanDonation(const ir::Operation& entry, const Graph& graph, Program& program) {
   const size_t count = graph.parameters.size();
@@ -277,13 +295,17 @@ StatusOr<std::shared_ptr<const Program>> Compile(const ir::Module& module,
   for (ValueId id : graph->results) program->result_shapes.push_back(graph->shape(id));
   KILN_RETURN_IF_ERROR(PlanDonation(*entry, *graph, *program));
   program->has_collectives = UsesCollectives(*graph);
+  program->cost = AnalyzeCost(module, *entry);
+  program->run_inline = !program->has_collectives && !HasSideEffects(*graph) &&
+                        program->cost.flops + 20 * program->cost.transcendentals +
+                                program->cost.bytes_accessed <
+                            kInlineCost;
   program->partitioned = spmd.has_value();
   if (spmd) {
     program->parameter_shardings = std::move(spmd->parameters);
     program->result_shardings = std::move(spmd->results);
   }
   program->graph = std::move(graph);
-  program->cost = AnalyzeCost(module, *entry);
   program->text = ir::PrintModule(module);
   std::string_view serialized(reinterpret_cast<const char*>(options.serialized.data()),
                               options.serialized.size());

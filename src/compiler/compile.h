@@ -33,6 +33,10 @@ struct Program {
   // Whether a run meets other devices' runs (a collective anywhere in the
   // plan): the runtime then starts the runs of one launch together.
   bool has_collectives = false;
+  // Small enough to run on the caller's thread when its device is idle, and
+  // free of anything that waits on others (collectives, feeds, host
+  // transfers, side effects).
+  bool run_inline = false;
   // An SPMD program (sdy meshes): its devices exchange tiles of the
   // parameters and results with these shardings (nullopt: whole).
   bool partitioned = false;

@@ -306,8 +306,28 @@ StatusOr<LoadedExecutable::Run> LoadedExecutable::Execute(
                         DonatedArguments(*program_, arguments, non_donatable));
   KILN_ASSIGN_OR_RETURN(Prepared prepared,
                         Prepare(arguments, device, std::move(donated), std::move(host)));
-  EnqueueWhenReady(prepared.ready, &device->queue(), Work(prepared, nullptr), prepared.run.done);
+  Start(prepared);
   return std::move(prepared.run);
+}
+
+void LoadedExecutable::Start(Prepared& prepared) {
+  const bool host_transfer = prepared.host != nullptr;  // Work() takes it
+  std::function<Status()> work = Work(prepared, nullptr);
+  // A small program whose arguments are ready runs now on this thread if
+  // its device is idle (XLA's CPU client runs cheap programs inline too).
+  if (program_->run_inline && !host_transfer && prepared.ready->IsReady()) {
+    const std::optional<Status> ready = prepared.ready->TryGetStatus();
+    std::shared_ptr<Event> done = prepared.run.done;
+    if (ready && ready->ok() && prepared.device->queue().RunNowIfIdle([&work, &done] {
+          Status result = work();
+          work = nullptr;  // release what it captured before the event fires
+          done->Set(std::move(result));
+        })) {
+      return;
+    }
+  }
+  EnqueueWhenReady(prepared.ready, &prepared.device->queue(), std::move(work),
+                   prepared.run.done);
 }
 
 StatusOr<std::vector<LoadedExecutable::Run>> LoadedExecutable::ExecuteLaunch(
@@ -345,7 +365,7 @@ StatusOr<std::vector<LoadedExecutable::Run>> LoadedExecutable::ExecuteLaunch(
   std::vector<Run> runs;
   if (!program_->has_collectives || devices.size() == 1) {
     for (Prepared& one : prepared) {
-      EnqueueWhenReady(one.ready, &one.device->queue(), Work(one, nullptr), one.run.done);
+      Start(one);
       runs.push_back(std::move(one.run));
     }
     return runs;

@@ -27,6 +27,23 @@ void WorkQueue::Enqueue(std::function<void()> task) {
   wake_.notify_one();
 }
 
+bool WorkQueue::RunNowIfIdle(const std::function<void()>& task) {
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_ || running_ || !tasks_.empty()) return false;
+    running_ = true;
+  }
+  task();
+  {
+    std::lock_guard lock(mutex_);
+    running_ = false;
+    ++completed_;
+  }
+  idle_.notify_all();
+  wake_.notify_one();  // tasks enqueued while it ran
+  return true;
+}
+
 uint64_t WorkQueue::Drain() {
   std::unique_lock lock(mutex_);
   idle_.wait(lock, [this] { return tasks_.empty() && !running_; });
@@ -38,7 +55,8 @@ void WorkQueue::Run() {
     std::function<void()> task;
     {
       std::unique_lock lock(mutex_);
-      wake_.wait(lock, [this] { return stopping_ || !tasks_.empty(); });
+      // Not while a task runs inline (RunNowIfIdle): tasks stay in order.
+      wake_.wait(lock, [this] { return (stopping_ || !tasks_.empty()) && !running_; });
       if (tasks_.empty()) return;  // stopping, and everything enqueued has run
       task = std::move(tasks_.front());
       tasks_.pop_front();

@@ -25,6 +25,12 @@ class WorkQueue {
 
   // Appends a task; tasks run one at a time in enqueue order. Tasks must not throw.
   void Enqueue(std::function<void()> task);
+  // Runs `task` on the calling thread, now, if the queue is idle (no task
+  // running or waiting), holding the queue's place so that tasks enqueued
+  // meanwhile run after it; false (and nothing run) otherwise. For small
+  // programs, where handing the work to the worker and the result back
+  // would cost more than the work (docs/execution.md).
+  bool RunNowIfIdle(const std::function<void()>& task);
   // Blocks until every task enqueued so far (and any they enqueue here) has
   // run; returns how many tasks this queue has run in all.
   uint64_t Drain();
@@ -39,7 +45,7 @@ class WorkQueue {
   std::deque<std::function<void()>> tasks_;
   std::condition_variable idle_;
   bool stopping_ = false;
-  bool running_ = false;  // the worker is inside a task
+  bool running_ = false;  // a task is running (on the worker, or inline)
   uint64_t completed_ = 0;
   std::thread worker_;
 };
