@@ -1,0 +1,42 @@
+"""`make bench`'s harness (bench/run.py) stays runnable: a short run of two
+workloads on Kiln and the CPU backend writes both backends' timings, compile
+times, peak memory and an output check, and bad arguments are refused. The
+timings themselves are not asserted (speed is measured by `make bench`,
+never by tests)."""
+
+import json
+import os
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SCRIPT = os.path.join(ROOT, "bench", "run.py")
+
+
+def test_a_short_run_reports_both_backends(run_python, tmp_path):
+    result = run_python("", env={"JAX_PLATFORMS": "kiln,cpu"},
+                        args=(SCRIPT, "--only", "dispatch_scalar_add,softmax_1024x1024",
+                              "--samples", "2", "--compile-samples", "1", "--out", str(tmp_path)))
+    data = json.loads((tmp_path / "results.json").read_text())
+    assert [r["name"] for r in data["results"]] == ["dispatch_scalar_add", "softmax_1024x1024"]
+    for row in data["results"]:
+        assert row["check"] == "ok", row
+        assert row["samples"] == 2
+        for backend in ("kiln", "cpu"):
+            assert row[f"{backend}_median_s"] > 0 and row[f"{backend}_compile_s"] > 0, row
+            assert row[f"{backend}_peak_bytes"] is not None, row
+        assert row["ratio"] == row["kiln_median_s"] / row["cpu_median_s"]
+    table = (tmp_path / "results.md").read_text()
+    assert "| softmax_1024x1024 |" in table and "Geometric mean" in table
+    assert "Geometric mean" in result.stdout
+
+
+def test_unknown_workloads_are_refused(run_python, tmp_path):
+    result = run_python("", env={"JAX_PLATFORMS": "kiln,cpu"}, check=False,
+                        args=(SCRIPT, "--only", "no_such_workload", "--out", str(tmp_path)))
+    assert result.returncode == 2
+    assert "unknown workloads: no_such_workload" in result.stderr
+
+
+def test_list_names_every_workload(run_python):
+    result = run_python("", env={"JAX_PLATFORMS": "kiln,cpu"}, args=(SCRIPT, "--list"))
+    names = [line.split()[-1] for line in result.stdout.splitlines() if line.strip()]
+    assert len(names) == 25 and "dispatch_scalar_add" in names and "sort_1M" in names
