@@ -127,8 +127,12 @@ $(STAMPS)/system-packages:
 	fi
 	@mkdir -p $(@D) && touch $@
 
+# Line tables (-g1) rather than full debug information: perf and backtraces keep
+# file:line, the installed copies are stripped anyway, and full -g made the
+# Eigen-heavy kernels compile 1.6x slower and the plugin 300 MB.
 $(CPP_BUILD)/build.ninja: | $(STAMPS)/system-packages
-	$(CMAKE) -S . -B $(CPP_BUILD) -G Ninja -DKILN_WERROR=ON
+	$(CMAKE) -S . -B $(CPP_BUILD) -G Ninja -DKILN_WERROR=ON \
+	  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG"
 
 $(FUZZ_BUILD)/build.ninja: | $(STAMPS)/system-packages
 	CC=clang-15 CXX=clang++-15 $(CMAKE) -S . -B $(FUZZ_BUILD) -G Ninja -DKILN_BUILD_FUZZERS=ON \
