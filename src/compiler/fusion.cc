@@ -8,12 +8,24 @@
 // tile. A chain of ten ops then reads its inputs and writes its results once
 // instead of streaming ten arrays through memory, and the values only the
 // chain uses get no memory in the plan.
+//
+// A reduction over trailing dimensions (RowReduction) right after a run
+// that computes its operand joins the run: each tile's values are folded
+// into their rows' results while still in cache, and the operand itself is
+// never written out (layernorm's variance, softmax's denominator). Before
+// runs are formed, pointwise nodes move down to just before their first
+// user, so that what a later run needs is computed there rather than
+// materialized early, and small computations between them do not split
+// runs.
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <queue>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "base/small_vector.h"
@@ -46,8 +58,26 @@ struct Member {
   std::string location, op;
 };
 
+// A reduction folded into the loop: the values of `member`, as `rows` rows
+// of the loop's `cols` elements, reduced into the fused node's output
+// `output`, starting from the value of input `init`.
+struct Reducer {
+  size_t member;
+  kernels::ReduceOp op;
+  ElementType type;
+  size_t bytes;
+  size_t output;
+  size_t init;
+};
+
 struct FusedLoop {
   std::vector<Member> members;
+  std::vector<Reducer> reducers;
+  // With reducers: the row length. Threads then split the elements at row
+  // boundaries (no two threads fold into one result) and tiles hold whole
+  // rows when a row fits in one.
+  int64_t cols = 0;
+  int64_t tile = kTile;
   // Tiles of one repeated element: the constants a chain broadcasts
   // (`x * 2` reads a broadcast scalar), filled once here.
   std::vector<std::vector<uint8_t>> splats;
@@ -140,11 +170,42 @@ uint8_t* TileOf(const Member& member, RunContext& ctx, std::span<const bool> dir
   return scratch + member.slot_offset;
 }
 
+// Folds elements [start, start + n) of the reducer's values (at `values`)
+// into their rows' results; a row's result starts from init at its first
+// element.
+Status FoldTile(const FusedLoop& loop, const Reducer& reducer, RunContext& ctx,
+                const uint8_t* values, int64_t start, int64_t n) {
+  const int64_t cols = loop.cols;
+  const auto bytes = static_cast<int64_t>(reducer.bytes);
+  auto* out = static_cast<uint8_t*>(ctx.out(reducer.output));
+  const void* init = ctx.in(reducer.init);
+  const int64_t end = start + n;
+  for (int64_t pos = start; pos < end;) {
+    const int64_t row = pos / cols;
+    const int64_t offset = pos - row * cols;
+    int64_t rows = 1, width = std::min(end - pos, cols - offset);
+    if (offset == 0 && pos + cols <= end) {  // whole rows
+      rows = (end - pos) / cols;
+      width = cols;
+    }
+    if (offset == 0) {
+      for (int64_t r = 0; r < rows; ++r) {
+        std::memcpy(out + (row + r) * bytes, init, reducer.bytes);
+      }
+    }
+    KILN_RETURN_IF_ERROR(kernels::FoldRowsInto(reducer.op, reducer.type,
+                                               values + (pos - start) * bytes, rows, width,
+                                               out + row * bytes));
+    pos += rows * width;
+  }
+  return Status::Ok();
+}
+
 Status RunTiles(const FusedLoop& loop, RunContext& ctx, std::span<const bool> direct,
                 int64_t begin, int64_t end, uint8_t* scratch) {
   SmallVector<const void*, 4> in;
-  for (int64_t start = begin; start < end; start += kTile) {
-    const int64_t n = std::min(kTile, end - start);
+  for (int64_t start = begin; start < end; start += loop.tile) {
+    const int64_t n = std::min(loop.tile, end - start);
     for (size_t m = 0; m < loop.members.size(); ++m) {
       const Member& member = loop.members[m];
       if (member.pointwise == nullptr) continue;  // a splat
@@ -183,6 +244,13 @@ Status RunTiles(const FusedLoop& loop, RunContext& ctx, std::span<const bool> di
                       start * static_cast<int64_t>(member.output_bytes),
                   from, static_cast<size_t>(n) * member.output_bytes);
     }
+    for (const Reducer& reducer : loop.reducers) {
+      const Member& member = loop.members[reducer.member];
+      const uint8_t* values = member.pointwise == nullptr
+                                  ? loop.splats[member.slot_offset].data()
+                                  : TileOf(member, ctx, direct, reducer.member, start, scratch);
+      KILN_RETURN_IF_ERROR(FoldTile(loop, reducer, ctx, values, start, n));
+    }
   }
   return Status::Ok();
 }
@@ -213,12 +281,14 @@ Status RunFused(const FusedLoop& loop, RunContext& ctx) {
   std::atomic<bool> failed{false};
   Status first = Status::Ok();
   std::mutex mutex;
-  kernels::ParallelFor(loop.count, loop.cost, [&](int64_t begin, int64_t end) {
+  // Threads take whole rows when the loop reduces.
+  const int64_t unit = loop.reducers.empty() ? 1 : loop.cols;
+  kernels::ParallelFor(loop.count / unit, loop.cost * unit, [&](int64_t begin, int64_t end) {
     if (failed.load(std::memory_order_relaxed)) return;
     kernels::SerialKernelsScope serial;  // members run on this thread's tiles only
     kernels::ScratchArray<uint8_t> scratch(loop.scratch_bytes);
     Status status = RunTiles(loop, ctx, std::span<const bool>(direct.data(), direct.size()),
-                             begin, end, scratch.data());
+                             begin * unit, end * unit, scratch.data());
     if (!status.ok() && !failed.exchange(true)) {
       std::lock_guard lock(mutex);
       first = std::move(status);
@@ -257,6 +327,24 @@ Node Fuse(const Graph& graph, const std::vector<size_t>& run,
   const size_t first = run.front(), last = run.back();
   for (size_t n : run) {
     const Node& node = graph.nodes[n];
+    if (node.row_reduction != nullptr) {  // the run's last node: folds a member's values
+      const RowReduction& row = *node.row_reduction;
+      const size_t bytes = GetElementTypeInfo(row.type).storage_bytes;
+      auto [init, added] = input_of.emplace(node.inputs[1], fused.inputs.size());
+      if (added) {
+        fused.inputs.push_back(node.inputs[1]);
+        loop->input_bytes.push_back(bytes);
+        fused.inputs_read_pointwise.push_back(false);
+      }
+      fused.inputs_read_pointwise[init->second] = false;
+      loop->reducers.push_back({member_of.at(node.inputs[0]), row.op, row.type, bytes,
+                                fused.outputs.size(), init->second});
+      fused.outputs.push_back(node.outputs[0]);
+      loop->cols = row.cols;
+      loop->tile = row.cols <= kTile ? kTile / row.cols * row.cols : kTile;
+      loop->cost += 1;
+      continue;
+    }
     Member member;
     member.pointwise = node.pointwise;
     member.location = node.location;
@@ -322,6 +410,11 @@ Node Fuse(const Graph& graph, const std::vector<size_t>& run,
     loop->members.push_back(std::move(member));
   }
   loop->count = Elements(graph, graph.nodes[first].outputs[0]);
+  for (size_t n : run) {
+    const std::string& op = graph.nodes[n].op;
+    if (!fused.detail.empty()) fused.detail += graph.nodes[n].row_reduction ? " => " : ", ";
+    fused.detail += op.starts_with("stablehlo.") ? op.substr(10) : op;
+  }
   fused.run = [loop](RunContext& ctx) { return RunFused(*loop, ctx); };
   return fused;
 }
@@ -343,9 +436,96 @@ bool Fusible(const Node& node) {
          !node.has_side_effects && !node.output_aliases_input;
 }
 
+// Whether the row reduction `node` can end a run whose members produce
+// `produced` over `count` elements: the run computes its operand (not its
+// init), and there are enough rows to share among threads.
+bool Absorbs(const Node& node, int64_t count, const std::unordered_map<ValueId, bool>& produced) {
+  if (node.row_reduction == nullptr || node.inputs.size() != 2 || node.has_side_effects) {
+    return false;
+  }
+  const RowReduction& row = *node.row_reduction;
+  return produced.contains(node.inputs[0]) && !produced.contains(node.inputs[1]) &&
+         row.rows * row.cols == count && row.rows >= 8 && row.cols >= 2;
+}
+
+// Moves each pointwise node that does not shrink its inputs down to just
+// before its first user. A kept node's slot is its own index; a moved
+// node's is its earliest user's slot. Each kept node is preceded by the
+// nodes moved to its slot, in an order that respects their dependencies and
+// otherwise takes smaller arrays first: in a layer norm, the per-row
+// statistics (a few elements) are computed before the chain over the whole
+// matrix that broadcasts them, so that chain is one run. The original order
+// is topological, so the new one is too; side effects and every kept node
+// keep their order.
+void SinkPointwise(Graph& graph) {
+  const size_t count = graph.nodes.size();
+  const auto end = static_cast<int64_t>(count);
+  std::vector<int64_t> first_user(graph.values.size(), end);
+  std::vector<int64_t> slot(count);
+  std::vector<bool> moved(count, false);
+  for (size_t n = count; n-- > 0;) {
+    const Node& node = graph.nodes[n];
+    bool sinks = Fusible(node);
+    for (ValueId in : node.inputs) {
+      sinks = sinks && Elements(graph, in) <= Elements(graph, node.outputs[0]);
+    }
+    // A result nobody reads stays: moving it to the end would only keep its
+    // inputs alive longer (and a loop body's carry read after its update
+    // could no longer be updated in place).
+    sinks = sinks && first_user[static_cast<size_t>(node.outputs[0])] < end;
+    moved[n] = sinks;
+    slot[n] = sinks ? first_user[static_cast<size_t>(node.outputs[0])] : static_cast<int64_t>(n);
+    for (ValueId in : node.inputs) {
+      int64_t& user = first_user[static_cast<size_t>(in)];
+      user = std::min(user, slot[n]);
+    }
+  }
+  if (std::none_of(moved.begin(), moved.end(), [](bool m) { return m; })) return;
+  std::vector<std::vector<size_t>> groups(count);
+  std::vector<size_t> producer(graph.values.size(), count);
+  for (size_t n = 0; n < count; ++n) {
+    if (moved[n]) groups[static_cast<size_t>(slot[n])].push_back(n);
+    for (ValueId out : graph.nodes[n].outputs) producer[static_cast<size_t>(out)] = n;
+  }
+  std::vector<size_t> order;
+  order.reserve(count);
+  std::vector<size_t> waiting(count, 0);  // unplaced producers in the same group
+  std::vector<std::vector<size_t>> consumers(count);  // in the same group
+  using Ready = std::pair<int64_t, size_t>;          // (elements, node): smallest first
+  std::priority_queue<Ready, std::vector<Ready>, std::greater<Ready>> ready;
+  for (size_t s = 0; s < count; ++s) {
+    for (size_t n : groups[s]) {
+      for (ValueId in : graph.nodes[n].inputs) {
+        const size_t p = producer[static_cast<size_t>(in)];
+        if (p < count && moved[p] && slot[p] == slot[n]) {
+          ++waiting[n];
+          consumers[p].push_back(n);
+        }
+      }
+    }
+    for (size_t n : groups[s]) {
+      if (waiting[n] == 0) ready.emplace(Elements(graph, graph.nodes[n].outputs[0]), n);
+    }
+    while (!ready.empty()) {
+      const size_t n = ready.top().second;
+      ready.pop();
+      order.push_back(n);
+      for (size_t c : consumers[n]) {
+        if (--waiting[c] == 0) ready.emplace(Elements(graph, graph.nodes[c].outputs[0]), c);
+      }
+    }
+    if (!moved[s]) order.push_back(s);
+  }
+  std::vector<Node> nodes;
+  nodes.reserve(count);
+  for (size_t n : order) nodes.push_back(std::move(graph.nodes[n]));
+  graph.nodes = std::move(nodes);
+}
+
 }  // namespace
 
 void FuseElementwise(Graph& graph) {
+  SinkPointwise(graph);
   const size_t values = graph.values.size();
   std::vector<std::vector<size_t>> users(values);
   for (size_t n = 0; n < graph.nodes.size(); ++n) {
@@ -362,7 +542,8 @@ void FuseElementwise(Graph& graph) {
   // would only copy through the tiles.
   auto close = [&] {
     const bool computes = std::any_of(current.begin(), current.end(), [&](size_t n) {
-      return graph.nodes[n].pointwise->kind == Pointwise::Kind::kMap;
+      const auto& pointwise = graph.nodes[n].pointwise;
+      return pointwise != nullptr && pointwise->kind == Pointwise::Kind::kMap;
     });
     if (current.size() >= 2 && computes) runs.push_back(current);
     current.clear();
@@ -371,6 +552,7 @@ void FuseElementwise(Graph& graph) {
   for (size_t n = 0; n < graph.nodes.size(); ++n) {
     const Node& node = graph.nodes[n];
     if (!Fusible(node)) {
+      if (!current.empty() && Absorbs(node, count, produced)) current.push_back(n);
       close();
       continue;
     }

@@ -4,7 +4,10 @@
 // an output written over an input.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <climits>
 #include <cmath>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -126,6 +129,131 @@ TEST(FusionTest, MixedTypesAndSmallArrays) {
   std::vector<float> out(7);
   ASSERT_TRUE(RunInto(**program, {x.data()}, {out.data()}).ok());
   EXPECT_EQ(out, (std::vector<float>{-3, -2, -1, 0, 3, 6, 9}));
+}
+
+std::vector<std::string> CountOps(const Program& program, const std::string& op, int* count) {
+  std::vector<std::string> ops = PlanOps(program);
+  *count = static_cast<int>(std::count(ops.begin(), ops.end(), op));
+  return ops;
+}
+
+// A layer norm as JAX writes it, over rows of `cols` floats: the variance's
+// reduce folds the loop computing (x - mean)^2, so only the mean's reduce
+// stays a node, and the second x - mean (JAX computes it again) moves down
+// into the output's loop. Checked against the same sums in double.
+void CheckLayerNorm(int64_t rows, int64_t cols) {
+  const std::string r = std::to_string(rows), c = std::to_string(cols);
+  const std::string m = "tensor<" + r + "x" + c + "xf32>", v = "tensor<" + r + "xf32>",
+                    g = "tensor<" + c + "xf32>";
+  std::string body = R"(
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %n = stablehlo.constant dense<COLS.0> : VEC
+  %eps = stablehlo.constant dense<1.0e-05> : VEC
+  %s = stablehlo.reduce(%x init: %zero) applies stablehlo.add across dimensions = [1] : (MAT, tensor<f32>) -> VEC
+  %mean = stablehlo.divide %s, %n : VEC
+  %mb = stablehlo.broadcast_in_dim %mean, dims = [0] : (VEC) -> MAT
+  %d = stablehlo.subtract %x, %mb : MAT
+  %sq = stablehlo.multiply %d, %d : MAT
+  %s2 = stablehlo.reduce(%sq init: %zero) applies stablehlo.add across dimensions = [1] : (MAT, tensor<f32>) -> VEC
+  %var = stablehlo.divide %s2, %n : VEC
+  %mb2 = stablehlo.broadcast_in_dim %mean, dims = [0] : (VEC) -> MAT
+  %d2 = stablehlo.subtract %x, %mb2 : MAT
+  %ve = stablehlo.add %var, %eps : VEC
+  %rs = stablehlo.rsqrt %ve : VEC
+  %rb = stablehlo.broadcast_in_dim %rs, dims = [0] : (VEC) -> MAT
+  %y = stablehlo.multiply %d2, %rb : MAT
+  %gb = stablehlo.broadcast_in_dim %gamma, dims = [1] : (GAM) -> MAT
+  %yg = stablehlo.multiply %y, %gb : MAT
+  %bb = stablehlo.broadcast_in_dim %beta, dims = [1] : (GAM) -> MAT
+  %out = stablehlo.add %yg, %bb : MAT
+  return %out : MAT)";
+  for (auto [from, to] : {std::pair<std::string, std::string>{"COLS", c}, {"MAT", m}, {"VEC", v},
+                          {"GAM", g}}) {
+    for (size_t at; (at = body.find(from)) != std::string::npos;) body.replace(at, from.size(), to);
+  }
+  const std::string text = Main("%x: " + m + ", %gamma: " + g + ", %beta: " + g, m, body);
+  auto program = CompileText(text);
+  ASSERT_TRUE(program.ok()) << program.status().ToString();
+  int reduces = 0, loops = 0;
+  const std::vector<std::string> ops = CountOps(**program, "stablehlo.reduce", &reduces);
+  CountOps(**program, std::string(kFusionOp), &loops);
+  std::string plan;
+  for (const std::string& op : ops) plan += op + " ";
+  // The mean's reduce; the mean's divide; the loop ending in the
+  // variance's reduce; the loop over the variance; the output's loop.
+  EXPECT_EQ(reduces, 1) << plan;
+  EXPECT_EQ(loops, 3) << plan;
+  EXPECT_EQ(ops.size(), 5u) << plan;
+
+  const auto count = static_cast<size_t>(rows * cols);
+  const std::vector<float> x = Ramp<float>(count, 0.37, -40.0);
+  const std::vector<float> gamma = Ramp<float>(static_cast<size_t>(cols), 0.01, 0.5);
+  const std::vector<float> beta = Ramp<float>(static_cast<size_t>(cols), -0.02, 1.0);
+  std::vector<float> out(count);
+  ASSERT_TRUE(RunInto(**program, {x.data(), gamma.data(), beta.data()}, {out.data()}).ok());
+  for (int64_t i = 0; i < rows; ++i) {
+    double sum = 0, squares = 0;
+    for (int64_t j = 0; j < cols; ++j) sum += x[static_cast<size_t>(i * cols + j)];
+    const double mean = sum / static_cast<double>(cols);
+    for (int64_t j = 0; j < cols; ++j) {
+      const double d = x[static_cast<size_t>(i * cols + j)] - mean;
+      squares += d * d;
+    }
+    const double scale = 1.0 / std::sqrt(squares / static_cast<double>(cols) + 1e-5);
+    for (int64_t j = 0; j < cols; ++j) {
+      const auto k = static_cast<size_t>(i * cols + j);
+      const double want = (x[k] - mean) * scale * gamma[static_cast<size_t>(j)] +
+                          beta[static_cast<size_t>(j)];
+      ASSERT_NEAR(out[k], want, 2e-4 * (1 + std::abs(want))) << "row " << i << " col " << j;
+    }
+  }
+}
+
+// Rows shorter than a tile: a tile holds 13 whole rows.
+TEST(FusionTest, LayerNormFoldsTheVarianceIntoItsLoop) { CheckLayerNorm(64, 300); }
+
+// Rows longer than a tile: each row folds in pieces, tile by tile.
+TEST(FusionTest, RowsLongerThanATileFoldInPieces) { CheckLayerNorm(16, 10000); }
+
+// Too few rows to share among threads: the reduce stays a node of its own.
+TEST(FusionTest, FewRowsKeepTheirReduce) {
+  const std::string text = Main("%x: tensor<4x1000xf32>", "tensor<4xf32>", R"(
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %e = stablehlo.exponential %x : tensor<4x1000xf32>
+  %s = stablehlo.reduce(%e init: %zero) applies stablehlo.add across dimensions = [1] : (tensor<4x1000xf32>, tensor<f32>) -> tensor<4xf32>
+  return %s : tensor<4xf32>)");
+  auto program = CompileText(text);
+  ASSERT_TRUE(program.ok()) << program.status().ToString();
+  EXPECT_EQ(PlanOps(**program),
+            (std::vector<std::string>{"stablehlo.exponential", "stablehlo.reduce"}));
+}
+
+// A max-reduction folded into the loop that computes its operand, whose
+// values are also a result (written out as well): integer rows.
+TEST(FusionTest, FoldedReductionOfAnEscapingValue) {
+  const std::string text = Main("%x: tensor<40x7xi32>", "(tensor<40xi32>, tensor<40x7xi32>)", R"(
+  %low = stablehlo.constant dense<-2147483648> : tensor<i32>
+  %three = stablehlo.constant dense<3> : tensor<40x7xi32>
+  %p = stablehlo.multiply %x, %three : tensor<40x7xi32>
+  %q = stablehlo.remainder %p, %three : tensor<40x7xi32>
+  %w = stablehlo.subtract %p, %q : tensor<40x7xi32>
+  %m = stablehlo.reduce(%w init: %low) applies stablehlo.maximum across dimensions = [1] : (tensor<40x7xi32>, tensor<i32>) -> tensor<40xi32>
+  return %m, %w : tensor<40xi32>, tensor<40x7xi32>)");
+  auto program = CompileText(text);
+  ASSERT_TRUE(program.ok()) << program.status().ToString();
+  EXPECT_EQ(PlanOps(**program), std::vector<std::string>{std::string(kFusionOp)});
+  std::vector<int32_t> x(280);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<int32_t>((i * 7919) % 201) - 100;
+  std::vector<int32_t> m(40), w(280);
+  ASSERT_TRUE(RunInto(**program, {x.data()}, {m.data(), w.data()}).ok());
+  for (size_t r = 0; r < 40; ++r) {
+    int32_t want = INT32_MIN;
+    for (size_t c = 0; c < 7; ++c) {
+      ASSERT_EQ(w[r * 7 + c], x[r * 7 + c] * 3) << r << "," << c;
+      want = std::max(want, x[r * 7 + c] * 3);
+    }
+    ASSERT_EQ(m[r], want) << r;
+  }
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 
 #include "base/element_type.h"
 #include "base/status.h"
+#include "kernels/reduce.h"
 
 namespace kiln::compiler {
 
@@ -50,6 +51,16 @@ struct Pointwise {
   size_t element_bytes = 0;
 };
 
+// A reduce of one array by one binary op over its trailing dimensions: the
+// operand viewed as `rows` rows of `cols` contiguous elements, one result
+// per row. Fusion folds the run computing the operand into the reduction
+// (the operand then never reaches memory). Inputs: operand, init.
+struct RowReduction {
+  kernels::ReduceOp op;
+  ElementType type;
+  int64_t rows = 0, cols = 0;
+};
+
 struct Node {
   std::string op;        // "stablehlo.add", for messages and profiles
   std::string location;  // the user's source location, for run-time errors
@@ -68,6 +79,10 @@ struct Node {
   bool output_aliases_input = false;
   // Set when the node can join a fused loop (see Pointwise).
   std::shared_ptr<const Pointwise> pointwise;
+  // What a plan listing shows after the op name: a fused loop's members.
+  std::string detail;
+  // Set on reductions fusion may fold a producing run into (see RowReduction).
+  std::shared_ptr<const RowReduction> row_reduction;
   // A fused loop ("kiln.fusion"): per input, whether every member reads it
   // element for element (so an output may be written over its memory).
   std::vector<bool> inputs_read_pointwise;

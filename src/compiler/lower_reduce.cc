@@ -365,14 +365,36 @@ Status LowerReduce(Lowering& lowering, const ir::Operation& op) {
   std::vector<int64_t> reduced = IntsAttr(op, "dimensions");
   std::sort(reduced.begin(), reduced.end());
   if (auto ops = FastOps(op.region(0), types)) {
-    return lowering.Emit(op, [ops = *ops, types, dims = input.dims, reduced](RunContext& ctx) {
+    Graph& graph = lowering.graph();
+    const size_t before = graph.nodes.size();
+    RunFn run = [ops = *ops, types, dims = input.dims, reduced](RunContext& ctx) {
       const size_t n = types.size();
       for (size_t i = 0; i < n; ++i) {
         KILN_RETURN_IF_ERROR(
             kernels::Reduce(ops[i], types[i], ctx.in(i), dims, reduced, ctx.in(n + i), ctx.out(i)));
       }
       return Status::Ok();
-    });
+    };
+    KILN_RETURN_IF_ERROR(lowering.Emit(op, std::move(run)));
+    // One array reduced over its trailing dimensions: fusion may compute
+    // the operand inside the reduction (RowReduction).
+    const size_t rank = input.dims.size();
+    bool trailing = count == 1 && !reduced.empty();
+    for (size_t k = 0; k < reduced.size() && trailing; ++k) {
+      trailing = reduced[k] == static_cast<int64_t>(rank - reduced.size() + k);
+    }
+    if (trailing && graph.nodes.size() > before &&
+        GetElementTypeInfo(types[0]).storage_bytes * 8 ==
+            static_cast<size_t>(GetElementTypeInfo(types[0]).bit_width)) {
+      auto row = std::make_shared<RowReduction>();
+      row->op = (*ops)[0];
+      row->type = types[0];
+      row->cols = 1;
+      for (int64_t d : reduced) row->cols *= input.dims[static_cast<size_t>(d)];
+      row->rows = row->cols == 0 ? 0 : input.NumElements() / row->cols;
+      graph.nodes.back().row_reduction = std::move(row);
+    }
+    return Status::Ok();
   }
   const ReduceLayout layout = LayoutOf(input, reduced);
   if (std::optional<ScalarProgram> body = ScalarProgram::Compile(op.region(0))) {

@@ -435,6 +435,22 @@ Status Reduce(ReduceOp op, ElementType type, const void* in, std::span<const int
   return WrapSubByte(type, out, out_count);
 }
 
+Status FoldRowsInto(ReduceOp op, ElementType type, const void* in, int64_t rows, int64_t width,
+                    void* acc) {
+  if (StorageType(type) != type) {
+    return InvalidArgument("FoldRowsInto does not take sub-byte type ",
+                           GetElementTypeInfo(type).name);
+  }
+  if (width <= 0) return Status::Ok();
+  return DispatchReduce(op, type, [&]<ReduceOp kOp, typename T>() {
+    const T* x = static_cast<const T*>(in);
+    T* out = static_cast<T*>(acc);
+    for (int64_t r = 0; r < rows; ++r) {
+      out[r] = Apply<kOp>(out[r], FoldRow<kOp>(x + r * width, width));
+    }
+  });
+}
+
 // ---------------------------------------------------------------------------
 // Windows
 

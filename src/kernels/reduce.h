@@ -32,6 +32,14 @@ bool ReduceOpAccepts(ReduceOp op, ElementType type);
 Status Reduce(ReduceOp op, ElementType type, const void* in, std::span<const int64_t> dims,
               std::span<const int64_t> reduced, const void* init, void* out);
 
+// acc[r] = acc[r] op x_r0 op x_r1 ... for each of `rows` contiguous rows of
+// `width` elements at `in` (row r at in + r * width), folding each row as
+// Reduce does. Fused loops (compiler/fusion.cc) call it per tile to reduce
+// values they computed in cache; a row split across tiles folds in pieces.
+// Not for sub-byte types (the caller keeps those on Reduce).
+Status FoldRowsInto(ReduceOp op, ElementType type, const void* in, int64_t rows, int64_t width,
+                    void* acc);
+
 // One dimension of a window (stablehlo.reduce_window, select_and_scatter).
 struct WindowDim {
   int64_t size = 1;
