@@ -70,6 +70,38 @@ std::string RowScatter(const std::string& body, const std::string& element = "f3
               "\n  return %0 : " + x);
 }
 
+// An embedding gradient as JAX writes it: rows of g added into zeros at
+// rows `ids` (repeated, and some out of bounds), large enough that threads
+// split the table. The zeros come from a broadcast constant the scatter
+// fills from directly; the sums equal a serial loop's, bit for bit.
+TEST(Scatter, EmbeddingGradientMatchesSerialSums) {
+  constexpr int kVocab = 300, kDim = 70, kIds = 2000;
+  const std::string table = "tensor<300x70xf32>", rows = "tensor<2000x70xf32>";
+  const std::string program = Main(
+      "%i: tensor<2000x1xi32>, %g: " + rows, table,
+      "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+      "  %x = stablehlo.broadcast_in_dim %z, dims = [] : (tensor<f32>) -> " + table + "\n"
+      "  %0 = \"stablehlo.scatter\"(%x, %i, %g) <{scatter_dimension_numbers = "
+      "#stablehlo.scatter<update_window_dims = [1], inserted_window_dims = [0], "
+      "scatter_dims_to_operand_dims = [0], index_vector_dim = 1>}> ({\n"
+      "  ^bb0(%a: tensor<f32>, %b: tensor<f32>):\n"
+      "    %s = stablehlo.add %a, %b : tensor<f32>\n    stablehlo.return %s : tensor<f32>\n"
+      "  }) : (" + table + ", tensor<2000x1xi32>, " + rows + ") -> " + table +
+      "\n  return %0 : " + table);
+  std::vector<int32_t> ids(kIds);
+  for (int k = 0; k < kIds; ++k) ids[static_cast<size_t>(k)] = (k * 7919) % (kVocab + 3) - 1;
+  const std::vector<float> g = Ramp<float>(kIds * kDim, 0.013, -900.0);
+  std::vector<float> want(kVocab * kDim, 0.0f);
+  for (int k = 0; k < kIds; ++k) {
+    const int row = ids[static_cast<size_t>(k)];
+    if (row < 0 || row >= kVocab) continue;  // out of bounds: skipped
+    for (int c = 0; c < kDim; ++c) {
+      want[static_cast<size_t>(row * kDim + c)] += g[static_cast<size_t>(k * kDim + c)];
+    }
+  }
+  EXPECT_EQ(MustRun(program, {Array::Of(ids), Array::Of(g)}).As<float>(), want);
+}
+
 TEST(Scatter, AddCombinesRepeatedIndicesAndSkipsOutOfBounds) {
   const std::string program = RowScatter(
       "    %s = stablehlo.add %a, %b : tensor<f32>\n    stablehlo.return %s : tensor<f32>");

@@ -4,9 +4,10 @@
 // add/multiply/maximum/minimum, or just returns the update, runs as a typed
 // kernel; any other body runs its region per updated element.
 #include <algorithm>
-#include <optional>
 #include <array>
 #include <cstring>
+#include <optional>
+#include <utility>
 
 #include "base/small_vector.h"
 #include "compiler/lowering.h"
@@ -116,6 +117,25 @@ std::optional<std::vector<std::optional<kernels::ReduceOp>>> MatchScatterBody(
   return ops;
 }
 
+// When `value` is computed by a broadcast of one element of a constant:
+// that constant and the element's index in it.
+std::optional<std::pair<ValueId, int64_t>> SplatSource(Lowering& lowering, ValueId value) {
+  const Graph& graph = lowering.graph();
+  for (size_t n = graph.nodes.size(); n-- > 0;) {
+    const Node& node = graph.nodes[n];
+    if (node.outputs.size() != 1 || node.outputs[0] != value) continue;
+    const Pointwise* read = node.pointwise.get();
+    if (read == nullptr || read->kind != Pointwise::Kind::kRead || node.inputs.size() != 1 ||
+        !graph.values[static_cast<size_t>(node.inputs[0])].constant ||
+        std::any_of(read->strides.begin(), read->strides.end(),
+                    [](int64_t stride) { return stride != 0; })) {
+      return std::nullopt;
+    }
+    return std::make_pair(node.inputs[0], read->base);
+  }
+  return std::nullopt;
+}
+
 Status LowerScatter(Lowering& lowering, const ir::Operation& op) {
   ir::Attribute numbers = op.GetAttr("scatter_dimension_numbers");
   if (!numbers.Is(ir::AttrKind::kStruct)) {
@@ -158,18 +178,50 @@ Status LowerScatter(Lowering& lowering, const ir::Operation& op) {
   bool fast = ops.has_value();
   for (size_t i = 0; fast && i < count; ++i) fast = kernels::ScatterAccepts(types[i], (*ops)[i]);
   if (fast) {
-    return lowering.Emit(op, [count, types, bytes, elements, index_type, ops = *ops,
-                              geometry = std::move(geometry)](RunContext& ctx) {
+    // An operand that is one constant broadcast (jnp.zeros: a gradient's
+    // scatter-add) is filled from its element instead of being written by
+    // the broadcast and then copied: the node takes the constant, at
+    // `splat[i]` elements into it, and the broadcast dies.
+    std::vector<ValueId> inputs;
+    std::vector<Shape> outputs;
+    std::vector<int64_t> splat(count, -1);
+    for (size_t i = 0; i < op.operands().size(); ++i) {
+      KILN_ASSIGN_OR_RETURN(ValueId value, lowering.Input(op, i));
+      if (i < count) {
+        if (std::optional<std::pair<ValueId, int64_t>> source = SplatSource(lowering, value)) {
+          value = source->first;
+          splat[i] = source->second;
+        }
+      }
+      inputs.push_back(value);
+    }
+    for (size_t i = 0; i < count; ++i) {
+      KILN_ASSIGN_OR_RETURN(Shape out, lowering.ShapeOf(op.result(i)));
+      outputs.push_back(std::move(out));
+    }
+    RunFn run = [count, types, bytes, elements, index_type, ops = *ops, splat, dims = input.dims,
+                 zeros = std::vector<int64_t>(input.dims.size(), 0),
+                 geometry = std::move(geometry)](RunContext& ctx) {
       for (size_t i = 0; i < count; ++i) {
         // An empty operand may have no memory at all (null): copy nothing.
-        if (elements > 0) {
+        if (elements > 0 && splat[i] >= 0) {
+          kernels::CopyStrided(bytes[i], dims,
+                               static_cast<const uint8_t*>(ctx.in(i)) +
+                                   splat[i] * static_cast<int64_t>(bytes[i]),
+                               zeros, ctx.out(i));
+        } else if (elements > 0) {
           std::memcpy(ctx.out(i), ctx.in(i), bytes[i] * static_cast<size_t>(elements));
         }
         KILN_RETURN_IF_ERROR(kernels::Scatter(types[i], ops[i], geometry, index_type,
                                               ctx.in(count), ctx.in(count + 1 + i), ctx.out(i)));
       }
       return Status::Ok();
-    });
+    };
+    KILN_ASSIGN_OR_RETURN(std::vector<ValueId> results,
+                          lowering.EmitNode(op, std::move(inputs), std::move(outputs),
+                                            std::move(run)));
+    for (size_t i = 0; i < count; ++i) lowering.Bind(op.result(i), results[i]);
+    return Status::Ok();
   }
   // The general body: run the region for every updated element, from this
   // node's own thread.

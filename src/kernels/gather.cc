@@ -323,6 +323,10 @@ inline T Combine(T a, T b) {
   }
 }
 
+// Updated elements from which a one-run scatter splits its output among
+// threads.
+constexpr int64_t kParallelScatterElements = 1 << 16;
+
 template <ReduceOp kOp, typename T>
 void ScatterTyped(const IndexedWindows& g, ElementType index_type, const void* indices,
                   const T* updates, T* out) {
@@ -337,6 +341,36 @@ void ScatterTyped(const IndexedWindows& g, ElementType index_type, const void* i
                                  [updates, out](int64_t big, int64_t small) {
                                    out[big] = Combine<kOp>(out[big], updates[small]);
                                  });
+    return;
+  }
+  // Windows of one run (an embedding gradient's rows): threads split the
+  // output, each applying, in index order, the parts of every window that
+  // fall in its share; the result is the serial one, element for element.
+  int64_t out_count = 1;
+  for (int64_t d : g.big_dims) out_count *= d;
+  const int64_t windows = g.num_batch_points();
+  if (box.dims.size() <= 1 && run_big > 0 && windows * run >= kParallelScatterElements &&
+      NumThreads() > 1) {
+    const int64_t parts = NumThreads();
+    ParallelFor(parts, windows * run / parts + windows, [&](int64_t begin, int64_t end) {
+      for (int64_t part = begin; part < end; ++part) {
+        const int64_t lo = out_count * part / parts, hi = out_count * (part + 1) / parts;
+        ForEachFittingWindowAnyIndex(g, index_type, indices, [&](int64_t big, int64_t small) {
+          if (big >= hi || big + (run - 1) * run_big < lo) return;
+          const int64_t first = big >= lo ? 0 : (lo - big + run_big - 1) / run_big;
+          const int64_t last = std::min(run, (hi - big + run_big - 1) / run_big);
+          const T* u = updates + small;
+          T* o = out + big;
+          if (run_big == 1 && run_small == 1) {
+            for (int64_t i = first; i < last; ++i) o[i] = Combine<kOp>(o[i], u[i]);
+          } else {
+            for (int64_t i = first; i < last; ++i) {
+              o[i * run_big] = Combine<kOp>(o[i * run_big], u[i * run_small]);
+            }
+          }
+        });
+      }
+    });
     return;
   }
   ForEachFittingWindowAnyIndex(g, index_type, indices, [&](int64_t big, int64_t small) {
