@@ -1,8 +1,10 @@
 // Kiln's virtual CPU devices: every device's memory is host memory.
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 
 #include "runtime/device_backend.h"
 
@@ -10,6 +12,92 @@ namespace kiln::runtime {
 namespace {
 
 constexpr size_t kAlignment = 64;
+
+// Freed blocks of kMinCachedBytes and more, kept for the next allocation of
+// the same rounded size. glibc maps blocks of 32 MiB and more afresh on
+// every allocation and unmaps them on free (its adaptive mmap threshold
+// stops there), so a program returning a 32 MiB array would otherwise
+// fault in and zero new pages on every call. A few slots and a byte limit
+// (KILN_HOST_BLOCK_CACHE_MB, default 1024; 0 turns the cache off) bound
+// what it holds; it allocates nothing itself.
+class BlockCache {
+ public:
+  static constexpr size_t kMinCachedBytes = size_t{1} << 20;
+
+  BlockCache() {
+    if (const char* text = std::getenv("KILN_HOST_BLOCK_CACHE_MB")) {
+      char* end = nullptr;
+      const unsigned long long megabytes = std::strtoull(text, &end, 10);
+      if (end != text && *end == '\0') limit_ = static_cast<size_t>(megabytes) << 20;
+    }
+  }
+  ~BlockCache() {
+    for (Slot& slot : slots_) std::free(slot.data);
+  }
+
+  // A cached block of exactly `bytes`, or null.
+  void* Take(size_t bytes) {
+    if (bytes < kMinCachedBytes) return nullptr;
+    std::lock_guard lock(mutex_);
+    for (Slot& slot : slots_) {
+      if (slot.data != nullptr && slot.bytes == bytes) {
+        void* data = slot.data;
+        slot = Slot{};
+        cached_ -= bytes;
+        return data;
+      }
+    }
+    return nullptr;
+  }
+
+  // Keeps `data` (of `bytes`) if it fits; else frees it. Evicts the
+  // oldest blocks to make room.
+  void Give(void* data, size_t bytes) {
+    if (bytes < kMinCachedBytes || bytes > limit_) {
+      std::free(data);
+      return;
+    }
+    void* evicted[kSlots] = {};
+    size_t count = 0;
+    {
+      std::lock_guard lock(mutex_);
+      while (cached_ + bytes > limit_ || slots_[next_].data != nullptr) {
+        Slot& oldest = Oldest();
+        evicted[count++] = oldest.data;
+        cached_ -= oldest.bytes;
+        oldest = Slot{};
+      }
+      slots_[next_] = Slot{data, bytes, ++clock_};
+      cached_ += bytes;
+      next_ = (next_ + 1) % kSlots;
+    }
+    for (size_t k = 0; k < count; ++k) std::free(evicted[k]);
+  }
+
+ private:
+  static constexpr size_t kSlots = 16;
+  struct Slot {
+    void* data = nullptr;
+    size_t bytes = 0;
+    uint64_t age = 0;  // when it was cached
+  };
+
+  // The occupied slot cached longest ago (the cache is not empty).
+  Slot& Oldest() {
+    Slot* oldest = nullptr;
+    for (Slot& slot : slots_) {
+      if (slot.data != nullptr && (oldest == nullptr || slot.age < oldest->age)) oldest = &slot;
+    }
+    return *oldest;
+  }
+
+  std::mutex mutex_;
+  Slot slots_[kSlots];
+  size_t next_ = 0;
+  size_t cached_ = 0;
+  uint64_t clock_ = 0;
+  size_t limit_ = size_t{1024} << 20;
+};
 
 class HostBackend final : public DeviceBackend {
  public:
@@ -24,7 +112,8 @@ class HostBackend final : public DeviceBackend {
   }
 
   StatusOr<void*> Allocate(MemoryKind, int, size_t bytes) override {
-    size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
+    const size_t rounded = Rounded(bytes);
+    if (void* cached = cache_.Take(rounded)) return cached;
     void* data = std::aligned_alloc(kAlignment, rounded);
     if (data == nullptr) {
       return ResourceExhausted("out of host memory: could not allocate ", bytes, " bytes");
@@ -32,7 +121,9 @@ class HostBackend final : public DeviceBackend {
     return data;
   }
 
-  void Deallocate(MemoryKind, int, void* data, size_t) override { std::free(data); }
+  void Deallocate(MemoryKind, int, void* data, size_t bytes) override {
+    if (data != nullptr) cache_.Give(data, Rounded(bytes));
+  }
 
   Status CopyHostToDevice(void* device_dst, const void* host_src, size_t bytes) override {
     if (bytes > 0) std::memcpy(device_dst, host_src, bytes);
@@ -46,6 +137,11 @@ class HostBackend final : public DeviceBackend {
     if (bytes > 0) std::memmove(device_dst, device_src, bytes);
     return Status::Ok();
   }
+
+ private:
+  static size_t Rounded(size_t bytes) { return (bytes + kAlignment - 1) / kAlignment * kAlignment; }
+
+  BlockCache cache_;
 };
 
 }  // namespace
