@@ -2,7 +2,7 @@
 
 Each subcommand is one `_add_<name>(subparsers)` function that declares its
 arguments and sets `run`, a function from the parsed arguments to an exit code;
-`_SUBCOMMANDS` lists them. Commands on programs (print, inspect, run) run the
+`_SUBCOMMANDS` lists them. Commands on programs (print, inspect, plan, run) run the
 C++ `kiln-tool` shipped in the package, which links Kiln's readers and compiler.
 """
 
@@ -87,6 +87,14 @@ def _add_inspect(subparsers) -> None:
     parser.set_defaults(run=_forward_to_tool, options=[])
 
 
+def _add_plan(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "plan", help="compile a program and list its plan: the nodes Kiln runs, in order, "
+                     "with the ops each fused loop computes")
+    parser.add_argument("file")
+    parser.set_defaults(run=_forward_to_tool, options=[])
+
+
 def _add_run(subparsers) -> None:
     parser = subparsers.add_parser(
         "run", help="compile and run a program's main function on the host and print its "
@@ -100,7 +108,7 @@ def _add_run(subparsers) -> None:
     parser.set_defaults(run=_forward_to_tool, options=[])
 
 
-_SUBCOMMANDS = [_add_devices, _add_print, _add_inspect, _add_run]
+_SUBCOMMANDS = [_add_devices, _add_print, _add_inspect, _add_plan, _add_run]
 
 
 def make_parser() -> argparse.ArgumentParser:

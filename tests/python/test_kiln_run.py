@@ -333,3 +333,30 @@ def test_run_reports_an_empty_or_mismatched_infeed():
                  str(RUN_DATA / "feeds.mlir"), "dense<[1, 2]> : tensor<2xi32>")
     assert wrong.returncode == 1
     assert "si32[3], the op expects si32[2]" in wrong.stdout, wrong.stdout
+
+
+def test_plan_lists_fused_loops_with_their_reductions(tmp_path):
+    # A softmax as JAX lowers it: the sum's reduce folds the loop computing
+    # exp(x - max), and no elementwise op is left to run on its own.
+    import jax
+    import jax.numpy as jnp
+    text = jax.jit(jax.nn.softmax).lower(jnp.zeros((256, 100), jnp.float32)).as_text()
+    program = tmp_path / "softmax.mlir"
+    program.write_text(text)
+    result = kiln("plan", str(program))
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.strip().splitlines()
+    assert any("kiln.fusion [" in line and "exponential => reduce" in line
+               for line in lines), result.stdout
+    assert not any(" = stablehlo.exponential" in line for line in lines), result.stdout
+    assert lines[-1].endswith("bytes") and "nodes" in lines[-1], result.stdout
+
+
+def test_plan_rejects_a_broken_program(tmp_path):
+    program = tmp_path / "broken.mlir"
+    program.write_text("func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {\n"
+                       "  %y = stablehlo.frobnicate %x : tensor<2xf32>\n"
+                       "  func.return %y : tensor<2xf32>\n}\n")
+    result = kiln("plan", str(program))
+    assert result.returncode == 1
+    assert "frobnicate" in result.stderr, result.stderr

@@ -3,6 +3,7 @@
 //
 //   kiln-tool print [--generic] [--locations] [--verify] FILE   the module as StableHLO text
 //   kiln-tool inspect FILE                           producer, versions, op histogram
+//   kiln-tool plan FILE                              the compiled plan: nodes, fused loops
 //   kiln-tool run [--infeed ENTRY]... FILE [INPUT...]  compile, run, print results, outfeed
 //                                                     entries and checks
 //
@@ -26,6 +27,7 @@ namespace {
 constexpr const char* kUsage =
     "usage: kiln print [--generic] [--locations] [--verify] FILE\n"
     "       kiln inspect FILE\n"
+    "       kiln plan FILE\n"
     "       kiln run [--infeed ENTRY]... FILE [INPUT...]\n"
     "           (INPUT: 'dense<[1, 2]> : tensor<2xi32>'; ENTRY: such literals joined by ';')\n";
 
@@ -114,6 +116,16 @@ int main(int argc, char** argv) {
     if (!bytes.ok()) return Fail(path, bytes.status());
     std::vector<std::string> inputs(args.begin() + static_cast<std::ptrdiff_t>(at) + 1, args.end());
     return kiln::tool::Run(path, *bytes, inputs, infeed);
+  }
+  if (command == "plan") {
+    if (args.size() != 2 || args[1].starts_with("--")) {
+      std::fputs(kUsage, stderr);
+      return 2;
+    }
+    const std::string path(args[1]);
+    auto bytes = ReadWholeFile(path);
+    if (!bytes.ok()) return Fail(path, bytes.status());
+    return kiln::tool::Plan(path, *bytes);
   }
   kiln::ir::PrintOptions options;
   bool verify = false;

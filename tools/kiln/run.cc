@@ -6,8 +6,8 @@
 
 #include <chrono>
 #include <cstdio>
-#include <optional>
 #include <cstring>
+#include <optional>
 
 #include "compiler/compile.h"
 #include "compiler/executor.h"
@@ -137,7 +137,40 @@ StatusOr<CaseResult> RunModule(const ir::Module& module, const std::vector<std::
   return CaseResult{env.checks_run, std::move(env.check_failures)};
 }
 
+std::string ValueText(const compiler::Graph& graph, compiler::ValueId value) {
+  return StrCat("%", value, ":", graph.shape(value).ToString());
+}
+
 }  // namespace
+
+int Plan(const std::string& path, const std::vector<uint8_t>& bytes) {
+  auto module = frontend::ReadProgram(bytes);
+  Status status = module.status();
+  if (module.ok()) status = ir::Verify(*module);
+  StatusOr<std::shared_ptr<const compiler::Program>> program = status;
+  if (status.ok()) program = compiler::Compile(*module, frontend::CompileOptions{});
+  if (!program.ok()) {
+    std::fprintf(stderr, "kiln: %s: %s\n", path.c_str(), program.status().ToString().c_str());
+    return 1;
+  }
+  const compiler::Graph& graph = *(*program)->graph;
+  for (const compiler::Node& node : graph.nodes) {
+    std::string line;
+    for (compiler::ValueId out : node.outputs) {
+      line += (line.empty() ? "" : ", ") + ValueText(graph, out);
+    }
+    line += " = " + node.op;
+    if (!node.detail.empty()) line += " [" + node.detail + "]";
+    std::string inputs;
+    for (compiler::ValueId in : node.inputs) {
+      inputs += (inputs.empty() ? "" : ", ") + ValueText(graph, in);
+    }
+    std::printf("%s (%s)\n", line.c_str(), inputs.c_str());
+  }
+  std::printf("%zu nodes; intermediate values: %lld bytes\n", graph.nodes.size(),
+              static_cast<long long>(graph.arena_bytes));
+  return 0;
+}
 
 int Run(const std::string& path, const std::vector<uint8_t>& bytes,
         const std::vector<std::string>& inputs, const std::vector<std::string>& infeed) {

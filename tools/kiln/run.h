@@ -14,4 +14,10 @@ namespace kiln::tool {
 int Run(const std::string& path, const std::vector<uint8_t>& bytes,
         const std::vector<std::string>& inputs, const std::vector<std::string>& infeed = {});
 
+// Compiles `bytes` (the file `path`) and prints the plan of its entry
+// function: one line per node in execution order (fused loops with their
+// members, `=>` before a reduction folded into the loop), with operand and
+// result shapes, then the intermediate memory. Returns the exit code.
+int Plan(const std::string& path, const std::vector<uint8_t>& bytes);
+
 }  // namespace kiln::tool
