@@ -61,7 +61,8 @@ def _forward_to_tool(args: argparse.Namespace) -> int:
               "KILN_TOOL_PATH", file=sys.stderr)
         return 1
     infeed = [part for entry in getattr(args, "infeed", []) for part in ("--infeed", entry)]
-    command = [tool, args.command, *args.options, *infeed, args.file,
+    time = ["--time", str(args.time)] if getattr(args, "time", None) is not None else []
+    command = [tool, args.command, *args.options, *infeed, *time, args.file,
                *getattr(args, "inputs", [])]
     sys.stdout.flush()
     return subprocess.run(command, check=False).returncode
@@ -91,6 +92,9 @@ def _add_plan(subparsers) -> None:
     parser = subparsers.add_parser(
         "plan", help="compile a program and list its plan: the nodes Kiln runs, in order, "
                      "with the ops each fused loop computes")
+    parser.add_argument("--time", metavar="N", type=int,
+                        help="also run the plan N times on generated arguments and show each "
+                             "node's mean time")
     parser.add_argument("file")
     parser.set_defaults(run=_forward_to_tool, options=[])
 

@@ -1,5 +1,6 @@
 #include "compiler/executor.h"
 
+#include <chrono>
 #include <cstring>
 #include <new>
 
@@ -92,9 +93,18 @@ Status Execute(const Graph& graph, std::span<const void* const> parameters,
     }
   }
   std::span<uint8_t* const> table(memory, graph.values.size());
-  for (const Node& node : graph.nodes) {
+  const bool timed = env.timed_graph == &graph && env.timed_nodes != nullptr &&
+                     env.timed_nodes->size() == graph.nodes.size();
+  for (size_t n = 0; n < graph.nodes.size(); ++n) {
+    const Node& node = graph.nodes[n];
     RunContext context(graph, node, table, env);
+    const auto start = timed ? std::chrono::steady_clock::now()
+                             : std::chrono::steady_clock::time_point();
     Status status = node.run(context);
+    if (timed) {
+      (*env.timed_nodes)[n] +=
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
     if (!status.ok()) {
       return Status(status.code(), StrCat(node.location, ": ", node.op, ": ", status.message()));
     }

@@ -108,6 +108,10 @@ class ExecutionEnv {
   int64_t partition_id = 0;
   int64_t num_replicas = 1;
   int64_t num_partitions = 1;
+  // When set, Execute adds each node's wall time (seconds) of `timed_graph`
+  // (not of region bodies) to timed_nodes[node index]: `kiln plan --time`.
+  const Graph* timed_graph = nullptr;
+  std::vector<double>* timed_nodes = nullptr;
   // The interpreter's check ops (`kiln run`): how many ran, which failed.
   int64_t checks_run = 0;
   std::vector<std::string> check_failures;

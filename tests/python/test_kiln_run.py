@@ -360,3 +360,19 @@ def test_plan_rejects_a_broken_program(tmp_path):
     result = kiln("plan", str(program))
     assert result.returncode == 1
     assert "frobnicate" in result.stderr, result.stderr
+
+
+def test_plan_times_each_node(tmp_path):
+    program = tmp_path / "chain.mlir"
+    program.write_text("func.func @main(%x: tensor<1000xf32>) -> tensor<1000xf32> {\n"
+                       "  %y = stablehlo.exponential %x : tensor<1000xf32>\n"
+                       "  %z = stablehlo.multiply %y, %x : tensor<1000xf32>\n"
+                       "  func.return %z : tensor<1000xf32>\n}\n")
+    result = kiln("plan", "--time", "5", str(program))
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.strip().splitlines()
+    assert len(lines) == 2, result.stdout
+    assert " us " in lines[0] and "%" in lines[0] and "kiln.fusion [exponential, multiply]" in lines[0]
+    assert "per run (mean of 5)" in lines[1], result.stdout
+    bad = kiln("plan", "--time", "0", str(program))
+    assert bad.returncode == 2 and "--time takes a number of runs" in bad.stderr, bad.stderr

@@ -3,13 +3,15 @@
 //
 //   kiln-tool print [--generic] [--locations] [--verify] FILE   the module as StableHLO text
 //   kiln-tool inspect FILE                           producer, versions, op histogram
-//   kiln-tool plan FILE                              the compiled plan: nodes, fused loops
+//   kiln-tool plan [--time N] FILE                   the compiled plan: nodes, fused loops;
+//                                                     --time: each node's mean time over N runs
 //   kiln-tool run [--infeed ENTRY]... FILE [INPUT...]  compile, run, print results, outfeed
 //                                                     entries and checks
 //
 // Bad input: one line "kiln: FILE: CODE: message" on stderr and exit code 1;
 // bad usage: exit code 2.
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -27,7 +29,7 @@ namespace {
 constexpr const char* kUsage =
     "usage: kiln print [--generic] [--locations] [--verify] FILE\n"
     "       kiln inspect FILE\n"
-    "       kiln plan FILE\n"
+    "       kiln plan [--time N] FILE\n"
     "       kiln run [--infeed ENTRY]... FILE [INPUT...]\n"
     "           (INPUT: 'dense<[1, 2]> : tensor<2xi32>'; ENTRY: such literals joined by ';')\n";
 
@@ -118,14 +120,28 @@ int main(int argc, char** argv) {
     return kiln::tool::Run(path, *bytes, inputs, infeed);
   }
   if (command == "plan") {
-    if (args.size() != 2 || args[1].starts_with("--")) {
+    int runs = 0;
+    size_t at = 1;
+    if (args.size() == 4 && args[1] == "--time") {
+      const std::string count(args[2]);
+      char* end = nullptr;
+      const long value = std::strtol(count.c_str(), &end, 10);
+      if (end == count.c_str() || *end != '\0' || value < 1 || value > 1000000) {
+        std::fprintf(stderr, "kiln plan: --time takes a number of runs (1 to 1000000), not '%s'\n",
+                     count.c_str());
+        return 2;
+      }
+      runs = static_cast<int>(value);
+      at = 3;
+    }
+    if (args.size() != at + 1 || args[at].starts_with("--")) {
       std::fputs(kUsage, stderr);
       return 2;
     }
-    const std::string path(args[1]);
+    const std::string path(args[at]);
     auto bytes = ReadWholeFile(path);
     if (!bytes.ok()) return Fail(path, bytes.status());
-    return kiln::tool::Plan(path, *bytes);
+    return kiln::tool::Plan(path, *bytes, runs);
   }
   kiln::ir::PrintOptions options;
   bool verify = false;

@@ -141,9 +141,83 @@ std::string ValueText(const compiler::Graph& graph, compiler::ValueId value) {
   return StrCat("%", value, ":", graph.shape(value).ToString());
 }
 
+std::string FormatMicros(double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%10.1f us", seconds * 1e6);
+  return text;
+}
+
+std::string FormatPercent(double part, double whole) {
+  char text[16];
+  std::snprintf(text, sizeof(text), "%5.1f%%", whole > 0 ? 100 * part / whole : 0.0);
+  return text;
+}
+
+// Arguments for timing a plan: floats in [-1, 1), integers in [0, 8) (valid
+// indices for most gathers), alternating predicates; the same every run.
+std::vector<uint8_t> TimingArgument(const Shape& shape) {
+  std::vector<uint8_t> data(shape.ByteSize());
+  const int64_t count = shape.NumElements();
+  uint64_t state = 0x9E3779B97F4A7C15ull;
+  auto next = [&state] {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return state >> 33;
+  };
+  auto fill = [&]<typename T>(auto value) {
+    T* out = reinterpret_cast<T*>(data.data());
+    for (int64_t i = 0; i < count; ++i) out[i] = static_cast<T>(value(i));
+  };
+  switch (shape.element_type) {
+    case ElementType::kF32:
+      fill.operator()<float>([&](int64_t) { return static_cast<double>(next() % 2000000) / 1e6 - 1; });
+      break;
+    case ElementType::kF64:
+      fill.operator()<double>([&](int64_t) { return static_cast<double>(next() % 2000000) / 1e6 - 1; });
+      break;
+    case ElementType::kS32:
+      fill.operator()<int32_t>([&](int64_t) { return next() % 8; });
+      break;
+    case ElementType::kS64:
+      fill.operator()<int64_t>([&](int64_t) { return next() % 8; });
+      break;
+    case ElementType::kPred:
+      fill.operator()<uint8_t>([&](int64_t i) { return i % 2; });
+      break;
+    default:  // other types: small byte patterns
+      for (uint8_t& byte : data) byte = static_cast<uint8_t>(next() % 8);
+  }
+  return data;
+}
+
+// Runs `program` once to warm up, then `runs` times adding each node's time
+// to `seconds`.
+Status TimeNodes(const compiler::Program& program, int runs, std::vector<double>& seconds) {
+  std::vector<std::vector<uint8_t>> arguments;
+  for (const Shape& shape : program.parameter_shapes) arguments.push_back(TimingArgument(shape));
+  std::vector<std::vector<uint8_t>> results;
+  for (const Shape& shape : program.result_shapes) results.emplace_back(shape.ByteSize());
+  std::vector<const void*> parameter_pointers;
+  for (const auto& data : arguments) parameter_pointers.push_back(data.data());
+  std::vector<void*> result_pointers;
+  for (auto& data : results) result_pointers.push_back(data.data());
+  runtime::Feeds feeds;
+  feeds.set_timeout(std::chrono::milliseconds(0));
+  compiler::ExecutionEnv env;
+  env.feeds = feeds.ForDevice(0);
+  KILN_RETURN_IF_ERROR(
+      compiler::Execute(*program.graph, parameter_pointers, result_pointers, env));
+  env.timed_graph = program.graph.get();
+  env.timed_nodes = &seconds;
+  for (int run = 0; run < runs; ++run) {
+    KILN_RETURN_IF_ERROR(
+        compiler::Execute(*program.graph, parameter_pointers, result_pointers, env));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
-int Plan(const std::string& path, const std::vector<uint8_t>& bytes) {
+int Plan(const std::string& path, const std::vector<uint8_t>& bytes, int runs) {
   auto module = frontend::ReadProgram(bytes);
   Status status = module.status();
   if (module.ok()) status = ir::Verify(*module);
@@ -154,12 +228,29 @@ int Plan(const std::string& path, const std::vector<uint8_t>& bytes) {
     return 1;
   }
   const compiler::Graph& graph = *(*program)->graph;
-  for (const compiler::Node& node : graph.nodes) {
-    std::string line;
-    for (compiler::ValueId out : node.outputs) {
-      line += (line.empty() ? "" : ", ") + ValueText(graph, out);
+  std::vector<double> seconds(graph.nodes.size(), 0.0);
+  double total = 0;
+  if (runs > 0) {
+    if (Status timed = TimeNodes(**program, runs, seconds); !timed.ok()) {
+      std::fprintf(stderr, "kiln: %s: %s\n", path.c_str(), timed.ToString().c_str());
+      return 1;
     }
-    line += " = " + node.op;
+    for (double& s : seconds) {
+      s /= runs;
+      total += s;
+    }
+  }
+  for (size_t n = 0; n < graph.nodes.size(); ++n) {
+    const compiler::Node& node = graph.nodes[n];
+    std::string line;
+    if (runs > 0) {
+      line = StrCat(FormatMicros(seconds[n]), " ", FormatPercent(seconds[n], total), "  ");
+    }
+    std::string outputs;
+    for (compiler::ValueId out : node.outputs) {
+      outputs += (outputs.empty() ? "" : ", ") + ValueText(graph, out);
+    }
+    line += outputs + " = " + node.op;
     if (!node.detail.empty()) line += " [" + node.detail + "]";
     std::string inputs;
     for (compiler::ValueId in : node.inputs) {
@@ -167,8 +258,10 @@ int Plan(const std::string& path, const std::vector<uint8_t>& bytes) {
     }
     std::printf("%s (%s)\n", line.c_str(), inputs.c_str());
   }
-  std::printf("%zu nodes; intermediate values: %lld bytes\n", graph.nodes.size(),
+  std::printf("%zu nodes; intermediate values: %lld bytes", graph.nodes.size(),
               static_cast<long long>(graph.arena_bytes));
+  if (runs > 0) std::printf("; %s per run (mean of %d)", FormatMicros(total).c_str(), runs);
+  std::printf("\n");
   return 0;
 }
 

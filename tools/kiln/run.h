@@ -17,7 +17,9 @@ int Run(const std::string& path, const std::vector<uint8_t>& bytes,
 // Compiles `bytes` (the file `path`) and prints the plan of its entry
 // function: one line per node in execution order (fused loops with their
 // members, `=>` before a reduction folded into the loop), with operand and
-// result shapes, then the intermediate memory. Returns the exit code.
-int Plan(const std::string& path, const std::vector<uint8_t>& bytes);
+// result shapes, then the intermediate memory. With `runs` > 0, runs the
+// plan that many times on generated arguments (after one warm-up run) and
+// prints each node's mean time and share first. Returns the exit code.
+int Plan(const std::string& path, const std::vector<uint8_t>& bytes, int runs = 0);
 
 }  // namespace kiln::tool
