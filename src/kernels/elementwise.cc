@@ -377,20 +377,6 @@ Status UnaryInteger(UnaryOp op, const void* in, void* out, int64_t n) {
 template <typename T>
 Status BinaryFloat(BinaryOp op, const void* a, const void* b, void* out, int64_t n) {
   using C = ComputeType<T>;
-  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-    // Add, subtract, multiply, divide: the vector forms, AVX2 where the CPU
-    // has it (the same IEEE result per element).
-    if (VectorBinary(op, static_cast<const T*>(nullptr), static_cast<const T*>(nullptr),
-                     static_cast<T*>(nullptr), 0)) {
-      const T* x = static_cast<const T*>(a);
-      const T* y = static_cast<const T*>(b);
-      T* z = static_cast<T*>(out);
-      ParallelFor(n, op == BinaryOp::kDivide ? 4 : 1, [&](int64_t begin, int64_t end) {
-        VectorBinary(op, x + begin, y + begin, z + begin, end - begin);
-      });
-      return Status::Ok();
-    }
-  }
   auto map = [&](int64_t cost, auto f) {
     Map2<T, T>(a, b, out, n, cost, [f](T x, T y) {
       return static_cast<T>(f(static_cast<C>(x), static_cast<C>(y)));

@@ -22,22 +22,7 @@ bool Dispatch(UnaryOp op, const T* in, T* out, int64_t n) {
   return vector_math_internal::baseline::Unary(op, in, out, n);
 }
 
-template <typename T>
-bool DispatchBinary(BinaryOp op, const T* a, const T* b, T* out, int64_t n) {
-#ifdef KILN_VECTOR_MATH_AVX2
-  if (UseAvx2()) return vector_math_internal::avx2::Binary(op, a, b, out, n);
-#endif
-  return vector_math_internal::baseline::Binary(op, a, b, out, n);
-}
-
 }  // namespace
-
-bool VectorBinary(BinaryOp op, const float* a, const float* b, float* out, int64_t n) {
-  return DispatchBinary(op, a, b, out, n);
-}
-bool VectorBinary(BinaryOp op, const double* a, const double* b, double* out, int64_t n) {
-  return DispatchBinary(op, a, b, out, n);
-}
 
 bool VectorUnary(UnaryOp op, const float* in, float* out, int64_t n) {
   return Dispatch(op, in, out, n);

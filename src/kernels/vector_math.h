@@ -1,5 +1,5 @@
-// SIMD forms of the transcendental unary ops and the arithmetic binary
-// ops over contiguous f32 / f64 arrays (Eigen's packet math), compiled for the baseline instruction set
+// SIMD forms of the transcendental unary ops over contiguous f32 / f64
+// arrays (Eigen's packet math), compiled for the baseline instruction set
 // and again for AVX2 + FMA, picked once by CPUID like the GEMM (dot.cc).
 // elementwise.cc calls them for the ops they cover and keeps its scalar
 // loops for the rest.
@@ -16,11 +16,6 @@ namespace kiln::kernels {
 bool VectorUnary(UnaryOp op, const float* in, float* out, int64_t n);
 bool VectorUnary(UnaryOp op, const double* in, double* out, int64_t n);
 
-// out[i] = a[i] op b[i] for add, subtract, multiply and divide; false
-// (nothing written) for other ops. `out` may be `a` or `b`.
-bool VectorBinary(BinaryOp op, const float* a, const float* b, float* out, int64_t n);
-bool VectorBinary(BinaryOp op, const double* a, const double* b, double* out, int64_t n);
-
 // The instruction set the vector forms run with: "avx2" or "baseline".
 const char* VectorMathIsa();
 
@@ -30,10 +25,6 @@ namespace vector_math_internal {
   namespace variant {                                                     \
   bool Unary(UnaryOp op, const float* in, float* out, int64_t n);         \
   bool Unary(UnaryOp op, const double* in, double* out, int64_t n);       \
-  bool Binary(BinaryOp op, const float* a, const float* b, float* out,    \
-              int64_t n);                                                 \
-  bool Binary(BinaryOp op, const double* a, const double* b, double* out, \
-              int64_t n);                                                 \
   }
 KILN_DECLARE_VECTOR_MATH(baseline)
 KILN_DECLARE_VECTOR_MATH(avx2)

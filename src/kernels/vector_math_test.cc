@@ -13,7 +13,6 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <limits>
 #include <random>
 #include <vector>
@@ -116,63 +115,6 @@ TEST(VectorMath, OpsWithoutVectorFormsAreLeftToTheCaller) {
   EXPECT_TRUE(VectorUnary(UnaryOp::kExponential, &xd, &yd, 1));
   EXPECT_EQ(yd, std::exp(1.0));
 }
-
-// The binary forms are one IEEE operation per element: bit for bit the
-// scalar result (NaN for NaN), special values and flushed denormals
-// included, at every alignment and length (vector bodies and tails), and
-// in place.
-template <typename T>
-void CheckBinaryExact() {
-  ScopedFlushDenormals flush;
-  std::vector<T> a, b;
-  const T specials[] = {T(0), T(-0.0), T(1), T(-3), std::numeric_limits<T>::infinity(),
-                        -std::numeric_limits<T>::infinity(), std::numeric_limits<T>::quiet_NaN(),
-                        std::numeric_limits<T>::denorm_min(), std::numeric_limits<T>::max(),
-                        std::numeric_limits<T>::min()};
-  for (T x : specials) {
-    for (T y : specials) {
-      a.push_back(x);
-      b.push_back(y);
-    }
-  }
-  std::mt19937 rng(11);
-  std::uniform_real_distribution<T> uniform(T(-1e6), T(1e6));
-  for (int i = 0; i < 1000; ++i) {
-    a.push_back(uniform(rng));
-    b.push_back(uniform(rng));
-  }
-  for (BinaryOp op : {BinaryOp::kAdd, BinaryOp::kSubtract, BinaryOp::kMultiply, BinaryOp::kDivide}) {
-    for (size_t offset : {size_t{0}, size_t{1}, size_t{3}}) {
-      const size_t n = a.size() - offset;
-      std::vector<T> out(n), in_place(a.begin() + static_cast<std::ptrdiff_t>(offset), a.end());
-      ASSERT_TRUE(VectorBinary(op, a.data() + offset, b.data() + offset, out.data(),
-                               static_cast<int64_t>(n)));
-      ASSERT_TRUE(VectorBinary(op, in_place.data(), b.data() + offset, in_place.data(),
-                               static_cast<int64_t>(n)));
-      for (size_t i = 0; i < n; ++i) {
-        const T x = a[i + offset], y = b[i + offset];
-        // volatile: computed at run time, under the flushed float mode.
-        volatile T computed = op == BinaryOp::kAdd        ? x + y
-                          : op == BinaryOp::kSubtract ? x - y
-                          : op == BinaryOp::kMultiply ? x * y
-                                                      : x / y;
-        const T want = computed;
-        if (std::isnan(want)) {
-          ASSERT_TRUE(std::isnan(out[i])) << i;
-          ASSERT_TRUE(std::isnan(in_place[i])) << i;
-        } else {
-          ASSERT_EQ(std::memcmp(&out[i], &want, sizeof(T)), 0)
-              << static_cast<int>(op) << " " << x << " " << y << " -> " << out[i];
-          ASSERT_EQ(std::memcmp(&in_place[i], &out[i], sizeof(T)), 0) << i;
-        }
-      }
-    }
-  }
-  EXPECT_FALSE(VectorBinary(BinaryOp::kPower, a.data(), b.data(), a.data(), 0));
-}
-
-TEST(VectorMath, BinaryOpsAreExactF32) { CheckBinaryExact<float>(); }
-TEST(VectorMath, BinaryOpsAreExactF64) { CheckBinaryExact<double>(); }
 
 }  // namespace
 }  // namespace kiln::kernels
