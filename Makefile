@@ -129,7 +129,7 @@ $(STAMPS)/system-packages:
 
 # Line tables (-g1) rather than full debug information: perf and backtraces keep
 # file:line, the installed copies are stripped anyway, and full -g made the
-# Eigen-heavy kernels compile 1.6x slower and the plugin 300 MB.
+# plugin 314 MB (55 MB with -g1) and eigh.cc compile in 67 s rather than 52 s.
 $(CPP_BUILD)/build.ninja: | $(STAMPS)/system-packages
 	$(CMAKE) -S . -B $(CPP_BUILD) -G Ninja -DKILN_WERROR=ON \
 	  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG"
