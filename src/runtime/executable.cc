@@ -315,7 +315,7 @@ void LoadedExecutable::Start(Prepared& prepared) {
   std::function<Status()> work = Work(prepared, nullptr);
   // A small program whose arguments are ready runs now on this thread if
   // its device is idle (XLA's CPU client runs cheap programs inline too).
-  if (program_->run_inline && !host_transfer && prepared.ready->IsReady()) {
+  if (program_->run_inline && !host_transfer) {
     const std::optional<Status> ready = prepared.ready->TryGetStatus();
     std::shared_ptr<Event> done = prepared.run.done;
     if (ready && ready->ok() && prepared.device->queue().RunNowIfIdle([&work, &done] {

@@ -51,7 +51,8 @@ class BlockCache {
   }
 
   // Keeps `data` (of `bytes`) if it fits; else frees it. Evicts the
-  // oldest blocks to make room.
+  // oldest blocks while the cache would exceed its limit or has no free
+  // slot.
   void Give(void* data, size_t bytes) {
     if (bytes < kMinCachedBytes || bytes > limit_) {
       std::free(data);
@@ -61,15 +62,16 @@ class BlockCache {
     size_t count = 0;
     {
       std::lock_guard lock(mutex_);
-      while (cached_ + bytes > limit_ || slots_[next_].data != nullptr) {
+      Slot* free_slot = FreeSlot();
+      while (cached_ + bytes > limit_ || free_slot == nullptr) {
         Slot& oldest = Oldest();
         evicted[count++] = oldest.data;
         cached_ -= oldest.bytes;
         oldest = Slot{};
+        free_slot = &oldest;
       }
-      slots_[next_] = Slot{data, bytes, ++clock_};
+      *free_slot = Slot{data, bytes, ++clock_};
       cached_ += bytes;
-      next_ = (next_ + 1) % kSlots;
     }
     for (size_t k = 0; k < count; ++k) std::free(evicted[k]);
   }
@@ -82,6 +84,14 @@ class BlockCache {
     uint64_t age = 0;  // when it was cached
   };
 
+  // An empty slot, or null.
+  Slot* FreeSlot() {
+    for (Slot& slot : slots_) {
+      if (slot.data == nullptr) return &slot;
+    }
+    return nullptr;
+  }
+
   // The occupied slot cached longest ago (the cache is not empty).
   Slot& Oldest() {
     Slot* oldest = nullptr;
@@ -93,7 +103,6 @@ class BlockCache {
 
   std::mutex mutex_;
   Slot slots_[kSlots];
-  size_t next_ = 0;
   size_t cached_ = 0;
   uint64_t clock_ = 0;
   size_t limit_ = size_t{1024} << 20;

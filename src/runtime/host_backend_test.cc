@@ -3,6 +3,7 @@
 // in), and only for that size; small blocks go straight back to malloc.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -57,6 +58,24 @@ TEST(HostBackendTest, CacheKeepsABoundedNumberOfBlocks) {
   ASSERT_TRUE(last.ok());
   EXPECT_EQ(*last, blocks.back());
   backend->Deallocate(MemoryKind::kDevice, 0, *last, kMiB + 64 * 39);
+}
+
+// The byte limit (KILN_HOST_BLOCK_CACHE_MB): a block that would take the
+// cache over it evicts older ones, and the newest stays.
+TEST(HostBackendTest, CacheStaysWithinItsByteLimit) {
+  ::setenv("KILN_HOST_BLOCK_CACHE_MB", "2", 1);
+  auto backend = CreateHostBackend();
+  ::unsetenv("KILN_HOST_BLOCK_CACHE_MB");
+  const size_t size = kMiB + kMiB / 2;
+  auto first = backend->Allocate(MemoryKind::kDevice, 0, size);
+  auto second = backend->Allocate(MemoryKind::kDevice, 0, size);
+  ASSERT_TRUE(first.ok() && second.ok());
+  backend->Deallocate(MemoryKind::kDevice, 0, *first, size);
+  backend->Deallocate(MemoryKind::kDevice, 0, *second, size);  // evicts `first`
+  auto again = backend->Allocate(MemoryKind::kDevice, 0, size);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*again, *second);
+  backend->Deallocate(MemoryKind::kDevice, 0, *again, size);
 }
 
 }  // namespace

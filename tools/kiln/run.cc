@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <optional>
+#include <utility>
 
 #include "compiler/compile.h"
 #include "compiler/executor.h"
@@ -90,6 +91,20 @@ StatusOr<runtime::FeedEntry> ParseEntry(const std::string& text) {
   return entry;
 }
 
+// A run's arguments and result memory, and the pointer lists Execute takes.
+struct RunBuffers {
+  RunBuffers(std::vector<std::vector<uint8_t>> argument_data,
+             const std::vector<Shape>& result_shapes)
+      : arguments(std::move(argument_data)) {
+    for (const Shape& shape : result_shapes) results.emplace_back(shape.ByteSize());
+    for (const auto& data : arguments) parameters.push_back(data.data());
+    for (auto& data : results) outputs.push_back(data.data());
+  }
+  std::vector<std::vector<uint8_t>> arguments, results;
+  std::vector<const void*> parameters;
+  std::vector<void*> outputs;
+};
+
 StatusOr<CaseResult> RunModule(const ir::Module& module, const std::vector<std::string>& inputs,
                                const std::vector<std::string>& infeed, bool print_results) {
   KILN_RETURN_IF_ERROR(ir::Verify(module));
@@ -104,12 +119,7 @@ StatusOr<CaseResult> RunModule(const ir::Module& module, const std::vector<std::
     KILN_ASSIGN_OR_RETURN(auto data, ParseInput(inputs[i], program->parameter_shapes[i]));
     arguments.push_back(std::move(data));
   }
-  std::vector<std::vector<uint8_t>> results;
-  for (const Shape& shape : program->result_shapes) results.emplace_back(shape.ByteSize());
-  std::vector<const void*> parameter_pointers;
-  for (const auto& data : arguments) parameter_pointers.push_back(data.data());
-  std::vector<void*> result_pointers;
-  for (auto& data : results) result_pointers.push_back(data.data());
+  RunBuffers buffers(std::move(arguments), program->result_shapes);
   // One device's queues; nothing else feeds it, so an empty infeed fails
   // at once rather than waiting.
   runtime::Feeds feeds;
@@ -123,10 +133,10 @@ StatusOr<CaseResult> RunModule(const ir::Module& module, const std::vector<std::
   runtime::GridRunner grid(feeds);
   env.grid = &grid;
   KILN_RETURN_IF_ERROR(
-      compiler::Execute(*program->graph, parameter_pointers, result_pointers, env));
+      compiler::Execute(*program->graph, buffers.parameters, buffers.outputs, env));
   if (print_results) {
-    for (size_t i = 0; i < results.size(); ++i) {
-      std::printf("%s\n", ResultText(program->result_shapes[i], results[i]).c_str());
+    for (size_t i = 0; i < buffers.results.size(); ++i) {
+      std::printf("%s\n", ResultText(program->result_shapes[i], buffers.results[i]).c_str());
     }
   }
   while (std::optional<runtime::FeedEntry> entry = feeds.PopOutfeed(0)) {
@@ -194,23 +204,17 @@ std::vector<uint8_t> TimingArgument(const Shape& shape) {
 Status TimeNodes(const compiler::Program& program, int runs, std::vector<double>& seconds) {
   std::vector<std::vector<uint8_t>> arguments;
   for (const Shape& shape : program.parameter_shapes) arguments.push_back(TimingArgument(shape));
-  std::vector<std::vector<uint8_t>> results;
-  for (const Shape& shape : program.result_shapes) results.emplace_back(shape.ByteSize());
-  std::vector<const void*> parameter_pointers;
-  for (const auto& data : arguments) parameter_pointers.push_back(data.data());
-  std::vector<void*> result_pointers;
-  for (auto& data : results) result_pointers.push_back(data.data());
+  RunBuffers buffers(std::move(arguments), program.result_shapes);
   runtime::Feeds feeds;
   feeds.set_timeout(std::chrono::milliseconds(0));
   compiler::ExecutionEnv env;
   env.feeds = feeds.ForDevice(0);
-  KILN_RETURN_IF_ERROR(
-      compiler::Execute(*program.graph, parameter_pointers, result_pointers, env));
+  KILN_RETURN_IF_ERROR(compiler::Execute(*program.graph, buffers.parameters, buffers.outputs, env));
   env.timed_graph = program.graph.get();
   env.timed_nodes = &seconds;
   for (int run = 0; run < runs; ++run) {
     KILN_RETURN_IF_ERROR(
-        compiler::Execute(*program.graph, parameter_pointers, result_pointers, env));
+        compiler::Execute(*program.graph, buffers.parameters, buffers.outputs, env));
   }
   return Status::Ok();
 }
