@@ -15,8 +15,10 @@ STAMPS     := build/stamps
 CPP_BUILD  := build/cpp
 ASAN_BUILD := build/asan
 FUZZ_BUILD := build/fuzz
-# Portable artifacts of our own JAX programs, generated (never committed).
+# Portable artifacts and HloModuleProtos of our own JAX programs, generated
+# (never committed).
 TEST_DATA  := build/test-data/artifacts
+HLO_DATA   := build/test-data/hlo
 # Seconds each fuzzer runs: bounded in `make test`, longer with `make fuzz`.
 FUZZ_SECONDS ?= 20
 ASAN_ENV   := ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
@@ -50,21 +52,22 @@ test: test-cpp test-asan test-fuzz test-python
 build: $(CPP_BUILD)/build.ninja
 	$(CMAKE) --build $(CPP_BUILD) -j$(JOBS)
 
-test-cpp: build $(TEST_DATA)/.stamp
+test-cpp: build $(TEST_DATA)/.stamp $(HLO_DATA)/.stamp
 	$(CTEST) --test-dir $(CPP_BUILD) -j$(JOBS) --output-on-failure --no-tests=error
 
-test-asan: $(ASAN_BUILD)/build.ninja $(TEST_DATA)/.stamp
+test-asan: $(ASAN_BUILD)/build.ninja $(TEST_DATA)/.stamp $(HLO_DATA)/.stamp
 	$(CMAKE) --build $(ASAN_BUILD) -j$(JOBS)
 	$(ASAN_ENV) $(CTEST) --test-dir $(ASAN_BUILD) -j$(JOBS) --output-on-failure --no-tests=error
 
 # Every fuzzer in build/fuzz runs FUZZ_SECONDS, seeded with its regression
 # inputs (fuzz/corpus/<reader>/) and the test data; new inputs it finds stay in
 # build/fuzz/corpus. A crash fails the target and leaves crash-* files there.
-test-fuzz: $(FUZZ_BUILD)/build.ninja $(TEST_DATA)/.stamp
+test-fuzz: $(FUZZ_BUILD)/build.ninja $(TEST_DATA)/.stamp $(HLO_DATA)/.stamp
 	$(CMAKE) --build $(FUZZ_BUILD) -j$(JOBS) --target kiln_fuzzers
 	@for fuzzer in $(FUZZ_BUILD)/fuzz/*_fuzzer; do \
 	  name=$$(basename $$fuzzer _fuzzer); \
 	  case $$name in text_parser) seeds="fuzz/corpus/text tests/data/text";; \
+	                 hlo) seeds="fuzz/corpus/hlo $(HLO_DATA)";; \
 	                 *) seeds="fuzz/corpus/$$name ../shared/corpus/vhlo $(TEST_DATA)";; esac; \
 	  existing=""; for dir in $$seeds; do [ -d $$dir ] && existing="$$existing $$dir"; done; \
 	  mkdir -p $(FUZZ_BUILD)/corpus/$$name; \
@@ -109,6 +112,10 @@ distclean: clean
 
 $(TEST_DATA)/.stamp: $(VENV)/.kiln-deps tests/data/make_artifacts.py
 	$(PY) tests/data/make_artifacts.py --out $(TEST_DATA)
+	touch $@
+
+$(HLO_DATA)/.stamp: $(VENV)/.kiln-deps tests/data/make_hlo_protos.py
+	$(PY) tests/data/make_hlo_protos.py --out $(HLO_DATA)
 	touch $@
 
 # --- setup steps ---------------------------------------------------------------

@@ -1,0 +1,797 @@
+#include "frontend/hlo/hlo_reader.h"
+
+#include <algorithm>
+#include <climits>
+#include <cstdio>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "frontend/proto/wire.h"
+#include "frontend/text/parser.h"
+
+namespace kiln::frontend::hlo {
+namespace {
+
+// Called computations are inlined as regions, recursively; deeper nesting
+// (or a computation that calls itself) is refused.
+constexpr int kMaxCallDepth = 64;
+
+// One array (or token) value of the StableHLO program: an HLO value of
+// tuple shape is the list of its leaves.
+struct Leaf {
+  std::string name;  // "%v3" or "%v3#1"
+  Shape shape;
+};
+using Leaves = std::vector<Leaf>;
+
+StatusOr<std::string> ElementName(PrimitiveType type) {
+  switch (type) {
+    case PrimitiveType::kPred: return std::string("i1");
+    case PrimitiveType::kS4: return std::string("i4");
+    case PrimitiveType::kS8: return std::string("i8");
+    case PrimitiveType::kS16: return std::string("i16");
+    case PrimitiveType::kS32: return std::string("i32");
+    case PrimitiveType::kS64: return std::string("i64");
+    case PrimitiveType::kU4: return std::string("ui4");
+    case PrimitiveType::kU8: return std::string("ui8");
+    case PrimitiveType::kU16: return std::string("ui16");
+    case PrimitiveType::kU32: return std::string("ui32");
+    case PrimitiveType::kU64: return std::string("ui64");
+    case PrimitiveType::kF16: return std::string("f16");
+    case PrimitiveType::kBF16: return std::string("bf16");
+    case PrimitiveType::kF32: return std::string("f32");
+    case PrimitiveType::kF64: return std::string("f64");
+    case PrimitiveType::kC64: return std::string("complex<f32>");
+    case PrimitiveType::kC128: return std::string("complex<f64>");
+    case PrimitiveType::kF8E5M2: return std::string("f8E5M2");
+    case PrimitiveType::kF8E4M3FN: return std::string("f8E4M3FN");
+    case PrimitiveType::kF8E4M3B11FNUZ: return std::string("f8E4M3B11FNUZ");
+    case PrimitiveType::kF8E5M2FNUZ: return std::string("f8E5M2FNUZ");
+    case PrimitiveType::kF8E4M3FNUZ: return std::string("f8E4M3FNUZ");
+    default:
+      return InvalidArgument("expected an array element type, found XLA PrimitiveType ",
+                             static_cast<int>(type));
+  }
+}
+
+StatusOr<std::string> TypeText(const Shape& shape) {
+  if (shape.type == PrimitiveType::kToken) return std::string("!stablehlo.token");
+  if (shape.dynamic) {
+    return Unimplemented("dynamic dimensions (is_dynamic_dimension) are not supported");
+  }
+  KILN_ASSIGN_OR_RETURN(std::string element, ElementName(shape.type));
+  std::string text = "tensor<";
+  for (int64_t dim : shape.dims) {
+    if (dim < 0) return InvalidArgument("expected dimension sizes >= 0, found ", dim);
+    text += std::to_string(dim) + "x";
+  }
+  return text + element + ">";
+}
+
+// The array leaves of `shape`, depth first (tuples flattened).
+void Flatten(const Shape& shape, std::vector<Shape>& out) {
+  std::vector<const Shape*> stack = {&shape};
+  while (!stack.empty()) {
+    const Shape* top = stack.back();
+    stack.pop_back();
+    if (top->type != PrimitiveType::kTuple) {
+      out.push_back(*top);
+      continue;
+    }
+    for (auto it = top->tuple.rbegin(); it != top->tuple.rend(); ++it) stack.push_back(&*it);
+  }
+}
+
+size_t LeafCount(const Shape& shape) {
+  std::vector<Shape> leaves;
+  Flatten(shape, leaves);
+  return leaves.size();
+}
+
+// Elements of an array shape; -1 when a dimension is negative or the
+// count overflows.
+int64_t NumElements(const Shape& shape) {
+  int64_t count = 1;
+  for (int64_t dim : shape.dims) {
+    if (dim < 0 || (dim > 0 && count > INT64_MAX / dim)) return -1;
+    count *= dim;
+  }
+  return count;
+}
+
+std::string Ints(const std::vector<int64_t>& values) {
+  std::string text;
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i > 0) text += ", ";
+    text += std::to_string(values[i]);
+  }
+  return text;
+}
+
+// `array<i64: 1, 2>` (`array<i64>` when empty).
+std::string I64Array(const std::vector<int64_t>& values) {
+  return values.empty() ? "array<i64>" : "array<i64: " + Ints(values) + ">";
+}
+
+std::string List(const std::vector<int64_t>& values) { return "[" + Ints(values) + "]"; }
+
+std::string Quote(std::string_view text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      static const char* digits = "0123456789ABCDEF";
+      out += '\\';
+      out += digits[(c >> 4) & 0xF];
+      out += digits[c & 0xF];
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+std::string Hex(std::span<const uint8_t> bytes) {
+  static const char* digits = "0123456789ABCDEF";
+  std::string text = "\"0x";
+  text.reserve(bytes.size() * 2 + 4);
+  for (uint8_t byte : bytes) {
+    text += digits[byte >> 4];
+    text += digits[byte & 0xF];
+  }
+  return text + "\"";
+}
+
+// The HLO opcodes that are StableHLO ops of the same meaning, operands and
+// result: the StableHLO name is the HLO one with '-' as '_'.
+bool IsSameNamedOp(std::string_view opcode) {
+  static constexpr std::string_view kOps[] = {
+      // unary
+      "abs", "negate", "exponential", "exponential-minus-one", "log", "log-plus-one", "sqrt",
+      "rsqrt", "cbrt", "tanh", "logistic", "sine", "cosine", "tan", "floor", "ceil",
+      "round-nearest-afz", "round-nearest-even", "sign", "not", "is-finite", "popcnt",
+      "count-leading-zeros", "real", "imag", "convert", "bitcast-convert", "reshape",
+      // binary
+      "add", "subtract", "multiply", "divide", "remainder", "maximum", "minimum", "power", "atan2",
+      "and", "or", "xor", "shift-left", "shift-right-arithmetic", "shift-right-logical", "complex",
+      // ternary
+      "select", "clamp"};
+  return std::find(std::begin(kOps), std::end(kOps), opcode) != std::end(kOps);
+}
+
+class Converter {
+ public:
+  explicit Converter(const Module& module) : module_(module) {}
+
+  StatusOr<std::string> Run() {
+    for (const Computation& computation : module_.computations) {
+      computations_[computation.id] = &computation;
+    }
+    const Computation* entry = nullptr;
+    for (const Computation& computation : module_.computations) {
+      if (computation.id == module_.entry_computation_id ||
+          (module_.entry_computation_id < 0 && computation.name == module_.entry_computation_name)) {
+        entry = &computation;
+      }
+    }
+    if (entry == nullptr) {
+      return InvalidArgument("the HloModuleProto names entry computation ",
+                             module_.entry_computation_id, " (\"",
+                             module_.entry_computation_name, "\"), but has no such computation");
+    }
+    // Entry parameters in parameter_number order, each flattened.
+    std::vector<const Instruction*> parameters;
+    for (const Instruction& instruction : entry->instructions) {
+      if (instruction.opcode != "parameter") continue;
+      const auto number = static_cast<size_t>(instruction.parameter_number);
+      if (instruction.parameter_number < 0 ||
+          number >= entry->instructions.size()) {
+        return InvalidArgument("parameter ", instruction.name, " has number ",
+                               instruction.parameter_number, "; expected 0 to ",
+                               entry->instructions.size() - 1);
+      }
+      if (parameters.size() <= number) parameters.resize(number + 1, nullptr);
+      if (parameters[number] != nullptr) {
+        return InvalidArgument("two entry parameters have number ", number);
+      }
+      parameters[number] = &instruction;
+    }
+    std::vector<Leaves> arguments;
+    std::string signature;
+    for (size_t i = 0; i < parameters.size(); ++i) {
+      if (parameters[i] == nullptr) {
+        return InvalidArgument("the entry computation has no parameter number ", i, " of ",
+                               parameters.size());
+      }
+      Leaves leaves;
+      std::vector<Shape> shapes;
+      Flatten(parameters[i]->shape, shapes);
+      for (Shape& shape : shapes) {
+        KILN_ASSIGN_OR_RETURN(std::string type, TypeText(shape));
+        Leaf leaf{"%arg" + std::to_string(next_argument_++), std::move(shape)};
+        signature += (signature.empty() ? "" : ", ") + leaf.name + ": " + type;
+        leaves.push_back(std::move(leaf));
+      }
+      arguments.push_back(std::move(leaves));
+    }
+    std::string body;
+    Leaves results;
+    KILN_RETURN_IF_ERROR(EmitComputation(*entry, arguments, 0, "    ", body, results));
+    std::string result_types;
+    for (const Leaf& leaf : results) {
+      KILN_ASSIGN_OR_RETURN(std::string type, TypeText(leaf.shape));
+      result_types += (result_types.empty() ? "" : ", ") + type;
+    }
+    std::string text = "module @" + Quote(module_.name.empty() ? "hlo" : module_.name) + " {\n";
+    text += "  func.func @main(" + signature + ") -> (" + result_types + ") {\n";
+    KILN_ASSIGN_OR_RETURN(std::string terminator, Return("func.return", results));
+    text += body;
+    text += "    " + terminator + "\n";
+    text += "  }\n}\n";
+    return text;
+  }
+
+ private:
+  // `"op"(%a, %b) : (ta, tb) -> ()`: a terminator returning `values`.
+  static StatusOr<std::string> Return(std::string_view op, const Leaves& values) {
+    std::string names, types;
+    for (const Leaf& leaf : values) {
+      KILN_ASSIGN_OR_RETURN(std::string type, TypeText(leaf.shape));
+      names += (names.empty() ? "" : ", ") + leaf.name;
+      types += (types.empty() ? "" : ", ") + type;
+    }
+    return "\"" + std::string(op) + "\"(" + names + ") : (" + types + ") -> ()";
+  }
+
+  // Emits `computation` with its parameters bound to `parameters` (by
+  // parameter_number); `root` gets the leaves of its root instruction.
+  Status EmitComputation(const Computation& computation, const std::vector<Leaves>& parameters,
+                         int depth, const std::string& indent, std::string& out, Leaves& root) {
+    if (depth > kMaxCallDepth) {
+      return InvalidArgument("computations nest deeper than ", kMaxCallDepth,
+                             " calls (or one calls itself): at ", computation.name);
+    }
+    std::unordered_map<int64_t, Leaves> values;
+    for (const Instruction& instruction : computation.instructions) {
+      Leaves result;
+      Status status = EmitInstruction(instruction, computation, parameters, values, depth, indent,
+                                      out, result);
+      if (!status.ok()) {
+        std::string where = "instruction " + instruction.name + " (" + instruction.opcode + ")";
+        if (!instruction.op_type.empty()) where += " from " + instruction.op_type;
+        if (!instruction.source_file.empty()) {
+          where += " at " + instruction.source_file + ":" + std::to_string(instruction.source_line);
+        }
+        return Status(status.code(), StrCat(where, " in ", computation.name, ": ",
+                                            status.message()));
+      }
+      values[instruction.id] = std::move(result);
+    }
+    const int64_t root_id = computation.root_id >= 0 || computation.instructions.empty()
+                                ? computation.root_id
+                                : computation.instructions.back().id;
+    auto it = values.find(root_id);
+    if (it == values.end()) {
+      return InvalidArgument("computation ", computation.name, " names root instruction ", root_id,
+                             ", which it does not hold");
+    }
+    root = it->second;
+    return Status::Ok();
+  }
+
+  StatusOr<const Computation*> Called(const Instruction& instruction, size_t index) {
+    if (index >= instruction.called_computation_ids.size()) {
+      return InvalidArgument("expected at least ", index + 1, " called computations, found ",
+                             instruction.called_computation_ids.size());
+    }
+    auto it = computations_.find(instruction.called_computation_ids[index]);
+    if (it == computations_.end()) {
+      return InvalidArgument("calls computation ", instruction.called_computation_ids[index],
+                             ", which the module does not hold");
+    }
+    return it->second;
+  }
+
+  // A region holding `computation` whose block arguments are its
+  // parameters, each flattened: `({ ^bb0(...): ... "stablehlo.return"(...) })`
+  // without the outer parentheses.
+  Status EmitRegion(const Computation& computation, int depth, const std::string& indent,
+                    std::string& out, bool with_arguments = true,
+                    const std::vector<Leaves>& captured = {}) {
+    std::vector<Leaves> parameters = captured;
+    std::string header;
+    if (with_arguments) {
+      std::vector<const Instruction*> params;
+      for (const Instruction& instruction : computation.instructions) {
+        if (instruction.opcode != "parameter") continue;
+        const auto number = static_cast<size_t>(std::max<int64_t>(0, instruction.parameter_number));
+        if (number >= computation.instructions.size()) {
+          return InvalidArgument("parameter number ", instruction.parameter_number,
+                                 " out of range in ", computation.name);
+        }
+        if (params.size() <= number) params.resize(number + 1, nullptr);
+        params[number] = &instruction;
+      }
+      parameters.assign(params.size(), {});
+      for (size_t i = 0; i < params.size(); ++i) {
+        if (params[i] == nullptr) {
+          return InvalidArgument(computation.name, " has no parameter number ", i);
+        }
+        std::vector<Shape> shapes;
+        Flatten(params[i]->shape, shapes);
+        for (Shape& shape : shapes) {
+          KILN_ASSIGN_OR_RETURN(std::string type, TypeText(shape));
+          Leaf leaf{"%a" + std::to_string(next_argument_++), std::move(shape)};
+          header += (header.empty() ? "" : ", ") + leaf.name + ": " + type;
+          parameters[i].push_back(std::move(leaf));
+        }
+      }
+    }
+    out += "{\n";
+    if (with_arguments) out += indent + "^bb0(" + header + "):\n";
+    Leaves root;
+    KILN_RETURN_IF_ERROR(EmitComputation(computation, parameters, depth + 1, indent + "  ", out,
+                                         root));
+    KILN_ASSIGN_OR_RETURN(std::string terminator, Return("stablehlo.return", root));
+    out += indent + "  " + terminator + "\n" + indent + "}";
+    return Status::Ok();
+  }
+
+  // Names `count` results of the op about to be written, as leaves of `shape`.
+  StatusOr<Leaves> Results(const Shape& shape, std::string& lhs) {
+    std::vector<Shape> shapes;
+    Flatten(shape, shapes);
+    const std::string name = "%v" + std::to_string(next_value_++);
+    Leaves leaves;
+    if (shapes.size() == 1) {
+      leaves.push_back({name, shapes[0]});
+      lhs = name;
+    } else {
+      for (size_t i = 0; i < shapes.size(); ++i) {
+        leaves.push_back({name + "#" + std::to_string(i), shapes[i]});
+      }
+      lhs = name + ":" + std::to_string(shapes.size());
+    }
+    return leaves;
+  }
+
+  // `lhs = "name"(operands) <{properties}> (regions) : (types) -> (types)`.
+  StatusOr<std::string> OpText(std::string_view name, const std::string& lhs,
+                               const Leaves& operands, const std::string& properties,
+                               const std::string& regions, const Leaves& results,
+                               const Instruction& instruction) {
+    std::string names, types, result_types;
+    for (const Leaf& leaf : operands) {
+      KILN_ASSIGN_OR_RETURN(std::string type, TypeText(leaf.shape));
+      names += (names.empty() ? "" : ", ") + leaf.name;
+      types += (types.empty() ? "" : ", ") + type;
+    }
+    for (const Leaf& leaf : results) {
+      KILN_ASSIGN_OR_RETURN(std::string type, TypeText(leaf.shape));
+      result_types += (result_types.empty() ? "" : ", ") + type;
+    }
+    std::string text = (lhs.empty() ? "" : lhs + " = ") + "\"" + std::string(name) + "\"(" + names +
+                       ")";
+    if (!properties.empty()) text += " <{" + properties + "}>";
+    if (!regions.empty()) text += " (" + regions + ")";
+    text += " : (" + types + ") -> ";
+    text += results.size() == 1 ? result_types : "(" + result_types + ")";
+    std::string location = instruction.op_name.empty() ? instruction.name : instruction.op_name;
+    if (!instruction.source_file.empty()) {
+      text += " loc(" + Quote(location) + "(" + Quote(instruction.source_file) + ":" +
+              std::to_string(instruction.source_line) + ":0))";
+    } else {
+      text += " loc(" + Quote(location) + ")";
+    }
+    return text;
+  }
+
+  Status EmitInstruction(const Instruction& in, const Computation& computation,
+                         const std::vector<Leaves>& parameters,
+                         const std::unordered_map<int64_t, Leaves>& values, int depth,
+                         const std::string& indent, std::string& out, Leaves& result);
+
+  const Module& module_;
+  std::unordered_map<int64_t, const Computation*> computations_;
+  int next_value_ = 0;
+  int next_argument_ = 0;
+};
+
+// A single array operand's leaf.
+StatusOr<Leaf> Single(const Leaves& leaves, size_t index) {
+  if (leaves.size() != 1) {
+    return InvalidArgument("operand ", index, " must be an array, found a tuple of ",
+                           leaves.size(), " arrays");
+  }
+  return leaves[0];
+}
+
+std::string WindowAttributes(const std::vector<WindowDimension>& window, bool dimensions,
+                             bool dilations) {
+  std::vector<int64_t> sizes, strides, base, dilation;
+  std::string padding;
+  for (const WindowDimension& d : window) {
+    sizes.push_back(d.size);
+    strides.push_back(d.stride);
+    base.push_back(d.base_dilation);
+    dilation.push_back(d.window_dilation);
+    padding += (padding.empty() ? "" : ", ") + std::string("[") + std::to_string(d.padding_low) +
+               ", " + std::to_string(d.padding_high) + "]";
+  }
+  std::string text;
+  if (dimensions) text += "window_dimensions = " + I64Array(sizes) + ", ";
+  text += "window_strides = " + I64Array(strides);
+  if (dilations) {
+    text += ", base_dilations = " + I64Array(base) + ", window_dilations = " + I64Array(dilation);
+  }
+  text += ", padding = dense<" + (window.empty() ? std::string("") : "[" + padding + "]") +
+          "> : tensor<" + std::to_string(window.size()) + "x2xi64>";
+  return text;
+}
+
+std::string ComparisonType(const Instruction& in, const Shape& operand) {
+  if (!in.comparison_type.empty()) return in.comparison_type;
+  switch (operand.type) {
+    case PrimitiveType::kF16: case PrimitiveType::kBF16: case PrimitiveType::kF32:
+    case PrimitiveType::kF64: case PrimitiveType::kC64: case PrimitiveType::kC128:
+    case PrimitiveType::kF8E5M2: case PrimitiveType::kF8E4M3FN:
+    case PrimitiveType::kF8E4M3B11FNUZ: case PrimitiveType::kF8E5M2FNUZ:
+    case PrimitiveType::kF8E4M3FNUZ:
+      return "FLOAT";
+    case PrimitiveType::kS4: case PrimitiveType::kS8: case PrimitiveType::kS16:
+    case PrimitiveType::kS32: case PrimitiveType::kS64:
+      return "SIGNED";
+    default:
+      return "UNSIGNED";
+  }
+}
+
+Status Converter::EmitInstruction(const Instruction& in, const Computation& computation,
+                                  const std::vector<Leaves>& parameters,
+                                  const std::unordered_map<int64_t, Leaves>& values, int depth,
+                                  const std::string& indent, std::string& out, Leaves& result) {
+  std::vector<Leaves> operands;
+  Leaves flat;  // every operand leaf, in order
+  for (int64_t id : in.operand_ids) {
+    auto it = values.find(id);
+    if (it == values.end()) {
+      return InvalidArgument("uses instruction ", id, ", which ", computation.name,
+                             " does not define before it");
+    }
+    operands.push_back(it->second);
+    flat.insert(flat.end(), it->second.begin(), it->second.end());
+  }
+  const std::string& op = in.opcode;
+  auto expect_operands = [&](size_t count) -> Status {
+    if (operands.size() == count) return Status::Ok();
+    return InvalidArgument("expected ", count, " operands, found ", operands.size());
+  };
+  auto emit = [&](std::string_view name, const Leaves& args, const std::string& properties,
+                  const std::string& regions = "") -> Status {
+    std::string lhs;
+    KILN_ASSIGN_OR_RETURN(result, Results(in.shape, lhs));
+    KILN_ASSIGN_OR_RETURN(std::string text,
+                          OpText(name, lhs, args, properties, regions, result, in));
+    out += indent + text + "\n";
+    return Status::Ok();
+  };
+
+  if (op == "parameter") {
+    const auto number = static_cast<size_t>(in.parameter_number);
+    if (in.parameter_number < 0 || number >= parameters.size()) {
+      return InvalidArgument("parameter number ", in.parameter_number, " of ", parameters.size());
+    }
+    result = parameters[number];
+    return Status::Ok();
+  }
+  if (op == "tuple") {
+    result = flat;
+    return Status::Ok();
+  }
+  if (op == "get-tuple-element") {
+    KILN_RETURN_IF_ERROR(expect_operands(1));
+    // The operand's shape is not stored with it: count leaves per member
+    // from this instruction's own shape and the operand's leaves.
+    const int64_t index = in.tuple_index;
+    auto it = std::find_if(computation.instructions.begin(), computation.instructions.end(),
+                           [&](const Instruction& i) { return i.id == in.operand_ids[0]; });
+    if (it == computation.instructions.end() || it->shape.type != PrimitiveType::kTuple ||
+        index < 0 || static_cast<size_t>(index) >= it->shape.tuple.size()) {
+      return InvalidArgument("expected a tuple operand with an element ", index);
+    }
+    size_t start = 0;
+    for (int64_t i = 0; i < index; ++i) start += LeafCount(it->shape.tuple[i]);
+    const size_t count = LeafCount(it->shape.tuple[index]);
+    if (start + count > operands[0].size()) {
+      return InvalidArgument("tuple element ", index, " is out of the operand's leaves");
+    }
+    result.assign(operands[0].begin() + start, operands[0].begin() + start + count);
+    return Status::Ok();
+  }
+  if (op == "copy" || op == "domain") {
+    result = flat;
+    return Status::Ok();
+  }
+  if (op == "constant") {
+    if (!in.has_literal) return InvalidArgument("expected a literal, found none");
+    if (in.shape.type == PrimitiveType::kTuple || in.literal.shape.type == PrimitiveType::kTuple) {
+      return Unimplemented("tuple constants are not supported");
+    }
+    const size_t bytes = ElementBytes(in.shape.type);
+    if (bytes == 0) return InvalidArgument("constant of a non-array type");
+    const int64_t elements = NumElements(in.shape);
+    if (elements < 0 || static_cast<uint64_t>(elements) > in.literal.data.size()) {
+      return InvalidArgument("literal holds ", in.literal.data.size(),
+                             " bytes, fewer than its shape's elements");
+    }
+    const auto count = static_cast<size_t>(elements);
+    if (in.literal.data.size() != bytes * count) {
+      return InvalidArgument("literal holds ", in.literal.data.size(), " bytes; its shape needs ",
+                             bytes * count, " (", count, " elements of ", bytes, " bytes)");
+    }
+    KILN_ASSIGN_OR_RETURN(std::string type, TypeText(in.shape));
+    const std::string data = count == 0 ? "" : Hex(in.literal.data);
+    return emit("stablehlo.constant", {}, "value = dense<" + data + "> : " + type);
+  }
+  if (IsSameNamedOp(op)) {
+    std::string name = "stablehlo." + op;
+    std::replace(name.begin(), name.end(), '-', '_');
+    return emit(name, flat, "");
+  }
+  if (op == "bitcast") return emit("stablehlo.reshape", flat, "");
+  // Opcodes newer XLA has that StableHLO keeps in CHLO.
+  static constexpr std::string_view kChloOps[] = {"erf",  "acos", "acosh", "asin", "asinh",
+                                                  "atan", "atanh", "cosh", "sinh"};
+  if (std::find(std::begin(kChloOps), std::end(kChloOps), op) != std::end(kChloOps)) {
+    return emit("chlo." + op, flat, "");
+  }
+  if (op == "compare") {
+    KILN_RETURN_IF_ERROR(expect_operands(2));
+    KILN_ASSIGN_OR_RETURN(Leaf lhs, Single(operands[0], 0));
+    static constexpr std::string_view kDirections[] = {"EQ", "NE", "GE", "GT", "LE", "LT"};
+    static constexpr std::string_view kTypes[] = {"FLOAT", "TOTALORDER", "SIGNED", "UNSIGNED"};
+    if (std::find(std::begin(kDirections), std::end(kDirections), in.comparison_direction) ==
+        std::end(kDirections)) {
+      return InvalidArgument("expected comparison_direction EQ, NE, GE, GT, LE or LT, found \"",
+                             in.comparison_direction, "\"");
+    }
+    const std::string type = ComparisonType(in, lhs.shape);
+    if (std::find(std::begin(kTypes), std::end(kTypes), type) == std::end(kTypes)) {
+      return InvalidArgument("expected comparison_type FLOAT, TOTALORDER, SIGNED or UNSIGNED, "
+                             "found \"", type, "\"");
+    }
+    return emit("stablehlo.compare", flat,
+                "compare_type = #stablehlo<comparison_type " + type +
+                    ">, comparison_direction = #stablehlo<comparison_direction " +
+                    in.comparison_direction + ">");
+  }
+  if (op == "broadcast") {
+    return emit("stablehlo.broadcast_in_dim", flat,
+                "broadcast_dimensions = " + I64Array(in.dimensions));
+  }
+  if (op == "transpose") return emit("stablehlo.transpose", flat, "permutation = " + I64Array(in.dimensions));
+  if (op == "reverse") return emit("stablehlo.reverse", flat, "dimensions = " + I64Array(in.dimensions));
+  if (op == "concatenate" || op == "iota") {
+    if (in.dimensions.size() != 1) {
+      return InvalidArgument("expected one dimension, found ", in.dimensions.size());
+    }
+    const std::string dim = std::to_string(in.dimensions[0]) + " : i64";
+    return op == "iota" ? emit("stablehlo.iota", {}, "iota_dimension = " + dim)
+                        : emit("stablehlo.concatenate", flat, "dimension = " + dim);
+  }
+  if (op == "slice") {
+    std::vector<int64_t> start, limit, stride;
+    for (const SliceDimension& s : in.slices) {
+      start.push_back(s.start);
+      limit.push_back(s.limit);
+      stride.push_back(s.stride);
+    }
+    return emit("stablehlo.slice", flat,
+                "limit_indices = " + I64Array(limit) + ", start_indices = " + I64Array(start) +
+                    ", strides = " + I64Array(stride));
+  }
+  if (op == "pad") {
+    std::vector<int64_t> low, high, interior;
+    for (const PaddingDimension& p : in.padding) {
+      low.push_back(p.low);
+      high.push_back(p.high);
+      interior.push_back(p.interior);
+    }
+    return emit("stablehlo.pad", flat,
+                "edge_padding_high = " + I64Array(high) + ", edge_padding_low = " + I64Array(low) +
+                    ", interior_padding = " + I64Array(interior));
+  }
+  if (op == "dynamic-slice") {
+    return emit("stablehlo.dynamic_slice", flat, "slice_sizes = " + I64Array(in.dynamic_slice_sizes));
+  }
+  if (op == "dynamic-update-slice") return emit("stablehlo.dynamic_update_slice", flat, "");
+  if (op == "reduce-precision") {
+    return emit("stablehlo.reduce_precision", flat,
+                "exponent_bits = " + std::to_string(in.exponent_bits) +
+                    " : i32, mantissa_bits = " + std::to_string(in.mantissa_bits) + " : i32");
+  }
+  if (op == "dot") {
+    std::string dims;
+    auto add = [&](const char* name, const std::vector<int64_t>& v) {
+      if (v.empty()) return;
+      dims += (dims.empty() ? "" : ", ") + std::string(name) + " = " + List(v);
+    };
+    add("lhs_batching_dimensions", in.dot.lhs_batch);
+    add("rhs_batching_dimensions", in.dot.rhs_batch);
+    add("lhs_contracting_dimensions", in.dot.lhs_contracting);
+    add("rhs_contracting_dimensions", in.dot.rhs_contracting);
+    return emit("stablehlo.dot_general", flat, "dot_dimension_numbers = #stablehlo.dot<" + dims + ">");
+  }
+  if (op == "convolution") {
+    const ConvolutionDims& d = in.convolution;
+    std::vector<int64_t> lhs_dilation, rhs_dilation;
+    for (const WindowDimension& w : in.window) {
+      lhs_dilation.push_back(w.base_dilation);
+      rhs_dilation.push_back(w.window_dilation);
+    }
+    std::string properties =
+        "batch_group_count = " + std::to_string(in.batch_group_count) +
+        " : i64, dimension_numbers = #stablehlo.conv<raw input_batch_dimension = " +
+        std::to_string(d.input_batch) + ", input_feature_dimension = " +
+        std::to_string(d.input_feature) + ", input_spatial_dimensions = " + List(d.input_spatial) +
+        ", kernel_input_feature_dimension = " + std::to_string(d.kernel_input_feature) +
+        ", kernel_output_feature_dimension = " + std::to_string(d.kernel_output_feature) +
+        ", kernel_spatial_dimensions = " + List(d.kernel_spatial) +
+        ", output_batch_dimension = " + std::to_string(d.output_batch) +
+        ", output_feature_dimension = " + std::to_string(d.output_feature) +
+        ", output_spatial_dimensions = " + List(d.output_spatial) +
+        ">, feature_group_count = " + std::to_string(in.feature_group_count) + " : i64";
+    if (!in.window.empty()) {
+      properties += ", lhs_dilation = " + I64Array(lhs_dilation) + ", " +
+                    WindowAttributes(in.window, false, false) +
+                    ", rhs_dilation = " + I64Array(rhs_dilation);
+    }
+    return emit("stablehlo.convolution", flat, properties);
+  }
+  if (op == "gather") {
+    const GatherDims& g = in.gather;
+    std::string dims = "offset_dims = " + List(g.offset_dims) +
+                       ", collapsed_slice_dims = " + List(g.collapsed_slice_dims);
+    if (!g.operand_batching_dims.empty()) {
+      dims += ", operand_batching_dims = " + List(g.operand_batching_dims) +
+              ", start_indices_batching_dims = " + List(g.start_indices_batching_dims);
+    }
+    dims += ", start_index_map = " + List(g.start_index_map) +
+            ", index_vector_dim = " + std::to_string(g.index_vector_dim);
+    return emit("stablehlo.gather", flat,
+                "dimension_numbers = #stablehlo.gather<" + dims + ">, indices_are_sorted = " +
+                    (in.indices_are_sorted ? "true" : "false") +
+                    ", slice_sizes = " + I64Array(in.gather_slice_sizes));
+  }
+
+  // Ops with regions from called computations.
+  if (op == "reduce" || op == "reduce-window" || op == "scatter" || op == "sort" || op == "map" ||
+      op == "select-and-scatter") {
+    KILN_ASSIGN_OR_RETURN(const Computation* apply, Called(in, 0));
+    std::string regions;
+    KILN_RETURN_IF_ERROR(EmitRegion(*apply, depth, indent, regions));
+    if (op == "select-and-scatter") {
+      KILN_ASSIGN_OR_RETURN(const Computation* scatter, Called(in, 1));
+      regions += ", ";
+      KILN_RETURN_IF_ERROR(EmitRegion(*scatter, depth, indent, regions));
+    }
+    if (op == "reduce") {
+      return emit("stablehlo.reduce", flat, "dimensions = " + I64Array(in.dimensions), regions);
+    }
+    if (op == "reduce-window") {
+      return emit("stablehlo.reduce_window", flat, WindowAttributes(in.window, true, true), regions);
+    }
+    if (op == "select-and-scatter") {
+      std::string attributes = WindowAttributes(in.window, true, false);
+      return emit("stablehlo.select_and_scatter", flat, attributes, regions);
+    }
+    if (op == "sort") {
+      if (in.dimensions.size() != 1) {
+        return InvalidArgument("expected one sort dimension, found ", in.dimensions.size());
+      }
+      return emit("stablehlo.sort", flat,
+                  "dimension = " + std::to_string(in.dimensions[0]) +
+                      " : i64, is_stable = " + (in.is_stable ? "true" : "false"),
+                  regions);
+    }
+    if (op == "map") return emit("stablehlo.map", flat, "dimensions = " + I64Array(in.dimensions), regions);
+    const ScatterDims& s = in.scatter;
+    std::string dims = "update_window_dims = " + List(s.update_window_dims) +
+                       ", inserted_window_dims = " + List(s.inserted_window_dims);
+    if (!s.input_batching_dims.empty()) {
+      dims += ", input_batching_dims = " + List(s.input_batching_dims) +
+              ", scatter_indices_batching_dims = " + List(s.scatter_indices_batching_dims);
+    }
+    dims += ", scatter_dims_to_operand_dims = " + List(s.scatter_dims_to_operand_dims) +
+            ", index_vector_dim = " + std::to_string(s.index_vector_dim);
+    return emit("stablehlo.scatter", flat,
+                std::string("indices_are_sorted = ") + (in.indices_are_sorted ? "true" : "false") +
+                    ", scatter_dimension_numbers = #stablehlo.scatter<" + dims +
+                    ">, unique_indices = " + (in.unique_indices ? "true" : "false"),
+                regions);
+  }
+  if (op == "while") {
+    // called_computation_ids: the body, then the condition.
+    KILN_RETURN_IF_ERROR(expect_operands(1));
+    KILN_ASSIGN_OR_RETURN(const Computation* body, Called(in, 0));
+    KILN_ASSIGN_OR_RETURN(const Computation* condition, Called(in, 1));
+    std::string regions;
+    KILN_RETURN_IF_ERROR(EmitRegion(*condition, depth, indent, regions));
+    regions += ", ";
+    KILN_RETURN_IF_ERROR(EmitRegion(*body, depth, indent, regions));
+    return emit("stablehlo.while", flat, "", regions);
+  }
+  if (op == "conditional") {
+    // Operand 0 selects the branch (pred: true then false; s32: an index);
+    // operand i + 1 is branch i's parameter, reached from the region by
+    // capture.
+    if (operands.size() != in.called_computation_ids.size() + 1) {
+      return InvalidArgument("expected one operand per branch after the selector: ",
+                             in.called_computation_ids.size(), " branches, ", operands.size(),
+                             " operands");
+    }
+    KILN_ASSIGN_OR_RETURN(Leaf selector, Single(operands[0], 0));
+    std::string regions;
+    for (size_t i = 0; i < in.called_computation_ids.size(); ++i) {
+      KILN_ASSIGN_OR_RETURN(const Computation* branch, Called(in, i));
+      if (i > 0) regions += ", ";
+      KILN_RETURN_IF_ERROR(EmitRegion(*branch, depth, indent, regions, false, {operands[i + 1]}));
+    }
+    const bool is_pred = selector.shape.type == PrimitiveType::kPred;
+    return emit(is_pred ? "stablehlo.if" : "stablehlo.case", {selector}, "", regions);
+  }
+  if (op == "call") {
+    KILN_ASSIGN_OR_RETURN(const Computation* callee, Called(in, 0));
+    return EmitComputation(*callee, operands, depth + 1, indent, out, result);
+  }
+  if (op == "batch-norm-training" || op == "batch-norm-inference" || op == "batch-norm-grad") {
+    std::string name = "stablehlo." + op;
+    std::replace(name.begin(), name.end(), '-', '_');
+    char epsilon[32];
+    std::snprintf(epsilon, sizeof(epsilon), "%.9g", static_cast<double>(in.epsilon));
+    std::string text = epsilon;
+    if (text.find_first_of(".en") == std::string::npos) text += ".0";
+    return emit(name, flat,
+                "epsilon = " + text + " : f32, feature_index = " + std::to_string(in.feature_index) +
+                    " : i64");
+  }
+  if (op == "opt-barrier") return emit("stablehlo.optimization_barrier", flat, "");
+  if (op == "custom-call") {
+    return Unimplemented("custom-call target \"", in.custom_call_target,
+                         "\" is not supported by Kiln's HLO reader");
+  }
+  return Unimplemented("HLO opcode \"", op, "\" is not supported by Kiln's HLO reader");
+}
+
+}  // namespace
+
+StatusOr<std::string> ToStableHloText(const Module& module) { return Converter(module).Run(); }
+
+StatusOr<ir::Module> ReadHloModule(std::span<const uint8_t> bytes) {
+  KILN_ASSIGN_OR_RETURN(Module module, DecodeModule(bytes));
+  KILN_ASSIGN_OR_RETURN(std::string text, ToStableHloText(module));
+  StatusOr<ir::Module> parsed = text::ParseModule(text);
+  if (!parsed.ok()) {
+    return Status(parsed.status().code(),
+                  StrCat("the StableHLO Kiln wrote for HLO module \"", module.name,
+                         "\" does not parse (a bug in Kiln's HLO reader): ",
+                         parsed.status().message()));
+  }
+  return parsed;
+}
+
+StatusOr<std::span<const uint8_t>> ModuleOfModuleWithConfig(std::span<const uint8_t> bytes) {
+  proto::Reader reader(bytes);
+  while (!reader.done()) {
+    KILN_ASSIGN_OR_RETURN(proto::Field field, reader.Next());
+    if (field.number == 1 && field.type == proto::WireType::kLengthDelimited) return field.bytes;
+  }
+  return InvalidArgument("expected an HloModuleProtoWithConfig holding hlo_module (field 1), "
+                         "found none");
+}
+
+}  // namespace kiln::frontend::hlo
