@@ -8,8 +8,13 @@ JOBS           := 2
 
 APT_PACKAGES := g++ libgtest-dev libgmock-dev ninja-build pkg-config clang-15 libeigen3-dev
 PYTHON_PACKAGES := jax==$(JAX_VERSION) jaxlib==$(JAXLIB_VERSION) numpy pytest ml_dtypes
+# `make test-torch` only (opt-in: several GB, torch's CUDA build being the
+# one PyPI has): the newest torch_xla release and the torch it requires.
+TORCH_VERSION  := 2.9.0
+TORCH_PACKAGES := torch==$(TORCH_VERSION) torch_xla==$(TORCH_VERSION) pytest
 
 VENV       := .venv
+TORCH_VENV := .venv-torch
 PY         := $(VENV)/bin/python
 STAMPS     := build/stamps
 CPP_BUILD  := build/cpp
@@ -37,7 +42,7 @@ SUDO  := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 KILN_SOURCES := $(shell find src python cmake -type f ! -path '*/__pycache__/*' 2>/dev/null) \
                 CMakeLists.txt pyproject.toml README.md
 
-.PHONY: all setup install demo build test test-cpp test-asan test-fuzz test-python fuzz bench bench-read clean distclean
+.PHONY: all setup install demo build test test-cpp test-asan test-fuzz test-python test-torch fuzz bench bench-read clean distclean
 all: build
 
 setup: install
@@ -84,6 +89,11 @@ fuzz:
 test-python: install
 	$(PY) -m pytest tests/python
 
+# PyTorch/XLA programs on Kiln beside torch_xla's own CPU client (opt-in, not
+# part of `make test`: it downloads torch and torch_xla into .venv-torch).
+test-torch: $(TORCH_VENV)/.kiln-installed
+	$(TORCH_VENV)/bin/python -m pytest tests/torch
+
 # Kiln beside JAX's CPU backend on every workload of bench/workloads.py, in
 # one process (not part of `make test`): a markdown table and
 # build/bench/results.{md,json}. One workload or group: make bench ONLY=sort_1M
@@ -108,7 +118,7 @@ clean:
 	rm -rf build
 
 distclean: clean
-	rm -rf $(VENV)
+	rm -rf $(VENV) $(TORCH_VENV)
 
 $(TEST_DATA)/.stamp: $(VENV)/.kiln-deps tests/data/make_artifacts.py
 	$(PY) tests/data/make_artifacts.py --out $(TEST_DATA)
@@ -152,7 +162,10 @@ $(ASAN_BUILD)/build.ninja: | $(STAMPS)/system-packages
 	  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG"
 
 # The venv's Python: python3.12 on PATH if it runs (a pyenv shim may not), else pyenv's.
-$(VENV)/.kiln-deps: Makefile | $(STAMPS)/system-packages
+# $(call make-venv,DIR,PACKAGES): a virtual environment in DIR with the
+# venv's Python (python3.12 on PATH if it runs, a pyenv shim may not, else
+# pyenv's) and PACKAGES from PyPI.
+define make-venv
 	@python=""; \
 	if python$(PYTHON_VERSION) -c pass >/dev/null 2>&1; then \
 	  python=$$(python$(PYTHON_VERSION) -c 'import sys; print(sys.executable)'); \
@@ -166,15 +179,30 @@ $(VENV)/.kiln-deps: Makefile | $(STAMPS)/system-packages
 	       "no working python$(PYTHON_VERSION) on PATH or in /root/.pyenv/versions/$(PYTHON_VERSION)*" >&2; \
 	  exit 1; \
 	fi; \
-	echo "Creating $(VENV) with $$python"; \
-	"$$python" -m venv $(VENV)
-	$(PY) -m pip install $(PYTHON_PACKAGES)
+	echo "Creating $(1) with $$python"; \
+	"$$python" -m venv $(1)
+	$(1)/bin/python -m pip install $(2)
 	touch $@
+endef
 
-# The wheel packages the plugin and kiln-tool from build/cpp (KILN_PREBUILT_DIR)
-# rather than compiling them again; a plain `pip install .` builds from source.
-$(VENV)/.kiln-installed: $(VENV)/.kiln-deps $(KILN_SOURCES) $(CPP_BUILD)/build.ninja
+# $(call install-kiln,DIR): Kiln into the venv DIR. The wheel packages the
+# plugin and kiln-tool from build/cpp (KILN_PREBUILT_DIR) rather than
+# compiling them again; a plain `pip install .` builds from source.
+define install-kiln
 	$(CMAKE) --build $(CPP_BUILD) -j$(JOBS) --target pjrt_plugin_kiln kiln_tool
-	$(PY) -m pip install . --config-settings=build-dir=build/wheel-prebuilt \
+	$(1)/bin/python -m pip install . --config-settings=build-dir=build/wheel-prebuilt \
 	  --config-settings=cmake.define.KILN_PREBUILT_DIR=$(CURDIR)/$(CPP_BUILD)
 	touch $@
+endef
+
+$(VENV)/.kiln-deps: Makefile | $(STAMPS)/system-packages
+	$(call make-venv,$(VENV),$(PYTHON_PACKAGES))
+
+$(VENV)/.kiln-installed: $(VENV)/.kiln-deps $(KILN_SOURCES) $(CPP_BUILD)/build.ninja
+	$(call install-kiln,$(VENV))
+
+$(TORCH_VENV)/.kiln-deps: Makefile | $(STAMPS)/system-packages
+	$(call make-venv,$(TORCH_VENV),$(TORCH_PACKAGES))
+
+$(TORCH_VENV)/.kiln-installed: $(TORCH_VENV)/.kiln-deps $(KILN_SOURCES) $(CPP_BUILD)/build.ninja
+	$(call install-kiln,$(TORCH_VENV))

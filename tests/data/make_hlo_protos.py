@@ -141,6 +141,19 @@ def _sort(x):
   return jnp.sort(x, axis=1), jnp.argsort(x[0])
 
 
+@program("rng_bit_generator", np.array([1, 2, 3, 4], np.uint32))
+def _rng_bit_generator(key):
+  state, bits = lax.rng_bit_generator(key, (3, 4), dtype=np.uint32,
+                                      algorithm=lax.RandomAlgorithm.RNG_PHILOX)
+  return state, bits
+
+
+@program("fft", ramp((4, 8)), tol=1e-4)
+def _fft(x):
+  spectrum = jnp.fft.rfft(x, axis=-1)
+  return jnp.abs(spectrum), jnp.fft.irfft(spectrum, n=8, axis=-1)
+
+
 @program("mlp_grad", ramp((8, 4)), ramp((4, 16), scale=0.05), ramp((16, 2), scale=0.07),
          ramp((8, 2), scale=0.3), tol=1e-4)
 def _mlp_grad(x, w1, w2, y):

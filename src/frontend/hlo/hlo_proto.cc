@@ -338,6 +338,29 @@ Status DecodeInstructionField(const Field& f, Instruction& in) {
       in.distribution = static_cast<int32_t>(distribution);
       return Status::Ok();
     }
+    case 31: case 70: {
+      int64_t value = 0;
+      KILN_RETURN_IF_ERROR(SetInt(f, f.number == 31 ? "fft_type" : "rng_algorithm", value));
+      (f.number == 31 ? in.fft_type : in.rng_algorithm) = static_cast<int32_t>(value);
+      return Status::Ok();
+    }
+    case 32: return Ints(f, "fft_length", in.fft_length);
+    case 59:
+      return ForEachField(f, "TriangularSolveOptions", [&](const Field& o) -> Status {
+        if (o.number == 1) return SetBool(o, "left_side", in.left_side);
+        if (o.number == 2) return SetBool(o, "lower", in.lower);
+        if (o.number == 3) return SetBool(o, "unit_diagonal", in.unit_diagonal);
+        if (o.number == 4) {
+          int64_t value = 0;
+          KILN_RETURN_IF_ERROR(SetInt(o, "transpose_a", value));
+          in.transpose_a = static_cast<int32_t>(value);
+        }
+        return Status::Ok();
+      });
+    case 62:
+      return ForEachField(f, "CholeskyOptions", [&](const Field& o) -> Status {
+        return o.number == 1 ? SetBool(o, "lower", in.lower) : Status::Ok();
+      });
     case 24: {
       KILN_RETURN_IF_ERROR(Expect(f, WireType::kFixed32, "epsilon"));
       const auto bits = static_cast<uint32_t>(f.value);

@@ -128,7 +128,13 @@ struct Instruction {
   ScatterDims scatter;
   std::string comparison_direction, comparison_type;
   bool is_stable = false, indices_are_sorted = false, unique_indices = false;
-  int32_t distribution = 0;
+  int32_t distribution = 0;   // RandomDistribution: 1 uniform, 2 normal
+  int32_t rng_algorithm = 0;  // RandomAlgorithm: 0 default, 1 three-fry, 2 philox
+  int32_t fft_type = 0;       // FftType: 0 FFT, 1 IFFT, 2 RFFT, 3 IRFFT
+  std::vector<int64_t> fft_length;
+  // TriangularSolveOptions and CholeskyOptions.
+  bool left_side = false, lower = false, unit_diagonal = false;
+  int32_t transpose_a = 0;  // 1 NO_TRANSPOSE, 2 TRANSPOSE, 3 ADJOINT
   // OpMetadata, for error messages and locations.
   std::string op_type, op_name, source_file;
   int64_t source_line = 0;

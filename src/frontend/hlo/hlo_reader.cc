@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstring>
 #include <cstdio>
 #include <string_view>
 #include <unordered_map>
@@ -760,6 +761,62 @@ Status Converter::EmitInstruction(const Instruction& in, const Computation& comp
                     " : i64");
   }
   if (op == "opt-barrier") return emit("stablehlo.optimization_barrier", flat, "");
+  if (op == "rng-bit-generator") {
+    static constexpr const char* kAlgorithms[] = {"DEFAULT", "THREE_FRY", "PHILOX"};
+    if (in.rng_algorithm < 0 || in.rng_algorithm > 2) {
+      return InvalidArgument("expected rng_algorithm 0, 1 or 2, found ", in.rng_algorithm);
+    }
+    return emit("stablehlo.rng_bit_generator", flat,
+                std::string("rng_algorithm = #stablehlo<rng_algorithm ") +
+                    kAlgorithms[in.rng_algorithm] + ">");
+  }
+  if (op == "rng") {
+    // StableHLO's rng takes the result shape as a third operand.
+    if (in.distribution != 1 && in.distribution != 2) {
+      return InvalidArgument("expected distribution RNG_UNIFORM (1) or RNG_NORMAL (2), found ",
+                             in.distribution);
+    }
+    KILN_RETURN_IF_ERROR(expect_operands(2));
+    Leaf shape{"%v" + std::to_string(next_value_++), Shape{PrimitiveType::kS64,
+               {static_cast<int64_t>(in.shape.dims.size())}, {}, false}};
+    std::vector<uint8_t> dims(in.shape.dims.size() * 8);
+    if (!dims.empty()) std::memcpy(dims.data(), in.shape.dims.data(), dims.size());
+    KILN_ASSIGN_OR_RETURN(std::string type, TypeText(shape.shape));
+    KILN_ASSIGN_OR_RETURN(std::string constant,
+                          OpText("stablehlo.constant", shape.name, {},
+                                 "value = dense<" + (dims.empty() ? "" : Hex(dims)) + "> : " + type,
+                                 "", {shape}, in));
+    out += indent + constant + "\n";
+    Leaves args = flat;
+    args.push_back(shape);
+    return emit("stablehlo.rng", args,
+                std::string("rng_distribution = #stablehlo<rng_distribution ") +
+                    (in.distribution == 1 ? "UNIFORM" : "NORMAL") + ">");
+  }
+  if (op == "fft") {
+    static constexpr const char* kTypes[] = {"FFT", "IFFT", "RFFT", "IRFFT"};
+    if (in.fft_type < 0 || in.fft_type > 3) {
+      return InvalidArgument("expected fft_type 0 to 3, found ", in.fft_type);
+    }
+    return emit("stablehlo.fft", flat,
+                "fft_length = " + I64Array(in.fft_length) + ", fft_type = #stablehlo<fft_type " +
+                    kTypes[in.fft_type] + ">");
+  }
+  if (op == "cholesky") {
+    return emit("stablehlo.cholesky", flat, std::string("lower = ") + (in.lower ? "true" : "false"));
+  }
+  if (op == "triangular-solve") {
+    static constexpr const char* kTranspose[] = {"NO_TRANSPOSE", "NO_TRANSPOSE", "TRANSPOSE",
+                                                 "ADJOINT"};
+    if (in.transpose_a < 0 || in.transpose_a > 3) {
+      return InvalidArgument("expected transpose_a 1 to 3, found ", in.transpose_a);
+    }
+    auto flag = [](bool value) { return value ? std::string("true") : std::string("false"); };
+    return emit("stablehlo.triangular_solve", flat,
+                "left_side = " + flag(in.left_side) + ", lower = " + flag(in.lower) +
+                    ", transpose_a = #stablehlo<transpose " + kTranspose[in.transpose_a] +
+                    ">, unit_diagonal = " + flag(in.unit_diagonal));
+  }
   if (op == "custom-call") {
     return Unimplemented("custom-call target \"", in.custom_call_target,
                          "\" is not supported by Kiln's HLO reader");
