@@ -135,10 +135,17 @@ PJRT_Error* Impl::PJRT_Executable_OptimizedProgram(PJRT_Executable_OptimizedProg
     return MakeError(InvalidArgument(CurrentFunction(), ": `program` is null"));
   }
   PJRT_Program& program = *args->program;
-  const std::string& text = executable->program->text;
-  static constexpr char kFormat[] = "mlir";
-  program.format = kFormat;
-  program.format_size = sizeof(kFormat) - 1;
+  const compiler::Program& compiled = *executable->program;
+  // A program read from HLO is reported as that HLO; others as StableHLO text.
+  const bool hlo = !compiled.hlo_with_config.empty();
+  const std::string_view text =
+      hlo ? std::string_view(reinterpret_cast<const char*>(compiled.hlo_with_config.data()),
+                             compiled.hlo_with_config.size())
+          : std::string_view(compiled.text);
+  static constexpr char kMlir[] = "mlir";
+  static constexpr char kHloWithConfig[] = "hlo_with_config";
+  program.format = hlo ? kHloWithConfig : kMlir;
+  program.format_size = hlo ? sizeof(kHloWithConfig) - 1 : sizeof(kMlir) - 1;
   if (program.code == nullptr) {
     program.code_size = text.size();
     return nullptr;

@@ -44,6 +44,10 @@ struct Program {
   std::vector<std::optional<TensorSharding>> result_shardings;
   CostAnalysis cost;  // GetCostAnalysis
   std::string text;  // the module as StableHLO text (OptimizedProgram)
+  // For a program compiled from an HloModuleProto: what OptimizedProgram
+  // reports instead of `text` (format "hlo_with_config"; see
+  // frontend/hlo/hlo_reader.h). Empty otherwise.
+  std::vector<uint8_t> hlo_with_config;
   uint64_t fingerprint = 0;  // of the program text and the options
 };
 

@@ -6,6 +6,7 @@
 #include "base/env.h"
 #include "compiler/compile.h"
 #include "frontend/compile_options.h"
+#include "frontend/hlo/hlo_reader.h"
 #include "frontend/program.h"
 #include "runtime/strided_copy.h"
 #include "version.h"
@@ -118,6 +119,17 @@ StatusOr<std::unique_ptr<LoadedExecutable>> Client::Compile(std::span<const uint
   KILN_ASSIGN_OR_RETURN(frontend::CompileOptions parsed, frontend::ParseCompileOptions(options));
   KILN_ASSIGN_OR_RETURN(ir::Module module, frontend::LoadProgram(code, format));
   KILN_ASSIGN_OR_RETURN(auto program, compiler::Compile(module, std::move(parsed)));
+  if (format == "hlo" || format == "hlo_with_config") {
+    // XLA's client turns the optimized program back into an HloModule: the
+    // module it sent converts exactly, Kiln's StableHLO text may not (CHLO).
+    // A module without a program shape keeps the text.
+    StatusOr<std::vector<uint8_t>> optimized = frontend::hlo::OptimizedProgramOf(code, format);
+    if (optimized.ok()) {
+      auto with_hlo = std::make_shared<compiler::Program>(*program);
+      with_hlo->hlo_with_config = std::move(optimized).value();
+      program = std::move(with_hlo);
+    }
+  }
   return LoadedExecutable::Create(this, std::move(program));
 }
 

@@ -131,6 +131,29 @@ TEST_F(ExecutableTest, CompileAndRunAnHloModuleProto) {
   }
   EXPECT_EQ(RunAddition(client_.get(), device_, loaded.get()),
             (std::vector<float>{3.0f, -4.0f}));
+
+  // XLA's client reads the optimized program back after every compile and
+  // accepts "hlo_with_config" or "mlir"; PyTorch/XLA compiles HLO and needs
+  // the former (an HloModuleProtoWithConfig, module as field 1).
+  auto get = MAKE_ARGS(PJRT_LoadedExecutable_GetExecutable_Args);
+  get.loaded_executable = loaded.get();
+  ASSERT_PJRT_OK(api()->PJRT_LoadedExecutable_GetExecutable(&get));
+  ExecutablePtr executable(get.executable);
+  auto program = MAKE_ARGS(PJRT_Program);
+  auto optimized = MAKE_ARGS(PJRT_Executable_OptimizedProgram_Args);
+  optimized.executable = executable.get();
+  optimized.program = &program;
+  ASSERT_PJRT_OK(api()->PJRT_Executable_OptimizedProgram(&optimized));  // size query
+  std::string code(program.code_size, '\0');
+  program.code = code.data();
+  ASSERT_PJRT_OK(api()->PJRT_Executable_OptimizedProgram(&optimized));
+  const std::string format(program.format, program.format_size);
+  EXPECT_TRUE(format == "hlo_with_config" || format == "mlir") << format;
+  if (IsKiln()) {
+    EXPECT_EQ(format, "hlo_with_config");
+    const std::string module = AddProgramAsHlo();
+    EXPECT_NE(code.find(module), std::string::npos) << "the module is not inside";
+  }
 }
 
 // One Execute of `loaded` (may be null) on one device with `arguments`

@@ -852,3 +852,36 @@ StatusOr<std::span<const uint8_t>> ModuleOfModuleWithConfig(std::span<const uint
 }
 
 }  // namespace kiln::frontend::hlo
+
+namespace kiln::frontend::hlo {
+
+StatusOr<std::vector<uint8_t>> OptimizedProgramOf(std::span<const uint8_t> bytes,
+                                                  std::string_view format) {
+  std::span<const uint8_t> module = bytes;
+  if (format == "hlo_with_config") {
+    KILN_ASSIGN_OR_RETURN(module, ModuleOfModuleWithConfig(bytes));
+  }
+  // HloModuleProto.host_program_shape (field 4): the entry's parameter and
+  // result shapes with their layouts, which is what the config's
+  // entry_computation_layout (HloModuleConfigProto field 1) holds.
+  std::span<const uint8_t> program_shape;
+  proto::Reader reader(module);
+  while (!reader.done()) {
+    KILN_ASSIGN_OR_RETURN(proto::Field field, reader.Next());
+    if (field.number == 4 && field.type == proto::WireType::kLengthDelimited) {
+      program_shape = field.bytes;
+    }
+  }
+  if (program_shape.empty()) {
+    return InvalidArgument("the HloModuleProto has no host_program_shape (field 4), which "
+                           "XLA requires of a module");
+  }
+  proto::Writer config;
+  config.Bytes(1, program_shape);
+  proto::Writer with_config;
+  with_config.Bytes(1, module);
+  with_config.Bytes(2, config.bytes());
+  return with_config.bytes();
+}
+
+}  // namespace kiln::frontend::hlo

@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "base/status.h"
 #include "frontend/hlo/hlo_proto.h"
@@ -25,6 +27,15 @@ StatusOr<std::string> ToStableHloText(const Module& module);
 // DecodeModule, ToStableHloText and the text parser: a serialized
 // HloModuleProto as a Kiln IR module (not yet verified).
 StatusOr<ir::Module> ReadHloModule(std::span<const uint8_t> bytes);
+
+// What PJRT_Executable_OptimizedProgram reports for a program compiled
+// from `bytes` (format "hlo" or "hlo_with_config"): an
+// HloModuleProtoWithConfig holding the module and, as the config's
+// entry_computation_layout, the module's host_program_shape. XLA's PJRT
+// client parses it into an HloModule after every compile (PyTorch/XLA reads
+// the entry layout from it); the module itself is returned unchanged.
+StatusOr<std::vector<uint8_t>> OptimizedProgramOf(std::span<const uint8_t> bytes,
+                                                  std::string_view format);
 
 // The HloModuleProto inside a serialized HloModuleProtoWithConfig
 // (PJRT_Program format "hlo_with_config": field 1).
