@@ -103,6 +103,42 @@ Status LowerUnary(Lowering& lowering, const ir::Operation& op) {
   });
 }
 
+}  // namespace
+
+StatusOr<bool> LowerMhloElementwiseCall(Lowering& lowering, const ir::Operation& op,
+                                        std::string_view target) {
+  struct MhloEntry {
+    std::string_view target;
+    UnaryOp op;
+  };
+  static constexpr MhloEntry kMhloUnary[] = {
+      {"mhlo.erf", UnaryOp::kErf},     {"mhlo.acos", UnaryOp::kAcos},
+      {"mhlo.acosh", UnaryOp::kAcosh}, {"mhlo.asin", UnaryOp::kAsin},
+      {"mhlo.asinh", UnaryOp::kAsinh}, {"mhlo.atan", UnaryOp::kAtan},
+      {"mhlo.atanh", UnaryOp::kAtanh}, {"mhlo.cosh", UnaryOp::kCosh},
+      {"mhlo.sinh", UnaryOp::kSinh},   {"mhlo.tan", UnaryOp::kTan}};
+  const MhloEntry* entry = nullptr;
+  for (const MhloEntry& candidate : kMhloUnary) {
+    if (candidate.target == target) entry = &candidate;
+  }
+  if (entry == nullptr) return false;
+  if (op.operands().size() != 1 || op.num_results() != 1) {
+    return InvalidArgument("custom_call @", target, " takes one operand and gives one result, "
+                           "found ", op.operands().size(), " operands and ", op.num_results(),
+                           " results");
+  }
+  KILN_ASSIGN_OR_RETURN(Shape shape, lowering.ShapeOf(op.operand(0)));
+  const ElementType type = shape.element_type;
+  const UnaryOp kind = entry->op;
+  KILN_RETURN_IF_ERROR(lowering.EmitPointwise(
+      op, [kind, type](std::span<const void* const> in, void* out, int64_t n) {
+        return kernels::Unary(kind, type, in[0], out, n);
+      }));
+  return true;
+}
+
+namespace {
+
 Status LowerBinary(Lowering& lowering, const ir::Operation& op) {
   BinaryOp kind{};
   for (const BinaryEntry& entry : kBinary) {

@@ -37,6 +37,8 @@ Status LowerCustomCall(Lowering& lowering, const ir::Operation& op) {
   if (name.starts_with("check.")) return LowerCheckCustomCall(lowering, op, name);
   KILN_ASSIGN_OR_RETURN(bool known, LowerKnownCustomCall(lowering, op, name));
   if (known) return Status::Ok();
+  KILN_ASSIGN_OR_RETURN(bool elementwise, LowerMhloElementwiseCall(lowering, op, name));
+  if (elementwise) return Status::Ok();
   return Unimplemented("custom_call target \"", name,
                        "\" is not supported by Kiln (it runs the StableHLO ops and the "
                        "sharding annotations JAX emits)");

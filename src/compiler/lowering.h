@@ -252,6 +252,12 @@ void RunPad(size_t element_bytes, const PadCopy& copy, int64_t total, const void
 // ([spatial, 2] integers) is only known at run time: the run checks that it
 // gives the result type's output size (lower_linalg.cc).
 Status LowerConvolutionWithPadding(Lowering& lowering, const ir::Operation& op, ValueId padding);
+// custom_call targets "mhlo.erf", "mhlo.acos", ...: the elementwise ops
+// XLA's HLO-to-StableHLO export writes as custom calls because StableHLO has
+// no op for them (PyTorch/XLA with XLA_STABLEHLO_COMPILE=1). False when
+// `target` is not one of them.
+StatusOr<bool> LowerMhloElementwiseCall(Lowering& lowering, const ir::Operation& op,
+                                        std::string_view target);
 // custom_call targets JAX emits for a generic platform (Qr,
 // ProductOfElementaryHouseholderReflectors, ApproxTopK; lower_solvers.cc):
 // true when `target` is one of them and it was lowered.

@@ -79,6 +79,17 @@ def indexing(device):
 
 
 @program
+def second_device(device):
+  # A program placed on device 1 of 2: torch_xla compiles it for one device
+  # and runs it there (PJRT execute_device).
+  other = torch_xla.device(1)
+  a = torch.arange(6.0, device=other).reshape(2, 3)
+  b = (a * 2 + 1).sum(0)
+  c = (torch.ones(3, device=device) + 1).to(other) + b
+  return {"b": values(b), "c": values(c), "where": str(c.device)}
+
+
+@program
 def random(device):
   # torch_xla's generator is rng-bit-generator (XLA's default, Philox on
   # the CPU), which Kiln computes bit for bit.

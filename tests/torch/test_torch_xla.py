@@ -82,10 +82,18 @@ def test_persistent_cache_round_trip(tmp_path):
   assert sorted(os.listdir(tmp_path)) == entries
 
 
-def test_stablehlo_compile_path_matches_too():
+@pytest.mark.parametrize("name", COMPARED)
+def test_stablehlo_compile_path_matches_too(name):
+  # torch_xla then compiles portable artifacts (PJRT format "mlir").
   env = {"XLA_STABLEHLO_COMPILE": "1"}
-  for name in ["smoke", "mlp_training"]:
-    assert_close(run(name, "KILN", env), run(name, "CPU"), name)
+  assert_close(run(name, "KILN", env), run(name, "CPU"), name)
+
+
+def test_second_device_runs_its_own_programs():
+  kiln = run("second_device", "KILN", {"KILN_NUM_DEVICES": "2"})
+  cpu = run("second_device", "CPU", {"CPU_NUM_DEVICES": "2"})
+  assert kiln["where"] == "xla:1"
+  assert_close(kiln, cpu, "second_device")
 
 
 def test_unsupported_op_is_a_runtime_error_naming_it():
