@@ -146,6 +146,19 @@ def cnn_training(device):
 
 
 @program
+def transformer_training(device):
+  torch.manual_seed(6)
+  model = torch.nn.Sequential(
+      torch.nn.TransformerEncoderLayer(d_model=16, nhead=4, dim_feedforward=32, dropout=0.0,
+                                       batch_first=True),
+      torch.nn.Flatten(), torch.nn.Linear(16 * 6, 4))
+  data = torch.randn(8, 6, 16).to(device)
+  target = torch.randint(0, 4, (8,)).to(device)
+  return {"losses": train(model, data, target, torch.nn.functional.cross_entropy, device,
+                          steps=10, lr=0.01)}
+
+
+@program
 def memory_info(device):
   x = torch.ones(1024, 1024, device=device)
   torch_xla.sync()

@@ -48,7 +48,7 @@ def assert_close(kiln, cpu, where=""):
 
 
 COMPARED = ["smoke", "elementwise", "matmul_reductions", "indexing", "random", "mlp_training",
-            "cnn_training"]
+            "cnn_training", "transformer_training"]
 
 
 @pytest.mark.parametrize("name", COMPARED)
