@@ -631,11 +631,15 @@ Status Converter::EmitInstruction(const Instruction& in, const Computation& comp
     const ConvolutionDims& d = in.convolution;
     std::vector<int64_t> lhs_dilation, rhs_dilation;
     for (const WindowDimension& w : in.window) {
+      if (w.reversal) return Unimplemented("convolution with window_reversal");
       lhs_dilation.push_back(w.base_dilation);
       rhs_dilation.push_back(w.window_dilation);
     }
+    // As XLA reads them: a count of 0 (unset) is 1.
+    const int64_t feature_groups = std::max<int64_t>(in.feature_group_count, 1);
+    const int64_t batch_groups = std::max<int64_t>(in.batch_group_count, 1);
     std::string properties =
-        "batch_group_count = " + std::to_string(in.batch_group_count) +
+        "batch_group_count = " + std::to_string(batch_groups) +
         " : i64, dimension_numbers = #stablehlo.conv<raw input_batch_dimension = " +
         std::to_string(d.input_batch) + ", input_feature_dimension = " +
         std::to_string(d.input_feature) + ", input_spatial_dimensions = " + List(d.input_spatial) +
@@ -645,7 +649,7 @@ Status Converter::EmitInstruction(const Instruction& in, const Computation& comp
         ", output_batch_dimension = " + std::to_string(d.output_batch) +
         ", output_feature_dimension = " + std::to_string(d.output_feature) +
         ", output_spatial_dimensions = " + List(d.output_spatial) +
-        ">, feature_group_count = " + std::to_string(in.feature_group_count) + " : i64";
+        ">, feature_group_count = " + std::to_string(feature_groups) + " : i64";
     if (!in.window.empty()) {
       properties += ", lhs_dilation = " + I64Array(lhs_dilation) + ", " +
                     WindowAttributes(in.window, false, false) +
