@@ -90,17 +90,22 @@ constexpr BinaryEntry kBinary[] = {
     {ir::OpCode::kChloZeta, BinaryOp::kZeta},
 };
 
-Status LowerUnary(Lowering& lowering, const ir::Operation& op) {
-  UnaryOp kind{};
-  for (const UnaryEntry& entry : kUnary) {
-    if (entry.code == op.code()) kind = entry.op;
-  }
+// `kind` over operand 0, element for element.
+Status EmitUnary(Lowering& lowering, const ir::Operation& op, UnaryOp kind) {
   KILN_ASSIGN_OR_RETURN(Shape shape, lowering.ShapeOf(op.operand(0)));
   const ElementType type = shape.element_type;
   return lowering.EmitPointwise(op, [kind, type](std::span<const void* const> in, void* out,
                                                  int64_t n) {
     return kernels::Unary(kind, type, in[0], out, n);
   });
+}
+
+Status LowerUnary(Lowering& lowering, const ir::Operation& op) {
+  UnaryOp kind{};
+  for (const UnaryEntry& entry : kUnary) {
+    if (entry.code == op.code()) kind = entry.op;
+  }
+  return EmitUnary(lowering, op, kind);
 }
 
 }  // namespace
@@ -127,13 +132,7 @@ StatusOr<bool> LowerMhloElementwiseCall(Lowering& lowering, const ir::Operation&
                            "found ", op.operands().size(), " operands and ", op.num_results(),
                            " results");
   }
-  KILN_ASSIGN_OR_RETURN(Shape shape, lowering.ShapeOf(op.operand(0)));
-  const ElementType type = shape.element_type;
-  const UnaryOp kind = entry->op;
-  KILN_RETURN_IF_ERROR(lowering.EmitPointwise(
-      op, [kind, type](std::span<const void* const> in, void* out, int64_t n) {
-        return kernels::Unary(kind, type, in[0], out, n);
-      }));
+  KILN_RETURN_IF_ERROR(EmitUnary(lowering, op, entry->op));
   return true;
 }
 

@@ -235,6 +235,41 @@ TEST(HloReaderTest, MalformedProtosAreInvalidArgument) {
   EXPECT_FALSE(mismatch.ok());
 }
 
+TEST(HloReaderTest, CallsThatMultiplyTheModuleAreAnErrorNotAHang) {
+  // Computation k calls computation k + 1 twice, 40 levels deep: inlined,
+  // 2^40 copies of the last one.
+  constexpr int kLevels = 40;
+  proto::Writer module;
+  module.Bytes(1, Text("doubling"));
+  for (int level = kLevels; level >= 0; --level) {  // callees first, as XLA writes them
+    std::vector<std::vector<uint8_t>> instructions = {InstructionOf(1, "parameter", {}, {3}, 0)};
+    if (level == kLevels) {
+      instructions.push_back(InstructionOf(2, "negate", {1}, {3}));
+    } else {
+      for (int64_t id : {2, 3}) {
+        std::vector<uint8_t> call = InstructionOf(id, "call", {1}, {3});
+        proto::Writer callee;
+        callee.Varint(38, static_cast<uint64_t>(100 + level + 1));
+        call.insert(call.end(), callee.bytes().begin(), callee.bytes().end());
+        instructions.push_back(call);
+      }
+      instructions.push_back(InstructionOf(4, "add", {2, 3}, {3}));
+    }
+    proto::Writer computation;
+    computation.Bytes(1, Text("c" + std::to_string(level)));
+    for (const auto& instruction : instructions) computation.Bytes(2, instruction);
+    computation.Varint(5, static_cast<uint64_t>(100 + level));
+    computation.Varint(6, level == kLevels ? 2 : 4);
+    module.Bytes(3, computation.bytes());
+  }
+  module.Varint(6, 100);
+  StatusOr<ir::Module> read = LoadProgram(module.bytes(), "hlo");
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(read.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(read.status().message().find("more than"), std::string::npos)
+      << read.status().ToString();
+}
+
 TEST(HloReaderTest, UnknownFormatNamesTheFormatsKilnReads) {
   StatusOr<ir::Module> read = LoadProgram(Text("x"), "onnx");
   ASSERT_FALSE(read.ok());

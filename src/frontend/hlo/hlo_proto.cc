@@ -455,31 +455,34 @@ StatusOr<Module> DecodeModule(std::span<const uint8_t> bytes) {
   return module;
 }
 
-size_t ElementBytes(PrimitiveType type) {
+StatusOr<ElementType> ToElementType(PrimitiveType type) {
   switch (type) {
-    case PrimitiveType::kPred:
-    case PrimitiveType::kS8:
-    case PrimitiveType::kU8:
-    case PrimitiveType::kS4:
-    case PrimitiveType::kU4:
-    case PrimitiveType::kF8E5M2:
-    case PrimitiveType::kF8E4M3FN:
-    case PrimitiveType::kF8E4M3B11FNUZ:
-    case PrimitiveType::kF8E5M2FNUZ:
-    case PrimitiveType::kF8E4M3FNUZ: return 1;
-    case PrimitiveType::kS16:
-    case PrimitiveType::kU16:
-    case PrimitiveType::kF16:
-    case PrimitiveType::kBF16: return 2;
-    case PrimitiveType::kS32:
-    case PrimitiveType::kU32:
-    case PrimitiveType::kF32: return 4;
-    case PrimitiveType::kS64:
-    case PrimitiveType::kU64:
-    case PrimitiveType::kF64:
-    case PrimitiveType::kC64: return 8;
-    case PrimitiveType::kC128: return 16;
-    default: return 0;
+    case PrimitiveType::kPred: return ElementType::kPred;
+    case PrimitiveType::kS4: return ElementType::kS4;
+    case PrimitiveType::kS8: return ElementType::kS8;
+    case PrimitiveType::kS16: return ElementType::kS16;
+    case PrimitiveType::kS32: return ElementType::kS32;
+    case PrimitiveType::kS64: return ElementType::kS64;
+    case PrimitiveType::kU4: return ElementType::kU4;
+    case PrimitiveType::kU8: return ElementType::kU8;
+    case PrimitiveType::kU16: return ElementType::kU16;
+    case PrimitiveType::kU32: return ElementType::kU32;
+    case PrimitiveType::kU64: return ElementType::kU64;
+    case PrimitiveType::kF16: return ElementType::kF16;
+    case PrimitiveType::kBF16: return ElementType::kBF16;
+    case PrimitiveType::kF32: return ElementType::kF32;
+    case PrimitiveType::kF64: return ElementType::kF64;
+    case PrimitiveType::kC64: return ElementType::kC64;
+    case PrimitiveType::kC128: return ElementType::kC128;
+    case PrimitiveType::kF8E5M2: return ElementType::kF8E5M2;
+    case PrimitiveType::kF8E4M3FN: return ElementType::kF8E4M3FN;
+    case PrimitiveType::kF8E4M3B11FNUZ: return ElementType::kF8E4M3B11FNUZ;
+    case PrimitiveType::kF8E5M2FNUZ: return ElementType::kF8E5M2FNUZ;
+    case PrimitiveType::kF8E4M3FNUZ: return ElementType::kF8E4M3FNUZ;
+    case PrimitiveType::kToken: return ElementType::kToken;
+    default:
+      return InvalidArgument("expected an array element type, found XLA PrimitiveType ",
+                             static_cast<int>(type));
   }
 }
 

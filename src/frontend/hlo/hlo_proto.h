@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "base/element_type.h"
 #include "base/status.h"
 
 namespace kiln::frontend::hlo {
@@ -159,8 +160,9 @@ struct Module {
 // byte offset, the message and field being read, and what was found.
 StatusOr<Module> DecodeModule(std::span<const uint8_t> bytes);
 
-// Bytes per element of `type` in a Literal's data; 0 for tuple, token,
-// opaque and unknown types.
-size_t ElementBytes(PrimitiveType type);
+// Kiln's element type for an XLA array (or token) type; INVALID_ARGUMENT
+// for tuple, opaque and unknown types. A Literal's data holds elements of
+// GetElementTypeInfo(...).storage_bytes each.
+StatusOr<ElementType> ToElementType(PrimitiveType type);
 
 }  // namespace kiln::frontend::hlo

@@ -11,6 +11,7 @@
 
 #include "frontend/proto/wire.h"
 #include "frontend/text/parser.h"
+#include "ir/printer.h"
 
 namespace kiln::frontend::hlo {
 namespace {
@@ -18,6 +19,11 @@ namespace {
 // Called computations are inlined as regions, recursively; deeper nesting
 // (or a computation that calls itself) is refused.
 constexpr int kMaxCallDepth = 64;
+// Each use of a called computation writes it out again, so nesting can
+// multiply a module's size; writing stops (an error) past this many
+// instructions per instruction of the module, or kMinEmitBudget.
+constexpr size_t kEmitBudgetPerInstruction = 64;
+constexpr size_t kMinEmitBudget = size_t{1} << 18;
 
 // One array (or token) value of the StableHLO program: an HLO value of
 // tuple shape is the list of its leaves.
@@ -27,48 +33,18 @@ struct Leaf {
 };
 using Leaves = std::vector<Leaf>;
 
-StatusOr<std::string> ElementName(PrimitiveType type) {
-  switch (type) {
-    case PrimitiveType::kPred: return std::string("i1");
-    case PrimitiveType::kS4: return std::string("i4");
-    case PrimitiveType::kS8: return std::string("i8");
-    case PrimitiveType::kS16: return std::string("i16");
-    case PrimitiveType::kS32: return std::string("i32");
-    case PrimitiveType::kS64: return std::string("i64");
-    case PrimitiveType::kU4: return std::string("ui4");
-    case PrimitiveType::kU8: return std::string("ui8");
-    case PrimitiveType::kU16: return std::string("ui16");
-    case PrimitiveType::kU32: return std::string("ui32");
-    case PrimitiveType::kU64: return std::string("ui64");
-    case PrimitiveType::kF16: return std::string("f16");
-    case PrimitiveType::kBF16: return std::string("bf16");
-    case PrimitiveType::kF32: return std::string("f32");
-    case PrimitiveType::kF64: return std::string("f64");
-    case PrimitiveType::kC64: return std::string("complex<f32>");
-    case PrimitiveType::kC128: return std::string("complex<f64>");
-    case PrimitiveType::kF8E5M2: return std::string("f8E5M2");
-    case PrimitiveType::kF8E4M3FN: return std::string("f8E4M3FN");
-    case PrimitiveType::kF8E4M3B11FNUZ: return std::string("f8E4M3B11FNUZ");
-    case PrimitiveType::kF8E5M2FNUZ: return std::string("f8E5M2FNUZ");
-    case PrimitiveType::kF8E4M3FNUZ: return std::string("f8E4M3FNUZ");
-    default:
-      return InvalidArgument("expected an array element type, found XLA PrimitiveType ",
-                             static_cast<int>(type));
-  }
-}
-
+// The StableHLO spelling of an array or token shape, from Kiln's printer
+// (so the parser reads back exactly the type meant).
 StatusOr<std::string> TypeText(const Shape& shape) {
-  if (shape.type == PrimitiveType::kToken) return std::string("!stablehlo.token");
+  KILN_ASSIGN_OR_RETURN(ElementType element, ToElementType(shape.type));
+  if (element == ElementType::kToken) return ir::PrintType(ir::Type::Token());
   if (shape.dynamic) {
     return Unimplemented("dynamic dimensions (is_dynamic_dimension) are not supported");
   }
-  KILN_ASSIGN_OR_RETURN(std::string element, ElementName(shape.type));
-  std::string text = "tensor<";
   for (int64_t dim : shape.dims) {
     if (dim < 0) return InvalidArgument("expected dimension sizes >= 0, found ", dim);
-    text += std::to_string(dim) + "x";
   }
-  return text + element + ">";
+  return ir::PrintType(ir::Type::Tensor(ir::Type::Element(element), shape.dims));
 }
 
 // The array leaves of `shape`, depth first (tuples flattened).
@@ -169,9 +145,12 @@ class Converter {
   explicit Converter(const Module& module) : module_(module) {}
 
   StatusOr<std::string> Run() {
+    size_t instructions = 0;
     for (const Computation& computation : module_.computations) {
       computations_[computation.id] = &computation;
+      instructions += computation.instructions.size();
     }
+    budget_ = std::max<size_t>(kMinEmitBudget, kEmitBudgetPerInstruction * instructions);
     const Computation* entry = nullptr;
     for (const Computation& computation : module_.computations) {
       if (computation.id == module_.entry_computation_id ||
@@ -185,40 +164,8 @@ class Converter {
                              module_.entry_computation_name, "\"), but has no such computation");
     }
     // Entry parameters in parameter_number order, each flattened.
-    std::vector<const Instruction*> parameters;
-    for (const Instruction& instruction : entry->instructions) {
-      if (instruction.opcode != "parameter") continue;
-      const auto number = static_cast<size_t>(instruction.parameter_number);
-      if (instruction.parameter_number < 0 ||
-          number >= entry->instructions.size()) {
-        return InvalidArgument("parameter ", instruction.name, " has number ",
-                               instruction.parameter_number, "; expected 0 to ",
-                               entry->instructions.size() - 1);
-      }
-      if (parameters.size() <= number) parameters.resize(number + 1, nullptr);
-      if (parameters[number] != nullptr) {
-        return InvalidArgument("two entry parameters have number ", number);
-      }
-      parameters[number] = &instruction;
-    }
-    std::vector<Leaves> arguments;
     std::string signature;
-    for (size_t i = 0; i < parameters.size(); ++i) {
-      if (parameters[i] == nullptr) {
-        return InvalidArgument("the entry computation has no parameter number ", i, " of ",
-                               parameters.size());
-      }
-      Leaves leaves;
-      std::vector<Shape> shapes;
-      Flatten(parameters[i]->shape, shapes);
-      for (Shape& shape : shapes) {
-        KILN_ASSIGN_OR_RETURN(std::string type, TypeText(shape));
-        Leaf leaf{"%arg" + std::to_string(next_argument_++), std::move(shape)};
-        signature += (signature.empty() ? "" : ", ") + leaf.name + ": " + type;
-        leaves.push_back(std::move(leaf));
-      }
-      arguments.push_back(std::move(leaves));
-    }
+    KILN_ASSIGN_OR_RETURN(std::vector<Leaves> arguments, BlockArguments(*entry, "%arg", signature));
     std::string body;
     Leaves results;
     KILN_RETURN_IF_ERROR(EmitComputation(*entry, arguments, 0, "    ", body, results));
@@ -258,6 +205,11 @@ class Converter {
     }
     std::unordered_map<int64_t, Leaves> values;
     for (const Instruction& instruction : computation.instructions) {
+      if (++emitted_ > budget_) {
+        return InvalidArgument("inlining called computations gives more than ", budget_,
+                               " instructions (computations called from many places at many "
+                               "levels multiply); at ", computation.name);
+      }
       Leaves result;
       Status status = EmitInstruction(instruction, computation, parameters, values, depth, indent,
                                       out, result);
@@ -297,6 +249,45 @@ class Converter {
     return it->second;
   }
 
+  // The parameters of `computation` by parameter_number, each flattened
+  // into block arguments named `prefix`N; `declaration` gets their
+  // "name: type" list.
+  StatusOr<std::vector<Leaves>> BlockArguments(const Computation& computation,
+                                               std::string_view prefix,
+                                               std::string& declaration) {
+    std::vector<const Instruction*> by_number;
+    for (const Instruction& instruction : computation.instructions) {
+      if (instruction.opcode != "parameter") continue;
+      const auto number = static_cast<size_t>(instruction.parameter_number);
+      if (instruction.parameter_number < 0 || number >= computation.instructions.size()) {
+        return InvalidArgument("parameter ", instruction.name, " of ", computation.name,
+                               " has number ", instruction.parameter_number, "; expected 0 to ",
+                               computation.instructions.size() - 1);
+      }
+      if (by_number.size() <= number) by_number.resize(number + 1, nullptr);
+      if (by_number[number] != nullptr) {
+        return InvalidArgument("two parameters of ", computation.name, " have number ", number);
+      }
+      by_number[number] = &instruction;
+    }
+    std::vector<Leaves> arguments(by_number.size());
+    for (size_t i = 0; i < by_number.size(); ++i) {
+      if (by_number[i] == nullptr) {
+        return InvalidArgument(computation.name, " has no parameter number ", i, " of ",
+                               by_number.size());
+      }
+      std::vector<Shape> shapes;
+      Flatten(by_number[i]->shape, shapes);
+      for (Shape& shape : shapes) {
+        KILN_ASSIGN_OR_RETURN(std::string type, TypeText(shape));
+        Leaf leaf{std::string(prefix) + std::to_string(next_argument_++), std::move(shape)};
+        declaration += (declaration.empty() ? "" : ", ") + leaf.name + ": " + type;
+        arguments[i].push_back(std::move(leaf));
+      }
+    }
+    return arguments;
+  }
+
   // A region holding `computation` whose block arguments are its
   // parameters, each flattened: `({ ^bb0(...): ... "stablehlo.return"(...) })`
   // without the outer parentheses.
@@ -306,31 +297,7 @@ class Converter {
     std::vector<Leaves> parameters = captured;
     std::string header;
     if (with_arguments) {
-      std::vector<const Instruction*> params;
-      for (const Instruction& instruction : computation.instructions) {
-        if (instruction.opcode != "parameter") continue;
-        const auto number = static_cast<size_t>(std::max<int64_t>(0, instruction.parameter_number));
-        if (number >= computation.instructions.size()) {
-          return InvalidArgument("parameter number ", instruction.parameter_number,
-                                 " out of range in ", computation.name);
-        }
-        if (params.size() <= number) params.resize(number + 1, nullptr);
-        params[number] = &instruction;
-      }
-      parameters.assign(params.size(), {});
-      for (size_t i = 0; i < params.size(); ++i) {
-        if (params[i] == nullptr) {
-          return InvalidArgument(computation.name, " has no parameter number ", i);
-        }
-        std::vector<Shape> shapes;
-        Flatten(params[i]->shape, shapes);
-        for (Shape& shape : shapes) {
-          KILN_ASSIGN_OR_RETURN(std::string type, TypeText(shape));
-          Leaf leaf{"%a" + std::to_string(next_argument_++), std::move(shape)};
-          header += (header.empty() ? "" : ", ") + leaf.name + ": " + type;
-          parameters[i].push_back(std::move(leaf));
-        }
-      }
+      KILN_ASSIGN_OR_RETURN(parameters, BlockArguments(computation, "%a", header));
     }
     out += "{\n";
     if (with_arguments) out += indent + "^bb0(" + header + "):\n";
@@ -400,6 +367,8 @@ class Converter {
   std::unordered_map<int64_t, const Computation*> computations_;
   int next_value_ = 0;
   int next_argument_ = 0;
+  size_t emitted_ = 0;  // instructions written, every inlined copy counted
+  size_t budget_ = 0;
 };
 
 // A single array operand's leaf.
@@ -522,7 +491,8 @@ Status Converter::EmitInstruction(const Instruction& in, const Computation& comp
     if (in.shape.type == PrimitiveType::kTuple || in.literal.shape.type == PrimitiveType::kTuple) {
       return Unimplemented("tuple constants are not supported");
     }
-    const size_t bytes = ElementBytes(in.shape.type);
+    KILN_ASSIGN_OR_RETURN(ElementType element, ToElementType(in.shape.type));
+    const size_t bytes = GetElementTypeInfo(element).storage_bytes;
     if (bytes == 0) return InvalidArgument("constant of a non-array type");
     const int64_t elements = NumElements(in.shape);
     if (elements < 0 || static_cast<uint64_t>(elements) > in.literal.data.size()) {
