@@ -138,6 +138,7 @@ T FoldLanes(const T* x, int64_t n) {
   for (int64_t l = 0; l < kLanes; ++l) lanes[l] = x[l];
   int64_t i = kLanes;
   for (; i + kLanes <= n; i += kLanes) {
+    __builtin_prefetch(x + i + 4096 / sizeof(T));
     for (int64_t l = 0; l < kLanes; ++l) lanes[l] = Apply<kOp>(lanes[l], x[i + l]);
   }
   for (int64_t l = 0; i < n; ++i, ++l) lanes[l] = Apply<kOp>(lanes[l], x[i]);
@@ -165,12 +166,57 @@ inline void FoldInto(T* acc, const T* x, int64_t n) {
   for (int64_t i = 0; i < n; ++i) acc[i] = Apply<kOp>(acc[i], x[i]);
 }
 
-// Folds `count` rows of `width` elements (row r at row(r)) into `acc`: rows
-// in blocks of 32, the blocks combined as a tree (binary counter, as in
-// Cascade: levels[k] holds the fold of 2^k blocks).
+// acc[i] = (...((acc[i] op x[0][i]) op x[1][i]) ...) op x[k-1][i] for i < n:
+// up to eight rows folded in one pass, in the same order as k FoldInto
+// calls, with the accumulators held in registers across the rows.
+template <ReduceOp kOp, typename T>
+void FoldRowsOfPass(T* acc, const T* const* x, int64_t k, int64_t n) {
+  constexpr int64_t kLanes = 16;
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    T lanes[kLanes];
+    for (int64_t l = 0; l < kLanes; ++l) lanes[l] = acc[i + l];
+    for (int64_t r = 0; r < k; ++r) {
+      const T* row = x[r] + i;
+      for (int64_t l = 0; l < kLanes; ++l) lanes[l] = Apply<kOp>(lanes[l], row[l]);
+    }
+    for (int64_t l = 0; l < kLanes; ++l) acc[i + l] = lanes[l];
+  }
+  for (; i < n; ++i) {
+    T value = acc[i];
+    for (int64_t r = 0; r < k; ++r) value = Apply<kOp>(value, x[r][i]);
+    acc[i] = value;
+  }
+}
+
+// Folds rows first+1 .. first+count-1 (row r at row(r)) into `acc`, which
+// holds row `first` or a fold before it: eight rows per pass.
 template <ReduceOp kOp, typename T, typename RowAt>
-void FoldRowsAsTree(T* acc, int64_t width, int64_t count, RowAt row) {
+void FoldRunInto(T* acc, int64_t width, int64_t first, int64_t count, RowAt row) {
+  constexpr int64_t kRowsPerPass = 8;
+  const T* rows[kRowsPerPass];
+  for (int64_t r = first; r < first + count;) {
+    const int64_t k = std::min(kRowsPerPass, first + count - r);
+    for (int64_t j = 0; j < k; ++j) rows[j] = row(r + j);
+    FoldRowsOfPass<kOp>(acc, rows, k, width);
+    r += k;
+  }
+}
+
+// Writes the fold of `count` (>= 1) rows of `width` elements (row r at
+// row(r)) to `total`. Float sums and products fold rows in blocks of 32,
+// the blocks combined as a tree (a binary counter, as in Cascade: levels[k]
+// holds the fold of 2^k blocks); a count of 32 x 2^k rows is folded as a
+// perfect binary tree of blocks.
+template <ReduceOp kOp, typename T, typename RowAt>
+void FoldRowsTotal(T* total, int64_t width, int64_t count, RowAt row) {
   constexpr int64_t kBlock = 32;
+  const T* first = row(0);
+  std::copy(first, first + width, total);
+  if (!kTreeFold<kOp, T> || count <= kBlock) {
+    FoldRunInto<kOp>(total, width, 1, count - 1, row);
+    return;
+  }
   // One row of memory per level (a binary counter over the blocks needs at
   // most bit_width(blocks) of them) and one for the block being folded.
   const int64_t blocks = (count + kBlock - 1) / kBlock;
@@ -181,11 +227,9 @@ void FoldRowsAsTree(T* acc, int64_t width, int64_t count, RowAt row) {
   SmallVector<bool, 64> occupied(num_levels, false);
   T* block = memory.data() + num_levels * width;
   for (int64_t start = 0; start < count; start += kBlock) {
-    const T* first = row(start);
-    std::copy(first, first + width, block);
-    for (int64_t r = start + 1; r < std::min(start + kBlock, count); ++r) {
-      FoldInto<kOp>(block, row(r), width);
-    }
+    const T* head = row(start);
+    std::copy(head, head + width, block);
+    FoldRunInto<kOp>(block, width, start + 1, std::min(start + kBlock, count) - start - 1, row);
     size_t level = 0;
     for (; level < num_levels && occupied[level]; ++level) {
       FoldInto<kOp>(levels[level], block, width);
@@ -195,8 +239,15 @@ void FoldRowsAsTree(T* acc, int64_t width, int64_t count, RowAt row) {
     std::swap(levels[level], block);
     occupied[level] = true;
   }
+  bool first_level = true;
   for (size_t level = num_levels; level-- > 0;) {
-    if (occupied[level]) FoldInto<kOp>(acc, levels[level], width);
+    if (!occupied[level]) continue;
+    if (first_level) {
+      std::copy(levels[level], levels[level] + width, total);
+      first_level = false;
+    } else {
+      FoldInto<kOp>(total, levels[level], width);
+    }
   }
 }
 
@@ -204,10 +255,16 @@ void FoldRowsAsTree(T* acc, int64_t width, int64_t count, RowAt row) {
 // which holds the init value.
 template <ReduceOp kOp, typename T, typename RowAt>
 void FoldRows(T* acc, int64_t width, int64_t count, RowAt row) {
+  if (count <= 0) return;
   if constexpr (kTreeFold<kOp, T>) {
-    if (count > 32) return FoldRowsAsTree<kOp>(acc, width, count, row);
+    if (count > 32) {
+      ScratchArray<T> total(static_cast<size_t>(width));
+      FoldRowsTotal<kOp>(total.data(), width, count, row);
+      FoldInto<kOp>(acc, total.data(), width);
+      return;
+    }
   }
-  for (int64_t r = 0; r < count; ++r) FoldInto<kOp>(acc, row(r), width);
+  FoldRunInto<kOp>(acc, width, 0, count, row);
 }
 
 // Runs of dimensions after dropping size-1 dimensions and merging neighbours
@@ -254,6 +311,45 @@ int64_t CountOf(std::span<const Group> groups) {
   return count;
 }
 
+// ReduceKeptInner when there are few rows of outputs (a column reduction
+// of a matrix): the folded rows are split into 4-8
+// segments of 32 x 2^k rows, each folded by a task streaming whole rows
+// (which the hardware prefetcher follows, unlike a thread's share of
+// columns), and the segments' folds combined as a binary tree. The split
+// depends only on the shape, so results do not depend on the thread count;
+// for a float sum over 32 x 2^k rows it is the tree FoldRows builds.
+template <ReduceOp kOp, typename T>
+void ReduceKeptInnerBySegments(const T* in, std::span<const Group> outer,
+                               std::span<const Group> folded, int64_t width, T init, T* out) {
+  const int64_t fold_count = CountOf(folded);
+  const int64_t outer_count = CountOf(outer);
+  const auto eighth = static_cast<uint64_t>((fold_count + 7) / 8);
+  const int64_t segment = std::max<int64_t>(32, static_cast<int64_t>(std::bit_ceil(eighth)));
+  const int64_t segments = (fold_count + segment - 1) / segment;
+  ScratchArray<T> partials(static_cast<size_t>(outer_count * segments * width));
+  ParallelFor(outer_count * segments, segment * width, [&](int64_t begin, int64_t end) {
+    for (int64_t task = begin; task < end; ++task) {
+      const int64_t o = task / segments;
+      const int64_t first = (task % segments) * segment;
+      const T* base = in + OffsetOf(o, outer);
+      FoldRowsTotal<kOp>(partials.data() + task * width, width,
+                         std::min(segment, fold_count - first),
+                         [&](int64_t f) { return base + OffsetOf(first + f, folded); });
+    }
+  });
+  for (int64_t o = 0; o < outer_count; ++o) {
+    T* part = partials.data() + o * segments * width;
+    for (int64_t stride = 1; stride < segments; stride *= 2) {
+      for (int64_t s = 0; s + stride < segments; s += 2 * stride) {
+        FoldInto<kOp>(part + s * width, part + (s + stride) * width, width);
+      }
+    }
+    T* acc = out + o * width;
+    std::fill(acc, acc + width, init);
+    FoldInto<kOp>(acc, part, width);
+  }
+}
+
 // The innermost run is kept (or nothing is reduced): each task folds whole
 // rows of up to kChunk elements into a row of accumulators, so the inner
 // loop is contiguous and vectorizes.
@@ -263,9 +359,15 @@ void ReduceKeptInner(const T* in, std::span<const Group> kept, std::span<const G
   const int64_t width = kept.empty() ? 1 : kept.back().size;
   const std::span<const Group> outer = kept.subspan(0, kept.empty() ? 0 : kept.size() - 1);
   const int64_t fold_count = CountOf(folded);
-  constexpr int64_t kChunk = 4096;
+  const int64_t outer_count = CountOf(outer);
+  constexpr int64_t kChunk = 4096;  // a row of accumulators stays in L1/L2
   const int64_t chunks = (width + kChunk - 1) / kChunk;
-  ParallelFor(CountOf(outer) * chunks, fold_count * std::min(width, kChunk),
+  // Chosen by shape alone (not the thread count), so results are the same
+  // on every machine.
+  if (outer_count * chunks < 8 && fold_count >= 256) {
+    return ReduceKeptInnerBySegments<kOp>(in, outer, folded, width, init, out);
+  }
+  ParallelFor(outer_count * chunks, fold_count * std::min(width, kChunk),
               [&](int64_t begin, int64_t end) {
     for (int64_t task = begin; task < end; ++task) {
       const int64_t row = task / chunks;

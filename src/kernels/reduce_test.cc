@@ -104,6 +104,34 @@ TEST(ReduceKernelTest, FloatSumOfManyElementsIsAccurate) {
   EXPECT_NEAR(out, 0.1 * static_cast<double>(in.size()), 1.0);
 }
 
+// Columns of many rows fold in segments of rows on several threads; each
+// column's float sum stays as accurate as a tree fold, whatever the count.
+TEST(ReduceKernelTest, FloatColumnSumsOfManyRowsAreAccurate) {
+  std::mt19937 random(11);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  for (const int64_t rows : {256, 300, 4096, 5001}) {
+    for (const int64_t width : {1, 7, 2048}) {
+      std::vector<float> in(static_cast<size_t>(rows * width));
+      for (float& x : in) x = uniform(random) + 0.1f;
+      std::vector<double> expected(static_cast<size_t>(width), 2.0);
+      for (int64_t r = 0; r < rows; ++r) {
+        for (int64_t c = 0; c < width; ++c) expected[c] += in[r * width + c];
+      }
+      const float init = 2.0f;
+      std::vector<float> out(static_cast<size_t>(width));
+      const int64_t dims[] = {rows, width};
+      const int64_t reduced[] = {0};
+      ASSERT_TRUE(
+          Reduce(ReduceOp::kAdd, ElementType::kF32, in.data(), dims, reduced, &init, out.data())
+              .ok());
+      for (int64_t c = 0; c < width; ++c) {
+        EXPECT_NEAR(out[c], expected[c], 1e-6 * static_cast<double>(rows))
+            << rows << "x" << width << " column " << c;
+      }
+    }
+  }
+}
+
 TEST(ReduceKernelTest, RejectsOpsATypeDoesNotHave) {
   EXPECT_FALSE(ReduceOpAccepts(ReduceOp::kAnd, ElementType::kF32));
   EXPECT_FALSE(ReduceOpAccepts(ReduceOp::kAdd, ElementType::kF8E4M3FN));
