@@ -15,6 +15,7 @@
 #include "base/element_type.h"
 #include "base/status.h"
 #include "kernels/reduce.h"
+#include "kernels/tile_f32.h"
 
 namespace kiln::compiler {
 
@@ -45,6 +46,9 @@ struct Pointwise {
   Kind kind = Kind::kMap;
   // kMap: computes `count` elements from pointers already offset to them.
   std::function<Status(std::span<const void* const> in, void* out, int64_t count)> map;
+  // kMap on f32, optional: the same map without dispatch, for the small
+  // tiles of fused loops (kernels/tile_f32.h).
+  kernels::TileKernel tile_f32 = nullptr;
   // kRead: element strides of the source per output dimension (0 broadcasts).
   std::vector<int64_t> dims, strides;
   int64_t base = 0;

@@ -5,6 +5,7 @@
 #include "compiler/elementwise_ops.h"
 #include "compiler/lowering.h"
 #include "kernels/elementwise.h"
+#include "kernels/tile_f32.h"
 
 namespace kiln::compiler {
 namespace {
@@ -94,10 +95,12 @@ constexpr BinaryEntry kBinary[] = {
 Status EmitUnary(Lowering& lowering, const ir::Operation& op, UnaryOp kind) {
   KILN_ASSIGN_OR_RETURN(Shape shape, lowering.ShapeOf(op.operand(0)));
   const ElementType type = shape.element_type;
-  return lowering.EmitPointwise(op, [kind, type](std::span<const void* const> in, void* out,
-                                                 int64_t n) {
-    return kernels::Unary(kind, type, in[0], out, n);
-  });
+  return lowering.EmitPointwise(
+      op,
+      [kind, type](std::span<const void* const> in, void* out, int64_t n) {
+        return kernels::Unary(kind, type, in[0], out, n);
+      },
+      type == ElementType::kF32 ? kernels::TileUnaryF32(kind) : nullptr);
 }
 
 Status LowerUnary(Lowering& lowering, const ir::Operation& op) {
@@ -145,10 +148,12 @@ Status LowerBinary(Lowering& lowering, const ir::Operation& op) {
   }
   KILN_ASSIGN_OR_RETURN(Shape shape, lowering.ShapeOf(op.operand(0)));
   const ElementType type = shape.element_type;
-  return lowering.EmitPointwise(op, [kind, type](std::span<const void* const> in, void* out,
-                                                 int64_t n) {
-    return kernels::Binary(kind, type, in[0], in[1], out, n);
-  });
+  return lowering.EmitPointwise(
+      op,
+      [kind, type](std::span<const void* const> in, void* out, int64_t n) {
+        return kernels::Binary(kind, type, in[0], in[1], out, n);
+      },
+      type == ElementType::kF32 ? kernels::TileBinaryF32(kind) : nullptr);
 }
 
 StatusOr<kernels::CompareDirection> Direction(std::string_view name) {

@@ -347,9 +347,11 @@ Status Lowering::Emit(const ir::Operation& op, RunFn run) {
   return Status::Ok();
 }
 
-Status Lowering::EmitPointwise(const ir::Operation& op, PointwiseMap map) {
+Status Lowering::EmitPointwise(const ir::Operation& op, PointwiseMap map,
+                               kernels::TileKernel tile_f32) {
   auto pointwise = std::make_shared<Pointwise>();
   pointwise->map = std::move(map);
+  pointwise->tile_f32 = tile_f32;
   const size_t before = graph_.nodes.size();
   KILN_RETURN_IF_ERROR(Emit(op, [pointwise](RunContext& ctx) {
     constexpr size_t kMaxInputs = 4;
