@@ -18,6 +18,7 @@
 // materialized early, and small computations between them do not split
 // runs.
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstring>
 #include <functional>
@@ -31,6 +32,7 @@
 #include "base/small_vector.h"
 #include "compiler/executor.h"
 #include "compiler/graph.h"
+#include "kernels/loop_jit.h"
 #include "kernels/parallel.h"
 #include "kernels/scratch.h"
 
@@ -93,6 +95,37 @@ struct FusedLoop {
   int64_t count = 0;                // elements of every member's output
   size_t scratch_bytes = 0;         // all members' tile buffers
   int64_t cost = 1;                 // rough operations per element
+  // Generated code for the maps (kernels/loop_jit.h), when each has a
+  // generated form. Per tile, after the reads, the stages run in order: a
+  // stage of generated code computes a run of maps with values in
+  // registers (its inputs fused inputs or members' tiles, its outputs the
+  // tiles of the maps needed by later stages or outside the loop); a
+  // transcendental map is a stage of its own and runs its tile kernel over
+  // the tile, since vector_math's loop over a tile is faster than calling
+  // its packet form from generated code per eight elements.
+  struct CodeArray {
+    bool member;   // a member's tile, else a fused input
+    size_t index;  // of the member or input
+  };
+  struct Stage {
+    std::unique_ptr<kernels::LoopCode> code;  // null: member `tile_member` alone
+    std::vector<CodeArray> inputs;
+    std::vector<size_t> outputs;  // members
+    size_t tile_member = 0;
+    // For tiles where the uniform reads are uniform (FusedLoop::uniform):
+    // the same maps reading one element of each; its inputs (outputs as
+    // `outputs`). Null when the stage reads none.
+    std::unique_ptr<kernels::LoopCode> uniform_code;
+    std::vector<CodeArray> uniform_inputs;
+  };
+  std::vector<Stage> stages;  // empty: the tile kernels, member by member
+  // Per member: a read whose values are not an output nor reduced, so its
+  // tile need not be filled when it can be read in place.
+  std::vector<bool> read_in_place;
+  // Per member: such a read that repeats one element along the loop's
+  // innermost run (a row broadcast: a mean per row) and only generated
+  // code uses. A tile within one run reads the element itself.
+  std::vector<bool> uniform;
 };
 
 int64_t Elements(const Graph& graph, ValueId value) {
@@ -111,6 +144,44 @@ void CopyRun(const uint8_t* from, int64_t stride, int64_t run, uint8_t* to) {
     return;
   }
   for (int64_t k = 0; k < run; ++k) std::memcpy(out + k, from + k * stride * sizeof(T), sizeof(T));
+}
+
+// Elements [start, start + n) of a strided read when they are one
+// contiguous run of the source (a broadcast row within one row of the
+// output, say): their address, so the caller reads them in place. Else
+// null.
+const uint8_t* ReadInPlace(const Pointwise& read, const uint8_t* source, int64_t start,
+                           int64_t n) {
+  const size_t rank = read.dims.size();
+  if (rank == 0 || read.strides[rank - 1] != 1) return nullptr;
+  const int64_t last = read.dims[rank - 1];
+  const int64_t position = start % last;
+  if (position + n > last) return nullptr;
+  int64_t offset = read.base + position;
+  int64_t rest = start / last;
+  for (size_t j = rank - 1; j-- > 0;) {
+    offset += (rest % read.dims[j]) * read.strides[j];
+    rest /= read.dims[j];
+  }
+  return source + offset * static_cast<int64_t>(read.element_bytes);
+}
+
+// Elements [start, start + n) of a strided read when they are one element
+// repeated (a row broadcast within one row of the output): its address.
+// Else null.
+const uint8_t* ReadUniform(const Pointwise& read, const uint8_t* source, int64_t start,
+                           int64_t n) {
+  const size_t rank = read.dims.size();
+  if (rank == 0 || read.strides[rank - 1] != 0) return nullptr;
+  const int64_t last = read.dims[rank - 1];
+  if (start % last + n > last) return nullptr;
+  int64_t offset = read.base;
+  int64_t rest = start / last;
+  for (size_t j = rank - 1; j-- > 0;) {
+    offset += (rest % read.dims[j]) * read.strides[j];
+    rest /= read.dims[j];
+  }
+  return source + offset * static_cast<int64_t>(read.element_bytes);
 }
 
 // Copies elements [start, start + n) of a strided read into `out`.
@@ -248,13 +319,82 @@ void PrefetchNextTile(const FusedLoop& loop, RunContext& ctx, std::span<const bo
   }
 }
 
+// The tile at `start` through the loop's stages: the reads fill their
+// tiles (or are read in place), then each stage computes its maps.
+Status RunStages(const FusedLoop& loop, RunContext& ctx, std::span<const bool> direct,
+                 int64_t start, int64_t n, uint8_t* scratch) {
+  kernels::ScratchArray<const uint8_t*> in_place(loop.members.size(), nullptr);
+  // The uniform reads all uniform over this tile: the stages read one
+  // element of each (their uniform code); else every one fills its tile.
+  bool uniform = true;
+  for (size_t m = 0; m < loop.members.size() && uniform; ++m) {
+    if (!loop.uniform[m]) continue;
+    const Member& member = loop.members[m];
+    in_place[m] = ReadUniform(*member.pointwise,
+                              static_cast<const uint8_t*>(ctx.in(member.operands[0].index)),
+                              start, n);
+    uniform = in_place[m] != nullptr;
+  }
+  for (size_t m = 0; m < loop.members.size(); ++m) {
+    const Member& member = loop.members[m];
+    if (member.pointwise == nullptr || member.pointwise->kind != Pointwise::Kind::kRead) continue;
+    if (loop.uniform[m] && uniform) continue;
+    const auto* source = static_cast<const uint8_t*>(ctx.in(member.operands[0].index));
+    in_place[m] = loop.read_in_place[m] ? ReadInPlace(*member.pointwise, source, start, n)
+                                        : nullptr;
+    if (in_place[m] != nullptr) continue;
+    ReadTile(*member.pointwise, source, start, n, TileOf(member, ctx, direct, m, start, scratch));
+  }
+  const auto member_tile = [&](size_t m) -> const void* {
+    return in_place[m] != nullptr ? in_place[m]
+                                  : TileOf(loop.members[m], ctx, direct, m, start, scratch);
+  };
+  // CompileLoop takes at most kMaxLoopArrays inputs and outputs.
+  std::array<const float*, kernels::kMaxLoopArrays> in;
+  std::array<float*, kernels::kMaxLoopArrays> out;
+  for (const FusedLoop::Stage& stage : loop.stages) {
+    if (stage.code == nullptr) {
+      const Member& member = loop.members[stage.tile_member];
+      for (size_t k = 0; k < member.operands.size(); ++k) {
+        const Operand& operand = member.operands[k];
+        in[k] = static_cast<const float*>(operand.from == Operand::From::kMember
+                                              ? member_tile(operand.index)
+                                              : OperandTile(loop, operand, ctx, direct, start,
+                                                            scratch));
+      }
+      member.tile_f32(in.data(), reinterpret_cast<float*>(TileOf(
+                                     member, ctx, direct, stage.tile_member, start, scratch)),
+                      n);
+      continue;
+    }
+    const bool scalar = uniform && stage.uniform_code != nullptr;
+    const std::vector<FusedLoop::CodeArray>& inputs = scalar ? stage.uniform_inputs : stage.inputs;
+    for (size_t j = 0; j < inputs.size(); ++j) {
+      const FusedLoop::CodeArray& array = inputs[j];
+      in[j] = static_cast<const float*>(array.member
+                                            ? member_tile(array.index)
+                                            : static_cast<const uint8_t*>(ctx.in(array.index)) +
+                                                  start * static_cast<int64_t>(sizeof(float)));
+    }
+    for (size_t k = 0; k < stage.outputs.size(); ++k) {
+      const size_t m = stage.outputs[k];
+      out[k] = reinterpret_cast<float*>(TileOf(loop.members[m], ctx, direct, m, start, scratch));
+    }
+    (scalar ? stage.uniform_code : stage.code)->Run(in.data(), out.data(), n);
+  }
+  return Status::Ok();
+}
+
 Status RunTiles(const FusedLoop& loop, RunContext& ctx, std::span<const bool> direct,
                 int64_t begin, int64_t end, uint8_t* scratch) {
   SmallVector<const void*, 4> in;
   for (int64_t start = begin; start < end; start += loop.tile) {
     const int64_t n = std::min(loop.tile, end - start);
     PrefetchNextTile(loop, ctx, direct, start + n, std::min(loop.tile, end - start - n));
-    for (size_t m = 0; m < loop.members.size(); ++m) {
+    if (!loop.stages.empty()) {
+      KILN_RETURN_IF_ERROR(RunStages(loop, ctx, direct, start, n, scratch));
+    }
+    for (size_t m = 0; loop.stages.empty() && m < loop.members.size(); ++m) {
       const Member& member = loop.members[m];
       if (member.pointwise == nullptr) continue;  // a splat
       uint8_t* out = TileOf(member, ctx, direct, m, start, scratch);
@@ -363,6 +503,205 @@ bool Uniform(const std::vector<uint8_t>& data, size_t bytes) {
   return true;
 }
 
+// Whether a map member runs as a stage of its own (a transcendental op).
+bool RunsAlone(const Member& member) {
+  const Pointwise::F32& f32 = member.pointwise->f32;
+  if (f32.kind != Pointwise::F32::Kind::kUnary) return false;
+  switch (static_cast<kernels::UnaryOp>(f32.op)) {
+    case kernels::UnaryOp::kExponential: case kernels::UnaryOp::kLog:
+    case kernels::UnaryOp::kTanh: case kernels::UnaryOp::kLogistic:
+    case kernels::UnaryOp::kLogPlusOne: case kernels::UnaryOp::kExponentialMinusOne:
+    case kernels::UnaryOp::kSine: case kernels::UnaryOp::kCosine:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// The code of one stage for the map members [first, last) (none runs
+// alone), reading the reads marked in `scalar` one element per tile, into
+// `stage` (its inputs and outputs too); false when it cannot be generated.
+bool BuildStage(const FusedLoop& loop, size_t first, size_t last,
+                const std::vector<size_t>& last_user, const std::vector<bool>& kept,
+                const std::vector<bool>& scalar, FusedLoop::Stage& stage) {
+  stage.inputs.clear();
+  stage.outputs.clear();
+  std::vector<kernels::LoopStep> steps;
+  std::unordered_map<size_t, int> value_of, load_of_input, load_of_member, splat_of;
+  const auto add = [&](kernels::LoopStep step) {
+    steps.push_back(step);
+    return static_cast<int>(steps.size()) - 1;
+  };
+  const auto load = [&](std::unordered_map<size_t, int>& loads, bool member, size_t index) {
+    if (auto it = loads.find(index); it != loads.end()) return it->second;
+    kernels::LoopStep step;
+    step.kind = member && scalar[index] ? kernels::LoopStep::Kind::kLoadScalar
+                                        : kernels::LoopStep::Kind::kLoad;
+    step.slot = static_cast<int32_t>(stage.inputs.size());
+    stage.inputs.push_back({member, index});
+    return loads[index] = add(step);
+  };
+  const auto value = [&](const Operand& operand) -> int {
+    switch (operand.from) {
+      case Operand::From::kInput:
+        if (loop.input_bytes[operand.index] != sizeof(float)) return -1;
+        return load(load_of_input, false, operand.index);
+      case Operand::From::kMember:
+        if (auto it = value_of.find(operand.index); it != value_of.end()) return it->second;
+        // A read, or a map of an earlier stage: its tile.
+        return load(load_of_member, true, operand.index);
+      case Operand::From::kSplat: {
+        if (auto it = splat_of.find(operand.index); it != splat_of.end()) return it->second;
+        kernels::LoopStep step;
+        step.kind = kernels::LoopStep::Kind::kSplat;
+        std::memcpy(&step.constant, loop.splats[operand.index].data(), sizeof(float));
+        return splat_of[operand.index] = add(step);
+      }
+    }
+    return -1;
+  };
+  for (size_t m = first; m < last; ++m) {
+    const Member& member = loop.members[m];
+    if (member.pointwise == nullptr || member.pointwise->kind == Pointwise::Kind::kRead) continue;
+    const Pointwise::F32& f32 = member.pointwise->f32;
+    const bool unary = f32.kind == Pointwise::F32::Kind::kUnary;
+    if (unary ? !kernels::LoopJitSupports(static_cast<kernels::UnaryOp>(f32.op))
+              : !kernels::LoopJitSupports(static_cast<kernels::BinaryOp>(f32.op))) {
+      return false;
+    }
+    kernels::LoopStep step;
+    step.kind = unary ? kernels::LoopStep::Kind::kUnary : kernels::LoopStep::Kind::kBinary;
+    step.op = f32.op;
+    step.a = value(member.operands[0]);
+    step.b = unary ? -1 : value(member.operands[1]);
+    if (step.a < 0 || (!unary && step.b < 0)) return false;
+    value_of[m] = add(step);
+    if (kept[m] || last_user[m] >= last) {  // needed outside this stage
+      kernels::LoopStep store;
+      store.kind = kernels::LoopStep::Kind::kStore;
+      store.a = value_of[m];
+      store.slot = static_cast<int32_t>(stage.outputs.size());
+      stage.outputs.push_back(m);
+      add(store);
+    }
+  }
+  if (value_of.empty()) return true;  // only reads: nothing to compute
+  stage.code = kernels::CompileLoop(steps, static_cast<int>(stage.inputs.size()),
+                                    static_cast<int>(stage.outputs.size()));
+  return stage.code != nullptr;
+}
+
+// Adds the stage of generated code for the map members [first, last): code
+// reading every read as a tile, and when the stage reads one that can be
+// uniform over a tile (`uniform`), a second code for the tiles where they
+// all are, reading one element of each.
+bool AddCodeStage(FusedLoop& loop, size_t first, size_t last, const std::vector<size_t>& last_user,
+                  const std::vector<bool>& kept, const std::vector<bool>& uniform) {
+  FusedLoop::Stage stage;
+  if (!BuildStage(loop, first, last, last_user, kept, std::vector<bool>(loop.members.size(), false),
+                  stage)) {
+    return false;
+  }
+  if (stage.code == nullptr) return true;  // only reads
+  const bool reads_uniform = std::any_of(
+      stage.inputs.begin(), stage.inputs.end(),
+      [&](const FusedLoop::CodeArray& array) { return array.member && uniform[array.index]; });
+  if (reads_uniform) {
+    FusedLoop::Stage scalar;
+    if (BuildStage(loop, first, last, last_user, kept, uniform, scalar)) {
+      stage.uniform_code = std::move(scalar.code);
+      stage.uniform_inputs = std::move(scalar.inputs);
+    }
+  }
+  loop.stages.push_back(std::move(stage));
+  return true;
+}
+
+// Gives `loop` stages of generated code when every map is an f32 op with a
+// tile kernel and the generator has the ones not run alone
+// (kernels/loop_jit.h); else the loop keeps its tile kernels throughout.
+void GenerateCode(FusedLoop& loop) {
+  const size_t count = loop.members.size();
+  std::vector<bool> kept(count, false);  // an output or reduced
+  for (const Reducer& reducer : loop.reducers) kept[reducer.member] = true;
+  std::vector<size_t> last_user(count, 0);
+  for (size_t m = 0; m < count; ++m) {
+    const Member& member = loop.members[m];
+    kept[m] = kept[m] || member.output >= 0;
+    if (member.pointwise == nullptr) continue;
+    for (const Operand& operand : member.operands) {
+      if (operand.from == Operand::From::kMember) last_user[operand.index] = m;
+    }
+    if (member.pointwise->kind == Pointwise::Kind::kMap &&
+        (member.pointwise->f32.kind == Pointwise::F32::Kind::kNone ||
+         member.output_bytes != sizeof(float))) {
+      return;
+    }
+  }
+  loop.read_in_place.assign(count, false);
+  loop.uniform.assign(count, false);
+  std::vector<bool> used_alone(count, false);
+  for (size_t m = 0; m < count; ++m) {
+    const Member& member = loop.members[m];
+    if (member.pointwise == nullptr || member.pointwise->kind != Pointwise::Kind::kMap ||
+        !RunsAlone(member)) {
+      continue;
+    }
+    for (const Operand& operand : member.operands) {
+      if (operand.from == Operand::From::kMember) used_alone[operand.index] = true;
+    }
+  }
+  for (size_t m = 0; m < count; ++m) {
+    const Member& member = loop.members[m];
+    if (member.pointwise == nullptr || member.pointwise->kind != Pointwise::Kind::kRead) continue;
+    const Pointwise& read = *member.pointwise;
+    loop.read_in_place[m] = !kept[m];
+    loop.uniform[m] = !kept[m] && !used_alone[m] && !read.dims.empty() &&
+                      read.strides.back() == 0 && read.element_bytes == sizeof(float);
+  }
+  size_t first = 0;
+  for (size_t m = 0; m <= count; ++m) {
+    const bool alone = m < count && loop.members[m].pointwise != nullptr &&
+                       loop.members[m].pointwise->kind == Pointwise::Kind::kMap &&
+                       RunsAlone(loop.members[m]);
+    if (m < count && !alone) continue;
+    if (!AddCodeStage(loop, first, m, last_user, kept, loop.uniform)) {
+      loop.stages.clear();
+      return;
+    }
+    if (alone) {
+      FusedLoop::Stage stage;
+      stage.tile_member = m;
+      loop.stages.push_back(std::move(stage));
+    }
+    first = m + 1;
+  }
+  // Only transcendental maps: the tile kernels alone do the same.
+  if (std::none_of(loop.stages.begin(), loop.stages.end(),
+                   [](const FusedLoop::Stage& stage) { return stage.code != nullptr; })) {
+    loop.stages.clear();
+    return;
+  }
+  // Tiles skip filling the uniform reads only if every stage reading one
+  // has code that reads them so (a stage whose second code could not be
+  // generated reads their tiles).
+  const bool all_have_uniform_code = std::all_of(
+      loop.stages.begin(), loop.stages.end(), [&](const FusedLoop::Stage& stage) {
+        return stage.code == nullptr || stage.uniform_code != nullptr ||
+               std::none_of(stage.inputs.begin(), stage.inputs.end(),
+                            [&](const FusedLoop::CodeArray& array) {
+                              return array.member && loop.uniform[array.index];
+                            });
+      });
+  if (!all_have_uniform_code) {
+    loop.uniform.assign(count, false);
+    for (FusedLoop::Stage& stage : loop.stages) {
+      stage.uniform_code.reset();
+      stage.uniform_inputs.clear();
+    }
+  }
+}
+
 // Builds the fused node of `run` (indexes of graph.nodes, in order).
 Node Fuse(const Graph& graph, const std::vector<size_t>& run,
           const std::vector<std::vector<size_t>>& users, const std::vector<bool>& is_result) {
@@ -457,16 +796,17 @@ Node Fuse(const Graph& graph, const std::vector<size_t>& run,
   // hold whole rows when a row fits in one.
   const bool small = std::all_of(loop->members.begin(), loop->members.end(), [](const Member& m) {
     return m.pointwise == nullptr || m.pointwise->kind == Pointwise::Kind::kRead ||
-           m.pointwise->tile_f32 != nullptr;
+           m.pointwise->f32.tile != nullptr;
   });
   const int64_t tile = small ? kSmallTile : kTile;
   loop->tile = loop->cols > 0 && loop->cols <= tile ? tile / loop->cols * loop->cols : tile;
   for (Member& member : loop->members) {
     if (member.pointwise == nullptr) continue;
-    if (small) member.tile_f32 = member.pointwise->tile_f32;
+    if (small) member.tile_f32 = member.pointwise->f32.tile;
     member.slot_offset = loop->scratch_bytes;
     loop->scratch_bytes += (static_cast<size_t>(loop->tile) * member.output_bytes + 63) / 64 * 64;
   }
+  if (small) GenerateCode(*loop);
   for (size_t i = 0; i < fused.inputs.size(); ++i) {
     if (fused.inputs_read_pointwise[i]) loop->streamed_inputs.push_back(i);
   }
@@ -475,6 +815,7 @@ Node Fuse(const Graph& graph, const std::vector<size_t>& run,
     if (!fused.detail.empty()) fused.detail += graph.nodes[n].row_reduction ? " => " : ", ";
     fused.detail += op.starts_with("stablehlo.") ? op.substr(10) : op;
   }
+  if (!loop->stages.empty()) fused.detail += " (generated code)";
   fused.run = [loop](RunContext& ctx) { return RunFused(*loop, ctx); };
   return fused;
 }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "compiler/lowering_test_util.h"
+#include "kernels/loop_jit.h"
 
 namespace kiln::compiler {
 namespace {
@@ -184,6 +185,19 @@ void CheckLayerNorm(int64_t rows, int64_t cols) {
   EXPECT_EQ(reduces, 1) << plan;
   EXPECT_EQ(loops, 3) << plan;
   EXPECT_EQ(ops.size(), 5u) << plan;
+  // Where this machine runs generated code, the variance's loop and the
+  // output's loop (reading the mean and scale as one element per tile
+  // where a tile lies within a row) use it.
+  if (kernels::CompileLoop(std::vector<kernels::LoopStep>{
+                               {kernels::LoopStep::Kind::kLoad, 0, -1, -1, 0, 0},
+                               {kernels::LoopStep::Kind::kStore, 0, 0, -1, 0, 0}},
+                           1, 1) != nullptr) {
+    int generated = 0;
+    for (const Node& node : (*program)->graph->nodes) {
+      generated += node.detail.find("(generated code)") != std::string::npos;
+    }
+    EXPECT_GE(generated, 2) << plan;
+  }
 
   const auto count = static_cast<size_t>(rows * cols);
   const std::vector<float> x = Ramp<float>(count, 0.37, -40.0);

@@ -46,9 +46,16 @@ struct Pointwise {
   Kind kind = Kind::kMap;
   // kMap: computes `count` elements from pointers already offset to them.
   std::function<Status(std::span<const void* const> in, void* out, int64_t count)> map;
-  // kMap on f32, optional: the same map without dispatch, for the small
-  // tiles of fused loops (kernels/tile_f32.h).
-  kernels::TileKernel tile_f32 = nullptr;
+  // kMap of one f32 Unary / Binary op, for fused loops: which op (for
+  // generated code, kernels/loop_jit.h) and its tile kernel (the same map
+  // without dispatch, kernels/tile_f32.h).
+  struct F32 {
+    enum class Kind : uint8_t { kNone, kUnary, kBinary };
+    Kind kind = Kind::kNone;
+    uint8_t op = 0;  // a kernels::UnaryOp / BinaryOp
+    kernels::TileKernel tile = nullptr;
+  };
+  F32 f32;
   // kRead: element strides of the source per output dimension (0 broadcasts).
   std::vector<int64_t> dims, strides;
   int64_t base = 0;

@@ -91,6 +91,14 @@ constexpr BinaryEntry kBinary[] = {
     {ir::OpCode::kChloZeta, BinaryOp::kZeta},
 };
 
+// What fused loops know of a map of one op on `type` (Pointwise::F32):
+// nothing unless the type is f32 and the op has a tile kernel.
+Pointwise::F32 F32Map(ElementType type, Pointwise::F32::Kind kind, uint8_t op,
+                      kernels::TileKernel tile) {
+  if (type != ElementType::kF32 || tile == nullptr) return {};
+  return {kind, op, tile};
+}
+
 // `kind` over operand 0, element for element.
 Status EmitUnary(Lowering& lowering, const ir::Operation& op, UnaryOp kind) {
   KILN_ASSIGN_OR_RETURN(Shape shape, lowering.ShapeOf(op.operand(0)));
@@ -100,7 +108,8 @@ Status EmitUnary(Lowering& lowering, const ir::Operation& op, UnaryOp kind) {
       [kind, type](std::span<const void* const> in, void* out, int64_t n) {
         return kernels::Unary(kind, type, in[0], out, n);
       },
-      type == ElementType::kF32 ? kernels::TileUnaryF32(kind) : nullptr);
+      F32Map(type, Pointwise::F32::Kind::kUnary, static_cast<uint8_t>(kind),
+             kernels::TileUnaryF32(kind)));
 }
 
 Status LowerUnary(Lowering& lowering, const ir::Operation& op) {
@@ -153,7 +162,8 @@ Status LowerBinary(Lowering& lowering, const ir::Operation& op) {
       [kind, type](std::span<const void* const> in, void* out, int64_t n) {
         return kernels::Binary(kind, type, in[0], in[1], out, n);
       },
-      type == ElementType::kF32 ? kernels::TileBinaryF32(kind) : nullptr);
+      F32Map(type, Pointwise::F32::Kind::kBinary, static_cast<uint8_t>(kind),
+             kernels::TileBinaryF32(kind)));
 }
 
 StatusOr<kernels::CompareDirection> Direction(std::string_view name) {

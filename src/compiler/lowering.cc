@@ -347,11 +347,10 @@ Status Lowering::Emit(const ir::Operation& op, RunFn run) {
   return Status::Ok();
 }
 
-Status Lowering::EmitPointwise(const ir::Operation& op, PointwiseMap map,
-                               kernels::TileKernel tile_f32) {
+Status Lowering::EmitPointwise(const ir::Operation& op, PointwiseMap map, Pointwise::F32 f32) {
   auto pointwise = std::make_shared<Pointwise>();
   pointwise->map = std::move(map);
-  pointwise->tile_f32 = tile_f32;
+  pointwise->f32 = f32;
   const size_t before = graph_.nodes.size();
   KILN_RETURN_IF_ERROR(Emit(op, [pointwise](RunContext& ctx) {
     constexpr size_t kMaxInputs = 4;

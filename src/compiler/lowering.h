@@ -79,9 +79,8 @@ class Lowering {
   // from pointers to them. The node can join fused loops (Pointwise).
   using PointwiseMap =
       std::function<Status(std::span<const void* const> in, void* out, int64_t count)>;
-  // `tile_f32`: the map's f32 tile kernel, when it has one (Pointwise).
-  Status EmitPointwise(const ir::Operation& op, PointwiseMap map,
-                       kernels::TileKernel tile_f32 = nullptr);
+  // `f32`: the map as one f32 op, when it is one (Pointwise::F32).
+  Status EmitPointwise(const ir::Operation& op, PointwiseMap map, Pointwise::F32 f32 = {});
   // The general form: explicit inputs and output shapes. Returns the outputs.
   // A node that is not `foldable` (its result depends on where it runs, like
   // replica_id) is never folded nor removed.

@@ -29,6 +29,11 @@ namespace vector_math_internal {
 KILN_DECLARE_VECTOR_MATH(baseline)
 KILN_DECLARE_VECTOR_MATH(avx2)
 #undef KILN_DECLARE_VECTOR_MATH
+namespace avx2 {
+// The packet form of `op` on eight f32 lanes, a function __m256(__m256),
+// or null: for generated code (loop_jit.cc). The AVX2 build only.
+const void* PacketUnaryF32(UnaryOp op);
+}  // namespace avx2
 }  // namespace vector_math_internal
 
 }  // namespace kiln::kernels

@@ -1,0 +1,521 @@
+// CompileLoop: a straight-line f32 program as an x86-64 AVX2 loop. The
+// generated function is
+//
+//   void loop(const float* const* in, float* const* out, int64_t n)
+//
+// for n a positive multiple of 8: rbx, r12, r13 keep in, out, n across
+// calls; r14 counts elements; r15 holds addresses. Each value lives in one
+// of ymm0..ymm13 from its step to its last use (ymm14 and ymm15 are scratch
+// for max/min and constants). A transcendental op calls vector_math's
+// packet form with the value in ymm0; every ymm register is caller-saved
+// under the SysV ABI, so live values are spilled to the frame (32 bytes per
+// value, 32-aligned) around the call. Instructions are encoded here with
+// three-byte VEX prefixes and SIB addressing throughout, which keeps the
+// encoder small: Intel SDM vol. 2, sections 2.1 and 2.3.
+#include "kernels/loop_jit.h"
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/env.h"
+#include "base/small_vector.h"
+#include "kernels/vector_math.h"
+
+#if defined(__x86_64__) && defined(KILN_VECTOR_MATH_AVX2) && defined(__linux__)
+#define KILN_LOOP_JIT 1
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
+
+namespace kiln::kernels {
+
+bool LoopJitEnabled() {
+  static const bool enabled = [] {
+    const std::optional<std::string> value = GetEnv("KILN_JIT");
+    return !value.has_value() ||
+           !(*value == "0" || *value == "false" || *value == "off" || *value == "no");
+  }();
+  return enabled;
+}
+
+namespace {
+
+constexpr int kMaxArrays = kMaxLoopArrays;
+
+bool IsTranscendental(UnaryOp op) {
+  switch (op) {
+    case UnaryOp::kExponential: case UnaryOp::kLog: case UnaryOp::kTanh:
+    case UnaryOp::kLogistic: case UnaryOp::kLogPlusOne: case UnaryOp::kExponentialMinusOne:
+    case UnaryOp::kSine: case UnaryOp::kCosine:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+#ifdef KILN_LOOP_JIT
+
+namespace {
+
+bool CpuHasAvx2() {
+  static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return avx2;
+}
+
+enum Gpr : int { kRax = 0, kRsp = 4, kRbp = 5, kRbx = 3, kRsi = 6, kRdi = 7, kRdx = 2,
+                 kR12 = 12, kR13 = 13, kR14 = 14, kR15 = 15 };
+
+// [base + index * 4 + disp]; index < 0: none.
+struct Mem {
+  int base;
+  int index = -1;
+  int32_t disp = 0;
+};
+
+class Assembler {
+ public:
+  std::vector<uint8_t>& code() { return code_; }
+  size_t size() const { return code_.size(); }
+
+  void Push(int r) { if (r >= 8) Byte(0x41); Byte(static_cast<uint8_t>(0x50 + (r & 7))); }
+  void Pop(int r) { if (r >= 8) Byte(0x41); Byte(static_cast<uint8_t>(0x58 + (r & 7))); }
+  void Ret() { Byte(0xC3); }
+  void Vzeroupper() { Byte(0xC5); Byte(0xF8); Byte(0x77); }
+  // mov dst, src (64-bit).
+  void Mov(int dst, int src) { Rex(src, -1, dst); Byte(0x89); ModRmReg(src, dst); }
+  // mov dst, [m].
+  void Load(int dst, Mem m) { Rex(dst, m.index, m.base); Byte(0x8B); ModRmMem(dst, m); }
+  // lea dst, [m].
+  void Lea(int dst, Mem m) { Rex(dst, m.index, m.base); Byte(0x8D); ModRmMem(dst, m); }
+  void MovImm64(int dst, uint64_t value) {
+    Rex(0, -1, dst);
+    Byte(static_cast<uint8_t>(0xB8 + (dst & 7)));
+    for (int i = 0; i < 8; ++i) Byte(static_cast<uint8_t>(value >> (8 * i)));
+  }
+  void Xor(int dst, int src) { Rex(src, -1, dst); Byte(0x31); ModRmReg(src, dst); }
+  // add / sub / and dst, imm32 (sign-extended): 0x81 with /0, /5, /4.
+  void Add(int dst, int32_t value) { Arith(0, dst, value); }
+  void Sub(int dst, int32_t value) { Arith(5, dst, value); }
+  void And(int dst, int32_t value) { Arith(4, dst, value); }
+  // cmp a, b: the flags of a - b.
+  void Cmp(int a, int b) { Rex(b, -1, a); Byte(0x39); ModRmReg(b, a); }
+  void CallReg(int r) { if (r >= 8) Byte(0x41); Byte(0xFF); ModRmReg(2, r); }
+  // jb to an earlier offset.
+  void JumpIfBelow(size_t target) {
+    Byte(0x0F);
+    Byte(0x82);
+    Int32(static_cast<int32_t>(static_cast<int64_t>(target) - static_cast<int64_t>(size() + 4)));
+  }
+
+  // VEX.256 ops. map: 1 = 0F, 2 = 0F38, 3 = 0F3A; pp: 0 = none, 1 = 66.
+  // reg is ModRM.reg, vvvv the second source (0 when unused), rm a register.
+  void VexRRR(int map, int pp, uint8_t opcode, int reg, int vvvv, int rm) {
+    Vex(map, pp, reg, vvvv, -1, rm);
+    Byte(opcode);
+    ModRmReg(reg, rm);
+  }
+  void VexRRM(int map, int pp, uint8_t opcode, int reg, int vvvv, Mem m) {
+    Vex(map, pp, reg, vvvv, m.index, m.base);
+    Byte(opcode);
+    ModRmMem(reg, m);
+  }
+  void Vmovups(int dst, Mem m) { VexRRM(1, 0, 0x10, dst, 0, m); }
+  void Vmovups(Mem m, int src) { VexRRM(1, 0, 0x11, src, 0, m); }
+  void Vmovaps(int dst, int src) { VexRRR(1, 0, 0x28, dst, 0, src); }
+  void Vbroadcastss(int dst, Mem m) { VexRRM(2, 1, 0x18, dst, 0, m); }
+  void Vcmpps(int dst, int a, int b, uint8_t predicate) {
+    VexRRR(1, 0, 0xC2, dst, a, b);
+    Byte(predicate);
+  }
+  // dst = mask's sign bits ? b : a.
+  void Vblendvps(int dst, int a, int b, int mask) {
+    VexRRR(3, 1, 0x4A, dst, a, b);
+    Byte(static_cast<uint8_t>(mask << 4));
+  }
+
+ private:
+  void Byte(uint8_t b) { code_.push_back(b); }
+  void Int32(int32_t value) {
+    for (int i = 0; i < 4; ++i) Byte(static_cast<uint8_t>(static_cast<uint32_t>(value) >> (8 * i)));
+  }
+  // REX.W with the high bits of reg, index and base.
+  void Rex(int reg, int index, int base) {
+    Byte(static_cast<uint8_t>(0x48 | (((reg >> 3) & 1) << 2) |
+                              ((index >= 0 ? (index >> 3) & 1 : 0) << 1) | ((base >> 3) & 1)));
+  }
+  void Arith(int extension, int dst, int32_t value) {
+    Rex(0, -1, dst);
+    Byte(0x81);
+    ModRmReg(extension, dst);
+    Int32(value);
+  }
+  void ModRmReg(int reg, int rm) { Byte(static_cast<uint8_t>(0xC0 | ((reg & 7) << 3) | (rm & 7))); }
+  // Always a SIB byte and a 32-bit displacement: valid for every base.
+  void ModRmMem(int reg, Mem m) {
+    Byte(static_cast<uint8_t>(0x80 | ((reg & 7) << 3) | 4));
+    const int index = m.index < 0 ? 4 : (m.index & 7);
+    const int scale = m.index < 0 ? 0 : 2;
+    Byte(static_cast<uint8_t>((scale << 6) | (index << 3) | (m.base & 7)));
+    Int32(m.disp);
+  }
+  void Vex(int map, int pp, int reg, int vvvv, int index, int base) {
+    Byte(0xC4);
+    const int r = (~reg >> 3) & 1;
+    const int x = index >= 0 ? (~index >> 3) & 1 : 1;
+    const int b = (~base >> 3) & 1;
+    Byte(static_cast<uint8_t>((r << 7) | (x << 6) | (b << 5) | map));
+    Byte(static_cast<uint8_t>(((~vvvv & 15) << 3) | 0x04 | pp));  // W0, L = 256 bits
+  }
+
+  std::vector<uint8_t> code_;
+};
+
+constexpr int kScratchMask = 14, kScratch = 15, kAllocatable = 14;
+constexpr uint8_t kCmpGeOq = 0x1D, kCmpLeOq = 0x12, kCmpUnordQ = 0x03;
+constexpr uint8_t kAddPs = 0x58, kMulPs = 0x59, kSubPs = 0x5C, kDivPs = 0x5E, kSqrtPs = 0x51,
+                  kAndPs = 0x54, kXorPs = 0x57;
+
+// Writes the loop for `steps`; false when the values do not fit in registers
+// or a step is not supported. `constants` holds every broadcast value and
+// must outlive the code (the code reads them by address).
+class LoopWriter {
+ public:
+  LoopWriter(std::span<const LoopStep> steps, float* constants)
+      : steps_(steps), constants_(constants) {}
+
+  bool Write(Assembler& as) {
+    const auto count = static_cast<int>(steps_.size());
+    last_use_.assign(steps_.size(), -1);
+    for (int s = 0; s < count; ++s) {
+      for (int operand : {steps_[s].a, steps_[s].b}) {
+        if (operand >= 0) last_use_[static_cast<size_t>(operand)] = s;
+      }
+    }
+    reg_of_.assign(steps_.size(), -1);
+    const int32_t frame = 32 * (count + 1);
+    as.Push(kRbp);
+    as.Mov(kRbp, kRsp);
+    for (int r : {kRbx, kR12, kR13, kR14, kR15}) as.Push(r);
+    as.Sub(kRsp, frame);
+    as.And(kRsp, -32);
+    as.Mov(kRbx, kRdi);
+    as.Mov(kR12, kRsi);
+    as.Mov(kR13, kRdx);
+    as.Xor(kR14, kR14);
+    const size_t top = as.size();
+    for (int s = 0; s < count; ++s) {
+      if (!WriteStep(as, s)) return false;
+    }
+    as.Add(kR14, 8);
+    as.Cmp(kR14, kR13);
+    as.JumpIfBelow(top);
+    as.Vzeroupper();
+    as.Lea(kRsp, Mem{kRbp, -1, -40});
+    for (int r : {kR15, kR14, kR13, kR12, kRbx}) as.Pop(r);
+    as.Pop(kRbp);
+    as.Ret();
+    return true;
+  }
+
+  // Constants the loop needs besides the splats: 1.0f, the sign bit and
+  // everything but the sign bit (appended after the splats by the caller).
+  static constexpr int kOne = 0, kSignBit = 1, kAbsMask = 2;
+
+ private:
+  // A value whose last use is step `s` gives its register back.
+  void Release(int s, int value) {
+    if (value >= 0 && last_use_[static_cast<size_t>(value)] == s &&
+        reg_of_[static_cast<size_t>(value)] >= 0) {
+      free_ &= ~(1u << reg_of_[static_cast<size_t>(value)]);
+      reg_of_[static_cast<size_t>(value)] = -1;
+    }
+  }
+  int Allocate(int value) {
+    for (int r = 0; r < kAllocatable; ++r) {
+      if ((free_ & (1u << r)) == 0) {
+        free_ |= 1u << r;
+        reg_of_[static_cast<size_t>(value)] = r;
+        return r;
+      }
+    }
+    return -1;
+  }
+  Mem ConstantAt(Assembler& as, int index) {
+    as.MovImm64(kR15, reinterpret_cast<uint64_t>(constants_ + index));
+    return Mem{kR15};
+  }
+  int Reg(int value) const { return reg_of_[static_cast<size_t>(value)]; }
+  Mem Spill(int value) const { return Mem{kRsp, -1, 32 * value}; }
+
+  bool WriteStep(Assembler& as, int s) {
+    const LoopStep& step = steps_[static_cast<size_t>(s)];
+    switch (step.kind) {
+      case LoopStep::Kind::kLoad: {
+        const int r = Allocate(s);
+        if (r < 0) return false;
+        as.Load(kR15, Mem{kRbx, -1, 8 * step.slot});
+        as.Vmovups(r, Mem{kR15, kR14, 0});
+        break;
+      }
+      case LoopStep::Kind::kLoadScalar: {
+        const int r = Allocate(s);
+        if (r < 0) return false;
+        as.Load(kR15, Mem{kRbx, -1, 8 * step.slot});
+        as.Vbroadcastss(r, Mem{kR15});
+        break;
+      }
+      case LoopStep::Kind::kSplat: {
+        const int r = Allocate(s);
+        if (r < 0) return false;
+        as.Vbroadcastss(r, ConstantAt(as, splat_index_++));
+        break;
+      }
+      case LoopStep::Kind::kStore:
+        as.Load(kR15, Mem{kR12, -1, 8 * step.slot});
+        as.Vmovups(Mem{kR15, kR14, 0}, Reg(step.a));
+        Release(s, step.a);
+        return true;
+      case LoopStep::Kind::kBinary:
+        if (!WriteBinary(as, s, static_cast<BinaryOp>(step.op), step.a, step.b)) return false;
+        break;
+      case LoopStep::Kind::kUnary:
+        if (!WriteUnary(as, s, static_cast<UnaryOp>(step.op), step.a)) return false;
+        break;
+    }
+    // A value nothing uses gives its register back at once.
+    if (last_use_[static_cast<size_t>(s)] < 0) {
+      free_ &= ~(1u << reg_of_[static_cast<size_t>(s)]);
+      reg_of_[static_cast<size_t>(s)] = -1;
+    }
+    return true;
+  }
+
+  bool WriteBinary(Assembler& as, int s, BinaryOp op, int a, int b) {
+    const int ra = Reg(a), rb = Reg(b);
+    Release(s, a);
+    Release(s, b);
+    const int dst = Allocate(s);
+    if (dst < 0) return false;
+    switch (op) {
+      case BinaryOp::kAdd: as.VexRRR(1, 0, kAddPs, dst, ra, rb); break;
+      case BinaryOp::kSubtract: as.VexRRR(1, 0, kSubPs, dst, ra, rb); break;
+      case BinaryOp::kMultiply: as.VexRRR(1, 0, kMulPs, dst, ra, rb); break;
+      case BinaryOp::kDivide: as.VexRRR(1, 0, kDivPs, dst, ra, rb); break;
+      case BinaryOp::kMaximum:
+      case BinaryOp::kMinimum:
+        // a >= b ? a : b (a <= b for min), then b if b is NaN, then a if a
+        // is NaN: elementwise.cc's FloatMax / FloatMin.
+        as.Vcmpps(kScratchMask, ra, rb, op == BinaryOp::kMaximum ? kCmpGeOq : kCmpLeOq);
+        as.Vblendvps(kScratch, rb, ra, kScratchMask);
+        as.Vcmpps(kScratchMask, rb, rb, kCmpUnordQ);
+        as.Vblendvps(kScratch, kScratch, rb, kScratchMask);
+        as.Vcmpps(kScratchMask, ra, ra, kCmpUnordQ);
+        as.Vblendvps(dst, kScratch, ra, kScratchMask);
+        break;
+      default:
+        return false;
+    }
+    return true;
+  }
+
+  bool WriteUnary(Assembler& as, int s, UnaryOp op, int a) {
+    if (IsTranscendental(op)) return WriteCall(as, s, op, a);
+    const int ra = Reg(a);
+    Release(s, a);
+    const int dst = Allocate(s);
+    if (dst < 0) return false;
+    switch (op) {
+      case UnaryOp::kNegate:
+        as.Vbroadcastss(kScratchMask, ConstantAt(as, special_base_ + kSignBit));
+        as.VexRRR(1, 0, kXorPs, dst, ra, kScratchMask);
+        break;
+      case UnaryOp::kAbs:
+        as.Vbroadcastss(kScratchMask, ConstantAt(as, special_base_ + kAbsMask));
+        as.VexRRR(1, 0, kAndPs, dst, ra, kScratchMask);
+        break;
+      case UnaryOp::kSquare: as.VexRRR(1, 0, kMulPs, dst, ra, ra); break;
+      case UnaryOp::kSqrt: as.VexRRR(1, 0, kSqrtPs, dst, 0, ra); break;
+      case UnaryOp::kRsqrt:  // 1 / sqrt(x), both correctly rounded, as Unary
+        as.VexRRR(1, 0, kSqrtPs, kScratch, 0, ra);
+        as.Vbroadcastss(kScratchMask, ConstantAt(as, special_base_ + kOne));
+        as.VexRRR(1, 0, kDivPs, dst, kScratchMask, kScratch);
+        break;
+      default:
+        return false;
+    }
+    return true;
+  }
+
+  // Spills every value in a register, calls the packet form with `a` in
+  // ymm0, and reloads what is still live.
+  bool WriteCall(Assembler& as, int s, UnaryOp op, int a) {
+    const void* function = vector_math_internal::avx2::PacketUnaryF32(op);
+    if (function == nullptr) return false;
+    for (size_t v = 0; v < reg_of_.size(); ++v) {
+      if (reg_of_[v] >= 0) as.Vmovups(Spill(static_cast<int>(v)), reg_of_[v]);
+    }
+    Release(s, a);
+    as.Vmovups(0, Spill(a));
+    as.MovImm64(kRax, reinterpret_cast<uint64_t>(function));
+    as.CallReg(kRax);
+    const int dst = Allocate(s);
+    if (dst < 0) return false;
+    if (dst != 0) as.Vmovaps(dst, 0);
+    for (size_t v = 0; v < reg_of_.size(); ++v) {
+      if (reg_of_[v] >= 0 && static_cast<int>(v) != s) {
+        as.Vmovups(reg_of_[v], Spill(static_cast<int>(v)));
+      }
+    }
+    return true;
+  }
+
+ public:
+  void set_special_base(int base) { special_base_ = base; }
+
+ private:
+  std::span<const LoopStep> steps_;
+  float* constants_;
+  std::vector<int> last_use_, reg_of_;
+  uint32_t free_ = 0;  // bit r set: ymm r holds a value
+  int splat_index_ = 0;
+  int special_base_ = 0;
+};
+
+}  // namespace
+
+bool LoopJitSupports(UnaryOp op) {
+  switch (op) {
+    case UnaryOp::kNegate: case UnaryOp::kAbs: case UnaryOp::kSquare: case UnaryOp::kSqrt:
+    case UnaryOp::kRsqrt:
+      return true;
+    default:
+      return IsTranscendental(op) && vector_math_internal::avx2::PacketUnaryF32(op) != nullptr;
+  }
+}
+
+bool LoopJitSupports(BinaryOp op) {
+  return op == BinaryOp::kAdd || op == BinaryOp::kSubtract || op == BinaryOp::kMultiply ||
+         op == BinaryOp::kDivide || op == BinaryOp::kMaximum || op == BinaryOp::kMinimum;
+}
+
+std::unique_ptr<LoopCode> CompileLoop(std::span<const LoopStep> steps, int num_inputs,
+                                      int num_outputs) {
+  if (!LoopJitEnabled() || !CpuHasAvx2() || num_inputs > kMaxArrays ||
+      num_outputs > kMaxArrays || steps.empty()) {
+    return nullptr;
+  }
+  // Validate the program: operands name earlier value steps, slots exist.
+  int splats = 0;
+  uint32_t scalar_inputs = 0, vector_inputs = 0;
+  for (size_t s = 0; s < steps.size(); ++s) {
+    const LoopStep& step = steps[s];
+    const auto value = [&](int operand) {
+      return operand >= 0 && static_cast<size_t>(operand) < s &&
+             steps[static_cast<size_t>(operand)].kind != LoopStep::Kind::kStore;
+    };
+    switch (step.kind) {
+      case LoopStep::Kind::kLoad:
+      case LoopStep::Kind::kLoadScalar:
+        if (step.slot < 0 || step.slot >= num_inputs) return nullptr;
+        (step.kind == LoopStep::Kind::kLoad ? vector_inputs : scalar_inputs) |= 1u << step.slot;
+        break;
+      case LoopStep::Kind::kSplat: ++splats; break;
+      case LoopStep::Kind::kStore:
+        if (step.slot < 0 || step.slot >= num_outputs || !value(step.a)) return nullptr;
+        break;
+      case LoopStep::Kind::kUnary:
+        if (!value(step.a) || !LoopJitSupports(static_cast<UnaryOp>(step.op))) return nullptr;
+        break;
+      case LoopStep::Kind::kBinary:
+        if (!value(step.a) || !value(step.b) ||
+            !LoopJitSupports(static_cast<BinaryOp>(step.op))) {
+          return nullptr;
+        }
+        break;
+    }
+  }
+  if ((scalar_inputs & vector_inputs) != 0) return nullptr;  // an input read both ways
+  std::unique_ptr<float[]> constants(new float[static_cast<size_t>(splats) + 3]);
+  int next = 0;
+  for (const LoopStep& step : steps) {
+    if (step.kind == LoopStep::Kind::kSplat) constants[static_cast<size_t>(next++)] = step.constant;
+  }
+  constants[static_cast<size_t>(splats) + LoopWriter::kOne] = 1.0f;
+  constants[static_cast<size_t>(splats) + LoopWriter::kSignBit] = std::bit_cast<float>(0x80000000u);
+  constants[static_cast<size_t>(splats) + LoopWriter::kAbsMask] = std::bit_cast<float>(0x7fffffffu);
+  Assembler as;
+  LoopWriter writer(steps, constants.get());
+  writer.set_special_base(splats);
+  if (!writer.Write(as)) return nullptr;
+  const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  const size_t bytes = (as.size() + page - 1) / page * page;
+  void* memory = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (memory == MAP_FAILED) return nullptr;
+  std::memcpy(memory, as.code().data(), as.size());
+  if (mprotect(memory, bytes, PROT_READ | PROT_EXEC) != 0) {
+    munmap(memory, bytes);
+    return nullptr;
+  }
+  return std::make_unique<LoopCode>(memory, bytes, num_inputs, num_outputs,
+                                    std::move(constants), scalar_inputs);
+}
+
+LoopCode::~LoopCode() {
+  if (memory_ != nullptr) munmap(memory_, bytes_);
+}
+
+#else  // no generated code on this platform
+
+bool LoopJitSupports(UnaryOp) { return false; }
+bool LoopJitSupports(BinaryOp) { return false; }
+
+std::unique_ptr<LoopCode> CompileLoop(std::span<const LoopStep>, int, int) { return nullptr; }
+
+LoopCode::~LoopCode() = default;
+
+#endif
+
+LoopCode::LoopCode(void* memory, size_t bytes, int num_inputs, int num_outputs,
+                   std::unique_ptr<float[]> constants, uint32_t scalar_inputs)
+    : memory_(memory),
+      bytes_(bytes),
+      num_inputs_(num_inputs),
+      num_outputs_(num_outputs),
+      constants_(std::move(constants)),
+      scalar_inputs_(scalar_inputs) {}
+
+void LoopCode::Run(const float* const* in, float* const* out, int64_t n) const {
+  const auto entry = reinterpret_cast<Entry>(memory_);
+  const int64_t full = n / 8 * 8;
+  if (full > 0) entry(in, out, full);
+  const int64_t rest = n - full;
+  if (rest == 0) return;
+  // The last elements through eight-element copies (the code reads and
+  // writes whole vectors).
+  alignas(32) float inputs[kMaxArrays][8] = {};
+  alignas(32) float outputs[kMaxArrays][8];
+  std::array<const float*, kMaxArrays> in_tail{};
+  std::array<float*, kMaxArrays> out_tail{};
+  for (int j = 0; j < num_inputs_; ++j) {
+    if ((scalar_inputs_ >> j) & 1u) {  // one element, read in place
+      in_tail[static_cast<size_t>(j)] = in[j];
+      continue;
+    }
+    std::memcpy(inputs[j], in[j] + full, static_cast<size_t>(rest) * sizeof(float));
+    in_tail[static_cast<size_t>(j)] = inputs[j];
+  }
+  for (int k = 0; k < num_outputs_; ++k) out_tail[static_cast<size_t>(k)] = outputs[k];
+  entry(in_tail.data(), out_tail.data(), 8);
+  for (int k = 0; k < num_outputs_; ++k) {
+    std::memcpy(out[k] + full, outputs[k], static_cast<size_t>(rest) * sizeof(float));
+  }
+}
+
+}  // namespace kiln::kernels

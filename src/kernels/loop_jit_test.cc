@@ -1,0 +1,259 @@
+// Generated f32 loops against the same programs run step by step with the
+// tile kernels (which tile_f32_test.cc holds to Unary / Binary).
+#include "kernels/loop_jit.h"
+
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "kernels/float_env.h"
+#include "kernels/tile_f32.h"
+
+namespace kiln::kernels {
+namespace {
+
+using Kind = LoopStep::Kind;
+
+LoopStep Load(int slot) { return {Kind::kLoad, 0, -1, -1, slot, 0}; }
+LoopStep Splat(float value) { return {Kind::kSplat, 0, -1, -1, 0, value}; }
+LoopStep Un(UnaryOp op, int a) { return {Kind::kUnary, static_cast<uint8_t>(op), a, -1, 0, 0}; }
+LoopStep Bin(BinaryOp op, int a, int b) {
+  return {Kind::kBinary, static_cast<uint8_t>(op), a, b, 0, 0};
+}
+LoopStep Store(int a, int slot) { return {Kind::kStore, 0, a, -1, slot, 0}; }
+
+// The program run step by step over whole arrays with the tile kernels.
+std::vector<std::vector<float>> Reference(const std::vector<LoopStep>& steps,
+                                          const std::vector<std::vector<float>>& in,
+                                          int num_outputs, size_t n) {
+  std::vector<std::vector<float>> values(steps.size());
+  std::vector<std::vector<float>> out(static_cast<size_t>(num_outputs), std::vector<float>(n));
+  for (size_t s = 0; s < steps.size(); ++s) {
+    const LoopStep& step = steps[s];
+    std::vector<float>& v = values[s];
+    v.resize(n);
+    switch (step.kind) {
+      case Kind::kLoad: v = in[static_cast<size_t>(step.slot)]; break;
+      case Kind::kLoadScalar: v.assign(n, in[static_cast<size_t>(step.slot)][0]); break;
+      case Kind::kSplat: v.assign(n, step.constant); break;
+      case Kind::kStore: out[static_cast<size_t>(step.slot)] = values[static_cast<size_t>(step.a)]; break;
+      case Kind::kUnary: {
+        const float* args[] = {values[static_cast<size_t>(step.a)].data()};
+        TileUnaryF32(static_cast<UnaryOp>(step.op))(args, v.data(), static_cast<int64_t>(n));
+        break;
+      }
+      case Kind::kBinary: {
+        const float* args[] = {values[static_cast<size_t>(step.a)].data(),
+                               values[static_cast<size_t>(step.b)].data()};
+        TileBinaryF32(static_cast<BinaryOp>(step.op))(args, v.data(), static_cast<int64_t>(n));
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<float> Values(std::mt19937& random, size_t n) {
+  const float specials[] = {std::numeric_limits<float>::quiet_NaN(),
+                            std::numeric_limits<float>::infinity(),
+                            -std::numeric_limits<float>::infinity(), 0.0f, -0.0f, 1.0f, 2.5f};
+  std::uniform_real_distribution<float> uniform(-4.0f, 4.0f);
+  std::vector<float> values(n);
+  for (float& x : values) {
+    x = random() % 6 == 0 ? specials[random() % std::size(specials)] : uniform(random);
+  }
+  return values;
+}
+
+// Same bits (NaN matches NaN), or within `ulps` when a transcendental op is
+// in the program (Eigen's packet and scalar forms differ in the last bits,
+// and the reference's arrays fold their unaligned heads with the scalar one).
+void ExpectClose(const std::vector<float>& expected, const std::vector<float>& actual, int ulps,
+                 const std::string& what) {
+  for (size_t i = 0; i < expected.size(); ++i) {
+    if (std::isnan(expected[i]) && std::isnan(actual[i])) continue;
+    const auto a = static_cast<int64_t>(std::bit_cast<int32_t>(expected[i]));
+    const auto b = static_cast<int64_t>(std::bit_cast<int32_t>(actual[i]));
+    const bool tiny = (std::bit_cast<uint32_t>(expected[i]) & 0x7f800000u) == 0 &&
+                      (std::bit_cast<uint32_t>(actual[i]) & 0x7f800000u) == 0;
+    if (ulps > 0 && tiny) continue;
+    ASSERT_LE(std::abs(a - b), ulps) << what << " element " << i << ": " << expected[i]
+                                     << " (expected) vs " << actual[i];
+  }
+}
+
+// Compiles and runs `steps` over n elements and compares with Reference.
+void Check(const std::vector<LoopStep>& steps, int num_inputs, int num_outputs, size_t n,
+           std::mt19937& random, int ulps, const std::string& what) {
+  std::unique_ptr<LoopCode> code = CompileLoop(steps, num_inputs, num_outputs);
+  ASSERT_NE(code, nullptr) << what;
+  std::vector<std::vector<float>> in;
+  for (int j = 0; j < num_inputs; ++j) in.push_back(Values(random, n));
+  std::vector<std::vector<float>> out(static_cast<size_t>(num_outputs), std::vector<float>(n, 7.0f));
+  std::vector<const float*> in_ptrs;
+  for (auto& v : in) in_ptrs.push_back(v.data());
+  std::vector<float*> out_ptrs;
+  for (auto& v : out) out_ptrs.push_back(v.data());
+  code->Run(in_ptrs.data(), out_ptrs.data(), static_cast<int64_t>(n));
+  const auto expected = Reference(steps, in, num_outputs, n);
+  for (int k = 0; k < num_outputs; ++k) {
+    ExpectClose(expected[static_cast<size_t>(k)], out[static_cast<size_t>(k)], ulps,
+                what + " output " + std::to_string(k) + " n " + std::to_string(n));
+  }
+}
+
+class LoopJitTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (CompileLoop(std::vector<LoopStep>{Load(0), Store(0, 0)}, 1, 1) == nullptr) {
+      GTEST_SKIP() << "no generated code on this machine (needs x86-64 with AVX2 and FMA, "
+                      "and KILN_JIT unset or 1)";
+    }
+  }
+  ScopedFlushDenormals flush_;  // as programs run (float_env.h)
+  std::mt19937 random_{5};
+};
+
+TEST_F(LoopJitTest, EveryOpMatchesItsTileKernel) {
+  const BinaryOp binary[] = {BinaryOp::kAdd, BinaryOp::kSubtract, BinaryOp::kMultiply,
+                             BinaryOp::kDivide, BinaryOp::kMaximum, BinaryOp::kMinimum};
+  for (BinaryOp op : binary) {
+    ASSERT_TRUE(LoopJitSupports(op));
+    for (size_t n : {1u, 7u, 8u, 9u, 64u, 515u}) {
+      Check({Load(0), Load(1), Bin(op, 0, 1), Store(2, 0), Bin(op, 1, 0), Store(4, 1)}, 2, 2, n,
+            random_, 0, "binary " + std::to_string(static_cast<int>(op)));
+    }
+  }
+  const UnaryOp exact[] = {UnaryOp::kNegate, UnaryOp::kAbs, UnaryOp::kSquare, UnaryOp::kSqrt,
+                           UnaryOp::kRsqrt};
+  const UnaryOp transcendental[] = {UnaryOp::kExponential, UnaryOp::kLog, UnaryOp::kTanh,
+                                    UnaryOp::kLogistic, UnaryOp::kLogPlusOne,
+                                    UnaryOp::kExponentialMinusOne, UnaryOp::kSine,
+                                    UnaryOp::kCosine};
+  for (UnaryOp op : exact) {
+    for (size_t n : {1u, 8u, 13u, 515u}) {
+      Check({Load(0), Un(op, 0), Store(1, 0)}, 1, 1, n, random_, 0,
+            "unary " + std::to_string(static_cast<int>(op)));
+    }
+  }
+  for (UnaryOp op : transcendental) {
+    for (size_t n : {1u, 8u, 13u, 515u}) {
+      Check({Load(0), Un(op, 0), Store(1, 0)}, 1, 1, n, random_, 4,
+            "unary " + std::to_string(static_cast<int>(op)));
+    }
+  }
+}
+
+TEST_F(LoopJitTest, ValuesLiveAcrossACallSurviveIt) {
+  // Ten loads stay live across exp and tanh, then are all summed.
+  std::vector<LoopStep> steps;
+  for (int j = 0; j < 10; ++j) steps.push_back(Load(j));
+  steps.push_back(Un(UnaryOp::kExponential, 0));  // 10
+  steps.push_back(Un(UnaryOp::kTanh, 10));        // 11
+  int sum = 11;
+  for (int j = 0; j < 10; ++j) {
+    steps.push_back(Bin(BinaryOp::kAdd, sum, j));
+    sum = static_cast<int>(steps.size()) - 1;
+  }
+  steps.push_back(Store(sum, 0));
+  steps.push_back(Store(10, 1));
+  for (size_t n : {8u, 21u, 512u}) Check(steps, 10, 2, n, random_, 4, "live across calls");
+}
+
+TEST_F(LoopJitTest, ScalarLoadsBroadcastTheFirstElement) {
+  // in[1] holds one element (the tail copy must not read past it).
+  const LoopStep scalar = {Kind::kLoadScalar, 0, -1, -1, 1, 0};
+  const std::vector<LoopStep> steps = {Load(0), scalar, Bin(BinaryOp::kSubtract, 0, 1),
+                                       Store(2, 0)};
+  for (size_t n : {3u, 8u, 29u}) {
+    std::vector<float> x = Values(random_, n), out(n);
+    const float mean = 0.75f;
+    std::unique_ptr<LoopCode> code = CompileLoop(steps, 2, 1);
+    ASSERT_NE(code, nullptr);
+    const float* in[] = {x.data(), &mean};
+    float* outs[] = {out.data()};
+    code->Run(in, outs, static_cast<int64_t>(n));
+    for (size_t i = 0; i < n; ++i) {
+      if (std::isnan(x[i])) continue;
+      EXPECT_EQ(out[i], x[i] - mean) << i;
+    }
+  }
+  // One input read both ways is refused.
+  EXPECT_EQ(CompileLoop(std::vector<LoopStep>{Load(0), {Kind::kLoadScalar, 0, -1, -1, 0, 0},
+                                              Bin(BinaryOp::kAdd, 0, 1), Store(2, 0)},
+                        1, 1),
+            nullptr);
+}
+
+TEST_F(LoopJitTest, SplatsAndUnusedValues) {
+  Check({Load(0), Splat(1.5f), Splat(-0.0f), Bin(BinaryOp::kMultiply, 0, 1), Load(0),
+         Bin(BinaryOp::kMaximum, 3, 2), Store(5, 0)},
+        1, 1, 100, random_, 0, "splats");
+}
+
+TEST_F(LoopJitTest, RandomProgramsMatchTheTileKernels) {
+  const BinaryOp binary[] = {BinaryOp::kAdd, BinaryOp::kSubtract, BinaryOp::kMultiply,
+                             BinaryOp::kDivide, BinaryOp::kMaximum, BinaryOp::kMinimum};
+  const UnaryOp unary[] = {UnaryOp::kNegate, UnaryOp::kAbs, UnaryOp::kSquare, UnaryOp::kSqrt,
+                           UnaryOp::kRsqrt, UnaryOp::kExponential, UnaryOp::kTanh,
+                           UnaryOp::kLogistic};
+  for (int trial = 0; trial < 300; ++trial) {
+    const int num_inputs = 1 + static_cast<int>(random_() % 3);
+    std::vector<LoopStep> steps;
+    for (int j = 0; j < num_inputs; ++j) steps.push_back(Load(j));
+    bool calls = false;
+    const int ops = 1 + static_cast<int>(random_() % 12);
+    for (int k = 0; k < ops; ++k) {
+      const auto pick = [&] { return static_cast<int>(random_() % steps.size()); };
+      const int choice = static_cast<int>(random_() % 10);
+      if (choice < 5) {
+        steps.push_back(Bin(binary[random_() % std::size(binary)], pick(), pick()));
+      } else if (choice < 8) {
+        const UnaryOp op = unary[random_() % std::size(unary)];
+        calls = calls || op == UnaryOp::kExponential || op == UnaryOp::kTanh ||
+                op == UnaryOp::kLogistic;
+        steps.push_back(Un(op, pick()));
+      } else {
+        steps.push_back(Splat(static_cast<float>(random_() % 7) - 3.0f));
+      }
+    }
+    const int num_outputs = 1 + static_cast<int>(random_() % 2);
+    for (int k = 0; k < num_outputs; ++k) {
+      steps.push_back(Store(static_cast<int>(steps.size()) - 1 - k, k));
+    }
+    // Transcendental results feeding further ops can move by more than the
+    // ops' own few ulp, so those programs compare more loosely.
+    Check(steps, num_inputs, num_outputs, 8 + random_() % 60, random_, calls ? 64 : 0,
+          "trial " + std::to_string(trial));
+    if (HasFatalFailure()) return;
+  }
+}
+
+TEST_F(LoopJitTest, TooManyLiveValuesIsNullNotWrong) {
+  std::vector<LoopStep> steps;
+  for (int j = 0; j < 20; ++j) steps.push_back(Load(j));
+  int sum = 0;
+  for (int j = 1; j < 20; ++j) {
+    steps.push_back(Bin(BinaryOp::kAdd, sum, j));
+    sum = static_cast<int>(steps.size()) - 1;
+  }
+  steps.push_back(Store(sum, 0));
+  EXPECT_EQ(CompileLoop(steps, 20, 1), nullptr);
+}
+
+TEST_F(LoopJitTest, MalformedProgramsAreRefused) {
+  EXPECT_EQ(CompileLoop(std::vector<LoopStep>{Load(1), Store(0, 0)}, 1, 1), nullptr);
+  EXPECT_EQ(CompileLoop(std::vector<LoopStep>{Load(0), Store(0, 3)}, 1, 1), nullptr);
+  EXPECT_EQ(CompileLoop(std::vector<LoopStep>{Load(0), Un(UnaryOp::kNegate, 1), Store(1, 0)}, 1, 1),
+            nullptr);
+  EXPECT_EQ(CompileLoop(std::vector<LoopStep>{Load(0), Un(UnaryOp::kCbrt, 0), Store(1, 0)}, 1, 1),
+            nullptr);
+}
+
+}  // namespace
+}  // namespace kiln::kernels
