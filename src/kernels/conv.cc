@@ -1,11 +1,17 @@
 // im2col: each output position's receptive field copied into one row, so a
 // convolution becomes one GEMM per group. Each (row, window position) is one
-// contiguous run of the group's features in the NHWC input.
+// contiguous run of the group's features in the NHWC input. ConvByBlocks
+// does it a block of rows at a time, each block's columns GEMMed while in
+// cache.
 #include "kernels/conv.h"
 
+#include <algorithm>
+#include <atomic>
 #include <cstring>
+#include <mutex>
 
 #include "base/small_vector.h"
+#include "kernels/dot.h"
 #include "kernels/parallel.h"
 #include "kernels/scratch.h"
 
@@ -147,9 +153,13 @@ bool ConvGeometry::columns_are_input() const {
   return true;
 }
 
-void Im2Col(size_t element_bytes, const ConvGeometry& g, const void* input, void* columns) {
+namespace {
+
+// Rows [begin, end) of the column matrix (over all groups: task = group x
+// rows + row) into `columns`, the first at its start.
+void Im2ColRange(size_t element_bytes, const ConvGeometry& g, const SourceTables& source,
+                 const void* input, int64_t begin, int64_t end, void* columns) {
   const size_t rank = g.window.size();
-  const SourceTables source(g);
   SmallVector<int64_t> stride;
   const int64_t batch_stride = InputStrides(g, stride);
   const int64_t rows = g.rows();
@@ -159,40 +169,98 @@ void Im2Col(size_t element_bytes, const ConvGeometry& g, const void* input, void
   const size_t run = static_cast<size_t>(features) * element_bytes;
   const auto* in = static_cast<const uint8_t*>(input);
   auto* out = static_cast<uint8_t*>(columns);
-  ParallelFor(g.groups() * rows, window * features, [&](int64_t begin, int64_t end) {
-    SmallVector<int64_t> y(rank), k(rank);
-    for (int64_t task = begin; task < end; ++task) {
-      const int64_t group = task / rows;
-      int64_t r = task % rows;
-      for (size_t d = rank; d-- > 0;) {
-        y[d] = r % g.output_spatial[d];
-        r /= g.output_spatial[d];
+  SmallVector<int64_t> y(rank), k(rank);
+  for (int64_t task = begin; task < end; ++task) {
+    const int64_t group = task / rows;
+    int64_t r = task % rows;
+    for (size_t d = rank; d-- > 0;) {
+      y[d] = r % g.output_spatial[d];
+      r /= g.output_spatial[d];
+    }
+    const int64_t n = g.batch_groups > 1 ? group * group_batch + r : r;
+    const int64_t base = n * batch_stride + (g.feature_groups > 1 ? group * features : 0);
+    uint8_t* row = out + static_cast<size_t>((task - begin) * window) * run;
+    std::fill(k.begin(), k.end(), 0);
+    for (int64_t w = 0; w < window; ++w) {
+      int64_t offset = base;
+      bool inside = true;
+      for (size_t d = 0; d < rank && inside; ++d) {
+        const int64_t x = source[d][y[d] * g.window[d] + k[d]];
+        inside = x >= 0;
+        offset += x * stride[d];
       }
-      const int64_t n = g.batch_groups > 1 ? group * group_batch + r : r;
-      const int64_t base = n * batch_stride + (g.feature_groups > 1 ? group * features : 0);
-      uint8_t* row = out + static_cast<size_t>(task * window) * run;
-      std::fill(k.begin(), k.end(), 0);
-      for (int64_t w = 0; w < window; ++w) {
-        int64_t offset = base;
-        bool inside = true;
-        for (size_t d = 0; d < rank && inside; ++d) {
-          const int64_t x = source[d][y[d] * g.window[d] + k[d]];
-          inside = x >= 0;
-          offset += x * stride[d];
-        }
-        if (inside) {
-          CopyRun(row, in + static_cast<size_t>(offset) * element_bytes, run);
-        } else {
-          std::memset(row, 0, run);
-        }
-        row += run;
-        for (size_t d = rank; d-- > 0;) {
-          if (++k[d] < g.window[d]) break;
-          k[d] = 0;
-        }
+      if (inside) {
+        CopyRun(row, in + static_cast<size_t>(offset) * element_bytes, run);
+      } else {
+        std::memset(row, 0, run);
+      }
+      row += run;
+      for (size_t d = rank; d-- > 0;) {
+        if (++k[d] < g.window[d]) break;
+        k[d] = 0;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void Im2Col(size_t element_bytes, const ConvGeometry& g, const void* input, void* columns) {
+  const SourceTables source(g);
+  const int64_t window = g.window_size();
+  const size_t row_bytes = static_cast<size_t>(window * g.group_features()) * element_bytes;
+  auto* out = static_cast<uint8_t*>(columns);
+  ParallelFor(g.groups() * g.rows(), window * g.group_features(),
+              [&](int64_t begin, int64_t end) {
+    Im2ColRange(element_bytes, g, source, input, begin, end,
+                out + static_cast<size_t>(begin) * row_bytes);
+  });
+}
+
+int64_t ConvBlockRows(const ConvGeometry& g, size_t element_bytes) {
+  // A block's columns in about 256 KiB: they stay in L2 while its GEMM
+  // reads them.
+  const auto row_bytes =
+      static_cast<int64_t>(static_cast<size_t>(g.window_size() * g.group_features()) *
+                           element_bytes);
+  const int64_t rows = (int64_t{256} << 10) / std::max<int64_t>(row_bytes, 1);
+  return std::clamp<int64_t>(rows / 8 * 8, 8, 1024);
+}
+
+Status ConvByBlocks(ElementType type, const ConvGeometry& g, const void* input,
+                    const void* kernel, void* out) {
+  if (g.groups() != 1) {
+    return InvalidArgument("ConvByBlocks takes one group, found ", g.groups());
+  }
+  const size_t bytes = GetElementTypeInfo(type).storage_bytes;
+  const SourceTables source(g);
+  const int64_t rows = g.rows();
+  const int64_t depth = g.window_size() * g.group_features();
+  const int64_t block = ConvBlockRows(g, bytes);
+  const int64_t blocks = (rows + block - 1) / block;
+  std::atomic<bool> failed{false};
+  Status first = Status::Ok();
+  std::mutex mutex;
+  ParallelFor(blocks, block * depth * g.output_features, [&](int64_t begin, int64_t end) {
+    SerialKernelsScope serial;  // each block's GEMM on this thread
+    ScratchArray<uint8_t> columns(static_cast<size_t>(block * depth) * bytes);
+    for (int64_t b = begin; b < end && !failed.load(std::memory_order_relaxed); ++b) {
+      const int64_t r0 = b * block, r1 = std::min(rows, r0 + block);
+      Im2ColRange(bytes, g, source, input, r0, r1, columns.data());
+      MatMulShape shape;
+      shape.m = r1 - r0;
+      shape.n = g.output_features;
+      shape.k = depth;
+      Status status = MatMul(type, shape, columns.data(), kernel,
+                             static_cast<uint8_t*>(out) +
+                                 static_cast<size_t>(r0 * g.output_features) * bytes);
+      if (!status.ok() && !failed.exchange(true)) {
+        std::lock_guard lock(mutex);
+        first = std::move(status);
       }
     }
   });
+  return first;
 }
 
 bool DepthwiseConvAccepts(ElementType type, const ConvGeometry& g) {

@@ -49,6 +49,17 @@ struct ConvGeometry {
 void Im2Col(size_t element_bytes, const ConvGeometry& geometry, const void* input,
             void* columns);
 
+// A one-group convolution as im2col + GEMM a block of output rows at a
+// time (ConvBlockRows of them): each thread writes a block's columns into
+// its scratch memory and multiplies them by the kernel [window...,
+// features, output features] while they are in cache, so the column
+// matrix (window positions x the input) is never whole in memory. Output
+// [rows, output features]; `type` as MatMul takes it.
+Status ConvByBlocks(ElementType type, const ConvGeometry& geometry, const void* input,
+                    const void* kernel, void* out);
+// Output rows per block: the block's columns fill about 256 KiB.
+int64_t ConvBlockRows(const ConvGeometry& geometry, size_t element_bytes);
+
 // Whether DepthwiseConv computes `geometry` in `type`: one input feature per
 // group (feature_group_count = features), no batch groups, f32 or f64.
 bool DepthwiseConvAccepts(ElementType type, const ConvGeometry& geometry);
