@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstring>
 #include <mutex>
+#include <span>
 
 #include "base/small_vector.h"
 #include "kernels/dot.h"
@@ -65,6 +66,21 @@ class SourceTables {
   SmallVector<int64_t> start_;
 };
 
+// The input offset under window position k of output position y, given
+// the offset of the row's batch element (and group) `base`; -1 where the
+// position falls on padding or between dilated input elements.
+int64_t SourceOffset(const ConvGeometry& g, const SourceTables& source,
+                     std::span<const int64_t> y, std::span<const int64_t> k,
+                     std::span<const int64_t> stride, int64_t base) {
+  int64_t offset = base;
+  for (size_t d = 0; d < g.window.size(); ++d) {
+    const int64_t x = source[d][y[d] * g.window[d] + k[d]];
+    if (x < 0) return -1;
+    offset += x * stride[d];
+  }
+  return offset;
+}
+
 // Input strides in elements of the NHWC input's spatial dimensions, and
 // (returned) of its batch dimension.
 int64_t InputStrides(const ConvGeometry& g, SmallVector<int64_t>& stride) {
@@ -99,14 +115,8 @@ void DepthwiseTyped(const ConvGeometry& g, const T* input, const T* kernel, T* o
       std::fill(o, o + outputs, T(0));
       std::fill(k.begin(), k.end(), 0);
       for (int64_t w = 0; w < window; ++w) {
-        int64_t offset = r * batch_stride;
-        bool inside = true;
-        for (size_t d = 0; d < rank && inside; ++d) {
-          const int64_t x = source[d][y[d] * g.window[d] + k[d]];
-          inside = x >= 0;
-          offset += x * stride[d];
-        }
-        if (inside) {
+        const int64_t offset = SourceOffset(g, source, y, k, stride, r * batch_stride);
+        if (offset >= 0) {
           const T* x = input + offset;
           const T* taps = kernel + w * outputs;
           if (multiplier == 1) {
@@ -182,14 +192,8 @@ void Im2ColRange(size_t element_bytes, const ConvGeometry& g, const SourceTables
     uint8_t* row = out + static_cast<size_t>((task - begin) * window) * run;
     std::fill(k.begin(), k.end(), 0);
     for (int64_t w = 0; w < window; ++w) {
-      int64_t offset = base;
-      bool inside = true;
-      for (size_t d = 0; d < rank && inside; ++d) {
-        const int64_t x = source[d][y[d] * g.window[d] + k[d]];
-        inside = x >= 0;
-        offset += x * stride[d];
-      }
-      if (inside) {
+      const int64_t offset = SourceOffset(g, source, y, k, stride, base);
+      if (offset >= 0) {
         CopyRun(row, in + static_cast<size_t>(offset) * element_bytes, run);
       } else {
         std::memset(row, 0, run);

@@ -64,11 +64,6 @@ bool IsTranscendental(UnaryOp op) {
 
 namespace {
 
-bool CpuHasAvx2() {
-  static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return avx2;
-}
-
 enum Gpr : int { kRax = 0, kRsp = 4, kRbp = 5, kRbx = 3, kRsi = 6, kRdi = 7, kRdx = 2,
                  kR12 = 12, kR13 = 13, kR14 = 14, kR15 = 15 };
 
@@ -407,7 +402,7 @@ bool LoopJitSupports(BinaryOp op) {
 
 std::unique_ptr<LoopCode> CompileLoop(std::span<const LoopStep> steps, int num_inputs,
                                       int num_outputs) {
-  if (!LoopJitEnabled() || !CpuHasAvx2() || num_inputs > kMaxArrays ||
+  if (!LoopJitEnabled() || !UseAvx2Variants() || num_inputs > kMaxArrays ||
       num_outputs > kMaxArrays || steps.empty()) {
     return nullptr;
   }

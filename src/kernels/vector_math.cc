@@ -3,9 +3,8 @@
 #include "kernels/vector_math.inc"
 
 namespace kiln::kernels {
-namespace {
 
-bool UseAvx2() {
+bool UseAvx2Variants() {
 #ifdef KILN_VECTOR_MATH_AVX2
   static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   return avx2;
@@ -14,10 +13,12 @@ bool UseAvx2() {
 #endif
 }
 
+namespace {
+
 template <typename T>
 bool Dispatch(UnaryOp op, const T* in, T* out, int64_t n) {
 #ifdef KILN_VECTOR_MATH_AVX2
-  if (UseAvx2()) return vector_math_internal::avx2::Unary(op, in, out, n);
+  if (UseAvx2Variants()) return vector_math_internal::avx2::Unary(op, in, out, n);
 #endif
   return vector_math_internal::baseline::Unary(op, in, out, n);
 }
@@ -31,6 +32,6 @@ bool VectorUnary(UnaryOp op, const double* in, double* out, int64_t n) {
   return Dispatch(op, in, out, n);
 }
 
-const char* VectorMathIsa() { return UseAvx2() ? "avx2" : "baseline"; }
+const char* VectorMathIsa() { return UseAvx2Variants() ? "avx2" : "baseline"; }
 
 }  // namespace kiln::kernels

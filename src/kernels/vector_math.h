@@ -19,6 +19,10 @@ bool VectorUnary(UnaryOp op, const double* in, double* out, int64_t n);
 // The instruction set the vector forms run with: "avx2" or "baseline".
 const char* VectorMathIsa();
 
+// Whether the AVX2 + FMA variants run: built for x86-64 with them, on a CPU
+// that has both (checked once). vector_math, tile_f32 and loop_jit ask.
+bool UseAvx2Variants();
+
 namespace vector_math_internal {
 // Each variant's entry points (vector_math.inc).
 #define KILN_DECLARE_VECTOR_MATH(variant)                                 \
