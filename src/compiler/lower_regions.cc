@@ -76,10 +76,22 @@ bool InPlaceCarry(const Graph& body, size_t i) {
   return true;
 }
 
+// Whether a while body returns its parameter `i` unchanged (a loop
+// invariant JAX carries through a scan: its inputs and weights). The carry
+// then stays in one buffer: the body's result is its parameter's memory,
+// which Execute does not copy onto itself. Copying it every iteration was
+// most of a scan's time (a 64-step RNN: 1.4 MB of weights and inputs per
+// step).
+bool PassThroughCarry(const Graph& body, size_t i) {
+  return i < body.parameters.size() && i < body.results.size() &&
+         body.results[i] == body.parameters[i];
+}
+
 // while: the loop-carried values live in the node's outputs and in a second
 // set of buffers (scratch memory of the execution), swapped every
 // iteration, since a region's results may not alias its arguments; except
-// in-place carries (InPlaceCarry), which stay in the node's outputs.
+// in-place carries (InPlaceCarry) and carries the body passes through
+// unchanged (PassThroughCarry), which stay in the node's outputs.
 Status LowerWhile(Lowering& lowering, const ir::Operation& op) {
   const size_t count = op.operands().size();
   std::vector<size_t> bytes;
@@ -135,7 +147,9 @@ Status LowerWhile(Lowering& lowering, const ir::Operation& op) {
   if (lowering.graph().nodes.size() > before) {
     const Node& node = lowering.graph().nodes.back();
     if (node.regions.size() == 2) {
-      for (size_t i = 0; i < count; ++i) (*in_place)[i] = InPlaceCarry(*node.regions[1], i);
+      for (size_t i = 0; i < count; ++i) {
+        (*in_place)[i] = InPlaceCarry(*node.regions[1], i) || PassThroughCarry(*node.regions[1], i);
+      }
     }
   }
   return Status::Ok();

@@ -145,6 +145,35 @@ TEST(LowerControlFlowTest, ScanCarriesAreUpdatedInPlaceOnlyWhenNothingReadsThemA
   EXPECT_EQ(reread[1].As<float>()[0], 48.0f);
 }
 
+// Carries the body returns unchanged (a scan's weights) stay in one buffer;
+// the loop still sees them each iteration, returns them unchanged, and a
+// carry that is also returned in another position keeps its own copy.
+TEST(LowerControlFlowTest, CarriesPassedThroughStayPutAndKeepTheirValues) {
+  const std::string text = R"(
+func.func @main(%w: tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) {
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %acc0 = stablehlo.constant dense<0.0> : tensor<3xf32>
+  %0:4 = stablehlo.while(%i = %c0, %weights = %w, %acc = %acc0, %last = %acc0) : tensor<i32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>
+  cond {
+    %three = stablehlo.constant dense<3> : tensor<i32>
+    %1 = stablehlo.compare LT, %i, %three, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %1 : tensor<i1>
+  } do {
+    %sum = stablehlo.add %acc, %weights : tensor<3xf32>
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %next = stablehlo.add %i, %one : tensor<i32>
+    stablehlo.return %next, %weights, %sum, %weights : tensor<i32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>
+  }
+  return %0#1, %0#2, %0#3 : tensor<3xf32>, tensor<3xf32>, tensor<3xf32>
+}
+)";
+  auto results = MustRun(text, {Array::Of<float>({1, 2, -4})});
+  ASSERT_EQ(results.size(), 3u);
+  EXPECT_EQ(results[0].As<float>(), (std::vector<float>{1, 2, -4}));
+  EXPECT_EQ(results[1].As<float>(), (std::vector<float>{3, 6, -12}));
+  EXPECT_EQ(results[2].As<float>(), (std::vector<float>{1, 2, -4}));
+}
+
 TEST(LowerControlFlowTest, CaseClampsOutOfRangeIndexesToTheLastBranch) {
   const Array x = Array::Of<float>({1, -2});
   const std::vector<std::pair<int32_t, std::vector<float>>> cases = {
