@@ -754,6 +754,110 @@ bool Selects(CompareDirection direction, T a, T b) {
 
 }  // namespace
 
+namespace {
+
+// Per dimension d, output position p and window position k: the offset
+// (in elements) that dimension contributes to the input element under k,
+// or -1 where k falls on padding or between base-dilated elements. Held in
+// kernel scratch memory; built once per call.
+class WindowTables {
+ public:
+  WindowTables(std::span<const int64_t> dims, std::span<const WindowDim> window,
+               std::span<const int64_t> output_dims)
+      : data_(TotalSize(window, output_dims)) {
+    int64_t stride = 1;
+    SmallVector<int64_t> strides(dims.size());
+    for (size_t d = dims.size(); d-- > 0;) {
+      strides[d] = stride;
+      stride *= dims[d];
+    }
+    int64_t start = 0;
+    for (size_t d = 0; d < dims.size(); ++d) {
+      start_.push_back(start);
+      const WindowDim& w = window[d];
+      const int64_t last = (dims[d] - 1) * w.base_dilation;  // the last real element
+      for (int64_t p = 0; p < output_dims[d]; ++p) {
+        for (int64_t k = 0; k < w.size; ++k) {
+          const int64_t at = p * w.stride + k * w.window_dilation - w.padding_low;
+          const bool real = at >= 0 && at <= last && at % w.base_dilation == 0;
+          data_[static_cast<size_t>(start + p * w.size + k)] =
+              real ? at / w.base_dilation * strides[d] : -1;
+        }
+      }
+      start += output_dims[d] * w.size;
+    }
+  }
+  // The window position offsets of output position p along dimension d.
+  const int64_t* At(size_t d, int64_t p, int64_t size) const {
+    return data_.data() + start_[d] + p * size;
+  }
+
+ private:
+  static size_t TotalSize(std::span<const WindowDim> window, std::span<const int64_t> output_dims) {
+    int64_t total = 0;
+    for (size_t d = 0; d < window.size(); ++d) total += output_dims[d] * window[d].size;
+    return static_cast<size_t>(total);
+  }
+  ScratchArray<int64_t> data_;
+  SmallVector<int64_t> start_;
+};
+
+// Whether no two windows share an input element: along every dimension
+// with more than one position, the windows are at least their extent apart.
+bool WindowsDisjoint(std::span<const WindowDim> window, std::span<const int64_t> output_dims) {
+  for (size_t d = 0; d < window.size(); ++d) {
+    const int64_t extent = (window[d].size - 1) * window[d].window_dilation + 1;
+    if (output_dims[d] > 1 && window[d].stride < extent) return false;
+  }
+  return true;
+}
+
+// select_and_scatter over windows [begin, end), walking the windows and each
+// window's positions in row-major order with counters (no divisions).
+template <ReduceOp kOp, typename T>
+void SelectAndScatterRange(CompareDirection select, const T* x, const T* s, T* y,
+                           std::span<const WindowDim> window,
+                           std::span<const int64_t> output_dims, const WindowTables& tables,
+                           int64_t begin, int64_t end) {
+  const size_t rank = window.size();
+  SmallVector<int64_t, 8> position(rank), k(rank);
+  int64_t rest = begin;
+  for (size_t d = rank; d-- > 0;) {
+    position[d] = rest % output_dims[d];
+    rest /= output_dims[d];
+  }
+  SmallVector<const int64_t*, 8> row(rank);
+  for (int64_t w = begin; w < end; ++w) {
+    for (size_t d = 0; d < rank; ++d) row[d] = tables.At(d, position[d], window[d].size);
+    std::fill(k.begin(), k.end(), 0);
+    bool found = false;
+    int64_t selected = 0;
+    for (;;) {
+      int64_t offset = 0;
+      bool inside = true;
+      for (size_t d = 0; d < rank && inside; ++d) {
+        const int64_t part = row[d][k[d]];
+        inside = part >= 0;
+        offset += part;
+      }
+      if (inside) {
+        if (!found || !Selects(select, x[selected], x[offset])) selected = offset;
+        found = true;
+      }
+      size_t d = rank;
+      while (d-- > 0 && ++k[d] == window[d].size) k[d] = 0;
+      if (d == static_cast<size_t>(-1)) break;
+    }
+    if (found) y[selected] = Apply<kOp>(y[selected], s[w]);
+    for (size_t d = rank; d-- > 0;) {
+      if (++position[d] < output_dims[d]) break;
+      position[d] = 0;
+    }
+  }
+}
+
+}  // namespace
+
 Status SelectAndScatter(ElementType type, CompareDirection select, ReduceOp scatter,
                         const void* operand, std::span<const int64_t> dims,
                         std::span<const WindowDim> window, const void* source,
@@ -771,18 +875,20 @@ Status SelectAndScatter(ElementType type, CompareDirection select, ReduceOp scat
       const T* s = static_cast<const T*>(source);
       T* y = static_cast<T*>(out);
       std::fill(y, y + Product(dims), *static_cast<const T*>(init));
-      const WindowGeometry geometry(dims, window, source_dims);
-      thread_local std::vector<int64_t> offsets;  // kept: steady-state runs allocate nothing
-      thread_local std::vector<int64_t> scratch;
-      // Sequential: windows overlap, so two may scatter into one element.
-      for (int64_t w = 0; w < geometry.num_outputs(); ++w) {
-        geometry.Offsets(w, offsets, scratch);
-        if (offsets.empty()) continue;
-        int64_t selected = offsets[0];
-        for (size_t i = 1; i < offsets.size(); ++i) {
-          if (!Selects(select, x[selected], x[offsets[i]])) selected = offsets[i];
-        }
-        y[selected] = Apply<kOp>(y[selected], s[w]);
+      const WindowTables tables(dims, window, source_dims);
+      const int64_t windows = Product(source_dims);
+      int64_t window_size = 1;
+      for (const WindowDim& w : window) window_size *= w.size;
+      if (windows == 0 || window_size == 0) return;  // nothing selected: init everywhere
+      const auto range = [&](int64_t begin, int64_t end) {
+        SelectAndScatterRange<kOp>(select, x, s, y, window, source_dims, tables, begin, end);
+      };
+      // Windows that share elements may scatter into one element: in order,
+      // on one thread. Disjoint ones (pooling) split among threads.
+      if (WindowsDisjoint(window, source_dims)) {
+        ParallelFor(windows, 4 * window_size, range);
+      } else {
+        range(0, windows);
       }
     }
   }));

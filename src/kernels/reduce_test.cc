@@ -183,3 +183,73 @@ TEST(ReduceKernelTest, WindowsMatchTheReferenceAndScansAreExact) {
 
 }  // namespace
 }  // namespace kiln::kernels
+
+namespace kiln::kernels {
+namespace {
+
+// select_and_scatter against the plain loop it replaced: each window's
+// elements through WindowGeometry::Offsets in order, the first selected and
+// replaced by each later one the select rejects it for; windows in order.
+// Random geometries with padding, both dilations, overlapping windows (run
+// in order) and disjoint ones (split among threads), and many ties.
+TEST(ReduceKernelTest, SelectAndScatterMatchesThePlainLoop) {
+  std::mt19937 random(17);
+  const auto pick = [&](int64_t low, int64_t high) {
+    return low + static_cast<int64_t>(random() % static_cast<uint32_t>(high - low + 1));
+  };
+  for (int trial = 0; trial < 300; ++trial) {
+    const auto rank = static_cast<size_t>(pick(1, 3));
+    std::vector<int64_t> dims(rank), out_dims(rank);
+    std::vector<WindowDim> window(rank);
+    bool empty = false;
+    for (size_t d = 0; d < rank; ++d) {
+      dims[d] = pick(1, trial < 20 ? 40 : 7);
+      WindowDim& w = window[d];
+      w.size = pick(1, 3);
+      w.stride = pick(1, 3);
+      w.padding_low = pick(0, 1);
+      w.padding_high = pick(0, 1);
+      w.base_dilation = pick(1, 2);
+      w.window_dilation = pick(1, 2);
+      const int64_t padded = (dims[d] - 1) * w.base_dilation + 1 + w.padding_low + w.padding_high;
+      const int64_t extent = (w.size - 1) * w.window_dilation + 1;
+      out_dims[d] = padded < extent ? 0 : (padded - extent) / w.stride + 1;
+      empty = empty || out_dims[d] == 0;
+    }
+    if (empty) continue;
+    int64_t count = 1, windows = 1;
+    for (size_t d = 0; d < rank; ++d) {
+      count *= dims[d];
+      windows *= out_dims[d];
+    }
+    std::vector<int32_t> x(static_cast<size_t>(count)), source(static_cast<size_t>(windows));
+    for (int32_t& v : x) v = static_cast<int32_t>(random() % 4);  // ties
+    for (int32_t& v : source) v = static_cast<int32_t>(random() % 100) + 1;
+    const int32_t init = 5;
+    for (CompareDirection select : {CompareDirection::kGe, CompareDirection::kLt}) {
+      std::vector<int32_t> expected(x.size(), init);
+      const WindowGeometry geometry(dims, window, out_dims);
+      std::vector<int64_t> offsets, scratch;
+      for (int64_t w = 0; w < windows; ++w) {
+        geometry.Offsets(w, offsets, scratch);
+        if (offsets.empty()) continue;
+        int64_t selected = offsets[0];
+        for (size_t i = 1; i < offsets.size(); ++i) {
+          const int32_t a = x[static_cast<size_t>(selected)];
+          const int32_t b = x[static_cast<size_t>(offsets[i])];
+          const bool keeps = select == CompareDirection::kGe ? a >= b : a < b;
+          if (!keeps) selected = offsets[i];
+        }
+        expected[static_cast<size_t>(selected)] += source[static_cast<size_t>(w)];
+      }
+      std::vector<int32_t> actual(x.size(), -1);
+      ASSERT_TRUE(SelectAndScatter(ElementType::kS32, select, ReduceOp::kAdd, x.data(), dims,
+                                   window, source.data(), out_dims, &init, actual.data())
+                      .ok());
+      ASSERT_EQ(actual, expected) << "trial " << trial;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kiln::kernels
