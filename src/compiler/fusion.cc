@@ -91,7 +91,6 @@ struct FusedLoop {
   // (`x * 2` reads a broadcast scalar), filled once here.
   std::vector<std::vector<uint8_t>> splats;
   std::vector<size_t> input_bytes;  // element size of each input
-  std::vector<size_t> streamed_inputs;  // inputs members read element for element
   int64_t count = 0;                // elements of every member's output
   size_t scratch_bytes = 0;         // all members' tile buffers
   int64_t cost = 1;                 // rough operations per element
@@ -146,36 +145,19 @@ void CopyRun(const uint8_t* from, int64_t stride, int64_t run, uint8_t* to) {
   for (int64_t k = 0; k < run; ++k) std::memcpy(out + k, from + k * stride * sizeof(T), sizeof(T));
 }
 
-// Elements [start, start + n) of a strided read when they are one
-// contiguous run of the source (a broadcast row within one row of the
-// output, say): their address, so the caller reads them in place. Else
-// null.
-const uint8_t* ReadInPlace(const Pointwise& read, const uint8_t* source, int64_t start,
-                           int64_t n) {
+// Elements [start, start + n) of a strided read when they lie within one
+// run of its innermost dimension and that dimension's source stride is
+// `stride`: their address. Stride 1: the elements are contiguous in the
+// source (a broadcast row within one row of the output), read in place;
+// stride 0: they are one element repeated (a row's mean). Else null.
+const uint8_t* ReadRun(const Pointwise& read, const uint8_t* source, int64_t start, int64_t n,
+                       int64_t stride) {
   const size_t rank = read.dims.size();
-  if (rank == 0 || read.strides[rank - 1] != 1) return nullptr;
+  if (rank == 0 || read.strides[rank - 1] != stride) return nullptr;
   const int64_t last = read.dims[rank - 1];
   const int64_t position = start % last;
   if (position + n > last) return nullptr;
-  int64_t offset = read.base + position;
-  int64_t rest = start / last;
-  for (size_t j = rank - 1; j-- > 0;) {
-    offset += (rest % read.dims[j]) * read.strides[j];
-    rest /= read.dims[j];
-  }
-  return source + offset * static_cast<int64_t>(read.element_bytes);
-}
-
-// Elements [start, start + n) of a strided read when they are one element
-// repeated (a row broadcast within one row of the output): its address.
-// Else null.
-const uint8_t* ReadUniform(const Pointwise& read, const uint8_t* source, int64_t start,
-                           int64_t n) {
-  const size_t rank = read.dims.size();
-  if (rank == 0 || read.strides[rank - 1] != 0) return nullptr;
-  const int64_t last = read.dims[rank - 1];
-  if (start % last + n > last) return nullptr;
-  int64_t offset = read.base;
+  int64_t offset = read.base + position * stride;
   int64_t rest = start / last;
   for (size_t j = rank - 1; j-- > 0;) {
     offset += (rest % read.dims[j]) * read.strides[j];
@@ -295,30 +277,6 @@ Status FoldTile(const FusedLoop& loop, const Reducer& reducer, RunContext& ctx,
   return Status::Ok();
 }
 
-// Asks for the inputs that elements [start, start + n) of the next tile
-// read element for element, so that their lines arrive while this tile's
-// members run: the members' passes over a tile interrupt each input's
-// stream, and the hardware prefetcher does not run ahead across them.
-void PrefetchNextTile(const FusedLoop& loop, RunContext& ctx, std::span<const bool> direct,
-                      int64_t start, int64_t n) {
-  if (n <= 0) return;
-  for (size_t i = 0; i < loop.streamed_inputs.size(); ++i) {
-    const size_t input = loop.streamed_inputs[i];
-    const size_t bytes = loop.input_bytes[input];
-    const auto* first = static_cast<const uint8_t*>(ctx.in(input)) + start * static_cast<int64_t>(bytes);
-    const size_t length = static_cast<size_t>(n) * bytes;
-    for (size_t offset = 0; offset < length; offset += 64) __builtin_prefetch(first + offset);
-  }
-  for (size_t m = 0; m < loop.members.size(); ++m) {
-    if (!direct[m]) continue;
-    const Member& member = loop.members[m];
-    auto* first = static_cast<uint8_t*>(ctx.out(static_cast<size_t>(member.output))) +
-                  start * static_cast<int64_t>(member.output_bytes);
-    const size_t length = static_cast<size_t>(n) * member.output_bytes;
-    for (size_t offset = 0; offset < length; offset += 64) __builtin_prefetch(first + offset, 1);
-  }
-}
-
 // The tile at `start` through the loop's stages: the reads fill their
 // tiles (or are read in place), then each stage computes its maps.
 Status RunStages(const FusedLoop& loop, RunContext& ctx, std::span<const bool> direct,
@@ -330,9 +288,9 @@ Status RunStages(const FusedLoop& loop, RunContext& ctx, std::span<const bool> d
   for (size_t m = 0; m < loop.members.size() && uniform; ++m) {
     if (!loop.uniform[m]) continue;
     const Member& member = loop.members[m];
-    in_place[m] = ReadUniform(*member.pointwise,
-                              static_cast<const uint8_t*>(ctx.in(member.operands[0].index)),
-                              start, n);
+    in_place[m] = ReadRun(*member.pointwise,
+                          static_cast<const uint8_t*>(ctx.in(member.operands[0].index)), start,
+                          n, 0);
     uniform = in_place[m] != nullptr;
   }
   for (size_t m = 0; m < loop.members.size(); ++m) {
@@ -340,7 +298,7 @@ Status RunStages(const FusedLoop& loop, RunContext& ctx, std::span<const bool> d
     if (member.pointwise == nullptr || member.pointwise->kind != Pointwise::Kind::kRead) continue;
     if (loop.uniform[m] && uniform) continue;
     const auto* source = static_cast<const uint8_t*>(ctx.in(member.operands[0].index));
-    in_place[m] = loop.read_in_place[m] ? ReadInPlace(*member.pointwise, source, start, n)
+    in_place[m] = loop.read_in_place[m] ? ReadRun(*member.pointwise, source, start, n, 1)
                                         : nullptr;
     if (in_place[m] != nullptr) continue;
     ReadTile(*member.pointwise, source, start, n, TileOf(member, ctx, direct, m, start, scratch));
@@ -390,7 +348,6 @@ Status RunTiles(const FusedLoop& loop, RunContext& ctx, std::span<const bool> di
   SmallVector<const void*, 4> in;
   for (int64_t start = begin; start < end; start += loop.tile) {
     const int64_t n = std::min(loop.tile, end - start);
-    PrefetchNextTile(loop, ctx, direct, start + n, std::min(loop.tile, end - start - n));
     if (!loop.stages.empty()) {
       KILN_RETURN_IF_ERROR(RunStages(loop, ctx, direct, start, n, scratch));
     }
@@ -807,9 +764,6 @@ Node Fuse(const Graph& graph, const std::vector<size_t>& run,
     loop->scratch_bytes += (static_cast<size_t>(loop->tile) * member.output_bytes + 63) / 64 * 64;
   }
   if (small) GenerateCode(*loop);
-  for (size_t i = 0; i < fused.inputs.size(); ++i) {
-    if (fused.inputs_read_pointwise[i]) loop->streamed_inputs.push_back(i);
-  }
   for (size_t n : run) {
     const std::string& op = graph.nodes[n].op;
     if (!fused.detail.empty()) fused.detail += graph.nodes[n].row_reduction ? " => " : ", ";
