@@ -1,6 +1,8 @@
 // Lowering of the elementwise ops onto kernels/elementwise.h.
 #include <algorithm>
 #include <cstring>
+#include <memory>
+#include <vector>
 
 #include "compiler/elementwise_ops.h"
 #include "compiler/lowering.h"
@@ -166,6 +168,91 @@ Status LowerBinary(Lowering& lowering, const ir::Operation& op) {
              kernels::TileBinaryF32(kind)));
 }
 
+// A division whose divisor is a broadcast (of a smaller array, a scalar,
+// a constant) or a constant, in a real floating type, becomes a
+// multiplication by the divisor's reciprocal computed before the
+// broadcast: one division per divisor element instead of per result
+// element. XLA's CPU backend does the same (docs/framework-notes.md), so
+// results also match it to the bit more often than exact division would.
+// Null when the rewrite does not apply.
+StatusOr<const ir::Operation*> DivideAsReciprocalMultiply(Lowering& lowering,
+                                                          const ir::Operation& op) {
+  const ir::Type& type = op.result(0)->type();
+  if (!type.Is(ir::TypeKind::kTensor) || !type.element().Is(ir::TypeKind::kElement)) {
+    return nullptr;
+  }
+  const ElementType element = type.element().element_type();
+  const bool real_float = element == ElementType::kF16 || element == ElementType::kBF16 ||
+                          element == ElementType::kF32 || element == ElementType::kF64;
+  const ir::Operation* divisor = op.operand(1)->defining_op();
+  if (!real_float || !type.HasStaticShape() || divisor == nullptr) return nullptr;
+  // A constant dividend (the 1 of the reciprocal made here) is left alone:
+  // folding handles constant / constant, and 1 / x is already that.
+  const auto constant = [](const ir::Operation* made) {
+    return made != nullptr && (made->code() == ir::OpCode::kConstant ||
+                               (made->code() == ir::OpCode::kBroadcastInDim &&
+                                made->operand(0)->defining_op() != nullptr &&
+                                made->operand(0)->defining_op()->code() == ir::OpCode::kConstant));
+  };
+  if (constant(op.operand(0)->defining_op())) return nullptr;
+  const bool broadcast = divisor->code() == ir::OpCode::kBroadcastInDim;
+  if (!broadcast && divisor->code() != ir::OpCode::kConstant) return nullptr;
+  // The reciprocal of what is broadcast (or of the constant itself).
+  ir::Value* base = broadcast ? divisor->operand(0) : op.operand(1);
+  const ir::Type& base_type = base->type();
+  if (!base_type.HasStaticShape() || base_type.element() != type.element()) return nullptr;
+  const ir::Type scalar = ir::Type::Tensor(type.element(), {});
+  std::vector<uint8_t> one(ElementBytes(element));
+  switch (element) {
+    case ElementType::kF16: one = {0x00, 0x3c}; break;
+    case ElementType::kBF16: one = {0x80, 0x3f}; break;
+    case ElementType::kF32: {
+      const float value = 1.0f;
+      std::memcpy(one.data(), &value, sizeof value);
+      break;
+    }
+    default: {
+      const double value = 1.0;
+      std::memcpy(one.data(), &value, sizeof value);
+      break;
+    }
+  }
+  auto unit = std::make_unique<ir::Operation>("stablehlo.constant", op.location());
+  unit->AddResult(scalar);
+  unit->SetAttr("value", ir::Attribute::DenseElements(scalar, std::move(one), false));
+  KILN_ASSIGN_OR_RETURN(const ir::Operation* made, lowering.LowerAdopted(std::move(unit)));
+  auto ones = std::make_unique<ir::Operation>("stablehlo.broadcast_in_dim", op.location());
+  ones->AddOperand(made->result(0));
+  ones->AddResult(base_type);
+  ones->SetAttr("broadcast_dimensions", ir::Attribute::DenseI64Array({}));
+  KILN_ASSIGN_OR_RETURN(made, lowering.LowerAdopted(std::move(ones)));
+  auto reciprocal = std::make_unique<ir::Operation>("stablehlo.divide", op.location());
+  reciprocal->AddOperand(made->result(0));
+  reciprocal->AddOperand(base);
+  reciprocal->AddResult(base_type);
+  KILN_ASSIGN_OR_RETURN(made, lowering.LowerAdopted(std::move(reciprocal)));
+  if (broadcast) {
+    auto spread = std::make_unique<ir::Operation>("stablehlo.broadcast_in_dim", op.location());
+    spread->AddOperand(made->result(0));
+    spread->AddResult(op.operand(1)->type());
+    spread->SetAttr("broadcast_dimensions", divisor->GetAttr("broadcast_dimensions"));
+    KILN_ASSIGN_OR_RETURN(made, lowering.LowerAdopted(std::move(spread)));
+  }
+  auto product = std::make_unique<ir::Operation>("stablehlo.multiply", op.location());
+  product->AddOperand(op.operand(0));
+  product->AddOperand(made->result(0));
+  product->AddResult(type);
+  return lowering.LowerAdopted(std::move(product));
+}
+
+Status LowerDivide(Lowering& lowering, const ir::Operation& op) {
+  KILN_ASSIGN_OR_RETURN(const ir::Operation* product, DivideAsReciprocalMultiply(lowering, op));
+  if (product == nullptr) return LowerBinary(lowering, op);
+  KILN_ASSIGN_OR_RETURN(ValueId result, lowering.Lookup(product->result(0)));
+  lowering.Bind(op.result(0), result);
+  return Status::Ok();
+}
+
 StatusOr<kernels::CompareDirection> Direction(std::string_view name) {
   using kernels::CompareDirection;
   if (name == "EQ") return CompareDirection::kEq;
@@ -275,7 +362,7 @@ constexpr LoweringRule kRules[] = {
     {ir::OpCode::kSqrt, LowerUnary}, {ir::OpCode::kTan, LowerUnary},
     {ir::OpCode::kTanh, LowerUnary},
     {ir::OpCode::kAdd, LowerBinary}, {ir::OpCode::kAnd, LowerBinary},
-    {ir::OpCode::kAtan2, LowerBinary}, {ir::OpCode::kDivide, LowerBinary},
+    {ir::OpCode::kAtan2, LowerBinary}, {ir::OpCode::kDivide, LowerDivide},
     {ir::OpCode::kMaximum, LowerBinary}, {ir::OpCode::kMinimum, LowerBinary},
     {ir::OpCode::kMultiply, LowerBinary}, {ir::OpCode::kOr, LowerBinary},
     {ir::OpCode::kPower, LowerBinary}, {ir::OpCode::kRemainder, LowerBinary},

@@ -185,12 +185,47 @@ class LoopWriter {
   LoopWriter(std::span<const LoopStep> steps, float* constants)
       : steps_(steps), constants_(constants) {}
 
-  bool Write(Assembler& as) {
+  // `hoist`: values the same for every element (splats, scalar loads and
+  // ops on those alone) are computed once before the loop, and those the
+  // loop uses keep their registers through it.
+  bool Write(Assembler& as, bool hoist) {
     const auto count = static_cast<int>(steps_.size());
     last_use_.assign(steps_.size(), -1);
     for (int s = 0; s < count; ++s) {
       for (int operand : {steps_[s].a, steps_[s].b}) {
         if (operand >= 0) last_use_[static_cast<size_t>(operand)] = s;
+      }
+    }
+    invariant_.assign(steps_.size(), false);
+    pinned_.assign(steps_.size(), false);
+    if (hoist) {
+      for (int s = 0; s < count; ++s) {
+        const LoopStep& step = steps_[static_cast<size_t>(s)];
+        const auto invariant = [&](int operand) {
+          return operand < 0 || invariant_[static_cast<size_t>(operand)];
+        };
+        switch (step.kind) {
+          case LoopStep::Kind::kSplat:
+          case LoopStep::Kind::kLoadScalar:
+            invariant_[static_cast<size_t>(s)] = true;
+            break;
+          case LoopStep::Kind::kUnary:
+            invariant_[static_cast<size_t>(s)] =
+                invariant(step.a) && !IsTranscendental(static_cast<UnaryOp>(step.op));
+            break;
+          case LoopStep::Kind::kBinary:
+            invariant_[static_cast<size_t>(s)] = invariant(step.a) && invariant(step.b);
+            break;
+          default:
+            break;
+        }
+        if (!invariant_[static_cast<size_t>(s)]) {
+          for (int operand : {step.a, step.b}) {
+            if (operand >= 0 && invariant_[static_cast<size_t>(operand)]) {
+              pinned_[static_cast<size_t>(operand)] = true;
+            }
+          }
+        }
       }
     }
     reg_of_.assign(steps_.size(), -1);
@@ -204,9 +239,12 @@ class LoopWriter {
     as.Mov(kR12, kRsi);
     as.Mov(kR13, kRdx);
     as.Xor(kR14, kR14);
+    for (int s = 0; s < count; ++s) {
+      if (invariant_[static_cast<size_t>(s)] && !WriteStep(as, s)) return false;
+    }
     const size_t top = as.size();
     for (int s = 0; s < count; ++s) {
-      if (!WriteStep(as, s)) return false;
+      if (!invariant_[static_cast<size_t>(s)] && !WriteStep(as, s)) return false;
     }
     as.Add(kR14, 8);
     as.Cmp(kR14, kR13);
@@ -226,7 +264,8 @@ class LoopWriter {
  private:
   // A value whose last use is step `s` gives its register back.
   void Release(int s, int value) {
-    if (value >= 0 && last_use_[static_cast<size_t>(value)] == s &&
+    if (value >= 0 && !pinned_[static_cast<size_t>(value)] &&
+        last_use_[static_cast<size_t>(value)] == s &&
         reg_of_[static_cast<size_t>(value)] >= 0) {
       free_ &= ~(1u << reg_of_[static_cast<size_t>(value)]);
       reg_of_[static_cast<size_t>(value)] = -1;
@@ -378,6 +417,7 @@ class LoopWriter {
   std::span<const LoopStep> steps_;
   float* constants_;
   std::vector<int> last_use_, reg_of_;
+  std::vector<bool> invariant_, pinned_;  // computed before the loop; kept through it
   uint32_t free_ = 0;  // bit r set: ymm r holds a value
   int splat_index_ = 0;
   int special_base_ = 0;
@@ -445,10 +485,20 @@ std::unique_ptr<LoopCode> CompileLoop(std::span<const LoopStep> steps, int num_i
   constants[static_cast<size_t>(splats) + LoopWriter::kOne] = 1.0f;
   constants[static_cast<size_t>(splats) + LoopWriter::kSignBit] = std::bit_cast<float>(0x80000000u);
   constants[static_cast<size_t>(splats) + LoopWriter::kAbsMask] = std::bit_cast<float>(0x7fffffffu);
+  // Hoisting keeps values in registers through the loop; when that leaves
+  // too few, the loop computes them every iteration instead.
   Assembler as;
-  LoopWriter writer(steps, constants.get());
-  writer.set_special_base(splats);
-  if (!writer.Write(as)) return nullptr;
+  bool written = false;
+  for (bool hoist : {true, false}) {
+    as = Assembler();
+    LoopWriter writer(steps, constants.get());
+    writer.set_special_base(splats);
+    if (writer.Write(as, hoist)) {
+      written = true;
+      break;
+    }
+  }
+  if (!written) return nullptr;
   const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   const size_t bytes = (as.size() + page - 1) / page * page;
   void* memory = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

@@ -206,6 +206,9 @@ TEST_F(LoopJitTest, RandomProgramsMatchTheTileKernels) {
     const int num_inputs = 1 + static_cast<int>(random_() % 3);
     std::vector<LoopStep> steps;
     for (int j = 0; j < num_inputs; ++j) steps.push_back(Load(j));
+    // Sometimes the last of several inputs is one value for every element
+    // (a mean), so that ops on it and on splats are hoisted from the loop.
+    if (num_inputs > 1 && random_() % 2 == 0) steps.back().kind = Kind::kLoadScalar;
     bool calls = false;
     const int ops = 1 + static_cast<int>(random_() % 12);
     for (int k = 0; k < ops; ++k) {
@@ -232,6 +235,41 @@ TEST_F(LoopJitTest, RandomProgramsMatchTheTileKernels) {
           "trial " + std::to_string(trial));
     if (HasFatalFailure()) return;
   }
+}
+
+TEST_F(LoopJitTest, ValuesTheSameForEveryElementAreHoisted) {
+  // x * (1 / s) with s read once: the reciprocal is computed before the
+  // loop and kept in its register.
+  const LoopStep scalar = {Kind::kLoadScalar, 0, -1, -1, 1, 0};
+  const std::vector<LoopStep> steps = {Load(0), scalar, Splat(1.0f),
+                                       Bin(BinaryOp::kDivide, 2, 1),
+                                       Bin(BinaryOp::kMultiply, 0, 3), Store(4, 0)};
+  std::unique_ptr<LoopCode> code = CompileLoop(steps, 2, 1);
+  ASSERT_NE(code, nullptr);
+  const float s = 3.0f;
+  std::vector<float> x = Values(random_, 37), out(37);
+  const float* in[] = {x.data(), &s};
+  float* outs[] = {out.data()};
+  code->Run(in, outs, 37);
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (std::isnan(x[i])) continue;
+    EXPECT_EQ(out[i], x[i] * (1.0f / s)) << i;
+  }
+}
+
+TEST_F(LoopJitTest, TooManyHoistedValuesFallBackToTheLoop) {
+  // Fourteen splats used one after another in the loop would keep 14
+  // registers through it, leaving none for x: the loop then splats each
+  // where it is used, and the program still runs.
+  std::vector<LoopStep> steps = {Load(0)};
+  int sum = 0;
+  for (int j = 0; j < 14; ++j) {
+    steps.push_back(Splat(static_cast<float>(j) + 0.5f));
+    steps.push_back(Bin(BinaryOp::kAdd, sum, static_cast<int>(steps.size()) - 1));
+    sum = static_cast<int>(steps.size()) - 1;
+  }
+  steps.push_back(Store(sum, 0));
+  for (size_t n : {8u, 45u}) Check(steps, 1, 1, n, random_, 0, "fourteen splats");
 }
 
 TEST_F(LoopJitTest, TooManyLiveValuesIsNullNotWrong) {
