@@ -463,7 +463,10 @@ bool Uniform(const std::vector<uint8_t>& data, size_t bytes) {
 // Whether a map member runs as a stage of its own (a transcendental op).
 bool RunsAlone(const Member& member) {
   const Pointwise::F32& f32 = member.pointwise->f32;
-  if (f32.kind != Pointwise::F32::Kind::kUnary) return false;
+  if (f32.kind != Pointwise::F32::Kind::kUnary ||
+      kernels::LoopJitInlines(static_cast<kernels::UnaryOp>(f32.op))) {
+    return false;
+  }
   switch (static_cast<kernels::UnaryOp>(f32.op)) {
     case kernels::UnaryOp::kExponential: case kernels::UnaryOp::kLog:
     case kernels::UnaryOp::kTanh: case kernels::UnaryOp::kLogistic:

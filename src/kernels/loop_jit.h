@@ -35,8 +35,13 @@ struct LoopStep {
 };
 
 // Whether generated loops compute `op` on f32 (exactly as Unary / Binary do;
-// the transcendental ops as vector_math's packet forms do).
+// exp with code of its own, within 1 ulp of the true value where Unary's
+// may differ by an ulp or two; the other transcendental ops by calling
+// vector_math's packet forms).
 bool LoopJitSupports(UnaryOp op);
+// Whether generated code computes the transcendental `op` inline, with no
+// call: exp. Fused loops keep such ops in their generated stages.
+bool LoopJitInlines(UnaryOp op);
 bool LoopJitSupports(BinaryOp op);
 
 class LoopCode {

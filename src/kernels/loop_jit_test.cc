@@ -4,10 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <memory>
 #include <random>
 #include <vector>
 
@@ -147,6 +149,49 @@ TEST_F(LoopJitTest, EveryOpMatchesItsTileKernel) {
             "unary " + std::to_string(static_cast<int>(op)));
     }
   }
+}
+
+TEST_F(LoopJitTest, InlineExpIsWithinOneUlpAndKeepsItsSpecialValues) {
+  ASSERT_TRUE(LoopJitInlines(UnaryOp::kExponential));
+  std::unique_ptr<LoopCode> code =
+      CompileLoop(std::vector<LoopStep>{Load(0), Un(UnaryOp::kExponential, 0), Store(1, 0)}, 1, 1);
+  ASSERT_NE(code, nullptr);
+  const float inf = std::numeric_limits<float>::infinity();
+  const float largest = std::bit_cast<float>(0x42b17217u);  // exp finite
+  const float smallest = std::bit_cast<float>(0xc2aeac4fu);  // exp normal
+  std::vector<float> x = {0.0f,      -0.0f,    1.0f,  -1.0f,    inf,      -inf,
+                          std::nanf(""), largest, std::nextafter(largest, inf), smallest,
+                          std::nextafter(smallest, -inf), -100.0f, 100.0f, 1e-20f};
+  std::uniform_real_distribution<float> wide(-87.3f, 88.7f), narrow(-1.0f, 1.0f);
+  while (x.size() < 200000) x.push_back(x.size() % 2 ? wide(random_) : narrow(random_));
+  std::vector<float> out(x.size());
+  const float* in[] = {x.data()};
+  float* outs[] = {out.data()};
+  code->Run(in, outs, static_cast<int64_t>(x.size()));
+  EXPECT_EQ(out[0], 1.0f);
+  EXPECT_EQ(out[1], 1.0f);
+  EXPECT_EQ(out[4], inf);
+  EXPECT_EQ(out[5], 0.0f);
+  EXPECT_TRUE(std::isnan(out[6]));
+  EXPECT_TRUE(std::isfinite(out[7]));
+  EXPECT_EQ(out[8], inf);
+  EXPECT_GE(out[9], std::numeric_limits<float>::min());
+  EXPECT_EQ(out[10], 0.0f);  // below the normal range: flushed, as programs flush
+  EXPECT_EQ(out[11], 0.0f);
+  EXPECT_EQ(out[12], inf);
+  double worst = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (!std::isfinite(x[i]) || x[i] < smallest || x[i] > largest) continue;
+    const double exact = std::exp(static_cast<double>(x[i]));
+    // The spacing of floats at the result, in double (denormals are flushed
+    // on this thread, so float arithmetic would give 0 near FLT_MIN).
+    const double ulp = std::ldexp(1.0, std::ilogb(static_cast<float>(exact)) - 23);
+    const double error = std::abs(out[i] - exact) / ulp;
+    EXPECT_LE(error, 1.0) << "exp(" << x[i] << ") = " << out[i] << ", not " << exact;
+    worst = std::max(worst, error);
+    if (HasFailure()) break;
+  }
+  EXPECT_LE(worst, 1.0);
 }
 
 TEST_F(LoopJitTest, ValuesLiveAcrossACallSurviveIt) {
