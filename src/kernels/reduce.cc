@@ -136,25 +136,19 @@ T FoldLanes(const T* x, int64_t n) {
     for (int64_t i = 1; i < n; ++i) acc = Apply<kOp>(acc, x[i]);
     return acc;
   }
-  T lanes[kLanes];
-  int64_t i = kLanes;
-  bool folded = false;
 #ifdef KILN_VECTOR_MATH_AVX2
   if constexpr (std::is_same_v<T, float> && (kOp == ReduceOp::kAdd ||
                                              kOp == ReduceOp::kMaximum ||
                                              kOp == ReduceOp::kMinimum)) {
-    if (UseAvx2Variants()) {
-      i = reduce_internal::FoldLanesF32Avx2(kOp, x, n, lanes);
-      folded = true;
-    }
+    if (UseAvx2Variants()) return reduce_internal::FoldLanesF32Avx2(kOp, x, n);
   }
 #endif
-  if (!folded) {
-    for (int64_t l = 0; l < kLanes; ++l) lanes[l] = x[l];
-    for (; i + kLanes <= n; i += kLanes) {
-      __builtin_prefetch(x + i + 4096 / sizeof(T));
-      for (int64_t l = 0; l < kLanes; ++l) lanes[l] = Apply<kOp>(lanes[l], x[i + l]);
-    }
+  T lanes[kLanes];
+  for (int64_t l = 0; l < kLanes; ++l) lanes[l] = x[l];
+  int64_t i = kLanes;
+  for (; i + kLanes <= n; i += kLanes) {
+    __builtin_prefetch(x + i + 4096 / sizeof(T));
+    for (int64_t l = 0; l < kLanes; ++l) lanes[l] = Apply<kOp>(lanes[l], x[i + l]);
   }
   for (int64_t l = 0; i < n; ++i, ++l) lanes[l] = Apply<kOp>(lanes[l], x[i]);
   for (int64_t width = kLanes / 2; width > 0; width /= 2) {

@@ -7,41 +7,62 @@ namespace {
 
 // lane op x as reduce.cc's Apply<kMaximum / kMinimum, float>: lane if it is
 // NaN, else x if it is NaN, else lane when lane >= x (<= for min), else x.
-template <bool kMax>
-inline __m256 Extreme(__m256 lane, __m256 x) {
-  // max_ps(x, lane) is x when x > lane, else lane (also when either is NaN).
-  __m256 r = kMax ? _mm256_max_ps(x, lane) : _mm256_min_ps(x, lane);
-  r = _mm256_blendv_ps(r, x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
-  return _mm256_blendv_ps(r, lane, _mm256_cmp_ps(lane, lane, _CMP_UNORD_Q));
+// max_ps(x, lane) is x when x > lane, else lane (also when either is NaN).
+template <int kOp>  // 0: add, 1: max, 2: min
+inline __m256 Op(__m256 lane, __m256 x) {
+  if constexpr (kOp == 0) {
+    return _mm256_add_ps(lane, x);
+  } else {
+    __m256 r = kOp == 1 ? _mm256_max_ps(x, lane) : _mm256_min_ps(x, lane);
+    r = _mm256_blendv_ps(r, x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+    return _mm256_blendv_ps(r, lane, _mm256_cmp_ps(lane, lane, _CMP_UNORD_Q));
+  }
+}
+template <int kOp>
+inline __m128 Op(__m128 lane, __m128 x) {
+  if constexpr (kOp == 0) {
+    return _mm_add_ps(lane, x);
+  } else {
+    __m128 r = kOp == 1 ? _mm_max_ps(x, lane) : _mm_min_ps(x, lane);
+    r = _mm_blendv_ps(r, x, _mm_cmp_ps(x, x, _CMP_UNORD_Q));
+    return _mm_blendv_ps(r, lane, _mm_cmp_ps(lane, lane, _CMP_UNORD_Q));
+  }
 }
 
-template <int kOp>  // 0: add, 1: max, 2: min
-int64_t Fold(const float* x, int64_t n, float* lanes) {
+template <int kOp>
+float Fold(const float* x, int64_t n) {
   __m256 a = _mm256_loadu_ps(x), b = _mm256_loadu_ps(x + 8);
   int64_t i = 16;
   for (; i + 16 <= n; i += 16) {
     _mm_prefetch(reinterpret_cast<const char*>(x + i + 1024), _MM_HINT_T0);
-    const __m256 u = _mm256_loadu_ps(x + i), v = _mm256_loadu_ps(x + i + 8);
-    if constexpr (kOp == 0) {
-      a = _mm256_add_ps(a, u);
-      b = _mm256_add_ps(b, v);
-    } else {
-      a = Extreme<kOp == 1>(a, u);
-      b = Extreme<kOp == 1>(b, v);
-    }
+    a = Op<kOp>(a, _mm256_loadu_ps(x + i));
+    b = Op<kOp>(b, _mm256_loadu_ps(x + i + 8));
   }
-  _mm256_storeu_ps(lanes, a);
-  _mm256_storeu_ps(lanes + 8, b);
-  return i;
+  if (i < n) {  // the last n - i < 16 elements go to lanes 0, 1, ...
+    alignas(32) float rest[16];
+    _mm256_store_ps(rest, a);
+    _mm256_store_ps(rest + 8, b);
+    for (int64_t l = 0; i < n; ++i, ++l) {
+      rest[l] = _mm_cvtss_f32(Op<kOp>(_mm_set_ss(rest[l]), _mm_set_ss(x[i])));
+    }
+    a = _mm256_load_ps(rest);
+    b = _mm256_load_ps(rest + 8);
+  }
+  // The tree of reduce.cc: lane l op lane l + 8, then + 4, + 2, + 1.
+  const __m256 eight = Op<kOp>(a, b);
+  const __m128 four = Op<kOp>(_mm256_castps256_ps128(eight), _mm256_extractf128_ps(eight, 1));
+  const __m128 two = Op<kOp>(four, _mm_movehl_ps(four, four));
+  const __m128 one = Op<kOp>(two, _mm_shuffle_ps(two, two, 1));
+  return _mm_cvtss_f32(one);
 }
 
 }  // namespace
 
-int64_t FoldLanesF32Avx2(ReduceOp op, const float* x, int64_t n, float* lanes) {
+float FoldLanesF32Avx2(ReduceOp op, const float* x, int64_t n) {
   switch (op) {
-    case ReduceOp::kMaximum: return Fold<1>(x, n, lanes);
-    case ReduceOp::kMinimum: return Fold<2>(x, n, lanes);
-    default: return Fold<0>(x, n, lanes);
+    case ReduceOp::kMaximum: return Fold<1>(x, n);
+    case ReduceOp::kMinimum: return Fold<2>(x, n);
+    default: return Fold<0>(x, n);
   }
 }
 

@@ -11,11 +11,12 @@
 
 namespace kiln::kernels::reduce_internal {
 
-// For `op` kAdd, kMaximum or kMinimum and n >= 32: lanes[l] = x[l], then
-// lanes[l] = lanes[l] op x[i + l] for every whole group of sixteen at i =
-// 16, 32, ...; returns the index after the last whole group. The values
-// are those of reduce.cc's own loop to the bit: same order, same NaN rule
-// (a NaN lane stays, else a NaN element wins, else the lane wins ties).
-int64_t FoldLanesF32Avx2(ReduceOp op, const float* x, int64_t n, float* lanes);
+// For `op` kAdd, kMaximum or kMinimum and n >= 32: the fold of x[0..n) as
+// reduce.cc's FoldLanes computes it, to the bit: sixteen lanes start as
+// x[0..16), take the whole groups of sixteen that follow lane by lane, then
+// the last n % 16 elements into lanes 0, 1, ..., and combine as a tree
+// (lane l op lane l + 8, then + 4, + 2, + 1). Same NaN rule (a NaN lane
+// stays, else a NaN element wins, else the lane wins ties).
+float FoldLanesF32Avx2(ReduceOp op, const float* x, int64_t n);
 
 }  // namespace kiln::kernels::reduce_internal
