@@ -109,6 +109,15 @@ bool CanWriteInPlace(const Graph& graph, size_t parameter, size_t result) {
   if (read_at_end) return false;
   const ValueId written = graph.results[result];
   if (graph.placements[static_cast<size_t>(written)].storage != Storage::kResult) return true;
+  // An intermediate placed in the result's buffer (PlanBuffers) writes it
+  // before the result's own node: the result gets memory of its own.
+  for (size_t v = 0; v < graph.placements.size(); ++v) {
+    const Placement& placement = graph.placements[v];
+    if (static_cast<ValueId>(v) != written && placement.storage == Storage::kResult &&
+        placement.index == static_cast<int64_t>(result)) {
+      return false;
+    }
+  }
   for (size_t n = 0; n < graph.nodes.size(); ++n) {
     const Node& node = graph.nodes[n];
     if (std::find(node.outputs.begin(), node.outputs.end(), written) == node.outputs.end()) {
@@ -287,7 +296,7 @@ StatusOr<std::shared_ptr<const Program>> Compile(const ir::Module& module,
   KILN_RETURN_IF_ERROR(Lowering::LowerEntry(module, *entry, *graph, spmd ? &*spmd : nullptr));
   EliminateDeadNodes(*graph);
   FuseElementwise(*graph);
-  PlanBuffers(*graph);
+  PlanBuffers(*graph, /*intermediates_in_results=*/true);
   auto program = std::make_shared<Program>();
   ir::Attribute module_name = module.op().GetAttr("sym_name");
   program->name = module_name.Is(ir::AttrKind::kString) ? module_name->text : "main";

@@ -229,6 +229,48 @@ TEST(FusionTest, LayerNormFoldsTheVarianceIntoItsLoop) { CheckLayerNorm(64, 300)
 // Rows longer than a tile: each row folds in pieces, tile by tile.
 TEST(FusionTest, RowsLongerThanATileFoldInPieces) { CheckLayerNorm(16, 10000); }
 
+// Softmax over rows: exp(x - max) is kept for the division and dies there,
+// so it lives in the result's buffer (PlanBuffers) and the arena holds only
+// the row statistics. `donate`: x is also aliased with the result.
+void CheckSoftmax(bool donate) {
+  const std::string body = R"(
+    %low = stablehlo.constant dense<0xFF800000> : tensor<f32>
+    %zero = stablehlo.constant dense<0.0> : tensor<f32>
+    %m = stablehlo.reduce(%x init: %low) applies stablehlo.maximum across dimensions = [1] : (tensor<64x300xf32>, tensor<f32>) -> tensor<64xf32>
+    %mb = stablehlo.broadcast_in_dim %m, dims = [0] : (tensor<64xf32>) -> tensor<64x300xf32>
+    %d = stablehlo.subtract %x, %mb : tensor<64x300xf32>
+    %e = stablehlo.exponential %d : tensor<64x300xf32>
+    %s = stablehlo.reduce(%e init: %zero) applies stablehlo.add across dimensions = [1] : (tensor<64x300xf32>, tensor<f32>) -> tensor<64xf32>
+    %sb = stablehlo.broadcast_in_dim %s, dims = [0] : (tensor<64xf32>) -> tensor<64x300xf32>
+    %y = stablehlo.divide %e, %sb : tensor<64x300xf32>
+    return %y : tensor<64x300xf32>)";
+  const std::string attrs = donate ? " {tf.aliasing_output = 0 : i32}" : "";
+  const std::string text = "func.func public @main(%x: tensor<64x300xf32>" + attrs +
+                           ") -> tensor<64x300xf32> {" + body + "\n}\n";
+  auto program = CompileText(text);
+  ASSERT_TRUE(program.ok()) << program.status().ToString();
+  EXPECT_LT((*program)->graph->arena_bytes, 64 * 300 * 4);
+  const std::vector<float> original = Ramp<float>(64 * 300, 0.37, -40.0);
+  std::vector<float> x = original, separate(x.size());
+  // Donated and computable in place: the result goes over x, as the runtime
+  // would place it.
+  const bool in_place = donate && (*program)->alias_in_place[0];
+  float* y = in_place ? x.data() : separate.data();
+  ASSERT_TRUE(RunInto(**program, {x.data()}, {y}).ok());
+  for (size_t r = 0; r < 64; ++r) {
+    double max = -INFINITY, sum = 0;
+    for (size_t c = 0; c < 300; ++c) max = std::max<double>(max, original[r * 300 + c]);
+    for (size_t c = 0; c < 300; ++c) sum += std::exp(original[r * 300 + c] - max);
+    for (size_t c = 0; c < 300; ++c) {
+      const double want = std::exp(original[r * 300 + c] - max) / sum;
+      ASSERT_NEAR(y[r * 300 + c], want, 1e-6 * want + 1e-12) << r << "," << c;
+    }
+  }
+}
+
+TEST(FusionTest, SoftmaxKeepsItsExponentialsInTheResultBuffer) { CheckSoftmax(false); }
+TEST(FusionTest, SoftmaxWithItsInputDonatedToTheResult) { CheckSoftmax(true); }
+
 // Too few rows to share among threads: the reduce stays a node of its own.
 TEST(FusionTest, FewRowsKeepTheirReduce) {
   const std::string text = Main("%x: tensor<4x1000xf32>", "tensor<4xf32>", R"(

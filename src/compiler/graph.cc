@@ -49,7 +49,7 @@ class ArenaAllocator {
 
 }  // namespace
 
-void PlanBuffers(Graph& graph) {
+void PlanBuffers(Graph& graph, bool intermediates_in_results) {
   const size_t count = graph.values.size();
   graph.placements.assign(count, Placement{});
   std::vector<bool> placed(count, false);
@@ -94,6 +94,43 @@ void PlanBuffers(Graph& graph) {
   for (ValueId result : graph.results) {
     last_use[static_cast<size_t>(root[static_cast<size_t>(result)])] =
         static_cast<int64_t>(graph.nodes.size());
+  }
+  // An intermediate value that dies at the fused loop computing result i,
+  // read there element for element and of the result's size, lives in
+  // result i's buffer: the loop writes the result over it (fused loops
+  // write an output over an input only after reading the tile), and the
+  // arena does not hold it. Softmax's exp(x - max) is computed into the
+  // output buffer and divided in place.
+  if (intermediates_in_results) {
+    std::vector<bool> viewed(count, false), taken(graph.results.size(), false);
+    for (const Node& node : graph.nodes) {
+      if (!node.output_aliases_input) continue;
+      for (ValueId in : node.inputs) viewed[static_cast<size_t>(in)] = true;
+    }
+    for (size_t n = 0; n < graph.nodes.size(); ++n) {
+      const Node& node = graph.nodes[n];
+      if (node.inputs_read_pointwise.size() != node.inputs.size()) continue;
+      for (ValueId out : node.outputs) {
+        const Placement& home = graph.placements[static_cast<size_t>(out)];
+        if (home.storage != Storage::kResult ||
+            graph.results[static_cast<size_t>(home.index)] != out ||
+            taken[static_cast<size_t>(home.index)]) {
+          continue;
+        }
+        for (size_t k = 0; k < node.inputs.size(); ++k) {
+          const auto v = static_cast<size_t>(node.inputs[k]);
+          if (!node.inputs_read_pointwise[k] || placed[v] || viewed[v] ||
+              last_use[v] != static_cast<int64_t>(n) ||
+              graph.values[v].bytes != graph.values[static_cast<size_t>(out)].bytes) {
+            continue;
+          }
+          graph.placements[v] = {Storage::kResult, home.index, 0};
+          placed[v] = true;
+          taken[static_cast<size_t>(home.index)] = true;
+          break;
+        }
+      }
+    }
   }
   ArenaAllocator allocator;
   std::vector<std::vector<size_t>> frees(graph.nodes.size() + 1);

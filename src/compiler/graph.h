@@ -133,7 +133,11 @@ class Graph {
 // Assigns every value a Placement: parameters, constants and results where
 // the caller has them; other values at offsets of one arena, reusing the
 // memory of values no longer live (greedy first fit by liveness).
-void PlanBuffers(Graph& graph);
+// `intermediates_in_results` (an entry graph, whose result buffers are the
+// caller's fresh outputs): a value that dies at the fused loop computing a
+// result, read there element for element and of its size, is placed in
+// that result's buffer instead of the arena.
+void PlanBuffers(Graph& graph, bool intermediates_in_results = false);
 
 // Drops nodes whose outputs nothing uses (unless they have side effects).
 void EliminateDeadNodes(Graph& graph);
