@@ -203,20 +203,8 @@ StatusOr<const ir::Operation*> DivideAsReciprocalMultiply(Lowering& lowering,
   if (!base_type.HasStaticShape() || base_type.element() != type.element()) return nullptr;
   const ir::Type scalar = ir::Type::Tensor(type.element(), {});
   std::vector<uint8_t> one(ElementBytes(element));
-  switch (element) {
-    case ElementType::kF16: one = {0x00, 0x3c}; break;
-    case ElementType::kBF16: one = {0x80, 0x3f}; break;
-    case ElementType::kF32: {
-      const float value = 1.0f;
-      std::memcpy(one.data(), &value, sizeof value);
-      break;
-    }
-    default: {
-      const double value = 1.0;
-      std::memcpy(one.data(), &value, sizeof value);
-      break;
-    }
-  }
+  const double unit_value = 1.0;
+  KILN_RETURN_IF_ERROR(kernels::Convert(ElementType::kF64, &unit_value, element, one.data(), 1));
   auto unit = std::make_unique<ir::Operation>("stablehlo.constant", op.location());
   unit->AddResult(scalar);
   unit->SetAttr("value", ir::Attribute::DenseElements(scalar, std::move(one), false));

@@ -5,8 +5,8 @@
 namespace kiln::kernels::reduce_internal {
 namespace {
 
-// lane op x as reduce.cc's Apply<kMaximum / kMinimum, float>: lane if it is
-// NaN, else x if it is NaN, else lane when lane >= x (<= for min), else x.
+// lane op x as reduce.cc's Apply<kOp, float>. For max/min: lane if it is
+// NaN, else x if it is NaN, else lane when lane >= x (<= for min), else x;
 // max_ps(x, lane) is x when x > lane, else lane (also when either is NaN).
 template <int kOp>  // 0: add, 1: max, 2: min
 inline __m256 Op(__m256 lane, __m256 x) {
@@ -16,16 +16,6 @@ inline __m256 Op(__m256 lane, __m256 x) {
     __m256 r = kOp == 1 ? _mm256_max_ps(x, lane) : _mm256_min_ps(x, lane);
     r = _mm256_blendv_ps(r, x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
     return _mm256_blendv_ps(r, lane, _mm256_cmp_ps(lane, lane, _CMP_UNORD_Q));
-  }
-}
-template <int kOp>
-inline __m128 Op(__m128 lane, __m128 x) {
-  if constexpr (kOp == 0) {
-    return _mm_add_ps(lane, x);
-  } else {
-    __m128 r = kOp == 1 ? _mm_max_ps(x, lane) : _mm_min_ps(x, lane);
-    r = _mm_blendv_ps(r, x, _mm_cmp_ps(x, x, _CMP_UNORD_Q));
-    return _mm_blendv_ps(r, lane, _mm_cmp_ps(lane, lane, _CMP_UNORD_Q));
   }
 }
 
@@ -43,17 +33,19 @@ float Fold(const float* x, int64_t n) {
     _mm256_store_ps(rest, a);
     _mm256_store_ps(rest + 8, b);
     for (int64_t l = 0; i < n; ++i, ++l) {
-      rest[l] = _mm_cvtss_f32(Op<kOp>(_mm_set_ss(rest[l]), _mm_set_ss(x[i])));
+      rest[l] = _mm256_cvtss_f32(Op<kOp>(_mm256_set1_ps(rest[l]), _mm256_set1_ps(x[i])));
     }
     a = _mm256_load_ps(rest);
     b = _mm256_load_ps(rest + 8);
   }
-  // The tree of reduce.cc: lane l op lane l + 8, then + 4, + 2, + 1.
+  // The tree of reduce.cc: lane l op lane l + 8, then + 4, + 2, + 1. Each
+  // step brings the upper partners down to lanes 0.. (what lands above is
+  // never read).
   const __m256 eight = Op<kOp>(a, b);
-  const __m128 four = Op<kOp>(_mm256_castps256_ps128(eight), _mm256_extractf128_ps(eight, 1));
-  const __m128 two = Op<kOp>(four, _mm_movehl_ps(four, four));
-  const __m128 one = Op<kOp>(two, _mm_shuffle_ps(two, two, 1));
-  return _mm_cvtss_f32(one);
+  const __m256 four = Op<kOp>(eight, _mm256_permute2f128_ps(eight, eight, 1));
+  const __m256 two = Op<kOp>(four, _mm256_permute_ps(four, 0x0E));
+  const __m256 one = Op<kOp>(two, _mm256_permute_ps(two, 0x01));
+  return _mm256_cvtss_f32(one);
 }
 
 }  // namespace
