@@ -166,6 +166,10 @@ class RunContext {
   size_t num_outputs() const { return node_.outputs.size(); }
   const Node& node() const { return node_; }
   ExecutionEnv& env() const { return env_; }
+  const Graph& graph() const { return graph_; }
+  // Every value's memory in this run, by value id: for nodes that run other
+  // nodes (the row groups of compiler/row_groups.cc).
+  std::span<uint8_t* const> memory() const { return memory_; }
 
   // Runs region `index` of this node on `args`, writing its results into
   // `results` (which may alias args only when the region's results are

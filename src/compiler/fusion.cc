@@ -32,100 +32,14 @@
 #include "base/small_vector.h"
 #include "compiler/executor.h"
 #include "compiler/graph.h"
+#include "compiler/fused_loop.h"
 #include "kernels/loop_jit.h"
 #include "kernels/parallel.h"
 #include "kernels/scratch.h"
 
 namespace kiln::compiler {
+namespace fusion_internal {
 namespace {
-
-// Elements per tile: a member's tile of f32 is 16 KiB, so a chain's tiles
-// stay in the L2 cache while each kernel call does enough work to hide its
-// dispatch (about a tenth of a microsecond).
-constexpr int64_t kTile = 4096;
-// Elements per tile when every map of the loop has an f32 tile kernel
-// (kernels/tile_f32.h): eight members' tiles of 2 KiB fit in the L1 cache
-// beside the loop's inputs, and a call costs little beside a tile's work.
-// With 4096-element tiles each member's pass streamed from L2: a chain of
-// four adds over 4M elements spent 0.75 ms per member on this machine.
-constexpr int64_t kSmallTile = 512;
-
-// Where a member finds one operand during a tile.
-struct Operand {
-  enum class From : uint8_t { kInput, kMember, kSplat } from;
-  size_t index;  // into the fused node's inputs, the producing member, or the splats
-};
-
-struct Member {
-  std::shared_ptr<const Pointwise> pointwise;  // null: a splat, computed at compile time
-  kernels::TileKernel tile_f32 = nullptr;      // pointwise's, when the loop uses it
-  SmallVector<Operand, 4> operands;
-  size_t output_bytes;
-  size_t slot_offset;  // of its tile buffer in the tile scratch
-  // >= 0: the fused node's output this member's value is copied to.
-  int64_t output = -1;
-  std::string location, op;
-};
-
-// A reduction folded into the loop: the values of `member`, as `rows` rows
-// of the loop's `cols` elements, reduced into the fused node's output
-// `output`, starting from the value of input `init`.
-struct Reducer {
-  size_t member;
-  kernels::ReduceOp op;
-  ElementType type;
-  size_t bytes;
-  size_t output;
-  size_t init;
-};
-
-struct FusedLoop {
-  std::vector<Member> members;
-  std::vector<Reducer> reducers;
-  // With reducers: the row length. Threads then split the elements at row
-  // boundaries (no two threads fold into one result) and tiles hold whole
-  // rows when a row fits in one.
-  int64_t cols = 0;
-  int64_t tile = kTile;
-  // Tiles of one repeated element: the constants a chain broadcasts
-  // (`x * 2` reads a broadcast scalar), filled once here.
-  std::vector<std::vector<uint8_t>> splats;
-  std::vector<size_t> input_bytes;  // element size of each input
-  int64_t count = 0;                // elements of every member's output
-  size_t scratch_bytes = 0;         // all members' tile buffers
-  int64_t cost = 1;                 // rough operations per element
-  // Generated code for the maps (kernels/loop_jit.h), when each has a
-  // generated form. Per tile, after the reads, the stages run in order: a
-  // stage of generated code computes a run of maps with values in
-  // registers (its inputs fused inputs or members' tiles, its outputs the
-  // tiles of the maps needed by later stages or outside the loop); a
-  // transcendental map is a stage of its own and runs its tile kernel over
-  // the tile, since vector_math's loop over a tile is faster than calling
-  // its packet form from generated code per eight elements.
-  struct CodeArray {
-    bool member;   // a member's tile, else a fused input
-    size_t index;  // of the member or input
-  };
-  struct Stage {
-    std::unique_ptr<kernels::LoopCode> code;  // null: member `tile_member` alone
-    std::vector<CodeArray> inputs;
-    std::vector<size_t> outputs;  // members
-    size_t tile_member = 0;
-    // For tiles where the uniform reads are uniform (FusedLoop::uniform):
-    // the same maps reading one element of each; its inputs (outputs as
-    // `outputs`). Null when the stage reads none.
-    std::unique_ptr<kernels::LoopCode> uniform_code;
-    std::vector<CodeArray> uniform_inputs;
-  };
-  std::vector<Stage> stages;  // empty: the tile kernels, member by member
-  // Per member: a read whose values are not an output nor reduced, so its
-  // tile need not be filled when it can be read in place.
-  std::vector<bool> read_in_place;
-  // Per member: such a read that repeats one element along the loop's
-  // innermost run (a row broadcast: a mean per row) and only generated
-  // code uses. A tile within one run reads the element itself.
-  std::vector<bool> uniform;
-};
 
 int64_t Elements(const Graph& graph, ValueId value) {
   return graph.shape(value).NumElements();
@@ -343,6 +257,8 @@ Status RunStages(const FusedLoop& loop, RunContext& ctx, std::span<const bool> d
   return Status::Ok();
 }
 
+}  // namespace
+
 Status RunTiles(const FusedLoop& loop, RunContext& ctx, std::span<const bool> direct,
                 int64_t begin, int64_t end, uint8_t* scratch) {
   SmallVector<const void*, 4> in;
@@ -399,6 +315,8 @@ Status RunTiles(const FusedLoop& loop, RunContext& ctx, std::span<const bool> di
   }
   return Status::Ok();
 }
+
+namespace {
 
 // Whether [a, a + a_bytes) and [b, b + b_bytes) share memory.
 bool Overlap(const void* a, size_t a_bytes, const void* b, size_t b_bytes) {
@@ -662,9 +580,11 @@ void GenerateCode(FusedLoop& loop) {
   }
 }
 
-// Builds the fused node of `run` (indexes of graph.nodes, in order).
+// Builds the fused node of `run` (indexes of graph.nodes, in order) and
+// sets `built` to its loop.
 Node Fuse(const Graph& graph, const std::vector<size_t>& run,
-          const std::vector<std::vector<size_t>>& users, const std::vector<bool>& is_result) {
+          const std::vector<std::vector<size_t>>& users, const std::vector<bool>& is_result,
+          std::shared_ptr<const FusedLoop>& built) {
   auto loop = std::make_shared<FusedLoop>();
   Node fused;
   fused.op = std::string(kFusionOp);
@@ -774,6 +694,7 @@ Node Fuse(const Graph& graph, const std::vector<size_t>& run,
   }
   if (!loop->stages.empty()) fused.detail += " (generated code)";
   fused.run = [loop](RunContext& ctx) { return RunFused(*loop, ctx); };
+  built = loop;
   return fused;
 }
 
@@ -882,7 +803,8 @@ void SinkPointwise(Graph& graph) {
 
 }  // namespace
 
-void FuseElementwise(Graph& graph) {
+// FuseElementwise's work, then the row groups over its loops.
+void FuseRuns(Graph& graph) {
   SinkPointwise(graph);
   const size_t values = graph.values.size();
   std::vector<std::vector<size_t>> users(values);
@@ -923,22 +845,29 @@ void FuseElementwise(Graph& graph) {
     produced.emplace(node.outputs[0], true);
   }
   close();
-  if (runs.empty()) return;
 
   std::vector<Node> nodes;
+  std::vector<std::shared_ptr<const FusedLoop>> loops;
   nodes.reserve(graph.nodes.size());
   size_t next_run = 0;
   for (size_t n = 0; n < graph.nodes.size();) {
     if (next_run < runs.size() && runs[next_run].front() == n) {
-      nodes.push_back(Fuse(graph, runs[next_run], users, is_result));
+      loops.emplace_back();
+      nodes.push_back(Fuse(graph, runs[next_run], users, is_result, loops.back()));
       n = runs[next_run].back() + 1;
       ++next_run;
       continue;
     }
     nodes.push_back(std::move(graph.nodes[n]));
+    loops.emplace_back();
     ++n;
   }
   graph.nodes = std::move(nodes);
+  GroupRows(graph, loops);
 }
+
+}  // namespace fusion_internal
+
+void FuseElementwise(Graph& graph) { fusion_internal::FuseRuns(graph); }
 
 }  // namespace kiln::compiler

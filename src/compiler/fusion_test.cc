@@ -132,6 +132,12 @@ TEST(FusionTest, MixedTypesAndSmallArrays) {
   EXPECT_EQ(out, (std::vector<float>{-3, -2, -1, 0, 3, 6, 9}));
 }
 
+int Occurrences(const std::string& text, const std::string& part) {
+  int count = 0;
+  for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++count;
+  return count;
+}
+
 std::vector<std::string> CountOps(const Program& program, const std::string& op, int* count) {
   std::vector<std::string> ops = PlanOps(program);
   *count = static_cast<int>(std::count(ops.begin(), ops.end(), op));
@@ -142,7 +148,7 @@ std::vector<std::string> CountOps(const Program& program, const std::string& op,
 // reduce folds the loop computing (x - mean)^2, so only the mean's reduce
 // stays a node, and the second x - mean (JAX computes it again) moves down
 // into the output's loop. Checked against the same sums in double.
-void CheckLayerNorm(int64_t rows, int64_t cols) {
+void CheckLayerNorm(int64_t rows, int64_t cols, bool grouped) {
   const std::string r = std::to_string(rows), c = std::to_string(cols);
   const std::string m = "tensor<" + r + "x" + c + "xf32>", v = "tensor<" + r + "xf32>",
                     g = "tensor<" + c + "xf32>";
@@ -175,16 +181,26 @@ void CheckLayerNorm(int64_t rows, int64_t cols) {
   const std::string text = Main("%x: " + m + ", %gamma: " + g + ", %beta: " + g, m, body);
   auto program = CompileText(text);
   ASSERT_TRUE(program.ok()) << program.status().ToString();
-  int reduces = 0, loops = 0;
-  const std::vector<std::string> ops = CountOps(**program, "stablehlo.reduce", &reduces);
-  CountOps(**program, std::string(kFusionOp), &loops);
+  const std::vector<Node>& nodes = (*program)->graph->nodes;
   std::string plan;
-  for (const std::string& op : ops) plan += op + " ";
+  for (const Node& node : nodes) plan += node.op + " [" + node.detail + "] ";
   // The mean's reduce; the mean's divide; the loop ending in the
-  // variance's reduce; the loop over the variance; the output's loop.
-  EXPECT_EQ(reduces, 1) << plan;
-  EXPECT_EQ(loops, 3) << plan;
-  EXPECT_EQ(ops.size(), 5u) << plan;
+  // variance's reduce; the loop over the variance; the output's loop. Over
+  // a large enough array they run as one row group, whose values other
+  // than the output stay in its blocks (row_groups.cc).
+  if (grouped) {
+    ASSERT_EQ(PlanOps(**program), std::vector<std::string>{std::string(kRowGroupOp)}) << plan;
+    EXPECT_TRUE(nodes[0].detail.starts_with("reduce; ")) << plan;
+    EXPECT_EQ(Occurrences(nodes[0].detail, "kiln.fusion ["), 3) << plan;
+    EXPECT_EQ((*program)->graph->arena_bytes, 0) << plan;
+  } else {
+    int reduces = 0, loops = 0;
+    const std::vector<std::string> ops = CountOps(**program, "stablehlo.reduce", &reduces);
+    CountOps(**program, std::string(kFusionOp), &loops);
+    EXPECT_EQ(reduces, 1) << plan;
+    EXPECT_EQ(loops, 3) << plan;
+    EXPECT_EQ(ops.size(), 5u) << plan;
+  }
   // Where this machine runs generated code, the variance's loop and the
   // output's loop (reading the mean and scale as one element per tile
   // where a tile lies within a row) use it.
@@ -192,15 +208,14 @@ void CheckLayerNorm(int64_t rows, int64_t cols) {
                                {kernels::LoopStep::Kind::kLoad, 0, -1, -1, 0, 0},
                                {kernels::LoopStep::Kind::kStore, 0, 0, -1, 0, 0}},
                            1, 1) != nullptr) {
-    int generated = 0;
-    for (const Node& node : (*program)->graph->nodes) {
-      generated += node.detail.find("(generated code)") != std::string::npos;
-    }
-    EXPECT_GE(generated, 2) << plan;
+    EXPECT_GE(Occurrences(plan, "(generated code)"), 2) << plan;
   }
 
   const auto count = static_cast<size_t>(rows * cols);
-  const std::vector<float> x = Ramp<float>(count, 0.37, -40.0);
+  // Values within a few hundred: a float row's mean and deviations keep
+  // the precision the tolerance asks for.
+  std::vector<float> x(count);
+  for (size_t k = 0; k < count; ++k) x[k] = static_cast<float>((k * 7919) % 1009) * 0.37f - 40.0f;
   const std::vector<float> gamma = Ramp<float>(static_cast<size_t>(cols), 0.01, 0.5);
   const std::vector<float> beta = Ramp<float>(static_cast<size_t>(cols), -0.02, 1.0);
   std::vector<float> out(count);
@@ -223,11 +238,16 @@ void CheckLayerNorm(int64_t rows, int64_t cols) {
   }
 }
 
-// Rows shorter than a tile: a tile holds 13 whole rows.
-TEST(FusionTest, LayerNormFoldsTheVarianceIntoItsLoop) { CheckLayerNorm(64, 300); }
+// Rows shorter than a tile: a tile holds 13 whole rows. 75 KiB: the
+// nodes stay apart.
+TEST(FusionTest, LayerNormFoldsTheVarianceIntoItsLoop) { CheckLayerNorm(64, 300, false); }
 
-// Rows longer than a tile: each row folds in pieces, tile by tile.
-TEST(FusionTest, RowsLongerThanATileFoldInPieces) { CheckLayerNorm(16, 10000); }
+// Rows longer than a tile: each row folds in pieces, tile by tile, in a
+// row group of one row per block.
+TEST(FusionTest, RowsLongerThanATileFoldInPieces) { CheckLayerNorm(16, 10000, true); }
+
+// Blocks of several rows, the last one short (1000 rows).
+TEST(FusionTest, LayerNormRunsAsOneRowGroup) { CheckLayerNorm(1000, 1024, true); }
 
 // Softmax over rows: exp(x - max) is kept for the division and dies there,
 // so it lives in the result's buffer (PlanBuffers) and the arena holds only
@@ -270,6 +290,107 @@ void CheckSoftmax(bool donate) {
 
 TEST(FusionTest, SoftmaxKeepsItsExponentialsInTheResultBuffer) { CheckSoftmax(false); }
 TEST(FusionTest, SoftmaxWithItsInputDonatedToTheResult) { CheckSoftmax(true); }
+
+// Softmax as jax.nn.softmax writes it (the max taken with an initial
+// -inf) over 512 x 700 floats: one row group from the max's reduce to the
+// division, x read from memory once per block, exp(x - max) kept in the
+// block.
+TEST(FusionTest, SoftmaxRunsAsOneRowGroup) {
+  const std::string text = Main("%x: tensor<512x700xf32>", "tensor<512x700xf32>", R"(
+  %low = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %m = stablehlo.reduce(%x init: %low) applies stablehlo.maximum across dimensions = [1] : (tensor<512x700xf32>, tensor<f32>) -> tensor<512xf32>
+  %lows = stablehlo.broadcast_in_dim %low, dims = [] : (tensor<f32>) -> tensor<512xf32>
+  %m2 = stablehlo.maximum %lows, %m : tensor<512xf32>
+  %mb = stablehlo.broadcast_in_dim %m2, dims = [0] : (tensor<512xf32>) -> tensor<512x700xf32>
+  %d = stablehlo.subtract %x, %mb : tensor<512x700xf32>
+  %e = stablehlo.exponential %d : tensor<512x700xf32>
+  %s = stablehlo.reduce(%e init: %zero) applies stablehlo.add across dimensions = [1] : (tensor<512x700xf32>, tensor<f32>) -> tensor<512xf32>
+  %sb = stablehlo.broadcast_in_dim %s, dims = [0] : (tensor<512xf32>) -> tensor<512x700xf32>
+  %y = stablehlo.divide %e, %sb : tensor<512x700xf32>
+  return %y : tensor<512x700xf32>)");
+  auto program = CompileText(text);
+  ASSERT_TRUE(program.ok()) << program.status().ToString();
+  const std::vector<std::string> ops = PlanOps(**program);
+  ASSERT_EQ(ops, std::vector<std::string>{std::string(kRowGroupOp)});
+  EXPECT_TRUE((*program)->graph->nodes[0].detail.starts_with("reduce; "));
+  EXPECT_EQ((*program)->graph->arena_bytes, 0);
+  const std::vector<float> x = Ramp<float>(512 * 700, 0.037, -40.0);
+  std::vector<float> y(x.size());
+  ASSERT_TRUE(RunInto(**program, {x.data()}, {y.data()}).ok());
+  for (size_t r = 0; r < 512; ++r) {
+    double max = -INFINITY, sum = 0;
+    for (size_t c = 0; c < 700; ++c) max = std::max<double>(max, x[r * 700 + c]);
+    for (size_t c = 0; c < 700; ++c) sum += std::exp(x[r * 700 + c] - max);
+    for (size_t c = 0; c < 700; ++c) {
+      const double want = std::exp(x[r * 700 + c] - max) / sum;
+      ASSERT_NEAR(y[r * 700 + c], want, 1e-5 * want + 1e-12) << r << "," << c;
+    }
+  }
+}
+
+// A loop that reads a row statistic across rows (broadcast along the other
+// dimension: row r reads every row's sum) cannot run block by block: the
+// reduce and the loop stay apart, and the sums reach memory.
+TEST(FusionTest, ReadsAcrossRowsStayOutOfRowGroups) {
+  const std::string text = Main("%x: tensor<512x512xf32>", "tensor<512x512xf32>", R"(
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %s = stablehlo.reduce(%x init: %zero) applies stablehlo.add across dimensions = [1] : (tensor<512x512xf32>, tensor<f32>) -> tensor<512xf32>
+  %rows = stablehlo.broadcast_in_dim %s, dims = [0] : (tensor<512xf32>) -> tensor<512x512xf32>
+  %cols = stablehlo.broadcast_in_dim %s, dims = [1] : (tensor<512xf32>) -> tensor<512x512xf32>
+  %a = stablehlo.subtract %x, %rows : tensor<512x512xf32>
+  %b = stablehlo.multiply %a, %cols : tensor<512x512xf32>
+  return %b : tensor<512x512xf32>)");
+  auto program = CompileText(text);
+  ASSERT_TRUE(program.ok()) << program.status().ToString();
+  EXPECT_EQ(PlanOps(**program),
+            (std::vector<std::string>{"stablehlo.reduce", std::string(kFusionOp)}));
+  std::vector<float> x(512 * 512);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>((i * 7919) % 97) / 97.0f - 0.5f;
+  std::vector<float> b(x.size());
+  ASSERT_TRUE(RunInto(**program, {x.data()}, {b.data()}).ok());
+  std::vector<double> sums(512, 0.0);
+  for (size_t r = 0; r < 512; ++r) {
+    for (size_t c = 0; c < 512; ++c) sums[r] += x[r * 512 + c];
+  }
+  for (size_t r = 0; r < 512; ++r) {
+    for (size_t c = 0; c < 512; ++c) {
+      const double want = (x[r * 512 + c] - sums[r]) * sums[c];
+      ASSERT_NEAR(b[r * 512 + c], want, 1e-4 * (1 + std::abs(want))) << r << "," << c;
+    }
+  }
+}
+
+// A read within each row (reversing it) of a value the group computed
+// keeps the group whole: exp(x - max) stays in the block and the last loop
+// reads its row backwards there.
+TEST(FusionTest, ReversedRowsOfAGroupValueStayInTheGroup) {
+  const std::string text = Main("%x: tensor<512x600xf32>", "tensor<512x600xf32>", R"(
+  %low = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %two = stablehlo.constant dense<2.0> : tensor<512x600xf32>
+  %m = stablehlo.reduce(%x init: %low) applies stablehlo.maximum across dimensions = [1] : (tensor<512x600xf32>, tensor<f32>) -> tensor<512xf32>
+  %mb = stablehlo.broadcast_in_dim %m, dims = [0] : (tensor<512xf32>) -> tensor<512x600xf32>
+  %d = stablehlo.subtract %x, %mb : tensor<512x600xf32>
+  %e = stablehlo.exponential %d : tensor<512x600xf32>
+  %r = stablehlo.reverse %e, dims = [1] : tensor<512x600xf32>
+  %y = stablehlo.multiply %r, %two : tensor<512x600xf32>
+  return %y : tensor<512x600xf32>)");
+  auto program = CompileText(text);
+  ASSERT_TRUE(program.ok()) << program.status().ToString();
+  ASSERT_EQ(PlanOps(**program), std::vector<std::string>{std::string(kRowGroupOp)});
+  EXPECT_EQ((*program)->graph->arena_bytes, 0);
+  const std::vector<float> x = Ramp<float>(512 * 600, 0.01, -20.0);
+  std::vector<float> y(x.size());
+  ASSERT_TRUE(RunInto(**program, {x.data()}, {y.data()}).ok());
+  for (size_t r = 0; r < 512; ++r) {
+    double max = -INFINITY;
+    for (size_t c = 0; c < 600; ++c) max = std::max<double>(max, x[r * 600 + c]);
+    for (size_t c = 0; c < 600; ++c) {
+      const double want = 2 * std::exp(x[r * 600 + 599 - c] - max);
+      ASSERT_NEAR(y[r * 600 + c], want, 1e-6 * want + 1e-30) << r << "," << c;
+    }
+  }
+}
 
 // Too few rows to share among threads: the reduce stays a node of its own.
 TEST(FusionTest, FewRowsKeepTheirReduce) {

@@ -144,6 +144,9 @@ void EliminateDeadNodes(Graph& graph);
 
 // The op name of a fused loop.
 inline constexpr std::string_view kFusionOp = "kiln.fusion";
+// Consecutive fused loops and row reductions run block of rows by block of
+// rows (compiler/row_groups.cc).
+inline constexpr std::string_view kRowGroupOp = "kiln.row_group";
 
 // Replaces each run of consecutive Pointwise nodes with one node that runs
 // them tile by tile (compiler/fusion.cc). Values only the run uses never

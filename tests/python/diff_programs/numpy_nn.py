@@ -174,4 +174,48 @@ def _random_cases():
     return cases
 
 
-CASES = _numpy_cases() + _nn_cases() + _random_cases()
+def _row_group_cases():
+    """Normalizations over arrays large enough (256 KiB and up) for Kiln to
+    run the reductions and the loops reading their rows block by block
+    (compiler/row_groups.cc), with row counts that leave a short last
+    block; and neighbours that must not be grouped (statistics read across
+    rows, reductions over leading axes)."""
+    nn = jax.nn
+
+    def layernorm(x, gamma, beta):
+        mean = jnp.mean(x, axis=-1, keepdims=True)
+        var = jnp.mean(jnp.square(x - mean), axis=-1, keepdims=True)
+        return (x - mean) * jax.lax.rsqrt(var + 1e-5) * gamma + beta
+
+    def rmsnorm(x):
+        return x * jax.lax.rsqrt(jnp.mean(x * x, axis=-1, keepdims=True) + 1e-6)
+
+    big = _in.random_values(F32, (600, 384))
+    gamma, beta = _in.random_values(F32, (384,)), _in.random_values(F32, (384,))
+    scores = _in.random_values(F32, (4, 130, 256))
+    bf16 = _in.random_values(np.dtype(jnp.bfloat16), (250, 1024), 1.0)
+    f16 = _in.random_values(np.dtype(np.float16), (300, 512), 1.0)
+    ints = _in.small_ints(np.int32, (513, 600), -50, 51)
+    square = _in.random_values(F32, (512, 512), 1.0)
+    return [
+        Case("rows_layernorm", layernorm, (big, gamma, beta), 1e-4, 1e-4),
+        Case("rows_standardize_3d", lambda a: nn.standardize(a, axis=-1),
+             (scores,), 1e-4, 1e-4),
+        Case("rows_softmax", lambda a: nn.softmax(a, axis=-1), (scores,), 1e-5, 1e-7),
+        Case("rows_log_softmax_logsumexp",
+             lambda a: (nn.log_softmax(a, axis=-1), nn.logsumexp(a, axis=-1)),
+             (big,), 1e-5, 1e-5),
+        Case("rows_rmsnorm", rmsnorm, (big,), 1e-5, 1e-5),
+        Case("rows_softmax_axis0", lambda a: nn.softmax(a, axis=0), (big,), 1e-5, 1e-7),
+        Case("rows_layernorm_bf16", layernorm,
+             (bf16, np.ones(1024, jnp.bfloat16), np.zeros(1024, jnp.bfloat16)), 5e-2, 5e-2),
+        Case("rows_softmax_f16", lambda a: nn.softmax(a, axis=-1), (f16,), 1e-2, 1e-4),
+        Case("rows_int_max_shift", lambda a: a - jnp.max(a, axis=1, keepdims=True), (ints,)),
+        Case("rows_sum_read_across_rows",
+             lambda a: (a - a.sum(1, keepdims=True)) * a.sum(1)[None, :], (square,), 1e-4, 1e-3),
+        Case("rows_softmax_reversed", lambda a: nn.softmax(a, axis=-1)[:, ::-1] * 2.0,
+             (big,), 1e-5, 1e-7),
+    ]
+
+
+CASES = _numpy_cases() + _nn_cases() + _random_cases() + _row_group_cases()
