@@ -151,9 +151,12 @@ $(CPP_BUILD)/build.ninja: | $(STAMPS)/system-packages
 	$(CMAKE) -S . -B $(CPP_BUILD) -G Ninja -DKILN_WERROR=ON \
 	  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG"
 
+# -O1 and line tables: hlo_reader.cc compiled in 10.8 s rather than 14.8 s
+# at the default -O2 -g, and crash reports keep file:line.
 $(FUZZ_BUILD)/build.ninja: | $(STAMPS)/system-packages
 	CC=clang-15 CXX=clang++-15 $(CMAKE) -S . -B $(FUZZ_BUILD) -G Ninja -DKILN_BUILD_FUZZERS=ON \
-	  -DKILN_BUILD_TESTS=OFF -DKILN_SANITIZE=address,undefined,fuzzer-no-link
+	  -DKILN_BUILD_TESTS=OFF -DKILN_SANITIZE=address,undefined,fuzzer-no-link \
+	  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG"
 
 # -O0 and line tables only: this build checks behaviour, and it is the
 # longest step of `make test`. Under ASan + UBSan an ordinary file compiles
