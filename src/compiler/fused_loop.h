@@ -28,6 +28,8 @@ constexpr int64_t kTile = 4096;
 // With 4096-element tiles each member's pass streamed from L2: a chain of
 // four adds over 4M elements spent 0.75 ms per member on this machine.
 constexpr int64_t kSmallTile = 512;
+// The longest row a reducing loop with small tiles takes as one tile.
+constexpr int64_t kRowTile = 2048;
 
 // Where a member finds one operand during a tile.
 struct Operand {

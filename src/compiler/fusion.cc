@@ -673,12 +673,17 @@ Node Fuse(const Graph& graph, const std::vector<size_t>& run,
   }
   loop->count = Elements(graph, graph.nodes[first].outputs[0]);
   // Small tiles when every map has a tile kernel; a reducing loop's tiles
-  // hold whole rows when a row fits in one.
+  // hold whole rows when a row fits in one, and a row of up to kRowTile
+  // elements is one tile: each row then folds in one call, with one
+  // horizontal sum, rather than in pieces (softmax over rows of 1024: the
+  // plan's time went from 1.08 to 0.97 ms, layer norm's from 5.27 to 4.73,
+  // means of four alternating runs each).
   const bool small = std::all_of(loop->members.begin(), loop->members.end(), [](const Member& m) {
     return m.pointwise == nullptr || m.pointwise->kind == Pointwise::Kind::kRead ||
            m.pointwise->f32.tile != nullptr;
   });
-  const int64_t tile = small ? kSmallTile : kTile;
+  int64_t tile = small ? kSmallTile : kTile;
+  if (small && loop->cols > tile && loop->cols <= kRowTile) tile = loop->cols;
   loop->tile = loop->cols > 0 && loop->cols <= tile ? tile / loop->cols * loop->cols : tile;
   for (Member& member : loop->members) {
     if (member.pointwise == nullptr) continue;
