@@ -155,5 +155,42 @@ TEST(CanonicalizeTest, SelectOnAUniformConstantPredicatePicksAnOperand) {
             (std::vector<float>{1, 4}));
 }
 
+// x^T . dy transposed back, as JAX writes a weight gradient: one GEMM
+// writing the transposed product, no copy after it. The product is
+// [3, 2] = a[4, 3] contracted with b[4, 2] over dimension 0.
+TEST(CanonicalizeTest, TransposedProductIsOneGemm) {
+  const std::string text = Main("%a: tensor<4x3xf32>, %b: tensor<4x2xf32>", "tensor<2x3xf32>", R"(
+  %p = stablehlo.dot_general %a, %b, contracting_dims = [0] x [0] : (tensor<4x3xf32>, tensor<4x2xf32>) -> tensor<3x2xf32>
+  %t = stablehlo.transpose %p, dims = [1, 0] : (tensor<3x2xf32>) -> tensor<2x3xf32>
+  return %t : tensor<2x3xf32>)");
+  EXPECT_EQ(PlanOps(text), std::vector<std::string>{"stablehlo.transpose"});
+  const std::vector<float> a = Ramp<float>(12, 1.0, 1.0), b = Ramp<float>(8, -0.5, 2.0);
+  std::vector<float> want(6, 0.0f);
+  for (int i = 0; i < 2; ++i) {
+    for (int j = 0; j < 3; ++j) {
+      for (int k = 0; k < 4; ++k) want[i * 3 + j] += a[k * 3 + j] * b[k * 2 + i];
+    }
+  }
+  EXPECT_EQ(MustRun(text, {Array::Of(a), Array::Of(b)}).As<float>(), want);
+}
+
+// The product is also a result: it is computed once, and the transpose is a
+// copy of it.
+TEST(CanonicalizeTest, TransposedProductUsedElsewhereIsComputedOnce) {
+  const std::string text = Main("%a: tensor<4x3xf32>, %b: tensor<4x2xf32>",
+                                "(tensor<2x3xf32>, tensor<3x2xf32>)", R"(
+  %p = stablehlo.dot_general %a, %b, contracting_dims = [0] x [0] : (tensor<4x3xf32>, tensor<4x2xf32>) -> tensor<3x2xf32>
+  %t = stablehlo.transpose %p, dims = [1, 0] : (tensor<3x2xf32>) -> tensor<2x3xf32>
+  return %t, %p : tensor<2x3xf32>, tensor<3x2xf32>)");
+  EXPECT_EQ(PlanOps(text), (std::vector<std::string>{"stablehlo.dot_general", "stablehlo.transpose"}));
+  auto results = testing::Run(text, {Array::Of(Ramp<float>(12, 1.0, 1.0)),
+                                     Array::Of(Ramp<float>(8, -0.5, 2.0))});
+  ASSERT_TRUE(results.ok()) << results.status().ToString();
+  const std::vector<float> t = (*results)[0].As<float>(), p = (*results)[1].As<float>();
+  for (int i = 0; i < 2; ++i) {
+    for (int j = 0; j < 3; ++j) EXPECT_EQ(t[i * 3 + j], p[j * 2 + i]) << i << "," << j;
+  }
+}
+
 }  // namespace
 }  // namespace kiln::compiler

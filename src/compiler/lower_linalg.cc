@@ -191,15 +191,13 @@ StatusOr<GemmOperand> PrepareOperand(Lowering& lowering, const ir::Operation& op
   return result;
 }
 
-// out = contraction of lhs and rhs over the given dimensions; the result
-// is [batch..., lhs free..., rhs free...], as dot_general's.
-Status EmitContraction(Lowering& lowering, const ir::Operation& op,
-                       std::span<const int64_t> lhs_batch, std::span<const int64_t> lhs_contract,
-                       std::span<const int64_t> rhs_batch,
-                       std::span<const int64_t> rhs_contract) {
-  KILN_ASSIGN_OR_RETURN(ValueId lhs, lowering.Input(op, 0));
-  KILN_ASSIGN_OR_RETURN(ValueId rhs, lowering.Input(op, 1));
-  KILN_ASSIGN_OR_RETURN(Shape out, lowering.ShapeOf(op.result(0)));
+// out = contraction of lhs and rhs over the given dimensions, bound to
+// `bound`; its shape `out` is [batch..., lhs free..., rhs free...], as
+// dot_general's.
+Status EmitContraction(Lowering& lowering, const ir::Operation& op, ValueId lhs, ValueId rhs,
+                       const Shape& out, std::span<const int64_t> lhs_batch,
+                       std::span<const int64_t> lhs_contract, std::span<const int64_t> rhs_batch,
+                       std::span<const int64_t> rhs_contract, ir::Value* bound) {
   const ElementType type = ComputeTypeFor(out.element_type);
   if (!kernels::MatMulAccepts(type)) {
     return Unimplemented("Kiln cannot multiply matrices of ",
@@ -233,8 +231,20 @@ Status EmitContraction(Lowering& lowering, const ir::Operation& op,
   KILN_ASSIGN_OR_RETURN(ValueId product,
                         EmitMatMul(lowering, op, a.value, b.value, type, shape, out.dims));
   KILN_ASSIGN_OR_RETURN(ValueId result, EmitConvert(lowering, op, product, out.element_type));
-  lowering.Bind(op.result(0), result);
+  lowering.Bind(bound, result);
   return Status::Ok();
+}
+
+// The contraction of `op` (dot or dot_general) on its own operands.
+Status EmitOwnContraction(Lowering& lowering, const ir::Operation& op,
+                          std::span<const int64_t> lhs_batch, std::span<const int64_t> lhs_contract,
+                          std::span<const int64_t> rhs_batch,
+                          std::span<const int64_t> rhs_contract) {
+  KILN_ASSIGN_OR_RETURN(ValueId lhs, lowering.Input(op, 0));
+  KILN_ASSIGN_OR_RETURN(ValueId rhs, lowering.Input(op, 1));
+  KILN_ASSIGN_OR_RETURN(Shape out, lowering.ShapeOf(op.result(0)));
+  return EmitContraction(lowering, op, lhs, rhs, out, lhs_batch, lhs_contract, rhs_batch,
+                         rhs_contract, op.result(0));
 }
 
 Status LowerDotGeneral(Lowering& lowering, const ir::Operation& op) {
@@ -242,10 +252,10 @@ Status LowerDotGeneral(Lowering& lowering, const ir::Operation& op) {
   if (!numbers.Is(ir::AttrKind::kStruct)) {
     return InvalidArgument("dot_general without #stablehlo.dot dimension numbers");
   }
-  return EmitContraction(lowering, op, FieldInts(numbers, "lhs_batching_dimensions"),
-                         FieldInts(numbers, "lhs_contracting_dimensions"),
-                         FieldInts(numbers, "rhs_batching_dimensions"),
-                         FieldInts(numbers, "rhs_contracting_dimensions"));
+  return EmitOwnContraction(lowering, op, FieldInts(numbers, "lhs_batching_dimensions"),
+                            FieldInts(numbers, "lhs_contracting_dimensions"),
+                            FieldInts(numbers, "rhs_batching_dimensions"),
+                            FieldInts(numbers, "rhs_contracting_dimensions"));
 }
 
 // The legacy dot: [M,] K times K[, N].
@@ -253,7 +263,25 @@ Status LowerDot(Lowering& lowering, const ir::Operation& op) {
   KILN_ASSIGN_OR_RETURN(Shape lhs, lowering.ShapeOf(op.operand(0)));
   const int64_t lhs_contract[] = {static_cast<int64_t>(lhs.dims.size()) - 1};
   const int64_t rhs_contract[] = {0};
-  return EmitContraction(lowering, op, {}, lhs_contract, {}, rhs_contract);
+  return EmitOwnContraction(lowering, op, {}, lhs_contract, {}, rhs_contract);
+}
+
+// How many operands of the ops in `block` (and in their regions) are `value`.
+size_t Uses(const ir::Block& block, const ir::Value* value) {
+  size_t uses = 0;
+  std::vector<const ir::Block*> pending{&block};
+  while (!pending.empty()) {
+    const ir::Block* current = pending.back();
+    pending.pop_back();
+    for (const auto& op : current->operations()) {
+      uses += static_cast<size_t>(std::count(op->operands().begin(), op->operands().end(), value));
+      for (size_t r = 0; r < op->num_regions(); ++r) {
+        const ir::Region& region = op->region(r);
+        for (size_t b = 0; b < region.num_blocks(); ++b) pending.push_back(&region.block(b));
+      }
+    }
+  }
+  return uses;
 }
 
 // --- convolution ---
@@ -480,6 +508,35 @@ Status EmitConvByBlocks(Lowering& lowering, const ir::Operation& op, ValueId inp
 }
 
 }  // namespace
+
+StatusOr<bool> LowerTransposedProduct(Lowering& lowering, const ir::Operation& transpose) {
+  const ir::Operation* dot = transpose.operand(0)->defining_op();
+  if (dot == nullptr || dot->code() != ir::OpCode::kDotGeneral ||
+      IntsAttr(transpose, "permutation") != std::vector<int64_t>{1, 0} ||
+      dot->parent_block() == nullptr || dot->parent_block() != transpose.parent_block() ||
+      Uses(*dot->parent_block(), dot->result(0)) != 1) {
+    return false;
+  }
+  ir::Attribute numbers = dot->GetAttr("dot_dimension_numbers");
+  if (!numbers.Is(ir::AttrKind::kStruct) ||
+      !FieldInts(numbers, "lhs_batching_dimensions").empty() ||
+      !FieldInts(numbers, "rhs_batching_dimensions").empty()) {
+    return false;
+  }
+  KILN_ASSIGN_OR_RETURN(ValueId lhs, lowering.Input(*dot, 0));
+  KILN_ASSIGN_OR_RETURN(ValueId rhs, lowering.Input(*dot, 1));
+  KILN_ASSIGN_OR_RETURN(Shape out, lowering.ShapeOf(transpose.result(0)));
+  const size_t first = lowering.graph().nodes.size();
+  KILN_RETURN_IF_ERROR(EmitContraction(lowering, transpose, rhs, lhs, out, {},
+                                       FieldInts(numbers, "rhs_contracting_dimensions"), {},
+                                       FieldInts(numbers, "lhs_contracting_dimensions"),
+                                       transpose.result(0)));
+  // Plans name nodes by the op they were emitted for: say what this one is.
+  for (size_t n = first; n < lowering.graph().nodes.size(); ++n) {
+    lowering.graph().nodes[n].detail = "the dot_general's product, transposed";
+  }
+  return true;
+}
 
 Status LowerConvolutionWithPadding(Lowering& lowering, const ir::Operation& op,
                                    ValueId padding) {

@@ -91,6 +91,8 @@ Status LowerBroadcastInDim(Lowering& lowering, const ir::Operation& op) {
 }
 
 Status LowerTranspose(Lowering& lowering, const ir::Operation& op) {
+  KILN_ASSIGN_OR_RETURN(bool product, LowerTransposedProduct(lowering, op));
+  if (product) return Status::Ok();
   KILN_ASSIGN_OR_RETURN(ValueId input, lowering.Input(op, 0));
   KILN_ASSIGN_OR_RETURN(Shape in, lowering.ShapeOf(op.operand(0)));
   KILN_ASSIGN_OR_RETURN(Shape out, lowering.ShapeOf(op.result(0)));

@@ -253,6 +253,13 @@ void RunPad(size_t element_bytes, const PadCopy& copy, int64_t total, const void
 // ([spatial, 2] integers) is only known at run time: the run checks that it
 // gives the result type's output size (lower_linalg.cc).
 Status LowerConvolutionWithPadding(Lowering& lowering, const ir::Operation& op, ValueId padding);
+// transpose(dot_general(a, b), [1, 0]) of a product without batch
+// dimensions that nothing else reads, as dot_general(b, a): the GEMM writes
+// the transposed product (it reads its operands transposed for free)
+// instead of a strided copy after it; the dot_general's own node is then
+// dead. JAX's weight gradients take this form. False when `transpose` is
+// not one (lower_linalg.cc).
+StatusOr<bool> LowerTransposedProduct(Lowering& lowering, const ir::Operation& transpose);
 // custom_call targets "mhlo.erf", "mhlo.acos", ...: the elementwise ops
 // XLA's HLO-to-StableHLO export writes as custom calls because StableHLO has
 // no op for them (PyTorch/XLA with XLA_STABLEHLO_COMPILE=1). False when
