@@ -94,28 +94,51 @@ bool PassThroughCarry(const Graph& body, size_t i) {
 // unchanged (PassThroughCarry), which stay in the node's outputs.
 Status LowerWhile(Lowering& lowering, const ir::Operation& op) {
   const size_t count = op.operands().size();
-  std::vector<size_t> bytes;
-  std::vector<int64_t> offsets;
-  int64_t scratch_bytes = 0;
+  // Filled once the body is lowered (below): which carries stay in the
+  // node's outputs, and where the others' second buffers lie in the
+  // loop's scratch memory (only theirs: a scan's stacked outputs and
+  // weights need none).
+  struct Carries {
+    std::vector<size_t> bytes;
+    std::vector<bool> in_place;
+    std::vector<int64_t> offsets;
+    int64_t scratch_bytes = 0;
+  };
+  auto carries = std::make_shared<Carries>();
   for (size_t i = 0; i < count; ++i) {
     KILN_ASSIGN_OR_RETURN(Shape shape, lowering.ShapeOf(op.operand(i)));
-    bytes.push_back(shape.ByteSize());
-    offsets.push_back(scratch_bytes);
-    const auto size = static_cast<int64_t>(bytes.back());
-    scratch_bytes += (size + kAlignment - 1) / kAlignment * kAlignment;
+    carries->bytes.push_back(shape.ByteSize());
   }
+  carries->in_place.assign(count, false);
+  carries->offsets.assign(count, 0);
+  // Every carry swapped until the body is known (a loop folded while it is
+  // emitted runs so).
+  const auto lay_out = [count, carries] {
+    carries->scratch_bytes = 0;
+    for (size_t i = 0; i < count; ++i) {
+      if (carries->in_place[i]) continue;
+      carries->offsets[i] = carries->scratch_bytes;
+      const auto size = static_cast<int64_t>(carries->bytes[i]);
+      carries->scratch_bytes += (size + kAlignment - 1) / kAlignment * kAlignment;
+    }
+  };
+  lay_out();
   // The key of this loop's scratch memory in the ExecutionEnv: a graph of
   // its own, so that it never collides with a region's arena.
   auto scratch_key = std::make_shared<const Graph>();
   // A loop over constants is not folded at compile time (as XLA does not):
   // it may run long, or forever.
   const bool foldable = !AllConstant(lowering, op);
-  // Filled once the body is lowered (below).
-  auto in_place = std::make_shared<std::vector<bool>>(count, false);
-  RunFn run = [count, bytes, offsets, scratch_bytes, scratch_key,
-               in_place](RunContext& ctx) -> Status {
-    uint8_t* scratch = scratch_bytes > 0 ? ctx.env().Arena(scratch_key.get(), scratch_bytes)
-                                         : nullptr;
+  RunFn run = [count, carries, scratch_key](RunContext& ctx) -> Status {
+    const std::vector<size_t>& bytes = carries->bytes;
+    uint8_t* scratch = nullptr;
+    if (carries->scratch_bytes > 0) {
+      scratch = ctx.env().Arena(scratch_key.get(), carries->scratch_bytes);
+      if (scratch == nullptr) {
+        return ResourceExhausted("out of host memory: the while loop's carries need ",
+                                 carries->scratch_bytes, " bytes of scratch");
+      }
+    }
     // The loop-carried buffers: current[i] holds value i, next[i] receives it.
     void** slots = ctx.env().Pointers(&ctx.node(), 2 * count);
     std::span<const void*> current(const_cast<const void**>(slots), count);
@@ -123,7 +146,7 @@ Status LowerWhile(Lowering& lowering, const ir::Operation& op) {
     for (size_t i = 0; i < count; ++i) {
       if (bytes[i] > 0) std::memcpy(ctx.out(i), ctx.in(i), bytes[i]);
       current[i] = ctx.out(i);
-      next[i] = (*in_place)[i] ? ctx.out(i) : scratch + offsets[i];
+      next[i] = carries->in_place[i] ? ctx.out(i) : scratch + carries->offsets[i];
     }
     bool proceed = false;
     void* cond_result[] = {&proceed};
@@ -148,10 +171,12 @@ Status LowerWhile(Lowering& lowering, const ir::Operation& op) {
     const Node& node = lowering.graph().nodes.back();
     if (node.regions.size() == 2) {
       for (size_t i = 0; i < count; ++i) {
-        (*in_place)[i] = InPlaceCarry(*node.regions[1], i) || PassThroughCarry(*node.regions[1], i);
+        carries->in_place[i] =
+            InPlaceCarry(*node.regions[1], i) || PassThroughCarry(*node.regions[1], i);
       }
     }
   }
+  lay_out();
   return Status::Ok();
 }
 
