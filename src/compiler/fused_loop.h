@@ -106,6 +106,9 @@ struct FusedLoop {
   // innermost run (a row broadcast: a mean per row) and only generated
   // code uses. A tile within one run reads the element itself.
   std::vector<bool> uniform;
+  // The members that are reads, and those of them that are uniform, in
+  // order: what a tile walks instead of every member.
+  std::vector<uint32_t> reads, uniform_reads;
 };
 
 // Computes elements [begin, end) of `loop` (at tile boundaries from

@@ -193,23 +193,23 @@ Status FoldTile(const FusedLoop& loop, const Reducer& reducer, RunContext& ctx,
 
 // The tile at `start` through the loop's stages: the reads fill their
 // tiles (or are read in place), then each stage computes its maps.
+// `in_place` (one entry per member, null outside reads) receives where
+// each read's tile is read in place, or null where it is filled.
 Status RunStages(const FusedLoop& loop, RunContext& ctx, std::span<const bool> direct,
-                 int64_t start, int64_t n, uint8_t* scratch) {
-  kernels::ScratchArray<const uint8_t*> in_place(loop.members.size(), nullptr);
+                 int64_t start, int64_t n, uint8_t* scratch, const uint8_t** in_place) {
   // The uniform reads all uniform over this tile: the stages read one
   // element of each (their uniform code); else every one fills its tile.
   bool uniform = true;
-  for (size_t m = 0; m < loop.members.size() && uniform; ++m) {
-    if (!loop.uniform[m]) continue;
+  for (size_t k = 0; k < loop.uniform_reads.size() && uniform; ++k) {
+    const size_t m = loop.uniform_reads[k];
     const Member& member = loop.members[m];
     in_place[m] = ReadRun(*member.pointwise,
                           static_cast<const uint8_t*>(ctx.in(member.operands[0].index)), start,
                           n, 0);
     uniform = in_place[m] != nullptr;
   }
-  for (size_t m = 0; m < loop.members.size(); ++m) {
+  for (const size_t m : loop.reads) {
     const Member& member = loop.members[m];
-    if (member.pointwise == nullptr || member.pointwise->kind != Pointwise::Kind::kRead) continue;
     if (loop.uniform[m] && uniform) continue;
     const auto* source = static_cast<const uint8_t*>(ctx.in(member.operands[0].index));
     in_place[m] = loop.read_in_place[m] ? ReadRun(*member.pointwise, source, start, n, 1)
@@ -262,10 +262,16 @@ Status RunStages(const FusedLoop& loop, RunContext& ctx, std::span<const bool> d
 Status RunTiles(const FusedLoop& loop, RunContext& ctx, std::span<const bool> direct,
                 int64_t begin, int64_t end, uint8_t* scratch) {
   SmallVector<const void*, 4> in;
+  kernels::ScratchArray<const uint8_t*> in_place(loop.members.size(), nullptr);
+  // The members whose tiles are copied out after each tile.
+  SmallVector<uint32_t, 8> copied;
+  for (size_t m = 0; m < loop.members.size(); ++m) {
+    if (loop.members[m].output >= 0 && !direct[m]) copied.push_back(static_cast<uint32_t>(m));
+  }
   for (int64_t start = begin; start < end; start += loop.tile) {
     const int64_t n = std::min(loop.tile, end - start);
     if (!loop.stages.empty()) {
-      KILN_RETURN_IF_ERROR(RunStages(loop, ctx, direct, start, n, scratch));
+      KILN_RETURN_IF_ERROR(RunStages(loop, ctx, direct, start, n, scratch, in_place.data()));
     }
     for (size_t m = 0; loop.stages.empty() && m < loop.members.size(); ++m) {
       const Member& member = loop.members[m];
@@ -295,9 +301,8 @@ Status RunTiles(const FusedLoop& loop, RunContext& ctx, std::span<const bool> di
                                             status.message()));
       }
     }
-    for (size_t m = 0; m < loop.members.size(); ++m) {
+    for (const uint32_t m : copied) {
       const Member& member = loop.members[m];
-      if (member.output < 0 || direct[m]) continue;
       const uint8_t* from = member.pointwise == nullptr
                                 ? loop.splats[member.slot_offset].data()
                                 : scratch + member.slot_offset;
@@ -578,6 +583,9 @@ void GenerateCode(FusedLoop& loop) {
       stage.uniform_inputs.clear();
     }
   }
+  for (size_t m = 0; m < count; ++m) {
+    if (loop.uniform[m]) loop.uniform_reads.push_back(static_cast<uint32_t>(m));
+  }
 }
 
 // Builds the fused node of `run` (indexes of graph.nodes, in order) and
@@ -672,6 +680,12 @@ Node Fuse(const Graph& graph, const std::vector<size_t>& run,
     loop->members.push_back(std::move(member));
   }
   loop->count = Elements(graph, graph.nodes[first].outputs[0]);
+  for (size_t m = 0; m < loop->members.size(); ++m) {
+    const auto& pointwise = loop->members[m].pointwise;
+    if (pointwise != nullptr && pointwise->kind == Pointwise::Kind::kRead) {
+      loop->reads.push_back(static_cast<uint32_t>(m));
+    }
+  }
   // Small tiles when every map has a tile kernel; a reducing loop's tiles
   // hold whole rows when a row fits in one, and a row of up to kRowTile
   // elements is one tile: each row then folds in one call, with one
