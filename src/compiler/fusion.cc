@@ -263,11 +263,16 @@ Status RunTiles(const FusedLoop& loop, RunContext& ctx, std::span<const bool> di
                 int64_t begin, int64_t end, uint8_t* scratch) {
   SmallVector<const void*, 4> in;
   kernels::ScratchArray<const uint8_t*> in_place(loop.members.size(), nullptr);
-  // The members whose tiles are copied out after each tile.
-  SmallVector<uint32_t, 8> copied;
+  // The members whose tiles are copied out after each tile (scratch, not a
+  // vector: steady-state runs allocate nothing).
+  kernels::ScratchArray<uint32_t> copied_members(loop.members.size());
+  size_t copies = 0;
   for (size_t m = 0; m < loop.members.size(); ++m) {
-    if (loop.members[m].output >= 0 && !direct[m]) copied.push_back(static_cast<uint32_t>(m));
+    if (loop.members[m].output >= 0 && !direct[m]) {
+      copied_members[copies++] = static_cast<uint32_t>(m);
+    }
   }
+  const std::span<const uint32_t> copied(copied_members.data(), copies);
   for (int64_t start = begin; start < end; start += loop.tile) {
     const int64_t n = std::min(loop.tile, end - start);
     if (!loop.stages.empty()) {
