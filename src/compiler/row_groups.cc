@@ -146,7 +146,9 @@ Status FoldRows(const RowReduction& row, RunContext& ctx, int64_t per_row, int64
   const auto bytes = static_cast<int64_t>(GetElementTypeInfo(row.type).storage_bytes);
   const int64_t first = r0 * factor, count = (r1 - r0) * factor;
   auto* out = static_cast<uint8_t*>(ctx.out(0)) + first * bytes;
-  for (int64_t r = 0; r < count; ++r) std::memcpy(out + r * bytes, ctx.in(1), static_cast<size_t>(bytes));
+  for (int64_t r = 0; r < count; ++r) {
+    std::memcpy(out + r * bytes, ctx.in(1), static_cast<size_t>(bytes));
+  }
   return kernels::FoldRowsInto(row.op, row.type,
                                static_cast<const uint8_t*>(ctx.in(0)) + first * row.cols * bytes,
                                count, row.cols, out);
@@ -157,10 +159,12 @@ Status MapRows(const Pointwise& map, RunContext& ctx, int64_t per_row, int64_t r
   const int64_t first = r0 * per_row;
   SmallVector<const void*, 4> in;
   for (size_t i = 0; i < ctx.num_inputs(); ++i) {
-    const auto bytes = static_cast<int64_t>(GetElementTypeInfo(ctx.in_shape(i).element_type).storage_bytes);
+    const auto bytes =
+        static_cast<int64_t>(GetElementTypeInfo(ctx.in_shape(i).element_type).storage_bytes);
     in.push_back(static_cast<const uint8_t*>(ctx.in(i)) + first * bytes);
   }
-  const auto bytes = static_cast<int64_t>(GetElementTypeInfo(ctx.out_shape(0).element_type).storage_bytes);
+  const auto bytes =
+      static_cast<int64_t>(GetElementTypeInfo(ctx.out_shape(0).element_type).storage_bytes);
   return map.map(std::span<const void* const>(in.data(), in.size()),
                  static_cast<uint8_t*>(ctx.out(0)) + first * bytes, (r1 - r0) * per_row);
 }
@@ -205,7 +209,8 @@ Status RunGroup(const RowGroup& group, RunContext& ctx) {
   std::atomic<bool> failed{false};
   Status first = Status::Ok();
   std::mutex mutex;
-  kernels::ParallelFor(blocks, group.cost_per_row * group.block_rows, [&](int64_t begin, int64_t end) {
+  const int64_t cost = group.cost_per_row * group.block_rows;
+  kernels::ParallelFor(blocks, cost, [&](int64_t begin, int64_t end) {
     if (failed.load(std::memory_order_relaxed)) return;
     kernels::SerialKernelsScope serial;
     kernels::ScratchArray<uint8_t*> table(memory.size());
@@ -247,7 +252,8 @@ bool BuildGroup(const Graph& graph, size_t first, size_t last, int64_t rows,
       }
       if (!produced.contains(in) && seen_inputs.insert(in).second) inputs.push_back(in);
       if (Elements(graph, in) % rows == 0) {
-        widest = std::max<int64_t>(widest, static_cast<int64_t>(graph.values[static_cast<size_t>(in)].bytes) / rows);
+        const auto bytes = static_cast<int64_t>(graph.values[static_cast<size_t>(in)].bytes);
+        widest = std::max(widest, bytes / rows);
       }
     }
     for (ValueId out : node.outputs) {
