@@ -392,6 +392,37 @@ TEST(FusionTest, ReversedRowsOfAGroupValueStayInTheGroup) {
   }
 }
 
+// A reduction over rows of no elements has a result all the same (its
+// init) and no rows to fold: it stays out of the row group around it, whose
+// members fold real rows. (It joined once, and divided by its zero columns.)
+TEST(FusionTest, ReductionOfEmptyRowsStaysOutOfRowGroups) {
+  const std::string text = Main("%x: tensor<4096x256xf32>, %z: tensor<4096x0xf32>",
+                                "(tensor<4096xf32>, tensor<4096xf32>)", R"(
+  %c0 = stablehlo.constant dense<0.0> : tensor<f32>
+  %c1 = stablehlo.constant dense<1.5> : tensor<f32>
+  %s = stablehlo.reduce(%x init: %c0) applies stablehlo.add across dimensions = [1] : (tensor<4096x256xf32>, tensor<f32>) -> tensor<4096xf32>
+  %t = stablehlo.reduce(%z init: %c1) applies stablehlo.add across dimensions = [1] : (tensor<4096x0xf32>, tensor<f32>) -> tensor<4096xf32>
+  %b = stablehlo.broadcast_in_dim %s, dims = [0] : (tensor<4096xf32>) -> tensor<4096x256xf32>
+  %d = stablehlo.subtract %x, %b : tensor<4096x256xf32>
+  %e = stablehlo.multiply %d, %d : tensor<4096x256xf32>
+  %q = stablehlo.reduce(%e init: %c0) applies stablehlo.add across dimensions = [1] : (tensor<4096x256xf32>, tensor<f32>) -> tensor<4096xf32>
+  %u = stablehlo.add %q, %t : tensor<4096xf32>
+  return %u, %t : tensor<4096xf32>, tensor<4096xf32>)");
+  auto program = CompileText(text);
+  ASSERT_TRUE(program.ok()) << program.status().ToString();
+  std::vector<float> x(4096 * 256);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 7) - 3.0f;
+  std::vector<float> u(4096), t(4096);
+  ASSERT_TRUE(RunInto(**program, {x.data(), nullptr}, {u.data(), t.data()}).ok());
+  for (size_t r = 0; r < 4096; ++r) {
+    double sum = 0, squares = 0;
+    for (size_t c = 0; c < 256; ++c) sum += x[r * 256 + c];
+    for (size_t c = 0; c < 256; ++c) squares += (x[r * 256 + c] - sum) * (x[r * 256 + c] - sum);
+    ASSERT_EQ(t[r], 1.5f) << r;
+    ASSERT_NEAR(u[r], squares + 1.5, 1e-5 * squares + 1e-3) << r;
+  }
+}
+
 // Too few rows to share among threads: the reduce stays a node of its own.
 TEST(FusionTest, FewRowsKeepTheirReduce) {
   const std::string text = Main("%x: tensor<4x1000xf32>", "tensor<4xf32>", R"(

@@ -9,6 +9,7 @@
 // exponentials) never reach memory: each thread keeps the current block's
 // rows of them in scratch.
 #include <algorithm>
+#include <memory>
 #include <atomic>
 #include <cstring>
 #include <mutex>
@@ -37,7 +38,8 @@ struct RowMember {
   // Null: a row reduction (node.row_reduction) or a map (node.pointwise).
   std::shared_ptr<const FusedLoop> loop;
   int64_t per_row = 0;                    // the loop's elements per group row
-  std::vector<uint8_t> direct;            // per loop member: writes its output in place
+  // Per loop member: writes its output straight to memory.
+  std::unique_ptr<bool[]> direct;
 };
 
 // A value only the group's members read: the current block's rows of it
@@ -101,8 +103,11 @@ bool JoinsRows(const Graph& graph, const Node& node, const FusedLoop* loop, int6
   }
   if (loop == nullptr) {
     const RowReduction* row = node.row_reduction.get();
+    // A reduction over empty rows (cols 0) has rows 0 for its nonempty
+    // result: its kernel fills the result with init, no fold does.
     if (row == nullptr || node.inputs.size() != 2 || node.outputs.size() != 1 ||
-        row->rows % rows != 0 || produced.contains(node.inputs[1])) {
+        row->rows <= 0 || row->cols <= 0 || row->rows % rows != 0 ||
+        produced.contains(node.inputs[1])) {
       return false;
     }
     per_row = row->rows / rows * row->cols;
@@ -186,16 +191,17 @@ Status RunBlocks(const RowGroup& group, const Graph& graph, std::span<uint8_t*> 
     }
     for (const RowMember& member : group.members) {
       RunContext context(graph, member.node, table, env);
-      if (member.loop == nullptr && member.node.pointwise != nullptr) {
-        KILN_RETURN_IF_ERROR(MapRows(*member.node.pointwise, context, member.per_row, r0, r1));
-        continue;
-      }
       if (member.loop == nullptr) {
-        KILN_RETURN_IF_ERROR(FoldRows(*member.node.row_reduction, context, member.per_row, r0, r1));
+        Status status = member.node.pointwise != nullptr
+                            ? MapRows(*member.node.pointwise, context, member.per_row, r0, r1)
+                            : FoldRows(*member.node.row_reduction, context, member.per_row, r0, r1);
+        if (!status.ok()) {
+          return Status(status.code(), StrCat(member.node.location, ": ", member.node.op, ": ",
+                                              status.message()));
+        }
         continue;
       }
-      const std::span<const bool> direct(reinterpret_cast<const bool*>(member.direct.data()),
-                                         member.direct.size());
+      const std::span<const bool> direct(member.direct.get(), member.loop->members.size());
       KILN_RETURN_IF_ERROR(RunTiles(*member.loop, context, direct, r0 * member.per_row,
                                     r1 * member.per_row, scratch));
     }
@@ -287,8 +293,10 @@ bool BuildGroup(const Graph& graph, size_t first, size_t last, int64_t rows,
     if (member.loop != nullptr) {
       // The group's outputs never share memory with its inputs (it is no
       // pointwise op to the buffer plan) and its locals are its own.
-      for (const Member& m : member.loop->members) {
-        member.direct.push_back(m.output >= 0 && m.pointwise != nullptr);
+      const std::vector<Member>& loop_members = member.loop->members;
+      member.direct = std::make_unique<bool[]>(loop_members.size());
+      for (size_t m = 0; m < loop_members.size(); ++m) {
+        member.direct[m] = loop_members[m].output >= 0 && loop_members[m].pointwise != nullptr;
       }
       group->scratch_bytes = std::max(group->scratch_bytes, member.loop->scratch_bytes);
       group->cost_per_row += member.loop->cost * member.per_row;
