@@ -1,6 +1,7 @@
 // Row groups: consecutive nodes that each compute rows [r0, r1) of their
 // outputs from rows [r0, r1) of what the group computes before them (fused
-// loops, row reductions) run together, block of rows by block of rows.
+// loops, single maps, row reductions) run together, block of rows by block
+// of rows.
 // A layer norm is a reduction for the mean, a loop folding the variance and
 // a loop computing the output, each reading the same input: run one after
 // the other, each streams it from memory; in a group a block of rows is
@@ -9,9 +10,9 @@
 // exponentials) never reach memory: each thread keeps the current block's
 // rows of them in scratch.
 #include <algorithm>
-#include <memory>
 #include <atomic>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <unordered_map>
 #include <unordered_set>
@@ -34,10 +35,10 @@ constexpr int64_t kBlockBytes = 96 << 10;
 constexpr int64_t kWorthBytes = 256 << 10;
 
 struct RowMember {
-  Node node;                              // its inputs and outputs are the graph's values
+  Node node;  // its inputs and outputs are the graph's values
   // Null: a row reduction (node.row_reduction) or a map (node.pointwise).
   std::shared_ptr<const FusedLoop> loop;
-  int64_t per_row = 0;                    // the loop's elements per group row
+  int64_t per_row = 0;  // the member's elements per group row
   // Per loop member: writes its output straight to memory.
   std::unique_ptr<bool[]> direct;
 };
