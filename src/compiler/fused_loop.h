@@ -111,6 +111,10 @@ struct FusedLoop {
   std::vector<uint32_t> reads, uniform_reads;
 };
 
+inline int64_t Elements(const Graph& graph, ValueId value) {
+  return graph.shape(value).NumElements();
+}
+
 // Computes elements [begin, end) of `loop` (at tile boundaries from
 // `begin`) on this thread: per member, `direct[m]` says its output is
 // written straight into the node's output rather than through the tile

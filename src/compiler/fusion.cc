@@ -19,11 +19,9 @@
 // runs.
 #include <algorithm>
 #include <array>
-#include <atomic>
 #include <cstring>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <queue>
 #include <unordered_map>
 #include <utility>
@@ -40,10 +38,6 @@
 namespace kiln::compiler {
 namespace fusion_internal {
 namespace {
-
-int64_t Elements(const Graph& graph, ValueId value) {
-  return graph.shape(value).NumElements();
-}
 
 // Copies `run` elements of type T `stride` elements apart (0: one element
 // repeated) to `to`.
@@ -351,23 +345,15 @@ Status RunFused(const FusedLoop& loop, RunContext& ctx) {
     }
     direct[m] = !shared;
   }
-  std::atomic<bool> failed{false};
-  Status first = Status::Ok();
-  std::mutex mutex;
-  // Threads take whole rows when the loop reduces.
+  // Threads take whole rows when the loop reduces; members run on this
+  // thread's tiles only.
   const int64_t unit = loop.reducers.empty() ? 1 : loop.cols;
-  kernels::ParallelFor(loop.count / unit, loop.cost * unit, [&](int64_t begin, int64_t end) {
-    if (failed.load(std::memory_order_relaxed)) return;
-    kernels::SerialKernelsScope serial;  // members run on this thread's tiles only
-    kernels::ScratchArray<uint8_t> scratch(loop.scratch_bytes);
-    Status status = RunTiles(loop, ctx, std::span<const bool>(direct.data(), direct.size()),
-                             begin * unit, end * unit, scratch.data());
-    if (!status.ok() && !failed.exchange(true)) {
-      std::lock_guard lock(mutex);
-      first = std::move(status);
-    }
-  });
-  return first;
+  return kernels::ParallelForStatus(
+      loop.count / unit, loop.cost * unit, [&](int64_t begin, int64_t end) {
+        kernels::ScratchArray<uint8_t> scratch(loop.scratch_bytes);
+        return RunTiles(loop, ctx, std::span<const bool>(direct.data(), direct.size()),
+                        begin * unit, end * unit, scratch.data());
+      });
 }
 
 // A tile of kTile copies of the element at `element`.

@@ -249,6 +249,21 @@ TEST(FusionTest, RowsLongerThanATileFoldInPieces) { CheckLayerNorm(16, 10000, tr
 // Blocks of several rows, the last one short (1000 rows).
 TEST(FusionTest, LayerNormRunsAsOneRowGroup) { CheckLayerNorm(1000, 1024, true); }
 
+// y holds softmax over each of the `rows` rows of `cols` of x, within
+// `relative` of the same computed in double.
+void ExpectSoftmaxRows(const float* x, const float* y, size_t rows, size_t cols,
+                       double relative) {
+  for (size_t r = 0; r < rows; ++r) {
+    double max = -INFINITY, sum = 0;
+    for (size_t c = 0; c < cols; ++c) max = std::max<double>(max, x[r * cols + c]);
+    for (size_t c = 0; c < cols; ++c) sum += std::exp(x[r * cols + c] - max);
+    for (size_t c = 0; c < cols; ++c) {
+      const double want = std::exp(x[r * cols + c] - max) / sum;
+      ASSERT_NEAR(y[r * cols + c], want, relative * want + 1e-12) << r << "," << c;
+    }
+  }
+}
+
 // Softmax over rows: exp(x - max) is kept for the division and dies there,
 // so it lives in the result's buffer (PlanBuffers) and the arena holds only
 // the row statistics. `donate`: x is also aliased with the result.
@@ -277,15 +292,7 @@ void CheckSoftmax(bool donate) {
   const bool in_place = donate && (*program)->alias_in_place[0];
   float* y = in_place ? x.data() : separate.data();
   ASSERT_TRUE(RunInto(**program, {x.data()}, {y}).ok());
-  for (size_t r = 0; r < 64; ++r) {
-    double max = -INFINITY, sum = 0;
-    for (size_t c = 0; c < 300; ++c) max = std::max<double>(max, original[r * 300 + c]);
-    for (size_t c = 0; c < 300; ++c) sum += std::exp(original[r * 300 + c] - max);
-    for (size_t c = 0; c < 300; ++c) {
-      const double want = std::exp(original[r * 300 + c] - max) / sum;
-      ASSERT_NEAR(y[r * 300 + c], want, 1e-6 * want + 1e-12) << r << "," << c;
-    }
-  }
+  ExpectSoftmaxRows(original.data(), y, 64, 300, 1e-6);
 }
 
 TEST(FusionTest, SoftmaxKeepsItsExponentialsInTheResultBuffer) { CheckSoftmax(false); }
@@ -318,15 +325,7 @@ TEST(FusionTest, SoftmaxRunsAsOneRowGroup) {
   const std::vector<float> x = Ramp<float>(512 * 700, 0.037, -40.0);
   std::vector<float> y(x.size());
   ASSERT_TRUE(RunInto(**program, {x.data()}, {y.data()}).ok());
-  for (size_t r = 0; r < 512; ++r) {
-    double max = -INFINITY, sum = 0;
-    for (size_t c = 0; c < 700; ++c) max = std::max<double>(max, x[r * 700 + c]);
-    for (size_t c = 0; c < 700; ++c) sum += std::exp(x[r * 700 + c] - max);
-    for (size_t c = 0; c < 700; ++c) {
-      const double want = std::exp(x[r * 700 + c] - max) / sum;
-      ASSERT_NEAR(y[r * 700 + c], want, 1e-5 * want + 1e-12) << r << "," << c;
-    }
-  }
+  ExpectSoftmaxRows(x.data(), y.data(), 512, 700, 1e-5);
 }
 
 // A loop that reads a row statistic across rows (broadcast along the other

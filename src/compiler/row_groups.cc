@@ -10,10 +10,8 @@
 // exponentials) never reach memory: each thread keeps the current block's
 // rows of them in scratch.
 #include <algorithm>
-#include <atomic>
 #include <cstring>
 #include <memory>
-#include <mutex>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -59,10 +57,6 @@ struct RowGroup {
   size_t scratch_bytes = 0;  // the largest loop's tile buffers
   int64_t cost_per_row = 0;
 };
-
-int64_t Elements(const Graph& graph, ValueId value) {
-  return graph.shape(value).NumElements();
-}
 
 // Whether the strided read `read`, over an output of `rows` rows, reads for
 // each row r only elements [r * width, (r + 1) * width) of its source: its
@@ -213,25 +207,15 @@ Status RunBlocks(const RowGroup& group, const Graph& graph, std::span<uint8_t*> 
 Status RunGroup(const RowGroup& group, RunContext& ctx) {
   const std::span<uint8_t* const> memory = ctx.memory();
   const int64_t blocks = (group.rows + group.block_rows - 1) / group.block_rows;
-  std::atomic<bool> failed{false};
-  Status first = Status::Ok();
-  std::mutex mutex;
   const int64_t cost = group.cost_per_row * group.block_rows;
-  kernels::ParallelFor(blocks, cost, [&](int64_t begin, int64_t end) {
-    if (failed.load(std::memory_order_relaxed)) return;
-    kernels::SerialKernelsScope serial;
+  return kernels::ParallelForStatus(blocks, cost, [&](int64_t begin, int64_t end) {
     kernels::ScratchArray<uint8_t*> table(memory.size());
     std::copy(memory.begin(), memory.end(), table.data());
     kernels::ScratchArray<uint8_t> slots(group.block_bytes);
     kernels::ScratchArray<uint8_t> scratch(group.scratch_bytes);
-    Status status = RunBlocks(group, ctx.graph(), table, ctx.env(), begin, end, slots.data(),
-                              scratch.data());
-    if (!status.ok() && !failed.exchange(true)) {
-      std::lock_guard lock(mutex);
-      first = std::move(status);
-    }
+    return RunBlocks(group, ctx.graph(), table, ctx.env(), begin, end, slots.data(),
+                     scratch.data());
   });
-  return first;
 }
 
 // Builds the group of graph.nodes[first, last) (rows `rows`, elements per

@@ -6,9 +6,7 @@
 #include "kernels/conv.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cstring>
-#include <mutex>
 #include <span>
 
 #include "base/small_vector.h"
@@ -242,29 +240,23 @@ Status ConvByBlocks(ElementType type, const ConvGeometry& g, const void* input,
   const int64_t depth = g.window_size() * g.group_features();
   const int64_t block = ConvBlockRows(g, bytes);
   const int64_t blocks = (rows + block - 1) / block;
-  std::atomic<bool> failed{false};
-  Status first = Status::Ok();
-  std::mutex mutex;
-  ParallelFor(blocks, block * depth * g.output_features, [&](int64_t begin, int64_t end) {
-    SerialKernelsScope serial;  // each block's GEMM on this thread
+  // Each block's GEMM runs on its chunk's thread.
+  return ParallelForStatus(blocks, block * depth * g.output_features,
+                           [&](int64_t begin, int64_t end) {
     ScratchArray<uint8_t> columns(static_cast<size_t>(block * depth) * bytes);
-    for (int64_t b = begin; b < end && !failed.load(std::memory_order_relaxed); ++b) {
+    for (int64_t b = begin; b < end; ++b) {
       const int64_t r0 = b * block, r1 = std::min(rows, r0 + block);
       Im2ColRange(bytes, g, source, input, r0, r1, columns.data());
       MatMulShape shape;
       shape.m = r1 - r0;
       shape.n = g.output_features;
       shape.k = depth;
-      Status status = MatMul(type, shape, columns.data(), kernel,
-                             static_cast<uint8_t*>(out) +
-                                 static_cast<size_t>(r0 * g.output_features) * bytes);
-      if (!status.ok() && !failed.exchange(true)) {
-        std::lock_guard lock(mutex);
-        first = std::move(status);
-      }
+      KILN_RETURN_IF_ERROR(MatMul(type, shape, columns.data(), kernel,
+                                  static_cast<uint8_t*>(out) +
+                                      static_cast<size_t>(r0 * g.output_features) * bytes));
     }
+    return Status::Ok();
   });
-  return first;
 }
 
 bool DepthwiseConvAccepts(ElementType type, const ConvGeometry& g) {

@@ -175,3 +175,24 @@ void ParallelFor(int64_t count, int64_t cost_per_item, RangeFn body) {
 }
 
 }  // namespace kiln::kernels
+
+namespace kiln::kernels {
+
+Status ParallelForStatus(int64_t count, int64_t cost_per_item,
+                         FunctionRef<Status(int64_t begin, int64_t end)> body) {
+  std::atomic<bool> failed{false};
+  Status first = Status::Ok();
+  std::mutex mutex;
+  ParallelFor(count, cost_per_item, [&](int64_t begin, int64_t end) {
+    if (failed.load(std::memory_order_relaxed)) return;
+    SerialKernelsScope serial;
+    Status status = body(begin, end);
+    if (!status.ok() && !failed.exchange(true)) {
+      std::lock_guard lock(mutex);
+      first = std::move(status);
+    }
+  });
+  return first;
+}
+
+}  // namespace kiln::kernels

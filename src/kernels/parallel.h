@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "base/function_ref.h"
+#include "base/status.h"
 
 namespace kiln::kernels {
 
@@ -19,6 +20,12 @@ using RangeFn = FunctionRef<void(int64_t begin, int64_t end)>;
 // Allocates nothing: the job lives on the caller's stack while it runs.
 // Called from inside a pool worker it runs inline (no nested splitting).
 void ParallelFor(int64_t count, int64_t cost_per_item, RangeFn body);
+
+// ParallelFor for work that can fail: each chunk runs under a
+// SerialKernelsScope (the kernels it calls stay on its thread), chunks that
+// start after a failure are skipped, and the first failure is returned.
+Status ParallelForStatus(int64_t count, int64_t cost_per_item,
+                         FunctionRef<Status(int64_t begin, int64_t end)> body);
 
 // While one lives on a thread, ParallelFor calls on that thread run inline:
 // for callers that already split the work and call kernels on pieces of it

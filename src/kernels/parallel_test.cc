@@ -1,0 +1,33 @@
+// ParallelForStatus: every item runs once when nothing fails, and the
+// first failure comes back.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <string>
+#include <vector>
+
+#include "kernels/parallel.h"
+
+namespace kiln::kernels {
+namespace {
+
+TEST(ParallelForStatusTest, RunsEveryItemOnceWhenNothingFails) {
+  std::vector<std::atomic<int>> runs(100000);
+  Status status = ParallelForStatus(100000, 1000, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) runs[static_cast<size_t>(i)].fetch_add(1);
+    return Status::Ok();
+  });
+  ASSERT_TRUE(status.ok()) << status.ToString();
+  for (size_t i = 0; i < runs.size(); ++i) ASSERT_EQ(runs[i].load(), 1) << i;
+}
+
+TEST(ParallelForStatusTest, ReturnsTheFailure) {
+  Status status = ParallelForStatus(100000, 1000, [&](int64_t begin, int64_t end) {
+    return begin <= 50000 && 50000 < end ? InvalidArgument("item 50000 failed") : Status::Ok();
+  });
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("item 50000 failed"), std::string::npos) << status.ToString();
+}
+
+}  // namespace
+}  // namespace kiln::kernels
