@@ -47,6 +47,11 @@ class ArenaAllocator {
   int64_t high_water_ = 0;
 };
 
+// Entry k of a per-output input list, or -1 when it has none.
+int64_t InputIndex(const std::vector<int32_t>& inputs, size_t k) {
+  return k < inputs.size() ? inputs[k] : -1;
+}
+
 }  // namespace
 
 void PlanBuffers(Graph& graph, bool intermediates_in_results) {
@@ -70,15 +75,42 @@ void PlanBuffers(Graph& graph, bool intermediates_in_results) {
     graph.placements[v] = {Storage::kResult, static_cast<int64_t>(i), 0};
     placed[v] = true;
   }
-  // Views share their input's memory unless they are results themselves.
+  // A result that is a view (a reshape ending the program, a convolution's
+  // product seen in the result's layout) of an intermediate of its size:
+  // the intermediate, and the views between, live in the result's buffer,
+  // so no view copies and the arena does not hold them. Nothing else writes
+  // that buffer (a result taken here gets no other intermediate below), and
+  // CanWriteInPlace (compile.cc) gives such a result memory of its own
+  // rather than a donated argument's.
+  std::vector<bool> taken(graph.results.size(), false);
+  if (intermediates_in_results) {
+    for (size_t n = graph.nodes.size(); n-- > 0;) {
+      const Node& node = graph.nodes[n];
+      if (!node.output_aliases_input || node.inputs.empty()) continue;
+      const auto out = static_cast<size_t>(node.outputs[0]);
+      const auto in = static_cast<size_t>(node.inputs[0]);
+      const Placement home = graph.placements[out];
+      if (home.storage != Storage::kResult || placed[in] ||
+          graph.values[in].bytes != graph.values[out].bytes) {
+        continue;
+      }
+      graph.placements[in] = home;
+      placed[in] = true;
+      taken[static_cast<size_t>(home.index)] = true;
+    }
+  }
+  // Views, and outputs that are an input the node never writes, share that
+  // input's memory unless they are results themselves.
   std::vector<ValueId> root(count);
   for (size_t v = 0; v < count; ++v) root[v] = static_cast<ValueId>(v);
   for (const Node& node : graph.nodes) {
-    if (!node.output_aliases_input || node.inputs.empty()) continue;
-    for (ValueId out : node.outputs) {
-      const auto o = static_cast<size_t>(out);
-      if (placed[o]) continue;
-      root[o] = root[static_cast<size_t>(node.inputs[0])];
+    for (size_t k = 0; k < node.outputs.size(); ++k) {
+      const auto o = static_cast<size_t>(node.outputs[k]);
+      const int64_t input = node.output_aliases_input ? 0 : InputIndex(node.output_is_input, k);
+      if (input < 0 || input >= static_cast<int64_t>(node.inputs.size()) || placed[o]) continue;
+      const auto v = static_cast<size_t>(node.inputs[static_cast<size_t>(input)]);
+      if (graph.values[v].bytes != graph.values[o].bytes && !node.output_aliases_input) continue;
+      root[o] = root[v];
       graph.placements[o] = {Storage::kAlias, root[o], 0};
       placed[o] = true;
     }
@@ -102,7 +134,7 @@ void PlanBuffers(Graph& graph, bool intermediates_in_results) {
   // arena does not hold it. Softmax's exp(x - max) is computed into the
   // output buffer and divided in place.
   if (intermediates_in_results) {
-    std::vector<bool> viewed(count, false), taken(graph.results.size(), false);
+    std::vector<bool> viewed(count, false);
     for (const Node& node : graph.nodes) {
       if (!node.output_aliases_input) continue;
       for (ValueId in : node.inputs) viewed[static_cast<size_t>(in)] = true;
@@ -134,19 +166,42 @@ void PlanBuffers(Graph& graph, bool intermediates_in_results) {
   }
   ArenaAllocator allocator;
   std::vector<std::vector<size_t>> frees(graph.nodes.size() + 1);
+  // Arena values whose memory an output of the node they die at took over.
+  std::vector<bool> handed_over(count, false);
   for (size_t n = 0; n < graph.nodes.size(); ++n) {
-    for (ValueId out : graph.nodes[n].outputs) {
-      const auto o = static_cast<size_t>(out);
+    const Node& node = graph.nodes[n];
+    for (size_t k = 0; k < node.outputs.size(); ++k) {
+      const auto o = static_cast<size_t>(node.outputs[k]);
       if (placed[o]) continue;
-      graph.placements[o] = {Storage::kArena, 0,
-                             allocator.Allocate(static_cast<int64_t>(graph.values[o].bytes))};
+      // An output written over an input (output_over_input): the input is an
+      // arena value of the output's size, no view, dying here and read by
+      // this node once.
+      int64_t offset = -1;
+      const int64_t input = InputIndex(node.output_over_input, k);
+      if (input >= 0 && input < static_cast<int64_t>(node.inputs.size())) {
+        const auto v = static_cast<size_t>(node.inputs[static_cast<size_t>(input)]);
+        const auto reads = std::count_if(node.inputs.begin(), node.inputs.end(), [&](ValueId in) {
+          return root[static_cast<size_t>(in)] == root[v];
+        });
+        if (graph.placements[v].storage == Storage::kArena && root[v] == static_cast<ValueId>(v) &&
+            !handed_over[v] && last_use[v] == static_cast<int64_t>(n) && reads == 1 &&
+            graph.values[v].bytes == graph.values[o].bytes && graph.values[o].bytes > 0) {
+          offset = graph.placements[v].offset;
+          handed_over[v] = true;
+        }
+      }
+      if (offset < 0) offset = allocator.Allocate(static_cast<int64_t>(graph.values[o].bytes));
+      graph.placements[o] = {Storage::kArena, 0, offset};
       placed[o] = true;
       // A value nobody reads dies after its node.
       const int64_t dies = std::max<int64_t>(last_use[o], static_cast<int64_t>(n));
       frees[static_cast<size_t>(dies)].push_back(o);
     }
-    // Free after the node ran: its inputs may not share memory with its outputs.
-    for (size_t v : frees[n]) allocator.Free(graph.placements[v].offset);
+    // Free after the node ran: its inputs may not share memory with its
+    // outputs (but for the memory handed over above).
+    for (size_t v : frees[n]) {
+      if (!handed_over[v]) allocator.Free(graph.placements[v].offset);
+    }
   }
   graph.arena_bytes = allocator.high_water();
 }

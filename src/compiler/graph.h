@@ -88,6 +88,15 @@ struct Node {
   // The node's outputs may share memory with its inputs: it is a no-op view
   // (reshape, bitcast of the same size) and `run` copies nothing.
   bool output_aliases_input = false;
+  // Per output (empty: none), the index of an input or -1. `output_is_input`:
+  // the output is that input's memory, which the node never writes (a while
+  // carry its body passes through unchanged). `output_over_input`: the
+  // output may be written over that input's memory when the input dies at
+  // this node and no other input shares it (a while carry updated in
+  // place). PlanBuffers decides; `run` copies an input to its output only
+  // when their pointers differ.
+  std::vector<int32_t> output_is_input;
+  std::vector<int32_t> output_over_input;
   // Set when the node can join a fused loop (see Pointwise).
   std::shared_ptr<const Pointwise> pointwise;
   // What a plan listing shows after the op name: a fused loop's members.

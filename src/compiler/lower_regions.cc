@@ -144,7 +144,7 @@ Status LowerWhile(Lowering& lowering, const ir::Operation& op) {
     std::span<const void*> current(const_cast<const void**>(slots), count);
     std::span<void*> next(slots + count, count);
     for (size_t i = 0; i < count; ++i) {
-      if (bytes[i] > 0) std::memcpy(ctx.out(i), ctx.in(i), bytes[i]);
+      if (bytes[i] > 0 && ctx.out(i) != ctx.in(i)) std::memcpy(ctx.out(i), ctx.in(i), bytes[i]);
       current[i] = ctx.out(i);
       next[i] = carries->in_place[i] ? ctx.out(i) : scratch + carries->offsets[i];
     }
@@ -168,11 +168,18 @@ Status LowerWhile(Lowering& lowering, const ir::Operation& op) {
   const size_t before = lowering.graph().nodes.size();
   KILN_RETURN_IF_ERROR(lowering.EmitWithRegions(op, std::move(run), foldable));
   if (lowering.graph().nodes.size() > before) {
-    const Node& node = lowering.graph().nodes.back();
-    if (node.regions.size() == 2) {
+    Node& node = lowering.graph().nodes.back();
+    if (node.regions.size() == 2 && node.outputs.size() == count) {
+      // A carry passed through is its init's memory; a carry updated in
+      // place may take over its init's memory when the init dies here (a
+      // scan's zero-filled stacked outputs).
+      node.output_is_input.assign(count, -1);
+      node.output_over_input.assign(count, -1);
       for (size_t i = 0; i < count; ++i) {
-        carries->in_place[i] =
-            InPlaceCarry(*node.regions[1], i) || PassThroughCarry(*node.regions[1], i);
+        const bool pass_through = PassThroughCarry(*node.regions[1], i);
+        carries->in_place[i] = pass_through || InPlaceCarry(*node.regions[1], i);
+        (pass_through ? node.output_is_input : node.output_over_input)[i] =
+            carries->in_place[i] ? static_cast<int32_t>(i) : -1;
       }
     }
   }

@@ -174,6 +174,120 @@ func.func @main(%w: tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>, tensor<3xf3
   EXPECT_EQ(results[2].As<float>(), (std::vector<float>{1, 2, -4}));
 }
 
+// A scan as JAX writes it: weights passed through, a stack of rows
+// (initialized from a computed value) updated in place. `init_read_after`:
+// the init is also summed after the loop, so the stack may not take its
+// memory.
+std::string ScanWithComputedInit(bool init_read_after) {
+  const std::string after = init_read_after ? R"(
+  %seen = stablehlo.reduce(%init init: %zero) applies stablehlo.add across dimensions = [0, 1] : (tensor<4x8xf32>, tensor<f32>) -> tensor<f32>)"
+                                            : R"(
+  %seen = stablehlo.add %zero, %zero : tensor<f32>)";
+  return R"(
+func.func @main(%w: tensor<8xf32>, %s: tensor<f32>) -> (tensor<f32>, tensor<8xf32>, tensor<f32>) {
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %init = stablehlo.broadcast_in_dim %s, dims = [] : (tensor<f32>) -> tensor<4x8xf32>
+  %0:3 = stablehlo.while(%i = %c0, %weights = %w, %stack = %init) : tensor<i32>, tensor<8xf32>, tensor<4x8xf32>
+  cond {
+    %four = stablehlo.constant dense<4> : tensor<i32>
+    %1 = stablehlo.compare LT, %i, %four, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %1 : tensor<i1>
+  } do {
+    %f = stablehlo.convert %i : (tensor<i32>) -> tensor<f32>
+    %fb = stablehlo.broadcast_in_dim %f, dims = [] : (tensor<f32>) -> tensor<8xf32>
+    %row = stablehlo.multiply %weights, %fb : tensor<8xf32>
+    %r2 = stablehlo.reshape %row : (tensor<8xf32>) -> tensor<1x8xf32>
+    %z = stablehlo.constant dense<0> : tensor<i32>
+    %acc = stablehlo.dynamic_update_slice %stack, %r2, %i, %z : (tensor<4x8xf32>, tensor<1x8xf32>, tensor<i32>, tensor<i32>) -> tensor<4x8xf32>
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %next = stablehlo.add %i, %one : tensor<i32>
+    stablehlo.return %next, %weights, %acc : tensor<i32>, tensor<8xf32>, tensor<4x8xf32>
+  }
+  %total = stablehlo.reduce(%0#2 init: %zero) applies stablehlo.add across dimensions = [0, 1] : (tensor<4x8xf32>, tensor<f32>) -> tensor<f32>
+  %w2 = stablehlo.add %0#1, %0#1 : tensor<8xf32>)" +
+         after + R"(
+  return %total, %w2, %seen : tensor<f32>, tensor<8xf32>, tensor<f32>
+}
+)";
+}
+
+const Node* FindNode(const Graph& graph, std::string_view op) {
+  for (const Node& node : graph.nodes) {
+    if (node.op == op) return &node;
+  }
+  return nullptr;
+}
+
+// The weights the body passes through are the parameter's memory (not a
+// copy), and the stacked rows are written over their dying init: the arena
+// holds the init once. When the init is read after the loop, the stack gets
+// memory of its own. The values are the plain semantics' either way.
+TEST(LowerControlFlowTest, ScanOutputsTakeOverTheMemoryOfTheirInits) {
+  for (bool init_read_after : {false, true}) {
+    const std::string text = ScanWithComputedInit(init_read_after);
+    auto module = frontend::text::ParseModule(text);
+    ASSERT_TRUE(module.ok()) << module.status().ToString();
+    auto program = Compile(*module, frontend::CompileOptions{});
+    ASSERT_TRUE(program.ok()) << program.status().ToString();
+    const Graph& graph = *(*program)->graph;
+    const Node* loop = FindNode(graph, "stablehlo.while");
+    ASSERT_NE(loop, nullptr);
+    ASSERT_EQ(loop->outputs.size(), 3u);
+    const Placement& weights = graph.placements[static_cast<size_t>(loop->outputs[1])];
+    EXPECT_EQ(weights.storage, Storage::kAlias);
+    EXPECT_EQ(weights.index, graph.parameters[0]);
+    const Placement& stack = graph.placements[static_cast<size_t>(loop->outputs[2])];
+    const Placement& init = graph.placements[static_cast<size_t>(loop->inputs[2])];
+    ASSERT_EQ(stack.storage, Storage::kArena);
+    ASSERT_EQ(init.storage, Storage::kArena);
+    EXPECT_EQ(stack.offset == init.offset, !init_read_after) << init_read_after;
+    if (!init_read_after) {
+      EXPECT_LT(graph.arena_bytes, 2 * 4 * 8 * 4);
+    }
+
+    auto results = MustRun(text, {Array::Of<float>({1, 2, 3, 4, 5, 6, 7, -8}),
+                                  Array::Of<float>({0.5f})});
+    ASSERT_EQ(results.size(), 3u);
+    // Rows i * w for i < 4: (0 + 1 + 2 + 3) * sum(w) = 6 * 20.
+    EXPECT_EQ(results[0].As<float>()[0], 120.0f) << init_read_after;
+    EXPECT_EQ(results[1].As<float>(), (std::vector<float>{2, 4, 6, 8, 10, 12, 14, -16}));
+    EXPECT_EQ(results[2].As<float>()[0], init_read_after ? 16.0f : 0.0f);
+  }
+}
+
+// The same value is two carries' init: one carry stacks rows into it, the
+// other passes it through. Neither may write the other's memory.
+TEST(LowerControlFlowTest, AnInitSharedByTwoCarriesIsNotWrittenOverByEither) {
+  const std::string text = R"(
+func.func @main(%s: tensor<f32>) -> (tensor<2x3xf32>, tensor<2x3xf32>) {
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %init = stablehlo.broadcast_in_dim %s, dims = [] : (tensor<f32>) -> tensor<2x3xf32>
+  %0:3 = stablehlo.while(%i = %c0, %stack = %init, %kept = %init) : tensor<i32>, tensor<2x3xf32>, tensor<2x3xf32>
+  cond {
+    %two = stablehlo.constant dense<2> : tensor<i32>
+    %1 = stablehlo.compare LT, %i, %two, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %1 : tensor<i1>
+  } do {
+    %f = stablehlo.convert %i : (tensor<i32>) -> tensor<f32>
+    %row = stablehlo.broadcast_in_dim %f, dims = [] : (tensor<f32>) -> tensor<1x3xf32>
+    %z = stablehlo.constant dense<0> : tensor<i32>
+    %acc = stablehlo.dynamic_update_slice %stack, %row, %i, %z : (tensor<2x3xf32>, tensor<1x3xf32>, tensor<i32>, tensor<i32>) -> tensor<2x3xf32>
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %next = stablehlo.add %i, %one : tensor<i32>
+    stablehlo.return %next, %acc, %kept : tensor<i32>, tensor<2x3xf32>, tensor<2x3xf32>
+  }
+  %a = stablehlo.add %0#1, %0#1 : tensor<2x3xf32>
+  %b = stablehlo.add %0#2, %0#2 : tensor<2x3xf32>
+  return %a, %b : tensor<2x3xf32>, tensor<2x3xf32>
+}
+)";
+  auto results = MustRun(text, {Array::Of<float>({7})});
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[0].As<float>(), (std::vector<float>{0, 0, 0, 2, 2, 2}));
+  EXPECT_EQ(results[1].As<float>(), (std::vector<float>(6, 14.0f)));
+}
+
 TEST(LowerControlFlowTest, CaseClampsOutOfRangeIndexesToTheLastBranch) {
   const Array x = Array::Of<float>({1, -2});
   const std::vector<std::pair<int32_t, std::vector<float>>> cases = {

@@ -1,0 +1,115 @@
+// The buffer plan (PlanBuffers, graph.cc) of whole programs: where values
+// live, and that the plan computes the same results wherever they live.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "compiler/lowering_test_util.h"
+
+namespace kiln::compiler {
+namespace {
+
+using testing::Main;
+using testing::Ramp;
+
+StatusOr<std::shared_ptr<const Program>> CompileText(const std::string& text) {
+  KILN_ASSIGN_OR_RETURN(ir::Module module, frontend::text::ParseModule(text));
+  KILN_RETURN_IF_ERROR(ir::Verify(module));
+  return Compile(module, frontend::CompileOptions{});
+}
+
+Status RunInto(const Program& program, const std::vector<const void*>& parameters,
+               const std::vector<void*>& results) {
+  ExecutionEnv env;
+  return Execute(*program.graph, parameters, results, env);
+}
+
+// out = x (4 x 8) times w (8 x 8), row-major, in double.
+std::vector<float> Product(const std::vector<float>& x, const std::vector<float>& w) {
+  std::vector<float> out(32);
+  for (int i = 0; i < 4; ++i) {
+    for (int j = 0; j < 8; ++j) {
+      double sum = 0;
+      for (int k = 0; k < 8; ++k) sum += double{x[i * 8 + k]} * double{w[k * 8 + j]};
+      out[i * 8 + j] = static_cast<float>(sum);
+    }
+  }
+  return out;
+}
+
+// A program ending in views of a product (JAX's convolutions end so, and
+// many programs end in a reshape): the GEMM writes the result's buffer, no
+// view copies, and the arena is empty.
+TEST(BufferPlanTest, ViewsEndingAProgramLeaveTheirInputInTheResult) {
+  const std::string text = Main("%x: tensor<4x8xf32>, %w: tensor<8x8xf32>", "tensor<2x16xf32>", R"(
+    %p = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+    %flat = stablehlo.reshape %p : (tensor<4x8xf32>) -> tensor<32xf32>
+    %y = stablehlo.reshape %flat : (tensor<32xf32>) -> tensor<2x16xf32>
+    return %y : tensor<2x16xf32>)");
+  auto program = CompileText(text);
+  ASSERT_TRUE(program.ok()) << program.status().ToString();
+  EXPECT_EQ((*program)->graph->arena_bytes, 0);
+  const std::vector<float> x = Ramp<float>(32, 0.25, -3.0), w = Ramp<float>(64, -0.125, 2.0);
+  std::vector<float> y(32, -1.0f);
+  ASSERT_TRUE(RunInto(**program, {x.data(), w.data()}, {y.data()}).ok());
+  EXPECT_EQ(y, Product(x, w));
+}
+
+// The viewed product is also read after the view, by a second result: it
+// stays in the first result's buffer, and both results are right.
+TEST(BufferPlanTest, AViewedValueReadLaterIsReadFromTheResult) {
+  const std::string text =
+      Main("%x: tensor<4x8xf32>, %w: tensor<8x8xf32>", "(tensor<32xf32>, tensor<4x8xf32>)", R"(
+    %p = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+    %flat = stablehlo.reshape %p : (tensor<4x8xf32>) -> tensor<32xf32>
+    %twice = stablehlo.add %p, %p : tensor<4x8xf32>
+    return %flat, %twice : tensor<32xf32>, tensor<4x8xf32>)");
+  auto program = CompileText(text);
+  ASSERT_TRUE(program.ok()) << program.status().ToString();
+  EXPECT_EQ((*program)->graph->arena_bytes, 0);
+  const std::vector<float> x = Ramp<float>(32, 0.5, 1.0), w = Ramp<float>(64, 0.25, -7.0);
+  std::vector<float> flat(32), twice(32);
+  ASSERT_TRUE(RunInto(**program, {x.data(), w.data()}, {flat.data(), twice.data()}).ok());
+  const std::vector<float> want = Product(x, w);
+  EXPECT_EQ(flat, want);
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(twice[i], want[i] + want[i]) << i;
+}
+
+// The result is donated x's alias: the product, written into the result's
+// buffer before x's last read, must not land on x. The plan gives the result
+// memory of its own (alias_in_place false); either way the values are right.
+TEST(BufferPlanTest, AViewResultAliasingADonatedInputIsNotWrittenOverIt) {
+  const std::string text = R"(func.func public @main(
+      %x: tensor<4x8xf32> {tf.aliasing_output = 0 : i32}, %w: tensor<8x8xf32>) -> tensor<4x8xf32> {
+    %p = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+    %flat = stablehlo.reshape %p : (tensor<4x8xf32>) -> tensor<32xf32>
+    %y = stablehlo.reshape %flat : (tensor<32xf32>) -> tensor<4x8xf32>
+    return %y : tensor<4x8xf32>
+  }
+  )";
+  auto program = CompileText(text);
+  ASSERT_TRUE(program.ok()) << program.status().ToString();
+  EXPECT_FALSE((*program)->alias_in_place[0]);
+  const std::vector<float> original = Ramp<float>(32, 0.75, -9.0), w = Ramp<float>(64, 0.5, -3.0);
+  std::vector<float> x = original, y(32);
+  ASSERT_TRUE(RunInto(**program, {x.data(), w.data()}, {y.data()}).ok());
+  EXPECT_EQ(y, Product(original, w));
+  EXPECT_EQ(x, original);
+}
+
+// A view of a parameter stays a copy: the parameter is the caller's memory.
+TEST(BufferPlanTest, AViewOfAParameterIsCopiedIntoTheResult) {
+  const std::string text = Main("%x: tensor<4x8xf32>", "tensor<32xf32>", R"(
+    %y = stablehlo.reshape %x : (tensor<4x8xf32>) -> tensor<32xf32>
+    return %y : tensor<32xf32>)");
+  auto program = CompileText(text);
+  ASSERT_TRUE(program.ok()) << program.status().ToString();
+  const std::vector<float> x = Ramp<float>(32, 1.5, 2.0);
+  std::vector<float> y(32);
+  ASSERT_TRUE(RunInto(**program, {x.data()}, {y.data()}).ok());
+  EXPECT_EQ(y, x);
+}
+
+}  // namespace
+}  // namespace kiln::compiler
