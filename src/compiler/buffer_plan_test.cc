@@ -2,6 +2,7 @@
 // live, and that the plan computes the same results wherever they live.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -109,6 +110,62 @@ TEST(BufferPlanTest, AViewOfAParameterIsCopiedIntoTheResult) {
   std::vector<float> y(32);
   ASSERT_TRUE(RunInto(**program, {x.data()}, {y.data()}).ok());
   EXPECT_EQ(y, x);
+}
+
+// A fused loop writes its output over an input it reads element for
+// element and that dies there: exp(p) + p takes the product's memory, and
+// the arena holds one 4 x 8 array.
+TEST(BufferPlanTest, AFusedLoopWritesOverTheInputThatDiesThere) {
+  const std::string text = Main("%x: tensor<4x8xf32>, %w: tensor<8x8xf32>", "tensor<4x8xf32>", R"(
+    %p = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+    %e = stablehlo.exponential %p : tensor<4x8xf32>
+    %q = stablehlo.add %e, %p : tensor<4x8xf32>
+    %y = stablehlo.dot_general %q, %w, contracting_dims = [1] x [0] : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+    return %y : tensor<4x8xf32>)");
+  auto program = CompileText(text);
+  ASSERT_TRUE(program.ok()) << program.status().ToString();
+  EXPECT_EQ((*program)->graph->arena_bytes, 4 * 8 * 4);
+  const std::vector<float> x = Ramp<float>(32, 0.0625, -1.0), w = Ramp<float>(64, -0.03125, 1.0);
+  std::vector<float> y(32);
+  ASSERT_TRUE(RunInto(**program, {x.data(), w.data()}, {y.data()}).ok());
+  std::vector<float> q = Product(x, w);
+  for (float& v : q) v = static_cast<float>(std::exp(double{v}) + double{v});
+  const std::vector<float> want = Product(q, w);
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(y[i], want[i], 1e-5 * std::abs(want[i])) << i;
+}
+
+// A loop reading its input transposed (as well as element for element) may
+// not write over it: an element it writes is one a later element still
+// reads.
+TEST(BufferPlanTest, AFusedLoopReadingTransposedKeepsItsOutputApart) {
+  const std::string text = Main("%x: tensor<8x8xf32>, %w: tensor<8x8xf32>", "tensor<8x8xf32>", R"(
+    %p = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+    %t = stablehlo.transpose %p, dims = [1, 0] : (tensor<8x8xf32>) -> tensor<8x8xf32>
+    %e = stablehlo.exponential %p : tensor<8x8xf32>
+    %q = stablehlo.add %t, %e : tensor<8x8xf32>
+    %y = stablehlo.dot_general %q, %w, contracting_dims = [1] x [0] : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+    return %y : tensor<8x8xf32>)");
+  auto program = CompileText(text);
+  ASSERT_TRUE(program.ok()) << program.status().ToString();
+  EXPECT_EQ((*program)->graph->arena_bytes, 2 * 8 * 8 * 4);
+  const std::vector<float> x = Ramp<float>(64, 0.03125, -1.0), w = Ramp<float>(64, -0.015625, 0.5);
+  std::vector<float> y(64);
+  ASSERT_TRUE(RunInto(**program, {x.data(), w.data()}, {y.data()}).ok());
+  std::vector<double> p(64, 0.0), q(64), want(64, 0.0);
+  for (int i = 0; i < 8; ++i) {
+    for (int j = 0; j < 8; ++j) {
+      for (int k = 0; k < 8; ++k) p[i * 8 + j] += double{x[i * 8 + k]} * double{w[k * 8 + j]};
+    }
+  }
+  for (int i = 0; i < 8; ++i) {
+    for (int j = 0; j < 8; ++j) q[i * 8 + j] = p[j * 8 + i] + std::exp(p[i * 8 + j]);
+  }
+  for (int i = 0; i < 8; ++i) {
+    for (int j = 0; j < 8; ++j) {
+      for (int k = 0; k < 8; ++k) want[i * 8 + j] += q[i * 8 + k] * double{w[k * 8 + j]};
+    }
+  }
+  for (size_t i = 0; i < 64; ++i) EXPECT_NEAR(y[i], want[i], 1e-5 * std::abs(want[i]) + 1e-6) << i;
 }
 
 }  // namespace

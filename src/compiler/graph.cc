@@ -173,22 +173,33 @@ void PlanBuffers(Graph& graph, bool intermediates_in_results) {
     for (size_t k = 0; k < node.outputs.size(); ++k) {
       const auto o = static_cast<size_t>(node.outputs[k]);
       if (placed[o]) continue;
-      // An output written over an input (output_over_input): the input is an
-      // arena value of the output's size, no view, dying here and read by
-      // this node once.
+      // An output written over an input: the input is an arena value of the
+      // output's size and element count, no view, dying here and read by
+      // this node once. A
+      // fused loop may write any output over any input it reads element for
+      // element (it writes a tile after reading it); other nodes name the
+      // input (output_over_input).
       int64_t offset = -1;
-      const int64_t input = InputIndex(node.output_over_input, k);
-      if (input >= 0 && input < static_cast<int64_t>(node.inputs.size())) {
-        const auto v = static_cast<size_t>(node.inputs[static_cast<size_t>(input)]);
+      auto take_over = [&](size_t input) {
+        if (offset >= 0 || input >= node.inputs.size()) return;
+        const auto v = static_cast<size_t>(node.inputs[input]);
         const auto reads = std::count_if(node.inputs.begin(), node.inputs.end(), [&](ValueId in) {
           return root[static_cast<size_t>(in)] == root[v];
         });
         if (graph.placements[v].storage == Storage::kArena && root[v] == static_cast<ValueId>(v) &&
             !handed_over[v] && last_use[v] == static_cast<int64_t>(n) && reads == 1 &&
-            graph.values[v].bytes == graph.values[o].bytes && graph.values[o].bytes > 0) {
+            graph.values[v].bytes == graph.values[o].bytes && graph.values[o].bytes > 0 &&
+            graph.shape(v).NumElements() == graph.shape(o).NumElements()) {
           offset = graph.placements[v].offset;
           handed_over[v] = true;
         }
+      };
+      if (node.op == kFusionOp) {
+        for (size_t i = 0; i < node.inputs_read_pointwise.size(); ++i) {
+          if (node.inputs_read_pointwise[i]) take_over(i);
+        }
+      } else if (const int64_t input = InputIndex(node.output_over_input, k); input >= 0) {
+        take_over(static_cast<size_t>(input));
       }
       if (offset < 0) offset = allocator.Allocate(static_cast<int64_t>(graph.values[o].bytes));
       graph.placements[o] = {Storage::kArena, 0, offset};
