@@ -6,6 +6,7 @@
 #include "kernels/dot.h"
 
 #include <algorithm>
+#include <cstring>
 #include <type_traits>
 #include <vector>
 
@@ -79,7 +80,7 @@ void LoopGemm(const GemmArgs<T>& g) {
     for (int64_t i = 0; i < g.m; ++i) {
       for (int64_t j = 0; j < g.n; ++j) {
         const T* b_row = g.b + j * g.ldb;
-        Acc acc{};
+        Acc acc = g.accumulate ? static_cast<Acc>(g.c[i * g.ldc + j]) : Acc{};
         for (int64_t p = 0; p < g.k; ++p) acc = MulAdd<T, Acc>(acc, a_at(i, p), b_row[p]);
         g.c[i * g.ldc + j] = static_cast<T>(acc);
       }
@@ -88,7 +89,9 @@ void LoopGemm(const GemmArgs<T>& g) {
   }
   ScratchArray<Acc> row(static_cast<size_t>(g.n));
   for (int64_t i = 0; i < g.m; ++i) {
-    std::fill(row.begin(), row.end(), Acc{});
+    for (int64_t j = 0; j < g.n; ++j) {
+      row[static_cast<size_t>(j)] = g.accumulate ? static_cast<Acc>(g.c[i * g.ldc + j]) : Acc{};
+    }
     for (int64_t p = 0; p < g.k; ++p) {
       const T a = a_at(i, p);
       const T* b_row = g.b + p * g.ldb;
@@ -167,6 +170,94 @@ void RunMatMul(const MatMulShape& s, const T* lhs, const T* rhs, T* out) {
   });
 }
 
+// bf16 products in f32, tile by tile: each task widens a block of A's rows
+// and a block of B's columns, one depth panel at a time, into this thread's
+// scratch, accumulates their f32 product in a scratch tile, and rounds the
+// tile once into `out`. The f32 copies of the operands and of the product
+// never exist whole (converting around one f32 GEMM needed 12 MiB beside the
+// 6 MiB of a 1024^3 product's operands and result); each element of A is
+// widened once per column block and each of B once per row block.
+constexpr int64_t kWideTile = 256;   // rows and columns of a tile (at most)
+constexpr int64_t kWidePanel = 256;  // depth of a panel
+
+// dst[r * cols + c] = float(src[r * stride + c]) for r < rows, c < cols.
+void Widen(const bfloat16* src, int64_t stride, int64_t rows, int64_t cols, float* dst) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const auto* in = reinterpret_cast<const uint16_t*>(src + r * stride);
+    float* row = dst + r * cols;
+    for (int64_t c = 0; c < cols; ++c) {
+      const uint32_t bits = static_cast<uint32_t>(in[c]) << 16;
+      std::memcpy(row + c, &bits, sizeof(bits));
+    }
+  }
+}
+
+void RunWidenedBf16(const MatMulShape& s, const bfloat16* lhs, const bfloat16* rhs,
+                    bfloat16* out) {
+  // Smaller tiles when there are fewer than threads (down to 32).
+  int64_t side = kWideTile;
+  auto count = [&](int64_t t) { return s.batch * ((s.m + t - 1) / t) * ((s.n + t - 1) / t); };
+  while (side > 32 && count(side) < NumThreads()) side /= 2;
+  const int64_t row_tiles = (s.m + side - 1) / side;
+  const int64_t column_tiles = (s.n + side - 1) / side;
+  const int64_t tiles = s.batch * row_tiles * column_tiles;
+  const int64_t tile_cost = side * side * std::max<int64_t>(1, s.k);
+  ParallelFor(tiles, tile_cost, [&](int64_t begin, int64_t end) {
+    const auto panel_rows = static_cast<size_t>(std::min(side, s.m));
+    const auto panel_columns = static_cast<size_t>(std::min(side, s.n));
+    const auto depth = static_cast<size_t>(std::min(kWidePanel, s.k));
+    ScratchArray<float> a(panel_rows * depth), b(depth * panel_columns),
+        c(panel_rows * panel_columns);
+    for (int64_t task = begin; task < end; ++task) {
+      const int64_t item = task / (row_tiles * column_tiles);
+      const int64_t m0 = task / column_tiles % row_tiles * side;
+      const int64_t n0 = task % column_tiles * side;
+      const int64_t rows = std::min(side, s.m - m0);
+      const int64_t columns = std::min(side, s.n - n0);
+      const bfloat16* a_item = lhs + item * s.m * s.k;
+      const bfloat16* b_item = rhs + item * s.k * s.n;
+      GemmArgs<float> g{};
+      g.m = rows;
+      g.n = columns;
+      g.c = c.data();
+      g.ldc = columns;
+      g.a_transposed = s.lhs_transposed;
+      g.b_transposed = s.rhs_transposed;
+      g.a = a.data();
+      g.b = b.data();
+      if (s.k == 0) Gemm(g);
+      for (int64_t p0 = 0; p0 < s.k; p0 += kWidePanel) {
+        const int64_t p = std::min(kWidePanel, s.k - p0);
+        // Each block is widened in its stored orientation: rows of the
+        // operand as stored, so every copied run is contiguous.
+        if (s.lhs_transposed) {
+          Widen(a_item + p0 * s.m + m0, s.m, p, rows, a.data());
+          g.lda = rows;
+        } else {
+          Widen(a_item + m0 * s.k + p0, s.k, rows, p, a.data());
+          g.lda = p;
+        }
+        if (s.rhs_transposed) {
+          Widen(b_item + n0 * s.k + p0, s.k, columns, p, b.data());
+          g.ldb = p;
+        } else {
+          Widen(b_item + p0 * s.n + n0, s.n, p, columns, b.data());
+          g.ldb = columns;
+        }
+        g.k = p;
+        g.accumulate = p0 > 0;
+        Gemm(g);
+      }
+      bfloat16* o = out + item * s.m * s.n + m0 * s.n + n0;
+      for (int64_t r = 0; r < rows; ++r) {
+        for (int64_t col = 0; col < columns; ++col) {
+          o[r * s.n + col] = static_cast<bfloat16>(c[static_cast<size_t>(r * columns + col)]);
+        }
+      }
+    }
+  });
+}
+
 template <typename T>
 void RunReference(const MatMulShape& s, const T* lhs, const T* rhs, T* out) {
   using Acc = typename Accumulator<T>::type;
@@ -197,6 +288,11 @@ bool MatMulAccepts(ElementType type) {
 
 Status MatMul(ElementType type, const MatMulShape& shape, const void* lhs, const void* rhs,
               void* out) {
+  if (type == ElementType::kBF16) {
+    RunWidenedBf16(shape, static_cast<const bfloat16*>(lhs), static_cast<const bfloat16*>(rhs),
+                   static_cast<bfloat16*>(out));
+    return Status::Ok();
+  }
   return DispatchType(type, [&]<typename T>() {
     RunMatMul<T>(shape, static_cast<const T*>(lhs), static_cast<const T*>(rhs),
                  static_cast<T*>(out));

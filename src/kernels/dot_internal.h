@@ -8,9 +8,10 @@
 
 namespace kiln::kernels::dot_internal {
 
-// c (m x n, row stride ldc) = a (m x k) x b (k x n). `a` is stored row-major
-// with row stride lda, or, when a_transposed, as its k x m transpose; `b`
-// likewise (n x k when b_transposed).
+// c (m x n, row stride ldc) = a (m x k) x b (k x n), or c += a x b when
+// `accumulate`. `a` is stored row-major with row stride lda, or, when
+// a_transposed, as its k x m transpose; `b` likewise (n x k when
+// b_transposed).
 template <typename T>
 struct GemmArgs {
   int64_t m, n, k;
@@ -22,6 +23,7 @@ struct GemmArgs {
   bool b_transposed;
   T* c;
   int64_t ldc;
+  bool accumulate;
 };
 
 }  // namespace kiln::kernels::dot_internal

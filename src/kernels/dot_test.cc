@@ -94,6 +94,35 @@ TEST(MatMul, MatchesTheReferenceInEveryType) {
   CheckAgainstReference<bool>(ElementType::kPred, 0.0);
 }
 
+// bf16 products run in tiles of at most 256 x 256 with depth panels of 256
+// (smaller tiles when there are fewer than threads): shapes whose last tile
+// and panel are partial, batches, both transpositions. The reference sums in
+// f32 in another order, so the two may round to adjacent bf16 values.
+TEST(MatMul, Bf16TilesAndPanelsCoverEveryElement) {
+  const Case cases[] = {{1, 300, 270, 600}, {2, 257, 3, 513}, {1, 1, 700, 260},
+                        {3, 40, 40, 40},    {1, 513, 9, 1},   {1, 6, 6, 0}};
+  for (const Case& c : cases) {
+    for (int transposes = 0; transposes < 4; ++transposes) {
+      MatMulShape shape{c.batch, c.m, c.n, c.k, (transposes & 1) != 0, (transposes & 2) != 0};
+      std::vector<bfloat16> lhs(static_cast<size_t>(c.batch * c.m * c.k));
+      std::vector<bfloat16> rhs(static_cast<size_t>(c.batch * c.k * c.n));
+      for (size_t i = 0; i < lhs.size(); ++i) lhs[i] = bfloat16(std::sin(0.37 * static_cast<double>(i)));
+      for (size_t i = 0; i < rhs.size(); ++i) rhs[i] = bfloat16(std::cos(0.11 * static_cast<double>(i)));
+      std::vector<bfloat16> got(static_cast<size_t>(c.batch * c.m * c.n), bfloat16(99.0f));
+      std::vector<bfloat16> want(got.size());
+      ASSERT_TRUE(MatMul(ElementType::kBF16, shape, lhs.data(), rhs.data(), got.data()).ok());
+      ASSERT_TRUE(
+          MatMulReference(ElementType::kBF16, shape, lhs.data(), rhs.data(), want.data()).ok());
+      for (size_t i = 0; i < got.size(); ++i) {
+        const double w = static_cast<float>(want[i]);
+        ASSERT_NEAR(static_cast<float>(got[i]), w, std::abs(w) / 128 + 1e-3)
+            << c.batch << "x" << c.m << "x" << c.n << "x" << c.k << " transposes " << transposes
+            << " element " << i;
+      }
+    }
+  }
+}
+
 TEST(MatMul, RejectsTypesItDoesNotCompute) {
   EXPECT_FALSE(MatMulAccepts(ElementType::kF8E4M3FN));
   EXPECT_TRUE(MatMulAccepts(ElementType::kBF16));
@@ -113,7 +142,7 @@ void CheckVariant(Gemm gemm, const char* name) {
     // Output rows strided (ldc > n) to check the leading dimension.
     std::vector<T> c(static_cast<size_t>(m * (n + 3)), T(-7));
     dot_internal::GemmArgs<T> args{m, n, k, a.data(), a_t ? m : k, a_t, b.data(), b_t ? k : n,
-                                   b_t, c.data(), n + 3};
+                                   b_t, c.data(), n + 3, false};
     gemm(args);
     std::vector<T> want(static_cast<size_t>(m * n));
     MatMulShape shape{1, m, n, k, a_t, b_t};
@@ -126,6 +155,16 @@ void CheckVariant(Gemm gemm, const char* name) {
             << name << " transposes " << transposes;
       }
       ASSERT_EQ(c[static_cast<size_t>(i * (n + 3) + n)], T(-7)) << name << ": wrote past n";
+    }
+    // Accumulating adds the product to what c holds.
+    args.accumulate = true;
+    gemm(args);
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < n; ++j) {
+        ASSERT_NEAR(c[static_cast<size_t>(i * (n + 3) + j)],
+                    2 * want[static_cast<size_t>(i * n + j)], 2e-3)
+            << name << " accumulating, transposes " << transposes;
+      }
     }
   }
 }
