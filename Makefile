@@ -64,24 +64,13 @@ test-asan: $(ASAN_BUILD)/build.ninja $(TEST_DATA)/.stamp $(HLO_DATA)/.stamp
 	$(CMAKE) --build $(ASAN_BUILD) -j$(JOBS)
 	$(ASAN_ENV) $(CTEST) --test-dir $(ASAN_BUILD) -j$(JOBS) --output-on-failure --no-tests=error
 
-# Every fuzzer in build/fuzz runs FUZZ_SECONDS, seeded with its regression
-# inputs (fuzz/corpus/<reader>/) and the test data; new inputs it finds stay in
-# build/fuzz/corpus. A crash fails the target and leaves crash-* files there.
+# Every fuzzer in build/fuzz runs FUZZ_SECONDS, two at a time (each is one
+# process on one core), seeded with its regression inputs (fuzz/corpus/<reader>/)
+# and the test data; new inputs it finds stay in build/fuzz/corpus. A crash
+# fails the target and leaves crash-* files there (fuzz/run_fuzzers.sh).
 test-fuzz: $(FUZZ_BUILD)/build.ninja $(TEST_DATA)/.stamp $(HLO_DATA)/.stamp
 	$(CMAKE) --build $(FUZZ_BUILD) -j$(JOBS) --target kiln_fuzzers
-	@for fuzzer in $(FUZZ_BUILD)/fuzz/*_fuzzer; do \
-	  name=$$(basename $$fuzzer _fuzzer); \
-	  case $$name in text_parser) seeds="fuzz/corpus/text tests/data/text";; \
-	                 hlo) seeds="fuzz/corpus/hlo $(HLO_DATA)";; \
-	                 *) seeds="fuzz/corpus/$$name ../shared/corpus/vhlo $(TEST_DATA)";; esac; \
-	  existing=""; for dir in $$seeds; do [ -d $$dir ] && existing="$$existing $$dir"; done; \
-	  mkdir -p $(FUZZ_BUILD)/corpus/$$name; \
-	  echo "Fuzzing $$name for $(FUZZ_SECONDS) s (seeds:$$existing)"; \
-	  (cd $(FUZZ_BUILD)/corpus && ../fuzz/$$(basename $$fuzzer) $$name \
-	     $$(for dir in $$existing; do echo $(CURDIR)/$$dir; done) \
-	     -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
-	     2>&1 | tail -n 12) || exit 1; \
-	done
+	fuzz/run_fuzzers.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(JOBS) $(TEST_DATA) $(HLO_DATA)
 
 fuzz:
 	$(MAKE) test-fuzz FUZZ_SECONDS=600
