@@ -1,10 +1,10 @@
 // Lowering of the contractions: dot_general, dot and convolution, onto the
 // batched GEMM of kernels/dot.h. Operands are brought into [batch, M, K] x
 // [batch, K, N] form by strided copies only when they are not already in it
-// (or in its transpose, which the GEMM reads directly); f16 and other
-// narrow floats are converted to f32 around the product and the result
-// rounded once, as XLA's CPU backend does (bf16 products widen tile by tile
-// inside the GEMM instead). A convolution becomes im2col
+// (or in its transpose, which the GEMM reads directly); narrow floats are
+// converted to f32 around the product and the result rounded once, as XLA's
+// CPU backend does, except bf16 and f16 products of one type, which widen
+// tile by tile inside the GEMM. A convolution becomes im2col
 // (kernels/conv.h) + one GEMM per group in the canonical NHWC / HWIO
 // layouts. Every step is its own node, so the buffer plan owns all scratch
 // memory and constant operands fold step by step.
@@ -199,13 +199,15 @@ Status EmitContraction(Lowering& lowering, const ir::Operation& op, ValueId lhs,
                        const Shape& out, std::span<const int64_t> lhs_batch,
                        std::span<const int64_t> lhs_contract, std::span<const int64_t> rhs_batch,
                        std::span<const int64_t> rhs_contract, ir::Value* bound) {
-  // bf16 times bf16 into bf16 runs on the GEMM's own widening tiles
-  // (kernels::MatMul), without f32 copies of the operands and the product.
-  const ElementType lhs_type = lowering.graph().shape(lhs).element_type;
-  const ElementType rhs_type = lowering.graph().shape(rhs).element_type;
-  const bool widened_in_tiles = out.element_type == ElementType::kBF16 &&
-                                lhs_type == ElementType::kBF16 && rhs_type == ElementType::kBF16;
-  const ElementType type = widened_in_tiles ? ElementType::kBF16 : ComputeTypeFor(out.element_type);
+  // bf16 x bf16 -> bf16 and f16 x f16 -> f16 run on the GEMM's own
+  // widening tiles (kernels::MatMul), without f32 copies of the operands and
+  // the product.
+  const ElementType narrow = out.element_type;
+  const bool widened_in_tiles =
+      (narrow == ElementType::kBF16 || narrow == ElementType::kF16) &&
+      lowering.graph().shape(lhs).element_type == narrow &&
+      lowering.graph().shape(rhs).element_type == narrow;
+  const ElementType type = widened_in_tiles ? narrow : ComputeTypeFor(out.element_type);
   if (!kernels::MatMulAccepts(type)) {
     return Unimplemented("Kiln cannot multiply matrices of ",
                          GetElementTypeInfo(out.element_type).name);

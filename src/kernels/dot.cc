@@ -7,6 +7,9 @@
 
 #include <algorithm>
 #include <cstring>
+#if defined(KILN_DOT_ISA_VARIANTS)
+#include <cpuid.h>
+#endif
 #include <type_traits>
 #include <vector>
 
@@ -170,15 +173,28 @@ void RunMatMul(const MatMulShape& s, const T* lhs, const T* rhs, T* out) {
   });
 }
 
-// bf16 products in f32, tile by tile: each task widens a block of A's rows
-// and a block of B's columns, one depth panel at a time, into this thread's
-// scratch, accumulates their f32 product in a scratch tile, and rounds the
-// tile once into `out`. The f32 copies of the operands and of the product
-// never exist whole (converting around one f32 GEMM needed 12 MiB beside the
-// 6 MiB of a 1024^3 product's operands and result); each element of A is
-// widened once per column block and each of B once per row block.
+// bf16 and f16 products in f32, tile by tile: each task widens a block of
+// A's rows and a block of B's columns, one depth panel at a time, into this
+// thread's scratch, accumulates their f32 product in a scratch tile, and
+// rounds the tile once into `out`. The f32 copies of the operands and of the
+// product never exist whole (converting around one f32 GEMM needed 12 MiB
+// beside the 6 MiB of a 1024^3 product's operands and result); each element
+// of A is widened once per column block and each of B once per row block.
 constexpr int64_t kWideTile = 256;   // rows and columns of a tile (at most)
 constexpr int64_t kWidePanel = 256;  // depth of a panel
+
+#if defined(KILN_DOT_ISA_VARIANTS)
+// Whether the CPU converts f16 in hardware (F16C) and runs the AVX2
+// variant, which holds the F16C conversions.
+bool HasF16c() {
+  static const bool has = [] {
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    return GetIsa() != Isa::kBaseline && __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 &&
+           (ecx & (1u << 29)) != 0;
+  }();
+  return has;
+}
+#endif
 
 // dst[r * cols + c] = float(src[r * stride + c]) for r < rows, c < cols.
 void Widen(const bfloat16* src, int64_t stride, int64_t rows, int64_t cols, float* dst) {
@@ -192,8 +208,36 @@ void Widen(const bfloat16* src, int64_t stride, int64_t rows, int64_t cols, floa
   }
 }
 
-void RunWidenedBf16(const MatMulShape& s, const bfloat16* lhs, const bfloat16* rhs,
-                    bfloat16* out) {
+void Widen(const half* src, int64_t stride, int64_t rows, int64_t cols, float* dst) {
+#if defined(KILN_DOT_ISA_VARIANTS)
+  if (HasF16c()) {
+    return dot_internal::avx2::WidenHalfRows(reinterpret_cast<const uint16_t*>(src), stride,
+                                             rows, cols, dst);
+  }
+#endif
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < cols; ++c) dst[r * cols + c] = static_cast<float>(src[r * stride + c]);
+  }
+}
+
+// dst[r * stride + c] = src[r * cols + c] rounded to nearest even.
+template <typename Narrow>
+void NarrowRows(const float* src, int64_t rows, int64_t cols, Narrow* dst, int64_t stride) {
+#if defined(KILN_DOT_ISA_VARIANTS)
+  if constexpr (std::is_same_v<Narrow, half>) {
+    if (HasF16c()) {
+      return dot_internal::avx2::NarrowHalfRows(src, rows, cols, reinterpret_cast<uint16_t*>(dst),
+                                                stride);
+    }
+  }
+#endif
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < cols; ++c) dst[r * stride + c] = static_cast<Narrow>(src[r * cols + c]);
+  }
+}
+
+template <typename Narrow>
+void RunWidened(const MatMulShape& s, const Narrow* lhs, const Narrow* rhs, Narrow* out) {
   // Smaller tiles when there are fewer than threads (down to 32).
   int64_t side = kWideTile;
   auto count = [&](int64_t t) { return s.batch * ((s.m + t - 1) / t) * ((s.n + t - 1) / t); };
@@ -214,8 +258,8 @@ void RunWidenedBf16(const MatMulShape& s, const bfloat16* lhs, const bfloat16* r
       const int64_t n0 = task % column_tiles * side;
       const int64_t rows = std::min(side, s.m - m0);
       const int64_t columns = std::min(side, s.n - n0);
-      const bfloat16* a_item = lhs + item * s.m * s.k;
-      const bfloat16* b_item = rhs + item * s.k * s.n;
+      const Narrow* a_item = lhs + item * s.m * s.k;
+      const Narrow* b_item = rhs + item * s.k * s.n;
       GemmArgs<float> g{};
       g.m = rows;
       g.n = columns;
@@ -248,12 +292,7 @@ void RunWidenedBf16(const MatMulShape& s, const bfloat16* lhs, const bfloat16* r
         g.accumulate = p0 > 0;
         Gemm(g);
       }
-      bfloat16* o = out + item * s.m * s.n + m0 * s.n + n0;
-      for (int64_t r = 0; r < rows; ++r) {
-        for (int64_t col = 0; col < columns; ++col) {
-          o[r * s.n + col] = static_cast<bfloat16>(c[static_cast<size_t>(r * columns + col)]);
-        }
-      }
+      NarrowRows(c.data(), rows, columns, out + item * s.m * s.n + m0 * s.n + n0, s.n);
     }
   });
 }
@@ -289,8 +328,13 @@ bool MatMulAccepts(ElementType type) {
 Status MatMul(ElementType type, const MatMulShape& shape, const void* lhs, const void* rhs,
               void* out) {
   if (type == ElementType::kBF16) {
-    RunWidenedBf16(shape, static_cast<const bfloat16*>(lhs), static_cast<const bfloat16*>(rhs),
-                   static_cast<bfloat16*>(out));
+    RunWidened(shape, static_cast<const bfloat16*>(lhs), static_cast<const bfloat16*>(rhs),
+               static_cast<bfloat16*>(out));
+    return Status::Ok();
+  }
+  if (type == ElementType::kF16) {
+    RunWidened(shape, static_cast<const half*>(lhs), static_cast<const half*>(rhs),
+               static_cast<half*>(out));
     return Status::Ok();
   }
   return DispatchType(type, [&]<typename T>() {

@@ -25,13 +25,12 @@ struct MatMulShape {
 // The product with lhs, rhs and out all of element type `type`. f32, f64 and
 // complex run on Eigen's GEMM (the vector-ISA variant the machine supports),
 // split over the batch or the larger of M and N across kernels::ParallelFor.
-// bf16 runs on the f32 GEMM tile by tile, each tile's operands widened into
-// per-thread scratch and its f32 sums rounded once (as XLA's CPU backend
-// computes bf16 products, without f32 copies of whole operands). Integers
-// wrap (computed in unsigned arithmetic); pred is an or of ands; f16
-// accumulates each output in f32 and rounds once (the compiler converts f16
-// to f32 around the product instead, so the fast GEMM runs). Other types
-// are UNIMPLEMENTED.
+// bf16 and f16 run on the f32 GEMM tile by tile, each tile's operands
+// widened into per-thread scratch (f16 with F16C where the CPU has it) and
+// its f32 sums rounded once (as XLA's CPU backend computes such products,
+// without f32 copies of whole operands). Integers wrap (computed in
+// unsigned arithmetic); pred is an or of ands. Other types are
+// UNIMPLEMENTED.
 Status MatMul(ElementType type, const MatMulShape& shape, const void* lhs, const void* rhs,
               void* out);
 

@@ -41,6 +41,10 @@ void Gemm(const GemmArgs<std::complex<double>>& args);
 namespace avx2 {
 void Gemm(const GemmArgs<float>& args);
 void Gemm(const GemmArgs<double>& args);
+// f16 rows (bits) to f32 and back, rounding to nearest even, with F16C:
+// dst[r * cols + c] = src[r * stride + c], and the reverse.
+void WidenHalfRows(const uint16_t* src, int64_t stride, int64_t rows, int64_t cols, float* dst);
+void NarrowHalfRows(const float* src, int64_t rows, int64_t cols, uint16_t* dst, int64_t stride);
 }  // namespace avx2
 namespace avx512 {
 void Gemm(const GemmArgs<float>& args);

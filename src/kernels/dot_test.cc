@@ -94,33 +94,65 @@ TEST(MatMul, MatchesTheReferenceInEveryType) {
   CheckAgainstReference<bool>(ElementType::kPred, 0.0);
 }
 
-// bf16 products run in tiles of at most 256 x 256 with depth panels of 256
-// (smaller tiles when there are fewer than threads): shapes whose last tile
-// and panel are partial, batches, both transpositions. The reference sums in
-// f32 in another order, so the two may round to adjacent bf16 values.
-TEST(MatMul, Bf16TilesAndPanelsCoverEveryElement) {
+// bf16 and f16 products run in tiles of at most 256 x 256 with depth panels
+// of 256 (smaller tiles when there are fewer than threads): shapes whose
+// last tile and panel are partial, batches, both transpositions. The
+// reference sums in f32 in another order, so the two may round to adjacent
+// values; `ulp` is the type's relative spacing at 1.
+template <typename T>
+void CheckWidenedTiles(ElementType type, double ulp) {
   const Case cases[] = {{1, 300, 270, 600}, {2, 257, 3, 513}, {1, 1, 700, 260},
                         {3, 40, 40, 40},    {1, 513, 9, 1},   {1, 6, 6, 0}};
   for (const Case& c : cases) {
     for (int transposes = 0; transposes < 4; ++transposes) {
       MatMulShape shape{c.batch, c.m, c.n, c.k, (transposes & 1) != 0, (transposes & 2) != 0};
-      std::vector<bfloat16> lhs(static_cast<size_t>(c.batch * c.m * c.k));
-      std::vector<bfloat16> rhs(static_cast<size_t>(c.batch * c.k * c.n));
-      for (size_t i = 0; i < lhs.size(); ++i) lhs[i] = bfloat16(std::sin(0.37 * static_cast<double>(i)));
-      for (size_t i = 0; i < rhs.size(); ++i) rhs[i] = bfloat16(std::cos(0.11 * static_cast<double>(i)));
-      std::vector<bfloat16> got(static_cast<size_t>(c.batch * c.m * c.n), bfloat16(99.0f));
-      std::vector<bfloat16> want(got.size());
-      ASSERT_TRUE(MatMul(ElementType::kBF16, shape, lhs.data(), rhs.data(), got.data()).ok());
-      ASSERT_TRUE(
-          MatMulReference(ElementType::kBF16, shape, lhs.data(), rhs.data(), want.data()).ok());
+      std::vector<T> lhs(static_cast<size_t>(c.batch * c.m * c.k));
+      std::vector<T> rhs(static_cast<size_t>(c.batch * c.k * c.n));
+      for (size_t i = 0; i < lhs.size(); ++i) lhs[i] = T(std::sin(0.37 * static_cast<double>(i)));
+      for (size_t i = 0; i < rhs.size(); ++i) rhs[i] = T(std::cos(0.11 * static_cast<double>(i)));
+      std::vector<T> got(static_cast<size_t>(c.batch * c.m * c.n), T(99.0f));
+      std::vector<T> want(got.size());
+      ASSERT_TRUE(MatMul(type, shape, lhs.data(), rhs.data(), got.data()).ok());
+      ASSERT_TRUE(MatMulReference(type, shape, lhs.data(), rhs.data(), want.data()).ok());
       for (size_t i = 0; i < got.size(); ++i) {
         const double w = static_cast<float>(want[i]);
-        ASSERT_NEAR(static_cast<float>(got[i]), w, std::abs(w) / 128 + 1e-3)
-            << c.batch << "x" << c.m << "x" << c.n << "x" << c.k << " transposes " << transposes
-            << " element " << i;
+        ASSERT_NEAR(static_cast<float>(got[i]), w, std::abs(w) * ulp + 1e-3)
+            << GetElementTypeInfo(type).name << " " << c.batch << "x" << c.m << "x" << c.n
+            << "x" << c.k << " transposes " << transposes << " element " << i;
       }
     }
   }
+}
+
+TEST(MatMul, NarrowFloatTilesAndPanelsCoverEveryElement) {
+  CheckWidenedTiles<bfloat16>(ElementType::kBF16, 1.0 / 128);
+  CheckWidenedTiles<half>(ElementType::kF16, 1.0 / 1024);
+}
+
+// The rounding of a widened tile: every output is 1 + 3u/2 + u/4 in f32
+// (u the type's spacing at 1), above the midpoint of 1 + u and 1 + 2u, so
+// rounding to nearest gives 1 + 2u and truncation 1 + u. Sixteen columns:
+// the vector conversions and the scalar tail both round.
+template <typename T>
+void CheckWidenedRounding(ElementType type, float u) {
+  const std::vector<T> lhs = {T(1.0f), T(u / 2)};
+  std::vector<T> rhs(32);
+  for (size_t j = 0; j < 16; ++j) {
+    rhs[j] = T(1.0f + u);
+    rhs[16 + j] = T(1.5f);
+  }
+  std::vector<T> got(16);
+  ASSERT_TRUE(MatMul(type, MatMulShape{1, 1, 16, 2, false, false}, lhs.data(), rhs.data(),
+                     got.data())
+                  .ok());
+  for (size_t j = 0; j < 16; ++j) {
+    EXPECT_EQ(static_cast<float>(got[j]), 1.0f + 2 * u) << GetElementTypeInfo(type).name << " " << j;
+  }
+}
+
+TEST(MatMul, NarrowFloatTilesRoundToNearest) {
+  CheckWidenedRounding<bfloat16>(ElementType::kBF16, 1.0f / 128);
+  CheckWidenedRounding<half>(ElementType::kF16, 1.0f / 1024);
 }
 
 TEST(MatMul, RejectsTypesItDoesNotCompute) {

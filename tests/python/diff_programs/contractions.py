@@ -58,6 +58,18 @@ def _dot_cases():
              (_in.random_values(np.bool_, (4, 6)), _in.random_values(np.bool_, (6, 3)))),
         Case("dot_big_f32", jnp.matmul, (_in.random_values(F32, (257, 129)),
                                          _in.random_values(F32, (129, 65))), 1e-4, 1e-3),
+        # bf16 and f16 products widen tile by tile in the GEMM (256 x 256
+        # tiles, depth panels of 256): partial tiles and panels, and a
+        # transposed operand.
+        Case("dot_big_bf16", jnp.matmul, (_in.random_values(BF16, (257, 300)),
+                                          _in.random_values(BF16, (300, 130))), 1e-2, 1e-2),
+        Case("dot_big_f16", jnp.matmul, (_in.random_values(np.dtype(np.float16), (257, 300)),
+                                         _in.random_values(np.dtype(np.float16), (300, 130))),
+             2e-3, 2e-3),
+        Case("dot_big_lhs_t_f16",
+             functools.partial(lax.dot_general, dimension_numbers=(((0,), (0,)), ((), ()))),
+             (_in.random_values(np.dtype(np.float16), (300, 40)),
+              _in.random_values(np.dtype(np.float16), (300, 270))), 2e-3, 2e-3),
         Case("dot_specials_f32", jnp.matmul,
              (np.array([[np.inf, 1.0], [np.nan, 0.0], [0.0, 0.0]], np.float32),
               np.array([[0.0, 1.0], [1.0, -np.inf]], np.float32))),
