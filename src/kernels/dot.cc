@@ -185,7 +185,9 @@ constexpr int64_t kWidePanel = 256;  // depth of a panel
 
 #if defined(KILN_DOT_ISA_VARIANTS)
 // Whether the CPU converts f16 in hardware (F16C) and runs the AVX2
-// variant, which holds the F16C conversions.
+// variant, which holds the F16C conversions. CPUID leaf 1, ECX bit 29:
+// GCC 12's __builtin_cpu_supports("f16c") answered false on a machine whose
+// /proc/cpuinfo lists f16c.
 bool HasF16c() {
   static const bool has = [] {
     unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
