@@ -8,6 +8,7 @@
 #   fuzz/run_fuzzers.sh BUILD SECONDS JOBS TEST_DATA HLO_DATA
 set -euo pipefail
 build=$1 seconds=$2 jobs=$3 test_data=$4 hlo_data=$5
+[ "$jobs" -ge 1 ] 2>/dev/null || jobs=1
 root=$(pwd)
 
 seeds_of() {

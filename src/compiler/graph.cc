@@ -134,10 +134,16 @@ void PlanBuffers(Graph& graph, bool intermediates_in_results) {
   // arena does not hold it. Softmax's exp(x - max) is computed into the
   // output buffer and divided in place.
   if (intermediates_in_results) {
+    // Values with another name for their memory (a view, a while carry
+    // passed through): a loop may read that other name at other elements
+    // than it writes.
     std::vector<bool> viewed(count, false);
     for (const Node& node : graph.nodes) {
       if (!node.output_aliases_input) continue;
       for (ValueId in : node.inputs) viewed[static_cast<size_t>(in)] = true;
+    }
+    for (size_t v = 0; v < count; ++v) {
+      if (root[v] != static_cast<ValueId>(v)) viewed[static_cast<size_t>(root[v])] = true;
     }
     for (size_t n = 0; n < graph.nodes.size(); ++n) {
       const Node& node = graph.nodes[n];
