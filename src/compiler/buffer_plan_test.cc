@@ -11,20 +11,10 @@
 namespace kiln::compiler {
 namespace {
 
+using testing::CompileText;
 using testing::Main;
 using testing::Ramp;
-
-StatusOr<std::shared_ptr<const Program>> CompileText(const std::string& text) {
-  KILN_ASSIGN_OR_RETURN(ir::Module module, frontend::text::ParseModule(text));
-  KILN_RETURN_IF_ERROR(ir::Verify(module));
-  return Compile(module, frontend::CompileOptions{});
-}
-
-Status RunInto(const Program& program, const std::vector<const void*>& parameters,
-               const std::vector<void*>& results) {
-  ExecutionEnv env;
-  return Execute(*program.graph, parameters, results, env);
-}
+using testing::RunInto;
 
 // out = x (4 x 8) times w (8 x 8), row-major, in double.
 std::vector<float> Product(const std::vector<float>& x, const std::vector<float>& w) {

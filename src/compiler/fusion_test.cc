@@ -18,26 +18,15 @@ namespace kiln::compiler {
 namespace {
 
 using testing::Array;
+using testing::CompileText;
 using testing::Main;
 using testing::Ramp;
-
-StatusOr<std::shared_ptr<const Program>> CompileText(const std::string& text) {
-  KILN_ASSIGN_OR_RETURN(ir::Module module, frontend::text::ParseModule(text));
-  KILN_RETURN_IF_ERROR(ir::Verify(module));
-  return Compile(module, frontend::CompileOptions{});
-}
+using testing::RunInto;
 
 std::vector<std::string> PlanOps(const Program& program) {
   std::vector<std::string> ops;
   for (const Node& node : program.graph->nodes) ops.push_back(node.op);
   return ops;
-}
-
-// Runs `program` with its results in `results` (already sized).
-Status RunInto(const Program& program, const std::vector<const void*>& parameters,
-               const std::vector<void*>& results) {
-  ExecutionEnv env;
-  return Execute(*program.graph, parameters, results, env);
 }
 
 // tanh(x * 2 + broadcast(b)) over 3 x 5000 (several tiles, tiles crossing

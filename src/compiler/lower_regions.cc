@@ -176,10 +176,14 @@ Status LowerWhile(Lowering& lowering, const ir::Operation& op) {
       node.output_is_input.assign(count, -1);
       node.output_over_input.assign(count, -1);
       for (size_t i = 0; i < count; ++i) {
-        const bool pass_through = PassThroughCarry(*node.regions[1], i);
-        carries->in_place[i] = pass_through || InPlaceCarry(*node.regions[1], i);
-        (pass_through ? node.output_is_input : node.output_over_input)[i] =
-            carries->in_place[i] ? static_cast<int32_t>(i) : -1;
+        const auto carry = static_cast<int32_t>(i);
+        if (PassThroughCarry(*node.regions[1], i)) {
+          node.output_is_input[i] = carry;
+          carries->in_place[i] = true;
+        } else if (InPlaceCarry(*node.regions[1], i)) {
+          node.output_over_input[i] = carry;
+          carries->in_place[i] = true;
+        }
       }
     }
   }

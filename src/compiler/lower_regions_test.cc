@@ -226,9 +226,7 @@ const Node* FindNode(const Graph& graph, std::string_view op) {
 TEST(LowerControlFlowTest, ScanOutputsTakeOverTheMemoryOfTheirInits) {
   for (bool init_read_after : {false, true}) {
     const std::string text = ScanWithComputedInit(init_read_after);
-    auto module = frontend::text::ParseModule(text);
-    ASSERT_TRUE(module.ok()) << module.status().ToString();
-    auto program = Compile(*module, frontend::CompileOptions{});
+    auto program = testing::CompileText(text);
     ASSERT_TRUE(program.ok()) << program.status().ToString();
     const Graph& graph = *(*program)->graph;
     const Node* loop = FindNode(graph, "stablehlo.while");

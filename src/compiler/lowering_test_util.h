@@ -35,11 +35,23 @@ struct Array {
   }
 };
 
-// Parses, verifies, compiles and runs `text` on `args`; the results.
-inline StatusOr<std::vector<Array>> Run(const std::string& text, const std::vector<Array>& args) {
+// Parses, verifies and compiles `text`.
+inline StatusOr<std::shared_ptr<const Program>> CompileText(const std::string& text) {
   KILN_ASSIGN_OR_RETURN(ir::Module module, frontend::text::ParseModule(text));
   KILN_RETURN_IF_ERROR(ir::Verify(module));
-  KILN_ASSIGN_OR_RETURN(auto program, Compile(module, frontend::CompileOptions{}));
+  return Compile(module, frontend::CompileOptions{});
+}
+
+// Runs `program` with its results in `results` (already sized).
+inline Status RunInto(const Program& program, const std::vector<const void*>& parameters,
+                      const std::vector<void*>& results) {
+  ExecutionEnv env;
+  return Execute(*program.graph, parameters, results, env);
+}
+
+// Parses, verifies, compiles and runs `text` on `args`; the results.
+inline StatusOr<std::vector<Array>> Run(const std::string& text, const std::vector<Array>& args) {
+  KILN_ASSIGN_OR_RETURN(auto program, CompileText(text));
   std::vector<const void*> parameters;
   for (const Array& arg : args) parameters.push_back(arg.bytes.data());
   std::vector<Array> results(program->result_shapes.size());
