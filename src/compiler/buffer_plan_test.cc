@@ -102,25 +102,38 @@ TEST(BufferPlanTest, AViewOfAParameterIsCopiedIntoTheResult) {
   EXPECT_EQ(y, x);
 }
 
+// `rows` x 8 times the column v (8 values), in double.
+std::vector<double> TimesColumn(const std::vector<double>& a, const std::vector<float>& v,
+                                int rows) {
+  std::vector<double> out(static_cast<size_t>(rows), 0.0);
+  for (int i = 0; i < rows; ++i) {
+    for (int k = 0; k < 8; ++k) out[i] += a[i * 8 + k] * double{v[k]};
+  }
+  return out;
+}
+
 // A fused loop writes its output over an input it reads element for
 // element and that dies there: exp(p) + p takes the product's memory, and
-// the arena holds one 4 x 8 array.
+// the arena holds one 4 x 8 array. (The result, a column, is too small to
+// hold either.)
 TEST(BufferPlanTest, AFusedLoopWritesOverTheInputThatDiesThere) {
-  const std::string text = Main("%x: tensor<4x8xf32>, %w: tensor<8x8xf32>", "tensor<4x8xf32>", R"(
+  const std::string text =
+      Main("%x: tensor<4x8xf32>, %w: tensor<8x8xf32>, %v: tensor<8x1xf32>", "tensor<4x1xf32>", R"(
     %p = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
     %e = stablehlo.exponential %p : tensor<4x8xf32>
     %q = stablehlo.add %e, %p : tensor<4x8xf32>
-    %y = stablehlo.dot_general %q, %w, contracting_dims = [1] x [0] : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
-    return %y : tensor<4x8xf32>)");
+    %y = stablehlo.dot_general %q, %v, contracting_dims = [1] x [0] : (tensor<4x8xf32>, tensor<8x1xf32>) -> tensor<4x1xf32>
+    return %y : tensor<4x1xf32>)");
   auto program = CompileText(text);
   ASSERT_TRUE(program.ok()) << program.status().ToString();
   EXPECT_EQ((*program)->graph->arena_bytes, 4 * 8 * 4);
-  const std::vector<float> x = Ramp<float>(32, 0.0625, -1.0), w = Ramp<float>(64, -0.03125, 1.0);
-  std::vector<float> y(32);
-  ASSERT_TRUE(RunInto(**program, {x.data(), w.data()}, {y.data()}).ok());
-  std::vector<float> q = Product(x, w);
-  for (float& v : q) v = static_cast<float>(std::exp(double{v}) + double{v});
-  const std::vector<float> want = Product(q, w);
+  const std::vector<float> x = Ramp<float>(32, 0.0625, -1.0), w = Ramp<float>(64, -0.03125, 1.0),
+                           v = Ramp<float>(8, 0.25, -1.0);
+  std::vector<float> y(4);
+  ASSERT_TRUE(RunInto(**program, {x.data(), w.data(), v.data()}, {y.data()}).ok());
+  std::vector<double> q;
+  for (float p : Product(x, w)) q.push_back(std::exp(double{p}) + double{p});
+  const std::vector<double> want = TimesColumn(q, v, 4);
   for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(y[i], want[i], 1e-5 * std::abs(want[i])) << i;
 }
 
@@ -128,20 +141,22 @@ TEST(BufferPlanTest, AFusedLoopWritesOverTheInputThatDiesThere) {
 // not write over it: an element it writes is one a later element still
 // reads.
 TEST(BufferPlanTest, AFusedLoopReadingTransposedKeepsItsOutputApart) {
-  const std::string text = Main("%x: tensor<8x8xf32>, %w: tensor<8x8xf32>", "tensor<8x8xf32>", R"(
+  const std::string text =
+      Main("%x: tensor<8x8xf32>, %w: tensor<8x8xf32>, %v: tensor<8x1xf32>", "tensor<8x1xf32>", R"(
     %p = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
     %t = stablehlo.transpose %p, dims = [1, 0] : (tensor<8x8xf32>) -> tensor<8x8xf32>
     %e = stablehlo.exponential %p : tensor<8x8xf32>
     %q = stablehlo.add %t, %e : tensor<8x8xf32>
-    %y = stablehlo.dot_general %q, %w, contracting_dims = [1] x [0] : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
-    return %y : tensor<8x8xf32>)");
+    %y = stablehlo.dot_general %q, %v, contracting_dims = [1] x [0] : (tensor<8x8xf32>, tensor<8x1xf32>) -> tensor<8x1xf32>
+    return %y : tensor<8x1xf32>)");
   auto program = CompileText(text);
   ASSERT_TRUE(program.ok()) << program.status().ToString();
   EXPECT_EQ((*program)->graph->arena_bytes, 2 * 8 * 8 * 4);
-  const std::vector<float> x = Ramp<float>(64, 0.03125, -1.0), w = Ramp<float>(64, -0.015625, 0.5);
-  std::vector<float> y(64);
-  ASSERT_TRUE(RunInto(**program, {x.data(), w.data()}, {y.data()}).ok());
-  std::vector<double> p(64, 0.0), q(64), want(64, 0.0);
+  const std::vector<float> x = Ramp<float>(64, 0.03125, -1.0), w = Ramp<float>(64, -0.015625, 0.5),
+                           v = Ramp<float>(8, -0.25, 1.0);
+  std::vector<float> y(8);
+  ASSERT_TRUE(RunInto(**program, {x.data(), w.data(), v.data()}, {y.data()}).ok());
+  std::vector<double> p(64, 0.0), q(64);
   for (int i = 0; i < 8; ++i) {
     for (int j = 0; j < 8; ++j) {
       for (int k = 0; k < 8; ++k) p[i * 8 + j] += double{x[i * 8 + k]} * double{w[k * 8 + j]};
@@ -150,12 +165,118 @@ TEST(BufferPlanTest, AFusedLoopReadingTransposedKeepsItsOutputApart) {
   for (int i = 0; i < 8; ++i) {
     for (int j = 0; j < 8; ++j) q[i * 8 + j] = p[j * 8 + i] + std::exp(p[i * 8 + j]);
   }
-  for (int i = 0; i < 8; ++i) {
-    for (int j = 0; j < 8; ++j) {
-      for (int k = 0; k < 8; ++k) want[i * 8 + j] += q[i * 8 + k] * double{w[k * 8 + j]};
+  const std::vector<double> want = TimesColumn(q, v, 8);
+  for (size_t i = 0; i < 8; ++i) EXPECT_NEAR(y[i], want[i], 1e-5 * std::abs(want[i]) + 1e-6) << i;
+}
+
+// Three products in a row, the last one the result: the first dies before
+// the result is written, so it lives in the result's buffer; the second is
+// read by the node writing the result and stays in the arena.
+TEST(BufferPlanTest, ValuesDyingBeforeAResultIsWrittenLiveInItsBuffer) {
+  const std::string text = Main("%x: tensor<4x8xf32>, %w: tensor<8x8xf32>", "tensor<4x8xf32>", R"(
+    %a = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+    %b = stablehlo.dot_general %a, %w, contracting_dims = [1] x [0] : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+    %y = stablehlo.dot_general %b, %w, contracting_dims = [1] x [0] : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+    return %y : tensor<4x8xf32>)");
+  auto program = CompileText(text);
+  ASSERT_TRUE(program.ok()) << program.status().ToString();
+  const Graph& graph = *(*program)->graph;
+  EXPECT_EQ(graph.arena_bytes, 4 * 8 * 4);
+  const Placement& a = graph.placements[static_cast<size_t>(graph.nodes[0].outputs[0])];
+  EXPECT_EQ(a.storage, Storage::kResult);
+  EXPECT_EQ(a.index, 0);
+  const std::vector<float> x = Ramp<float>(32, 0.125, -2.0), w = Ramp<float>(64, -0.0625, 1.5);
+  std::vector<float> y(32);
+  ASSERT_TRUE(RunInto(**program, {x.data(), w.data()}, {y.data()}).ok());
+  const std::vector<float> want = Product(Product(Product(x, w), w), w);
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(y[i], want[i], 1e-5 * std::abs(want[i])) << i;
+}
+
+// A result copied after the last node (a parameter returned) is free for the
+// whole run: the second product lives there, the first in the other
+// result's buffer, and the arena is empty.
+TEST(BufferPlanTest, AResultCopiedAtTheEndHostsValuesUntilThen) {
+  const std::string text =
+      Main("%x: tensor<4x8xf32>, %w: tensor<8x8xf32>", "(tensor<4x8xf32>, tensor<4x8xf32>)", R"(
+    %a = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+    %b = stablehlo.dot_general %a, %w, contracting_dims = [1] x [0] : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+    %y = stablehlo.dot_general %b, %w, contracting_dims = [1] x [0] : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+    return %y, %x : tensor<4x8xf32>, tensor<4x8xf32>)");
+  auto program = CompileText(text);
+  ASSERT_TRUE(program.ok()) << program.status().ToString();
+  const Graph& graph = *(*program)->graph;
+  EXPECT_EQ(graph.arena_bytes, 0);
+  const Placement& b = graph.placements[static_cast<size_t>(graph.nodes[1].outputs[0])];
+  EXPECT_EQ(b.storage, Storage::kResult);
+  EXPECT_EQ(b.index, 1);
+  const std::vector<float> x = Ramp<float>(32, -0.125, 2.0), w = Ramp<float>(64, 0.0625, -1.5);
+  std::vector<float> y(32), x_out(32);
+  ASSERT_TRUE(RunInto(**program, {x.data(), w.data()}, {y.data(), x_out.data()}).ok());
+  const std::vector<float> want = Product(Product(Product(x, w), w), w);
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(y[i], want[i], 1e-5 * std::abs(want[i])) << i;
+  EXPECT_EQ(x_out, x);
+}
+
+// Two values live at once share a result buffer twice their size, at
+// different offsets; the buffer is written after both die.
+TEST(BufferPlanTest, AResultBufferHoldsSeveralValuesAtOnce) {
+  const std::string text =
+      Main("%x: tensor<4x8xf32>, %w: tensor<8x8xf32>", "(tensor<4x8xf32>, tensor<8x8xf32>)", R"(
+    %a = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+    %b = stablehlo.dot_general %x, %w, contracting_dims = [1] x [1] : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+    %c = stablehlo.dot_general %a, %w, contracting_dims = [1] x [0] : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+    %y = stablehlo.dot_general %c, %b, contracting_dims = [1] x [1] : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x4xf32>
+    %r = stablehlo.reshape %y : (tensor<4x4xf32>) -> tensor<16xf32>
+    %s = stablehlo.concatenate %r, %r, %r, %r, dim = 0 : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<64xf32>
+    %z = stablehlo.reshape %s : (tensor<64xf32>) -> tensor<8x8xf32>
+    return %c, %z : tensor<4x8xf32>, tensor<8x8xf32>)");
+  auto program = CompileText(text);
+  ASSERT_TRUE(program.ok()) << program.status().ToString();
+  const Graph& graph = *(*program)->graph;
+  const Placement& a = graph.placements[static_cast<size_t>(graph.nodes[0].outputs[0])];
+  const Placement& b = graph.placements[static_cast<size_t>(graph.nodes[1].outputs[0])];
+  EXPECT_EQ(a.storage, Storage::kResult);
+  EXPECT_EQ(b.storage, Storage::kResult);
+  EXPECT_EQ(a.index, 1);
+  EXPECT_EQ(b.index, 1);
+  EXPECT_NE(a.offset, b.offset);
+  const std::vector<float> x = Ramp<float>(32, 0.25, -4.0), w = Ramp<float>(64, -0.03125, 1.0);
+  std::vector<float> c(32), z(64);
+  ASSERT_TRUE(RunInto(**program, {x.data(), w.data()}, {c.data(), z.data()}).ok());
+  const std::vector<float> a_want = Product(x, w), c_want = Product(a_want, w);
+  for (size_t i = 0; i < 32; ++i) EXPECT_NEAR(c[i], c_want[i], 1e-5 * std::abs(c_want[i])) << i;
+  for (int i = 0; i < 4; ++i) {
+    for (int j = 0; j < 4; ++j) {
+      // b[j][k] = sum_l x[j][l] w[k][l]; y[i][j] = sum_k c[i][k] b[j][k].
+      double sum = 0;
+      for (int k = 0; k < 8; ++k) {
+        double b_jk = 0;
+        for (int l = 0; l < 8; ++l) b_jk += double{x[j * 8 + l]} * double{w[k * 8 + l]};
+        sum += double{c_want[i * 8 + k]} * b_jk;
+      }
+      for (int copy = 0; copy < 4; ++copy) {
+        EXPECT_NEAR(z[copy * 16 + i * 4 + j], sum, 1e-4 * std::abs(sum) + 1e-4) << i << "," << j;
+      }
     }
   }
-  for (size_t i = 0; i < 64; ++i) EXPECT_NEAR(y[i], want[i], 1e-5 * std::abs(want[i]) + 1e-6) << i;
+}
+
+// A result a donated argument may share memory with (tf.aliasing_output)
+// holds no intermediate: the program then writes it in place of the
+// argument, and the first product stays in the arena.
+TEST(BufferPlanTest, AResultAliasingADonatedInputHostsNoIntermediate) {
+  const std::string text = R"(func.func public @main(
+      %x: tensor<4x8xf32> {tf.aliasing_output = 0 : i32}, %w: tensor<8x8xf32>) -> tensor<4x8xf32> {
+    %a = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+    %b = stablehlo.dot_general %a, %w, contracting_dims = [1] x [0] : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+    %y = stablehlo.dot_general %b, %w, contracting_dims = [1] x [0] : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+    return %y : tensor<4x8xf32>
+  }
+  )";
+  auto program = CompileText(text);
+  ASSERT_TRUE(program.ok()) << program.status().ToString();
+  EXPECT_EQ((*program)->graph->arena_bytes, 2 * 4 * 8 * 4);
+  EXPECT_TRUE((*program)->alias_in_place[0]);
 }
 
 // A while carry passed through is its init's memory under another name. A

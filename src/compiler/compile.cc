@@ -148,6 +148,24 @@ bool HasSideEffects(const Graph& graph) {
 }
 
 // Reads the entry function's donation attributes into `program`.
+// The results an argument names in tf.aliasing_output: their buffers may be
+// that argument's memory, so the buffer plan keeps intermediates out of
+// them. Out-of-range indexes are PlanDonation's to reject.
+std::vector<bool> AliasedResults(const ir::Operation& entry, size_t results) {
+  std::vector<bool> aliased(results, false);
+  ir::Attribute arg_attrs = entry.GetAttr("arg_attrs");
+  if (!arg_attrs.Is(ir::AttrKind::kArray)) return aliased;
+  for (const ir::Attribute& attrs : arg_attrs->elements) {
+    if (!attrs.Is(ir::AttrKind::kDictionary)) continue;
+    ir::Attribute alias = attrs.Get("tf.aliasing_output");
+    if (alias.Is(ir::AttrKind::kInteger) && alias->int_value >= 0 &&
+        alias->int_value < static_cast<int64_t>(results)) {
+      aliased[static_cast<size_t>(alias->int_value)] = true;
+    }
+  }
+  return aliased;
+}
+
 Status PlanDonation(const ir::Operation& entry, const Graph& graph, Program& program) {
   const size_t count = graph.parameters.size();
   program.parameter_donatable.assign(count, false);
@@ -296,7 +314,8 @@ StatusOr<std::shared_ptr<const Program>> Compile(const ir::Module& module,
   KILN_RETURN_IF_ERROR(Lowering::LowerEntry(module, *entry, *graph, spmd ? &*spmd : nullptr));
   EliminateDeadNodes(*graph);
   FuseElementwise(*graph);
-  PlanBuffers(*graph, /*intermediates_in_results=*/true);
+  PlanBuffers(*graph, /*intermediates_in_results=*/true,
+              AliasedResults(*entry, graph->results.size()));
   auto program = std::make_shared<Program>();
   ir::Attribute module_name = module.op().GetAttr("sym_name");
   program->name = module_name.Is(ir::AttrKind::kString) ? module_name->text : "main";

@@ -88,7 +88,9 @@ Status Execute(const Graph& graph, std::span<const void* const> parameters,
       case Storage::kConstant:
         memory[v] = const_cast<uint8_t*>(graph.values[v].constant->data());
         break;
-      case Storage::kResult: memory[v] = static_cast<uint8_t*>(results[place.index]); break;
+      case Storage::kResult:
+        memory[v] = static_cast<uint8_t*>(results[place.index]) + place.offset;
+        break;
       case Storage::kAlias: memory[v] = memory[place.index]; break;
     }
   }

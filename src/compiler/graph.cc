@@ -1,7 +1,9 @@
 #include "compiler/graph.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
+#include <optional>
 
 namespace kiln::compiler {
 
@@ -25,18 +27,21 @@ constexpr int64_t kAlignment = 64;
 
 int64_t AlignUp(int64_t bytes) { return (bytes + kAlignment - 1) / kAlignment * kAlignment; }
 
-// First-fit allocator over the arena's address range, by liveness.
+// First-fit allocator over an address range, by liveness: the arena's
+// (unbounded), or a result buffer's (`limit` bytes).
 class ArenaAllocator {
  public:
-  int64_t Allocate(int64_t bytes) {
-    bytes = std::max<int64_t>(AlignUp(bytes), kAlignment);
+  // The offset of `bytes` of free memory, or -1 when they end past `limit`.
+  int64_t Allocate(int64_t bytes, int64_t limit = std::numeric_limits<int64_t>::max()) {
+    const int64_t size = std::max<int64_t>(AlignUp(bytes), kAlignment);
     int64_t offset = 0;
-    for (const auto& [start, size] : used_) {
-      if (start - offset >= bytes) break;
-      offset = std::max(offset, start + size);
+    for (const auto& [start, used] : used_) {
+      if (start - offset >= size) break;
+      offset = std::max(offset, start + used);
     }
-    used_.emplace(offset, bytes);
-    high_water_ = std::max(high_water_, offset + bytes);
+    if (offset > limit - bytes) return -1;
+    used_.emplace(offset, size);
+    high_water_ = std::max(high_water_, offset + size);
     return offset;
   }
   void Free(int64_t offset) { used_.erase(offset); }
@@ -54,7 +59,8 @@ int64_t InputIndex(const std::vector<int32_t>& inputs, size_t k) {
 
 }  // namespace
 
-void PlanBuffers(Graph& graph, bool intermediates_in_results) {
+void PlanBuffers(Graph& graph, bool intermediates_in_results,
+                 const std::vector<bool>& aliased_results) {
   const size_t count = graph.values.size();
   graph.placements.assign(count, Placement{});
   std::vector<bool> placed(count, false);
@@ -170,33 +176,83 @@ void PlanBuffers(Graph& graph, bool intermediates_in_results) {
       }
     }
   }
+  // Result buffers are the caller's fresh memory, unused until the first
+  // node writing one runs (the nodes computing the result or a value placed
+  // in it above; never, for a result copied after the last node). A value
+  // dying before then can live there instead of the arena: a training
+  // step's activations in the memory of its weight updates, which are
+  // written last. Not a result that may be a donated argument's memory.
+  struct ResultSpace {
+    size_t result = 0;
+    int64_t bytes = 0;
+    int64_t first_write = 0;  // node index
+    ArenaAllocator space;
+  };
+  std::vector<ResultSpace> result_spaces;
+  if (intermediates_in_results) {
+    std::vector<int64_t> first_write(graph.results.size(),
+                                     static_cast<int64_t>(graph.nodes.size()));
+    for (size_t n = graph.nodes.size(); n-- > 0;) {
+      for (ValueId out : graph.nodes[n].outputs) {
+        const Placement& home = graph.placements[static_cast<size_t>(out)];
+        if (placed[static_cast<size_t>(out)] && home.storage == Storage::kResult) {
+          first_write[static_cast<size_t>(home.index)] = static_cast<int64_t>(n);
+        }
+      }
+    }
+    for (size_t i = 0; i < graph.results.size(); ++i) {
+      const auto bytes = static_cast<int64_t>(graph.values[static_cast<size_t>(graph.results[i])].bytes);
+      if (bytes == 0 || first_write[i] == 0 || (i < aliased_results.size() && aliased_results[i])) {
+        continue;
+      }
+      result_spaces.push_back({i, bytes, first_write[i], {}});
+    }
+    // The shortest free span first: later ones stay free for longer lives.
+    std::stable_sort(result_spaces.begin(), result_spaces.end(),
+                     [](const ResultSpace& a, const ResultSpace& b) {
+                       return a.first_write < b.first_write;
+                     });
+  }
   ArenaAllocator allocator;
+  // Per value placed in a result buffer: its entry of result_spaces.
+  std::vector<int32_t> space_of(count, -1);
+  auto allocator_of = [&](size_t v) -> ArenaAllocator& {
+    return space_of[v] < 0 ? allocator : result_spaces[static_cast<size_t>(space_of[v])].space;
+  };
   std::vector<std::vector<size_t>> frees(graph.nodes.size() + 1);
-  // Arena values whose memory an output of the node they die at took over.
+  // Values whose memory an output of the node they die at took over.
   std::vector<bool> handed_over(count, false);
   for (size_t n = 0; n < graph.nodes.size(); ++n) {
     const Node& node = graph.nodes[n];
     for (size_t k = 0; k < node.outputs.size(); ++k) {
       const auto o = static_cast<size_t>(node.outputs[k]);
       if (placed[o]) continue;
-      // An output written over an input: the input is an arena value of the
-      // output's size and element count, no view, dying here and read by
-      // this node once. A
-      // fused loop may write any output over any input it reads element for
-      // element (it writes a tile after reading it); other nodes name the
-      // input (output_over_input).
-      int64_t offset = -1;
+      // A value nobody reads dies after its node.
+      const int64_t dies = std::max<int64_t>(last_use[o], static_cast<int64_t>(n));
+      // An output written over an input: the input is a value of the
+      // output's size and element count that this plan placed (in the arena
+      // or a result buffer free for the output's whole life), no view, dying
+      // here and read by this node once. A fused loop may write any output
+      // over any input it reads element for element (it writes a tile after
+      // reading it); other nodes name the input (output_over_input).
+      std::optional<Placement> home;
       auto take_over = [&](size_t input) {
-        if (offset >= 0 || input >= node.inputs.size()) return;
+        if (home || input >= node.inputs.size()) return;
         const auto v = static_cast<size_t>(node.inputs[input]);
+        const Placement& place = graph.placements[v];
+        const bool ours =
+            place.storage == Storage::kArena ||
+            (space_of[v] >= 0 &&
+             result_spaces[static_cast<size_t>(space_of[v])].first_write > dies);
         const auto reads = std::count_if(node.inputs.begin(), node.inputs.end(), [&](ValueId in) {
           return root[static_cast<size_t>(in)] == root[v];
         });
-        if (graph.placements[v].storage == Storage::kArena && root[v] == static_cast<ValueId>(v) &&
-            !handed_over[v] && last_use[v] == static_cast<int64_t>(n) && reads == 1 &&
+        if (ours && root[v] == static_cast<ValueId>(v) && !handed_over[v] &&
+            last_use[v] == static_cast<int64_t>(n) && reads == 1 &&
             graph.values[v].bytes == graph.values[o].bytes && graph.values[o].bytes > 0 &&
             graph.shape(v).NumElements() == graph.shape(o).NumElements()) {
-          offset = graph.placements[v].offset;
+          home = place;
+          space_of[o] = space_of[v];
           handed_over[v] = true;
         }
       };
@@ -207,17 +263,28 @@ void PlanBuffers(Graph& graph, bool intermediates_in_results) {
       } else if (const int64_t input = InputIndex(node.output_over_input, k); input >= 0) {
         take_over(static_cast<size_t>(input));
       }
-      if (offset < 0) offset = allocator.Allocate(static_cast<int64_t>(graph.values[o].bytes));
-      graph.placements[o] = {Storage::kArena, 0, offset};
+      const auto bytes = static_cast<int64_t>(graph.values[o].bytes);
+      const auto free_after = std::partition_point(
+          result_spaces.begin(), result_spaces.end(),
+          [&](const ResultSpace& space) { return space.first_write <= dies; });
+      for (auto s = static_cast<size_t>(free_after - result_spaces.begin());
+           !home && s < result_spaces.size(); ++s) {
+        ResultSpace& target = result_spaces[s];
+        if (target.bytes < bytes) continue;
+        const int64_t offset = target.space.Allocate(bytes, target.bytes);
+        if (offset < 0) continue;
+        home = Placement{Storage::kResult, static_cast<int64_t>(target.result), offset};
+        space_of[o] = static_cast<int32_t>(s);
+      }
+      if (!home) home = Placement{Storage::kArena, 0, allocator.Allocate(bytes)};
+      graph.placements[o] = *home;
       placed[o] = true;
-      // A value nobody reads dies after its node.
-      const int64_t dies = std::max<int64_t>(last_use[o], static_cast<int64_t>(n));
       frees[static_cast<size_t>(dies)].push_back(o);
     }
     // Free after the node ran: its inputs may not share memory with its
     // outputs (but for the memory handed over above).
     for (size_t v : frees[n]) {
-      if (!handed_over[v]) allocator.Free(graph.placements[v].offset);
+      if (!handed_over[v]) allocator_of(v).Free(graph.placements[v].offset);
     }
   }
   graph.arena_bytes = allocator.high_water();

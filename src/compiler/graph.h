@@ -113,14 +113,14 @@ enum class Storage : uint8_t {
   kArena,      // at `offset` in the execution's arena
   kParameter,  // the caller's argument `index`
   kConstant,   // the value's constant data
-  kResult,     // the caller's result buffer `index`
+  kResult,     // at `offset` in the caller's result buffer `index`
   kAlias,      // the memory of value `index` (a view)
 };
 
 struct Placement {
   Storage storage = Storage::kArena;
   int64_t index = 0;   // parameter / result / aliased value
-  int64_t offset = 0;  // kArena
+  int64_t offset = 0;  // kArena, kResult
 };
 
 class Graph {
@@ -145,8 +145,12 @@ class Graph {
 // `intermediates_in_results` (an entry graph, whose result buffers are the
 // caller's fresh outputs): a value that dies at the fused loop computing a
 // result, read there element for element and of its size, is placed in
-// that result's buffer instead of the arena.
-void PlanBuffers(Graph& graph, bool intermediates_in_results = false);
+// that result's buffer instead of the arena; and a value dying before the
+// first write of a result's buffer may live in that buffer, but for the
+// results marked in `aliased_results` (a donated argument's memory may be
+// theirs).
+void PlanBuffers(Graph& graph, bool intermediates_in_results = false,
+                 const std::vector<bool>& aliased_results = {});
 
 // Drops nodes whose outputs nothing uses (unless they have side effects).
 void EliminateDeadNodes(Graph& graph);
