@@ -814,16 +814,9 @@ void SinkPointwise(Graph& graph) {
 }  // namespace
 
 // FuseElementwise's work, then the row groups over its loops.
-void FuseRuns(Graph& graph) {
-  SinkPointwise(graph);
-  const size_t values = graph.values.size();
-  std::vector<std::vector<size_t>> users(values);
-  for (size_t n = 0; n < graph.nodes.size(); ++n) {
-    for (ValueId in : graph.nodes[n].inputs) users[static_cast<size_t>(in)].push_back(n);
-  }
-  std::vector<bool> is_result(values, false);
-  for (ValueId result : graph.results) is_result[static_cast<size_t>(result)] = true;
-
+// The runs of consecutive nodes FuseRuns makes one fused loop each
+// (indexes of graph.nodes, in order).
+std::vector<std::vector<size_t>> FormRuns(const Graph& graph) {
   std::vector<std::vector<size_t>> runs;
   std::vector<size_t> current;
   std::unordered_map<ValueId, bool> produced;
@@ -855,6 +848,181 @@ void FuseRuns(Graph& graph) {
     produced.emplace(node.outputs[0], true);
   }
   close();
+  return runs;
+}
+
+// Recomputes values of one run in the later runs that read them, instead of
+// keeping them in memory in between: the gradient of a GELU reads four
+// arrays its forward loop computed from one product (x, x^3, tanh(...)),
+// each as large as the product. The values of a run that only later runs
+// read, element for element, are recomputed there from the run's inputs
+// (the members they depend on are cloned in front of each later run, which
+// then fuses them) when the bytes they hold exceed the bytes of the inputs
+// whose lives this lengthens; parameters and constants cost nothing. XLA
+// duplicates cheap producers into their consumers the same way. Returns
+// whether it changed the graph.
+bool RecomputeInLaterRuns(Graph& graph, const std::vector<std::vector<size_t>>& runs) {
+  // At most this many members are recomputed for one value.
+  constexpr size_t kMaxRecomputed = 32;
+  const size_t count = graph.nodes.size();
+  const size_t values = graph.values.size();
+  std::vector<int64_t> run_of(count, -1);
+  for (size_t r = 0; r < runs.size(); ++r) {
+    for (size_t n : runs[r]) run_of[n] = static_cast<int64_t>(r);
+  }
+  std::vector<int64_t> producer(values, -1);
+  std::vector<std::vector<size_t>> users(values);
+  std::vector<int64_t> last_use(values, -1);
+  for (size_t n = 0; n < count; ++n) {
+    for (ValueId out : graph.nodes[n].outputs) producer[static_cast<size_t>(out)] = static_cast<int64_t>(n);
+    for (ValueId in : graph.nodes[n].inputs) {
+      users[static_cast<size_t>(in)].push_back(n);
+      last_use[static_cast<size_t>(in)] = static_cast<int64_t>(n);
+    }
+  }
+  for (ValueId result : graph.results) last_use[static_cast<size_t>(result)] = static_cast<int64_t>(count);
+  auto bytes = [&](ValueId v) { return static_cast<int64_t>(graph.values[static_cast<size_t>(v)].bytes); };
+
+  // Per later run: the clones to insert in front of it, and the values they
+  // replace there.
+  std::vector<std::vector<Node>> clones(runs.size());
+  std::vector<std::unordered_map<ValueId, ValueId>> renamed(runs.size());
+  bool changed = false;
+  for (size_t r = 0; r < runs.size(); ++r) {
+    const std::vector<size_t>& run = runs[r];
+    // The members of this run value v depends on (v's own first), or empty
+    // when one of them is not a pointwise member or there are too many.
+    auto cone = [&](ValueId v) {
+      std::vector<size_t> members;
+      std::vector<ValueId> pending{v};
+      while (!pending.empty()) {
+        const ValueId value = pending.back();
+        pending.pop_back();
+        // A clone made for an earlier run: not recomputed again.
+        if (static_cast<size_t>(value) >= values) return std::vector<size_t>{};
+        const int64_t n = producer[static_cast<size_t>(value)];
+        if (n < 0 || run_of[static_cast<size_t>(n)] != static_cast<int64_t>(r)) continue;
+        if (std::find(members.begin(), members.end(), static_cast<size_t>(n)) != members.end()) {
+          continue;
+        }
+        if (graph.nodes[static_cast<size_t>(n)].pointwise == nullptr ||
+            members.size() == kMaxRecomputed) {
+          return std::vector<size_t>{};
+        }
+        members.push_back(static_cast<size_t>(n));
+        for (ValueId in : graph.nodes[static_cast<size_t>(n)].inputs) pending.push_back(in);
+      }
+      std::sort(members.begin(), members.end());
+      return members;
+    };
+    std::vector<ValueId> moved;
+    std::vector<size_t> moved_members;  // union of their cones
+    int64_t saved = 0, latest = -1;
+    for (size_t n : run) {
+      const Node& node = graph.nodes[n];
+      if (node.pointwise == nullptr) continue;
+      const ValueId v = node.outputs[0];
+      bool later_only = !users[static_cast<size_t>(v)].empty();
+      int64_t last = -1;
+      for (size_t user : users[static_cast<size_t>(v)]) {
+        const int64_t later = run_of[user];
+        if (later == static_cast<int64_t>(r)) continue;
+        const Node& reader = graph.nodes[user];
+        later_only = later_only && later > static_cast<int64_t>(r) && reader.pointwise != nullptr &&
+                     reader.pointwise->kind == Pointwise::Kind::kMap &&
+                     Elements(graph, reader.outputs[0]) == Elements(graph, v);
+        last = std::max<int64_t>(last, static_cast<int64_t>(user));
+      }
+      if (!later_only || last < 0 || last_use[static_cast<size_t>(v)] == static_cast<int64_t>(count)) {
+        continue;
+      }
+      const std::vector<size_t> members = cone(v);
+      if (members.empty()) continue;
+      moved.push_back(v);
+      saved += bytes(v);
+      latest = std::max(latest, last);
+      for (size_t m : members) {
+        if (std::find(moved_members.begin(), moved_members.end(), m) == moved_members.end()) {
+          moved_members.push_back(m);
+        }
+      }
+    }
+    if (moved.empty()) continue;
+    // The run's inputs the recomputed members read: kept until the last
+    // later run that reads them.
+    int64_t lengthened = 0;
+    std::vector<ValueId> inputs;
+    for (size_t m : moved_members) {
+      for (ValueId in : graph.nodes[m].inputs) {
+        const int64_t n = producer[static_cast<size_t>(in)];
+        if (n >= 0 && run_of[static_cast<size_t>(n)] == static_cast<int64_t>(r)) continue;
+        if (std::find(inputs.begin(), inputs.end(), in) != inputs.end()) continue;
+        inputs.push_back(in);
+        if (n >= 0 && last_use[static_cast<size_t>(in)] < latest) lengthened += bytes(in);
+      }
+    }
+    if (saved <= lengthened) continue;
+    changed = true;
+    std::sort(moved_members.begin(), moved_members.end());
+    for (ValueId v : moved) {
+      for (size_t user : users[static_cast<size_t>(v)]) {
+        const int64_t later = run_of[user];
+        if (later == static_cast<int64_t>(r)) continue;
+        auto& names = renamed[static_cast<size_t>(later)];
+        if (names.contains(v)) continue;
+        // Clone v's members in front of the later run (once per run).
+        for (size_t m : cone(v)) {
+          const ValueId old_value = graph.nodes[m].outputs[0];
+          if (names.contains(old_value)) continue;
+          Node copy = graph.nodes[m];
+          for (ValueId& in : copy.inputs) {
+            if (auto it = names.find(in); it != names.end()) in = it->second;
+          }
+          const ValueId fresh = graph.AddValue(graph.shape(old_value));
+          copy.outputs = {fresh};
+          names.emplace(old_value, fresh);
+          clones[static_cast<size_t>(later)].push_back(std::move(copy));
+        }
+      }
+    }
+    for (size_t later = r + 1; later < runs.size(); ++later) {
+      for (size_t n : runs[later]) {
+        for (ValueId& in : graph.nodes[n].inputs) {
+          if (std::find(moved.begin(), moved.end(), in) == moved.end()) continue;
+          if (auto it = renamed[later].find(in); it != renamed[later].end()) in = it->second;
+        }
+      }
+    }
+  }
+  if (!changed) return false;
+  std::vector<size_t> first_of(count, runs.size());
+  for (size_t r = 0; r < runs.size(); ++r) first_of[runs[r].front()] = r;
+  std::vector<Node> nodes;
+  nodes.reserve(count);
+  for (size_t n = 0; n < count; ++n) {
+    if (first_of[n] < runs.size()) {
+      for (Node& copy : clones[first_of[n]]) nodes.push_back(std::move(copy));
+    }
+    nodes.push_back(std::move(graph.nodes[n]));
+  }
+  graph.nodes = std::move(nodes);
+  return true;
+}
+
+void FuseRuns(Graph& graph) {
+  SinkPointwise(graph);
+  std::vector<std::vector<size_t>> runs = FormRuns(graph);
+  if (RecomputeInLaterRuns(graph, runs)) {
+    EliminateDeadNodes(graph);
+    runs = FormRuns(graph);
+  }
+  const size_t values = graph.values.size();
+  std::vector<std::vector<size_t>> users(values);
+  for (size_t n = 0; n < graph.nodes.size(); ++n) {
+    for (ValueId in : graph.nodes[n].inputs) users[static_cast<size_t>(in)].push_back(n);
+  }
+  std::vector<bool> is_result(values, false);
+  for (ValueId result : graph.results) is_result[static_cast<size_t>(result)] = true;
 
   std::vector<Node> nodes;
   std::vector<std::shared_ptr<const FusedLoop>> loops;

@@ -452,5 +452,106 @@ TEST(FusionTest, FoldedReductionOfAnEscapingValue) {
   }
 }
 
+// A GELU-like split: the forward loop computes a = tanh(p), c = a * a and
+// h = c * p from a product p (h feeds another product); the backward loop
+// reads a and c (`both`) or a alone, besides gy.
+std::string ResidualProgram(bool both) {
+  const std::string backward = both ? R"(
+  %one = stablehlo.constant dense<1.0> : tensor<64x64xf32>
+  %u = stablehlo.subtract %one, %c : tensor<64x64xf32>
+  %v = stablehlo.multiply %gy, %u : tensor<64x64xf32>
+  %d = stablehlo.add %v, %a : tensor<64x64xf32>)"
+                                    : R"(
+  %e = stablehlo.add %gy, %a : tensor<64x64xf32>
+  %d = stablehlo.multiply %e, %gy : tensor<64x64xf32>)";
+  return Main("%x: tensor<64x64xf32>, %w: tensor<64x64xf32>, %g: tensor<64x64xf32>",
+              "(tensor<64x64xf32>, tensor<64x64xf32>)", R"(
+  %p = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
+  %a = stablehlo.tanh %p : tensor<64x64xf32>
+  %c = stablehlo.multiply %a, %a : tensor<64x64xf32>
+  %h = stablehlo.multiply %c, %p : tensor<64x64xf32>
+  %y = stablehlo.dot_general %h, %w, contracting_dims = [1] x [0] : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
+  %gy = stablehlo.dot_general %g, %y, contracting_dims = [1] x [0] : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>)" +
+                  backward + R"(
+  return %y, %d : tensor<64x64xf32>, tensor<64x64xf32>)");
+}
+
+// The inputs of the last fused loop of `program`.
+std::vector<ValueId> LastLoopInputs(const Program& program) {
+  for (size_t n = program.graph->nodes.size(); n-- > 0;) {
+    if (program.graph->nodes[n].op == kFusionOp) return program.graph->nodes[n].inputs;
+  }
+  return {};
+}
+
+// Runs ResidualProgram(both) and checks d against a double reference.
+void CheckResiduals(const Program& program, bool both) {
+  const std::vector<float> x = Ramp<float>(4096, 0.0005, -1.0), w = Ramp<float>(4096, -0.0003, 0.6),
+                           g = Ramp<float>(4096, 0.0002, -0.4);
+  std::vector<float> y(4096), d(4096);
+  ASSERT_TRUE(RunInto(program, {x.data(), w.data(), g.data()}, {y.data(), d.data()}).ok());
+  auto product = [](const std::vector<double>& l, const std::vector<double>& r) {
+    std::vector<double> out(4096, 0.0);
+    for (int i = 0; i < 64; ++i) {
+      for (int k = 0; k < 64; ++k) {
+        for (int j = 0; j < 64; ++j) out[i * 64 + j] += l[i * 64 + k] * r[k * 64 + j];
+      }
+    }
+    return out;
+  };
+  const std::vector<double> xd(x.begin(), x.end()), wd(w.begin(), w.end()), gd(g.begin(), g.end());
+  const std::vector<double> p = product(xd, wd);
+  std::vector<double> a(4096), c(4096), h(4096);
+  for (size_t i = 0; i < 4096; ++i) {
+    a[i] = std::tanh(p[i]);
+    c[i] = a[i] * a[i];
+    h[i] = c[i] * p[i];
+  }
+  const std::vector<double> want_y = product(h, wd), gy = product(gd, want_y);
+  for (size_t i = 0; i < 4096; ++i) {
+    const double want = both ? gy[i] * (1.0 - c[i]) + a[i] : (gy[i] + a[i]) * gy[i];
+    ASSERT_NEAR(y[i], want_y[i], 1e-4 * std::abs(want_y[i]) + 1e-5) << i;
+    ASSERT_NEAR(d[i], want, 1e-4 * std::abs(want) + 1e-5) << i;
+  }
+}
+
+// a and c (32 KiB) are recomputed in the backward loop from p (16 KiB),
+// which then lives until that loop instead: the loop reads p, not a or c.
+TEST(FusionTest, ValuesOnlyALaterLoopReadsAreRecomputedThere) {
+  auto program = CompileText(ResidualProgram(/*both=*/true));
+  ASSERT_TRUE(program.ok()) << program.status().ToString();
+  const std::vector<ValueId> inputs = LastLoopInputs(**program);
+  const Graph& graph = *(*program)->graph;
+  EXPECT_EQ(inputs.size(), 2u);  // p and gy
+  for (ValueId in : inputs) EXPECT_EQ(graph.shape(in).dims, (std::vector<int64_t>{64, 64}));
+  // The forward loop writes h alone.
+  size_t loops = 0;
+  for (const Node& node : graph.nodes) {
+    if (node.op != kFusionOp) continue;
+    if (++loops == 1) {
+      EXPECT_EQ(node.outputs.size(), 1u);
+    }
+  }
+  EXPECT_EQ(loops, 2u);
+  CheckResiduals(**program, true);
+}
+
+// a alone (16 KiB) would cost as much as keeping p: it stays in memory.
+TEST(FusionTest, AValueNoLargerThanWhatItsRecomputationKeepsStays) {
+  auto program = CompileText(ResidualProgram(/*both=*/false));
+  ASSERT_TRUE(program.ok()) << program.status().ToString();
+  const std::vector<ValueId> inputs = LastLoopInputs(**program);
+  ASSERT_EQ(inputs.size(), 2u);  // gy and a
+  const Graph& graph = *(*program)->graph;
+  size_t loops = 0;
+  for (const Node& node : graph.nodes) {
+    if (node.op != kFusionOp) continue;
+    if (++loops == 1) {
+      EXPECT_EQ(node.outputs.size(), 2u);  // a and h
+    }
+  }
+  CheckResiduals(**program, false);
+}
+
 }  // namespace
 }  // namespace kiln::compiler
