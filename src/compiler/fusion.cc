@@ -859,8 +859,10 @@ std::vector<std::vector<size_t>> FormRuns(const Graph& graph) {
 // (the members they depend on are cloned in front of each later run, which
 // then fuses them) when the bytes they hold exceed the bytes of the inputs
 // whose lives this lengthens; parameters and constants cost nothing. XLA
-// duplicates cheap producers into their consumers the same way. Returns
-// whether it changed the graph.
+// duplicates cheap producers into their consumers the same way. Only for
+// later runs past a node no row group can hold (a product, say): between
+// runs a row group may join, a value stays in the group's blocks anyway.
+// Returns whether it changed the graph.
 bool RecomputeInLaterRuns(Graph& graph, const std::vector<std::vector<size_t>>& runs) {
   // At most this many members are recomputed for one value.
   constexpr size_t kMaxRecomputed = 32;
@@ -881,6 +883,15 @@ bool RecomputeInLaterRuns(Graph& graph, const std::vector<std::vector<size_t>>& 
     }
   }
   for (ValueId result : graph.results) last_use[static_cast<size_t>(result)] = static_cast<int64_t>(count);
+  // Per node, the last node before it that no row group can hold (neither
+  // pointwise nor a row reduction: a product, a gather, ...), or -1.
+  std::vector<int64_t> barrier_before(count, -1);
+  for (size_t n = 1; n < count; ++n) {
+    const Node& previous = graph.nodes[n - 1];
+    barrier_before[n] = previous.pointwise == nullptr && previous.row_reduction == nullptr
+                            ? static_cast<int64_t>(n - 1)
+                            : barrier_before[n - 1];
+  }
   auto bytes = [&](ValueId v) { return static_cast<int64_t>(graph.values[static_cast<size_t>(v)].bytes); };
 
   // Per later run: the clones to insert in front of it, and the values they
@@ -928,9 +939,13 @@ bool RecomputeInLaterRuns(Graph& graph, const std::vector<std::vector<size_t>>& 
         const int64_t later = run_of[user];
         if (later == static_cast<int64_t>(r)) continue;
         const Node& reader = graph.nodes[user];
+        // Past a barrier: else the two runs may share a row group, where v
+        // never reaches memory (softmax's exp(x - max)), and recomputing
+        // would only cost time.
         later_only = later_only && later > static_cast<int64_t>(r) && reader.pointwise != nullptr &&
                      reader.pointwise->kind == Pointwise::Kind::kMap &&
-                     Elements(graph, reader.outputs[0]) == Elements(graph, v);
+                     Elements(graph, reader.outputs[0]) == Elements(graph, v) &&
+                     barrier_before[user] > static_cast<int64_t>(run.back());
         last = std::max<int64_t>(last, static_cast<int64_t>(user));
       }
       if (!later_only || last < 0 || last_use[static_cast<size_t>(v)] == static_cast<int64_t>(count)) {

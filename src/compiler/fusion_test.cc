@@ -290,7 +290,8 @@ TEST(FusionTest, SoftmaxWithItsInputDonatedToTheResult) { CheckSoftmax(true); }
 // Softmax as jax.nn.softmax writes it (the max taken with an initial
 // -inf) over 512 x 700 floats: one row group from the max's reduce to the
 // division, x read from memory once per block, exp(x - max) kept in the
-// block.
+// block (not recomputed for the division: RecomputeInLaterRuns stops at
+// runs a row group may join).
 TEST(FusionTest, SoftmaxRunsAsOneRowGroup) {
   const std::string text = Main("%x: tensor<512x700xf32>", "tensor<512x700xf32>", R"(
   %low = stablehlo.constant dense<0xFF800000> : tensor<f32>
@@ -309,7 +310,10 @@ TEST(FusionTest, SoftmaxRunsAsOneRowGroup) {
   ASSERT_TRUE(program.ok()) << program.status().ToString();
   const std::vector<std::string> ops = PlanOps(**program);
   ASSERT_EQ(ops, std::vector<std::string>{std::string(kRowGroupOp)});
-  EXPECT_TRUE((*program)->graph->nodes[0].detail.starts_with("reduce; "));
+  const std::string& detail = (*program)->graph->nodes[0].detail;
+  EXPECT_TRUE(detail.starts_with("reduce; "));
+  // exp(x - max) is computed once (not again for the division's loop).
+  EXPECT_EQ(detail.find("exponential"), detail.rfind("exponential")) << detail;
   EXPECT_EQ((*program)->graph->arena_bytes, 0);
   const std::vector<float> x = Ramp<float>(512 * 700, 0.037, -40.0);
   std::vector<float> y(x.size());
