@@ -157,8 +157,23 @@ def _cnn_train(params, x, y):
     return params, loss
 
 
+def _gelu_mlp_loss(params, x, y):
+    h = jax.nn.gelu(x @ params["w1"] + params["b1"], approximate=True)
+    return jnp.mean((h @ params["w2"] + params["b2"] - y) ** 2)
+
+
+def _gelu_mlp_step(params, x, y):
+    # One SGD step: the updates are the program's results (written last, so
+    # the plan keeps activations in their buffers until then), and the GELU
+    # gradient recomputes the forward loop's residuals from the product.
+    loss, grads = jax.value_and_grad(_gelu_mlp_loss)(params, x, y)
+    return jax.tree_util.tree_map(lambda a, g: a - 0.05 * g, params, grads), loss
+
+
 def _training_cases():
     r = np.random.RandomState(7)
+    gelu = {"w1": (r.randn(8, 32) * 0.3).astype(np.float32), "b1": np.zeros(32, np.float32),
+            "w2": (r.randn(32, 4) * 0.2).astype(np.float32), "b2": np.zeros(4, np.float32)}
     cnn = {"k": (r.randn(3, 3, 2, 4) * 0.3).astype(np.float32), "bk": np.zeros(4, np.float32),
            "w": (r.randn(4 * 4 * 4, 2) * 0.1).astype(np.float32)}
     return [
@@ -166,6 +181,9 @@ def _training_cases():
                                            r.randint(0, 3, 10).astype(np.int32)), 1e-4, 1e-5),
         Case("train_cnn_sgd", _cnn_train, (cnn, r.randn(3, 8, 8, 2).astype(np.float32),
                                            r.randn(3, 2).astype(np.float32)), 1e-4, 1e-5),
+        Case("train_gelu_mlp_step", _gelu_mlp_step,
+             (gelu, r.randn(16, 8).astype(np.float32), r.randn(16, 4).astype(np.float32)),
+             1e-4, 1e-5),
     ]
 
 
