@@ -192,6 +192,39 @@ TEST(BufferPlanTest, ValuesDyingBeforeAResultIsWrittenLiveInItsBuffer) {
   for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(y[i], want[i], 1e-5 * std::abs(want[i])) << i;
 }
 
+// An output written over an input that lives in a result buffer stays in
+// that buffer when it, too, dies before the buffer's first write: exp(a) + 1
+// takes a's place in y's buffer, and the arena holds only c.
+TEST(BufferPlanTest, AnOutputTakesOverAnInputLivingInAResultBuffer) {
+  const std::string text = Main("%x: tensor<4x8xf32>, %w: tensor<8x8xf32>", "tensor<4x8xf32>", R"(
+    %one = stablehlo.constant dense<1.0> : tensor<4x8xf32>
+    %a = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+    %e = stablehlo.exponential %a : tensor<4x8xf32>
+    %b = stablehlo.add %e, %one : tensor<4x8xf32>
+    %c = stablehlo.dot_general %b, %w, contracting_dims = [1] x [0] : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+    %y = stablehlo.dot_general %c, %w, contracting_dims = [1] x [0] : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+    return %y : tensor<4x8xf32>)");
+  auto program = CompileText(text);
+  ASSERT_TRUE(program.ok()) << program.status().ToString();
+  const Graph& graph = *(*program)->graph;
+  ASSERT_EQ(graph.nodes.size(), 4u);
+  ASSERT_EQ(graph.nodes[1].op, kFusionOp);
+  EXPECT_EQ(graph.arena_bytes, 4 * 8 * 4);
+  const Placement& a = graph.placements[static_cast<size_t>(graph.nodes[0].outputs[0])];
+  const Placement& b = graph.placements[static_cast<size_t>(graph.nodes[1].outputs[0])];
+  EXPECT_EQ(a.storage, Storage::kResult);
+  EXPECT_EQ(b.storage, Storage::kResult);
+  EXPECT_EQ(a.index, b.index);
+  EXPECT_EQ(a.offset, b.offset);
+  const std::vector<float> x = Ramp<float>(32, 0.0625, -1.0), w = Ramp<float>(64, -0.03125, 0.75);
+  std::vector<float> y(32);
+  ASSERT_TRUE(RunInto(**program, {x.data(), w.data()}, {y.data()}).ok());
+  std::vector<float> b_want = Product(x, w);
+  for (float& v : b_want) v = static_cast<float>(std::exp(double{v}) + 1.0);
+  const std::vector<float> want = Product(Product(b_want, w), w);
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(y[i], want[i], 1e-5 * std::abs(want[i])) << i;
+}
+
 // A result copied after the last node (a parameter returned) is free for the
 // whole run: the second product lives there, the first in the other
 // result's buffer, and the arena is empty.

@@ -892,6 +892,15 @@ bool RecomputeInLaterRuns(Graph& graph, const std::vector<std::vector<size_t>>& 
                             ? static_cast<int64_t>(n - 1)
                             : barrier_before[n - 1];
   }
+  // Whether clones of `elements` elements put in front of node `first` start
+  // a run with it, rather than joining a run ending before it (which would
+  // then write them to memory after all): the node before is no pointwise
+  // node of that many elements.
+  auto StartsARun = [&](size_t first, int64_t elements) {
+    if (first == 0) return true;
+    const Node& previous = graph.nodes[first - 1];
+    return !Fusible(previous) || Elements(graph, previous.outputs[0]) != elements;
+  };
   auto bytes = [&](ValueId v) { return static_cast<int64_t>(graph.values[static_cast<size_t>(v)].bytes); };
 
   // Per later run: the clones to insert in front of it, and the values they
@@ -945,7 +954,8 @@ bool RecomputeInLaterRuns(Graph& graph, const std::vector<std::vector<size_t>>& 
         later_only = later_only && later > static_cast<int64_t>(r) && reader.pointwise != nullptr &&
                      reader.pointwise->kind == Pointwise::Kind::kMap &&
                      Elements(graph, reader.outputs[0]) == Elements(graph, v) &&
-                     barrier_before[user] > static_cast<int64_t>(run.back());
+                     barrier_before[user] > static_cast<int64_t>(run.back()) &&
+                     StartsARun(runs[static_cast<size_t>(later)].front(), Elements(graph, v));
         last = std::max<int64_t>(last, static_cast<int64_t>(user));
       }
       if (!later_only || last < 0 || last_use[static_cast<size_t>(v)] == static_cast<int64_t>(count)) {
@@ -1000,11 +1010,15 @@ bool RecomputeInLaterRuns(Graph& graph, const std::vector<std::vector<size_t>>& 
         }
       }
     }
-    for (size_t later = r + 1; later < runs.size(); ++later) {
-      for (size_t n : runs[later]) {
-        for (ValueId& in : graph.nodes[n].inputs) {
-          if (std::find(moved.begin(), moved.end(), in) == moved.end()) continue;
-          if (auto it = renamed[later].find(in); it != renamed[later].end()) in = it->second;
+    // The later runs read the clones (only their maps read moved values,
+    // never a view, so no alias ever points at a clone).
+    for (ValueId v : moved) {
+      for (size_t user : users[static_cast<size_t>(v)]) {
+        const int64_t later = run_of[user];
+        if (later == static_cast<int64_t>(r)) continue;
+        const auto& names = renamed[static_cast<size_t>(later)];
+        for (ValueId& in : graph.nodes[user].inputs) {
+          if (in == v) in = names.at(v);
         }
       }
     }
