@@ -225,6 +225,41 @@ TEST(BufferPlanTest, AnOutputTakesOverAnInputLivingInAResultBuffer) {
   for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(y[i], want[i], 1e-5 * std::abs(want[i])) << i;
 }
 
+// A while loop's init lives in the result's buffer (it dies at the loop,
+// before the product writing the result); the loop copies it into its own
+// carry and halves it three times.
+TEST(BufferPlanTest, AWhileInitInAResultBufferIsCopiedBeforeTheResultIsWritten) {
+  const std::string text = Main("%x: tensor<4x8xf32>, %w: tensor<8x8xf32>", "tensor<4x8xf32>", R"(
+    %c0 = stablehlo.constant dense<0> : tensor<i32>
+    %a = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+    %r:2 = stablehlo.while(%i = %c0, %acc = %a) : tensor<i32>, tensor<4x8xf32>
+    cond {
+      %three = stablehlo.constant dense<3> : tensor<i32>
+      %1 = stablehlo.compare LT, %i, %three, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %1 : tensor<i1>
+    } do {
+      %one = stablehlo.constant dense<1> : tensor<i32>
+      %next = stablehlo.add %i, %one : tensor<i32>
+      %half = stablehlo.constant dense<0.5> : tensor<4x8xf32>
+      %h = stablehlo.multiply %acc, %half : tensor<4x8xf32>
+      stablehlo.return %next, %h : tensor<i32>, tensor<4x8xf32>
+    }
+    %y = stablehlo.dot_general %r#1, %w, contracting_dims = [1] x [0] : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+    return %y : tensor<4x8xf32>)");
+  auto program = CompileText(text);
+  ASSERT_TRUE(program.ok()) << program.status().ToString();
+  const Graph& graph = *(*program)->graph;
+  const Placement& a = graph.placements[static_cast<size_t>(graph.nodes[0].outputs[0])];
+  EXPECT_EQ(a.storage, Storage::kResult);
+  const std::vector<float> x = Ramp<float>(32, 0.125, -2.0), w = Ramp<float>(64, -0.0625, 1.5);
+  std::vector<float> y(32);
+  ASSERT_TRUE(RunInto(**program, {x.data(), w.data()}, {y.data()}).ok());
+  std::vector<float> acc = Product(x, w);
+  for (float& v : acc) v *= 0.125f;
+  const std::vector<float> want = Product(acc, w);
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(y[i], want[i], 1e-5 * std::abs(want[i])) << i;
+}
+
 // A result copied after the last node (a parameter returned) is free for the
 // whole run: the second product lives there, the first in the other
 // result's buffer, and the arena is empty.

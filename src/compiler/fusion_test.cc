@@ -558,6 +558,65 @@ TEST(FusionTest, AValueNoLargerThanWhatItsRecomputationKeepsStays) {
   CheckResiduals(**program, false);
 }
 
+// Two later loops, each past its own product, read a and c: each gets its
+// own clones, and neither reads a or c from memory.
+TEST(FusionTest, ValuesAreRecomputedInEachLaterLoopThatReadsThem) {
+  const std::string text = Main("%x: tensor<64x64xf32>, %w: tensor<64x64xf32>",
+                                "(tensor<64x64xf32>, tensor<64x64xf32>)", R"(
+  %p = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
+  %a = stablehlo.tanh %p : tensor<64x64xf32>
+  %c = stablehlo.multiply %a, %a : tensor<64x64xf32>
+  %h = stablehlo.multiply %c, %p : tensor<64x64xf32>
+  %q = stablehlo.dot_general %h, %w, contracting_dims = [1] x [0] : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
+  %d1 = stablehlo.multiply %q, %c : tensor<64x64xf32>
+  %e1 = stablehlo.add %d1, %a : tensor<64x64xf32>
+  %q2 = stablehlo.dot_general %e1, %w, contracting_dims = [1] x [0] : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
+  %d2 = stablehlo.subtract %q2, %c : tensor<64x64xf32>
+  %e2 = stablehlo.multiply %d2, %a : tensor<64x64xf32>
+  return %e1, %e2 : tensor<64x64xf32>, tensor<64x64xf32>)");
+  auto program = CompileText(text);
+  ASSERT_TRUE(program.ok()) << program.status().ToString();
+  const Graph& graph = *(*program)->graph;
+  std::vector<const Node*> loops;
+  for (const Node& node : graph.nodes) {
+    if (node.op == kFusionOp) loops.push_back(&node);
+  }
+  ASSERT_EQ(loops.size(), 3u);
+  EXPECT_EQ(loops[0]->outputs.size(), 1u);  // h alone
+  for (const Node* later : {loops[1], loops[2]}) {
+    EXPECT_NE(later->detail.find("tanh"), std::string::npos) << later->detail;
+    EXPECT_EQ(later->inputs.size(), 2u) << later->detail;  // p and the product
+  }
+  const std::vector<float> x = Ramp<float>(4096, 0.0005, -1.0), w = Ramp<float>(4096, -0.0003, 0.6);
+  std::vector<float> e1(4096), e2(4096);
+  ASSERT_TRUE(RunInto(**program, {x.data(), w.data()}, {e1.data(), e2.data()}).ok());
+  auto product = [](const std::vector<double>& l, const std::vector<double>& r) {
+    std::vector<double> out(4096, 0.0);
+    for (int i = 0; i < 64; ++i) {
+      for (int k = 0; k < 64; ++k) {
+        for (int j = 0; j < 64; ++j) out[i * 64 + j] += l[i * 64 + k] * r[k * 64 + j];
+      }
+    }
+    return out;
+  };
+  const std::vector<double> xd(x.begin(), x.end()), wd(w.begin(), w.end());
+  const std::vector<double> p = product(xd, wd);
+  std::vector<double> a(4096), c(4096), h(4096), want1(4096), want2(4096);
+  for (size_t i = 0; i < 4096; ++i) {
+    a[i] = std::tanh(p[i]);
+    c[i] = a[i] * a[i];
+    h[i] = c[i] * p[i];
+  }
+  const std::vector<double> q = product(h, wd);
+  for (size_t i = 0; i < 4096; ++i) want1[i] = q[i] * c[i] + a[i];
+  const std::vector<double> q2 = product(want1, wd);
+  for (size_t i = 0; i < 4096; ++i) {
+    want2[i] = (q2[i] - c[i]) * a[i];
+    ASSERT_NEAR(e1[i], want1[i], 1e-4 * std::abs(want1[i]) + 1e-5) << i;
+    ASSERT_NEAR(e2[i], want2[i], 1e-4 * std::abs(want2[i]) + 1e-5) << i;
+  }
+}
+
 // The later loop starts with a transpose of the loop just before it: clones
 // put in front of it would join that earlier loop and reach memory anyway,
 // so t and c stay the backward loop's inputs. (Found in review: the clones
