@@ -910,8 +910,9 @@ bool RecomputeInLaterRuns(Graph& graph, const std::vector<std::vector<size_t>>& 
   bool changed = false;
   for (size_t r = 0; r < runs.size(); ++r) {
     const std::vector<size_t>& run = runs[r];
-    // The members of this run value v depends on (v's own first), or empty
-    // when one of them is not a pointwise member or there are too many.
+    // The members of this run value v depends on (its own among them), in
+    // node order; empty when one of them is not a pointwise member or there
+    // are too many.
     auto cone = [&](ValueId v) {
       std::vector<size_t> members;
       std::vector<ValueId> pending{v};
@@ -936,7 +937,8 @@ bool RecomputeInLaterRuns(Graph& graph, const std::vector<std::vector<size_t>>& 
       return members;
     };
     std::vector<ValueId> moved;
-    std::vector<size_t> moved_members;  // union of their cones
+    std::vector<std::vector<size_t>> cones;  // per moved value
+    std::vector<size_t> moved_members;       // union of the cones
     int64_t saved = 0, latest = -1;
     for (size_t n : run) {
       const Node& node = graph.nodes[n];
@@ -961,7 +963,7 @@ bool RecomputeInLaterRuns(Graph& graph, const std::vector<std::vector<size_t>>& 
       if (!later_only || last < 0 || last_use[static_cast<size_t>(v)] == static_cast<int64_t>(count)) {
         continue;
       }
-      const std::vector<size_t> members = cone(v);
+      std::vector<size_t> members = cone(v);
       if (members.empty()) continue;
       moved.push_back(v);
       saved += bytes(v);
@@ -971,6 +973,7 @@ bool RecomputeInLaterRuns(Graph& graph, const std::vector<std::vector<size_t>>& 
           moved_members.push_back(m);
         }
       }
+      cones.push_back(std::move(members));
     }
     if (moved.empty()) continue;
     // The run's inputs the recomputed members read: kept until the last
@@ -988,15 +991,16 @@ bool RecomputeInLaterRuns(Graph& graph, const std::vector<std::vector<size_t>>& 
     }
     if (saved <= lengthened) continue;
     changed = true;
-    std::sort(moved_members.begin(), moved_members.end());
-    for (ValueId v : moved) {
+    for (size_t k = 0; k < moved.size(); ++k) {
+      const ValueId v = moved[k];
       for (size_t user : users[static_cast<size_t>(v)]) {
         const int64_t later = run_of[user];
         if (later == static_cast<int64_t>(r)) continue;
         auto& names = renamed[static_cast<size_t>(later)];
-        if (names.contains(v)) continue;
-        // Clone v's members in front of the later run (once per run).
-        for (size_t m : cone(v)) {
+        // Clone v's members in front of the later run (once per run); the
+        // reader then reads the clone (only maps read moved values, never a
+        // view, so no alias ever points at a clone).
+        for (size_t m : cones[k]) {
           const ValueId old_value = graph.nodes[m].outputs[0];
           if (names.contains(old_value)) continue;
           Node copy = graph.nodes[m];
@@ -1008,17 +1012,9 @@ bool RecomputeInLaterRuns(Graph& graph, const std::vector<std::vector<size_t>>& 
           names.emplace(old_value, fresh);
           clones[static_cast<size_t>(later)].push_back(std::move(copy));
         }
-      }
-    }
-    // The later runs read the clones (only their maps read moved values,
-    // never a view, so no alias ever points at a clone).
-    for (ValueId v : moved) {
-      for (size_t user : users[static_cast<size_t>(v)]) {
-        const int64_t later = run_of[user];
-        if (later == static_cast<int64_t>(r)) continue;
-        const auto& names = renamed[static_cast<size_t>(later)];
+        const ValueId clone = names.find(v)->second;  // v's own member is in its cone
         for (ValueId& in : graph.nodes[user].inputs) {
-          if (in == v) in = names.at(v);
+          if (in == v) in = clone;
         }
       }
     }

@@ -489,32 +489,44 @@ std::vector<ValueId> LastLoopInputs(const Program& program) {
   return {};
 }
 
+// l times r, 64 x 64 each, row-major.
+std::vector<double> Product64(const std::vector<double>& l, const std::vector<double>& r) {
+  std::vector<double> out(4096, 0.0);
+  for (int i = 0; i < 64; ++i) {
+    for (int k = 0; k < 64; ++k) {
+      for (int j = 0; j < 64; ++j) out[i * 64 + j] += l[i * 64 + k] * r[k * 64 + j];
+    }
+  }
+  return out;
+}
+
+// The forward loop of the residual programs, in double: p = x w, a = tanh(p),
+// c = a * a, h = c * p.
+struct Forward {
+  std::vector<double> p, a, c, h;
+};
+Forward ForwardOf(const std::vector<float>& x, const std::vector<float>& w) {
+  Forward f;
+  f.p = Product64(std::vector<double>(x.begin(), x.end()), std::vector<double>(w.begin(), w.end()));
+  for (double p : f.p) {
+    f.a.push_back(std::tanh(p));
+    f.c.push_back(f.a.back() * f.a.back());
+    f.h.push_back(f.c.back() * p);
+  }
+  return f;
+}
+
 // Runs ResidualProgram(both) and checks d against a double reference.
 void CheckResiduals(const Program& program, bool both) {
   const std::vector<float> x = Ramp<float>(4096, 0.0005, -1.0), w = Ramp<float>(4096, -0.0003, 0.6),
                            g = Ramp<float>(4096, 0.0002, -0.4);
   std::vector<float> y(4096), d(4096);
   ASSERT_TRUE(RunInto(program, {x.data(), w.data(), g.data()}, {y.data(), d.data()}).ok());
-  auto product = [](const std::vector<double>& l, const std::vector<double>& r) {
-    std::vector<double> out(4096, 0.0);
-    for (int i = 0; i < 64; ++i) {
-      for (int k = 0; k < 64; ++k) {
-        for (int j = 0; j < 64; ++j) out[i * 64 + j] += l[i * 64 + k] * r[k * 64 + j];
-      }
-    }
-    return out;
-  };
-  const std::vector<double> xd(x.begin(), x.end()), wd(w.begin(), w.end()), gd(g.begin(), g.end());
-  const std::vector<double> p = product(xd, wd);
-  std::vector<double> a(4096), c(4096), h(4096);
+  const std::vector<double> wd(w.begin(), w.end()), gd(g.begin(), g.end());
+  const Forward f = ForwardOf(x, w);
+  const std::vector<double> want_y = Product64(f.h, wd), gy = Product64(gd, want_y);
   for (size_t i = 0; i < 4096; ++i) {
-    a[i] = std::tanh(p[i]);
-    c[i] = a[i] * a[i];
-    h[i] = c[i] * p[i];
-  }
-  const std::vector<double> want_y = product(h, wd), gy = product(gd, want_y);
-  for (size_t i = 0; i < 4096; ++i) {
-    const double want = both ? gy[i] * (1.0 - c[i]) + a[i] : (gy[i] + a[i]) * gy[i];
+    const double want = both ? gy[i] * (1.0 - f.c[i]) + f.a[i] : (gy[i] + f.a[i]) * gy[i];
     ASSERT_NEAR(y[i], want_y[i], 1e-4 * std::abs(want_y[i]) + 1e-5) << i;
     ASSERT_NEAR(d[i], want, 1e-4 * std::abs(want) + 1e-5) << i;
   }
@@ -590,28 +602,14 @@ TEST(FusionTest, ValuesAreRecomputedInEachLaterLoopThatReadsThem) {
   const std::vector<float> x = Ramp<float>(4096, 0.0005, -1.0), w = Ramp<float>(4096, -0.0003, 0.6);
   std::vector<float> e1(4096), e2(4096);
   ASSERT_TRUE(RunInto(**program, {x.data(), w.data()}, {e1.data(), e2.data()}).ok());
-  auto product = [](const std::vector<double>& l, const std::vector<double>& r) {
-    std::vector<double> out(4096, 0.0);
-    for (int i = 0; i < 64; ++i) {
-      for (int k = 0; k < 64; ++k) {
-        for (int j = 0; j < 64; ++j) out[i * 64 + j] += l[i * 64 + k] * r[k * 64 + j];
-      }
-    }
-    return out;
-  };
-  const std::vector<double> xd(x.begin(), x.end()), wd(w.begin(), w.end());
-  const std::vector<double> p = product(xd, wd);
-  std::vector<double> a(4096), c(4096), h(4096), want1(4096), want2(4096);
+  const std::vector<double> wd(w.begin(), w.end());
+  const Forward f = ForwardOf(x, w);
+  const std::vector<double> q = Product64(f.h, wd);
+  std::vector<double> want1(4096), want2(4096);
+  for (size_t i = 0; i < 4096; ++i) want1[i] = q[i] * f.c[i] + f.a[i];
+  const std::vector<double> q2 = Product64(want1, wd);
   for (size_t i = 0; i < 4096; ++i) {
-    a[i] = std::tanh(p[i]);
-    c[i] = a[i] * a[i];
-    h[i] = c[i] * p[i];
-  }
-  const std::vector<double> q = product(h, wd);
-  for (size_t i = 0; i < 4096; ++i) want1[i] = q[i] * c[i] + a[i];
-  const std::vector<double> q2 = product(want1, wd);
-  for (size_t i = 0; i < 4096; ++i) {
-    want2[i] = (q2[i] - c[i]) * a[i];
+    want2[i] = (q2[i] - f.c[i]) * f.a[i];
     ASSERT_NEAR(e1[i], want1[i], 1e-4 * std::abs(want1[i]) + 1e-5) << i;
     ASSERT_NEAR(e2[i], want2[i], 1e-4 * std::abs(want2[i]) + 1e-5) << i;
   }
