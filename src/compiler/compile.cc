@@ -150,6 +150,18 @@ bool HasSideEffects(const Graph& graph) {
   return false;
 }
 
+// Whether running `graph` runs more than one node (a region's nodes count
+// when a region runs more than one).
+bool RunsSeveralNodes(const Graph& graph) {
+  if (graph.nodes.size() > 1) return true;
+  for (const Node& node : graph.nodes) {
+    for (const auto& region : node.regions) {
+      if (RunsSeveralNodes(*region)) return true;
+    }
+  }
+  return false;
+}
+
 // Reads the entry function's donation attributes into `program`.
 // The results an argument names in tf.aliasing_output: their buffers may be
 // that argument's memory, so the buffer plan keeps intermediates out of
@@ -331,6 +343,7 @@ StatusOr<std::shared_ptr<const Program>> Compile(const ir::Module& module,
                         program->cost.flops + 20 * program->cost.transcendentals +
                                 program->cost.bytes_accessed <
                             kInlineCost;
+  program->keep_workers_warm = RunsSeveralNodes(*graph);
   program->partitioned = spmd.has_value();
   if (spmd) {
     program->parameter_shardings = std::move(spmd->parameters);

@@ -37,6 +37,11 @@ struct Program {
   // free of anything that waits on others (collectives, feeds, host
   // transfers, side effects).
   bool run_inline = false;
+  // More than one node runs per call (at the top or in a loop's body): the
+  // runtime keeps the kernels' pool workers polling between them
+  // (kernels::KeepWorkersWarm). A single node gains nothing from it, and
+  // a worker polling after its last chunk takes a core from the caller.
+  bool keep_workers_warm = false;
   // An SPMD program (sdy meshes): its devices exchange tiles of the
   // parameters and results with these shardings (nullopt: whole).
   bool partitioned = false;

@@ -1,5 +1,7 @@
 // What Compile decides about a whole program: whether a call runs on the
-// caller's thread (Program::run_inline) or goes to its device's worker.
+// caller's thread (Program::run_inline) or goes to its device's worker, and
+// whether the kernels' workers poll between its nodes
+// (Program::keep_workers_warm).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -48,6 +50,28 @@ TEST(CompileTest, LargeProgramsRunOnTheDevicesWorker) {
     ASSERT_TRUE(program.ok()) << program.status().ToString();
     EXPECT_FALSE((*program)->run_inline);
   }
+}
+
+// A program of one node (x * 2 + 1 fuses into one loop) leaves the
+// workers to sleep after it; one with a reduction after the loop, or a
+// while loop whose body runs several nodes, keeps them polling.
+TEST(CompileTest, WorkersPollBetweenNodesOnlyWhenThereIsANextNode) {
+  auto one = CompileText(ScaleAndShift(1 << 20));
+  ASSERT_TRUE(one.ok()) << one.status().ToString();
+  EXPECT_EQ((*one)->graph->nodes.size(), 1u);
+  EXPECT_FALSE((*one)->keep_workers_warm);
+
+  auto two = CompileText(Main("%x: tensor<512x512xf32>", "tensor<512xf32>",
+                              "  %zero = stablehlo.constant dense<0.0> : tensor<f32>\n"
+                              "  %0 = stablehlo.dot_general %x, %x, contracting_dims = [1] x [0]"
+                              " : (tensor<512x512xf32>, tensor<512x512xf32>) -> tensor<512x512xf32>\n"
+                              "  %1 = stablehlo.reduce(%0 init: %zero) applies stablehlo.add"
+                              " across dimensions = [1] : (tensor<512x512xf32>, tensor<f32>)"
+                              " -> tensor<512xf32>\n"
+                              "  return %1 : tensor<512xf32>"));
+  ASSERT_TRUE(two.ok()) << two.status().ToString();
+  EXPECT_GT((*two)->graph->nodes.size(), 1u);
+  EXPECT_TRUE((*two)->keep_workers_warm);
 }
 
 }  // namespace

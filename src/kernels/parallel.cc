@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <exception>
 #include <mutex>
@@ -18,6 +19,30 @@ namespace {
 
 // Total work (items x cost) below which splitting does not pay.
 constexpr int64_t kMinParallelCost = 1 << 15;
+
+// How long a worker that ran out of jobs polls for the next one before
+// sleeping, while a program runs (KeepWorkersWarm); and how long a caller
+// polls for the workers still inside its job. Waking a sleeping thread
+// costs tens of microseconds on a VM, as much as a small node's work, and
+// a running program's nodes come one after another.
+constexpr auto kSpin = std::chrono::microseconds(100);
+
+// KeepWorkersWarm objects alive in the process.
+std::atomic<int> warm_scopes{0};
+
+// Polls `ready` (pausing between reads) until it returns true or kSpin has
+// passed; its last answer.
+template <typename Ready>
+bool SpinUntil(Ready ready) {
+  const auto deadline = std::chrono::steady_clock::now() + kSpin;
+  for (int polls = 1;; ++polls) {
+    if (ready()) return true;
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+    if (polls % 64 == 0 && std::chrono::steady_clock::now() >= deadline) return ready();
+  }
+}
 
 thread_local bool in_pool_worker = false;
 thread_local int serial_scopes = 0;  // SerialKernelsScope objects alive on this thread
@@ -43,7 +68,9 @@ struct Job {
   int64_t step = 0;
   int64_t chunks = 0;
   std::atomic<int64_t> next_chunk{0};
-  int users = 0;
+  // Workers inside: changed under the pool's mutex, polled without it by a
+  // caller waiting for them.
+  std::atomic<int> users{0};
   std::condition_variable idle;
   Job* prev = nullptr;
   Job* next = nullptr;
@@ -99,7 +126,13 @@ class Pool {
   void Finish(Job& job) {
     std::unique_lock lock(mutex_);
     if (job.linked) Unlink(job);
-    job.idle.wait(lock, [&job] { return job.users == 0; });
+    if (job.users.load() == 0) return;
+    lock.unlock();
+    SpinUntil([&job] { return job.users.load(std::memory_order_acquire) == 0; });
+    // Even when the poll saw no user left, the last one may still be
+    // notifying `idle`: the job outlives it only once the mutex is ours.
+    lock.lock();
+    job.idle.wait(lock, [&job] { return job.users.load() == 0; });
   }
 
   void Link(Job& job) {
@@ -108,16 +141,26 @@ class Pool {
     (tail_ ? tail_->next : head_) = &job;
     tail_ = &job;
     job.linked = true;
+    linked_.fetch_add(1, std::memory_order_release);
   }
   void Unlink(Job& job) {
     (job.prev ? job.prev->next : head_) = job.next;
     (job.next ? job.next->prev : tail_) = job.prev;
     job.linked = false;
+    linked_.fetch_sub(1, std::memory_order_relaxed);
   }
 
   void Work() {
     std::unique_lock lock(mutex_);
     for (;;) {
+      if (head_ == nullptr && warm_scopes.load(std::memory_order_relaxed) > 0) {
+        lock.unlock();
+        SpinUntil([this] {
+          return linked_.load(std::memory_order_acquire) > 0 ||
+                 warm_scopes.load(std::memory_order_relaxed) == 0;
+        });
+        lock.lock();
+      }
       wake_.wait(lock, [this] { return head_ != nullptr; });
       Job& job = *head_;
       if (job.exhausted()) {
@@ -135,6 +178,7 @@ class Pool {
 
   std::mutex mutex_;
   std::condition_variable wake_;
+  std::atomic<int> linked_{0};  // jobs in the list, polled without the mutex
   Job* head_ = nullptr;
   Job* tail_ = nullptr;
   std::vector<std::thread> workers_;
@@ -147,6 +191,9 @@ Pool& GetPool() {
 }
 
 }  // namespace
+
+KeepWorkersWarm::KeepWorkersWarm() { warm_scopes.fetch_add(1, std::memory_order_relaxed); }
+KeepWorkersWarm::~KeepWorkersWarm() { warm_scopes.fetch_sub(1, std::memory_order_relaxed); }
 
 SerialKernelsScope::SerialKernelsScope() { ++serial_scopes; }
 SerialKernelsScope::~SerialKernelsScope() { --serial_scopes; }

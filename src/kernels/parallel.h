@@ -39,6 +39,19 @@ class SerialKernelsScope {
   SerialKernelsScope& operator=(const SerialKernelsScope&) = delete;
 };
 
+// While one lives anywhere in the process, a pool worker that runs out of
+// jobs polls for the next one for up to 100 us before it sleeps; a program
+// run holds one (runtime/executable.cc), whose nodes come one after another.
+// Outside program runs workers sleep at once, leaving the cores to the
+// framework's threads.
+class KeepWorkersWarm {
+ public:
+  KeepWorkersWarm();
+  ~KeepWorkersWarm();
+  KeepWorkersWarm(const KeepWorkersWarm&) = delete;
+  KeepWorkersWarm& operator=(const KeepWorkersWarm&) = delete;
+};
+
 // Threads ParallelFor may use (KILN_NUM_THREADS, default: the cores the
 // process may run on).
 int NumThreads();

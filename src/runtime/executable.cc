@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <exception>
 #include <new>
+#include <optional>
 
+#include "kernels/parallel.h"
 #include "runtime/client.h"
 #include "runtime/collectives.h"
 #include "runtime/memory_space.h"
@@ -282,6 +284,8 @@ std::function<Status()> LoadedExecutable::Work(Prepared& prepared,
     env->num_replicas = std::max(1, replicas);
     env->num_partitions = partitions;
     try {
+      std::optional<kernels::KeepWorkersWarm> warm;
+      if (program->keep_workers_warm) warm.emplace();
       status = compiler::Execute(*program->graph, parameters, results, *env);
     } catch (const std::bad_alloc&) {
       status = ResourceExhausted("out of host memory while running ", program->name);
