@@ -130,13 +130,18 @@ bool CanWriteInPlace(const Graph& graph, size_t parameter, size_t result) {
 }
 
 // Programs whose flops + 20 x transcendentals + bytes accessed stay below
-// this run on the caller's thread when their device is idle: up to a few
-// tens of microseconds of work, about what handing it to the device's
-// worker and the result back (two thread wake-ups) costs on a VM. Through
-// JAX, x * 2 + 1 over 4,096-16,384 floats (cost 74K-295K) took 30-72 us
-// with a limit of 64K and 17-36 us with this one (XLA: 13-27 us); 65,536
-// floats (1.2M) stay on the worker.
-constexpr double kInlineCost = 1024 * 1024;
+// this run on the caller's thread when their device is idle: up to about a
+// hundred microseconds of work (a 128^3 product, 4.2M; x * 2 + 1 over
+// 262,144 floats, 4.7M). Handing a call to the device's worker and the
+// result back costs two thread wake-ups, tens of microseconds on a VM, and
+// a caller that blocks on the result gains nothing from the handoff.
+// Through JAX (medians of alternating runs), x * 2 + 1 over 16,384 floats
+// took 30-72 us with a limit of 64K and 17-36 us inline (XLA 13-27); over
+// 65,536 floats 73 us with a limit of 1M and 38 us with this one (XLA 96);
+// the 128^3 product went from 1.10 to 0.79 of XLA's time. Larger programs
+// still go to the worker, so that a framework dispatching ahead (JAX traces
+// the next step meanwhile) is not held up by them.
+constexpr double kInlineCost = 8 * 1024 * 1024;
 
 // Whether `graph` or a region in it has a node with side effects (feeds,
 // send/recv, host callbacks, custom calls that must run).
