@@ -155,14 +155,18 @@ bool HasSideEffects(const Graph& graph) {
   return false;
 }
 
-// Whether running `graph` runs more than one node (a region's nodes count
-// when a region runs more than one).
+// Whether running `graph` runs more than one node. A node's regions count
+// together: a while loop whose condition and body are one node each runs
+// two per iteration.
 bool RunsSeveralNodes(const Graph& graph) {
   if (graph.nodes.size() > 1) return true;
   for (const Node& node : graph.nodes) {
+    size_t nodes = 0;
     for (const auto& region : node.regions) {
       if (RunsSeveralNodes(*region)) return true;
+      nodes += region->nodes.size();
     }
+    if (nodes > 1) return true;
   }
   return false;
 }

@@ -75,5 +75,30 @@ TEST(CompileTest, WorkersPollBetweenNodesOnlyWhenThereIsANextNode) {
   EXPECT_TRUE((*two)->keep_workers_warm);
 }
 
+// A while loop whose condition and body are one node each runs two nodes
+// per iteration: its workers poll too.
+TEST(CompileTest, WorkersPollInAWhileLoopOfOneNodeBodies) {
+  auto loop = CompileText(R"(
+func.func @main(%x: tensor<f32>) -> tensor<f32> {
+  %limit = stablehlo.constant dense<1.0e6> : tensor<f32>
+  %0 = stablehlo.while(%v = %x) : tensor<f32>
+  cond {
+    %1 = stablehlo.compare LT, %v, %limit, FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    stablehlo.return %1 : tensor<i1>
+  } do {
+    %2 = stablehlo.add %v, %v : tensor<f32>
+    stablehlo.return %2 : tensor<f32>
+  }
+  return %0 : tensor<f32>
+}
+)");
+  ASSERT_TRUE(loop.ok()) << loop.status().ToString();
+  const Graph& graph = *(*loop)->graph;
+  ASSERT_EQ(graph.nodes.size(), 1u);
+  ASSERT_EQ(graph.nodes[0].regions.size(), 2u);
+  for (const auto& region : graph.nodes[0].regions) ASSERT_EQ(region->nodes.size(), 1u);
+  EXPECT_TRUE((*loop)->keep_workers_warm);
+}
+
 }  // namespace
 }  // namespace kiln::compiler

@@ -310,16 +310,16 @@ StatusOr<LoadedExecutable::Run> LoadedExecutable::Execute(
                         DonatedArguments(*program_, arguments, non_donatable));
   KILN_ASSIGN_OR_RETURN(Prepared prepared,
                         Prepare(arguments, device, std::move(donated), std::move(host)));
-  Start(prepared);
+  Start(prepared, /*may_run_inline=*/true);
   return std::move(prepared.run);
 }
 
-void LoadedExecutable::Start(Prepared& prepared) {
+void LoadedExecutable::Start(Prepared& prepared, bool may_run_inline) {
   const bool host_transfer = prepared.host != nullptr;  // Work() takes it
   std::function<Status()> work = Work(prepared, nullptr);
   // A small program whose arguments are ready runs now on this thread if
   // its device is idle (XLA's CPU client runs cheap programs inline too).
-  if (program_->run_inline && !host_transfer) {
+  if (may_run_inline && program_->run_inline && !host_transfer) {
     const std::optional<Status> ready = prepared.ready->TryGetStatus();
     std::shared_ptr<Event> done = prepared.run.done;
     if (ready && ready->ok() && prepared.device->queue().RunNowIfIdle([&work, &done] {
@@ -368,8 +368,11 @@ StatusOr<std::vector<LoadedExecutable::Run>> LoadedExecutable::ExecuteLaunch(
   }
   std::vector<Run> runs;
   if (!program_->has_collectives || devices.size() == 1) {
+    // A launch over several devices leaves each run to its device's
+    // worker, so that the devices run side by side rather than one after
+    // another on this thread (programs of up to ~100 us run inline).
     for (Prepared& one : prepared) {
-      Start(one);
+      Start(one, /*may_run_inline=*/devices.size() == 1);
       runs.push_back(std::move(one.run));
     }
     return runs;

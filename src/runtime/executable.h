@@ -92,9 +92,9 @@ class LoadedExecutable {
                              std::vector<bool> donated,
                              std::shared_ptr<compiler::HostTransfer> host);
   // Runs `prepared` once its arguments are ready: now on this thread when
-  // the program is small, its arguments ready and its device idle, else on
-  // the device's queue.
-  void Start(Prepared& prepared);
+  // `may_run_inline`, the program is small (Program::run_inline), its
+  // arguments ready and its device idle, else on the device's queue.
+  void Start(Prepared& prepared, bool may_run_inline);
   // The task that runs `prepared` (its memory moves into the task); runs of
   // a launch meet through `launch` (null: the run meets nobody).
   std::function<Status()> Work(Prepared& prepared, std::shared_ptr<Launch> launch);
