@@ -136,7 +136,7 @@ bool CanWriteInPlace(const Graph& graph, size_t parameter, size_t result) {
 // result back costs two thread wake-ups, tens of microseconds on a VM, and
 // a caller that blocks on the result gains nothing from the handoff.
 // Through JAX (medians of alternating runs), x * 2 + 1 over 16,384 floats
-// took 30-72 us with a limit of 64K and 17-36 us inline (XLA 13-27); over
+// took 32-65 us with a limit of 64K and 28-34 us inline (XLA 14-16); over
 // 65,536 floats 73 us with a limit of 1M and 38 us with this one (XLA 96);
 // the 128^3 product went from 1.10 to 0.79 of XLA's time. Larger programs
 // still go to the worker, so that a framework dispatching ahead (JAX traces

@@ -31,7 +31,7 @@ std::string ScaleAndShift(int64_t n) {
 
 // A call of up to about a hundred microseconds of work costs less on the
 // caller's thread than handed to the device's worker and back (two thread
-// wake-ups): 16,384 floats took 30-72 us through JAX that way, 17-36 us
+// wake-ups): 16,384 floats took 32-65 us through JAX that way, 28-34 us
 // inline.
 TEST(CompileTest, MidSizedProgramsRunOnTheCallersThread) {
   for (const int64_t n : {1, 1024, 16384, 65536, 262144}) {

@@ -27,7 +27,8 @@ inline __m256 Op(__m256 lane, __m256 x) {
 // vzeroupper, and FoldLanesF32Avx2 returned to reduce.cc's SSE code with
 // the upper halves dirty: each call cost about 100 ns more on this VM.
 template <int kOp>
-[[gnu::always_inline]] inline float Finish(__m256 a, __m256 b, const float* x, int64_t i, int64_t n) {
+[[gnu::always_inline]] inline float Finish(__m256 a, __m256 b, const float* x, int64_t i,
+                                           int64_t n) {
   if (i < n) {
     alignas(32) float rest[16];
     _mm256_store_ps(rest, a);
