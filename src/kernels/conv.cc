@@ -164,19 +164,27 @@ bool ConvGeometry::columns_are_input() const {
 namespace {
 
 // Rows [begin, end) of the column matrix (over all groups: task = group x
-// rows + row) into `columns`, the first at its start.
+// rows + row), window positions [w_begin, w_end) of each, into `columns`,
+// the first at its start. Without dilation along the innermost spatial
+// dimension (and with one feature group), the window positions of one
+// innermost run read consecutive input pixels: such a run is one copy
+// between its padding's zeros.
 void Im2ColRange(size_t element_bytes, const ConvGeometry& g, const SourceTables& source,
-                 const void* input, int64_t begin, int64_t end, void* columns) {
+                 const void* input, int64_t begin, int64_t end, int64_t w_begin,
+                 int64_t w_end, void* columns) {
   const size_t rank = g.window.size();
   SmallVector<int64_t> stride;
   const int64_t batch_stride = InputStrides(g, stride);
   const int64_t rows = g.rows();
   const int64_t group_batch = g.batch / g.batch_groups;
   const int64_t features = g.group_features();
-  const int64_t window = g.window_size();
   const size_t run = static_cast<size_t>(features) * element_bytes;
   const auto* in = static_cast<const uint8_t*>(input);
   auto* out = static_cast<uint8_t*>(columns);
+  const size_t last = rank - 1;
+  // (With feature groups a group's features are not a whole input pixel.)
+  const bool runs = rank > 0 && g.rhs_dilation[last] == 1 && g.lhs_dilation[last] == 1 &&
+                    stride[last] == features;
   SmallVector<int64_t> y(rank), k(rank);
   for (int64_t task = begin; task < end; ++task) {
     const int64_t group = task / rows;
@@ -187,19 +195,60 @@ void Im2ColRange(size_t element_bytes, const ConvGeometry& g, const SourceTables
     }
     const int64_t n = g.batch_groups > 1 ? group * group_batch + r : r;
     const int64_t base = n * batch_stride + (g.feature_groups > 1 ? group * features : 0);
-    uint8_t* row = out + static_cast<size_t>((task - begin) * window) * run;
-    std::fill(k.begin(), k.end(), 0);
-    for (int64_t w = 0; w < window; ++w) {
-      const int64_t offset = SourceOffset(g, source, y, k, stride, base);
-      if (offset >= 0) {
-        CopyRun(row, in + static_cast<size_t>(offset) * element_bytes, run);
-      } else {
-        std::memset(row, 0, run);
+    uint8_t* row = out + static_cast<size_t>((task - begin) * (w_end - w_begin)) * run;
+    int64_t rest = w_begin;
+    for (size_t d = rank; d-- > 0;) {
+      k[d] = rest % g.window[d];
+      rest /= g.window[d];
+    }
+    if (!runs) {
+      for (int64_t w = w_begin; w < w_end; ++w) {
+        const int64_t offset = SourceOffset(g, source, y, k, stride, base);
+        if (offset >= 0) {
+          CopyRun(row, in + static_cast<size_t>(offset) * element_bytes, run);
+        } else {
+          std::memset(row, 0, run);
+        }
+        row += run;
+        for (size_t d = rank; d-- > 0;) {
+          if (++k[d] < g.window[d]) break;
+          k[d] = 0;
+        }
       }
-      row += run;
-      for (size_t d = rank; d-- > 0;) {
-        if (++k[d] < g.window[d]) break;
+      continue;
+    }
+    for (int64_t w = w_begin; w < w_end;) {
+      const int64_t count = std::min(w_end - w, g.window[last] - k[last]);
+      int64_t offset = base;
+      bool inside = true;
+      for (size_t d = 0; d < last && inside; ++d) {
+        const int64_t x = source[d][y[d] * g.window[d] + k[d]];
+        inside = x >= 0;
+        offset += x * stride[d];
+      }
+      // Input coordinates of the run's positions: -1 (padding), then
+      // consecutive ones, then -1.
+      const int64_t* x = source[last] + y[last] * g.window[last] + k[last];
+      int64_t first = 0, stop = 0;
+      if (inside) {
+        while (first < count && x[first] < 0) ++first;
+        stop = first;
+        while (stop < count && x[stop] >= 0) ++stop;
+      }
+      std::memset(row, 0, static_cast<size_t>(first) * run);
+      if (stop > first) {
+        std::memcpy(row + static_cast<size_t>(first) * run,
+                    in + static_cast<size_t>(offset + x[first] * stride[last]) * element_bytes,
+                    static_cast<size_t>(stop - first) * run);
+      }
+      std::memset(row + static_cast<size_t>(stop) * run, 0,
+                  static_cast<size_t>(count - stop) * run);
+      row += static_cast<size_t>(count) * run;
+      w += count;
+      k[last] += count;
+      for (size_t d = last; d > 0 && k[d] == g.window[d]; --d) {
         k[d] = 0;
+        ++k[d - 1];
       }
     }
   }
@@ -214,7 +263,7 @@ void Im2Col(size_t element_bytes, const ConvGeometry& g, const void* input, void
   auto* out = static_cast<uint8_t*>(columns);
   ParallelFor(g.groups() * g.rows(), window * g.group_features(),
               [&](int64_t begin, int64_t end) {
-    Im2ColRange(element_bytes, g, source, input, begin, end,
+    Im2ColRange(element_bytes, g, source, input, begin, end, 0, window,
                 out + static_cast<size_t>(begin) * row_bytes);
   });
 }
@@ -229,6 +278,73 @@ int64_t ConvBlockRows(const ConvGeometry& g, size_t element_bytes) {
   return std::clamp<int64_t>(rows / 8 * 8, 8, 1024);
 }
 
+namespace {
+
+// out[i] += add[i] for i < n.
+template <typename T>
+void AddInto(void* out, const void* add, int64_t n) {
+  T* o = static_cast<T*>(out);
+  const T* a = static_cast<const T*>(add);
+  for (int64_t i = 0; i < n; ++i) o[i] += a[i];
+}
+
+// ConvByBlocks when each row's columns exceed the block budget (a weight
+// gradient: its window is the whole output image, each row tens of
+// thousands of columns deep). Whole-row blocks would be a few rows each,
+// and each block's GEMM would pack the whole kernel again (a 3x3 weight
+// gradient over 8x56x56x64 packed 6.4 MB 72 times). Here a block of rows
+// is GEMMed one slice of window positions at a time, about kSliceDepth
+// columns deep, each slice's product added to the block's result; blocks
+// are as many as the threads (or a multiple), so the kernel is packed
+// once per block.
+constexpr int64_t kSliceDepth = 256;
+
+Status ConvByDepthSlices(ElementType type, const ConvGeometry& g, const SourceTables& source,
+                         const void* input, const void* kernel, void* out) {
+  const size_t bytes = GetElementTypeInfo(type).storage_bytes;
+  const int64_t rows = g.rows();
+  const int64_t features = g.group_features();
+  const int64_t window = g.window_size();
+  const int64_t outputs = g.output_features;
+  const int64_t slice = std::max<int64_t>(1, kSliceDepth / features);  // window positions
+  // Rows per block: a slice's columns within the block budget, and the
+  // blocks a multiple of the threads so that each thread gets as many.
+  const int64_t budget_rows =
+      std::max<int64_t>(8, (int64_t{256} << 10) / static_cast<int64_t>(
+                                                    static_cast<size_t>(slice * features) * bytes));
+  const int64_t threads = std::max(1, NumThreads());
+  const int64_t per_thread = (rows + threads - 1) / threads;
+  const int64_t blocks = threads * ((per_thread + budget_rows - 1) / budget_rows);
+  const int64_t block = (rows + blocks - 1) / blocks;
+  const auto add = type == ElementType::kF32 ? &AddInto<float> : &AddInto<double>;
+  return ParallelForStatus(blocks, block * window * features * outputs,
+                           [&](int64_t begin, int64_t end) {
+    ScratchArray<uint8_t> columns(static_cast<size_t>(block * slice * features) * bytes);
+    ScratchArray<uint8_t> part(static_cast<size_t>(block * outputs) * bytes);
+    for (int64_t b = begin; b < end; ++b) {
+      const int64_t r0 = std::min(rows, b * block), r1 = std::min(rows, r0 + block);
+      if (r0 == r1) continue;
+      auto* result = static_cast<uint8_t*>(out) + static_cast<size_t>(r0 * outputs) * bytes;
+      for (int64_t w0 = 0; w0 < window; w0 += slice) {
+        const int64_t w1 = std::min(window, w0 + slice);
+        Im2ColRange(bytes, g, source, input, r0, r1, w0, w1, columns.data());
+        MatMulShape shape;
+        shape.m = r1 - r0;
+        shape.n = outputs;
+        shape.k = (w1 - w0) * features;
+        const auto* rhs = static_cast<const uint8_t*>(kernel) +
+                          static_cast<size_t>(w0 * features * outputs) * bytes;
+        KILN_RETURN_IF_ERROR(
+            MatMul(type, shape, columns.data(), rhs, w0 == 0 ? result : part.data()));
+        if (w0 > 0) add(result, part.data(), shape.m * outputs);
+      }
+    }
+    return Status::Ok();
+  });
+}
+
+}  // namespace
+
 Status ConvByBlocks(ElementType type, const ConvGeometry& g, const void* input,
                     const void* kernel, void* out) {
   if (g.groups() != 1) {
@@ -238,6 +354,7 @@ Status ConvByBlocks(ElementType type, const ConvGeometry& g, const void* input,
   const SourceTables source(g);
   const int64_t rows = g.rows();
   const int64_t depth = g.window_size() * g.group_features();
+  if (ConvSlicesDepth(g, type)) return ConvByDepthSlices(type, g, source, input, kernel, out);
   const int64_t block = ConvBlockRows(g, bytes);
   const int64_t blocks = (rows + block - 1) / block;
   // Each block's GEMM runs on its chunk's thread.
@@ -246,7 +363,7 @@ Status ConvByBlocks(ElementType type, const ConvGeometry& g, const void* input,
     ScratchArray<uint8_t> columns(static_cast<size_t>(block * depth) * bytes);
     for (int64_t b = begin; b < end; ++b) {
       const int64_t r0 = b * block, r1 = std::min(rows, r0 + block);
-      Im2ColRange(bytes, g, source, input, r0, r1, columns.data());
+      Im2ColRange(bytes, g, source, input, r0, r1, 0, g.window_size(), columns.data());
       MatMulShape shape;
       shape.m = r1 - r0;
       shape.n = g.output_features;
@@ -257,6 +374,15 @@ Status ConvByBlocks(ElementType type, const ConvGeometry& g, const void* input,
     }
     return Status::Ok();
   });
+}
+
+bool ConvSlicesDepth(const ConvGeometry& g, ElementType type) {
+  if (type != ElementType::kF32 && type != ElementType::kF64) return false;
+  const auto row_bytes = static_cast<int64_t>(
+      static_cast<size_t>(g.window_size() * g.group_features()) *
+      GetElementTypeInfo(type).storage_bytes);
+  // Fewer than 32 whole rows fit in a block's budget.
+  return row_bytes * 32 > (int64_t{256} << 10);
 }
 
 bool DepthwiseConvAccepts(ElementType type, const ConvGeometry& g) {

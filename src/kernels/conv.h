@@ -59,6 +59,10 @@ Status ConvByBlocks(ElementType type, const ConvGeometry& geometry, const void* 
                     const void* kernel, void* out);
 // Output rows per block: the block's columns fill about 256 KiB.
 int64_t ConvBlockRows(const ConvGeometry& geometry, size_t element_bytes);
+// Whether ConvByBlocks splits each block's columns into slices of window
+// positions (rows deeper than an eighth of the block budget, f32 or f64:
+// weight gradients), adding up the slices' products.
+bool ConvSlicesDepth(const ConvGeometry& geometry, ElementType type);
 
 // Whether DepthwiseConv computes `geometry` in `type`: one input feature per
 // group (feature_group_count = features), no batch groups, f32 or f64.

@@ -49,6 +49,13 @@ TEST(ConvByBlocksTest, MatchesIm2ColAndOneGemm) {
       {2, 4, 3, {50}, {5}, {1}, {3}, {2}, {1}},
       // 3-D.
       {1, 3, 4, {6, 7, 5}, {2, 3, 2}, {1, 2, 1}, {1, 0, 1}, {1, 1, 1}, {1, 1, 1}},
+      // Weight gradients (rows deeper than the block budget: sliced by
+      // window positions): a 3x3 output, its window the whole image.
+      {6, 3, 5, {30, 30}, {28, 28}, {1, 1}, {0, 0}, {1, 1}, {1, 1}},
+      // ...with padding, so that runs of window positions break at zeros.
+      {5, 8, 9, {20, 20}, {20, 20}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
+      // ...with window dilation: no two window positions' inputs adjoin.
+      {4, 8, 3, {40, 40}, {19, 19}, {1, 1}, {0, 0}, {1, 1}, {2, 2}},
   };
   std::mt19937 random(3);
   std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
@@ -82,9 +89,42 @@ TEST(ConvByBlocksTest, MatchesIm2ColAndOneGemm) {
   }
 }
 
+TEST(ConvByBlocksTest, DepthSlicesAddUpInF64) {
+  const ConvGeometry g =
+      GeometryOf({6, 6, 5, {16, 16}, {14, 14}, {1, 1}, {1, 1}, {1, 1}, {1, 1}});
+  ASSERT_TRUE(ConvSlicesDepth(g, ElementType::kF64));
+  const int64_t depth = g.window_size() * g.features;
+  std::mt19937 random(5);
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  std::vector<double> input(static_cast<size_t>(6 * 16 * 16 * 6)),
+      kernel(static_cast<size_t>(depth * 5));
+  for (double& x : input) x = uniform(random);
+  for (double& x : kernel) x = uniform(random);
+  std::vector<double> columns(static_cast<size_t>(g.rows() * depth));
+  Im2Col(sizeof(double), g, input.data(), columns.data());
+  MatMulShape shape;
+  shape.m = g.rows();
+  shape.n = 5;
+  shape.k = depth;
+  std::vector<double> expected(static_cast<size_t>(g.rows() * 5));
+  ASSERT_TRUE(
+      MatMul(ElementType::kF64, shape, columns.data(), kernel.data(), expected.data()).ok());
+  std::vector<double> actual(expected.size(), 99.0);
+  ASSERT_TRUE(ConvByBlocks(ElementType::kF64, g, input.data(), kernel.data(), actual.data()).ok());
+  for (size_t i = 0; i < expected.size(); ++i) {
+    ASSERT_NEAR(actual[i], expected[i], 1e-12 * (1.0 + std::abs(expected[i]))) << i;
+  }
+}
+
 TEST(ConvByBlocksTest, BlocksHoldAboutAQuarterMegabyteOfColumns) {
   ConvGeometry g = GeometryOf({8, 64, 64, {56, 56}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}});
   EXPECT_EQ(ConvBlockRows(g, sizeof(float)), 112);  // 112 rows x 576 x 4 bytes = 252 KiB
+  EXPECT_FALSE(ConvSlicesDepth(g, ElementType::kF32));
+  // That layer's weight gradient: rows of 56 x 56 x 8 columns.
+  const ConvGeometry gradient =
+      GeometryOf({64, 8, 64, {58, 58}, {56, 56}, {1, 1}, {0, 0}, {1, 1}, {1, 1}});
+  EXPECT_TRUE(ConvSlicesDepth(gradient, ElementType::kF32));
+  EXPECT_FALSE(ConvSlicesDepth(gradient, ElementType::kS32));  // only f32 and f64 add slices
   g.feature_groups = 2;
   EXPECT_FALSE(ConvByBlocks(ElementType::kF32, g, nullptr, nullptr, nullptr).ok());
 }

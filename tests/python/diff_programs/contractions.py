@@ -4,6 +4,7 @@ across dtypes."""
 
 import functools
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
@@ -146,7 +147,26 @@ def _conv_cases():
         Case("conv_c64", functools.partial(_conv, window_strides=(1, 1), padding="SAME"),
              (_in.small_ints(C64, (1, 2, 5, 5)), _in.small_ints(C64, (2, 2, 3, 3)))),
     ]
+    # Kernel gradients: their convolution's window is the whole image, each
+    # output row thousands of columns deep (Kiln GEMMs such rows a slice of
+    # window positions at a time, kernels::ConvSlicesDepth).
+    for name, strides in (("", (1, 1)), ("_stride2", (2, 2))):
+        cases.append(Case(
+            f"conv_kernel_grad{name}_f32",
+            functools.partial(_kernel_grad, window_strides=strides, padding="SAME",
+                              dimension_numbers=("NHWC", "HWIO", "NHWC")),
+            (_in.random_values(F32, (4, 24 * strides[0], 24 * strides[1], 8), scale=1.0),
+             _in.random_values(F32, (3, 3, 8, 16), scale=1.0),
+             _in.random_values(F32, (4, 24, 24, 16), scale=1.0)),
+            # Each element sums 2304 products (magnitude ~50 in all): XLA
+            # and Kiln add them in different orders.
+            1e-4, 1e-3))
     return cases
+
+
+def _kernel_grad(x, w, dy, **kwargs):
+    _, vjp = jax.vjp(lambda kernel: lax.conv_general_dilated(x, kernel, **kwargs), w)
+    return vjp(dy)[0]
 
 
 CASES = _dot_cases() + _conv_cases()
