@@ -299,6 +299,55 @@ void RunWidened(const MatMulShape& s, const Narrow* lhs, const Narrow* rhs, Narr
   });
 }
 
+#if defined(KILN_DOT_BF16_NATIVE)
+// bf16 products on VDPBF16PS where the CPU has it (dot_bf16_avx512.cc),
+// for A stored row-major and an even depth; false leaves the product to
+// RunWidened. B is packed once, by panels across the threads, into scratch
+// the tasks share; a task is a tile of rows times a group of panels (96
+// rows of A, 12 KiB of depth each at 1024, stay in L2 across the group).
+bool RunNativeBf16(const MatMulShape& s, const bfloat16* lhs, const bfloat16* rhs,
+                   bfloat16* out) {
+  namespace native = dot_internal::avx512bf16;
+  if (s.lhs_transposed || s.k % 2 != 0 || !native::Supported()) return false;
+  const auto* a = reinterpret_cast<const uint16_t*>(lhs);
+  const auto* b = reinterpret_cast<const uint16_t*>(rhs);
+  auto* c = reinterpret_cast<uint16_t*>(out);
+  const int64_t panels = (s.n + native::kPanelColumns - 1) / native::kPanelColumns;
+  const int64_t panel_elements = s.k * native::kPanelColumns;
+  ScratchArray<uint16_t> packed(static_cast<size_t>(s.batch * panels * panel_elements));
+  ParallelFor(s.batch * panels, panel_elements, [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end;) {
+      const int64_t item = t / panels, first = t % panels;
+      const int64_t last = std::min(panels, first + (end - t));
+      native::PackPanels(b + item * s.k * s.n, s.rhs_transposed ? s.k : s.n, s.rhs_transposed,
+                         s.k, s.n, first, last, packed.data() + item * panels * panel_elements);
+      t += last - first;
+    }
+  });
+  int64_t tile_rows = 96, tile_panels = 8;
+  auto count = [&] {
+    return s.batch * ((s.m + tile_rows - 1) / tile_rows) *
+           ((panels + tile_panels - 1) / tile_panels);
+  };
+  while (count() < NumThreads() && tile_panels > 1) tile_panels /= 2;
+  while (count() < NumThreads() && tile_rows > 12) tile_rows /= 2;
+  const int64_t row_tiles = (s.m + tile_rows - 1) / tile_rows;
+  const int64_t panel_tiles = (panels + tile_panels - 1) / tile_panels;
+  ParallelFor(count(), tile_rows * tile_panels * native::kPanelColumns * std::max<int64_t>(1, s.k),
+              [&](int64_t begin, int64_t end) {
+    for (int64_t task = begin; task < end; ++task) {
+      const int64_t item = task / (row_tiles * panel_tiles);
+      const int64_t m0 = task / panel_tiles % row_tiles * tile_rows;
+      const int64_t p0 = task % panel_tiles * tile_panels;
+      native::Multiply(a + item * s.m * s.k, s.k, packed.data() + item * panels * panel_elements,
+                       s.k, s.n, m0, std::min(s.m, m0 + tile_rows), p0,
+                       std::min(panels, p0 + tile_panels), c + item * s.m * s.n, s.n);
+    }
+  });
+  return true;
+}
+#endif
+
 template <typename T>
 void RunReference(const MatMulShape& s, const T* lhs, const T* rhs, T* out) {
   using Acc = typename Accumulator<T>::type;
@@ -330,6 +379,12 @@ bool MatMulAccepts(ElementType type) {
 Status MatMul(ElementType type, const MatMulShape& shape, const void* lhs, const void* rhs,
               void* out) {
   if (type == ElementType::kBF16) {
+#if defined(KILN_DOT_BF16_NATIVE)
+    if (RunNativeBf16(shape, static_cast<const bfloat16*>(lhs),
+                      static_cast<const bfloat16*>(rhs), static_cast<bfloat16*>(out))) {
+      return Status::Ok();
+    }
+#endif
     RunWidened(shape, static_cast<const bfloat16*>(lhs), static_cast<const bfloat16*>(rhs),
                static_cast<bfloat16*>(out));
     return Status::Ok();
@@ -351,6 +406,14 @@ Status MatMulReference(ElementType type, const MatMulShape& shape, const void* l
     RunReference<T>(shape, static_cast<const T*>(lhs), static_cast<const T*>(rhs),
                     static_cast<T*>(out));
   });
+}
+
+bool MatMulBf16Native() {
+#if defined(KILN_DOT_BF16_NATIVE)
+  return dot_internal::avx512bf16::Supported();
+#else
+  return false;
+#endif
 }
 
 const char* MatMulIsa() {

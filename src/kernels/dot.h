@@ -42,6 +42,11 @@ Status MatMulReference(ElementType type, const MatMulShape& shape, const void* l
 // Whether MatMul computes in `type`.
 bool MatMulAccepts(ElementType type);
 
+// Whether bf16 products run on AVX512_BF16's VDPBF16PS on this machine
+// (when A is stored row-major and the depth is even); else they widen to
+// f32 tile by tile.
+bool MatMulBf16Native();
+
 // The vector instruction set the f32/f64 GEMM uses on this machine
 // ("avx512", "avx2", or "baseline"), for benchmarks and bug reports.
 const char* MatMulIsa();

@@ -50,4 +50,21 @@ namespace avx512 {
 void Gemm(const GemmArgs<float>& args);
 void Gemm(const GemmArgs<double>& args);
 }  // namespace avx512
+// bf16 products on AVX512_BF16 (dot_bf16_avx512.cc, built where
+// KILN_DOT_BF16_NATIVE is defined). Matrices are bf16 bits.
+namespace avx512bf16 {
+constexpr int64_t kPanelColumns = 32;
+// Whether this CPU has AVX512_BF16 (with AVX512F, BW and VL).
+bool Supported();
+// Packs panels [first, last) of b (k x n, row stride ldb; n x k when
+// b_transposed), k even, into `packed`: panel j at j * k * kPanelColumns,
+// its columns past n zero.
+void PackPanels(const uint16_t* b, int64_t ldb, bool b_transposed, int64_t k, int64_t n,
+                int64_t first, int64_t last, uint16_t* packed);
+// out[m0, m1) x panels [first, last) = a (row-major, row stride lda, k
+// even) times the packed b, rounded to bf16 (nearest even); out has row
+// stride ldo and n columns.
+void Multiply(const uint16_t* a, int64_t lda, const uint16_t* packed, int64_t k, int64_t n,
+              int64_t m0, int64_t m1, int64_t first, int64_t last, uint16_t* out, int64_t ldo);
+}  // namespace avx512bf16
 }  // namespace kiln::kernels::dot_internal

@@ -9,6 +9,8 @@
 #include <cstdio>
 #include <complex>
 #include <cstring>
+#include <limits>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -100,9 +102,7 @@ TEST(MatMul, MatchesTheReferenceInEveryType) {
 // reference sums in f32 in another order, so the two may round to adjacent
 // values; `ulp` is the type's relative spacing at 1.
 template <typename T>
-void CheckWidenedTiles(ElementType type, double ulp) {
-  const Case cases[] = {{1, 300, 270, 600}, {2, 257, 3, 513}, {1, 1, 700, 260},
-                        {3, 40, 40, 40},    {1, 513, 9, 1},   {1, 6, 6, 0}};
+void CheckWidenedTiles(ElementType type, double ulp, std::span<const Case> cases) {
   for (const Case& c : cases) {
     for (int transposes = 0; transposes < 4; ++transposes) {
       MatMulShape shape{c.batch, c.m, c.n, c.k, (transposes & 1) != 0, (transposes & 2) != 0};
@@ -125,8 +125,47 @@ void CheckWidenedTiles(ElementType type, double ulp) {
 }
 
 TEST(MatMul, NarrowFloatTilesAndPanelsCoverEveryElement) {
-  CheckWidenedTiles<bfloat16>(ElementType::kBF16, 1.0 / 128);
-  CheckWidenedTiles<half>(ElementType::kF16, 1.0 / 1024);
+  const Case cases[] = {{1, 300, 270, 600}, {2, 257, 3, 513}, {1, 1, 700, 260},
+                        {3, 40, 40, 40},    {1, 513, 9, 1},   {1, 6, 6, 0}};
+  CheckWidenedTiles<bfloat16>(ElementType::kBF16, 1.0 / 128, cases);
+  CheckWidenedTiles<half>(ElementType::kF16, 1.0 / 1024, cases);
+}
+
+// On a CPU with AVX512_BF16, bf16 products whose A is row-major and whose
+// depth is even run on VDPBF16PS: register blocks of 12 rows by 32 columns,
+// tiles of 96 rows by 8 panels. Rows and columns past every block and tile
+// boundary, depths of one pair up to several hundred, batches, B stored
+// either way (the cases with A transposed or an odd depth check the
+// fallback beside them).
+TEST(MatMul, Bf16ProductsOnVdpbf16psCoverEveryElement) {
+  if (!MatMulBf16Native()) {
+    GTEST_SKIP() << "this CPU has no AVX512_BF16: bf16 products widen to f32 here";
+  }
+  const Case cases[] = {{1, 25, 33, 2},   {2, 100, 65, 130}, {1, 13, 1, 4},  {1, 97, 257, 64},
+                        {1, 12, 32, 512}, {4, 7, 47, 6},     {1, 193, 31, 300}};
+  CheckWidenedTiles<bfloat16>(ElementType::kBF16, 1.0 / 128, cases);
+}
+
+// Infinities and NaN come through VDPBF16PS as through f32 arithmetic:
+// inf x 0 is NaN, inf x 1 stays inf, a NaN operand gives NaN.
+TEST(MatMul, Bf16NonFiniteValuesPropagate) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  // A: 3 x 2 rows {inf, 0}, {1, nan}, {1, 2}; B: 2 x 2 [[0, 1], [1, 1]].
+  const std::vector<bfloat16> lhs = {bfloat16(inf), bfloat16(0.0f), bfloat16(1.0f),
+                                     bfloat16(nan), bfloat16(1.0f), bfloat16(2.0f)};
+  const std::vector<bfloat16> rhs = {bfloat16(0.0f), bfloat16(1.0f), bfloat16(1.0f),
+                                     bfloat16(1.0f)};
+  std::vector<bfloat16> got(6);
+  ASSERT_TRUE(MatMul(ElementType::kBF16, MatMulShape{1, 3, 2, 2, false, false}, lhs.data(),
+                     rhs.data(), got.data())
+                  .ok());
+  EXPECT_TRUE(std::isnan(static_cast<float>(got[0])));  // inf x 0 + 0 x 1
+  EXPECT_EQ(static_cast<float>(got[1]), inf);           // inf x 1 + 0 x 1
+  EXPECT_TRUE(std::isnan(static_cast<float>(got[2])));
+  EXPECT_TRUE(std::isnan(static_cast<float>(got[3])));
+  EXPECT_EQ(static_cast<float>(got[4]), 2.0f);
+  EXPECT_EQ(static_cast<float>(got[5]), 3.0f);
 }
 
 // The rounding of a widened tile: every output is 1 + 3u/2 + u/4 in f32
