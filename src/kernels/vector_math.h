@@ -1,6 +1,7 @@
 // SIMD forms of the transcendental unary ops over contiguous f32 / f64
 // arrays (Eigen's packet math), compiled for the baseline instruction set
-// and again for AVX2 + FMA, picked once by CPUID like the GEMM (dot.cc).
+// and again for AVX2 + FMA and for AVX-512, picked once by CPUID like the
+// GEMM (dot.cc).
 // elementwise.cc calls them for the ops they cover and keeps its scalar
 // loops for the rest.
 #pragma once
@@ -16,8 +17,14 @@ namespace kiln::kernels {
 bool VectorUnary(UnaryOp op, const float* in, float* out, int64_t n);
 bool VectorUnary(UnaryOp op, const double* in, double* out, int64_t n);
 
-// The instruction set the vector forms run with: "avx2" or "baseline".
+// The instruction set the vector forms run with: "avx512", "avx2" or
+// "baseline".
 const char* VectorMathIsa();
+
+// VectorUnary with the forms built for instruction set `isa` ("baseline",
+// "avx2", "avx512"), for tests: false also when they are not built or this
+// CPU cannot run them.
+bool VectorUnaryWith(const char* isa, UnaryOp op, const float* in, float* out, int64_t n);
 
 // Whether the AVX2 + FMA variants run: built for x86-64 with them, on a CPU
 // that has both (checked once). vector_math, tile_f32 and loop_jit ask.
@@ -32,6 +39,7 @@ namespace vector_math_internal {
   }
 KILN_DECLARE_VECTOR_MATH(baseline)
 KILN_DECLARE_VECTOR_MATH(avx2)
+KILN_DECLARE_VECTOR_MATH(avx512)
 #undef KILN_DECLARE_VECTOR_MATH
 namespace avx2 {
 // The packet form of `op` on eight f32 lanes, a function __m256(__m256),
