@@ -172,6 +172,8 @@ namespace {
 void Im2ColRange(size_t element_bytes, const ConvGeometry& g, const SourceTables& source,
                  const void* input, int64_t begin, int64_t end, int64_t w_begin,
                  int64_t w_end, void* columns) {
+  // No window positions (a window dimension of size 0): rows of no bytes.
+  if (w_begin >= w_end) return;
   const size_t rank = g.window.size();
   SmallVector<int64_t> stride;
   const int64_t batch_stride = InputStrides(g, stride);
@@ -306,6 +308,7 @@ Status ConvByDepthSlices(ElementType type, const ConvGeometry& g, const SourceTa
   const int64_t features = g.group_features();
   const int64_t window = g.window_size();
   const int64_t outputs = g.output_features;
+  if (rows == 0) return Status::Ok();  // an empty batch or output: nothing to write
   const int64_t slice = std::max<int64_t>(1, kSliceDepth / features);  // window positions
   // Rows per block: a slice's columns within the block budget, and the
   // blocks a multiple of the threads so that each thread gets as many.

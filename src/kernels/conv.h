@@ -60,8 +60,10 @@ Status ConvByBlocks(ElementType type, const ConvGeometry& geometry, const void* 
 // Output rows per block: the block's columns fill about 256 KiB.
 int64_t ConvBlockRows(const ConvGeometry& geometry, size_t element_bytes);
 // Whether ConvByBlocks splits each block's columns into slices of window
-// positions (rows deeper than an eighth of the block budget, f32 or f64:
-// weight gradients), adding up the slices' products.
+// positions, adding up the slices' products: f32 or f64 rows deeper than 8
+// KiB, so that fewer than 32 fit in the block budget (kernel gradients,
+// whose window is the whole image; also 3x3 layers of 228 or more f32
+// input features).
 bool ConvSlicesDepth(const ConvGeometry& geometry, ElementType type);
 
 // Whether DepthwiseConv computes `geometry` in `type`: one input feature per

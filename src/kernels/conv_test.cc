@@ -1,7 +1,7 @@
-// ConvByBlocks against the whole-matrix path (Im2Col then one MatMul) and
-// a direct loop, over geometries with padding, strides, both dilations,
-// one to three spatial dimensions and row counts that are not a multiple
-// of the block.
+// ConvByBlocks against the whole-matrix path (Im2Col then one MatMul), and
+// Im2Col against a column matrix built by direct index arithmetic, over
+// geometries with padding, strides, both dilations, one to three spatial
+// dimensions and row counts that are not a multiple of the block.
 #include "kernels/conv.h"
 
 #include <gtest/gtest.h>
@@ -87,6 +87,86 @@ TEST(ConvByBlocksTest, MatchesIm2ColAndOneGemm) {
           << "case with " << c.input.size() << " spatial dims, element " << i;
     }
   }
+}
+
+// Row (n, y...) of the column matrix by direct index arithmetic: for each
+// window position k (row-major), the features of the input element at
+// y * stride + k * rhs_dilation - padding_low (divided by lhs_dilation),
+// or zeros where that is padding or a dilation hole. One group.
+std::vector<float> NaiveColumns(const ConvGeometry& g, const std::vector<float>& input) {
+  const size_t rank = g.window.size();
+  const int64_t depth = g.window_size() * g.features;
+  std::vector<float> columns(static_cast<size_t>(g.rows() * depth), 0.0f);
+  for (int64_t row = 0; row < g.rows(); ++row) {
+    std::vector<int64_t> y(rank);
+    int64_t rest = row;
+    for (size_t d = rank; d-- > 0;) {
+      y[d] = rest % g.output_spatial[d];
+      rest /= g.output_spatial[d];
+    }
+    const int64_t n = rest;
+    for (int64_t w = 0; w < g.window_size(); ++w) {
+      int64_t k_rest = w, offset = 0, pixel = 1;
+      bool inside = true;
+      for (size_t d = rank; d-- > 0;) {
+        const int64_t k = k_rest % g.window[d];
+        k_rest /= g.window[d];
+        const int64_t dilated = y[d] * g.strides[d] + k * g.rhs_dilation[d] - g.padding_low[d];
+        const int64_t x = dilated / g.lhs_dilation[d];
+        inside = inside && dilated >= 0 && dilated % g.lhs_dilation[d] == 0 &&
+                 x < g.input_spatial[d];
+        offset += x * pixel;
+        pixel *= g.input_spatial[d];
+      }
+      if (!inside) continue;
+      for (int64_t f = 0; f < g.features; ++f) {
+        columns[static_cast<size_t>(row * depth + w * g.features + f)] =
+            input[static_cast<size_t>((n * pixel + offset) * g.features + f)];
+      }
+    }
+  }
+  return columns;
+}
+
+TEST(ConvByBlocksTest, Im2ColMatchesIndexArithmetic) {
+  // Runs of window positions copied whole (no dilation along the innermost
+  // dimension), broken by padding (including negative), and position by
+  // position (dilations), in one to three dimensions.
+  const std::vector<Case> cases = {
+      {2, 3, 1, {9, 8}, {3, 4}, {1, 1}, {1, 2}, {1, 1}, {1, 1}},
+      {2, 2, 1, {10, 7}, {4, 3}, {2, 1}, {-1, 1}, {1, 1}, {1, 1}},
+      {1, 4, 1, {12}, {5}, {3}, {4}, {1}, {1}},
+      {2, 2, 1, {6, 9}, {2, 3}, {1, 1}, {1, 1}, {1, 2}, {1, 1}},
+      {1, 3, 1, {5, 6}, {2, 2}, {1, 1}, {0, 1}, {1, 1}, {2, 2}},
+      {1, 2, 1, {4, 5, 6}, {2, 3, 4}, {1, 1, 1}, {1, 0, 2}, {1, 1, 1}, {1, 1, 1}},
+  };
+  for (const Case& c : cases) {
+    const ConvGeometry g = GeometryOf(c);
+    int64_t input_count = c.batch * c.features;
+    for (int64_t size : c.input) input_count *= size;
+    std::vector<float> input(static_cast<size_t>(input_count));
+    for (size_t i = 0; i < input.size(); ++i) input[i] = static_cast<float>(i + 1);
+    const std::vector<float> expected = NaiveColumns(g, input);
+    std::vector<float> actual(expected.size(), -1.0f);
+    Im2Col(sizeof(float), g, input.data(), actual.data());
+    EXPECT_EQ(actual, expected) << "case with " << c.input.size() << " spatial dims, window "
+                                << c.window[0];
+  }
+}
+
+TEST(ConvByBlocksTest, EmptyBatchesAndWindowsComputeWithoutDividingByZero) {
+  // Deep rows (the sliced path) over an empty batch: nothing to write.
+  ConvGeometry sliced = GeometryOf({1, 8, 4, {30, 30}, {28, 28}, {1, 1}, {0, 0}, {1, 1}, {1, 1}});
+  ASSERT_TRUE(ConvSlicesDepth(sliced, ElementType::kF32));
+  sliced.batch = 0;
+  EXPECT_TRUE(ConvByBlocks(ElementType::kF32, sliced, nullptr, nullptr, nullptr).ok());
+  // A window dimension of size 0: rows of no columns, every output zero.
+  ConvGeometry empty = GeometryOf({2, 3, 4, {5, 5}, {1, 3}, {1, 1}, {0, 0}, {1, 1}, {1, 1}});
+  empty.window[0] = 0;
+  const std::vector<float> input(2 * 5 * 5 * 3, 1.0f);
+  std::vector<float> out(static_cast<size_t>(empty.rows() * 4), 7.0f);
+  ASSERT_TRUE(ConvByBlocks(ElementType::kF32, empty, input.data(), nullptr, out.data()).ok());
+  for (float x : out) EXPECT_EQ(x, 0.0f);
 }
 
 TEST(ConvByBlocksTest, DepthSlicesAddUpInF64) {

@@ -131,14 +131,16 @@ void CopyBlocksAlong(std::span<const int64_t> dims, const uint8_t* src,
 }
 
 // The dimension CopyBlocksAlong takes: one other than the innermost that is
-// contiguous in the source and long enough to fill blocks, when the
+// contiguous in the source and at least a cache line long, when the
 // innermost is strided; else -1.
-int64_t ContiguousOuterDimension(std::span<const int64_t> dims,
-                                 std::span<const int64_t> strides) {
+int64_t ContiguousOuterDimension(std::span<const int64_t> dims, std::span<const int64_t> strides,
+                                 size_t element_bytes) {
   const size_t last = dims.size() - 1;
   if (dims.size() < 2 || strides[last] == 1 || strides[last] == 0) return -1;
   for (size_t k = 0; k < last; ++k) {
-    if (strides[k] == 1 && dims[k] >= 8) return static_cast<int64_t>(k);
+    if (strides[k] == 1 && dims[k] * static_cast<int64_t>(element_bytes) >= 64) {
+      return static_cast<int64_t>(k);
+    }
   }
   return -1;
 }
@@ -165,7 +167,7 @@ void CopyStrided(size_t element_bytes, std::span<const int64_t> dims, const void
   const int64_t rows = count / dims.back();
   const auto* in = static_cast<const uint8_t*>(src);
   auto* out = static_cast<uint8_t*>(dst);
-  const int64_t along = ContiguousOuterDimension(dims, src_strides);
+  const int64_t along = ContiguousOuterDimension(dims, src_strides, element_bytes);
   auto run = [&]<typename T>() {
     if (along >= 0) {
       constexpr int64_t kBlock = BlockOf<T>();

@@ -25,10 +25,11 @@ struct MatMulShape {
 // The product with lhs, rhs and out all of element type `type`. f32, f64 and
 // complex run on Eigen's GEMM (the vector-ISA variant the machine supports),
 // split over the batch or the larger of M and N across kernels::ParallelFor.
-// bf16 and f16 run on the f32 GEMM tile by tile, each tile's operands
-// widened into per-thread scratch (f16 with F16C where the CPU has it) and
-// its f32 sums rounded once (as XLA's CPU backend computes such products,
-// without f32 copies of whole operands). Integers wrap (computed in
+// bf16 runs on AVX512_BF16's VDPBF16PS where the CPU has it (see
+// MatMulBf16Native). Otherwise bf16 and f16 run on the f32 GEMM tile by
+// tile, each tile's operands widened into per-thread scratch (f16 with F16C
+// where the CPU has it) and its f32 sums rounded once (as XLA's CPU backend
+// computes such products, without f32 copies of whole operands). Integers wrap (computed in
 // unsigned arithmetic); pred is an or of ands. Other types are
 // UNIMPLEMENTED.
 Status MatMul(ElementType type, const MatMulShape& shape, const void* lhs, const void* rhs,
@@ -43,8 +44,9 @@ Status MatMulReference(ElementType type, const MatMulShape& shape, const void* l
 bool MatMulAccepts(ElementType type);
 
 // Whether bf16 products run on AVX512_BF16's VDPBF16PS on this machine
-// (when A is stored row-major and the depth is even); else they widen to
-// f32 tile by tile.
+// (when A is stored row-major, the depth is even, there are at least 8
+// columns and B's packed copy stays within 32 MiB); else they widen to f32
+// tile by tile.
 bool MatMulBf16Native();
 
 // The vector instruction set the f32/f64 GEMM uses on this machine

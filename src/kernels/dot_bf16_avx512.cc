@@ -1,5 +1,5 @@
 // bf16 products with AVX512_BF16's VDPBF16PS (compiled with -mavx512bf16,
-// called only where CPUID reports it): each instruction multiplies sixteen
+// called only where CPUID reports it, which dot.cc checks in baseline code): each instruction multiplies sixteen
 // pairs of bf16 from each operand and adds both products of a pair to one
 // f32 lane, twice the multiply-adds of an f32 FMA. The products of two bf16
 // are exact in f32, so the sums differ from the widened f32 GEMM's only in
@@ -12,8 +12,6 @@
 // already holds the pair A[r][2p], A[r][2p+1] as one 32-bit word, which
 // the kernel broadcasts. Depth must be even (MatMul falls back otherwise).
 #include <immintrin.h>
-
-#include <cpuid.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -65,20 +63,6 @@ constexpr BlockFn kBlocks[kRows + 1] = {nullptr,   Block<1>,  Block<2>, Block<3>
                                         Block<10>, Block<11>, Block<12>};
 
 }  // namespace
-
-bool Supported() {
-  static const bool supported = [] {
-    __builtin_cpu_init();
-    if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bw") ||
-        !__builtin_cpu_supports("avx512vl")) {
-      return false;
-    }
-    // CPUID leaf 7, subleaf 1: EAX bit 5 is AVX512_BF16.
-    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-    return __get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx) != 0 && (eax & (1u << 5)) != 0;
-  }();
-  return supported;
-}
 
 void PackPanels(const uint16_t* b, int64_t ldb, bool b_transposed, int64_t k, int64_t n,
                 int64_t first, int64_t last, uint16_t* packed) {

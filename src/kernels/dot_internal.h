@@ -54,8 +54,7 @@ void Gemm(const GemmArgs<double>& args);
 // KILN_DOT_BF16_NATIVE is defined). Matrices are bf16 bits.
 namespace avx512bf16 {
 constexpr int64_t kPanelColumns = 32;
-// Whether this CPU has AVX512_BF16 (with AVX512F, BW and VL).
-bool Supported();
+// Only where the CPU has AVX512_BF16 with AVX512F, BW and VL (dot.cc asks).
 // Packs panels [first, last) of b (k x n, row stride ldb; n x k when
 // b_transposed), k even, into `packed`: panel j at j * k * kPanelColumns,
 // its columns past n zero.

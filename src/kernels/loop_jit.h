@@ -35,12 +35,14 @@ struct LoopStep {
 };
 
 // Whether generated loops compute `op` on f32 (exactly as Unary / Binary do;
-// exp with code of its own, within 1 ulp of the true value where Unary's
-// may differ by an ulp or two; the other transcendental ops by calling
-// vector_math's packet forms).
+// exp with code of its own, within 1 ulp of the true value: with AVX2
+// alone Unary's exp may differ from it by an ulp or two, with AVX-512
+// Unary's sixteen-lane exp is the same code; the other transcendental ops
+// by calling vector_math's packet forms).
 bool LoopJitSupports(UnaryOp op);
-// Whether generated code computes the transcendental `op` inline, with no
-// call: exp. Fused loops keep such ops in their generated stages.
+// Whether fused loops compute the transcendental `op` inline in their
+// generated stages, with no call: exp, except where vector_math runs its
+// sixteen-lane exp (AVX-512), which is faster as a stage of its own.
 bool LoopJitInlines(UnaryOp op);
 bool LoopJitSupports(BinaryOp op);
 
