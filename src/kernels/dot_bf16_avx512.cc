@@ -1,10 +1,11 @@
 // bf16 products with AVX512_BF16's VDPBF16PS (compiled with -mavx512bf16,
-// called only where CPUID reports it, which dot.cc checks in baseline code): each instruction multiplies sixteen
-// pairs of bf16 from each operand and adds both products of a pair to one
-// f32 lane, twice the multiply-adds of an f32 FMA. The products of two bf16
-// are exact in f32, so the sums differ from the widened f32 GEMM's only in
-// their order. The instruction treats denormal inputs as zero and flushes
-// denormal results, as Kiln's programs run anyway.
+// called only where CPUID reports it, which dot.cc checks in baseline
+// code): each instruction multiplies sixteen pairs of bf16 from each
+// operand and adds both products of a pair to one f32 lane, twice the
+// multiply-adds of an f32 FMA. The products of two bf16 are exact in f32,
+// so the sums differ from the widened f32 GEMM's only in their order. The
+// instruction treats denormal inputs as zero and flushes denormal results,
+// as Kiln's programs run anyway.
 //
 // B is packed into panels of 32 columns: for each pair of depths (2p, 2p+1)
 // the panel holds, per column, B[2p][c] then B[2p+1][c], so one 64-byte
