@@ -282,23 +282,15 @@ int64_t ConvBlockRows(const ConvGeometry& g, size_t element_bytes) {
 
 namespace {
 
-// out[i] += add[i] for i < n.
-template <typename T>
-void AddInto(void* out, const void* add, int64_t n) {
-  T* o = static_cast<T*>(out);
-  const T* a = static_cast<const T*>(add);
-  for (int64_t i = 0; i < n; ++i) o[i] += a[i];
-}
-
 // ConvByBlocks when each row's columns exceed the block budget (a weight
 // gradient: its window is the whole output image, each row tens of
 // thousands of columns deep). Whole-row blocks would be a few rows each,
 // and each block's GEMM would pack the whole kernel again (a 3x3 weight
 // gradient over 8x56x56x64 packed 6.4 MB 72 times). Here a block of rows
 // is GEMMed one slice of window positions at a time, about kSliceDepth
-// columns deep, each slice's product added to the block's result; blocks
-// are as many as the threads (or a multiple), so the kernel is packed
-// once per block.
+// columns deep, each slice's product accumulated into the block's result
+// (MatMulShape::accumulate); blocks are as many as the threads (or a
+// multiple), so the kernel is packed once per block.
 constexpr int64_t kSliceDepth = 256;
 
 Status ConvByDepthSlices(ElementType type, const ConvGeometry& g, const SourceTables& source,
@@ -319,11 +311,9 @@ Status ConvByDepthSlices(ElementType type, const ConvGeometry& g, const SourceTa
   const int64_t per_thread = (rows + threads - 1) / threads;
   const int64_t blocks = threads * ((per_thread + budget_rows - 1) / budget_rows);
   const int64_t block = (rows + blocks - 1) / blocks;
-  const auto add = type == ElementType::kF32 ? &AddInto<float> : &AddInto<double>;
   return ParallelForStatus(blocks, block * window * features * outputs,
                            [&](int64_t begin, int64_t end) {
     ScratchArray<uint8_t> columns(static_cast<size_t>(block * slice * features) * bytes);
-    ScratchArray<uint8_t> part(static_cast<size_t>(block * outputs) * bytes);
     for (int64_t b = begin; b < end; ++b) {
       const int64_t r0 = std::min(rows, b * block), r1 = std::min(rows, r0 + block);
       if (r0 == r1) continue;
@@ -335,11 +325,10 @@ Status ConvByDepthSlices(ElementType type, const ConvGeometry& g, const SourceTa
         shape.m = r1 - r0;
         shape.n = outputs;
         shape.k = (w1 - w0) * features;
+        shape.accumulate = w0 > 0;
         const auto* rhs = static_cast<const uint8_t*>(kernel) +
                           static_cast<size_t>(w0 * features * outputs) * bytes;
-        KILN_RETURN_IF_ERROR(
-            MatMul(type, shape, columns.data(), rhs, w0 == 0 ? result : part.data()));
-        if (w0 > 0) add(result, part.data(), shape.m * outputs);
+        KILN_RETURN_IF_ERROR(MatMul(type, shape, columns.data(), rhs, result));
       }
     }
     return Status::Ok();

@@ -39,6 +39,38 @@ ConvGeometry GeometryOf(const Case& c) {
   return g;
 }
 
+// ConvByBlocks over `c` in T against Im2Col and one MatMul, elements within
+// `tolerance` x (1 + |expected|).
+template <typename T>
+void CheckAgainstOneGemm(ElementType type, const Case& c, double tolerance) {
+  const ConvGeometry g = GeometryOf(c);
+  int64_t input_count = c.batch * c.features;
+  for (int64_t size : c.input) input_count *= size;
+  const int64_t depth = g.window_size() * g.features;
+  std::mt19937 random(3);
+  std::uniform_real_distribution<T> uniform(-1, 1);
+  std::vector<T> input(static_cast<size_t>(input_count)),
+      kernel(static_cast<size_t>(depth * c.outputs));
+  for (T& x : input) x = uniform(random);
+  for (T& x : kernel) x = uniform(random);
+  // The whole-matrix path.
+  std::vector<T> columns(static_cast<size_t>(g.rows() * depth));
+  Im2Col(sizeof(T), g, input.data(), columns.data());
+  MatMulShape shape;
+  shape.m = g.rows();
+  shape.n = c.outputs;
+  shape.k = depth;
+  std::vector<T> expected(static_cast<size_t>(g.rows() * c.outputs));
+  ASSERT_TRUE(MatMul(type, shape, columns.data(), kernel.data(), expected.data()).ok());
+  std::vector<T> actual(expected.size(), T(99));
+  ASSERT_TRUE(ConvByBlocks(type, g, input.data(), kernel.data(), actual.data()).ok());
+  ASSERT_GT(g.rows(), 8);
+  for (size_t i = 0; i < expected.size(); ++i) {
+    ASSERT_NEAR(actual[i], expected[i], tolerance * (1 + std::abs(expected[i])))
+        << "case with " << c.input.size() << " spatial dims, element " << i;
+  }
+}
+
 TEST(ConvByBlocksTest, MatchesIm2ColAndOneGemm) {
   const std::vector<Case> cases = {
       // ResNet-style 3x3, padding 1: 8 x 20 x 20 = 3200 rows, several blocks.
@@ -57,36 +89,7 @@ TEST(ConvByBlocksTest, MatchesIm2ColAndOneGemm) {
       // ...with window dilation: no two window positions' inputs adjoin.
       {4, 8, 3, {40, 40}, {19, 19}, {1, 1}, {0, 0}, {1, 1}, {2, 2}},
   };
-  std::mt19937 random(3);
-  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
-  for (const Case& c : cases) {
-    const ConvGeometry g = GeometryOf(c);
-    int64_t input_count = c.batch * c.features;
-    for (int64_t size : c.input) input_count *= size;
-    const int64_t depth = g.window_size() * g.features;
-    std::vector<float> input(static_cast<size_t>(input_count)), kernel(
-        static_cast<size_t>(depth * c.outputs));
-    for (float& x : input) x = uniform(random);
-    for (float& x : kernel) x = uniform(random);
-    // The whole-matrix path.
-    std::vector<float> columns(static_cast<size_t>(g.rows() * depth));
-    Im2Col(sizeof(float), g, input.data(), columns.data());
-    MatMulShape shape;
-    shape.m = g.rows();
-    shape.n = c.outputs;
-    shape.k = depth;
-    std::vector<float> expected(static_cast<size_t>(g.rows() * c.outputs));
-    ASSERT_TRUE(MatMul(ElementType::kF32, shape, columns.data(), kernel.data(), expected.data())
-                    .ok());
-    std::vector<float> actual(expected.size(), 99.0f);
-    ASSERT_TRUE(
-        ConvByBlocks(ElementType::kF32, g, input.data(), kernel.data(), actual.data()).ok());
-    ASSERT_GT(g.rows(), 8);
-    for (size_t i = 0; i < expected.size(); ++i) {
-      ASSERT_NEAR(actual[i], expected[i], 1e-4f * (1.0f + std::abs(expected[i])))
-          << "case with " << c.input.size() << " spatial dims, element " << i;
-    }
-  }
+  for (const Case& c : cases) CheckAgainstOneGemm<float>(ElementType::kF32, c, 1e-4);
 }
 
 // Row (n, y...) of the column matrix by direct index arithmetic: for each
@@ -170,30 +173,9 @@ TEST(ConvByBlocksTest, EmptyBatchesAndWindowsComputeWithoutDividingByZero) {
 }
 
 TEST(ConvByBlocksTest, DepthSlicesAddUpInF64) {
-  const ConvGeometry g =
-      GeometryOf({6, 6, 5, {16, 16}, {14, 14}, {1, 1}, {1, 1}, {1, 1}, {1, 1}});
-  ASSERT_TRUE(ConvSlicesDepth(g, ElementType::kF64));
-  const int64_t depth = g.window_size() * g.features;
-  std::mt19937 random(5);
-  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
-  std::vector<double> input(static_cast<size_t>(6 * 16 * 16 * 6)),
-      kernel(static_cast<size_t>(depth * 5));
-  for (double& x : input) x = uniform(random);
-  for (double& x : kernel) x = uniform(random);
-  std::vector<double> columns(static_cast<size_t>(g.rows() * depth));
-  Im2Col(sizeof(double), g, input.data(), columns.data());
-  MatMulShape shape;
-  shape.m = g.rows();
-  shape.n = 5;
-  shape.k = depth;
-  std::vector<double> expected(static_cast<size_t>(g.rows() * 5));
-  ASSERT_TRUE(
-      MatMul(ElementType::kF64, shape, columns.data(), kernel.data(), expected.data()).ok());
-  std::vector<double> actual(expected.size(), 99.0);
-  ASSERT_TRUE(ConvByBlocks(ElementType::kF64, g, input.data(), kernel.data(), actual.data()).ok());
-  for (size_t i = 0; i < expected.size(); ++i) {
-    ASSERT_NEAR(actual[i], expected[i], 1e-12 * (1.0 + std::abs(expected[i]))) << i;
-  }
+  const Case c{6, 6, 5, {16, 16}, {14, 14}, {1, 1}, {1, 1}, {1, 1}, {1, 1}};
+  ASSERT_TRUE(ConvSlicesDepth(GeometryOf(c), ElementType::kF64));
+  CheckAgainstOneGemm<double>(ElementType::kF64, c, 1e-12);
 }
 
 TEST(ConvByBlocksTest, BlocksHoldAboutAQuarterMegabyteOfColumns) {

@@ -139,6 +139,7 @@ GemmArgs<T> Block(const MatMulShape& s, const T* lhs, const T* rhs, T* out, int6
   g.ldb = s.rhs_transposed ? s.k : s.n;
   g.c = out + b * s.m * s.n + m0 * s.n + n0;
   g.ldc = s.n;
+  g.accumulate = s.accumulate;
   return g;
 }
 
@@ -331,14 +332,12 @@ bool RunNativeBf16(const MatMulShape& s, const bfloat16* lhs, const bfloat16* rh
                    bfloat16* out) {
   namespace native = dot_internal::avx512bf16;
   if (s.lhs_transposed || s.k % 2 != 0 || s.n < 8 || !HasAvx512Bf16()) return false;
-  const int64_t padded = (s.n + native::kPanelColumns - 1) / native::kPanelColumns *
-                         native::kPanelColumns;
-  if (s.batch * s.k * padded * 2 > kMaxPackedBytes) return false;
+  const int64_t panels = (s.n + native::kPanelColumns - 1) / native::kPanelColumns;
+  const int64_t panel_elements = s.k * native::kPanelColumns;
+  if (s.batch * panels * panel_elements * 2 > kMaxPackedBytes) return false;
   const auto* a = reinterpret_cast<const uint16_t*>(lhs);
   const auto* b = reinterpret_cast<const uint16_t*>(rhs);
   auto* c = reinterpret_cast<uint16_t*>(out);
-  const int64_t panels = (s.n + native::kPanelColumns - 1) / native::kPanelColumns;
-  const int64_t panel_elements = s.k * native::kPanelColumns;
   ScratchArray<uint16_t> packed(static_cast<size_t>(s.batch * panels * panel_elements));
   ParallelFor(s.batch * panels, panel_elements, [&](int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end;) {
@@ -403,6 +402,10 @@ bool MatMulAccepts(ElementType type) {
 
 Status MatMul(ElementType type, const MatMulShape& shape, const void* lhs, const void* rhs,
               void* out) {
+  if (shape.accumulate && (type == ElementType::kBF16 || type == ElementType::kF16)) {
+    return InvalidArgument("MatMul accumulates into ", GetElementTypeInfo(type).name,
+                           " only by rounding each product once: not supported");
+  }
   if (type == ElementType::kBF16) {
 #if defined(KILN_DOT_BF16_NATIVE)
     if (RunNativeBf16(shape, static_cast<const bfloat16*>(lhs),

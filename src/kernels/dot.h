@@ -20,6 +20,9 @@ struct MatMulShape {
   int64_t k = 1;
   bool lhs_transposed = false;
   bool rhs_transposed = false;
+  // out[b] += lhs[b] x rhs[b] instead (not for bf16 and f16, whose products
+  // round once into out).
+  bool accumulate = false;
 };
 
 // The product with lhs, rhs and out all of element type `type`. f32, f64 and

@@ -194,6 +194,47 @@ TEST(MatMul, NarrowFloatTilesRoundToNearest) {
   CheckWidenedRounding<half>(ElementType::kF16, 1.0f / 1024);
 }
 
+// accumulate adds the product to what out holds, on every path (Eigen's
+// GEMM split over threads, the loops of the other types); bf16 and f16,
+// which round each product once, refuse it.
+template <typename T>
+void CheckAccumulates(ElementType type, double tolerance) {
+  for (const Case& c : {Case{1, 130, 70, 40}, Case{3, 5, 9, 7}}) {
+    MatMulShape shape{c.batch, c.m, c.n, c.k, false, true};
+    const auto lhs = Values<T>(static_cast<size_t>(c.batch * c.m * c.k), 1);
+    const auto rhs = Values<T>(static_cast<size_t>(c.batch * c.k * c.n), 2);
+    const auto before = Values<T>(static_cast<size_t>(c.batch * c.m * c.n), 3);
+    std::vector<Stored<T>> product(before.size());
+    ASSERT_TRUE(MatMulReference(type, shape, lhs.data(), rhs.data(), product.data()).ok());
+    std::vector<Stored<T>> got = before;
+    shape.accumulate = true;
+    ASSERT_TRUE(MatMul(type, shape, lhs.data(), rhs.data(), got.data()).ok());
+    for (size_t i = 0; i < got.size(); ++i) {
+      Stored<T> want;
+      if constexpr (std::is_integral_v<T>) {  // wraps, as MatMul's integers do
+        using U = std::make_unsigned_t<T>;
+        const U sum = static_cast<U>(static_cast<U>(before[i]) + static_cast<U>(product[i]));
+        want = static_cast<T>(sum);
+      } else {
+        want = static_cast<T>(before[i] + product[i]);
+      }
+      ASSERT_LE(Distance<T>(got[i], want), tolerance)
+          << GetElementTypeInfo(type).name << " " << c.m << "x" << c.n << " element " << i;
+    }
+  }
+}
+
+TEST(MatMul, AccumulatesIntoItsOutput) {
+  CheckAccumulates<float>(ElementType::kF32, 1e-3);
+  CheckAccumulates<double>(ElementType::kF64, 1e-9);
+  CheckAccumulates<int32_t>(ElementType::kS32, 0.0);
+  MatMulShape shape{1, 2, 2, 2, false, false};
+  shape.accumulate = true;
+  std::vector<bfloat16> a(4, bfloat16(1.0f)), out(4);
+  EXPECT_EQ(MatMul(ElementType::kBF16, shape, a.data(), a.data(), out.data()).code(),
+            StatusCode::kInvalidArgument);
+}
+
 TEST(MatMul, RejectsTypesItDoesNotCompute) {
   EXPECT_FALSE(MatMulAccepts(ElementType::kF8E4M3FN));
   EXPECT_TRUE(MatMulAccepts(ElementType::kBF16));
