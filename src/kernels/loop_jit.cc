@@ -1,17 +1,22 @@
-// CompileLoop: a straight-line f32 program as an x86-64 AVX2 loop. The
-// generated function is
+// CompileLoop: a straight-line f32 program as an x86-64 loop over eight
+// elements at a time (AVX2) or sixteen (AVX-512). The generated function is
 //
 //   void loop(const float* const* in, float* const* out, int64_t n)
 //
-// for n a positive multiple of 8: rbx, r12, r13 keep in, out, n across
-// calls; r14 counts elements; r15 holds addresses. Each value lives in one
-// of ymm0..ymm13 from its step to its last use (ymm14 and ymm15 are scratch
-// for max/min and constants). A transcendental op calls vector_math's
-// packet form with the value in ymm0; every ymm register is caller-saved
-// under the SysV ABI, so live values are spilled to the frame (32 bytes per
-// value, 32-aligned) around the call. Instructions are encoded here with
-// three-byte VEX prefixes and SIB addressing throughout, which keeps the
-// encoder small: Intel SDM vol. 2, sections 2.1 and 2.3.
+// for n a positive multiple of the lane count: rbx, r12, r13 keep in, out,
+// n across calls; r14 counts elements; r15 holds addresses. Each value
+// lives in one of registers 0..13 from its step to its last use (14 and 15
+// are scratch for max/min and constants). With AVX2 a transcendental op
+// other than exp calls vector_math's packet form with the value in ymm0;
+// every ymm register is caller-saved under the SysV ABI, so live values are
+// spilled to the frame (32 bytes per value, 32-aligned) around the call.
+// With AVX-512 there is no sixteen-lane packet form to call, so such
+// programs get AVX2 code; exp's constants live in zmm16..zmm28 through the
+// loop, and comparisons select through mask register k1. Instructions are
+// encoded here with three-byte VEX or four-byte EVEX prefixes and SIB
+// addressing with 32-bit displacements throughout (never scaled by EVEX's
+// disp8*N), which keeps the encoder small: Intel SDM vol. 2, sections 2.1,
+// 2.3 and 2.7.
 #include "kernels/loop_jit.h"
 
 #include <algorithm>
@@ -44,6 +49,34 @@ bool LoopJitEnabled() {
   return enabled;
 }
 
+bool LoopJitAvailable(LoopIsa isa) {
+#ifdef KILN_VECTOR_MATH_AVX2
+  static const bool avx2 = UseAvx2Variants();
+  // AVX-512 F for the sixteen-lane ops, DQ for vandps / vxorps on zmm.
+  static const bool avx512 = avx2 && __builtin_cpu_supports("avx512f") &&
+                             __builtin_cpu_supports("avx512dq");
+  return isa == LoopIsa::kAvx2 ? avx2 : avx512;
+#else
+  (void)isa;
+  return false;
+#endif
+}
+
+namespace {
+
+// KILN_JIT=avx2 keeps generated code to AVX2 on machines with AVX-512.
+bool WideLoopsAllowed() {
+  static const bool allowed = GetEnv("KILN_JIT").value_or("") != "avx2";
+  return allowed;
+}
+
+// The instruction set CompileLoop tries first.
+bool WideLoops() {
+  return LoopJitEnabled() && WideLoopsAllowed() && LoopJitAvailable(LoopIsa::kAvx512);
+}
+
+}  // namespace
+
 namespace {
 
 constexpr int kMaxArrays = kMaxLoopArrays;
@@ -75,8 +108,12 @@ struct Mem {
   int32_t disp = 0;
 };
 
+// `wide`: vector ops are EVEX.512 (zmm, registers 0..31) instead of
+// VEX.256 (ymm, registers 0..15).
 class Assembler {
  public:
+  explicit Assembler(bool wide = false) : wide_(wide) {}
+  bool wide() const { return wide_; }
   std::vector<uint8_t>& code() { return code_; }
   size_t size() const { return code_.size(); }
 
@@ -110,15 +147,27 @@ class Assembler {
     Int32(static_cast<int32_t>(static_cast<int64_t>(target) - static_cast<int64_t>(size() + 4)));
   }
 
-  // VEX.256 ops. map: 1 = 0F, 2 = 0F38, 3 = 0F3A; pp: 0 = none, 1 = 66.
-  // reg is ModRM.reg, vvvv the second source (0 when unused), rm a register.
-  void VexRRR(int map, int pp, uint8_t opcode, int reg, int vvvv, int rm) {
-    Vex(map, pp, reg, vvvv, -1, rm);
+  // Vector ops, VEX.256 or EVEX.512 by the assembler's width. map: 1 = 0F,
+  // 2 = 0F38, 3 = 0F3A; pp: 0 = none, 1 = 66. reg is ModRM.reg, vvvv the
+  // second source (0 when unused), rm a register. EVEX only: `mask` names
+  // the opmask register (k1..k7; 0 = none), `zero` zeroes the lanes it
+  // leaves out instead of keeping them.
+  void VexRRR(int map, int pp, uint8_t opcode, int reg, int vvvv, int rm, int mask = 0,
+              bool zero = false) {
+    if (wide_) {
+      Evex(map, pp, reg, vvvv, (~rm >> 4) & 1, rm, mask, zero);
+    } else {
+      Vex(map, pp, reg, vvvv, -1, rm);
+    }
     Byte(opcode);
     ModRmReg(reg, rm);
   }
   void VexRRM(int map, int pp, uint8_t opcode, int reg, int vvvv, Mem m) {
-    Vex(map, pp, reg, vvvv, m.index, m.base);
+    if (wide_) {
+      Evex(map, pp, reg, vvvv, m.index >= 0 ? (~m.index >> 3) & 1 : 1, m.base, 0, false);
+    } else {
+      Vex(map, pp, reg, vvvv, m.index, m.base);
+    }
     Byte(opcode);
     ModRmMem(reg, m);
   }
@@ -146,6 +195,17 @@ class Assembler {
   // dst = dst * a + [m] (vfmadd213ps); dst = dst - a * [m] (vfnmadd231ps).
   void Vfmadd213ps(int dst, int a, Mem m) { VexRRM(2, 1, 0xA8, dst, a, m); }
   void Vfnmadd231ps(int dst, int a, Mem m) { VexRRM(2, 1, 0xBC, dst, a, m); }
+  void Vfmadd213ps(int dst, int a, int b) { VexRRR(2, 1, 0xA8, dst, a, b); }
+  void Vfnmadd231ps(int dst, int a, int b) { VexRRR(2, 1, 0xBC, dst, a, b); }
+  // EVEX only. Mask register k = a <predicate> b (vcmpps k, zmm, zmm, imm8).
+  void KCmpps(int k, int a, int b, uint8_t predicate) {
+    VexRRR(1, 0, 0xC2, k, a, b);
+    Byte(predicate);
+  }
+  // dst = k ? b : a, lane by lane (vblendmps).
+  void Vblendmps(int dst, int k, int a, int b) { VexRRR(2, 1, 0x65, dst, a, b, k); }
+  // dst = k ? src : 0 (vmovaps with zeroing).
+  void VmovapsZeroed(int dst, int k, int src) { VexRRR(1, 0, 0x28, dst, 0, src, k, true); }
   // dst = a's 32-bit lanes shifted left by `bits` (vpslld, 66 0F 72 /6 ib).
   void Vpslld(int dst, int a, uint8_t bits) {
     VexRRR(1, 1, 0x72, 6, dst, a);
@@ -185,18 +245,34 @@ class Assembler {
     Byte(static_cast<uint8_t>((r << 7) | (x << 6) | (b << 5) | map));
     Byte(static_cast<uint8_t>(((~vvvv & 15) << 3) | 0x04 | pp));  // W0, L = 256 bits
   }
+  // The EVEX prefix, W0 and 512 bits: reg, vvvv and a register rm may be 0..31
+  // (bit 4 of reg in R', of vvvv in V', of rm in X, all stored inverted);
+  // `x` is that inverted bit, or a memory operand's inverted index bit 3.
+  void Evex(int map, int pp, int reg, int vvvv, int x, int base, int mask, bool zero) {
+    Byte(0x62);
+    const int r = (~reg >> 3) & 1;
+    const int r_high = (~reg >> 4) & 1;
+    const int b = (~base >> 3) & 1;
+    Byte(static_cast<uint8_t>((r << 7) | (x << 6) | (b << 5) | (r_high << 4) | map));
+    Byte(static_cast<uint8_t>(((~vvvv & 15) << 3) | 0x04 | pp));
+    const int v_high = (~vvvv >> 4) & 1;
+    Byte(static_cast<uint8_t>((zero ? 0x80 : 0) | 0x40 | (v_high << 3) | (mask & 7)));
+  }
 
+  bool wide_;
   std::vector<uint8_t> code_;
 };
 
-constexpr int kScratchMask = 14, kScratch = 15, kAllocatable = 14;
+// kMask: the opmask register AVX-512 code selects with.
+constexpr int kScratchMask = 14, kScratch = 15, kAllocatable = 14, kMask = 1;
 constexpr uint8_t kCmpGeOq = 0x1D, kCmpLeOq = 0x12, kCmpUnordQ = 0x03, kCmpGtOq = 0x1E,
-                  kCmpLtOq = 0x11;
+                  kCmpLtOq = 0x11, kCmpNltUq = 0x05;
 constexpr uint8_t kAddPs = 0x58, kMulPs = 0x59, kSubPs = 0x5C, kDivPs = 0x5E, kSqrtPs = 0x51,
                   kAndPs = 0x54, kAndnPs = 0x55, kXorPs = 0x57, kPaddD = 0xFE;
 
-// The constants of the generated exp, eight copies each (AVX2 memory
-// operands are whole vectors). exp(x) = 2^n * e^t with n = round(x / ln 2)
+// The constants of the generated exp, sixteen copies each (memory operands
+// are whole vectors; AVX2 code reads the first eight, AVX-512 code loads
+// all sixteen into zmm16 and up before the loop). exp(x) = 2^n * e^t with n = round(x / ln 2)
 // (rounded by adding 1.5 * 2^23, whose low bits then hold n), t = x - n ln 2
 // in two parts (ln2_hi has 15 significant bits, so n * ln2_hi is exact),
 // e^t = 1 + t + t^2 (c2 + c3 t + ... + c6 t^4) on |t| <= ln 2 / 2, with
@@ -208,8 +284,9 @@ enum ExpConstant : int {
   kLog2e, kRoundBias, kLn2Hi, kLn2Lo, kC6, kC5, kC4, kC3, kC2, kOneC, kOverflowAbove,
   kZeroBelow, kInfinity, kExpConstants
 };
-struct alignas(32) ExpTable {
-  float values[kExpConstants][8];
+constexpr int kExpLanes = 16;
+struct alignas(64) ExpTable {
+  float values[kExpConstants][kExpLanes];
 };
 const ExpTable& ExpConstants() {
   static const ExpTable table = [] {
@@ -295,6 +372,12 @@ class LoopWriter {
     as.Mov(kR12, kRsi);
     as.Mov(kR13, kRdx);
     as.Xor(kR14, kR14);
+    if (as.wide() && UsesExp()) {
+      as.MovImm64(kR15, reinterpret_cast<uint64_t>(&ExpConstants()));
+      for (int c = 0; c < kExpConstants; ++c) {
+        as.Vmovups(kExpRegisters + c, Mem{kR15, -1, c * kExpLanes * 4});
+      }
+    }
     for (int s = 0; s < count; ++s) {
       if (invariant_[static_cast<size_t>(s)] && !WriteStep(as, s)) return false;
     }
@@ -302,7 +385,7 @@ class LoopWriter {
     for (int s = 0; s < count; ++s) {
       if (!invariant_[static_cast<size_t>(s)] && !WriteStep(as, s)) return false;
     }
-    as.Add(kR14, 8);
+    as.Add(kR14, as.wide() ? 16 : 8);
     as.Cmp(kR14, kR13);
     as.JumpIfBelow(top);
     as.Vzeroupper();
@@ -318,6 +401,16 @@ class LoopWriter {
   static constexpr int kOne = 0, kSignBit = 1, kAbsMask = 2;
 
  private:
+  // AVX-512 code keeps exp's constants in zmm16..zmm28 (caller-saved).
+  static constexpr int kExpRegisters = 16;
+
+  bool UsesExp() const {
+    return std::any_of(steps_.begin(), steps_.end(), [](const LoopStep& step) {
+      return step.kind == LoopStep::Kind::kUnary &&
+             static_cast<UnaryOp>(step.op) == UnaryOp::kExponential;
+    });
+  }
+
   // A value whose last use is step `s` gives its register back.
   void Release(int s, int value) {
     if (value >= 0 && !pinned_[static_cast<size_t>(value)] &&
@@ -402,6 +495,15 @@ class LoopWriter {
       case BinaryOp::kMinimum:
         // a >= b ? a : b (a <= b for min), then b if b is NaN, then a if a
         // is NaN: elementwise.cc's FloatMax / FloatMin.
+        if (as.wide()) {
+          as.KCmpps(kMask, ra, rb, op == BinaryOp::kMaximum ? kCmpGeOq : kCmpLeOq);
+          as.Vblendmps(kScratch, kMask, rb, ra);
+          as.KCmpps(kMask, rb, rb, kCmpUnordQ);
+          as.Vblendmps(kScratch, kMask, kScratch, rb);
+          as.KCmpps(kMask, ra, ra, kCmpUnordQ);
+          as.Vblendmps(dst, kMask, kScratch, ra);
+          break;
+        }
         as.Vcmpps(kScratchMask, ra, rb, op == BinaryOp::kMaximum ? kCmpGeOq : kCmpLeOq);
         as.Vblendvps(kScratch, rb, ra, kScratchMask);
         as.Vcmpps(kScratchMask, rb, rb, kCmpUnordQ);
@@ -420,7 +522,12 @@ class LoopWriter {
     const int x = Reg(a);
     const int dst = Allocate(s);
     if (dst < 0) return false;
-    const auto at = [](int constant) { return Mem{kR15, -1, 32 * constant}; };
+    if (as.wide()) {
+      WriteWideExp(as, x, dst);
+      Release(s, a);
+      return true;
+    }
+    const auto at = [](int constant) { return Mem{kR15, -1, kExpLanes * 4 * constant}; };
     as.MovImm64(kR15, reinterpret_cast<uint64_t>(&ExpConstants()));
     const int n = kScratchMask, scale = kScratch, poly = kScratchMask;
     as.Vmovups(scale, at(kLog2e));
@@ -441,6 +548,29 @@ class LoopWriter {
     as.Vblendvps(dst, poly, x, scale);
     Release(s, a);
     return true;
+  }
+
+  // The same steps on sixteen lanes, constants in registers, selections by
+  // mask register: the same operations in the same order, so the same bits.
+  void WriteWideExp(Assembler& as, int x, int dst) {
+    const auto c = [](int constant) { return kExpRegisters + constant; };
+    const int n = kScratchMask, scale = kScratch, poly = kScratchMask;
+    as.Vmovaps(scale, c(kLog2e));
+    as.Vfmadd213ps(scale, x, c(kRoundBias));            // x log2(e) + bias
+    as.VexRRR(1, 0, kSubPs, n, scale, c(kRoundBias));   // n
+    as.Vpslld(scale, scale, 23);                        // n in the exponent field
+    as.Vmovaps(dst, x);
+    as.Vfnmadd231ps(dst, n, c(kLn2Hi));                 // t = x - n ln 2
+    as.Vfnmadd231ps(dst, n, c(kLn2Lo));
+    as.Vmovaps(poly, c(kC6));
+    for (int k : {kC5, kC4, kC3, kC2, kOneC, kOneC}) as.Vfmadd213ps(poly, dst, c(k));
+    as.VexRRR(1, 1, kPaddD, poly, poly, scale);         // times 2^n
+    as.KCmpps(kMask, x, c(kOverflowAbove), kCmpGtOq);
+    as.Vblendmps(poly, kMask, poly, c(kInfinity));
+    as.KCmpps(kMask, x, c(kZeroBelow), kCmpNltUq);     // not below (or NaN): kept
+    as.VmovapsZeroed(poly, kMask, poly);
+    as.KCmpps(kMask, x, x, kCmpUnordQ);                 // NaN stays NaN
+    as.Vblendmps(dst, kMask, poly, x);
   }
 
   bool WriteUnary(Assembler& as, int s, UnaryOp op, int a) {
@@ -475,6 +605,7 @@ class LoopWriter {
   // Spills every value in a register, calls the packet form with `a` in
   // ymm0, and reloads what is still live.
   bool WriteCall(Assembler& as, int s, UnaryOp op, int a) {
+    if (as.wide()) return false;  // no sixteen-lane packet forms to call
     const void* function = vector_math_internal::avx2::PacketUnaryF32(op);
     if (function == nullptr) return false;
     for (size_t v = 0; v < reg_of_.size(); ++v) {
@@ -520,12 +651,14 @@ bool LoopJitSupports(UnaryOp op) {
   }
 }
 
-// exp inline, except where vector_math runs its sixteen-lane exp: there a
-// stage of its own over the tile was faster (softmax 1024 x 1024 in the
-// plan tool: 506-575 us inline, 422-463 us as its own stage, on a Zen 4).
+// exp inline, except where vector_math runs its sixteen-lane exp and
+// generated code is kept to eight lanes (KILN_JIT=avx2): there a stage of
+// its own over the tile was faster (softmax 1024 x 1024 in the plan tool:
+// 506-575 us inline on eight lanes, 422-463 us as its own stage, on a Zen 4).
 bool LoopJitInlines(UnaryOp op) {
-  static const bool sixteen_lanes = std::string_view(VectorMathIsa()) == "avx512";
-  return op == UnaryOp::kExponential && !sixteen_lanes;
+  static const bool inline_exp =
+      WideLoops() || std::string_view(VectorMathIsa()) != "avx512";
+  return op == UnaryOp::kExponential && inline_exp;
 }
 
 bool LoopJitSupports(BinaryOp op) {
@@ -535,10 +668,19 @@ bool LoopJitSupports(BinaryOp op) {
 
 std::unique_ptr<LoopCode> CompileLoop(std::span<const LoopStep> steps, int num_inputs,
                                       int num_outputs) {
-  if (!LoopJitEnabled() || !UseAvx2Variants() || num_inputs > kMaxArrays ||
+  if (WideLoops()) {
+    if (auto code = CompileLoop(steps, num_inputs, num_outputs, LoopIsa::kAvx512)) return code;
+  }
+  return CompileLoop(steps, num_inputs, num_outputs, LoopIsa::kAvx2);
+}
+
+std::unique_ptr<LoopCode> CompileLoop(std::span<const LoopStep> steps, int num_inputs,
+                                      int num_outputs, LoopIsa isa) {
+  if (!LoopJitEnabled() || !LoopJitAvailable(isa) || num_inputs > kMaxArrays ||
       num_outputs > kMaxArrays || steps.empty()) {
     return nullptr;
   }
+  const bool wide = isa == LoopIsa::kAvx512;
   // Validate the program: operands name earlier value steps, slots exist.
   int splats = 0;
   uint32_t scalar_inputs = 0, vector_inputs = 0;
@@ -583,7 +725,7 @@ std::unique_ptr<LoopCode> CompileLoop(std::span<const LoopStep> steps, int num_i
   Assembler as;
   bool written = false;
   for (bool hoist : {true, false}) {
-    as = Assembler();
+    as = Assembler(wide);
     LoopWriter writer(steps, constants.get());
     writer.set_special_base(splats);
     if (writer.Write(as, hoist)) {
@@ -602,7 +744,7 @@ std::unique_ptr<LoopCode> CompileLoop(std::span<const LoopStep> steps, int num_i
     return nullptr;
   }
   return std::make_unique<LoopCode>(memory, bytes, num_inputs, num_outputs,
-                                    std::move(constants), scalar_inputs);
+                                    std::move(constants), scalar_inputs, wide ? 16 : 8);
 }
 
 LoopCode::~LoopCode() {
@@ -616,30 +758,35 @@ bool LoopJitInlines(UnaryOp) { return false; }
 bool LoopJitSupports(BinaryOp) { return false; }
 
 std::unique_ptr<LoopCode> CompileLoop(std::span<const LoopStep>, int, int) { return nullptr; }
+std::unique_ptr<LoopCode> CompileLoop(std::span<const LoopStep>, int, int, LoopIsa) {
+  return nullptr;
+}
 
 LoopCode::~LoopCode() = default;
 
 #endif
 
 LoopCode::LoopCode(void* memory, size_t bytes, int num_inputs, int num_outputs,
-                   std::unique_ptr<float[]> constants, uint32_t scalar_inputs)
+                   std::unique_ptr<float[]> constants, uint32_t scalar_inputs, int lanes)
     : memory_(memory),
       bytes_(bytes),
       num_inputs_(num_inputs),
       num_outputs_(num_outputs),
       constants_(std::move(constants)),
-      scalar_inputs_(scalar_inputs) {}
+      scalar_inputs_(scalar_inputs),
+      lanes_(lanes) {}
 
 void LoopCode::Run(const float* const* in, float* const* out, int64_t n) const {
   const auto entry = reinterpret_cast<Entry>(memory_);
-  const int64_t full = n / 8 * 8;
+  const int64_t full = n / lanes_ * lanes_;
   if (full > 0) entry(in, out, full);
   const int64_t rest = n - full;
   if (rest == 0) return;
-  // The last elements through eight-element copies (the code reads and
+  // The last elements through copies of one vector each (the code reads and
   // writes whole vectors).
-  alignas(32) float inputs[kMaxArrays][8] = {};
-  alignas(32) float outputs[kMaxArrays][8];
+  constexpr int kMaxLanes = 16;
+  alignas(64) float inputs[kMaxArrays][kMaxLanes] = {};
+  alignas(64) float outputs[kMaxArrays][kMaxLanes];
   std::array<const float*, kMaxArrays> in_tail{};
   std::array<float*, kMaxArrays> out_tail{};
   for (int j = 0; j < num_inputs_; ++j) {
@@ -651,7 +798,7 @@ void LoopCode::Run(const float* const* in, float* const* out, int64_t n) const {
     in_tail[static_cast<size_t>(j)] = inputs[j];
   }
   for (int k = 0; k < num_outputs_; ++k) out_tail[static_cast<size_t>(k)] = outputs[k];
-  entry(in_tail.data(), out_tail.data(), 8);
+  entry(in_tail.data(), out_tail.data(), lanes_);
   for (int k = 0; k < num_outputs_; ++k) {
     std::memcpy(out[k] + full, outputs[k], static_cast<size_t>(rest) * sizeof(float));
   }

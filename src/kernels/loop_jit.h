@@ -4,8 +4,9 @@
 // element per member even with tiles in L1, where code that keeps the
 // element in a register costs a tenth of that. CompileLoop turns a
 // straight-line program of f32 ops into an AVX2 loop over eight elements
-// at a time, values held in ymm registers, in a few microseconds and with
-// no compiler library. Anything it cannot generate returns null and the
+// at a time (an AVX-512 loop over sixteen where the CPU has it), values
+// held in vector registers, in a few microseconds and with no compiler
+// library. Anything it cannot generate returns null and the
 // loop keeps its tile kernels, so other machines and ops lose nothing.
 // docs/execution.md describes the code it writes.
 #pragma once
@@ -46,13 +47,20 @@ bool LoopJitSupports(UnaryOp op);
 bool LoopJitInlines(UnaryOp op);
 bool LoopJitSupports(BinaryOp op);
 
+// The instruction sets generated loops are written for: AVX2 with FMA (eight
+// lanes, ymm) and AVX-512 F + DQ (sixteen lanes, zmm).
+enum class LoopIsa : uint8_t { kAvx2, kAvx512 };
+
+// Whether this build and CPU run generated loops of `isa` (KILN_JIT aside).
+bool LoopJitAvailable(LoopIsa isa);
+
 class LoopCode {
  public:
   using Entry = void (*)(const float* const* in, float* const* out, int64_t n);
   // Takes `memory` (executable, `bytes` long, unmapped on destruction) and
   // the constants its code reads by address.
   LoopCode(void* memory, size_t bytes, int num_inputs, int num_outputs,
-           std::unique_ptr<float[]> constants, uint32_t scalar_inputs);
+           std::unique_ptr<float[]> constants, uint32_t scalar_inputs, int lanes);
   ~LoopCode();
   LoopCode(const LoopCode&) = delete;
   LoopCode& operator=(const LoopCode&) = delete;
@@ -62,6 +70,8 @@ class LoopCode {
   // writes out[k][i]. Outputs must not overlap inputs or one another.
   void Run(const float* const* in, float* const* out, int64_t n) const;
   size_t code_bytes() const { return bytes_; }
+  // Elements per iteration: 8 (AVX2) or 16 (AVX-512).
+  int lanes() const { return lanes_; }
 
  private:
   void* memory_;
@@ -69,6 +79,7 @@ class LoopCode {
   int num_inputs_, num_outputs_;
   std::unique_ptr<float[]> constants_;
   uint32_t scalar_inputs_;  // bit j: input j is read by kLoadScalar
+  int lanes_;
 };
 
 // The loop for `steps` (every kStore's slot < num_outputs, every kLoad's <
@@ -77,9 +88,14 @@ class LoopCode {
 // at once than registers, or no executable memory.
 std::unique_ptr<LoopCode> CompileLoop(std::span<const LoopStep> steps, int num_inputs,
                                       int num_outputs);
+// The same in one instruction set: null also when the machine lacks it, or
+// (AVX-512) when the program calls a transcendental op other than exp.
+// CompileLoop tries AVX-512 first (unless KILN_JIT=avx2), then AVX2.
+std::unique_ptr<LoopCode> CompileLoop(std::span<const LoopStep> steps, int num_inputs,
+                                      int num_outputs, LoopIsa isa);
 
 // Whether KILN_JIT allows generated code: yes unless it is 0, false, off
-// or no.
+// or no (avx2 allows it, on eight lanes only).
 bool LoopJitEnabled();
 
 }  // namespace kiln::kernels

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "base/env.h"
 #include "kernels/float_env.h"
 #include "kernels/tile_f32.h"
 #include "kernels/vector_math.h"
@@ -91,11 +92,32 @@ void ExpectClose(const std::vector<float>& expected, const std::vector<float>& a
   }
 }
 
-// Compiles and runs `steps` over n elements and compares with Reference.
+// Whether the program calls a packet form (a transcendental op but exp):
+// AVX-512 code has none to call, and CompileLoop writes AVX2 code instead.
+bool CallsAPacketForm(const std::vector<LoopStep>& steps) {
+  return std::any_of(steps.begin(), steps.end(), [](const LoopStep& step) {
+    const auto op = static_cast<UnaryOp>(step.op);
+    return step.kind == Kind::kUnary && op != UnaryOp::kExponential &&
+           (op == UnaryOp::kLog || op == UnaryOp::kTanh || op == UnaryOp::kLogistic ||
+            op == UnaryOp::kLogPlusOne || op == UnaryOp::kExponentialMinusOne ||
+            op == UnaryOp::kSine || op == UnaryOp::kCosine);
+  });
+}
+
+// Compiles `steps` for `isa` and runs them over n elements, and compares
+// with Reference. A program AVX-512 code cannot hold is refused there, and
+// CompileLoop's choice, AVX2 code, is checked instead.
 void Check(const std::vector<LoopStep>& steps, int num_inputs, int num_outputs, size_t n,
-           std::mt19937& random, int ulps, const std::string& what) {
-  std::unique_ptr<LoopCode> code = CompileLoop(steps, num_inputs, num_outputs);
+           std::mt19937& random, int ulps, const std::string& what, LoopIsa isa) {
+  std::unique_ptr<LoopCode> code = CompileLoop(steps, num_inputs, num_outputs, isa);
+  if (isa == LoopIsa::kAvx512 && CallsAPacketForm(steps)) {
+    ASSERT_EQ(code, nullptr) << what;
+    code = CompileLoop(steps, num_inputs, num_outputs);
+    ASSERT_NE(code, nullptr) << what;
+    ASSERT_EQ(code->lanes(), 8) << what;
+  }
   ASSERT_NE(code, nullptr) << what;
+  ASSERT_EQ(code->lanes(), isa == LoopIsa::kAvx512 && !CallsAPacketForm(steps) ? 16 : 8);
   std::vector<std::vector<float>> in;
   for (int j = 0; j < num_inputs; ++j) in.push_back(Values(random, n));
   std::vector<std::vector<float>> out(static_cast<size_t>(num_outputs), std::vector<float>(n, 7.0f));
@@ -111,26 +133,43 @@ void Check(const std::vector<LoopStep>& steps, int num_inputs, int num_outputs, 
   }
 }
 
-class LoopJitTest : public ::testing::Test {
+// Every test runs once per instruction set, skipping those the machine
+// lacks.
+class LoopJitTest : public ::testing::TestWithParam<LoopIsa> {
+ public:
+  static std::string Name(LoopIsa isa) { return isa == LoopIsa::kAvx2 ? "avx2" : "avx512"; }
+
  protected:
   void SetUp() override {
-    if (CompileLoop(std::vector<LoopStep>{Load(0), Store(0, 0)}, 1, 1) == nullptr) {
-      GTEST_SKIP() << "no generated code on this machine (needs x86-64 with AVX2 and FMA, "
-                      "and KILN_JIT unset or 1)";
+    if (Compile(std::vector<LoopStep>{Load(0), Store(0, 0)}, 1, 1) == nullptr) {
+      GTEST_SKIP() << "no generated " << Name(GetParam())
+                   << " code on this machine (needs x86-64 with AVX2 and FMA, AVX-512 F and "
+                      "DQ for avx512, and KILN_JIT unset or 1)";
     }
+  }
+  std::unique_ptr<LoopCode> Compile(const std::vector<LoopStep>& steps, int num_inputs,
+                                    int num_outputs) {
+    return CompileLoop(steps, num_inputs, num_outputs, GetParam());
+  }
+  void Check(const std::vector<LoopStep>& steps, int num_inputs, int num_outputs, size_t n,
+             int ulps, const std::string& what) {
+    kernels::Check(steps, num_inputs, num_outputs, n, random_, ulps, what, GetParam());
   }
   ScopedFlushDenormals flush_;  // as programs run (float_env.h)
   std::mt19937 random_{5};
 };
 
-TEST_F(LoopJitTest, EveryOpMatchesItsTileKernel) {
+INSTANTIATE_TEST_SUITE_P(Isa, LoopJitTest, ::testing::Values(LoopIsa::kAvx2, LoopIsa::kAvx512),
+                         [](const auto& test) { return LoopJitTest::Name(test.param); });
+
+TEST_P(LoopJitTest, EveryOpMatchesItsTileKernel) {
   const BinaryOp binary[] = {BinaryOp::kAdd, BinaryOp::kSubtract, BinaryOp::kMultiply,
                              BinaryOp::kDivide, BinaryOp::kMaximum, BinaryOp::kMinimum};
   for (BinaryOp op : binary) {
     ASSERT_TRUE(LoopJitSupports(op));
-    for (size_t n : {1u, 7u, 8u, 9u, 64u, 515u}) {
+    for (size_t n : {1u, 7u, 8u, 9u, 15u, 16u, 17u, 64u, 515u}) {
       Check({Load(0), Load(1), Bin(op, 0, 1), Store(2, 0), Bin(op, 1, 0), Store(4, 1)}, 2, 2, n,
-            random_, 0, "binary " + std::to_string(static_cast<int>(op)));
+            0, "binary " + std::to_string(static_cast<int>(op)));
     }
   }
   const UnaryOp exact[] = {UnaryOp::kNegate, UnaryOp::kAbs, UnaryOp::kSquare, UnaryOp::kSqrt,
@@ -141,22 +180,22 @@ TEST_F(LoopJitTest, EveryOpMatchesItsTileKernel) {
                                     UnaryOp::kCosine};
   for (UnaryOp op : exact) {
     for (size_t n : {1u, 8u, 13u, 515u}) {
-      Check({Load(0), Un(op, 0), Store(1, 0)}, 1, 1, n, random_, 0,
+      Check({Load(0), Un(op, 0), Store(1, 0)}, 1, 1, n, 0,
             "unary " + std::to_string(static_cast<int>(op)));
     }
   }
   for (UnaryOp op : transcendental) {
     for (size_t n : {1u, 8u, 13u, 515u}) {
-      Check({Load(0), Un(op, 0), Store(1, 0)}, 1, 1, n, random_, 4,
+      Check({Load(0), Un(op, 0), Store(1, 0)}, 1, 1, n, 4,
             "unary " + std::to_string(static_cast<int>(op)));
     }
   }
 }
 
-TEST_F(LoopJitTest, InlineExpIsWithinOneUlpAndKeepsItsSpecialValues) {
+TEST_P(LoopJitTest, InlineExpIsWithinOneUlpAndKeepsItsSpecialValues) {
   ASSERT_TRUE(LoopJitSupports(UnaryOp::kExponential));
   std::unique_ptr<LoopCode> code =
-      CompileLoop(std::vector<LoopStep>{Load(0), Un(UnaryOp::kExponential, 0), Store(1, 0)}, 1, 1);
+      Compile(std::vector<LoopStep>{Load(0), Un(UnaryOp::kExponential, 0), Store(1, 0)}, 1, 1);
   ASSERT_NE(code, nullptr);
   const float inf = std::numeric_limits<float>::infinity();
   const float largest = std::bit_cast<float>(0x42b17217u);  // exp finite
@@ -196,15 +235,19 @@ TEST_F(LoopJitTest, InlineExpIsWithinOneUlpAndKeepsItsSpecialValues) {
   EXPECT_LE(worst, 1.0);
 }
 
-// Fused loops inline exp unless vector_math runs its sixteen-lane exp,
-// which computes the same steps: then the two agree to the bit, so a fused
-// exp and an unfused one give the same values either way.
-TEST_F(LoopJitTest, SixteenLaneExpIsTheGeneratedExpToTheBit) {
+// vector_math's sixteen-lane exp computes the generated exp's steps: the
+// two agree to the bit, on eight lanes and on sixteen, so a fused exp and
+// an unfused one give the same values. Fused loops inline exp unless
+// vector_math runs sixteen lanes and generated code only eight.
+TEST_P(LoopJitTest, SixteenLaneExpIsTheGeneratedExpToTheBit) {
   const bool sixteen = std::string(VectorMathIsa()) == "avx512";
-  EXPECT_EQ(LoopJitInlines(UnaryOp::kExponential), !sixteen);
+  if (!GetEnv("KILN_JIT").has_value()) {
+    EXPECT_EQ(LoopJitInlines(UnaryOp::kExponential),
+              LoopJitAvailable(LoopIsa::kAvx512) || !sixteen);
+  }
   if (!sixteen) GTEST_SKIP() << "vector_math runs " << VectorMathIsa() << " here";
   std::unique_ptr<LoopCode> code =
-      CompileLoop(std::vector<LoopStep>{Load(0), Un(UnaryOp::kExponential, 0), Store(1, 0)}, 1, 1);
+      Compile(std::vector<LoopStep>{Load(0), Un(UnaryOp::kExponential, 0), Store(1, 0)}, 1, 1);
   ASSERT_NE(code, nullptr);
   std::uniform_real_distribution<float> wide(-100.0f, 100.0f), narrow(-1.0f, 1.0f);
   std::vector<float> x = {std::nanf(""), std::numeric_limits<float>::infinity(),
@@ -226,7 +269,7 @@ TEST_F(LoopJitTest, SixteenLaneExpIsTheGeneratedExpToTheBit) {
   }
 }
 
-TEST_F(LoopJitTest, ValuesLiveAcrossACallSurviveIt) {
+TEST_P(LoopJitTest, ValuesLiveAcrossACallSurviveIt) {
   // Ten loads stay live across exp and tanh, then are all summed.
   std::vector<LoopStep> steps;
   for (int j = 0; j < 10; ++j) steps.push_back(Load(j));
@@ -239,10 +282,36 @@ TEST_F(LoopJitTest, ValuesLiveAcrossACallSurviveIt) {
   }
   steps.push_back(Store(sum, 0));
   steps.push_back(Store(10, 1));
-  for (size_t n : {8u, 21u, 512u}) Check(steps, 10, 2, n, random_, 4, "live across calls");
+  for (size_t n : {8u, 21u, 512u}) Check(steps, 10, 2, n, 4, "live across calls");
+  // Thirteen values live across an inline exp (which uses both scratch
+  // registers, and on sixteen lanes the registers of its constants).
+  steps.clear();
+  for (int j = 0; j < 13; ++j) steps.push_back(Load(j));
+  steps.push_back(Un(UnaryOp::kExponential, 0));  // 13
+  sum = 13;
+  for (int j = 0; j < 13; ++j) {
+    steps.push_back(Bin(BinaryOp::kAdd, sum, j));
+    sum = static_cast<int>(steps.size()) - 1;
+  }
+  steps.push_back(Store(sum, 0));
+  for (size_t n : {8u, 16u, 37u, 512u}) Check(steps, 13, 1, n, 4, "live across exp");
 }
 
-TEST_F(LoopJitTest, ScalarLoadsBroadcastTheFirstElement) {
+// CompileLoop writes sixteen-lane code where the CPU runs it, and eight-lane
+// code for what sixteen lanes cannot hold (a call to a packet form).
+TEST_P(LoopJitTest, CompileLoopPicksTheWidestItCanWrite) {
+  if (GetEnv("KILN_JIT").has_value()) GTEST_SKIP() << "KILN_JIT is set";
+  const int widest = LoopJitAvailable(LoopIsa::kAvx512) ? 16 : 8;
+  std::unique_ptr<LoopCode> code = CompileLoop(
+      std::vector<LoopStep>{Load(0), Un(UnaryOp::kExponential, 0), Store(1, 0)}, 1, 1);
+  ASSERT_NE(code, nullptr);
+  EXPECT_EQ(code->lanes(), widest);
+  code = CompileLoop(std::vector<LoopStep>{Load(0), Un(UnaryOp::kTanh, 0), Store(1, 0)}, 1, 1);
+  ASSERT_NE(code, nullptr);
+  EXPECT_EQ(code->lanes(), 8);
+}
+
+TEST_P(LoopJitTest, ScalarLoadsBroadcastTheFirstElement) {
   // in[1] holds one element (the tail copy must not read past it).
   const LoopStep scalar = {Kind::kLoadScalar, 0, -1, -1, 1, 0};
   const std::vector<LoopStep> steps = {Load(0), scalar, Bin(BinaryOp::kSubtract, 0, 1),
@@ -250,7 +319,7 @@ TEST_F(LoopJitTest, ScalarLoadsBroadcastTheFirstElement) {
   for (size_t n : {3u, 8u, 29u}) {
     std::vector<float> x = Values(random_, n), out(n);
     const float mean = 0.75f;
-    std::unique_ptr<LoopCode> code = CompileLoop(steps, 2, 1);
+    std::unique_ptr<LoopCode> code = Compile(steps, 2, 1);
     ASSERT_NE(code, nullptr);
     const float* in[] = {x.data(), &mean};
     float* outs[] = {out.data()};
@@ -261,19 +330,19 @@ TEST_F(LoopJitTest, ScalarLoadsBroadcastTheFirstElement) {
     }
   }
   // One input read both ways is refused.
-  EXPECT_EQ(CompileLoop(std::vector<LoopStep>{Load(0), {Kind::kLoadScalar, 0, -1, -1, 0, 0},
+  EXPECT_EQ(Compile(std::vector<LoopStep>{Load(0), {Kind::kLoadScalar, 0, -1, -1, 0, 0},
                                               Bin(BinaryOp::kAdd, 0, 1), Store(2, 0)},
                         1, 1),
             nullptr);
 }
 
-TEST_F(LoopJitTest, SplatsAndUnusedValues) {
+TEST_P(LoopJitTest, SplatsAndUnusedValues) {
   Check({Load(0), Splat(1.5f), Splat(-0.0f), Bin(BinaryOp::kMultiply, 0, 1), Load(0),
          Bin(BinaryOp::kMaximum, 3, 2), Store(5, 0)},
-        1, 1, 100, random_, 0, "splats");
+        1, 1, 100, 0, "splats");
 }
 
-TEST_F(LoopJitTest, RandomProgramsMatchTheTileKernels) {
+TEST_P(LoopJitTest, RandomProgramsMatchTheTileKernels) {
   const BinaryOp binary[] = {BinaryOp::kAdd, BinaryOp::kSubtract, BinaryOp::kMultiply,
                              BinaryOp::kDivide, BinaryOp::kMaximum, BinaryOp::kMinimum};
   const UnaryOp unary[] = {UnaryOp::kNegate, UnaryOp::kAbs, UnaryOp::kSquare, UnaryOp::kSqrt,
@@ -308,20 +377,20 @@ TEST_F(LoopJitTest, RandomProgramsMatchTheTileKernels) {
     }
     // Transcendental results feeding further ops can move by more than the
     // ops' own few ulp, so those programs compare more loosely.
-    Check(steps, num_inputs, num_outputs, 8 + random_() % 60, random_, calls ? 64 : 0,
+    Check(steps, num_inputs, num_outputs, 8 + random_() % 60, calls ? 64 : 0,
           "trial " + std::to_string(trial));
     if (HasFatalFailure()) return;
   }
 }
 
-TEST_F(LoopJitTest, ValuesTheSameForEveryElementAreHoisted) {
+TEST_P(LoopJitTest, ValuesTheSameForEveryElementAreHoisted) {
   // x * (1 / s) with s read once: the reciprocal is computed before the
   // loop and kept in its register.
   const LoopStep scalar = {Kind::kLoadScalar, 0, -1, -1, 1, 0};
   const std::vector<LoopStep> steps = {Load(0), scalar, Splat(1.0f),
                                        Bin(BinaryOp::kDivide, 2, 1),
                                        Bin(BinaryOp::kMultiply, 0, 3), Store(4, 0)};
-  std::unique_ptr<LoopCode> code = CompileLoop(steps, 2, 1);
+  std::unique_ptr<LoopCode> code = Compile(steps, 2, 1);
   ASSERT_NE(code, nullptr);
   const float s = 3.0f;
   std::vector<float> x = Values(random_, 37), out(37);
@@ -334,7 +403,7 @@ TEST_F(LoopJitTest, ValuesTheSameForEveryElementAreHoisted) {
   }
 }
 
-TEST_F(LoopJitTest, TooManyHoistedValuesFallBackToTheLoop) {
+TEST_P(LoopJitTest, TooManyHoistedValuesFallBackToTheLoop) {
   // Fourteen splats used one after another in the loop would keep 14
   // registers through it, leaving none for x: the loop then splats each
   // where it is used, and the program still runs.
@@ -346,10 +415,10 @@ TEST_F(LoopJitTest, TooManyHoistedValuesFallBackToTheLoop) {
     sum = static_cast<int>(steps.size()) - 1;
   }
   steps.push_back(Store(sum, 0));
-  for (size_t n : {8u, 45u}) Check(steps, 1, 1, n, random_, 0, "fourteen splats");
+  for (size_t n : {8u, 45u}) Check(steps, 1, 1, n, 0, "fourteen splats");
 }
 
-TEST_F(LoopJitTest, TooManyLiveValuesIsNullNotWrong) {
+TEST_P(LoopJitTest, TooManyLiveValuesIsNullNotWrong) {
   std::vector<LoopStep> steps;
   for (int j = 0; j < 20; ++j) steps.push_back(Load(j));
   int sum = 0;
@@ -358,15 +427,15 @@ TEST_F(LoopJitTest, TooManyLiveValuesIsNullNotWrong) {
     sum = static_cast<int>(steps.size()) - 1;
   }
   steps.push_back(Store(sum, 0));
-  EXPECT_EQ(CompileLoop(steps, 20, 1), nullptr);
+  EXPECT_EQ(Compile(steps, 20, 1), nullptr);
 }
 
-TEST_F(LoopJitTest, MalformedProgramsAreRefused) {
-  EXPECT_EQ(CompileLoop(std::vector<LoopStep>{Load(1), Store(0, 0)}, 1, 1), nullptr);
-  EXPECT_EQ(CompileLoop(std::vector<LoopStep>{Load(0), Store(0, 3)}, 1, 1), nullptr);
-  EXPECT_EQ(CompileLoop(std::vector<LoopStep>{Load(0), Un(UnaryOp::kNegate, 1), Store(1, 0)}, 1, 1),
+TEST_P(LoopJitTest, MalformedProgramsAreRefused) {
+  EXPECT_EQ(Compile(std::vector<LoopStep>{Load(1), Store(0, 0)}, 1, 1), nullptr);
+  EXPECT_EQ(Compile(std::vector<LoopStep>{Load(0), Store(0, 3)}, 1, 1), nullptr);
+  EXPECT_EQ(Compile(std::vector<LoopStep>{Load(0), Un(UnaryOp::kNegate, 1), Store(1, 0)}, 1, 1),
             nullptr);
-  EXPECT_EQ(CompileLoop(std::vector<LoopStep>{Load(0), Un(UnaryOp::kCbrt, 0), Store(1, 0)}, 1, 1),
+  EXPECT_EQ(Compile(std::vector<LoopStep>{Load(0), Un(UnaryOp::kCbrt, 0), Store(1, 0)}, 1, 1),
             nullptr);
 }
 
