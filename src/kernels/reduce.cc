@@ -110,13 +110,18 @@ class Cascade {
   }
   bool empty() const { return occupied_ == 0; }
   // The fold of everything added (not empty()), earliest values first.
+  // Visits only the occupied levels, highest first (a row's fold calls this
+  // once; scanning all 64 levels took a tenth of layer norm's time).
   T Total() const {
-    bool first = true;
-    T total{};
-    for (int level = 63; level >= 0; --level) {
-      if (((occupied_ >> level) & 1u) == 0) continue;
-      total = first ? levels_[level] : Apply<kOp>(total, levels_[level]);
-      first = false;
+    uint64_t rest = occupied_;
+    if (rest == 0) return T{};
+    int level = 63 - std::countl_zero(rest);
+    T total = levels_[level];
+    rest &= ~(uint64_t{1} << level);
+    while (rest != 0) {
+      level = 63 - std::countl_zero(rest);
+      total = Apply<kOp>(total, levels_[level]);
+      rest &= ~(uint64_t{1} << level);
     }
     return total;
   }

@@ -113,6 +113,64 @@ TEST(ReduceKernelTest, FloatSumOfManyElementsIsAccurate) {
   EXPECT_NEAR(out, 0.1 * static_cast<double>(in.size()), 1.0);
 }
 
+// A row's float sum is a fixed order of additions, the same on every
+// machine: 256-element blocks, each folded in sixteen lanes and a tree,
+// combined as a binary counter read from its highest level. Rows of many
+// widths (one block, several, a partial last one, a counter with gaps)
+// against that order written out here, to the bit.
+TEST(ReduceKernelTest, RowSumsFollowTheirBlockOrderToTheBit) {
+  ScopedFlushDenormals flush;
+  const auto lanes = [](const float* x, int64_t n) {
+    if (n < 32) {
+      float acc = x[0];
+      for (int64_t i = 1; i < n; ++i) acc += x[i];
+      return acc;
+    }
+    float lane[16];
+    for (int l = 0; l < 16; ++l) lane[l] = x[l];
+    int64_t i = 16;
+    for (; i + 16 <= n; i += 16) {
+      for (int l = 0; l < 16; ++l) lane[l] += x[i + l];
+    }
+    for (int l = 0; i < n; ++i, ++l) lane[l] += x[i];
+    for (int width = 8; width > 0; width /= 2) {
+      for (int l = 0; l < width; ++l) lane[l] += lane[l + width];
+    }
+    return lane[0];
+  };
+  std::mt19937 random(14);
+  std::uniform_real_distribution<float> uniform(-1000.0f, 1000.0f);
+  for (int64_t width : {20, 256, 257, 300, 768, 1024, 1300, 1792, 2816, 3000, 3840}) {
+    const int64_t rows = 8;
+    std::vector<float> x(static_cast<size_t>(rows * width));
+    for (float& value : x) value = uniform(random);
+    std::vector<float> sums(rows, 0.0f);
+    ASSERT_TRUE(FoldRowsInto(ReduceOp::kAdd, ElementType::kF32, x.data(), rows, width,
+                             sums.data()).ok());
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* row = x.data() + r * width;
+      std::vector<std::pair<int, float>> counter;  // (level, value), highest level first
+      for (int64_t start = 0; start < width; start += 256) {
+        float value = lanes(row + start, std::min<int64_t>(256, width - start));
+        int level = 0;
+        while (!counter.empty() && counter.back().first == level) {
+          value = counter.back().second + value;
+          counter.pop_back();
+          ++level;
+        }
+        counter.emplace_back(level, value);
+      }
+      float sum = counter.front().second;
+      for (size_t k = 1; k < counter.size(); ++k) sum += counter[k].second;
+      sum = 0.0f + sum;
+      EXPECT_EQ(std::bit_cast<uint32_t>(sums[static_cast<size_t>(r)]),
+                std::bit_cast<uint32_t>(sum))
+          << "width " << width << " row " << r << ": " << sums[static_cast<size_t>(r)]
+          << " vs " << sum;
+    }
+  }
+}
+
 // Columns of many rows fold in segments of rows on several threads; each
 // column's float sum stays as accurate as a tree fold, whatever the count.
 TEST(ReduceKernelTest, FloatColumnSumsOfManyRowsAreAccurate) {
