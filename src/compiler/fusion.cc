@@ -95,9 +95,17 @@ void ReadTile(const Pointwise& read, const uint8_t* source, int64_t start, int64
               uint8_t* out) {
   const size_t bytes = read.element_bytes;
   const size_t rank = read.dims.size();
-  if (rank == 0) {
-    for (int64_t k = 0; k < n; ++k) std::memcpy(out + k * bytes, source + read.base * bytes, bytes);
-    return;
+  if (rank == 0) {  // one element for all: a fill (not a memcpy call per element)
+    const uint8_t* value = source + read.base * bytes;
+    switch (bytes) {
+      case 1: CopyRun<uint8_t>(value, 0, n, out); return;
+      case 2: CopyRun<uint16_t>(value, 0, n, out); return;
+      case 4: CopyRun<uint32_t>(value, 0, n, out); return;
+      case 8: CopyRun<uint64_t>(value, 0, n, out); return;
+      default:
+        for (int64_t k = 0; k < n; ++k) std::memcpy(out + k * bytes, value, bytes);
+        return;
+    }
   }
   SmallVector<int64_t, 8> index(rank, 0);
   int64_t offset = read.base;

@@ -181,10 +181,7 @@ Status LowerIota(Lowering& lowering, const ir::Operation& op) {
   const int64_t count = out.NumElements();
   const ElementType type = out.element_type;
   return lowering.Emit(op, [type, count, inner, size](RunContext& ctx) {
-    // Indices as s64, then converted to the element type.
-    std::vector<int64_t> indices(static_cast<size_t>(count));
-    for (int64_t i = 0; i < count; ++i) indices[static_cast<size_t>(i)] = (i / inner) % size;
-    return kernels::Convert(ElementType::kS64, indices.data(), type, ctx.out(0), count);
+    return kernels::Iota(type, size, inner, ctx.out(0), count);
   });
 }
 

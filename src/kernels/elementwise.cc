@@ -3,6 +3,7 @@
 // shares the loop, and the loop body is simple enough to vectorize.
 #include "kernels/elementwise.h"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -19,13 +20,17 @@
 namespace kiln::kernels {
 namespace {
 
-// out[i] = f(in[i]), split across threads.
+// out[i] = f(in[i]), split across threads. The loops capture the arrays by
+// value: captured by reference they sit in the closure, and a store through
+// a one-byte Out (which may alias anything) made the compiler reload them
+// for every element and never vectorize.
 template <typename In, typename Out, typename F>
 void Map1(const void* in, void* out, int64_t count, int64_t cost, F f) {
   const In* a = static_cast<const In*>(in);
   Out* y = static_cast<Out*>(out);
-  ParallelFor(count, cost, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) y[i] = f(a[i]);
+  ParallelFor(count, cost, [a, y, &f](int64_t begin, int64_t end) {
+    const F g = f;
+    for (int64_t i = begin; i < end; ++i) y[i] = g(a[i]);
   });
 }
 
@@ -34,8 +39,9 @@ void Map2(const void* lhs, const void* rhs, void* out, int64_t count, int64_t co
   const In* a = static_cast<const In*>(lhs);
   const In* b = static_cast<const In*>(rhs);
   Out* y = static_cast<Out*>(out);
-  ParallelFor(count, cost, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) y[i] = f(a[i], b[i]);
+  ParallelFor(count, cost, [a, b, y, &f](int64_t begin, int64_t end) {
+    const F g = f;
+    for (int64_t i = begin; i < end; ++i) y[i] = g(a[i], b[i]);
   });
 }
 
@@ -581,17 +587,29 @@ auto TotalOrderKey(C x) {
   return bits < 0 ? static_cast<Bits>(bits ^ std::numeric_limits<Bits>::max()) : bits;
 }
 
-template <typename V>
-bool Decide(CompareDirection direction, const V& a, const V& b) {
+template <CompareDirection kDirection, typename V>
+bool Decide(const V& a, const V& b) {
+  if constexpr (kDirection == CompareDirection::kEq) return a == b;
+  if constexpr (kDirection == CompareDirection::kNe) return a != b;
+  if constexpr (kDirection == CompareDirection::kGe) return a >= b;
+  if constexpr (kDirection == CompareDirection::kGt) return a > b;
+  if constexpr (kDirection == CompareDirection::kLe) return a <= b;
+  if constexpr (kDirection == CompareDirection::kLt) return a < b;
+}
+
+// Calls f.template operator()<direction>(): the direction is chosen once per
+// call, not per element, so the loops inside vectorize (a switch per element
+// kept an s32 compare at 1.3 ns per element).
+template <typename F>
+void WithDirection(CompareDirection direction, F&& f) {
   switch (direction) {
-    case CompareDirection::kEq: return a == b;
-    case CompareDirection::kNe: return a != b;
-    case CompareDirection::kGe: return a >= b;
-    case CompareDirection::kGt: return a > b;
-    case CompareDirection::kLe: return a <= b;
-    case CompareDirection::kLt: return a < b;
+    case CompareDirection::kEq: return f.template operator()<CompareDirection::kEq>();
+    case CompareDirection::kNe: return f.template operator()<CompareDirection::kNe>();
+    case CompareDirection::kGe: return f.template operator()<CompareDirection::kGe>();
+    case CompareDirection::kGt: return f.template operator()<CompareDirection::kGt>();
+    case CompareDirection::kLe: return f.template operator()<CompareDirection::kLe>();
+    case CompareDirection::kLt: return f.template operator()<CompareDirection::kLt>();
   }
-  return false;
 }
 
 }  // namespace
@@ -616,19 +634,23 @@ Status Compare(CompareDirection direction, CompareKind kind, ElementType type, c
       Map2<T, bool>(lhs, rhs, out, count, 2, [equal](T x, T y) { return (x == y) == equal; });
     } else if constexpr (kIsFloat<T>) {
       using C = ComputeType<T>;
-      if (kind == CompareKind::kTotalOrder) {
-        Map2<T, bool>(lhs, rhs, out, count, 2, [direction](T x, T y) {
-          return Decide(direction, TotalOrderKey(static_cast<C>(x)),
-                        TotalOrderKey(static_cast<C>(y)));
-        });
-      } else {
-        Map2<T, bool>(lhs, rhs, out, count, 1, [direction](T x, T y) {
-          return Decide(direction, static_cast<C>(x), static_cast<C>(y));
-        });
-      }
+      WithDirection(direction, [&]<CompareDirection kDirection>() {
+        if (kind == CompareKind::kTotalOrder) {
+          Map2<T, bool>(lhs, rhs, out, count, 2, [](T x, T y) {
+            return Decide<kDirection>(TotalOrderKey(static_cast<C>(x)),
+                                      TotalOrderKey(static_cast<C>(y)));
+          });
+        } else {
+          Map2<T, bool>(lhs, rhs, out, count, 1, [](T x, T y) {
+            return Decide<kDirection>(static_cast<C>(x), static_cast<C>(y));
+          });
+        }
+      });
     } else {
-      Map2<T, bool>(lhs, rhs, out, count, 1,
-                    [direction](T x, T y) { return Decide(direction, x, y); });
+      WithDirection(direction, [&]<CompareDirection kDirection>() {
+        Map2<T, bool>(lhs, rhs, out, count, 1,
+                      [](T x, T y) { return Decide<kDirection>(x, y); });
+      });
     }
   }));
   return status;
@@ -641,12 +663,29 @@ Status Select(ElementType type, const bool* pred, bool pred_scalar, const void* 
     std::memcpy(out, *pred ? on_true : on_false, bytes * static_cast<size_t>(count));
     return Status::Ok();
   }
+  // Both operands are read and the predicate's byte (any nonzero byte is
+  // true) becomes a mask of the element's width, with no branch: the
+  // compiler vectorizes this, where `pred[i] ? a[i] : b[i]` stayed a branch
+  // per element (a masked select over 512K floats took 300 us, 2.3 cycles
+  // per element).
+  const auto* p = reinterpret_cast<const uint8_t*>(pred);
   auto select = [&]<typename T>() {
     const T* a = static_cast<const T*>(on_true);
     const T* b = static_cast<const T*>(on_false);
     T* y = static_cast<T*>(out);
-    ParallelFor(count, 1, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) y[i] = pred[i] ? a[i] : b[i];
+    ParallelFor(count, 1, [a, b, y, p](int64_t begin, int64_t end) {  // by value: see Map1
+      for (int64_t i = begin; i < end; ++i) {
+        const T mask = static_cast<T>(T{0} - static_cast<T>(p[i] != 0));
+        y[i] = static_cast<T>((a[i] & mask) | (b[i] & static_cast<T>(~mask)));
+      }
+    });
+  };
+  auto select_wide = [&]<typename T>() {
+    const T* a = static_cast<const T*>(on_true);
+    const T* b = static_cast<const T*>(on_false);
+    T* y = static_cast<T*>(out);
+    ParallelFor(count, 1, [a, b, y, p](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) y[i] = p[i] != 0 ? a[i] : b[i];
     });
   };
   switch (bytes) {
@@ -654,7 +693,7 @@ Status Select(ElementType type, const bool* pred, bool pred_scalar, const void* 
     case 2: select.operator()<uint16_t>(); break;
     case 4: select.operator()<uint32_t>(); break;
     case 8: select.operator()<uint64_t>(); break;
-    case 16: select.operator()<complex128>(); break;
+    case 16: select_wide.operator()<complex128>(); break;
     default: return InvalidArgument("select of ", bytes, "-byte elements");
   }
   return Status::Ok();
@@ -751,6 +790,44 @@ Status Convert(ElementType from, const void* in, ElementType to, void* out, int6
   }));
   KILN_RETURN_IF_ERROR(inner);
   if (ComputeStorage(to) != to) WrapToWidth(to, out, count);
+  return Status::Ok();
+}
+
+Status Iota(ElementType type, int64_t size, int64_t inner, void* out, int64_t count) {
+  if (count <= 0 || size <= 0 || inner <= 0) return Status::Ok();
+  const size_t bytes = GetElementTypeInfo(type).storage_bytes;
+  auto* o = static_cast<uint8_t*>(out);
+  const auto at = [&](int64_t i) { return o + static_cast<size_t>(i) * bytes; };
+  const auto copy = [&](int64_t to, int64_t from, int64_t n) {
+    std::memcpy(at(to), at(from), static_cast<size_t>(n) * bytes);
+  };
+  // The indices 0 .. size - 1, converted a stack's chunk at a time, into
+  // out[0, size).
+  constexpr int64_t kChunk = 256;
+  int64_t chunk[kChunk];
+  for (int64_t start = 0; start < size; start += kChunk) {
+    const int64_t n = std::min(kChunk, size - start);
+    for (int64_t j = 0; j < n; ++j) chunk[j] = start + j;
+    KILN_RETURN_IF_ERROR(Convert(ElementType::kS64, chunk, type, at(start), n));
+  }
+  // Index i becomes a run of `inner` copies at i * inner, the last index
+  // first (a run only covers positions at or after its index's own). Each
+  // run grows by doubling.
+  if (inner > 1) {
+    for (int64_t i = size; i-- > 0;) {
+      const int64_t run = i * inner;
+      if (run != i) copy(run, i, 1);
+      for (int64_t filled = 1; filled < inner; filled *= 2) {
+        copy(run + filled, run, std::min(filled, inner - filled));
+      }
+    }
+  }
+  // The first period repeated over the outer dimensions, doubling.
+  for (int64_t done = size * inner; done < count;) {
+    const int64_t n = std::min(done, count - done);
+    copy(done, 0, n);
+    done += n;
+  }
   return Status::Ok();
 }
 

@@ -75,6 +75,11 @@ Status Clamp(ElementType type, const void* min, bool min_scalar, const void* ope
 // wraps, complex -> real (and -> pred) uses the real part, x -> pred is x != 0.
 Status Convert(ElementType from, const void* in, ElementType to, void* out, int64_t count);
 
+// out[i] = (i / inner) % size as `type` (converted as Convert does from
+// s64), for i < count, a multiple of size * inner: an iota along the
+// dimension of `size` elements with `inner` elements after it.
+Status Iota(ElementType type, int64_t size, int64_t inner, void* out, int64_t count);
+
 // out[i] = complex(re[i], im[i]); `type` is f32 or f64.
 Status MakeComplex(ElementType type, const void* re, const void* im, void* out, int64_t count);
 

@@ -1,13 +1,18 @@
 // Elementwise kernels where Kiln follows XLA's CPU backend rather than the
-// C++ library: complex multiply and divide with infinities and NaN.
+// C++ library: complex multiply and divide with infinities and NaN; iota,
+// select and compare against their plain formulas.
 #include "kernels/elementwise.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <complex>
+#include <cstdint>
+#include <cstring>
 #include <limits>
 #include <vector>
+
+#include "base/element_type.h"
 
 namespace kiln::kernels {
 namespace {
@@ -57,6 +62,102 @@ TEST(ElementwiseComplex, DivideFollowsSmithAndXlaCornerCases) {
   const c64 mixed = Apply(BinaryOp::kDivide, c64(kInf, 1), c64(3e38f, -0.0f));
   EXPECT_EQ(mixed.real(), kInf);
   EXPECT_TRUE(std::isnan(mixed.imag()));
+}
+
+// Iota builds one period of runs and copies it; each element must still be
+// its index along the dimension, converted as Convert converts an s64
+// (wrapping in narrow integers, rounding in bf16).
+TEST(Iota, EveryElementIsItsIndexAlongTheDimension) {
+  struct Case {
+    int64_t outer, size, inner;
+  };
+  const Case cases[] = {{1, 1, 1},   {1, 7, 1},    {3, 5, 1},   {1, 4, 9},   {2, 300, 3},
+                        {4, 1, 17},  {1, 1000, 1}, {5, 6, 256}, {2, 513, 1}, {1, 3, 1000}};
+  for (ElementType type : {ElementType::kS32, ElementType::kF32, ElementType::kBF16,
+                           ElementType::kS8, ElementType::kU4, ElementType::kC64}) {
+    const size_t bytes = GetElementTypeInfo(type).storage_bytes;
+    for (const Case& c : cases) {
+      const int64_t count = c.outer * c.size * c.inner;
+      std::vector<int64_t> indices(static_cast<size_t>(count));
+      for (int64_t i = 0; i < count; ++i) indices[static_cast<size_t>(i)] = (i / c.inner) % c.size;
+      std::vector<uint8_t> expected(static_cast<size_t>(count) * bytes), actual(expected.size());
+      ASSERT_TRUE(Convert(ElementType::kS64, indices.data(), type, expected.data(), count).ok());
+      ASSERT_TRUE(Iota(type, c.size, c.inner, actual.data(), count).ok());
+      EXPECT_EQ(std::memcmp(expected.data(), actual.data(), expected.size()), 0)
+          << GetElementTypeInfo(type).name << " outer " << c.outer << " size " << c.size
+          << " inner " << c.inner;
+    }
+  }
+}
+
+// Select picks by the predicate's byte, any nonzero byte being true (a
+// buffer of pred handed in by a framework may hold other bytes than 1), for
+// elements of every width.
+TEST(Select, EveryWidthPicksByItsPredicateByte) {
+  const int64_t n = 301;  // past every vector width, with a tail
+  std::vector<uint8_t> pred(n);
+  for (int64_t i = 0; i < n; ++i) {
+    pred[i] = static_cast<uint8_t>(i % 3 == 0 ? 0 : i % 5 == 0 ? 255 : i % 7 == 0 ? 2 : 1);
+  }
+  for (ElementType type : {ElementType::kS8, ElementType::kF16, ElementType::kF32,
+                           ElementType::kF64, ElementType::kC128}) {
+    const size_t bytes = GetElementTypeInfo(type).storage_bytes;
+    std::vector<uint8_t> a(n * bytes), b(n * bytes), out(n * bytes);
+    for (size_t k = 0; k < a.size(); ++k) {
+      a[k] = static_cast<uint8_t>(k * 7 + 1);
+      b[k] = static_cast<uint8_t>(k * 13 + 200);
+    }
+    ASSERT_TRUE(Select(type, reinterpret_cast<const bool*>(pred.data()), false, a.data(),
+                       b.data(), out.data(), n).ok());
+    for (int64_t i = 0; i < n; ++i) {
+      const uint8_t* expected = (pred[i] != 0 ? a.data() : b.data()) + i * bytes;
+      EXPECT_EQ(std::memcmp(out.data() + i * bytes, expected, bytes), 0)
+          << GetElementTypeInfo(type).name << " element " << i;
+    }
+  }
+}
+
+// Every direction against the C++ operator, integers and floats with NaN
+// and signed zeros (the direction is chosen once per call, per-element
+// loops inside).
+TEST(Compare, EveryDirectionIsItsOperator) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<float> x = {1.0f, 2.0f, nan, -0.0f, 0.0f, -kInf, 3.0f, nan, 5.0f, 7.0f,
+                                1.0f, 2.0f, 0.0f, -1.0f, kInf, 4.0f, 4.0f, 9.0f, -2.0f};
+  const std::vector<float> y = {1.0f, 1.0f, 1.0f, 0.0f, -0.0f, -kInf, nan, nan, 6.0f, 7.0f,
+                                2.0f, 2.0f, 1.0f, -1.0f, 3.0f, 4.0f, 5.0f, -9.0f, -2.0f};
+  std::vector<int32_t> xi(x.size()), yi(y.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    xi[i] = static_cast<int32_t>(i % 5) - 2;
+    yi[i] = static_cast<int32_t>(i % 3) - 1;
+  }
+  const auto n = static_cast<int64_t>(x.size());
+  for (CompareDirection direction :
+       {CompareDirection::kEq, CompareDirection::kNe, CompareDirection::kGe,
+        CompareDirection::kGt, CompareDirection::kLe, CompareDirection::kLt}) {
+    const auto expect = [direction](auto a, auto b) {
+      switch (direction) {
+        case CompareDirection::kEq: return a == b;
+        case CompareDirection::kNe: return a != b;
+        case CompareDirection::kGe: return a >= b;
+        case CompareDirection::kGt: return a > b;
+        case CompareDirection::kLe: return a <= b;
+        case CompareDirection::kLt: return a < b;
+      }
+      return false;
+    };
+    std::vector<uint8_t> out(x.size()), out_int(x.size());
+    ASSERT_TRUE(Compare(direction, CompareKind::kFloat, ElementType::kF32, x.data(), y.data(),
+                        reinterpret_cast<bool*>(out.data()), n).ok());
+    ASSERT_TRUE(Compare(direction, CompareKind::kFloat, ElementType::kS32, xi.data(), yi.data(),
+                        reinterpret_cast<bool*>(out_int.data()), n).ok());
+    for (size_t i = 0; i < x.size(); ++i) {
+      EXPECT_EQ(out[i] != 0, expect(x[i], y[i]))
+          << "direction " << static_cast<int>(direction) << " f32 element " << i;
+      EXPECT_EQ(out_int[i] != 0, expect(xi[i], yi[i]))
+          << "direction " << static_cast<int>(direction) << " s32 element " << i;
+    }
+  }
 }
 
 }  // namespace
