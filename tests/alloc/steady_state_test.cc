@@ -320,6 +320,17 @@ func.func @main(%x: tensor<256x512xf32>) -> tensor<1026x258xf32> {
   %2 = stablehlo.concatenate %1, %1, dim = 0 : (tensor<513x258xf32>, tensor<513x258xf32>) -> tensor<1026x258xf32>
   return %2 : tensor<1026x258xf32>
 })"},
+    {"causal_mask", R"(
+func.func @main(%s: tensor<4x256x256xf32>) -> tensor<4x256x256xf32> {
+  %r = stablehlo.iota dim = 0 : tensor<256x256xi32>
+  %c = stablehlo.iota dim = 1 : tensor<256x256xi32>
+  %m = stablehlo.compare GE, %r, %c, SIGNED : (tensor<256x256xi32>, tensor<256x256xi32>) -> tensor<256x256xi1>
+  %mb = stablehlo.broadcast_in_dim %m, dims = [1, 2] : (tensor<256x256xi1>) -> tensor<4x256x256xi1>
+  %low = stablehlo.constant dense<-1.0e9> : tensor<f32>
+  %lows = stablehlo.broadcast_in_dim %low, dims = [] : (tensor<f32>) -> tensor<4x256x256xf32>
+  %0 = stablehlo.select %mb, %s, %lows : tensor<4x256x256xi1>, tensor<4x256x256xf32>
+  return %0 : tensor<4x256x256xf32>
+})"},
     {"while_with_dot", R"(
 func.func @main(%x: tensor<128x128xf32>) -> tensor<128x128xf32> {
   %zero = stablehlo.constant dense<0> : tensor<i32>
