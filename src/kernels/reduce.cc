@@ -826,14 +826,31 @@ bool WindowsDisjoint(std::span<const WindowDim> window, std::span<const int64_t>
   return true;
 }
 
+// The most window positions over the dimensions before the last that
+// SelectAndScatterRange keeps as a list (larger windows walk their
+// positions with counters per window).
+constexpr int64_t kMaxListedPositions = 64;
+
 // select_and_scatter over windows [begin, end), walking the windows and each
-// window's positions in row-major order with counters (no divisions).
+// window's positions in row-major order with counters (no divisions). The
+// offsets of a window's positions over the dimensions before the last are
+// listed once for every run of windows along the last dimension (a max
+// pool's channels), which share them; each window then only adds its last
+// dimension's parts. The positions are visited in the same order either way.
 template <ReduceOp kOp, typename T>
 void SelectAndScatterRange(CompareDirection select, const T* x, const T* s, T* y,
                            std::span<const WindowDim> window,
                            std::span<const int64_t> output_dims, const WindowTables& tables,
                            int64_t begin, int64_t end) {
   const size_t rank = window.size();
+  if (rank == 0) {  // one window of one element
+    for (int64_t w = begin; w < end; ++w) y[0] = Apply<kOp>(y[0], s[w]);
+    return;
+  }
+  const size_t last = rank - 1;
+  int64_t outer_positions = 1;
+  for (size_t d = 0; d < last; ++d) outer_positions *= window[d].size;
+  const bool listed = outer_positions <= kMaxListedPositions;
   SmallVector<int64_t, 8> position(rank), k(rank);
   int64_t rest = begin;
   for (size_t d = rank; d-- > 0;) {
@@ -841,29 +858,61 @@ void SelectAndScatterRange(CompareDirection select, const T* x, const T* s, T* y
     rest /= output_dims[d];
   }
   SmallVector<const int64_t*, 8> row(rank);
+  int64_t outer[kMaxListedPositions];
+  int64_t outer_count = 0;
+  bool outer_current = false;
   for (int64_t w = begin; w < end; ++w) {
     for (size_t d = 0; d < rank; ++d) row[d] = tables.At(d, position[d], window[d].size);
-    std::fill(k.begin(), k.end(), 0);
     bool found = false;
     int64_t selected = 0;
-    for (;;) {
-      int64_t offset = 0;
-      bool inside = true;
-      for (size_t d = 0; d < rank && inside; ++d) {
-        const int64_t part = row[d][k[d]];
-        inside = part >= 0;
-        offset += part;
+    const auto consider = [&](int64_t offset) {
+      if (!found || !Selects(select, x[selected], x[offset])) selected = offset;
+      found = true;
+    };
+    if (listed) {
+      if (!outer_current) {  // the inside positions over dimensions [0, last)
+        outer_count = 0;
+        std::fill(k.begin(), k.end(), 0);
+        for (;;) {
+          int64_t offset = 0;
+          bool inside = true;
+          for (size_t d = 0; d < last && inside; ++d) {
+            const int64_t part = row[d][k[d]];
+            inside = part >= 0;
+            offset += part;
+          }
+          if (inside) outer[outer_count++] = offset;
+          size_t d = last;
+          while (d-- > 0 && ++k[d] == window[d].size) k[d] = 0;
+          if (d == static_cast<size_t>(-1)) break;
+        }
+        outer_current = true;
       }
-      if (inside) {
-        if (!found || !Selects(select, x[selected], x[offset])) selected = offset;
-        found = true;
+      const int64_t* parts = row[last];
+      for (int64_t i = 0; i < outer_count; ++i) {
+        for (int64_t j = 0; j < window[last].size; ++j) {
+          if (parts[j] >= 0) consider(outer[i] + parts[j]);
+        }
       }
-      size_t d = rank;
-      while (d-- > 0 && ++k[d] == window[d].size) k[d] = 0;
-      if (d == static_cast<size_t>(-1)) break;
+    } else {
+      std::fill(k.begin(), k.end(), 0);
+      for (;;) {
+        int64_t offset = 0;
+        bool inside = true;
+        for (size_t d = 0; d < rank && inside; ++d) {
+          const int64_t part = row[d][k[d]];
+          inside = part >= 0;
+          offset += part;
+        }
+        if (inside) consider(offset);
+        size_t d = rank;
+        while (d-- > 0 && ++k[d] == window[d].size) k[d] = 0;
+        if (d == static_cast<size_t>(-1)) break;
+      }
     }
     if (found) y[selected] = Apply<kOp>(y[selected], s[w]);
     for (size_t d = rank; d-- > 0;) {
+      if (d < last) outer_current = false;  // the carry reached an outer dimension
       if (++position[d] < output_dims[d]) break;
       position[d] = 0;
     }

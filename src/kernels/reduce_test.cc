@@ -321,15 +321,19 @@ TEST(ReduceKernelTest, SelectAndScatterMatchesThePlainLoop) {
   const auto pick = [&](int64_t low, int64_t high) {
     return low + static_cast<int64_t>(random() % static_cast<uint32_t>(high - low + 1));
   };
-  for (int trial = 0; trial < 300; ++trial) {
-    const auto rank = static_cast<size_t>(pick(1, 3));
+  for (int trial = 0; trial < 400; ++trial) {
+    // Every fifth trial has large windows before the last dimension (more
+    // positions than the kernel lists once per run of windows).
+    const bool large = trial % 5 == 4;
+    const auto rank = static_cast<size_t>(pick(large ? 3 : 1, 4));
     std::vector<int64_t> dims(rank), out_dims(rank);
     std::vector<WindowDim> window(rank);
     bool empty = false;
     for (size_t d = 0; d < rank; ++d) {
-      dims[d] = pick(1, trial < 20 ? 40 : 7);
+      const bool wide = large && d + 1 < rank;
+      dims[d] = pick(1, wide ? 14 : trial < 20 ? 40 : 7);
       WindowDim& w = window[d];
-      w.size = pick(1, 3);
+      w.size = wide ? pick(5, 9) : pick(1, 3);
       w.stride = pick(1, 3);
       w.padding_low = pick(0, 1);
       w.padding_high = pick(0, 1);
