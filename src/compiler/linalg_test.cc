@@ -376,6 +376,17 @@ INSTANTIATE_TEST_SUITE_P(
                  {}, 4, 1},
         ConvCase{"depthwise_multiplier_dilated_reversed", 2, 3, 6, {5, 4}, {3, 2}, {1, 2},
                  {1, 0}, {1, 1}, {2, 1}, {1, 2}, {0, 1}, 3, 1},
+        // Depthwise: one input feature into sixteen (a first layer), one
+        // and three spatial dimensions, none, and a window of more
+        // positions before the last dimension than the kernel lists.
+        ConvCase{"depthwise_one_feature", 2, 1, 16, {6, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1},
+                 {1, 1}, {1, 1}},
+        ConvCase{"depthwise_one_d", 2, 2, 4, {9}, {3}, {2}, {1}, {0}, {1}, {1}, {}, 2, 1},
+        ConvCase{"depthwise_three_d", 1, 3, 6, {4, 3, 5}, {2, 2, 2}, {1, 2, 1}, {1, 0, 1},
+                 {0, 1, 1}, {1, 1, 2}, {1, 1, 1}, {}, 3, 1},
+        ConvCase{"depthwise_no_spatial", 2, 3, 3, {}, {}, {}, {}, {}, {}, {}, {}, 3, 1},
+        ConvCase{"depthwise_large_window", 1, 2, 2, {10, 10, 3}, {9, 9, 2}, {1, 1, 1},
+                 {1, 0, 0}, {0, 1, 0}, {1, 1, 1}, {1, 1, 1}, {}, 2, 1},
         ConvCase{"batch_groups", 4, 3, 4, {4, 4}, {2, 2}, {1, 1}, {0, 0}, {0, 0}, {1, 1},
                  {1, 1}, {}, 1, 2},
         ConvCase{"one_by_one", 2, 3, 5, {3, 4}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, {1, 1}, {1, 1}},

@@ -91,6 +91,33 @@ int64_t InputStrides(const ConvGeometry& g, SmallVector<int64_t>& stride) {
   return pixel;
 }
 
+// The most window positions over the spatial dimensions before the last
+// that DepthwiseTyped lists per run of output pixels along the last.
+constexpr int64_t kMaxListedTaps = 64;
+
+// o[c * multiplier + m] += x[c] * taps[c * multiplier + m] (the output row
+// overlaps neither input nor kernel, which lets the compiler vectorize).
+template <typename T>
+void AccumulateTaps(const T* __restrict x, const T* __restrict taps, T* __restrict o,
+                    int64_t features, int64_t multiplier) {
+  if (multiplier == 1) {
+    for (int64_t c = 0; c < features; ++c) o[c] += x[c] * taps[c];
+    return;
+  }
+  for (int64_t c = 0; c < features; ++c) {
+    const T xc = x[c];
+    for (int64_t m = 0; m < multiplier; ++m) {
+      o[c * multiplier + m] += xc * taps[c * multiplier + m];
+    }
+  }
+}
+
+// Each output row (pixel) sums its window's taps. The input offsets and tap
+// indices of the window positions over the spatial dimensions before the
+// last are listed once per run of pixels along the last dimension, which
+// share them (rather than computed per pixel and position); each pixel then
+// adds its last dimension's part. Windows with more positions than
+// kMaxListedTaps walk them per pixel.
 template <typename T>
 void DepthwiseTyped(const ConvGeometry& g, const T* input, const T* kernel, T* out) {
   const size_t rank = g.window.size();
@@ -101,8 +128,13 @@ void DepthwiseTyped(const ConvGeometry& g, const T* input, const T* kernel, T* o
   const int64_t outputs = g.output_features;
   const int64_t multiplier = outputs / features;
   const int64_t window = g.window_size();
+  const int64_t last_window = rank == 0 ? 1 : g.window[rank - 1];
+  const bool listed = rank > 0 && window / last_window <= kMaxListedTaps;
   ParallelFor(g.rows(), window * outputs, [&](int64_t begin, int64_t end) {
     SmallVector<int64_t> y(rank), k(rank);
+    int64_t outer_offset[kMaxListedTaps], outer_tap[kMaxListedTaps];
+    int64_t outer_count = 0;
+    int64_t outer_row = -1;  // the row whose outer positions are listed
     for (int64_t row = begin; row < end; ++row) {
       int64_t r = row;
       for (size_t d = rank; d-- > 0;) {
@@ -111,21 +143,46 @@ void DepthwiseTyped(const ConvGeometry& g, const T* input, const T* kernel, T* o
       }
       T* o = out + row * outputs;
       std::fill(o, o + outputs, T(0));
+      if (listed) {
+        const size_t last = rank - 1;
+        // Rows of one run along the last dimension share everything before it.
+        const int64_t run_start = row - y[last];
+        if (outer_row != run_start) {
+          outer_row = run_start;
+          outer_count = 0;
+          std::fill(k.begin(), k.end(), 0);
+          for (int64_t tap = 0;; tap += last_window) {
+            int64_t offset = r * batch_stride;
+            bool inside = true;
+            for (size_t d = 0; d < last && inside; ++d) {
+              const int64_t x = source[d][y[d] * g.window[d] + k[d]];
+              inside = x >= 0;
+              offset += x * stride[d];
+            }
+            if (inside) {
+              outer_offset[outer_count] = offset;
+              outer_tap[outer_count++] = tap;
+            }
+            size_t d = last;
+            while (d-- > 0 && ++k[d] == g.window[d]) k[d] = 0;
+            if (d == static_cast<size_t>(-1)) break;
+          }
+        }
+        const int64_t* column = source[last] + y[last] * last_window;
+        for (int64_t i = 0; i < outer_count; ++i) {
+          for (int64_t j = 0; j < last_window; ++j) {
+            if (column[j] < 0) continue;
+            AccumulateTaps(input + outer_offset[i] + column[j] * stride[last],
+                           kernel + (outer_tap[i] + j) * outputs, o, features, multiplier);
+          }
+        }
+        continue;
+      }
       std::fill(k.begin(), k.end(), 0);
       for (int64_t w = 0; w < window; ++w) {
         const int64_t offset = SourceOffset(g, source, y, k, stride, r * batch_stride);
         if (offset >= 0) {
-          const T* x = input + offset;
-          const T* taps = kernel + w * outputs;
-          if (multiplier == 1) {
-            for (int64_t c = 0; c < features; ++c) o[c] += x[c] * taps[c];
-          } else {
-            for (int64_t c = 0; c < features; ++c) {
-              for (int64_t m = 0; m < multiplier; ++m) {
-                o[c * multiplier + m] += x[c] * taps[c * multiplier + m];
-              }
-            }
-          }
+          AccumulateTaps(input + offset, kernel + w * outputs, o, features, multiplier);
         }
         for (size_t d = rank; d-- > 0;) {
           if (++k[d] < g.window[d]) break;
