@@ -398,6 +398,27 @@ INSTANTIATE_TEST_SUITE_P(
                  {1, 1}}),
     [](const ::testing::TestParamInfo<ConvCase>& param) { return param.param.name; });
 
+// A depthwise convolution whose window has size 0 in a dimension has no
+// positions, so its output is zeros (found in review: the kernel divided by
+// the last dimension's size, or overran its list for an earlier one).
+TEST(Convolution, DepthwiseWindowsOfSizeZeroGiveZeros) {
+  for (const std::string kernel : {"2x0x1x2", "0x2x1x2"}) {
+    const std::string out = kernel[0] == '2' ? "tensor<1x2x4x2xf32>" : "tensor<1x4x2x2xf32>";
+    const std::string w = "tensor<" + kernel + "xf32>";
+    const std::string program = Main(
+        "%x: tensor<1x3x3x2xf32>, %w: " + w, out,
+        "  %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->"
+        "[b, 0, 1, f], window = {stride = [1, 1]} {batch_group_count = 1 : i64, "
+        "feature_group_count = 2 : i64} : (tensor<1x3x3x2xf32>, " + w + ") -> " + out +
+        "\n  return %0 : " + out);
+    EXPECT_EQ(MustRun(program, {Array::Of(std::vector<float>(18, 1.0f)),
+                                Array::Of(std::vector<float>{})})
+                  .As<float>(),
+              std::vector<float>(16, 0.0f))
+        << kernel;
+  }
+}
+
 TEST(Convolution, NchwOihwLayout) {
   // The same convolution as "plain" in NCHW / OIHW: the canonical
   // transposes around the GEMM.

@@ -129,7 +129,8 @@ void DepthwiseTyped(const ConvGeometry& g, const T* input, const T* kernel, T* o
   const int64_t multiplier = outputs / features;
   const int64_t window = g.window_size();
   const int64_t last_window = rank == 0 ? 1 : g.window[rank - 1];
-  const bool listed = rank > 0 && window / last_window <= kMaxListedTaps;
+  // (A window of size 0 in some dimension has no positions: no listing.)
+  const bool listed = rank > 0 && window > 0 && window / last_window <= kMaxListedTaps;
   ParallelFor(g.rows(), window * outputs, [&](int64_t begin, int64_t end) {
     SmallVector<int64_t> y(rank), k(rank);
     int64_t outer_offset[kMaxListedTaps], outer_tap[kMaxListedTaps];

@@ -266,7 +266,7 @@ class Assembler {
 // kMask: the opmask register AVX-512 code selects with.
 constexpr int kScratchMask = 14, kScratch = 15, kAllocatable = 14, kMask = 1;
 constexpr uint8_t kCmpGeOq = 0x1D, kCmpLeOq = 0x12, kCmpUnordQ = 0x03, kCmpGtOq = 0x1E,
-                  kCmpLtOq = 0x11, kCmpNltUq = 0x05;
+                  kCmpLtOq = 0x11, kCmpNltUq = 0x15;
 constexpr uint8_t kAddPs = 0x58, kMulPs = 0x59, kSubPs = 0x5C, kDivPs = 0x5E, kSqrtPs = 0x51,
                   kAndPs = 0x54, kAndnPs = 0x55, kXorPs = 0x57, kPaddD = 0xFE;
 
