@@ -634,7 +634,7 @@ class LoopWriter {
   float* constants_;
   std::vector<int> last_use_, reg_of_;
   std::vector<bool> invariant_, pinned_;  // computed before the loop; kept through it
-  uint32_t free_ = 0;  // bit r set: ymm r holds a value
+  uint32_t free_ = 0;  // bit r set: vector register r holds a value
   int splat_index_ = 0;
   int special_base_ = 0;
 };

@@ -43,7 +43,8 @@ struct LoopStep {
 bool LoopJitSupports(UnaryOp op);
 // Whether fused loops compute the transcendental `op` inline in their
 // generated stages, with no call: exp, except where vector_math runs its
-// sixteen-lane exp (AVX-512), which is faster as a stage of its own.
+// sixteen-lane exp while generated code is kept to eight lanes
+// (KILN_JIT=avx2): that exp is faster as a stage of its own.
 bool LoopJitInlines(UnaryOp op);
 bool LoopJitSupports(BinaryOp op);
 
