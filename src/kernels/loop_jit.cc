@@ -272,8 +272,9 @@ constexpr uint8_t kAddPs = 0x58, kMulPs = 0x59, kSubPs = 0x5C, kDivPs = 0x5E, kS
 
 // The constants of the generated exp, sixteen copies each (memory operands
 // are whole vectors; AVX2 code reads the first eight, AVX-512 code loads
-// all sixteen into zmm16 and up before the loop). exp(x) = 2^n * e^t with n = round(x / ln 2)
-// (rounded by adding 1.5 * 2^23, whose low bits then hold n), t = x - n ln 2
+// all sixteen into zmm16 and up before the loop). exp(x) = 2^n * e^t with
+// n = round(x / ln 2) (rounded by adding 1.5 * 2^23, whose low bits then
+// hold n), t = x - n ln 2
 // in two parts (ln2_hi has 15 significant bits, so n * ln2_hi is exact),
 // e^t = 1 + t + t^2 (c2 + c3 t + ... + c6 t^4) on |t| <= ln 2 / 2, with
 // c2..c6 fitted for least maximum relative error (0.88 ulp at most over
