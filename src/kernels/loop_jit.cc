@@ -196,6 +196,11 @@ class Assembler {
   void Vfmadd213ps(int dst, int a, Mem m) { VexRRM(2, 1, 0xA8, dst, a, m); }
   void Vfnmadd231ps(int dst, int a, Mem m) { VexRRM(2, 1, 0xBC, dst, a, m); }
   void Vfmadd213ps(int dst, int a, int b) { VexRRR(2, 1, 0xA8, dst, a, b); }
+  // dst = a - b; dst = a vector from memory or another register.
+  void Vsubps(int dst, int a, Mem b) { VexRRM(1, 0, 0x5C, dst, a, b); }
+  void Vsubps(int dst, int a, int b) { VexRRR(1, 0, 0x5C, dst, a, b); }
+  void Vmov(int dst, Mem m) { Vmovups(dst, m); }
+  void Vmov(int dst, int src) { Vmovaps(dst, src); }
   void Vfnmadd231ps(int dst, int a, int b) { VexRRR(2, 1, 0xBC, dst, a, b); }
   // EVEX only. Mask register k = a <predicate> b (vcmpps k, zmm, zmm, imm8).
   void KCmpps(int k, int a, int b, uint8_t predicate) {
@@ -519,59 +524,53 @@ class LoopWriter {
   }
 
   // exp inline (ExpConstants); `a` stays in its register until the end.
+  // AVX2 code reads the constants from memory and selects by blends on sign
+  // masks; AVX-512 code keeps them in zmm16 and up and selects through k1.
+  // Both run the same operations in the same order, so give the same bits.
   bool WriteExp(Assembler& as, int s, int a) {
     const int x = Reg(a);
     const int dst = Allocate(s);
     if (dst < 0) return false;
+    constexpr int scale = kScratch, poly = kScratchMask;
     if (as.wide()) {
-      WriteWideExp(as, x, dst);
-      Release(s, a);
-      return true;
+      const auto c = [](int k) { return kExpRegisters + k; };
+      WriteExpPolynomial(as, x, dst, c);
+      as.KCmpps(kMask, x, c(kOverflowAbove), kCmpGtOq);
+      as.Vblendmps(poly, kMask, poly, c(kInfinity));
+      as.KCmpps(kMask, x, c(kZeroBelow), kCmpNltUq);    // not below (or NaN): kept
+      as.VmovapsZeroed(poly, kMask, poly);
+      as.KCmpps(kMask, x, x, kCmpUnordQ);                // NaN stays NaN
+      as.Vblendmps(dst, kMask, poly, x);
+    } else {
+      const auto at = [](int k) { return Mem{kR15, -1, kExpLanes * 4 * k}; };
+      as.MovImm64(kR15, reinterpret_cast<uint64_t>(&ExpConstants()));
+      WriteExpPolynomial(as, x, dst, at);
+      as.Vcmpps(scale, x, at(kOverflowAbove), kCmpGtOq);
+      as.Vblendvps(poly, poly, at(kInfinity), scale);
+      as.Vcmpps(scale, x, at(kZeroBelow), kCmpLtOq);
+      as.VexRRR(1, 0, kAndnPs, poly, scale, poly);
+      as.Vcmpps(scale, x, x, kCmpUnordQ);                // NaN stays NaN
+      as.Vblendvps(dst, poly, x, scale);
     }
-    const auto at = [](int constant) { return Mem{kR15, -1, kExpLanes * 4 * constant}; };
-    as.MovImm64(kR15, reinterpret_cast<uint64_t>(&ExpConstants()));
-    const int n = kScratchMask, scale = kScratch, poly = kScratchMask;
-    as.Vmovups(scale, at(kLog2e));
-    as.Vfmadd213ps(scale, x, at(kRoundBias));           // x log2(e) + bias
-    as.VexRRM(1, 0, kSubPs, n, scale, at(kRoundBias));  // n
-    as.Vpslld(scale, scale, 23);                        // n in the exponent field
-    as.Vmovaps(dst, x);
-    as.Vfnmadd231ps(dst, n, at(kLn2Hi));                // t = x - n ln 2
-    as.Vfnmadd231ps(dst, n, at(kLn2Lo));
-    as.Vmovups(poly, at(kC6));
-    for (int c : {kC5, kC4, kC3, kC2, kOneC, kOneC}) as.Vfmadd213ps(poly, dst, at(c));
-    as.VexRRR(1, 1, kPaddD, poly, poly, scale);         // times 2^n
-    as.Vcmpps(scale, x, at(kOverflowAbove), kCmpGtOq);
-    as.Vblendvps(poly, poly, at(kInfinity), scale);
-    as.Vcmpps(scale, x, at(kZeroBelow), kCmpLtOq);
-    as.VexRRR(1, 0, kAndnPs, poly, scale, poly);
-    as.Vcmpps(scale, x, x, kCmpUnordQ);                 // NaN stays NaN
-    as.Vblendvps(dst, poly, x, scale);
     Release(s, a);
     return true;
   }
 
-  // The same steps on sixteen lanes, constants in registers, selections by
-  // mask register: the same operations in the same order, so the same bits.
-  void WriteWideExp(Assembler& as, int x, int dst) {
-    const auto c = [](int constant) { return kExpRegisters + constant; };
-    const int n = kScratchMask, scale = kScratch, poly = kScratchMask;
-    as.Vmovaps(scale, c(kLog2e));
-    as.Vfmadd213ps(scale, x, c(kRoundBias));            // x log2(e) + bias
-    as.VexRRR(1, 0, kSubPs, n, scale, c(kRoundBias));   // n
-    as.Vpslld(scale, scale, 23);                        // n in the exponent field
+  // exp's arithmetic up to 2^n * e^t in poly (kScratchMask), leaving t in
+  // dst; constant(k) is exp constant k's operand (Mem or a register).
+  template <typename Constant>
+  static void WriteExpPolynomial(Assembler& as, int x, int dst, Constant constant) {
+    constexpr int n = kScratchMask, scale = kScratch, poly = kScratchMask;
+    as.Vmov(scale, constant(kLog2e));
+    as.Vfmadd213ps(scale, x, constant(kRoundBias));         // x log2(e) + bias
+    as.Vsubps(n, scale, constant(kRoundBias));              // n
+    as.Vpslld(scale, scale, 23);                            // n in the exponent field
     as.Vmovaps(dst, x);
-    as.Vfnmadd231ps(dst, n, c(kLn2Hi));                 // t = x - n ln 2
-    as.Vfnmadd231ps(dst, n, c(kLn2Lo));
-    as.Vmovaps(poly, c(kC6));
-    for (int k : {kC5, kC4, kC3, kC2, kOneC, kOneC}) as.Vfmadd213ps(poly, dst, c(k));
-    as.VexRRR(1, 1, kPaddD, poly, poly, scale);         // times 2^n
-    as.KCmpps(kMask, x, c(kOverflowAbove), kCmpGtOq);
-    as.Vblendmps(poly, kMask, poly, c(kInfinity));
-    as.KCmpps(kMask, x, c(kZeroBelow), kCmpNltUq);     // not below (or NaN): kept
-    as.VmovapsZeroed(poly, kMask, poly);
-    as.KCmpps(kMask, x, x, kCmpUnordQ);                 // NaN stays NaN
-    as.Vblendmps(dst, kMask, poly, x);
+    as.Vfnmadd231ps(dst, n, constant(kLn2Hi));              // t = x - n ln 2
+    as.Vfnmadd231ps(dst, n, constant(kLn2Lo));
+    as.Vmov(poly, constant(kC6));
+    for (int k : {kC5, kC4, kC3, kC2, kOneC, kOneC}) as.Vfmadd213ps(poly, dst, constant(k));
+    as.VexRRR(1, 1, kPaddD, poly, poly, scale);             // times 2^n
   }
 
   bool WriteUnary(Assembler& as, int s, UnaryOp op, int a) {

@@ -831,6 +831,29 @@ bool WindowsDisjoint(std::span<const WindowDim> window, std::span<const int64_t>
 // positions with counters per window).
 constexpr int64_t kMaxListedPositions = 64;
 
+// Calls visit(offset) for each window position over dimensions [0, dims)
+// that falls inside the operand, in row-major order; row[d][k] is window
+// position k's part of the offset along d, -1 on padding or a dilation hole.
+// `k` is the caller's counter storage (at least `dims` long).
+template <typename Visit>
+void ForEachInside(std::span<const int64_t* const> row, std::span<const WindowDim> window,
+                   size_t dims, std::span<int64_t> k, Visit&& visit) {
+  std::fill(k.begin(), k.begin() + static_cast<std::ptrdiff_t>(dims), 0);
+  for (;;) {
+    int64_t offset = 0;
+    bool inside = true;
+    for (size_t d = 0; d < dims && inside; ++d) {
+      const int64_t part = row[d][k[d]];
+      inside = part >= 0;
+      offset += part;
+    }
+    if (inside) visit(offset);
+    size_t d = dims;
+    while (d-- > 0 && ++k[d] == window[d].size) k[d] = 0;
+    if (d == static_cast<size_t>(-1)) return;
+  }
+}
+
 // select_and_scatter over windows [begin, end), walking the windows and each
 // window's positions in row-major order with counters (no divisions). The
 // offsets of a window's positions over the dimensions before the last are
@@ -872,20 +895,7 @@ void SelectAndScatterRange(CompareDirection select, const T* x, const T* s, T* y
     if (listed) {
       if (!outer_current) {  // the inside positions over dimensions [0, last)
         outer_count = 0;
-        std::fill(k.begin(), k.end(), 0);
-        for (;;) {
-          int64_t offset = 0;
-          bool inside = true;
-          for (size_t d = 0; d < last && inside; ++d) {
-            const int64_t part = row[d][k[d]];
-            inside = part >= 0;
-            offset += part;
-          }
-          if (inside) outer[outer_count++] = offset;
-          size_t d = last;
-          while (d-- > 0 && ++k[d] == window[d].size) k[d] = 0;
-          if (d == static_cast<size_t>(-1)) break;
-        }
+        ForEachInside(row, window, last, k, [&](int64_t offset) { outer[outer_count++] = offset; });
         outer_current = true;
       }
       const int64_t* parts = row[last];
@@ -895,20 +905,7 @@ void SelectAndScatterRange(CompareDirection select, const T* x, const T* s, T* y
         }
       }
     } else {
-      std::fill(k.begin(), k.end(), 0);
-      for (;;) {
-        int64_t offset = 0;
-        bool inside = true;
-        for (size_t d = 0; d < rank && inside; ++d) {
-          const int64_t part = row[d][k[d]];
-          inside = part >= 0;
-          offset += part;
-        }
-        if (inside) consider(offset);
-        size_t d = rank;
-        while (d-- > 0 && ++k[d] == window[d].size) k[d] = 0;
-        if (d == static_cast<size_t>(-1)) break;
-      }
+      ForEachInside(row, window, rank, k, consider);
     }
     if (found) y[selected] = Apply<kOp>(y[selected], s[w]);
     for (size_t d = rank; d-- > 0;) {
