@@ -34,6 +34,10 @@ Status LowerCustomCall(Lowering& lowering, const ir::Operation& op) {
       name == "MoveToHost" || name == "MoveToDevice" || name == "annotate_device_placement") {
     return BindOperands(lowering, op);
   }
+  // JAX's lax.dce_sink(x, prevent_mlir_dce=True): keeps `x` alive for MLIR's
+  // dead-code elimination. It has no results and no effect of its own; what
+  // computes `x` is pure or a side-effecting node Kiln keeps anyway.
+  if (name == "dce_sink" && op.num_results() == 0) return Status::Ok();
   if (name.starts_with("check.")) return LowerCheckCustomCall(lowering, op, name);
   KILN_ASSIGN_OR_RETURN(bool known, LowerKnownCustomCall(lowering, op, name));
   if (known) return Status::Ok();
