@@ -29,3 +29,18 @@ if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
   # hides in system headers; in Kiln's own code -Werror still makes it an error.
   target_compile_options(kiln_pjrt_header INTERFACE $<$<COMPILE_LANGUAGE:CXX>:-fpermissive>)
 endif()
+
+# kiln::xla_options: the table of XLA's compile options (the fields of
+# xla.DebugOptions) that fetch_pjrt_header.py derives from the same wheel's
+# xla.pb.h. It is copied into the build tree so that the frontend, which
+# checks compile options, sees the table and not the PJRT headers.
+set(kiln_options_table "${KILN_PJRT_INCLUDE_DIR}/kiln/xla_debug_options.inc")
+if(NOT EXISTS "${kiln_options_table}")
+  message(FATAL_ERROR "${kiln_options_table} does not exist: run "
+          "cmake/fetch_pjrt_header.py (it writes the table beside the headers it fetches)")
+endif()
+configure_file("${kiln_options_table}"
+               "${CMAKE_BINARY_DIR}/generated/kiln/xla_debug_options.inc" COPYONLY)
+add_library(kiln_xla_options INTERFACE)
+target_include_directories(kiln_xla_options INTERFACE "${CMAKE_BINARY_DIR}/generated")
+add_library(kiln::xla_options ALIAS kiln_xla_options)

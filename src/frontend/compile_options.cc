@@ -1,5 +1,7 @@
 #include "frontend/compile_options.h"
 
+#include <cstring>
+
 #include "frontend/proto/wire.h"
 
 namespace kiln::frontend {
@@ -11,6 +13,15 @@ using proto::WireType;
 
 // CompileOptionsProto.
 constexpr uint32_t kExecutableBuildOptions = 3;
+constexpr uint32_t kEnvOptionOverrides = 7;  // map<string, OptionOverrideProto>
+// A map entry.
+constexpr uint32_t kMapKey = 1;
+constexpr uint32_t kMapValue = 2;
+// OptionOverrideProto's oneof.
+constexpr uint32_t kStringField = 1;
+constexpr uint32_t kBoolField = 2;
+constexpr uint32_t kIntField = 3;
+constexpr uint32_t kDoubleField = 4;
 // ExecutableBuildOptionsProto.
 constexpr uint32_t kDeviceOrdinal = 1;
 constexpr uint32_t kNumReplicas = 4;
@@ -110,6 +121,46 @@ Status ParseBuildOptions(const Field& message, CompileOptions& options) {
   return Status::Ok();
 }
 
+std::string AsString(std::span<const uint8_t> bytes) {
+  return std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+}
+
+// One env_option_overrides entry: its name and the value's oneof member.
+StatusOr<OptionOverride> ParseOptionOverride(const Field& entry) {
+  OptionOverride option;
+  option.value = std::string();
+  Reader reader = Reader::Nested(entry);
+  while (!reader.done()) {
+    KILN_ASSIGN_OR_RETURN(Field field, reader.Next());
+    if (field.number == kMapKey) {
+      KILN_RETURN_IF_ERROR(Expect(field, WireType::kLengthDelimited, "env_option_overrides key"));
+      option.name = AsString(field.bytes);
+    } else if (field.number == kMapValue) {
+      KILN_RETURN_IF_ERROR(Expect(field, WireType::kLengthDelimited, "OptionOverrideProto"));
+      Reader value = Reader::Nested(field);
+      while (!value.done()) {
+        KILN_ASSIGN_OR_RETURN(Field member, value.Next());
+        if (member.number == kStringField) {
+          KILN_RETURN_IF_ERROR(Expect(member, WireType::kLengthDelimited, "string_field"));
+          option.value = AsString(member.bytes);
+        } else if (member.number == kBoolField) {
+          KILN_RETURN_IF_ERROR(Expect(member, WireType::kVarint, "bool_field"));
+          option.value = member.value != 0;
+        } else if (member.number == kIntField) {
+          KILN_RETURN_IF_ERROR(Expect(member, WireType::kVarint, "int_field"));
+          option.value = static_cast<int64_t>(member.value);
+        } else if (member.number == kDoubleField) {
+          KILN_RETURN_IF_ERROR(Expect(member, WireType::kFixed64, "double_field"));
+          double real = 0;
+          std::memcpy(&real, &member.value, sizeof(real));
+          option.value = real;
+        }
+      }
+    }
+  }
+  return option;
+}
+
 }  // namespace
 
 StatusOr<CompileOptions> ParseCompileOptions(std::span<const uint8_t> bytes) {
@@ -121,6 +172,11 @@ StatusOr<CompileOptions> ParseCompileOptions(std::span<const uint8_t> bytes) {
     if (field.number == kExecutableBuildOptions) {
       KILN_RETURN_IF_ERROR(Expect(field, WireType::kLengthDelimited, "executable_build_options"));
       KILN_RETURN_IF_ERROR(ParseBuildOptions(field, options));
+    } else if (field.number == kEnvOptionOverrides) {
+      KILN_RETURN_IF_ERROR(Expect(field, WireType::kLengthDelimited, "env_option_overrides"));
+      KILN_ASSIGN_OR_RETURN(OptionOverride option, ParseOptionOverride(field));
+      KILN_RETURN_IF_ERROR(CheckOptionOverride(option));
+      options.option_overrides.push_back(std::move(option));
     }
   }
   // A count of 0 means "not set" in proto3, i.e. 1.

@@ -5,11 +5,21 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
+#include <variant>
 #include <vector>
 
 #include "base/status.h"
 
 namespace kiln::frontend {
+
+// One entry of CompileOptionsProto.env_option_overrides: an XLA compile
+// option set by name (`jax.jit(f, compiler_options={...})`), with the value
+// type JAX gave it.
+struct OptionOverride {
+  std::string name;
+  std::variant<std::string, bool, int64_t, double> value;
+};
 
 struct CompileOptions {
   int64_t num_replicas = 1;
@@ -19,13 +29,24 @@ struct CompileOptions {
   int64_t device_ordinal = -1;  // -1: not given
   // device_assignment[replica][partition] = device id; empty when absent.
   std::vector<std::vector<int64_t>> device_assignment;
+  // Checked by CheckOptionOverride: each names a field of xla.DebugOptions
+  // and has a value of its type.
+  std::vector<OptionOverride> option_overrides;
   // The options exactly as received (PJRT_Executable_GetCompileOptions).
   std::vector<uint8_t> serialized;
 };
 
 // Decodes `bytes`; an empty input gives the defaults. Malformed bytes are
-// INVALID_ARGUMENT naming the byte offset.
+// INVALID_ARGUMENT naming the byte offset; so is an option override XLA's
+// CPU backend would reject (CheckOptionOverride).
 StatusOr<CompileOptions> ParseCompileOptions(std::span<const uint8_t> bytes);
+
+// Whether XLA accepts `option`: its name is a field of xla.DebugOptions (the
+// table generated from the published xla.pb.h, docs/compile-options.md) and
+// its value converts to the field's type by XLA's rules. The errors are
+// XLA's words: "No such compile option: 'x'", "While setting option x, 'v'
+// is not a valid int32 value.".
+Status CheckOptionOverride(const OptionOverride& option);
 
 // A serialized xla.DeviceAssignmentProto of `assignment[replica][partition]`
 // (what PJRT_LoadedExecutable_GetDeviceAssignment returns).

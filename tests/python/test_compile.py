@@ -58,3 +58,50 @@ print(jax.jit(lambda x: x + 1)(np.float32(1)))
     data = dumps[0].read_bytes()
     assert data.startswith(b"ML\xefR"), data[:16]
     assert b"StableHLO_v" in data[:64]
+
+
+def test_a_jitted_function_without_results_runs():
+
+    @jax.jit
+    def nothing(x):
+        jnp.sin(x)  # its value is dropped: the program has no results
+
+    assert nothing(jnp.ones(3)) is None
+
+    def step(carry, x):
+        return carry + x, None  # a scan with no stacked outputs
+
+    total, stacked = jax.jit(lambda xs: jax.lax.scan(step, 0.0, xs))(jnp.arange(4.0))
+    assert float(total) == 6.0 and stacked is None
+
+
+def test_dce_sink_keeps_its_operand_and_computes_nothing_else():
+    def f(x):
+        jax.lax.dce_sink(x * 2, prevent_mlir_dce=True)
+        return x + 1
+
+    assert "dce_sink" in jax.jit(f).lower(jnp.ones(2)).as_text()
+    np.testing.assert_array_equal(jax.jit(f)(jnp.ones(2)), [2.0, 2.0])
+
+
+def test_compile_options_are_checked_by_xlas_rules():
+    lowered = jax.jit(lambda x: jnp.sqrt(x ** 2) + 1.0).lower(1.0)
+    # Every field of XLA's DebugOptions with a value of its type is accepted,
+    # GPU options included, as on XLA's CPU backend.
+    lowered.compile(compiler_options={
+        "xla_embed_ir_in_executable": True,
+        "xla_dump_max_hlo_modules": 200,
+        "xla_gpu_auto_spmd_partitioning_memory_budget_ratio": 0.5,
+        "xla_cpu_scheduler_type": "CPU_SCHEDULER_TYPE_DEFAULT",
+    })
+    with pytest.raises(jax.errors.JaxRuntimeError,
+                       match="INVALID_ARGUMENT.*No such compile option: 'unknown_option'"):
+        lowered.compile(compiler_options={"unknown_option": 1})
+    with pytest.raises(jax.errors.JaxRuntimeError,
+                       match="While setting option xla_embed_ir_in_executable, "
+                             "'invalid_value' is not a valid bool value"):
+        lowered.compile(compiler_options={"xla_embed_ir_in_executable": "invalid_value"})
+    with pytest.raises(jax.errors.JaxRuntimeError, match="'1.5' is not a valid int32 value"):
+        lowered.compile(compiler_options={"xla_backend_optimization_level": 1.5})
+    with pytest.raises(jax.errors.JaxRuntimeError, match="No such compile option"):
+        jax.jit(lambda x: x, compiler_options={"exec_time_compilation_effort": 0.0})(1.0)

@@ -101,6 +101,11 @@ void Writer::Bytes(uint32_t field, std::span<const uint8_t> bytes) {
   bytes_.insert(bytes_.end(), bytes.begin(), bytes.end());
 }
 
+void Writer::Fixed64(uint32_t field, uint64_t value) {
+  Raw((static_cast<uint64_t>(field) << 3) | 1);
+  for (int i = 0; i < 8; ++i) bytes_.push_back(static_cast<uint8_t>(value >> (8 * i)));
+}
+
 void Writer::PackedVarints(uint32_t field, std::span<const int64_t> values) {
   Writer packed;
   for (int64_t value : values) packed.Raw(static_cast<uint64_t>(value));

@@ -54,6 +54,7 @@ class Writer {
  public:
   void Varint(uint32_t field, uint64_t value);
   void Bytes(uint32_t field, std::span<const uint8_t> bytes);
+  void Fixed64(uint32_t field, uint64_t value);
   // Repeated integers, packed.
   void PackedVarints(uint32_t field, std::span<const int64_t> values);
   const std::vector<uint8_t>& bytes() const { return bytes_; }
