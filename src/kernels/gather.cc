@@ -464,10 +464,11 @@ Status Gather(size_t element_bytes, const IndexedWindows& g, const void* operand
       const TypedIndices<I> typed{static_cast<const I*>(indices)};
       ForEachWindow<true>(g, typed, begin, end, [&](int64_t big, int64_t small) {
         if constexpr (kRun > 0) {
-          using Word = std::conditional_t<kRun == 2, uint16_t,
-                                          std::conditional_t<kRun == 4, uint32_t, uint64_t>>;
-          reinterpret_cast<Word*>(dst)[small * bytes / kRun] =
-              reinterpret_cast<const Word*>(src)[big * bytes / kRun];
+          // A window of several elements may start at any element, so the
+          // run is copied by byte offset (one move of kRun bytes), not as a
+          // word index: big * bytes / kRun rounded a start of element 1 in
+          // an 8-byte window of f32 down to element 0.
+          std::memcpy(dst + small * bytes, src + big * bytes, kRun);
         } else {
           CopyBytes(box, src + big * bytes, dst + small * bytes);
         }

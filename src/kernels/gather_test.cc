@@ -37,5 +37,34 @@ TEST(CopyBox, FourByteElementsStillCopyWholeElements) {
   EXPECT_EQ(dst, (std::vector<int32_t>{10, 0, -20, 0, 30, 0}));
 }
 
+// Windows of two elements at odd element offsets: the window is one run of
+// 2, 4 or 8 bytes, copied as one move. It was copied as a word at index
+// start * bytes / run, so element 1 of an f32 array became element 0 (a
+// jax.vjp of x.at[1:].add(...) read the wrong rows).
+template <typename T>
+void ExpectPairsGatheredFromOddStarts() {
+  IndexedWindows g;
+  g.big_dims = {5};
+  g.big_strides = {1};
+  g.window_sizes = {2};
+  g.index_map = {0};
+  g.index_vector_stride = 1;
+  g.batch = {{3, 2, 1, -1}};    // three windows, one index each
+  g.window = {{2, 1, 1}};
+  const std::vector<T> operand = {10, 11, 12, 13, 14};
+  const std::vector<int32_t> starts = {1, 3, 0};
+  std::vector<T> out(6, 0);
+  ASSERT_TRUE(Gather(sizeof(T), g, operand.data(), ElementType::kS32, starts.data(),
+                     out.data())
+                  .ok());
+  EXPECT_EQ(out, (std::vector<T>{11, 12, 13, 14, 10, 11})) << sizeof(T) << "-byte elements";
+}
+
+TEST(Gather, RunsOfSeveralElementsStartAtAnyElement) {
+  ExpectPairsGatheredFromOddStarts<uint8_t>();
+  ExpectPairsGatheredFromOddStarts<uint16_t>();
+  ExpectPairsGatheredFromOddStarts<float>();
+}
+
 }  // namespace
 }  // namespace kiln::kernels

@@ -151,6 +151,17 @@ CASES = [
          (ROWS, OOB)),
     Case("take_along_axis", lambda x, i: jnp.take_along_axis(x, i, axis=1), (ROWS, TAKE_IDX)),
     Case("index_int_scalar", lambda x, i: x[i[0], 2:], (IMAGE_I, IDX)),
+    # Windows of 2, 4 or 8 bytes starting at an odd element (one move per
+    # window; it was read at the element before): JAX emits such gathers in
+    # the gradient of x.at[1:].add(...).
+    *[Case(f"window_pairs_at_odd_starts_{np.dtype(t).name}",
+           lambda x, i: lax.gather(x, i, lax.GatherDimensionNumbers(
+               offset_dims=(1,), collapsed_slice_dims=(), start_index_map=(0,)),
+               slice_sizes=(2,)), (np.arange(9).astype(t), np.array([[1], [3], [6]], np.int32)))
+      for t in (np.float32, np.float16, np.uint8)],
+    Case("grad_of_at_add_on_a_slice",
+         jax.grad(lambda d, y: (y.at[1:].add(d[1:, None] * y[:-1])).sum()),
+         (_normal(5), _normal(5, 1))),
     # --- scatter ---
     Case("at_add_duplicates", lambda x, i, u: x.at[i].add(u), (ROWS, IDX, UPD)),
     Case("at_set", lambda x, i, u: x.at[i].set(u), (ROWS, np.array([0, 2, 4, 6, 1], np.int32),
