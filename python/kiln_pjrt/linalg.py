@@ -9,6 +9,14 @@ SVD (which diagonalizes H = U^H A), pinv, lstsq, matrix_rank and norm(ord=2).
 Kiln's compiler runs natively (src/kernels/eigh.cc). `jnp.linalg.eig`
 (lax.linalg.eig_p) has lowerings for cpu and gpu only; Kiln's is a custom
 call `Eig` of its own (backend_config "left,right"; src/kernels/eig.cc).
+`lax.linalg.tridiagonal` (LAPACK sytrd/hetrd) has lowerings for cpu and gpu
+only, and `tridiagonal_solve` elsewhere falls back to JAX's Thomas
+algorithm without pivoting, whose results (and second derivatives) drift
+from the CPU backend's LAPACK gtsv on matrices that are not diagonally
+dominant: Kiln's custom calls `Tridiagonal` (backend_config "lower") and
+`TridiagonalSolve` follow LAPACK (src/kernels/tridiagonal.cc).
+A dtype LAPACK lacks (f16, bf16) raises NotImplementedError("Unsupported
+dtype ...") while lowering, as JAX's CPU lowerings do.
 See docs/framework-notes.md.
 """
 
@@ -58,6 +66,46 @@ def _eig_lowering(ctx, operand, *, compute_left_eigenvectors=True,
     return op.results
 
 
+_LAPACK_DTYPES = ("float32", "float64", "complex64", "complex128")
+
+
+def _check_dtype(aval) -> None:
+    """As jaxlib's lapack.prepare_lapack_call: LAPACK has four dtypes."""
+    if str(aval.dtype) not in _LAPACK_DTYPES:
+        raise NotImplementedError(f"Unsupported dtype {aval.dtype}")
+
+
+def _custom_call(ctx, target, operands, backend_config=None):
+    from jax._src.interpreters import mlir
+
+    result_types = [mlir.aval_to_ir_type(ctx.module_context, aval) for aval in ctx.avals_out]
+    kwargs = {} if backend_config is None else {"backend_config": backend_config}
+    op = mlir.custom_call(target, result_types=result_types, operands=list(operands),
+                          api_version=1, **kwargs)
+    return op.results
+
+
+def _geqrf_lowering(original):
+    def rule(ctx, operand, **params):
+        _check_dtype(ctx.avals_in[0])
+        return original(ctx, operand, **params)
+    return rule
+
+
+def _tridiagonal_lowering(ctx, operand, *, lower):
+    _check_dtype(ctx.avals_in[0])
+    return _custom_call(ctx, "Tridiagonal", [operand], backend_config=str(int(lower)))
+
+
+def _tridiagonal_solve_lowering(ctx, dl, d, du, b, *, perturb_singular):
+    _check_dtype(ctx.avals_in[-1])
+    if perturb_singular:
+        raise NotImplementedError(
+            "tridiagonal_solve with perturb_singular=True is not supported on Kiln "
+            "(JAX's CPU backend runs its own kernel for it)")
+    return _custom_call(ctx, "TridiagonalSolve", [dl, d, du, b])
+
+
 def register() -> None:
     """Registers Kiln's lowerings with JAX (called from `initialize()`)."""
     try:
@@ -65,7 +113,13 @@ def register() -> None:
         from jax._src.lax import linalg
     except ImportError:
         return
-    for name, rule in (("eigh_p", _eigh_lowering), ("eig_p", _eig_lowering)):
+    rules = [("eigh_p", _eigh_lowering), ("eig_p", _eig_lowering),
+             ("tridiagonal_p", _tridiagonal_lowering),
+             ("tridiagonal_solve_p", _tridiagonal_solve_lowering)]
+    geqrf_rule = getattr(linalg, "_geqrf_lowering_rule", None)
+    if geqrf_rule is not None:
+        rules.append(("geqrf_p", _geqrf_lowering(geqrf_rule)))
+    for name, rule in rules:
         primitive = getattr(linalg, name, None)
         if primitive is not None:
             mlir.register_lowering(primitive, rule, platform=PLATFORM_NAME)

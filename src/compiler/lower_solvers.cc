@@ -3,8 +3,9 @@
 // batch_norm_{inference,training,grad}, chlo.top_k, and the custom calls
 // JAX emits for a platform that is neither CPU nor GPU (Qr,
 // ProductOfElementaryHouseholderReflectors, ApproxTopK, Eigh, which
-// kiln_pjrt's lowering of eigh emits in the TPU's format, and Kiln's own Eig
-// for lax.linalg.eig), reached from
+// kiln_pjrt's lowering of eigh emits in the TPU's format, and Kiln's own Eig,
+// Tridiagonal and TridiagonalSolve for lax.linalg.eig, tridiagonal and
+// tridiagonal_solve), reached from
 // custom_call's rule through LowerKnownCustomCall.
 #include <algorithm>
 #include <functional>
@@ -15,6 +16,7 @@
 #include "kernels/eig.h"
 #include "kernels/eigh.h"
 #include "kernels/solvers.h"
+#include "kernels/tridiagonal.h"
 
 namespace kiln::compiler {
 namespace {
@@ -50,9 +52,12 @@ bool IsLinalgType(ElementType type) {
          type == ElementType::kC128;
 }
 
+// The words of JAX's CPU lowering ("Unsupported dtype float16") lead, so
+// that code matching them matches Kiln's error too.
 Status CheckLinalgType(const Shape& shape, std::string_view what) {
   if (IsLinalgType(shape.element_type)) return Status::Ok();
-  return Unimplemented(what, " runs in f32, f64, c64 and c128; found ", shape.ToString());
+  return Unimplemented("Unsupported dtype ", GetElementTypeInfo(shape.element_type).name, ": ",
+                       what, " runs in f32, f64, c64 and c128; found ", shape.ToString());
 }
 
 // --- cholesky, triangular_solve ----------------------------------------------
@@ -389,7 +394,10 @@ Status LowerEigh(Lowering& lowering, const ir::Operation& op) {
 // "left,right" (0 or 1 each), as kiln_pjrt/linalg.py emits it.
 Status LowerEig(Lowering& lowering, const ir::Operation& op) {
   ir::Attribute config = op.GetAttr("backend_config");
-  const std::string_view text = config.Is(ir::AttrKind::kString) ? config->text : "";
+  // A view of the attribute itself (a conditional with "" would copy it into a
+  // temporary that dies at the semicolon).
+  const std::string_view text =
+      config.Is(ir::AttrKind::kString) ? std::string_view(config->text) : std::string_view();
   if (text != "0,0" && text != "0,1" && text != "1,0" && text != "1,1") {
     return InvalidArgument("Eig's backend_config must be \"left,right\" with 0 or 1 each, "
                            "found \"", text, "\"");
@@ -426,6 +434,79 @@ Status LowerEig(Lowering& lowering, const ir::Operation& op) {
   });
 }
 
+// Tridiagonal(a [..., n, n]) -> (a, d [..., n], e [..., n-1], taus
+// [..., n-1]), backend_config "lower" 0 or 1: LAPACK sytrd/hetrd
+// (kiln_pjrt's lowering of lax.linalg.tridiagonal).
+Status LowerTridiagonal(Lowering& lowering, const ir::Operation& op) {
+  ir::Attribute config = op.GetAttr("backend_config");
+  // A view of the attribute itself (a conditional with "" would copy it into a
+  // temporary that dies at the semicolon).
+  const std::string_view text =
+      config.Is(ir::AttrKind::kString) ? std::string_view(config->text) : std::string_view();
+  if (text != "0" && text != "1") {
+    return InvalidArgument("Tridiagonal's backend_config must be \"lower\", 0 or 1, found \"",
+                           text, "\"");
+  }
+  if (op.operands().size() != 1 || op.num_results() != 4) {
+    return InvalidArgument("Tridiagonal takes one operand and gives (a, d, e, taus)");
+  }
+  KILN_ASSIGN_OR_RETURN(Shape shape, lowering.ShapeOf(op.operand(0)));
+  KILN_RETURN_IF_ERROR(CheckLinalgType(shape, "Tridiagonal"));
+  KILN_ASSIGN_OR_RETURN(Matrices a, MatricesOf(shape, "Tridiagonal's operand"));
+  const ElementType real = shape.element_type == ElementType::kC64    ? ElementType::kF32
+                           : shape.element_type == ElementType::kC128 ? ElementType::kF64
+                                                                      : shape.element_type;
+  const int64_t off = std::max<int64_t>(a.rows - 1, 0);
+  const std::pair<ElementType, int64_t> expected[] = {
+      {shape.element_type, a.batch * a.rows * a.rows}, {real, a.batch * a.rows},
+      {real, a.batch * off}, {shape.element_type, a.batch * off}};
+  bool fits = a.rows == a.cols;
+  for (size_t r = 0; r < 4 && fits; ++r) {
+    KILN_ASSIGN_OR_RETURN(Shape result, lowering.ShapeOf(op.result(r)));
+    fits = result.element_type == expected[r].first && result.NumElements() == expected[r].second;
+  }
+  if (!fits) {
+    return InvalidArgument("Tridiagonal of square matrices ", shape.ToString(),
+                           " gives a of the same shape, d [..., n] and e [..., n-1] of the real "
+                           "type, taus [..., n-1]; the result types differ");
+  }
+  const bool lower = text == "1";
+  return lowering.Emit(op, [type = shape.element_type, a, lower](RunContext& ctx) {
+    return kernels::Tridiagonalize(type, ctx.in(0), ctx.out(0), ctx.out(1), ctx.out(2),
+                                   ctx.out(3), a.batch, a.rows, lower);
+  });
+}
+
+// TridiagonalSolve(dl, d, du [..., n], b [..., n, k]) -> x [..., n, k]:
+// LAPACK gtsv, NaN for a singular system (kiln_pjrt's lowering of
+// lax.linalg.tridiagonal_solve).
+Status LowerTridiagonalSolve(Lowering& lowering, const ir::Operation& op) {
+  if (op.operands().size() != 4 || op.num_results() != 1) {
+    return InvalidArgument("TridiagonalSolve takes (dl, d, du, b) and gives x");
+  }
+  KILN_ASSIGN_OR_RETURN(Shape b, lowering.ShapeOf(op.operand(3)));
+  KILN_RETURN_IF_ERROR(CheckLinalgType(b, "TridiagonalSolve"));
+  KILN_ASSIGN_OR_RETURN(Matrices system, MatricesOf(b, "TridiagonalSolve's b"));
+  std::vector<int64_t> diagonal_dims(b.dims.begin(), b.dims.end() - 1);
+  for (size_t i = 0; i < 3; ++i) {
+    KILN_ASSIGN_OR_RETURN(Shape diagonal, lowering.ShapeOf(op.operand(i)));
+    if (diagonal.element_type != b.element_type || diagonal.dims != diagonal_dims) {
+      return InvalidArgument("TridiagonalSolve's diagonals must be ",
+                             Shape{b.element_type, diagonal_dims}.ToString(), " for b ",
+                             b.ToString(), ", found ", diagonal.ToString());
+    }
+  }
+  KILN_ASSIGN_OR_RETURN(Shape result, lowering.ShapeOf(op.result(0)));
+  if (result.element_type != b.element_type || result.dims != b.dims) {
+    return InvalidArgument("TridiagonalSolve gives x of b's shape ", b.ToString(), ", found ",
+                           result.ToString());
+  }
+  return lowering.Emit(op, [type = b.element_type, system](RunContext& ctx) {
+    return kernels::TridiagonalSolve(type, ctx.in(0), ctx.in(1), ctx.in(2), ctx.in(3),
+                                     ctx.out(0), system.batch, system.rows, system.cols);
+  });
+}
+
 constexpr LoweringRule kRules[] = {
     {ir::OpCode::kCholesky, LowerCholesky},
     {ir::OpCode::kTriangularSolve, LowerTriangularSolve},
@@ -447,6 +528,8 @@ StatusOr<bool> LowerKnownCustomCall(Lowering& lowering, const ir::Operation& op,
   if (target == "ApproxTopK") lower = LowerApproxTopK;
   if (target == "Eigh") lower = LowerEigh;
   if (target == "Eig") lower = LowerEig;
+  if (target == "Tridiagonal") lower = LowerTridiagonal;
+  if (target == "TridiagonalSolve") lower = LowerTridiagonalSolve;
   if (lower == nullptr) return false;
   KILN_RETURN_IF_ERROR(lower(lowering, op));
   return true;
