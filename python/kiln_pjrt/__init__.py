@@ -48,11 +48,38 @@ def initialize() -> None:
 
     xla_bridge.register_plugin(
         PLATFORM_NAME, priority=JAX_PRIORITY, library_path=path, options=None)
+    _add_cpu_platform()
     _enable_donation()
     from kiln_pjrt import callbacks, linalg
 
     linalg.register()
     callbacks.register()
+
+
+def _add_cpu_platform() -> None:
+    """With `JAX_PLATFORMS=kiln`, adds `cpu` after it, so that host callbacks work.
+
+    JAX runs the Python body of every host callback (`jax.debug.print`,
+    `jax.debug.callback`, `pure_callback`, `io_callback`) with its arguments
+    put on a device of its CPU backend (`xb.local_devices(backend="cpu")` in
+    jax/_src/callback.py and debugging.py); without it they raise "failed to
+    find a local CPU device". JAX reads the platform list after plugin
+    discovery, so the list a user named, e.g. `kiln`, becomes `kiln,cpu`:
+    Kiln stays first, the default backend, and the CPU backend is there for
+    callbacks. `KILN_ADD_CPU_PLATFORM=0` keeps the list as it was.
+    """
+    if os.environ.get("KILN_ADD_CPU_PLATFORM", "1") == "0":
+        return
+    try:
+        from jax._src import config
+    except ImportError:
+        return
+    platforms = config.jax_platforms.value
+    if not platforms:
+        return
+    names = [name.strip() for name in platforms.split(",")]
+    if PLATFORM_NAME in names and "cpu" not in names:
+        config.config.update("jax_platforms", ",".join(names + ["cpu"]))
 
 
 def _enable_donation() -> None:

@@ -15,7 +15,10 @@ of PJRT_ExecuteOptions (docs/framework-notes.md, "Host callbacks").
 
 These are private JAX names. Each is looked up with getattr; if one is
 missing (a JAX that moved it), nothing is changed and JAX's own error stays.
-Callback bodies run on JAX's CPU backend, so run with JAX_PLATFORMS=kiln,cpu.
+Callback bodies run on JAX's CPU backend, which `initialize()` adds to
+JAX_PLATFORMS after `kiln` (`_add_cpu_platform`).
+`jax.debug.inspect_array_sharding` gets a rule of its own for `kiln`
+(`_inspect_sharding_rule`).
 """
 
 import functools
@@ -75,6 +78,50 @@ def _kiln_emitter(original, callback_module):
     return emit_python_callback
 
 
+def _inspect_sharding_rule(debugging, original):
+    """jax.debug.inspect_array_sharding on Kiln.
+
+    JAX's rule, for a program over several devices, emits a custom call
+    `InspectSharding` whose backend_config is a pointer to a Python callable
+    that XLA's SPMD partitioner (in jaxlib) calls with the sharding it chose;
+    no plugin can call it. Kiln computes every value whole on each device
+    (issue 28 will partition per op), so the sharding of any value inside
+    the program is "replicated over the program's devices": this rule calls
+    the callback with that sharding at lowering time, as JAX's own rule does
+    for a single device, and emits nothing.
+    """
+    import numpy as np
+    from jax._src import mesh as mesh_lib
+    from jax._src import sharding_impls
+    from jax._src.sharding_impls import NamedSharding
+    from jax.sharding import PartitionSpec
+
+    def rule(ctx, value, *, callback):
+        axis_context = ctx.module_context.axis_context
+        mesh = mesh_lib.thread_resources.env.physical_mesh
+        if isinstance(axis_context, sharding_impls.ShardingContext):
+            devices = axis_context.device_assignment
+            abstract = axis_context.abstract_mesh
+            if devices is not None and abstract is not None:
+                mesh = mesh_lib.Mesh(np.array(devices).reshape(abstract.axis_sizes),
+                                     abstract.axis_names)
+        elif isinstance(axis_context, sharding_impls.SPMDAxisContext):
+            mesh = axis_context.mesh
+            devices = axis_context.mesh._flat_devices_tuple
+        else:
+            return original(ctx, value, callback=callback)
+        if devices is None or len(devices) == 1:
+            return original(ctx, value, callback=callback)
+        if mesh.empty:
+            callback(sharding_impls.GSPMDSharding(devices,
+                                                  sharding_impls.replicated_hlo_sharding))
+        else:
+            callback(NamedSharding(mesh, PartitionSpec()))
+        return []
+
+    return rule
+
+
 def register() -> None:
     """Lets `kiln` modules lower host callbacks (called from `initialize()`)."""
     try:
@@ -97,3 +144,8 @@ def register() -> None:
     for primitive, rule in rules:
         # Like TPU's: channel ids make a lowering unfit for the cache.
         mlir.register_lowering(primitive, rule, platform=PLATFORM_NAME, cacheable=False)
+    inspect = getattr(debugging, "inspect_sharding_p", None)
+    inspect_rule = getattr(debugging, "_inspect_sharding_lowering_rule", None)
+    if inspect is not None and inspect_rule is not None:
+        mlir.register_lowering(inspect, _inspect_sharding_rule(debugging, inspect_rule),
+                               platform=PLATFORM_NAME)

@@ -234,7 +234,7 @@ bool UsesCollectives(const Graph& graph) {
   static constexpr std::string_view kCollectives[] = {
       "stablehlo.all_reduce", "stablehlo.all_gather", "stablehlo.reduce_scatter",
       "stablehlo.all_to_all", "stablehlo.collective_permute", "stablehlo.collective_broadcast",
-      "stablehlo.collective_reduce", "kiln.spmd_gather"};
+      "stablehlo.collective_reduce", "kiln.spmd_gather", kSharedHostRecv};
   for (const Node& node : graph.nodes) {
     if (std::find(std::begin(kCollectives), std::end(kCollectives), node.op) !=
         std::end(kCollectives)) {

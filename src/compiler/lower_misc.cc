@@ -6,6 +6,7 @@
 #include <cstring>
 #include <functional>
 
+#include "base/small_vector.h"
 #include "compiler/lowering.h"
 #include "kernels/elementwise.h"
 
@@ -216,10 +217,29 @@ Status LowerDeviceRecv(Lowering& lowering, const ir::Operation& op) {
   });
 }
 
+// The one partition a host transfer runs on, when JAX placed it on one
+// device: a callback outside shard_map in a program over several devices
+// gets `sdy.sharding` on a mesh of no axes and one device (`@maximal_mesh_0
+// = <[], device_ids=[0]>`), and XLA runs it there alone. nullopt: every
+// partition runs it (one device, or a shard_map body's callbacks).
+StatusOr<std::optional<int64_t>> MaximalPartition(Lowering& lowering, const ir::Operation& op) {
+  const ir::Attribute sharding = op.GetAttr("sdy.sharding");
+  if (lowering.spmd() == nullptr || !sharding.Is(ir::AttrKind::kOpaque)) {
+    return std::optional<int64_t>();
+  }
+  KILN_ASSIGN_OR_RETURN(std::vector<TensorSharding> values,
+                        ParseShardingPerValue(sharding->text, lowering.spmd()->meshes));
+  if (values.empty() || !values[0].mesh.axes.empty() || values[0].mesh.device_ids.size() != 1) {
+    return std::optional<int64_t>();
+  }
+  return std::optional<int64_t>(values[0].mesh.device_ids[0]);
+}
+
 // send(operands..., token) -> token: each operand to the host in order.
 Status LowerSend(Lowering& lowering, const ir::Operation& op) {
   if (!IsHostTransfer(op)) return LowerDeviceSend(lowering, op);
   KILN_ASSIGN_OR_RETURN(int64_t channel, HostChannel(op, 2));
+  KILN_ASSIGN_OR_RETURN(std::optional<int64_t> only, MaximalPartition(lowering, op));
   std::vector<ValueId> inputs;
   std::vector<Shape> shapes;
   for (size_t i = 0; i + 1 < op.operands().size(); ++i) {
@@ -230,7 +250,8 @@ Status LowerSend(Lowering& lowering, const ir::Operation& op) {
   KILN_ASSIGN_OR_RETURN(
       std::vector<ValueId> outputs,
       lowering.EmitNode(op, inputs, {Shape{ElementType::kToken, {}}},
-                        [channel, shapes](RunContext& ctx) {
+                        [channel, shapes, only](RunContext& ctx) {
+                          if (only && ctx.env().partition_id != *only) return Status::Ok();
                           if (ctx.env().host == nullptr) return NoHost("stablehlo.send", channel);
                           for (size_t i = 0; i < shapes.size(); ++i) {
                             KILN_RETURN_IF_ERROR(ctx.env().host->Send(channel, shapes[i],
@@ -243,10 +264,38 @@ Status LowerSend(Lowering& lowering, const ir::Operation& op) {
   return Status::Ok();
 }
 
+// What a recv placed on one partition gives the others: they meet (all
+// partitions of this replica) and copy that partition's results.
+Status ShareFromPartition(RunContext& ctx, int64_t source, std::span<const Shape> shapes) {
+  const ExecutionEnv& env = ctx.env();
+  if (env.num_partitions <= 1) return Status::Ok();
+  if (env.collectives == nullptr) {
+    return FailedPrecondition("a host recv placed on partition ", source, " of ",
+                              env.num_partitions, " has no peers to share its results with");
+  }
+  SmallVector<int64_t> group;
+  for (int64_t p = 0; p < env.num_partitions; ++p) {
+    group.push_back(env.replica_id * env.num_partitions + p);
+  }
+  void** mine = ctx.env().Pointers(&ctx.node(), shapes.size());
+  for (size_t r = 0; r < shapes.size(); ++r) mine[r] = ctx.out(r);
+  return env.collectives->Meet(group, std::span(mine, shapes.size()),
+                               [&](std::span<void* const> all) {
+                                 if (env.partition_id == source) return Status::Ok();
+                                 for (size_t r = 0; r < shapes.size(); ++r) {
+                                   std::memcpy(ctx.out(r),
+                                               all[static_cast<size_t>(source) * shapes.size() + r],
+                                               shapes[r].ByteSize());
+                                 }
+                                 return Status::Ok();
+                               });
+}
+
 // recv(token) -> (results..., token): each result from the host in order.
 Status LowerRecv(Lowering& lowering, const ir::Operation& op) {
   if (!IsHostTransfer(op)) return LowerDeviceRecv(lowering, op);
   KILN_ASSIGN_OR_RETURN(int64_t channel, HostChannel(op, 3));
+  KILN_ASSIGN_OR_RETURN(std::optional<int64_t> only, MaximalPartition(lowering, op));
   std::vector<Shape> shapes;
   for (size_t r = 0; r + 1 < op.num_results(); ++r) {
     KILN_ASSIGN_OR_RETURN(Shape shape, lowering.ShapeOf(op.result(r)));
@@ -257,15 +306,22 @@ Status LowerRecv(Lowering& lowering, const ir::Operation& op) {
   KILN_ASSIGN_OR_RETURN(
       std::vector<ValueId> ids,
       lowering.EmitNode(op, {}, std::move(outputs),
-                        [channel, shapes](RunContext& ctx) {
-                          if (ctx.env().host == nullptr) return NoHost("stablehlo.recv", channel);
-                          for (size_t r = 0; r < shapes.size(); ++r) {
-                            KILN_RETURN_IF_ERROR(ctx.env().host->Recv(channel, shapes[r],
-                                                                      ctx.out(r)));
+                        [channel, shapes, only](RunContext& ctx) {
+                          if (!only || ctx.env().partition_id == *only) {
+                            if (ctx.env().host == nullptr) {
+                              return NoHost("stablehlo.recv", channel);
+                            }
+                            for (size_t r = 0; r < shapes.size(); ++r) {
+                              KILN_RETURN_IF_ERROR(ctx.env().host->Recv(channel, shapes[r],
+                                                                        ctx.out(r)));
+                            }
                           }
-                          return Status::Ok();
+                          return only ? ShareFromPartition(ctx, *only, shapes) : Status::Ok();
                         },
                         {}, {}, /*foldable=*/false));
+  // Named apart: a recv whose results are shared meets the other partitions,
+  // so the launch must queue its devices' runs together (UsesCollectives).
+  if (only && lowering.spmd() != nullptr) lowering.graph().nodes.back().op = kSharedHostRecv;
   for (size_t r = 0; r < ids.size(); ++r) lowering.Bind(op.result(r), ids[r]);
   return Status::Ok();
 }

@@ -47,6 +47,10 @@ StridedRead MakeRead(ValueId source, std::vector<int64_t> dims, std::vector<int6
 // program computes on whole arrays, gathering tiles where it needs a whole
 // array, and sdy.manual_computation bodies run on their local tiles with
 // real collectives.
+// The name of a host recv node that runs on one partition and shares its
+// results with the others (a meeting, like a collective).
+inline constexpr std::string_view kSharedHostRecv = "kiln.shared_host_recv";
+
 struct Spmd {
   MeshTable meshes;
   std::vector<std::optional<TensorSharding>> parameters;

@@ -143,3 +143,84 @@ def test_a_failing_callback_raises_in_python_and_kiln_carries_on(run_python):
     """, env={"JAX_PLATFORMS": "kiln,cpu"}, check=False)
     lines = result.stdout.splitlines()
     assert lines[:3] == ["raised True", "raised True", "after 2.0"], result.stdout + result.stderr
+
+
+def test_callbacks_need_only_kiln_in_jax_platforms(run_python):
+    # JAX runs callback bodies on its CPU backend; kiln_pjrt adds `cpu` after
+    # `kiln` when the user names only `kiln` (kiln stays the default).
+    result = run_python("""
+        import jax, jax.numpy as jnp, numpy as np
+        assert jax.default_backend() == "kiln", jax.default_backend()
+        assert all(d.platform == "kiln" for d in jax.devices())
+        @jax.jit
+        def f(x):
+            jax.debug.print("x={x}", x=x)
+            return jax.pure_callback(np.sin, jax.ShapeDtypeStruct(x.shape, x.dtype), x)
+        print([round(float(v), 3) for v in np.asarray(f(jnp.arange(3.0)))])
+        def body(carry, x):
+            jax.debug.callback(lambda v: print("step", int(v)), x)
+            return carry + x, None
+        print(int(jax.jit(lambda xs: jax.lax.scan(body, 0, xs)[0])(jnp.arange(3))))
+    """, env={"JAX_PLATFORMS": "kiln"})
+    assert result.stdout.splitlines() == ["x=[0. 1. 2.]", "[0.0, 0.841, 0.909]",
+                                          "step 0", "step 1", "step 2", "3"], result.stdout
+
+
+def test_the_platform_list_can_be_kept_as_named(run_python):
+    result = run_python("""
+        import jax
+        try:
+            jax.devices("cpu")
+            print("cpu present")
+        except RuntimeError:
+            print("kiln only")
+    """, env={"JAX_PLATFORMS": "kiln", "KILN_ADD_CPU_PLATFORM": "0"})
+    assert result.stdout.strip() == "kiln only", result.stdout
+
+
+def test_a_callback_outside_shard_map_runs_once_in_a_sharded_program(run_python):
+    # JAX places it on one device (sdy.sharding on a mesh of one device);
+    # XLA runs it there alone and shares a recv's results with the others.
+    result = run_python("""
+        import jax, jax.numpy as jnp, numpy as np
+        from jax.experimental import io_callback
+        from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+        mesh = Mesh(np.array(jax.devices()), ("x",))
+        x = jax.device_put(jnp.arange(4.0), NamedSharding(mesh, P("x")))
+        calls = []
+        def f(x):
+            jax.debug.print("whole {x}", x=x)
+            io_callback(lambda v: calls.append(float(v.sum())), None, x, ordered=True)
+            y = jax.pure_callback(lambda v: np.asarray(v) * 10,
+                                  jax.ShapeDtypeStruct(x.shape, x.dtype), x)
+            return y + 1
+        print(np.asarray(jax.jit(f)(x)).tolist())
+        jax.effects_barrier()
+        print("calls", calls)
+        print(np.asarray(jax.pmap(lambda v: (jax.debug.print("each {v}", v=v), v)[1])(
+            jnp.arange(2.0))).tolist())
+    """, env={"JAX_PLATFORMS": "kiln", "KILN_NUM_DEVICES": "2"})
+    lines = result.stdout.splitlines()
+    assert lines.count("whole [0. 1. 2. 3.]") == 1, result.stdout
+    assert "[1.0, 11.0, 21.0, 31.0]" in lines and "calls [6.0]" in lines, result.stdout
+    assert sorted(l for l in lines if l.startswith("each")) == ["each 0.0", "each 1.0"]
+
+
+def test_inspect_array_sharding_reports_how_kiln_holds_the_value(run_python):
+    # Kiln computes every value whole on each device (issue 28 partitions per
+    # op): the sharding it reports is replicated over the program's devices.
+    result = run_python("""
+        import jax, jax.numpy as jnp, numpy as np
+        from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+        seen = []
+        def f(x):
+            jax.debug.inspect_array_sharding(x, callback=seen.append)
+            return x * 2
+        mesh = Mesh(np.array(jax.devices()), ("x",))
+        x = jax.device_put(jnp.arange(4.0), NamedSharding(mesh, P("x")))
+        print(np.asarray(jax.jit(f)(x)).tolist())
+        print(np.asarray(jax.jit(f)(jnp.arange(2.0))).tolist())
+        print(len(seen), [len(s.device_set) for s in seen], tuple(seen[0].spec))
+    """, env={"JAX_PLATFORMS": "kiln", "KILN_NUM_DEVICES": "2"})
+    assert result.stdout.splitlines() == ["[0.0, 2.0, 4.0, 6.0]", "[0.0, 2.0]",
+                                          "2 [2, 1] ()"], result.stdout
