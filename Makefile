@@ -13,8 +13,16 @@ PYTHON_PACKAGES := jax==$(JAX_VERSION) jaxlib==$(JAXLIB_VERSION) numpy pytest ml
 TORCH_VERSION  := 2.9.0
 TORCH_PACKAGES := torch==$(TORCH_VERSION) torch_xla==$(TORCH_VERSION) pytest
 
+# `make test-jax-suite` only (opt-in): JAX's own tests of the release in
+# ../shared/suites/jax-tests, in a virtual environment of that release.
+JAX_SUITE_VERSION  := 0.11.0
+JAX_SUITE_PACKAGES := jax==$(JAX_SUITE_VERSION) jaxlib==$(JAX_SUITE_VERSION) numpy scipy \
+                      pytest pytest-xdist pytest-timeout absl-py hypothesis cloudpickle mpmath \
+                      portpicker pillow
+
 VENV       := .venv
 TORCH_VENV := .venv-torch
+JAX_SUITE_VENV := .venv-jax-suite
 PY         := $(VENV)/bin/python
 STAMPS     := build/stamps
 CPP_BUILD  := build/cpp
@@ -42,7 +50,8 @@ SUDO  := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 KILN_SOURCES := $(shell find src python cmake -type f ! -path '*/__pycache__/*' 2>/dev/null) \
                 CMakeLists.txt pyproject.toml README.md
 
-.PHONY: all setup install demo build test test-cpp test-asan test-fuzz test-python test-torch fuzz bench bench-read clean distclean
+.PHONY: all setup install demo build test test-cpp test-asan test-fuzz test-python test-torch \
+        test-jax-suite test-torch-suite fuzz bench bench-read clean distclean
 all: build
 
 setup: install
@@ -83,6 +92,18 @@ test-python: install
 test-torch: $(TORCH_VENV)/.kiln-installed
 	$(TORCH_VENV)/bin/python -m pytest tests/torch
 
+# The frameworks' own test suites as conformance gates (opt-in, long): each
+# file of ../shared/suites/<suite>-tests runs on Kiln and on the framework's
+# CPU backend; the report (build/suites/<suite>/report.md) counts the tests
+# passing on the CPU backend that pass on Kiln too. FILES=a,b picks files;
+# SUITE_ARGS passes more (--jobs, --keyword, --platforms kiln to reuse the
+# CPU backend's last results). docs/conformance.md records the figures.
+test-jax-suite: $(JAX_SUITE_VENV)/.kiln-installed
+	$(JAX_SUITE_VENV)/bin/python tests/suites/run_suite.py jax $(if $(FILES),--files $(FILES)) $(SUITE_ARGS)
+
+test-torch-suite: $(TORCH_VENV)/.kiln-installed
+	$(TORCH_VENV)/bin/python tests/suites/run_suite.py torch $(if $(FILES),--files $(FILES)) $(SUITE_ARGS)
+
 # Kiln beside JAX's CPU backend on every workload of bench/workloads.py, in
 # one process (not part of `make test`): a markdown table and
 # build/bench/results.{md,json}. One workload or group: make bench ONLY=sort_1M
@@ -107,7 +128,7 @@ clean:
 	rm -rf build
 
 distclean: clean
-	rm -rf $(VENV) $(TORCH_VENV)
+	rm -rf $(VENV) $(TORCH_VENV) $(JAX_SUITE_VENV)
 
 $(TEST_DATA)/.stamp: $(VENV)/.kiln-deps tests/data/make_artifacts.py
 	$(PY) tests/data/make_artifacts.py --out $(TEST_DATA)
@@ -201,3 +222,9 @@ $(TORCH_VENV)/.kiln-deps: Makefile | $(STAMPS)/system-packages
 
 $(TORCH_VENV)/.kiln-installed: $(TORCH_VENV)/.kiln-deps $(KILN_SOURCES) $(CPP_BUILD)/build.ninja
 	$(call install-kiln,$(TORCH_VENV))
+
+$(JAX_SUITE_VENV)/.kiln-deps: Makefile | $(STAMPS)/system-packages
+	$(call make-venv,$(JAX_SUITE_VENV),$(JAX_SUITE_PACKAGES))
+
+$(JAX_SUITE_VENV)/.kiln-installed: $(JAX_SUITE_VENV)/.kiln-deps $(KILN_SOURCES) $(CPP_BUILD)/build.ninja
+	$(call install-kiln,$(JAX_SUITE_VENV))
