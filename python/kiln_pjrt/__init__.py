@@ -57,29 +57,49 @@ def initialize() -> None:
 
 
 def _add_cpu_platform() -> None:
-    """With `JAX_PLATFORMS=kiln`, adds `cpu` after it, so that host callbacks work.
+    """With `JAX_PLATFORMS=kiln`, makes JAX's CPU backend exist too, for host callbacks.
 
     JAX runs the Python body of every host callback (`jax.debug.print`,
     `jax.debug.callback`, `pure_callback`, `io_callback`) with its arguments
     put on a device of its CPU backend (`xb.local_devices(backend="cpu")` in
-    jax/_src/callback.py and debugging.py); without it they raise "failed to
-    find a local CPU device". JAX reads the platform list after plugin
-    discovery, so the list a user named, e.g. `kiln`, becomes `kiln,cpu`:
-    Kiln stays first, the default backend, and the CPU backend is there for
-    callbacks. `KILN_ADD_CPU_PLATFORM=0` keeps the list as it was.
+    jax/_src/callback.py and debugging.py); without one they raise "failed to
+    find a local CPU device". JAX builds its backends from the platform list
+    once (`xla_bridge.backends()`); this wraps that function so that, when
+    the list gave Kiln but not the CPU backend, the CPU client is created
+    and added beside Kiln. Kiln stays the default backend, `jax.devices()`
+    lists Kiln's devices, and the user's `jax_platforms` setting is left as
+    it was (JAX's own tests check that config values do not change).
+    `KILN_ADD_CPU_PLATFORM=0` turns this off.
     """
     if os.environ.get("KILN_ADD_CPU_PLATFORM", "1") == "0":
         return
     try:
-        from jax._src import config
+        from jax._src import xla_bridge
     except ImportError:
         return
-    platforms = config.jax_platforms.value
-    if not platforms:
+    original = getattr(xla_bridge, "backends", None)
+    lock = getattr(xla_bridge, "_backend_lock", None)
+    if (original is None or lock is None or getattr(original, "_kiln_wrapped", False)
+            or not hasattr(xla_bridge, "_init_backend")
+            or not hasattr(xla_bridge, "_backend_factories")):
         return
-    names = [name.strip() for name in platforms.split(",")]
-    if PLATFORM_NAME in names and "cpu" not in names:
-        config.config.update("jax_platforms", ",".join(names + ["cpu"]))
+
+    def backends():
+        result = original()
+        if PLATFORM_NAME in result and "cpu" not in result and \
+                "cpu" in xla_bridge._backend_factories:
+            with lock:
+                table = xla_bridge._backends
+                if PLATFORM_NAME in table and "cpu" not in table:
+                    try:
+                        table["cpu"] = xla_bridge._init_backend("cpu")
+                    except Exception:  # noqa: BLE001 - callbacks then fail as before
+                        pass
+        return result
+
+    backends.__doc__ = original.__doc__
+    backends._kiln_wrapped = True
+    xla_bridge.backends = backends
 
 
 def _enable_donation() -> None:
