@@ -306,6 +306,85 @@ Status UnaryFloat(UnaryOp op, const void* in, void* out, int64_t n) {
   return Status::Ok();
 }
 
+// Complex functions as XLA's CPU backend computes them (its elemental IR
+// emitter, and StableHLO's CHLO decompositions for cosh and sinh), with
+// accurate real parts where XLA's structure allows (expm1's real part is
+// expm1(a) cos b + cosm1(b), not exp(z) - 1). JAX's complex-plane tests
+// compare these with mpmath region by region; C++'s std:: forms differ from
+// XLA's at infinities and NaN (cosh(-inf + inf i) is NaN + NaN i there).
+
+// exp(a + bi): the halves of exp(a) when it overflows (e^a cos b may still
+// be finite), and a real result for a real input.
+template <typename T>
+T ComplexExp(T z) {
+  using R = typename T::value_type;
+  const R a = z.real(), b = z.imag();
+  const R e = std::exp(a);
+  const R inf = std::numeric_limits<R>::infinity();
+  if (e == inf) {
+    const R h = std::exp(a * R(0.5));
+    return T((h * std::cos(b)) * h, b == R(0) ? R(0) : (h * std::sin(b)) * h);
+  }
+  return T(e * std::cos(b), b == R(0) ? R(0) : e * std::sin(b));
+}
+
+// cos(b) - 1 without cancellation.
+template <typename R>
+R CosMinusOne(R b) {
+  const R half = std::sin(b * R(0.5));
+  return R(-2) * half * half;
+}
+
+// expm1(a + bi) = (expm1(a) cos b + cosm1(b)) + i e^a sin b.
+template <typename T>
+T ComplexExpm1(T z) {
+  using R = typename T::value_type;
+  const R a = z.real(), b = z.imag();
+  const R em = std::expm1(a);
+  const R cm = CosMinusOne(b);
+  const R c = cm + R(1);
+  return T(em * c + cm, b == R(0) ? R(0) : (em + R(1)) * std::sin(b));
+}
+
+// tanh(a + bi) from expm1(2a) and expm1(-2a), clamped to +-1 when they
+// overflow; tan z = -i tanh(iz).
+template <typename T>
+T ComplexTanh(T z) {
+  using R = typename T::value_type;
+  const R a = z.real(), b = z.imag();
+  const R twice = a + a;
+  const R up = std::expm1(twice), down = std::expm1(-twice);
+  const R cb = std::cos(b);
+  const R imag_numerator = R(4) * (cb * std::sin(b));
+  const R sum = up + down;
+  const R denominator = sum + (cb * cb) * R(4);
+  R re = sum == std::numeric_limits<R>::infinity() ? std::copysign(R(1), a)
+                                                    : (up - down) / denominator;
+  R im = imag_numerator / denominator;
+  const bool sin_nan = std::isnan(imag_numerator);
+  const bool a_infinite = std::isinf(a);
+  if (sin_nan && !a_infinite) re = std::numeric_limits<R>::quiet_NaN();
+  if (b == R(0) || (a_infinite && sin_nan)) im = R(0);
+  return T(re, im);
+}
+
+template <typename T>
+T ComplexTan(T z) {
+  const T t = ComplexTanh(T(-z.imag(), z.real()));
+  return T(t.imag(), -t.real());
+}
+
+// CHLO's decompositions: cosh z = e^(z + log 1/2) + e^(log 1/2 - z), sinh
+// the difference.
+template <typename T>
+T ComplexCoshOrSinh(T z, bool cosh) {
+  using R = typename T::value_type;
+  const R log_half = std::log(R(0.5));
+  const T up = ComplexExp(T(z.real() + log_half, z.imag()));
+  const T down = ComplexExp(T(log_half - z.real(), -z.imag()));
+  return cosh ? up + down : up - down;
+}
+
 template <typename T>
 Status UnaryComplex(UnaryOp op, const void* in, void* out, int64_t n) {
   using R = typename T::value_type;
@@ -317,10 +396,10 @@ Status UnaryComplex(UnaryOp op, const void* in, void* out, int64_t n) {
     case UnaryOp::kImag: map_real([](T x) { return x.imag(); }); break;
     case UnaryOp::kCosine: map(40, [](T x) { return std::cos(x); }); break;
     case UnaryOp::kSine: map(40, [](T x) { return std::sin(x); }); break;
-    case UnaryOp::kTan: map(40, [](T x) { return std::tan(x); }); break;
-    case UnaryOp::kTanh: map(40, [](T x) { return std::tanh(x); }); break;
-    case UnaryOp::kExponential: map(40, [](T x) { return std::exp(x); }); break;
-    case UnaryOp::kExponentialMinusOne: map(40, [](T x) { return std::exp(x) - T(1); }); break;
+    case UnaryOp::kTan: map(40, [](T x) { return ComplexTan(x); }); break;
+    case UnaryOp::kTanh: map(40, [](T x) { return ComplexTanh(x); }); break;
+    case UnaryOp::kExponential: map(40, [](T x) { return ComplexExp(x); }); break;
+    case UnaryOp::kExponentialMinusOne: map(40, [](T x) { return ComplexExpm1(x); }); break;
     case UnaryOp::kLog:
       map(40, [](T x) { return std::log(T(FlushDenormal(x.real()), FlushDenormal(x.imag()))); });
       break;
@@ -333,8 +412,8 @@ Status UnaryComplex(UnaryOp op, const void* in, void* out, int64_t n) {
     case UnaryOp::kAsinh: map(80, [](T x) { return std::asinh(x); }); break;
     case UnaryOp::kAtan: map(80, [](T x) { return std::atan(x); }); break;
     case UnaryOp::kAtanh: map(80, [](T x) { return std::atanh(x); }); break;
-    case UnaryOp::kCosh: map(40, [](T x) { return std::cosh(x); }); break;
-    case UnaryOp::kSinh: map(40, [](T x) { return std::sinh(x); }); break;
+    case UnaryOp::kCosh: map(40, [](T x) { return ComplexCoshOrSinh(x, true); }); break;
+    case UnaryOp::kSinh: map(40, [](T x) { return ComplexCoshOrSinh(x, false); }); break;
     case UnaryOp::kConj: map(1, [](T x) { return std::conj(x); }); break;
     case UnaryOp::kSquare: map(4, [](T x) { return ComplexMultiply(x, x); }); break;
     case UnaryOp::kSqrt: map(20, [](T x) { return std::sqrt(x); }); break;

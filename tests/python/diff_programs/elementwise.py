@@ -83,6 +83,20 @@ def _unary_cases():
         cases.append(Case(f"{name}_c64_special", UNARY_FLOAT[name], (special_c,)))
     for name, fn in UNARY_COMPLEX_ONLY.items():
         cases.append(Case(f"{name}_c64", fn, (special_c,)))
+    # Infinities and NaN in either part (XLA's forms, not C++'s: cosh(-inf +
+    # inf i) is NaN + NaN i), and magnitudes from 1e-38 to 1e38, where
+    # expm1's real part needs expm1(a) cos b + cosm1(b) (JAX's complex-plane
+    # accuracy tests).
+    nonfinite_c = _complex_nonfinite_pairs()[0][:, 0]
+    magnitudes = np.array([0.0, 1.2e-38, 5e-31, 2e-23, 1e-15, 4.5e-8, 0.3, 2.0, 8.8e7, 1.7e23,
+                           3.4e38], np.float32)
+    grid = (magnitudes[:, None] + 1j * magnitudes[None, :]).astype(C64)
+    grid = np.concatenate([grid, -grid, np.conj(grid)])
+    for name in ("exp", "expm1", "tan", "tanh", "cosh", "sinh"):
+        cases.append(Case(f"{name}_c64_nonfinite", UNARY_FLOAT[name], (nonfinite_c,)))
+        # No absolute tolerance: a real part of 1e-17 must not be 0.
+        cases.append(Case(f"{name}_c64_magnitudes", UNARY_FLOAT[name], (grid,), 1e-5,
+                          0.0 if name == "expm1" else 1e-6))
     for dtype in NUMERIC:
         x = _in.specials(dtype)
         for name, fn in UNARY_NUMERIC.items():
