@@ -136,6 +136,22 @@ std::optional<std::pair<ValueId, int64_t>> SplatSource(Lowering& lowering, Value
   return std::nullopt;
 }
 
+// A scatter's result i may take over the memory of its operand i when the
+// operand dies at the scatter (PlanBuffers decides; the run copies the
+// operand only when the two differ): `.at[i].set(v)` on a value nothing else
+// reads, and a while loop's carry (InPlaceCarry in lower_regions.cc), cost
+// their updated windows instead of a copy of the whole array. `splat[i] >= 0`:
+// the operand was replaced by one element of a constant, never overwritten.
+void OverwriteOperands(Lowering& lowering, const std::vector<ValueId>& results,
+                       const std::vector<int64_t>& splat) {
+  Node& node = lowering.graph().nodes.back();
+  if (node.outputs != results) return;
+  node.output_over_input.assign(results.size(), -1);
+  for (size_t i = 0; i < results.size(); ++i) {
+    if (splat[i] < 0) node.output_over_input[i] = static_cast<int32_t>(i);
+  }
+}
+
 Status LowerScatter(Lowering& lowering, const ir::Operation& op) {
   ir::Attribute numbers = op.GetAttr("scatter_dimension_numbers");
   if (!numbers.Is(ir::AttrKind::kStruct)) {
@@ -209,7 +225,9 @@ Status LowerScatter(Lowering& lowering, const ir::Operation& op) {
                                static_cast<const uint8_t*>(ctx.in(i)) +
                                    splat[i] * static_cast<int64_t>(bytes[i]),
                                zeros, ctx.out(i));
-        } else if (elements > 0) {
+        } else if (elements > 0 && ctx.out(i) != ctx.in(i)) {
+          // In place (the output over a dying operand, or a loop's carry)
+          // the operand is already there: the update costs only its windows.
           std::memcpy(ctx.out(i), ctx.in(i), bytes[i] * static_cast<size_t>(elements));
         }
         KILN_RETURN_IF_ERROR(kernels::Scatter(types[i], ops[i], geometry, index_type,
@@ -220,15 +238,17 @@ Status LowerScatter(Lowering& lowering, const ir::Operation& op) {
     KILN_ASSIGN_OR_RETURN(std::vector<ValueId> results,
                           lowering.EmitNode(op, std::move(inputs), std::move(outputs),
                                             std::move(run)));
+    OverwriteOperands(lowering, results, splat);
     for (size_t i = 0; i < count; ++i) lowering.Bind(op.result(i), results[i]);
     return Status::Ok();
   }
   // The general body: run the region for every updated element, from this
   // node's own thread.
-  return lowering.EmitWithRegions(op, [count, bytes, elements, index_type,
+  const size_t before = lowering.graph().nodes.size();
+  KILN_RETURN_IF_ERROR(lowering.EmitWithRegions(op, [count, bytes, elements, index_type,
                                        geometry = std::move(geometry)](RunContext& ctx) {
     for (size_t i = 0; i < count; ++i) {
-      if (elements > 0) {
+      if (elements > 0 && ctx.out(i) != ctx.in(i)) {
         std::memcpy(ctx.out(i), ctx.in(i), bytes[i] * static_cast<size_t>(elements));
       }
     }
@@ -251,7 +271,12 @@ Status LowerScatter(Lowering& lowering, const ir::Operation& op) {
           }
           return Status::Ok();
         });
-  });
+  }));
+  if (lowering.graph().nodes.size() > before) {
+    const std::vector<ValueId> results = lowering.graph().nodes.back().outputs;
+    OverwriteOperands(lowering, results, std::vector<int64_t>(count, -1));
+  }
+  return Status::Ok();
 }
 
 // The element offset of a dynamic start: each start index (scalar inputs

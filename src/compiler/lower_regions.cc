@@ -40,11 +40,12 @@ ValueId MemoryRootOf(const Graph& graph, ValueId value) {
 
 // Whether a while body may compute its result `i` in the memory of its
 // parameter `i`: the result is a dynamic_update_slice of that parameter
-// (a scan stacking its outputs), and nothing reads the parameter's memory
-// after the update but the update itself (as its operand) and no other
-// result is that memory. Then the loop keeps the carry in one buffer and
-// the update writes only its slice, instead of copying the whole carry
-// every iteration.
+// (a scan stacking its outputs) or a scatter into it (`xs.at[i].set(v)`
+// on a carry), and nothing reads the parameter's memory after the update
+// but the update itself (as its operand) and no other result is that
+// memory. Then the loop keeps the carry in one buffer and the update writes
+// only its slice or windows, instead of copying the whole carry every
+// iteration (2000 trips of `.at[i].set` on 200K floats: 72 ms before).
 bool InPlaceCarry(const Graph& body, size_t i) {
   if (i >= body.parameters.size() || i >= body.results.size()) return false;
   const ValueId parameter = body.parameters[i];
@@ -55,8 +56,10 @@ bool InPlaceCarry(const Graph& body, size_t i) {
   for (size_t n = 0; n < body.nodes.size(); ++n) {
     const Node& node = body.nodes[n];
     if (node.outputs.size() == 1 && node.outputs[0] == result) {
-      if (node.op != "stablehlo.dynamic_update_slice" || node.inputs.empty() ||
-          node.inputs[0] != parameter) {
+      const bool updates = node.op == "stablehlo.dynamic_update_slice" ||
+                           (node.op == "stablehlo.scatter" && node.outputs.size() == 1 &&
+                            node.output_over_input == std::vector<int32_t>{0});
+      if (!updates || node.inputs.empty() || node.inputs[0] != parameter) {
         return false;
       }
       update = n;
