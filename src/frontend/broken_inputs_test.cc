@@ -27,6 +27,7 @@
 #include "frontend/program.h"
 #include "frontend/vhlo/reader.h"
 #include "ir/verifier.h"
+#include "tests/source_paths.h"
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define KILN_SANITIZED_BUILD 1
@@ -45,13 +46,9 @@ using test_util::Artifact;
 using test_util::Bytes;
 using test_util::Writer;
 
-const fs::path kRepo = fs::path(__FILE__).parent_path().parent_path().parent_path();
+const fs::path kRepo = testing::SourceDir();
 const fs::path kManifest = kRepo / "tests/data/broken_bytecode/cases.txt";
-#ifdef KILN_CORPUS_DIR
-const fs::path kCorpusDir = fs::path(KILN_CORPUS_DIR) / "vhlo";
-#else
-const fs::path kCorpusDir;
-#endif
+const fs::path kCorpusDir = testing::CorpusDir() / "vhlo";
 
 // A reader must fail within this (wall clock, a busy machine included). The
 // sanitizer build compiles the readers at -O0 under ASan + UBSan, about ten

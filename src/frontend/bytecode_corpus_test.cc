@@ -14,17 +14,14 @@
 
 #include "frontend/bytecode/encoding_reader.h"
 #include "frontend/bytecode/file.h"
+#include "tests/source_paths.h"
 
 namespace kiln::frontend::bytecode {
 namespace {
 
 namespace fs = std::filesystem;
 
-#ifdef KILN_CORPUS_DIR
-const fs::path kCorpusDir = fs::path(KILN_CORPUS_DIR) / "vhlo";
-#else
-const fs::path kCorpusDir;
-#endif
+const fs::path kCorpusDir = testing::CorpusDir() / "vhlo";
 
 #define KILN_REQUIRE_CORPUS()                                                              \
   if (kCorpusDir.empty() || !fs::is_directory(kCorpusDir)) {                               \
@@ -277,7 +274,7 @@ TEST(BytecodeCorpusTest, RandomByteFlipsNeverCrash) {
 }
 
 TEST(BytecodeCorpusTest, FuzzerRegressionInputs) {
-  const fs::path dir = fs::path(__FILE__).parent_path() / "../../fuzz/corpus/bytecode";
+  const fs::path dir = testing::SourceDir() / "fuzz" / "corpus" / "bytecode";
   if (!fs::is_directory(dir)) GTEST_SKIP() << "no fuzzer regression inputs at " << dir;
   for (const fs::directory_entry& entry : fs::directory_iterator(dir)) {
     if (entry.path().extension() == ".md") continue;

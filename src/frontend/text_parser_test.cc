@@ -13,13 +13,14 @@
 
 #include "frontend/text/parser.h"
 #include "ir/printer.h"
+#include "tests/source_paths.h"
 
 namespace kiln::frontend::text {
 namespace {
 
 namespace fs = std::filesystem;
 
-const fs::path kRepo = fs::path(__FILE__).parent_path().parent_path().parent_path();
+const fs::path kRepo = testing::SourceDir();
 
 std::string ReadText(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);

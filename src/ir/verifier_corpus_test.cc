@@ -17,13 +17,14 @@
 #include "frontend/text/parser.h"
 #include "frontend/vhlo/reader.h"
 #include "ir/verifier.h"
+#include "tests/source_paths.h"
 
 namespace kiln::ir {
 namespace {
 
 namespace fs = std::filesystem;
 
-const fs::path kRepo = fs::path(__FILE__).parent_path().parent_path().parent_path();
+const fs::path kRepo = testing::SourceDir();
 
 std::vector<fs::path> FilesIn(const fs::path& dir, std::string_view suffix) {
   std::vector<fs::path> files;
@@ -102,17 +103,13 @@ TEST(VerifierCorpusTest, JaxArtifactsVerify) {
 }
 
 TEST(VerifierCorpusTest, UpstreamVhloArtifactsVerify) {
-#ifdef KILN_CORPUS_DIR
   std::vector<fs::path> files;
-  for (const fs::path& file : FilesIn(fs::path(KILN_CORPUS_DIR) / "vhlo", ".bc")) {
+  for (const fs::path& file : FilesIn(testing::CorpusDir() / "vhlo", ".bc")) {
     if (file.filename().string().starts_with("invalid")) continue;  // must not even read
     files.push_back(file);
   }
   if (files.empty()) GTEST_SKIP() << "no ../shared/corpus/vhlo";
   ExpectAllVerify(files, ReadArtifact, /*drop_compare_types=*/true);
-#else
-  GTEST_SKIP() << "KILN_CORPUS_DIR is not set";
-#endif
 }
 
 // Programs as StableHLO text, the form users see: each broken one fails
