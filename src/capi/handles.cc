@@ -238,12 +238,15 @@ PJRT_Executable* NewExecutable(std::shared_ptr<const compiler::Program> program)
     handle->output_types.push_back(ToPjrtType(shape.element_type));
     handle->output_dims.insert(handle->output_dims.end(), shape.dims.begin(), shape.dims.end());
     handle->output_ranks.push_back(shape.dims.size());
-    handle->output_memory_kinds.push_back("device");
-    handle->output_memory_kind_sizes.push_back(6);
   }
-  for (size_t i = 0; i < program->parameter_shapes.size(); ++i) {
-    handle->parameter_memory_kinds.push_back("device");
-    handle->parameter_memory_kind_sizes.push_back(6);
+  // The kinds' strings live in the program, which the handle keeps.
+  for (const std::string& kind : program->result_memory_kinds) {
+    handle->output_memory_kinds.push_back(kind.c_str());
+    handle->output_memory_kind_sizes.push_back(kind.size());
+  }
+  for (const std::string& kind : program->parameter_memory_kinds) {
+    handle->parameter_memory_kinds.push_back(kind.c_str());
+    handle->parameter_memory_kind_sizes.push_back(kind.size());
   }
   char fingerprint[17];
   std::snprintf(fingerprint, sizeof(fingerprint), "%016llx",

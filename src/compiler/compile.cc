@@ -328,6 +328,64 @@ StatusOr<std::optional<Spmd>> PlanSpmd(const ir::Module& module, const ir::Opera
   return std::optional<Spmd>(std::move(spmd));
 }
 
+// The memory kinds of JAX's host offload; XLA's CPU client has these three.
+Status CheckMemoryKind(std::string_view kind, std::string_view where) {
+  if (kind == "device" || kind == "pinned_host" || kind == "unpinned_host") return Status::Ok();
+  return InvalidArgument(where, " asks for memory kind \"", kind, "\"; Kiln's devices have "
+                         "\"device\", \"pinned_host\" and \"unpinned_host\"");
+}
+
+// The `mhlo.memory_kind` of each entry argument or result (`attrs`:
+// arg_attrs or res_attrs); "device" where none is given.
+StatusOr<std::vector<std::string>> MemoryKindsOf(const ir::Attribute& attrs, size_t count,
+                                                 std::string_view what) {
+  std::vector<std::string> kinds(count, "device");
+  if (!attrs.Is(ir::AttrKind::kArray)) return kinds;
+  for (size_t i = 0; i < count && i < attrs->elements.size(); ++i) {
+    if (!attrs->elements[i].Is(ir::AttrKind::kDictionary)) continue;
+    ir::Attribute kind = attrs->elements[i].Get("mhlo.memory_kind");
+    if (!kind.Is(ir::AttrKind::kString)) continue;
+    KILN_RETURN_IF_ERROR(CheckMemoryKind(kind->text, StrCat(what, " ", i)));
+    kinds[i] = kind->text;
+  }
+  return kinds;
+}
+
+// The memory kinds of the entry's parameters and results. A result without
+// `mhlo.memory_kind` returned straight from an annotate_device_placement
+// custom call takes its `_xla_buffer_placement` (jax.device_put(x,
+// memory_kind=...) as the last op of a jitted function).
+Status PlanMemoryKinds(const ir::Operation& entry, Program& program) {
+  const ir::Block& body = entry.region(0).block(0);
+  KILN_ASSIGN_OR_RETURN(program.parameter_memory_kinds,
+                        MemoryKindsOf(entry.GetAttr("arg_attrs"), body.num_arguments(),
+                                      "parameter"));
+  const size_t results = program.result_shapes.size();
+  KILN_ASSIGN_OR_RETURN(program.result_memory_kinds,
+                        MemoryKindsOf(entry.GetAttr("res_attrs"), results, "result"));
+  ir::Attribute res_attrs = entry.GetAttr("res_attrs");
+  const ir::Operation* terminator =
+      body.operations().empty() ? nullptr : body.operations().back().get();
+  for (size_t r = 0; terminator != nullptr && r < results && r < terminator->operands().size();
+       ++r) {
+    const bool given = res_attrs.Is(ir::AttrKind::kArray) && r < res_attrs->elements.size() &&
+                       res_attrs->elements[r].Is(ir::AttrKind::kDictionary) &&
+                       res_attrs->elements[r].Get("mhlo.memory_kind");
+    const ir::Operation* producer = terminator->operand(r)->defining_op();
+    if (given || producer == nullptr || producer->code() != ir::OpCode::kCustomCall) continue;
+    ir::Attribute target = producer->GetAttr("call_target_name");
+    if (!target.Is(ir::AttrKind::kString) || target->text != "annotate_device_placement") continue;
+    ir::Attribute frontend = producer->GetAttr("mhlo.frontend_attributes");
+    ir::Attribute placement = frontend.Is(ir::AttrKind::kDictionary)
+                                  ? frontend.Get("_xla_buffer_placement")
+                                  : ir::Attribute();
+    if (!placement.Is(ir::AttrKind::kString)) continue;
+    KILN_RETURN_IF_ERROR(CheckMemoryKind(placement->text, StrCat("result ", r)));
+    program.result_memory_kinds[r] = placement->text;
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 StatusOr<std::shared_ptr<const Program>> Compile(const ir::Module& module,
@@ -346,6 +404,7 @@ StatusOr<std::shared_ptr<const Program>> Compile(const ir::Module& module,
   for (ValueId id : graph->parameters) program->parameter_shapes.push_back(graph->shape(id));
   for (ValueId id : graph->results) program->result_shapes.push_back(graph->shape(id));
   KILN_RETURN_IF_ERROR(PlanDonation(*entry, *graph, *program));
+  KILN_RETURN_IF_ERROR(PlanMemoryKinds(*entry, *program));
   program->has_collectives = UsesCollectives(*graph);
   program->cost = AnalyzeCost(module, *entry);
   program->run_inline = !program->has_collectives && !HasSideEffects(*graph) &&

@@ -47,6 +47,13 @@ struct Program {
   bool partitioned = false;
   std::vector<std::optional<TensorSharding>> parameter_shardings;
   std::vector<std::optional<TensorSharding>> result_shardings;
+  // The memory kind each parameter arrives in and each result lands in
+  // ("device", "pinned_host" or "unpinned_host", JAX's names): the entry's
+  // `mhlo.memory_kind` argument or result attribute, or for a result the
+  // `_xla_buffer_placement` of the annotate_device_placement custom call
+  // returning it (JAX's host offload); "device" otherwise.
+  std::vector<std::string> parameter_memory_kinds;
+  std::vector<std::string> result_memory_kinds;
   CostAnalysis cost;  // GetCostAnalysis
   std::string text;  // the module as StableHLO text (OptimizedProgram)
   // For a program compiled from an HloModuleProto: what OptimizedProgram

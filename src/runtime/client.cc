@@ -62,8 +62,10 @@ Client::Client(const ClientOptions& options, std::shared_ptr<DeviceBackend> back
   for (int id = 0; id < count; ++id) {
     devices_.push_back(std::make_unique<Device>(this, id, backend_->DeviceKind()));
   }
-  // Memory space ids: "device" memories 0..N-1, then "pinned_host" N..2N-1.
-  for (MemoryKind kind : {MemoryKind::kDevice, MemoryKind::kPinnedHost}) {
+  // Memory space ids: "device" memories 0..N-1, then "pinned_host" N..2N-1,
+  // then "unpinned_host" 2N..3N-1.
+  for (MemoryKind kind : {MemoryKind::kDevice, MemoryKind::kPinnedHost,
+                          MemoryKind::kUnpinnedHost}) {
     for (auto& device : devices_) {
       int id = static_cast<int>(memory_spaces_.size());
       memory_spaces_.push_back(std::make_unique<MemorySpace>(id, kind, device.get(), backend_));

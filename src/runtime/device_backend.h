@@ -15,8 +15,9 @@ namespace kiln::runtime {
 
 // The memory kinds every Kiln device exposes.
 enum class MemoryKind : uint8_t {
-  kDevice,      // the device's own memory; the default memory space
-  kPinnedHost,  // host memory the device can reach; JAX's "pinned_host"
+  kDevice,        // the device's own memory; the default memory space
+  kPinnedHost,    // host memory the device can reach; JAX's "pinned_host"
+  kUnpinnedHost,  // ordinary host memory; JAX's "unpinned_host"
 };
 
 class DeviceBackend {

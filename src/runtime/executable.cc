@@ -221,15 +221,27 @@ StatusOr<LoadedExecutable::Prepared> LoadedExecutable::Prepare(
     }
     prepared.inputs.push_back(std::move(*memory));
   }
-  MemorySpace* space = device->default_memory_space();
+  // Each result lands in the memory space of its kind on this device.
+  std::vector<MemorySpace*> spaces;
+  for (size_t r = 0; r < program.result_shapes.size(); ++r) {
+    MemorySpace* space = device->default_memory_space();
+    if (r < program.result_memory_kinds.size()) {
+      std::optional<MemoryKind> kind = MemoryKindNamed(program.result_memory_kinds[r]);
+      if (kind && device->FindMemorySpace(*kind) != nullptr) {
+        space = device->FindMemorySpace(*kind);
+      }
+    }
+    spaces.push_back(space);
+  }
   // Results written over a donated argument's memory: only memory Kiln owns
-  // (never a zero-copy view of the caller's host array), in this memory
-  // space, that nothing else holds.
+  // (never a zero-copy view of the caller's host array), in the result's
+  // memory space, that nothing else holds.
   std::vector<std::shared_ptr<DeviceMemory>> reused(program.result_shapes.size());
   for (size_t i = 0; i < arguments.size(); ++i) {
     const int result = program.parameter_aliased_result[i];
     if (!donated[i] || result < 0 || !program.alias_in_place[i]) continue;
-    if (arguments[i]->memory_space() == space && prepared.inputs[i]->owned() &&
+    if (arguments[i]->memory_space() == spaces[static_cast<size_t>(result)] &&
+        prepared.inputs[i]->owned() &&
         prepared.inputs[i].use_count() == 1) {
       reused[static_cast<size_t>(result)] = prepared.inputs[i];
     }
@@ -239,11 +251,11 @@ StatusOr<LoadedExecutable::Prepared> LoadedExecutable::Prepare(
     const Shape& shape = program.result_shapes[r];
     std::shared_ptr<DeviceMemory> memory = std::move(reused[r]);
     if (memory == nullptr) {
-      KILN_ASSIGN_OR_RETURN(memory, space->Allocate(shape.ByteSize()));
+      KILN_ASSIGN_OR_RETURN(memory, spaces[r]->Allocate(shape.ByteSize()));
     }
     prepared.outputs.push_back(memory);
     prepared.run.outputs.push_back(
-        std::make_unique<Buffer>(shape, space, std::move(memory), prepared.run.done));
+        std::make_unique<Buffer>(shape, spaces[r], std::move(memory), prepared.run.done));
   }
   prepared.device = device;
   prepared.process = ProcessOf(device);

@@ -5,7 +5,20 @@
 namespace kiln::runtime {
 
 std::string_view MemoryKindName(MemoryKind kind) {
-  return kind == MemoryKind::kDevice ? "device" : "pinned_host";
+  switch (kind) {
+    case MemoryKind::kDevice: return "device";
+    case MemoryKind::kPinnedHost: return "pinned_host";
+    case MemoryKind::kUnpinnedHost: return "unpinned_host";
+  }
+  return "device";
+}
+
+std::optional<MemoryKind> MemoryKindNamed(std::string_view name) {
+  for (MemoryKind kind : {MemoryKind::kDevice, MemoryKind::kPinnedHost,
+                          MemoryKind::kUnpinnedHost}) {
+    if (MemoryKindName(kind) == name) return kind;
+  }
+  return std::nullopt;
 }
 
 MemorySpace::MemorySpace(int id, MemoryKind kind, Device* device,

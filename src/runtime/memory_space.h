@@ -1,7 +1,9 @@
-// A memory space of one device: its "device" memory or its "pinned_host" memory.
+// A memory space of one device: its "device", "pinned_host" or "unpinned_host"
+// memory (as XLA's CPU client has them).
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -18,7 +20,7 @@ class MemorySpace {
 
   int id() const { return id_; }
   MemoryKind kind() const { return kind_; }
-  // "device" or "pinned_host": the strings JAX uses as memory kinds.
+  // "device", "pinned_host" or "unpinned_host": the strings JAX uses as memory kinds.
   std::string_view kind_name() const;
   // A small integer identifying the kind across the platform.
   int kind_id() const { return static_cast<int>(kind_); }
@@ -42,5 +44,7 @@ class MemorySpace {
 };
 
 std::string_view MemoryKindName(MemoryKind kind);
+// The kind JAX names `name` ("device", "pinned_host", "unpinned_host").
+std::optional<MemoryKind> MemoryKindNamed(std::string_view name);
 
 }  // namespace kiln::runtime

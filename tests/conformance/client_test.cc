@@ -211,21 +211,24 @@ TEST(KilnClientDevicesTest, DeviceIdsAreDense) {
   EXPECT_EQ(DeviceIds(devices), (std::set<int>{0, 1, 2, 3}));
 }
 
-TEST(KilnClientDevicesTest, MemoriesAreDeviceThenPinnedHost) {
+TEST(KilnClientDevicesTest, MemoriesAreDeviceThenPinnedHostThenUnpinnedHost) {
   SKIP_UNLESS_KILN();
   constexpr int kDevices = 3;
   ClientPtr client = MakeClientWithDevices(kDevices);
   ASSERT_NE(client, nullptr);
   std::vector<PJRT_Memory*> memories = AddressableMemories(client.get());
-  ASSERT_EQ(memories.size(), 2u * kDevices);
+  ASSERT_EQ(memories.size(), 3u * kDevices);
   for (PJRT_Device* device : Devices(client.get())) {
     int id = DeviceId(device);
     PJRT_Memory* device_memory = FindMemory(device, "device");
     PJRT_Memory* pinned = FindMemory(device, "pinned_host");
     ASSERT_NE(device_memory, nullptr) << "device " << id;
+    PJRT_Memory* unpinned = FindMemory(device, "unpinned_host");
     ASSERT_NE(pinned, nullptr) << "device " << id;
+    ASSERT_NE(unpinned, nullptr) << "device " << id;
     EXPECT_EQ(MemoryId(device_memory), id);
     EXPECT_EQ(MemoryId(pinned), kDevices + id);
+    EXPECT_EQ(MemoryId(unpinned), 2 * kDevices + id);
   }
 }
 

@@ -196,13 +196,13 @@ TEST_F(KilnDeviceTest, ToStringNamesTheId) {
   }
 }
 
-TEST_F(KilnDeviceTest, EachDeviceHasDeviceAndPinnedHostMemory) {
+TEST_F(KilnDeviceTest, EachDeviceHasDevicePinnedAndUnpinnedHostMemory) {
   for (PJRT_Device* device : devices_) {
     std::multiset<std::string> kinds;
     for (PJRT_Memory* memory : DeviceMemories(device)) {
       kinds.insert(MemoryKind(memory));
     }
-    EXPECT_EQ(kinds, (std::multiset<std::string>{"device", "pinned_host"}));
+    EXPECT_EQ(kinds, (std::multiset<std::string>{"device", "pinned_host", "unpinned_host"}));
     EXPECT_EQ(MemoryKind(DefaultMemory(device)), "device");
   }
 }

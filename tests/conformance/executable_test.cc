@@ -820,3 +820,87 @@ TEST_F(KilnExecutableTest, LayoutsExtensionDescribesRowMajorArrays) {
 
 }  // namespace
 }  // namespace conformance
+
+namespace conformance {
+namespace {
+
+// Host offload: results land in the memory kind the program asks for, on
+// the result's attribute or through an annotate_device_placement custom
+// call (JAX's forms), and the executable reports the kinds.
+constexpr const char* kHostOffloadProgram = R"(
+module @host_offload {
+  func.func public @main(%arg0: tensor<2xf32> {mhlo.memory_kind = "pinned_host"})
+      -> (tensor<2xf32> {mhlo.memory_kind = "pinned_host"}, tensor<2xf32>, tensor<2xf32>) {
+    %0 = stablehlo.add %arg0, %arg0 : tensor<2xf32>
+    %1 = stablehlo.custom_call @annotate_device_placement(%0) {has_side_effect = true, mhlo.frontend_attributes = {_xla_buffer_placement = "unpinned_host"}} : (tensor<2xf32>) -> tensor<2xf32>
+    return %0, %1, %0 : tensor<2xf32>, tensor<2xf32>, tensor<2xf32>
+  }
+})";
+
+std::vector<std::string> Kinds(const char* const* kinds, const size_t* sizes, size_t count) {
+  std::vector<std::string> result;
+  for (size_t i = 0; i < count; ++i) result.emplace_back(kinds[i], sizes[i]);
+  return result;
+}
+
+TEST_F(KilnExecutableTest, ResultsLandInTheMemoryKindsTheProgramAsksFor) {
+  LoadedExecutablePtr loaded;
+  ASSERT_TRUE(Compile(client_.get(), "mlir", kHostOffloadProgram, &loaded).ok());
+  auto get = MAKE_ARGS(PJRT_LoadedExecutable_GetExecutable_Args);
+  get.loaded_executable = loaded.get();
+  ASSERT_PJRT_OK(api()->PJRT_LoadedExecutable_GetExecutable(&get));
+  ExecutablePtr executable(get.executable);
+  auto outputs = MAKE_ARGS(PJRT_Executable_OutputMemoryKinds_Args);
+  outputs.executable = executable.get();
+  ASSERT_PJRT_OK(api()->PJRT_Executable_OutputMemoryKinds(&outputs));
+  EXPECT_EQ(Kinds(outputs.memory_kinds, outputs.memory_kind_sizes, outputs.num_outputs),
+            (std::vector<std::string>{"pinned_host", "unpinned_host", "device"}));
+  auto parameters = MAKE_ARGS(PJRT_Executable_ParameterMemoryKinds_Args);
+  parameters.executable = executable.get();
+  ASSERT_PJRT_OK(api()->PJRT_Executable_ParameterMemoryKinds(&parameters));
+  EXPECT_EQ(Kinds(parameters.memory_kinds, parameters.memory_kind_sizes,
+                  parameters.num_parameters),
+            (std::vector<std::string>{"pinned_host"}));
+
+  BufferPtr input = MakeBuffer(client_.get(), device_, std::vector<float>{1.5f, -2}, {2});
+  PJRT_Buffer* arguments[1] = {input.get()};
+  PJRT_Buffer* const* argument_lists[1] = {arguments};
+  PJRT_Buffer* results[3] = {nullptr, nullptr, nullptr};
+  PJRT_Buffer** output_lists[1] = {results};
+  PJRT_Event* complete[1] = {nullptr};
+  auto options = MAKE_ARGS(PJRT_ExecuteOptions);
+  auto execute = MAKE_ARGS(PJRT_LoadedExecutable_Execute_Args);
+  execute.executable = loaded.get();
+  execute.options = &options;
+  execute.argument_lists = argument_lists;
+  execute.num_devices = 1;
+  execute.num_args = 1;
+  execute.output_lists = output_lists;
+  execute.device_complete_events = complete;
+  ASSERT_PJRT_OK(api()->PJRT_LoadedExecutable_Execute(&execute));
+  EventPtr done(complete[0]);
+  std::vector<BufferPtr> owned;
+  for (PJRT_Buffer* result : results) owned.emplace_back(result);
+  ASSERT_TRUE(IsOk(Await(done.get())));
+  const char* expected[] = {"pinned_host", "unpinned_host", "device"};
+  for (size_t r = 0; r < 3; ++r) {
+    auto memory = MAKE_ARGS(PJRT_Buffer_Memory_Args);
+    memory.buffer = owned[r].get();
+    ASSERT_PJRT_OK(api()->PJRT_Buffer_Memory(&memory));
+    EXPECT_EQ(memory.memory, FindMemory(device_, expected[r])) << "result " << r;
+    EXPECT_EQ(Read<float>(owned[r].get()), (std::vector<float>{3, -4}));
+  }
+}
+
+TEST_F(KilnExecutableTest, AnUnknownMemoryKindIsInvalid) {
+  std::string program = kHostOffloadProgram;
+  program.replace(program.find("\"pinned_host\""), 13, "\"sparse_core\"");
+  LoadedExecutablePtr loaded;
+  Status status = Compile(client_.get(), "mlir", program, &loaded);
+  EXPECT_TRUE(HasCode(status, PJRT_Error_Code_INVALID_ARGUMENT));
+  EXPECT_NE(status.message.find("memory kind \"sparse_core\""), std::string::npos)
+      << status.message;
+}
+
+}  // namespace
+}  // namespace conformance

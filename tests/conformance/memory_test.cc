@@ -160,7 +160,7 @@ class KilnMemoryTest : public MemoryTest {
 
 TEST_F(KilnMemoryTest, PinnedHostIsAddressableOnlyByItsDevice) {
   for (PJRT_Device* device : AddressableDevices(client_.get())) {
-    for (const char* kind : {"device", "pinned_host"}) {
+    for (const char* kind : {"device", "pinned_host", "unpinned_host"}) {
       PJRT_Memory* memory = FindMemory(device, kind);
       ASSERT_NE(memory, nullptr) << kind;
       auto args = MAKE_ARGS(PJRT_Memory_AddressableByDevices_Args);
@@ -172,10 +172,14 @@ TEST_F(KilnMemoryTest, PinnedHostIsAddressableOnlyByItsDevice) {
   }
 }
 
-TEST_F(KilnMemoryTest, KindIdsDifferBetweenDeviceAndPinnedHost) {
+TEST_F(KilnMemoryTest, KindIdsDifferBetweenTheThreeKinds) {
   PJRT_Device* device = AddressableDevices(client_.get())[0];
-  EXPECT_NE(KindId(FindMemory(device, "device")),
-            KindId(FindMemory(device, "pinned_host")));
+  const int ids[] = {KindId(FindMemory(device, "device")),
+                     KindId(FindMemory(device, "pinned_host")),
+                     KindId(FindMemory(device, "unpinned_host"))};
+  EXPECT_NE(ids[0], ids[1]);
+  EXPECT_NE(ids[1], ids[2]);
+  EXPECT_NE(ids[0], ids[2]);
 }
 
 }  // namespace
