@@ -91,6 +91,7 @@ constexpr BinaryEntry kBinary[] = {
     {ir::OpCode::kChloNextAfter, BinaryOp::kNextAfter},
     {ir::OpCode::kChloPolygamma, BinaryOp::kPolygamma},
     {ir::OpCode::kChloZeta, BinaryOp::kZeta},
+    {ir::OpCode::kChloMulhi, BinaryOp::kMulHi},
 };
 
 // What fused loops know of a map of one op on `type` (Pointwise::F32):
@@ -371,7 +372,7 @@ constexpr LoweringRule kRules[] = {
     {ir::OpCode::kChloIsInf, LowerUnary}, {ir::OpCode::kChloIsNegInf, LowerUnary},
     {ir::OpCode::kChloIsPosInf, LowerUnary}, {ir::OpCode::kChloBesselI1e, LowerUnary},
     {ir::OpCode::kChloNextAfter, LowerBinary}, {ir::OpCode::kChloPolygamma, LowerBinary},
-    {ir::OpCode::kChloZeta, LowerBinary},
+    {ir::OpCode::kChloZeta, LowerBinary}, {ir::OpCode::kChloMulhi, LowerBinary},
 };
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "compiler/contraction.h"
 #include "compiler/lowering.h"
 #include "kernels/conv.h"
 #include "kernels/copy.h"
@@ -19,11 +20,7 @@
 #include "kernels/gather.h"
 
 namespace kiln::compiler {
-namespace {
 
-// The type a contraction with result type `result` computes in: narrow
-// floats in f32, sub-byte integers in s32 (both converted back after),
-// everything else in the result type.
 ElementType ComputeTypeFor(ElementType result) {
   switch (result) {
     case ElementType::kPred: case ElementType::kS8: case ElementType::kS16:
@@ -39,6 +36,8 @@ ElementType ComputeTypeFor(ElementType result) {
       return ElementType::kF32;
   }
 }
+
+namespace {
 
 // Whether a strided read of `dims` at `strides` from `offset` is just the
 // dense array itself (size-1 dimensions may have any stride).
@@ -96,8 +95,8 @@ StatusOr<ValueId> EmitStridedRead(Lowering& lowering, const ir::Operation& op, V
   return outputs[0];
 }
 
-// `input` with its dimensions permuted: output dimension j is input
-// dimension permutation[j].
+}  // namespace
+
 StatusOr<ValueId> EmitPermute(Lowering& lowering, const ir::Operation& op, ValueId input,
                               std::span<const int64_t> permutation) {
   const std::vector<int64_t>& in_dims = lowering.graph().shape(input).dims;
@@ -110,7 +109,6 @@ StatusOr<ValueId> EmitPermute(Lowering& lowering, const ir::Operation& op, Value
   return EmitStridedRead(lowering, op, input, std::move(dims), std::move(strides));
 }
 
-// `input` converted to `type` (no node when it already is).
 StatusOr<ValueId> EmitConvert(Lowering& lowering, const ir::Operation& op, ValueId input,
                               ElementType type) {
   Shape shape = lowering.graph().shape(input);
@@ -126,6 +124,8 @@ StatusOr<ValueId> EmitConvert(Lowering& lowering, const ir::Operation& op, Value
                                           }));
   return outputs[0];
 }
+
+namespace {
 
 // The GEMM node: out (of `shape`, in `type`) = lhs x rhs.
 StatusOr<ValueId> EmitMatMul(Lowering& lowering, const ir::Operation& op, ValueId lhs,
@@ -192,9 +192,8 @@ StatusOr<GemmOperand> PrepareOperand(Lowering& lowering, const ir::Operation& op
   return result;
 }
 
-// out = contraction of lhs and rhs over the given dimensions, bound to
-// `bound`; its shape `out` is [batch..., lhs free..., rhs free...], as
-// dot_general's.
+}  // namespace
+
 Status EmitContraction(Lowering& lowering, const ir::Operation& op, ValueId lhs, ValueId rhs,
                        const Shape& out, std::span<const int64_t> lhs_batch,
                        std::span<const int64_t> lhs_contract, std::span<const int64_t> rhs_batch,
@@ -243,6 +242,8 @@ Status EmitContraction(Lowering& lowering, const ir::Operation& op, ValueId lhs,
   lowering.Bind(bound, result);
   return Status::Ok();
 }
+
+namespace {
 
 // The contraction of `op` (dot or dot_general) on its own operands.
 Status EmitOwnContraction(Lowering& lowering, const ir::Operation& op,

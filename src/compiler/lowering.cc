@@ -26,8 +26,8 @@ const std::array<const LoweringRule*, 1024>& Rules() {
     auto* rules = new std::array<const LoweringRule*, 1024>{};
     for (auto family : {ElementwiseLowerings(), ShapeLowerings(), MiscLowerings(),
                         CheckLowerings(), ReduceLowerings(), RegionLowerings(),
-                        LinalgLowerings(), IndexingLowerings(), DynamicLowerings(),
-                        RandomLowerings(), FftLowerings(), SolverLowerings(),
+                        LinalgLowerings(), RaggedDotLowerings(), IndexingLowerings(),
+                        DynamicLowerings(), RandomLowerings(), FftLowerings(), SolverLowerings(),
                         ChloLowerings(), CollectiveLowerings(), SpmdLowerings()}) {
       for (const LoweringRule& rule : family) rules->at(static_cast<size_t>(rule.code)) = &rule;
     }

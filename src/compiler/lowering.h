@@ -197,6 +197,7 @@ Status LowerCheckCustomCall(Lowering& lowering, const ir::Operation& op,
 std::span<const LoweringRule> ReduceLowerings();
 std::span<const LoweringRule> RegionLowerings();
 std::span<const LoweringRule> LinalgLowerings();
+std::span<const LoweringRule> RaggedDotLowerings();
 std::span<const LoweringRule> IndexingLowerings();
 // dynamic_iota / dynamic_broadcast_in_dim / dynamic_reshape with static
 // result types; dynamic_pad / real_dynamic_slice / dynamic_gather /

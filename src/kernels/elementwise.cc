@@ -625,8 +625,36 @@ Status Unary(UnaryOp op, ElementType type, const void* in, void* out, int64_t co
   return Status::Ok();
 }
 
+// chlo.mulhi on integers of `bits` logical bits (stored in T): the high
+// `bits` bits of the exact 2 * bits product, signed or unsigned as T is.
+__extension__ using Int128 = __int128;
+__extension__ using Uint128 = unsigned __int128;
+
+template <typename T>
+void MultiplyHigh(const void* lhs, const void* rhs, void* out, int64_t count, int bits) {
+  using Wide = std::conditional_t<std::is_signed_v<T>, Int128, Uint128>;
+  Map2<T, T>(lhs, rhs, out, count, 2, [bits](T x, T y) {
+    return static_cast<T>((static_cast<Wide>(x) * static_cast<Wide>(y)) >> bits);
+  });
+}
+
 Status Binary(BinaryOp op, ElementType type, const void* lhs, const void* rhs, void* out,
               int64_t count) {
+  if (op == BinaryOp::kMulHi) {
+    const ElementType storage = ComputeStorage(type);
+    const int bits = GetElementTypeInfo(type).bit_width;
+    Status status = Status::Ok();
+    KILN_RETURN_IF_ERROR(DispatchType(storage, [&]<typename T>() {
+      if constexpr (kIsInteger<T>) {
+        MultiplyHigh<T>(lhs, rhs, out, count, bits);
+      } else {
+        status = BadType("mulhi", type);
+      }
+    }));
+    KILN_RETURN_IF_ERROR(status);
+    if (storage != type) WrapToWidth(type, out, count);
+    return Status::Ok();
+  }
   if (IsMinifloat(type)) {
     ScratchArray<float> a(static_cast<size_t>(count));
     Decode(type, lhs, count, a.data());

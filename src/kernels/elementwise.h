@@ -42,6 +42,7 @@ enum class BinaryOp : uint8_t {
   kAdd, kAnd, kAtan2, kDivide, kMaximum, kMinimum, kMultiply, kOr, kPower, kRemainder,
   kShiftLeft, kShiftRightArithmetic, kShiftRightLogical, kSubtract, kXor,
   kNextAfter, kPolygamma, kZeta,  // chlo.next_after, polygamma(n, x), zeta(x, q)
+  kMulHi,                         // chlo.mulhi: the high half of the double-width product
 };
 
 enum class CompareDirection : uint8_t { kEq, kNe, kGe, kGt, kLe, kLt };

@@ -162,3 +162,38 @@ TEST(Compare, EveryDirectionIsItsOperator) {
 
 }  // namespace
 }  // namespace kiln::kernels
+
+namespace kiln::kernels {
+namespace {
+
+// chlo.mulhi: the high half of the exact double-width product, signed or
+// unsigned by the type (StableHLO's interpreter tests' cases, 64-bit ones
+// included, and a sub-byte type wrapped to its width).
+TEST(MulHi, HighHalfOfTheDoubleWidthProduct) {
+  auto run = [](ElementType type, auto lhs, auto rhs) {
+    decltype(lhs) out(lhs.size());
+    EXPECT_TRUE(Binary(BinaryOp::kMulHi, type, lhs.data(), rhs.data(), out.data(),
+                       static_cast<int64_t>(lhs.size()))
+                    .ok());
+    return out;
+  };
+  EXPECT_EQ(run(ElementType::kS8, std::vector<int8_t>{64, -64, -64}, std::vector<int8_t>{4, 4, -4}),
+            (std::vector<int8_t>{1, -1, 1}));
+  EXPECT_EQ(run(ElementType::kU8, std::vector<uint8_t>{240, 128}, std::vector<uint8_t>{16, 2}),
+            (std::vector<uint8_t>{15, 1}));
+  EXPECT_EQ(run(ElementType::kS64, std::vector<int64_t>{1152921504606846976, -1152921504606846976},
+                std::vector<int64_t>{16, 16}),
+            (std::vector<int64_t>{1, -1}));
+  EXPECT_EQ(run(ElementType::kU64, std::vector<uint64_t>{17293822569102704640ull,
+                                                         9223372036854775808ull},
+                std::vector<uint64_t>{16, 2}),
+            (std::vector<uint64_t>{15, 1}));
+  // s4 in its byte: 7 * 7 = 49 = 0b0011'0001, high four bits 3.
+  EXPECT_EQ(run(ElementType::kS4, std::vector<int8_t>{7, -8}, std::vector<int8_t>{7, 7}),
+            (std::vector<int8_t>{3, -4}));
+  float f[1] = {1}, g[1];
+  EXPECT_FALSE(Binary(BinaryOp::kMulHi, ElementType::kF32, f, f, g, 1).ok());
+}
+
+}  // namespace
+}  // namespace kiln::kernels
