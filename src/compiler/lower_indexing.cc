@@ -142,10 +142,13 @@ std::optional<std::pair<ValueId, int64_t>> SplatSource(Lowering& lowering, Value
 // reads, and a while loop's carry (InPlaceCarry in lower_regions.cc), cost
 // their updated windows instead of a copy of the whole array. `splat[i] >= 0`:
 // the operand was replaced by one element of a constant, never overwritten.
-void OverwriteOperands(Lowering& lowering, const std::vector<ValueId>& results,
+// `before`: the graph's node count before the scatter was emitted (a
+// scatter of constants is folded into a constant and adds no node).
+void OverwriteOperands(Lowering& lowering, size_t before, const std::vector<ValueId>& results,
                        const std::vector<int64_t>& splat) {
-  Node& node = lowering.graph().nodes.back();
-  if (node.outputs != results) return;
+  std::vector<Node>& nodes = lowering.graph().nodes;
+  if (nodes.size() <= before || nodes.back().outputs != results) return;
+  Node& node = nodes.back();
   node.output_over_input.assign(results.size(), -1);
   for (size_t i = 0; i < results.size(); ++i) {
     if (splat[i] < 0) node.output_over_input[i] = static_cast<int32_t>(i);
@@ -235,10 +238,11 @@ Status LowerScatter(Lowering& lowering, const ir::Operation& op) {
       }
       return Status::Ok();
     };
+    const size_t before = lowering.graph().nodes.size();
     KILN_ASSIGN_OR_RETURN(std::vector<ValueId> results,
                           lowering.EmitNode(op, std::move(inputs), std::move(outputs),
                                             std::move(run)));
-    OverwriteOperands(lowering, results, splat);
+    OverwriteOperands(lowering, before, results, splat);
     for (size_t i = 0; i < count; ++i) lowering.Bind(op.result(i), results[i]);
     return Status::Ok();
   }
@@ -274,7 +278,7 @@ Status LowerScatter(Lowering& lowering, const ir::Operation& op) {
   }));
   if (lowering.graph().nodes.size() > before) {
     const std::vector<ValueId> results = lowering.graph().nodes.back().outputs;
-    OverwriteOperands(lowering, results, std::vector<int64_t>(count, -1));
+    OverwriteOperands(lowering, before, results, std::vector<int64_t>(count, -1));
   }
   return Status::Ok();
 }

@@ -338,6 +338,26 @@ func.func @main(%x: tensor<6xf32>, %v: tensor<f32>) -> tensor<f32> {
   EXPECT_EQ(results[0].As<float>()[0], 4.0f + 16 + 256 + 64 + 100 + 144);
 }
 
+// A scatter whose operands are all constants folds into a constant and
+// adds no node (its in-place marking must then touch no node: it crashed).
+TEST(LowerControlFlowTest, AScatterOfConstantsFolds) {
+  const std::string text = R"(
+func.func @main() -> tensor<4xf32> {
+  %zeros = stablehlo.constant dense<0.0> : tensor<4xf32>
+  %index = stablehlo.constant dense<[[1], [3]]> : tensor<2x1xi32>
+  %values = stablehlo.constant dense<[5.0, 7.0]> : tensor<2xf32>
+  %set = "stablehlo.scatter"(%zeros, %index, %values) <{scatter_dimension_numbers = #stablehlo.scatter<inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>}> ({
+  ^bb0(%old: tensor<f32>, %new: tensor<f32>):
+    stablehlo.return %new : tensor<f32>
+  }) : (tensor<4xf32>, tensor<2x1xi32>, tensor<2xf32>) -> tensor<4xf32>
+  return %set : tensor<4xf32>
+}
+)";
+  auto results = MustRun(text, {});
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].As<float>(), (std::vector<float>{0, 5, 0, 7}));
+}
+
 // The same value is two carries' init: one carry stacks rows into it, the
 // other passes it through. Neither may write the other's memory.
 TEST(LowerControlFlowTest, AnInitSharedByTwoCarriesIsNotWrittenOverByEither) {
