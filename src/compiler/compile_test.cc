@@ -100,5 +100,21 @@ func.func @main(%x: tensor<f32>) -> tensor<f32> {
   EXPECT_TRUE((*loop)->keep_workers_warm);
 }
 
+// Signed sub-byte integers arrive as ml_dtypes holds them (only their own
+// bits: -2 as s4 is 0x0E) and leave so; in between the kernels see them
+// sign-extended. Taken for whole bytes, 0x0E converted to s8 was 14.
+TEST(CompileTest, SubByteIntegersCrossTheProgramBoundaryInTheHostsForm) {
+  const std::string text = Main("%x: tensor<4xi4>", "(tensor<4xi8>, tensor<4xi4>)", R"(
+  %wide = stablehlo.convert %x : (tensor<4xi4>) -> tensor<4xi8>
+  %doubled = stablehlo.add %x, %x : tensor<4xi4>
+  return %wide, %doubled : tensor<4xi8>, tensor<4xi4>)");
+  auto results = testing::Run(text, {testing::Array::Of<uint8_t>({0x01, 0x0E, 0x08, 0xF7})});
+  ASSERT_TRUE(results.ok()) << results.status().ToString();
+  ASSERT_EQ(results->size(), 2u);
+  EXPECT_EQ((*results)[0].As<int8_t>(), (std::vector<int8_t>{1, -2, -8, 7}));
+  // 2, -4, -16 wrapped to 0, 14 wrapped to -2: in the host's form.
+  EXPECT_EQ((*results)[1].As<uint8_t>(), (std::vector<uint8_t>{0x02, 0x0C, 0x00, 0x0E}));
+}
+
 }  // namespace
 }  // namespace kiln::compiler

@@ -10,6 +10,7 @@
 #include "ir/printer.h"
 #include "ir/verifier.h"
 #include "kernels/copy.h"
+#include "kernels/elementwise.h"
 
 namespace kiln::compiler {
 namespace {
@@ -57,7 +58,8 @@ Status Lowering::LowerEntry(const ir::Module& module, const ir::Operation& entry
     if (sharding == nullptr || sharding->IsReplicated()) {
       const ValueId id = graph.AddValue(std::move(shape));
       graph.parameters.push_back(id);
-      lowering.Bind(body.argument(i), id);
+      KILN_ASSIGN_OR_RETURN(ValueId computed, lowering.SubByteInComputeForm(id));
+      lowering.Bind(body.argument(i), computed);
       continue;
     }
     // The device receives its tile; the whole array is gathered on first use.
@@ -68,6 +70,7 @@ Status Lowering::LowerEntry(const ir::Module& module, const ir::Operation& entry
     lowering.ungathered_.emplace(body.argument(i), Tiles{id, *sharding});
   }
   KILN_RETURN_IF_ERROR(lowering.LowerBlock(body, &graph.results));
+  KILN_RETURN_IF_ERROR(lowering.ConvertSubByteResults());
   if (spmd == nullptr) return Status::Ok();
   // Each device returns its tile of every sharded result.
   for (size_t r = 0; r < graph.results.size() && r < spmd->results.size(); ++r) {
@@ -81,6 +84,58 @@ Status Lowering::LowerEntry(const ir::Module& module, const ir::Operation& entry
       continue;
     }
     KILN_ASSIGN_OR_RETURN(graph.results[r], EmitTile(lowering, global, shape, sharding));
+  }
+  return Status::Ok();
+}
+
+namespace {
+
+bool IsSignedSubByte(ElementType type) {
+  return type == ElementType::kS1 || type == ElementType::kS2 || type == ElementType::kS4;
+}
+
+// The ops the sub-byte conversions' nodes are named after.
+const ir::Operation& SubByteInOp() {
+  static const ir::Operation* op = new ir::Operation("kiln.sub_byte_in");
+  return *op;
+}
+const ir::Operation& SubByteOutOp() {
+  static const ir::Operation* op = new ir::Operation("kiln.sub_byte_out");
+  return *op;
+}
+
+}  // namespace
+
+// A signed sub-byte parameter arrives with only its own bits set (ml_dtypes'
+// form, kernels::SubByteToComputeForm); the kernels take it sign-extended.
+StatusOr<ValueId> Lowering::SubByteInComputeForm(ValueId parameter) {
+  const Shape shape = graph_.shape(parameter);
+  if (!IsSignedSubByte(shape.element_type) || shape.NumElements() == 0) return parameter;
+  KILN_ASSIGN_OR_RETURN(std::vector<ValueId> outputs,
+                        EmitNode(SubByteInOp(), {parameter}, {shape},
+                                 [type = shape.element_type,
+                                  count = shape.NumElements()](RunContext& ctx) {
+                                   kernels::SubByteToComputeForm(type, ctx.in(0), ctx.out(0),
+                                                                 count);
+                                   return Status::Ok();
+                                 }));
+  return outputs[0];
+}
+
+// The entry's signed sub-byte results leave in the host's form.
+Status Lowering::ConvertSubByteResults() {
+  for (ValueId& result : graph_.results) {
+    const Shape shape = graph_.shape(result);
+    if (!IsSignedSubByte(shape.element_type) || shape.NumElements() == 0) continue;
+    KILN_ASSIGN_OR_RETURN(std::vector<ValueId> outputs,
+                          EmitNode(SubByteOutOp(), {result}, {shape},
+                                   [type = shape.element_type,
+                                    count = shape.NumElements()](RunContext& ctx) {
+                                     kernels::SubByteToHostForm(type, ctx.in(0), ctx.out(0),
+                                                                count);
+                                     return Status::Ok();
+                                   }));
+    result = outputs[0];
   }
   return Status::Ok();
 }

@@ -151,6 +151,11 @@ class Lowering {
       : module_(module), graph_(graph), parent_(parent), depth_(depth) {}
 
   Status LowerBlock(const ir::Block& block, std::vector<ValueId>* results);
+  // Signed sub-byte integers between the host's form and the kernels'
+  // (kernels::SubByteToComputeForm): parameters on the way in, the entry's
+  // results on the way out.
+  StatusOr<ValueId> SubByteInComputeForm(ValueId parameter);
+  Status ConvertSubByteResults();
   Status LowerOp(const ir::Operation& op);
   Status InlineCall(const ir::Operation& call);
   // Runs a node whose inputs are all constants at compile time; false if it

@@ -1012,4 +1012,16 @@ Status ReducePrecision(ElementType type, const void* in, void* out, int64_t coun
   return status;
 }
 
+void SubByteToComputeForm(ElementType type, const void* in, void* out, int64_t n) {
+  if (in != out) std::memmove(out, in, static_cast<size_t>(n));
+  WrapToWidth(type, out, n);
+}
+
+void SubByteToHostForm(ElementType type, const void* in, void* out, int64_t n) {
+  const auto mask = static_cast<uint8_t>((1u << GetElementTypeInfo(type).bit_width) - 1);
+  const auto* from = static_cast<const uint8_t*>(in);
+  auto* to = static_cast<uint8_t*>(out);
+  for (int64_t i = 0; i < n; ++i) to[i] = from[i] & mask;
+}
+
 }  // namespace kiln::kernels

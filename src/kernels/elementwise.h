@@ -90,4 +90,14 @@ Status MakeComplex(ElementType type, const void* re, const void* im, void* out, 
 Status ReducePrecision(ElementType type, const void* in, void* out, int64_t count,
                        int exponent_bits, int mantissa_bits);
 
+// Sub-byte integers (s1, s2, s4, u1, u2, u4) live one per byte. Kiln's
+// kernels compute on them extended to the byte (-2 as s4 is 0xFE); ml_dtypes
+// and XLA's CPU backend hold them with only their own bits set (0x0E), which
+// reads as 14 when taken for a whole byte. A program's parameters are brought
+// into Kiln's form (SubByteToComputeForm: the low bits sign- or
+// zero-extended, whatever the other bits held) and its results back
+// (SubByteToHostForm: the low bits alone). `in` and `out` may be the same.
+void SubByteToComputeForm(ElementType type, const void* in, void* out, int64_t n);
+void SubByteToHostForm(ElementType type, const void* in, void* out, int64_t n);
+
 }  // namespace kiln::kernels
