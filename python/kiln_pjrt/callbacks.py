@@ -144,6 +144,16 @@ def register() -> None:
     for primitive, rule in rules:
         # Like TPU's: channel ids make a lowering unfit for the cache.
         mlir.register_lowering(primitive, rule, platform=PLATFORM_NAME, cacheable=False)
+    # checkify's runtime checks (`jax.experimental.checkify.check` under jit
+    # with xla_runtime_errors): a callback raising the error, as on cpu.
+    try:
+        from jax._src import checkify
+    except ImportError:
+        checkify = None
+    check = getattr(checkify, "check_p", None)
+    check_rule = getattr(checkify, "check_lowering_rule", None)
+    if check is not None and check_rule is not None:
+        mlir.register_lowering(check, check_rule, platform=PLATFORM_NAME, cacheable=False)
     inspect = getattr(debugging, "inspect_sharding_p", None)
     inspect_rule = getattr(debugging, "_inspect_sharding_lowering_rule", None)
     if inspect is not None and inspect_rule is not None:

@@ -224,3 +224,28 @@ def test_inspect_array_sharding_reports_how_kiln_holds_the_value(run_python):
     """, env={"JAX_PLATFORMS": "kiln", "KILN_NUM_DEVICES": "2"})
     assert result.stdout.splitlines() == ["[0.0, 2.0, 4.0, 6.0]", "[0.0, 2.0]",
                                           "2 [2, 1] ()"], result.stdout
+
+
+def test_checkify_checks_lower_and_raise_at_run_time(run_python):
+    # check_p has lowerings for cpu, gpu and tpu only; kiln_pjrt adds JAX's
+    # cpu rule (a host callback raising the error).
+    result = run_python("""
+        import jax, jax.numpy as jnp
+        from jax.experimental import checkify
+        jax.config.update("jax_experimental_unsafe_xla_runtime_errors", True)
+        f = jax.jit(lambda x: (checkify.check(jnp.all(x > 0), "x has {n} non-positive values",
+                                              n=jnp.sum(x <= 0)), x * 2)[1])
+        print(f(jnp.arange(1.0, 4.0)).tolist())
+        try:
+            f(jnp.arange(-1.0, 2.0)).block_until_ready()
+            print("no error")
+        except Exception as error:
+            print("raised", "x has 2 non-positive values" in str(error))
+        err, y = jax.jit(checkify.checkify(lambda x: (checkify.check(x.sum() < 0, "sum"), x)[1]))(
+            jnp.ones(2))
+        print(err.get(), y.tolist())
+    """, env={"JAX_PLATFORMS": "kiln"})
+    lines = result.stdout.splitlines()
+    assert lines[0] == "[2.0, 4.0, 6.0]", result.stdout
+    assert lines[1] == "raised True", result.stdout
+    assert lines[2].startswith("sum") and lines[2].endswith("[1.0, 1.0]"), result.stdout
