@@ -11,7 +11,8 @@ PYTHON_PACKAGES := jax==$(JAX_VERSION) jaxlib==$(JAXLIB_VERSION) numpy pytest ml
 # `make test-torch` only (opt-in: several GB, torch's CUDA build being the
 # one PyPI has): the newest torch_xla release and the torch it requires.
 TORCH_VERSION  := 2.9.0
-TORCH_PACKAGES := torch==$(TORCH_VERSION) torch_xla==$(TORCH_VERSION) pytest
+TORCH_PACKAGES := torch==$(TORCH_VERSION) torch_xla==$(TORCH_VERSION) pytest pytest-xdist \
+                  pytest-timeout expecttest absl-py hypothesis
 
 # `make test-jax-suite` only (opt-in): JAX's own tests of the release in
 # ../shared/suites/jax-tests, in a virtual environment of that release.
@@ -19,6 +20,10 @@ JAX_SUITE_VERSION  := 0.11.0
 JAX_SUITE_PACKAGES := jax==$(JAX_SUITE_VERSION) jaxlib==$(JAX_SUITE_VERSION) numpy scipy \
                       pytest pytest-xdist pytest-timeout absl-py hypothesis cloudpickle mpmath \
                       portpicker pillow
+
+# `make test-compat` only: one Kiln library against the newest patch of each
+# minor jaxlib from 0.10 to the pinned one, each in .venv-compat-<version>.
+COMPAT_VERSIONS := 0.10.2 0.11.2 $(JAXLIB_VERSION)
 
 VENV       := .venv
 TORCH_VENV := .venv-torch
@@ -61,7 +66,7 @@ KILN_SOURCES := $(shell find src python cmake -type f ! -path '*/__pycache__/*' 
                 CMakeLists.txt pyproject.toml README.md
 
 .PHONY: all setup install demo build test test-cpp test-asan test-fuzz test-python test-torch \
-        test-jax-suite test-torch-suite fuzz bench bench-read clean distclean
+        test-jax-suite test-torch-suite test-compat test-stablehlo-interpret fuzz bench bench-read clean distclean
 all: build
 
 setup: install
@@ -111,6 +116,30 @@ test-torch: $(TORCH_VENV)/.kiln-installed
 test-jax-suite: $(JAX_SUITE_VENV)/.kiln-installed
 	$(JAX_SUITE_VENV)/bin/python tests/suites/run_suite.py jax $(if $(FILES),--files $(FILES)) $(SUITE_ARGS)
 
+# The Python smoke tests (tests/compat) against every jaxlib of COMPAT_VERSIONS,
+# the same built library installed into each one's virtual environment.
+test-compat: $(foreach v,$(COMPAT_VERSIONS),.venv-compat-$(v)/.kiln-installed)
+	@for version in $(COMPAT_VERSIONS); do \
+	  echo "=== jax/jaxlib $$version"; \
+	  .venv-compat-$$version/bin/python -m pytest -q tests/compat || exit 1; \
+	done
+
+# Stamps of pattern rules are kept (make would delete them as intermediate).
+.PRECIOUS: .venv-compat-%/.kiln-deps .venv-compat-%/.kiln-installed
+.venv-compat-%/.kiln-deps: | $(STAMPS)/system-packages
+	$(call make-venv,.venv-compat-$*,jax==$* jaxlib==$* numpy pytest ml_dtypes)
+
+.venv-compat-%/.kiln-installed: .venv-compat-%/.kiln-deps $(KILN_SOURCES) $(CPP_BUILD)/build.ninja
+	$(call install-kiln,.venv-compat-$*)
+
+# The StableHLO interpreter's own tests (openxla/stablehlo's
+# stablehlo/tests/interpret, a checkout of it named by STABLEHLO_TESTS) under
+# `kiln run`.
+test-stablehlo-interpret: $(CPP_BUILD)/build.ninja
+	@test -n "$(STABLEHLO_TESTS)" || { echo "usage: make test-stablehlo-interpret STABLEHLO_TESTS=<stablehlo checkout>/stablehlo/tests/interpret"; exit 2; }
+	$(CMAKE) --build $(CPP_BUILD) --target kiln-tool -j2
+	python3 tests/suites/run_stablehlo_interpret.py --kiln $(CPP_BUILD)/kiln-tool $(STABLEHLO_TESTS)
+
 test-torch-suite: $(TORCH_VENV)/.kiln-installed
 	$(TORCH_VENV)/bin/python tests/suites/run_suite.py torch $(if $(FILES),--files $(FILES)) $(SUITE_ARGS)
 
@@ -138,7 +167,7 @@ clean:
 	rm -rf build
 
 distclean: clean
-	rm -rf $(VENV) $(TORCH_VENV) $(JAX_SUITE_VENV)
+	rm -rf $(VENV) $(TORCH_VENV) $(JAX_SUITE_VENV) .venv-compat-*
 
 $(TEST_DATA)/.stamp: $(VENV)/.kiln-deps tests/data/make_artifacts.py
 	$(PY) tests/data/make_artifacts.py --out $(TEST_DATA)

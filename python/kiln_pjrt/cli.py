@@ -60,9 +60,14 @@ def _forward_to_tool(args: argparse.Namespace) -> int:
         print(f"kiln {args.command}: {tool} does not exist; reinstall kiln-pjrt or set "
               "KILN_TOOL_PATH", file=sys.stderr)
         return 1
-    infeed = [part for entry in getattr(args, "infeed", []) for part in ("--infeed", entry)]
+    # Options of the tool's own spelling, before the file.
+    extra = [part for entry in getattr(args, "infeed", []) for part in ("--infeed", entry)]
     time = ["--time", str(args.time)] if getattr(args, "time", None) is not None else []
-    command = [tool, args.command, *args.options, *infeed, *time, args.file,
+    if getattr(args, "args", None) is not None:
+        extra.append(f"--args={args.args}")
+    if getattr(args, "probe_output_dir", None) is not None:
+        extra.append(f"--probe-output-dir={args.probe_output_dir}")
+    command = [tool, args.command, *args.options, *extra, *time, args.file,
                *getattr(args, "inputs", [])]
     sys.stdout.flush()
     return subprocess.run(command, check=False).returncode
@@ -106,10 +111,25 @@ def _add_run(subparsers) -> None:
     parser.add_argument("--infeed", metavar="ENTRY", action="append", default=[],
                         help="an entry for the program's infeed ops, in order: literals "
                              "joined by ';' (repeatable); outfeed entries are printed")
+    # The StableHLO interpreter's conventions (stablehlo-translate --interpret),
+    # for upstream's interpreter tests.
+    parser.add_argument("--args", metavar="[LITERAL, ...]",
+                        help="the arguments as one bracketed list of literals, before any "
+                             "positional ones")
+    parser.add_argument("--interpreter-format", dest="options", action="append_const",
+                        const="--interpreter-format", default=[],
+                        help="print results as the StableHLO interpreter does")
+    parser.add_argument("--probe-output-dir", metavar="DIR",
+                        help="folder where interpreter.probe ops write their .npy files "
+                             "(listed in DIR/index.csv)")
+    parser.add_argument("--spec-semantics", dest="options", action="append_const",
+                        const="--spec-semantics",
+                        help="the StableHLO spec's arithmetic instead of XLA's CPU backend's: "
+                             "denormals kept, NaN rounded to infinity with no mantissa bits")
     parser.add_argument("file")
     parser.add_argument("inputs", nargs="*",
                         help="arguments as literals, e.g. 'dense<[1, 2]> : tensor<2xi32>'")
-    parser.set_defaults(run=_forward_to_tool, options=[])
+    parser.set_defaults(run=_forward_to_tool)
 
 
 _SUBCOMMANDS = [_add_devices, _add_print, _add_inspect, _add_plan, _add_run]

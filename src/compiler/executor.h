@@ -93,8 +93,25 @@ class ProcessGrid {
                             run) = 0;
 };
 
+// The StableHLO interpreter's own effects, which `kiln run` provides for
+// its ops: interpreter.print's lines, and the folder interpreter.probe writes
+// its tensors to (as NumPy files listed in index.csv, the interpreter's
+// layout) and check.expect_serialized_eq reads them from.
+class InterpreterIo {
+ public:
+  virtual ~InterpreterIo() = default;
+  // Writes one printed value (whole lines; called from any thread).
+  virtual void Print(const std::string& text) = 0;
+  // The probe folder; empty when none was given.
+  virtual const std::string& probe_dir() const = 0;
+  // A fresh number for the next probe's file name.
+  virtual int64_t NextProbeFile() = 0;
+};
+
 class ExecutionEnv {
  public:
+  // The interpreter's effects (`kiln run`); null elsewhere.
+  InterpreterIo* interpreter = nullptr;
   // The host side of send/recv for this run; null when the caller gave none.
   HostTransfer* host = nullptr;
   // The device's infeed, outfeed and channels; null when the caller gave none.

@@ -1,12 +1,19 @@
 // The StableHLO interpreter's test assertions, so `kiln run` runs upstream's
 // conformance tests: the check dialect (check.expect_eq, expect_eq_const,
-// expect_almost_eq, expect_almost_eq_const, expect_close) and the same checks
-// spelled as custom calls (@check.expect_close, @check.expect_eq, ...).
-// A failed check is recorded in the ExecutionEnv; the run goes on.
+// expect_almost_eq, expect_almost_eq_const, expect_close,
+// expect_serialized_eq) and the same checks spelled as custom calls
+// (@check.expect_close, @check.expect_eq, ...), and the interpreter's own
+// ops interpreter.print and interpreter.probe (through the run's
+// InterpreterIo). A failed check is recorded in the ExecutionEnv; the run
+// goes on.
 #include <cmath>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 
 #include "compiler/lowering.h"
+#include "compiler/npy.h"
+#include "ir/printer.h"
 #include "kernels/elementwise.h"
 #include "kernels/minifloat.h"
 
@@ -170,10 +177,166 @@ CheckSpec SpecFor(const ir::Operation& op, std::string_view check, bool custom_c
 }
 
 Status LowerCheckOp(Lowering& lowering, const ir::Operation& op) {
-  if (op.code() == ir::OpCode::kCheckExpectSerializedEq) {
-    return Unimplemented("check.expect_serialized_eq needs the interpreter's probe files");
-  }
   return EmitCheck(lowering, op, SpecFor(op, op.name(), false), /*has_result=*/false);
+}
+
+// The name MLIR's printer gives `value` in its function: results numbered
+// in order through the function's ops and their regions (`%N`, `%N#k` for
+// one of several results), entry block arguments `%argN`.
+std::string SsaName(const ir::Value* value) {
+  const ir::Operation* function = value->defining_op();
+  const ir::Block* block = value->owner_block();
+  if (function == nullptr && block != nullptr) {
+    function = block->parent_region()->parent_op();
+    if (function->code() == ir::OpCode::kFuncFunc) return StrCat("%arg", value->index());
+  }
+  while (function != nullptr && function->code() != ir::OpCode::kFuncFunc) {
+    const ir::Block* parent = function->parent_block();
+    function = parent == nullptr ? nullptr : parent->parent_region()->parent_op();
+  }
+  if (function == nullptr) return "%0";
+  int64_t number = 0;
+  std::vector<const ir::Operation*> pending;
+  auto push_block = [&](const ir::Block& body) {
+    for (auto it = body.operations().rbegin(); it != body.operations().rend(); ++it) {
+      pending.push_back(it->get());
+    }
+  };
+  push_block(function->region(0).block(0));
+  while (!pending.empty()) {
+    const ir::Operation* op = pending.back();
+    pending.pop_back();
+    if (op == value->defining_op()) {
+      return op->num_results() == 1 ? StrCat("%", number)
+                                    : StrCat("%", number, "#", value->index());
+    }
+    if (op->num_results() > 0) ++number;
+    for (size_t r = op->num_regions(); r-- > 0;) {
+      for (size_t b = op->region(r).num_blocks(); b-- > 0;) push_block(op->region(r).block(b));
+    }
+  }
+  return "%0";
+}
+
+Status NoInterpreter(const char* op) {
+  return FailedPrecondition(op, " runs under `kiln run` (the StableHLO interpreter's ops)");
+}
+
+// interpreter.print %x : T prints `%N = ` and the tensor as the interpreter
+// does.
+Status LowerInterpreterPrint(Lowering& lowering, const ir::Operation& op) {
+  KILN_ASSIGN_OR_RETURN(ValueId input, lowering.Input(op, 0));
+  const ir::Type type = op.operand(0)->type();
+  const std::string name = SsaName(op.operand(0));
+  KILN_ASSIGN_OR_RETURN(
+      std::vector<ValueId> ids,
+      lowering.EmitNode(op, {input}, {},
+                        [type, name](RunContext& ctx) -> Status {
+                          if (ctx.env().interpreter == nullptr) {
+                            return NoInterpreter("interpreter.print");
+                          }
+                          const auto* data = static_cast<const uint8_t*>(ctx.in(0));
+                          const size_t bytes = ctx.in_shape(0).ByteSize();
+                          ctx.env().interpreter->Print(
+                              StrCat(name, " = ",
+                                     ir::PrintInterpreterTensor(type, std::span(data, bytes))));
+                          return Status::Ok();
+                        },
+                        {}, {}, /*foldable=*/false));
+  (void)ids;
+  return Status::Ok();
+}
+
+std::string StringAttr(const ir::Operation& op, std::string_view name) {
+  ir::Attribute attribute = op.GetAttr(name);
+  return attribute.Is(ir::AttrKind::kString) ? attribute->text : std::string();
+}
+
+// interpreter.probe %x, probe_id = "p" : T writes %x to probe<N>.npy in the
+// probe folder and lists it in index.csv ("p,T,path"); its result is %x.
+Status LowerInterpreterProbe(Lowering& lowering, const ir::Operation& op) {
+  KILN_ASSIGN_OR_RETURN(ValueId input, lowering.Input(op, 0));
+  KILN_ASSIGN_OR_RETURN(Shape shape, lowering.ShapeOf(op.operand(0)));
+  const std::string id = StringAttr(op, "probe_id");
+  const std::string type = ir::PrintType(op.operand(0)->type());
+  KILN_ASSIGN_OR_RETURN(
+      std::vector<ValueId> ids,
+      lowering.EmitNode(op, {input}, {shape},
+                        [id, type, shape](RunContext& ctx) -> Status {
+                          InterpreterIo* io = ctx.env().interpreter;
+                          if (io == nullptr) return NoInterpreter("interpreter.probe");
+                          if (io->probe_dir().empty()) {
+                            return InvalidArgument("interpreter.probe \"", id, "\" needs a probe "
+                                                   "folder (kiln run --probe-output-dir=DIR)");
+                          }
+                          const std::string path =
+                              StrCat(io->probe_dir(), "/probe", io->NextProbeFile(), ".npy");
+                          KILN_RETURN_IF_ERROR(WriteNpy(path, shape, ctx.in(0)));
+                          std::ofstream index(io->probe_dir() + "/index.csv", std::ios::app);
+                          index << id << ',' << type << ',' << path << '\n';
+                          if (!index) return Internal("cannot append to ", io->probe_dir(),
+                                                      "/index.csv");
+                          std::memcpy(ctx.out(0), ctx.in(0), shape.ByteSize());
+                          return Status::Ok();
+                        },
+                        {}, {}, /*foldable=*/false));
+  lowering.Bind(op.result(0), ids[0]);
+  return Status::Ok();
+}
+
+// The file index.csv lists for the `iteration`-th probe named `id`.
+StatusOr<std::string> ProbeFile(const std::string& dir, const std::string& id,
+                                int64_t iteration) {
+  std::ifstream index(dir + "/index.csv");
+  if (!index) return NotFound("no probe index at ", dir, "/index.csv");
+  std::string line;
+  int64_t seen = 0;
+  while (std::getline(index, line)) {
+    // "id,type,path": the type may hold commas (tensor<2x3xcomplex<f32>>
+    // does not, but be safe): the id is up to the first comma, the path
+    // after the last.
+    const size_t first = line.find(','), last = line.rfind(',');
+    if (first == std::string::npos || line.substr(0, first) != id) continue;
+    if (seen++ == iteration) return line.substr(last + 1);
+  }
+  return NotFound("probe \"", id, "\" has no iteration ", iteration, " in ", dir, "/index.csv");
+}
+
+// check.expect_serialized_eq %x, probe_id = "p" (, iteration = N): %x
+// equals, byte for byte, what that probe wrote.
+Status LowerExpectSerializedEq(Lowering& lowering, const ir::Operation& op) {
+  KILN_ASSIGN_OR_RETURN(ValueId input, lowering.Input(op, 0));
+  KILN_ASSIGN_OR_RETURN(Shape shape, lowering.ShapeOf(op.operand(0)));
+  const std::string id = StringAttr(op, "probe_id");
+  const int64_t iteration = IntAttr(op, "iteration", 0);
+  KILN_ASSIGN_OR_RETURN(
+      std::vector<ValueId> ids,
+      lowering.EmitNode(op, {input}, {},
+                        [id, iteration, shape](RunContext& ctx) -> Status {
+                          InterpreterIo* io = ctx.env().interpreter;
+                          if (io == nullptr) return NoInterpreter("check.expect_serialized_eq");
+                          ++ctx.env().checks_run;
+                          StatusOr<std::string> file = ProbeFile(io->probe_dir(), id, iteration);
+                          StatusOr<std::vector<uint8_t>> expected =
+                              file.ok() ? ReadNpy(*file, shape)
+                                        : StatusOr<std::vector<uint8_t>>(file.status());
+                          std::string failure;
+                          if (!expected.ok()) {
+                            failure = expected.status().ToString();
+                          } else if (std::memcmp(expected->data(), ctx.in(0),
+                                                 shape.ByteSize()) != 0) {
+                            failure = StrCat("differs from probe \"", id, "\" (iteration ",
+                                             iteration, ")");
+                          }
+                          if (!failure.empty()) {
+                            ctx.env().check_failures.push_back(
+                                StrCat(ctx.node().location, ": ", ctx.node().op, ": ", failure));
+                          }
+                          return Status::Ok();
+                        },
+                        {}, {}, /*foldable=*/false));
+  (void)ids;
+  return Status::Ok();
 }
 
 }  // namespace
@@ -195,7 +358,9 @@ std::span<const LoweringRule> CheckLowerings() {
       {ir::OpCode::kCheckExpectAlmostEq, LowerCheckOp},
       {ir::OpCode::kCheckExpectAlmostEqConst, LowerCheckOp},
       {ir::OpCode::kCheckExpectClose, LowerCheckOp},
-      {ir::OpCode::kCheckExpectSerializedEq, LowerCheckOp},
+      {ir::OpCode::kCheckExpectSerializedEq, LowerExpectSerializedEq},
+      {ir::OpCode::kInterpreterPrint, LowerInterpreterPrint},
+      {ir::OpCode::kInterpreterProbe, LowerInterpreterProbe},
   };
   return kRules;
 }

@@ -715,6 +715,7 @@ Status LowerRunParallel(Lowering& lowering, const ir::Operation& op) {
             results.push_back(ctx.out(i));
           }
           ExecutionEnv env;
+          env.interpreter = ctx.env().interpreter;
           env.collectives = collectives;
           env.feeds = feeds;
           env.host = host;

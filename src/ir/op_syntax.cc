@@ -224,7 +224,7 @@ constexpr OpEntry kOps[] = {
     {"chlo.constant", F::kChloConstant, "value"},
     {"chlo.constant_like", F::kNone, "value"},
     {"chlo.ragged_dot", F::kNone, "ragged_dot_dimension_numbers precision_config"},
-    {"chlo.scan", F::kNone, "dimension scan_dim_size is_reverse is_associative"},
+    {"chlo.scan", F::kChloScan, "dimension scan_dim_size is_reverse is_associative"},
     // check (stablehlo/tests/CheckOps.td)
     {"check.expect_eq", F::kCheck, ""},
     {"check.expect_eq_const", F::kCheck, "value"},
@@ -232,6 +232,8 @@ constexpr OpEntry kOps[] = {
     {"check.expect_almost_eq_const", F::kCheck, "value tolerance"},
     {"check.expect_close", F::kCheck, "max_ulp_difference min_ulp_difference"},
     {"check.expect_serialized_eq", F::kCheck, "probe_id iteration"},
+    {"interpreter.print", F::kCheck, ""},
+    {"interpreter.probe", F::kCheck, "probe_id"},
 };
 
 const std::unordered_map<std::string_view, const OpEntry*>& OpTable() {

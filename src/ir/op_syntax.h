@@ -75,6 +75,7 @@ enum class PrettyForm : uint8_t {
   kChloBroadcastSelect, // %p, %a, %b : (P, T, U) -> R
   kChloTopK,            // (%x, k = N) : T -> (R, S)
   kChloConstant,        // dense<...> : T
+  kChloScan,            // (%x) inits(%c) dimension=0 attributes {...} {^bb0(...): ...} : (T, C) -> (R, C)
   // the StableHLO interpreter's check dialect (read only; printed generically)
   kCheck,               // %a, %b (, key = v)* : T  /  %a, dense<...> : T
 };

@@ -3,6 +3,8 @@
 // form. The syntax and the per-op forms are in docs/formats/stablehlo-text.md.
 #pragma once
 
+#include <cstdint>
+#include <span>
 #include <string>
 
 #include "ir/attribute.h"
@@ -31,5 +33,10 @@ std::string PrintModule(const Module& module, const PrintOptions& options = {});
 std::string PrintType(const Type& type);
 std::string PrintAttribute(const Attribute& attribute);
 std::string PrintLocation(const Location& location);
+// A tensor value as the StableHLO interpreter prints it (its Tensor::print):
+// `tensor<2x2xi8> {` then nested lists a line each, indented two spaces per
+// level, complex elements as `[re, im]`, then `}`; a 0-d tensor on one line
+// (`tensor<ui8> {1}`). `data` holds the elements row-major, Kiln's storage.
+std::string PrintInterpreterTensor(const Type& type, std::span<const uint8_t> data);
 
 }  // namespace kiln::ir

@@ -103,60 +103,6 @@ int64_t ReadInteger(const uint8_t* data, ElementType type, bool is_unsigned) {
   return static_cast<int64_t>(raw);
 }
 
-void AppendElement(std::string& out, const uint8_t* data, const Type& element) {
-  if (element.Is(TypeKind::kQuantized)) {
-    const QuantizedParams& q = GetQuantizedParams(element);
-    int64_t value = ReadInteger(data, q.storage_type, !q.is_signed);
-    if (q.is_signed) {
-      AppendInt(out, value);
-    } else {
-      out += std::to_string(static_cast<uint64_t>(value));
-    }
-    return;
-  }
-  ElementType type = element.element_type();
-  if (type == ElementType::kPred) {
-    out += data[0] != 0 ? "true" : "false";
-    return;
-  }
-  if (type == ElementType::kC64 || type == ElementType::kC128) {
-    ElementType part = type == ElementType::kC64 ? ElementType::kF32 : ElementType::kF64;
-    FloatSemantics semantics = *GetFloatSemantics(part);
-    size_t bytes = GetElementTypeInfo(part).storage_bytes;
-    uint64_t real = 0;
-    uint64_t imaginary = 0;
-    std::memcpy(&real, data, bytes);
-    std::memcpy(&imaginary, data + bytes, bytes);
-    out += '(';
-    out += FormatFloat(semantics, real);
-    out += ',';
-    out += FormatFloat(semantics, imaginary);
-    out += ')';
-    return;
-  }
-  if (std::optional<FloatSemantics> semantics = GetFloatSemantics(type)) {
-    uint64_t bits = 0;
-    std::memcpy(&bits, data, GetElementTypeInfo(type).storage_bytes);
-    out += FormatFloat(*semantics, bits);
-    return;
-  }
-  bool is_unsigned = IsUnsigned(type);
-  int64_t value = ReadInteger(data, type, is_unsigned);
-  if (is_unsigned) {
-    out += std::to_string(static_cast<uint64_t>(value));
-  } else {
-    AppendInt(out, value);
-  }
-}
-
-size_t ElementBytes(const Type& element) {
-  if (element.Is(TypeKind::kQuantized)) {
-    return GetElementTypeInfo(GetQuantizedParams(element).storage_type).storage_bytes;
-  }
-  if (element.Is(TypeKind::kElement)) return GetElementTypeInfo(element.element_type()).storage_bytes;
-  return 0;
-}
-
 void AppendHex(std::string& out, const std::vector<uint8_t>& data) {
   static constexpr char kDigits[] = "0123456789ABCDEF";
   out += "\"0x";
@@ -231,6 +177,61 @@ bool IsIdentifierChar(char c) {
 }
 
 }  // namespace
+
+void AppendElement(std::string& out, const uint8_t* data, const Type& element) {
+  if (element.Is(TypeKind::kQuantized)) {
+    const QuantizedParams& q = GetQuantizedParams(element);
+    int64_t value = ReadInteger(data, q.storage_type, !q.is_signed);
+    if (q.is_signed) {
+      AppendInt(out, value);
+    } else {
+      out += std::to_string(static_cast<uint64_t>(value));
+    }
+    return;
+  }
+  ElementType type = element.element_type();
+  if (type == ElementType::kPred) {
+    out += data[0] != 0 ? "true" : "false";
+    return;
+  }
+  if (type == ElementType::kC64 || type == ElementType::kC128) {
+    ElementType part = type == ElementType::kC64 ? ElementType::kF32 : ElementType::kF64;
+    FloatSemantics semantics = *GetFloatSemantics(part);
+    size_t bytes = GetElementTypeInfo(part).storage_bytes;
+    uint64_t real = 0;
+    uint64_t imaginary = 0;
+    std::memcpy(&real, data, bytes);
+    std::memcpy(&imaginary, data + bytes, bytes);
+    out += '(';
+    out += FormatFloat(semantics, real);
+    out += ',';
+    out += FormatFloat(semantics, imaginary);
+    out += ')';
+    return;
+  }
+  if (std::optional<FloatSemantics> semantics = GetFloatSemantics(type)) {
+    uint64_t bits = 0;
+    std::memcpy(&bits, data, GetElementTypeInfo(type).storage_bytes);
+    out += FormatFloat(*semantics, bits);
+    return;
+  }
+  bool is_unsigned = IsUnsigned(type);
+  int64_t value = ReadInteger(data, type, is_unsigned);
+  if (is_unsigned) {
+    out += std::to_string(static_cast<uint64_t>(value));
+  } else {
+    AppendInt(out, value);
+  }
+}
+
+size_t ElementBytes(const Type& element) {
+  if (element.Is(TypeKind::kQuantized)) {
+    return GetElementTypeInfo(GetQuantizedParams(element).storage_type).storage_bytes;
+  }
+  if (element.Is(TypeKind::kElement)) return GetElementTypeInfo(element.element_type()).storage_bytes;
+  return 0;
+}
+
 
 bool IsBareIdentifier(std::string_view text) {
   if (text.empty() || !IsIdentifierStart(text[0])) return false;
@@ -873,6 +874,79 @@ std::string PrintLocation(const Location& location) {
   std::string out = "loc(";
   print_internal::AppendLocationBody(out, location);
   return out + ")";
+}
+
+std::string PrintInterpreterTensor(const Type& type, std::span<const uint8_t> data) {
+  using print_internal::AppendElement;
+  std::string out;
+  print_internal::AppendType(out, type);
+  out += " {";
+  const Type element = type.element();
+  const size_t bytes = print_internal::ElementBytes(element);
+  const bool complex = element.Is(TypeKind::kElement) &&
+                       (element.element_type() == ElementType::kC64 ||
+                        element.element_type() == ElementType::kC128);
+  const std::vector<int64_t> dims = type.dims();
+  // An element: a complex one as [re, im] (the interpreter's form).
+  auto append_element = [&](size_t index) {
+    const uint8_t* at = data.data() + index * bytes;
+    if (!complex) {
+      AppendElement(out, at, element);
+      return;
+    }
+    const Type part = Type::Element(element.element_type() == ElementType::kC64
+                                        ? ElementType::kF32
+                                        : ElementType::kF64);
+    out += '[';
+    AppendElement(out, at, part);
+    out += ", ";
+    AppendElement(out, at + bytes / 2, part);
+    out += ']';
+  };
+  auto newline = [&](size_t indent) {
+    out += '\n';
+    out.append(2 * indent, ' ');
+  };
+  // Nested lists, each on its own line, as the interpreter prints them:
+  // the walk keeps the index of every dimension entered, iteratively.
+  if (dims.empty()) {
+    if (bytes <= data.size()) append_element(0);
+    return out + "}";
+  }
+  std::vector<int64_t> index;
+  size_t flat = 0;
+  auto at_last = [&](size_t depth) {
+    return depth == 0 || index[depth - 1] == dims[depth - 1] - 1;
+  };
+  // Enter dimension 0.
+  newline(1);
+  out += '[';
+  index.push_back(0);
+  while (!index.empty()) {
+    const size_t depth = index.size();  // dimensions entered
+    if (index.back() >= dims[depth - 1]) {
+      // This dimension is done: close it.
+      out += ']';
+      index.pop_back();
+      if (!at_last(index.size())) {
+        out += ',';
+      } else {
+        newline(index.size());
+      }
+      if (!index.empty()) ++index.back();
+      continue;
+    }
+    if (depth == dims.size()) {
+      append_element(flat++);
+      if (index.back() != dims[depth - 1] - 1) out += ", ";
+      ++index.back();
+      continue;
+    }
+    newline(depth + 1);
+    out += '[';
+    index.push_back(0);
+  }
+  return out + "}";
 }
 
 }  // namespace kiln::ir

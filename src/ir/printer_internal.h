@@ -25,6 +25,9 @@ void AppendDictionary(std::string& out, std::span<const NamedAttribute> entries)
 void AppendIntegerValue(std::string& out, const Attribute& integer);
 // A float value as MLIR prints it for a float type.
 void AppendFloatValue(std::string& out, double value, const Type& type);
+// One element at `data` of an element type, as a dense literal spells it.
+void AppendElement(std::string& out, const uint8_t* data, const Type& element);
+size_t ElementBytes(const Type& element);
 // `dense<...>` without the trailing type.
 void AppendDenseLiteral(std::string& out, const Attribute& dense);
 // `[1, ?, 3]`.

@@ -383,5 +383,24 @@ TEST(PrintModuleTest, DeepNestingPrintsWithoutRecursion) {
   EXPECT_NE(text.find(innermost), std::string::npos);
 }
 
+// The StableHLO interpreter's layout of a tensor (`interpreter.print` and
+// results under `kiln run --interpreter-format`), as upstream's
+// tests/interpret/printing.mlir expects it.
+TEST(PrintInterpreterTensorTest, LaysOutTensorsAsTheInterpreter) {
+  EXPECT_EQ(PrintInterpreterTensor(Tensor(ElementType::kU8, {}), std::vector<uint8_t>{1}), "tensor<ui8> {1}");
+  EXPECT_EQ(PrintInterpreterTensor(Tensor(ElementType::kS8, {4}), std::vector<uint8_t>{1, 2, 0xFD, 0xFC}),
+            "tensor<4xi8> {\n  [1, 2, -3, -4]\n}");
+  EXPECT_EQ(PrintInterpreterTensor(Tensor(ElementType::kPred, {2}), std::vector<uint8_t>{1, 0}),
+            "tensor<2xi1> {\n  [true, false]\n}");
+  EXPECT_EQ(PrintInterpreterTensor(Tensor(ElementType::kS8, {2, 2}), std::vector<uint8_t>{1, 2, 3, 4}),
+            "tensor<2x2xi8> {\n  [\n    [1, 2],\n    [3, 4]\n  ]\n}");
+  EXPECT_EQ(PrintInterpreterTensor(Tensor(ElementType::kS8, {0, 2}), {}),
+            "tensor<0x2xi8> {\n  []\n}");
+  EXPECT_EQ(PrintInterpreterTensor(Tensor(ElementType::kS8, {2, 0}), {}),
+            "tensor<2x0xi8> {\n  [\n    [],\n    []\n  ]\n}");
+  EXPECT_EQ(PrintInterpreterTensor(Tensor(ElementType::kC64, {2}), Bytes<float>({3.14f, 1, 0, -2})),
+            "tensor<2xcomplex<f32>> {\n  [[3.140000e+00, 1.000000e+00], [0.000000e+00, -2.000000e+00]]\n}");
+}
+
 }  // namespace
 }  // namespace kiln::ir

@@ -146,6 +146,8 @@ constexpr OpRule kStructureRules[] = {
     {OpCode::kCheckExpectClose, nullptr, 0, V, 0, V, 0, 0},
     {OpCode::kCheckExpectSerializedEq, nullptr, 0, V, 0, V, 0, 0},
     {OpCode::kInterpreterRunParallel, nullptr, 0, V, 0, V, V, 0},
+    {OpCode::kInterpreterPrint, nullptr, 1, 1, 0, 0, 0, 0},
+    {OpCode::kInterpreterProbe, nullptr, 1, 1, 1, 1, 0, 0},
 };
 
 // The rule of every known op, indexed by OpCode.

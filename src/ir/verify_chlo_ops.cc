@@ -5,6 +5,7 @@
 // the rules follow the op definitions of upstream's ChloOps.td, leniently
 // where they only restrict element types further.
 #include <algorithm>
+#include <numeric>
 
 #include "ir/verifier_internal.h"
 
@@ -165,6 +166,87 @@ Status VerifyTopK(const OpContext& context) {
   return context.ExpectResultShape("", 1, shape);
 }
 
+// chlo.scan (ChloOps.cpp ScanOp::verify): inputs are sliced along
+// `dimension`, the body takes one slice of each and the carries and returns
+// one slice of each stacked output and the next carries.
+Status VerifyScan(const OpContext& context) {
+  KILN_ASSIGN_OR_RETURN(IntList operand_segments, context.Ints("operandSegmentSizes"));
+  const std::span<const int64_t> segments = operand_segments.values;
+  if (segments.size() != 2 || segments[0] < 0 || segments[1] < 0 ||
+      static_cast<size_t>(segments[0] + segments[1]) != context.num_operands()) {
+    return context.Fail("", "operandSegmentSizes must be [inputs, inits] summing to the ",
+                        context.num_operands(), " operands, found ", segments.size(),
+                        " entries summing to ", std::accumulate(segments.begin(), segments.end(), int64_t{0}));
+  }
+  const auto inputs = static_cast<size_t>(segments[0]);
+  const auto carries = static_cast<size_t>(segments[1]);
+  if (context.num_results() < carries) {
+    return context.Fail("", "expected at least ", carries, " results (one per init), found ",
+                        context.num_results());
+  }
+  const size_t outputs = context.num_results() - carries;
+  if (inputs == 0 && outputs == 0) {
+    return context.Fail("", "at least one of inputs or outputs must be present");
+  }
+  KILN_ASSIGN_OR_RETURN(int64_t dimension, context.Int("dimension"));
+  int64_t length = kDynamic;
+  for (size_t i = 0; i < inputs; ++i) {
+    const Type& input = context.operand(i);
+    if (dimension < 0 || dimension >= Rank(input)) {
+      return context.Fail("", "scan dimension ", dimension, " is out of bounds for input #", i,
+                          " ", TypeText(input));
+    }
+    const int64_t size = input.dims()[static_cast<size_t>(dimension)];
+    if (size != kDynamic && length != kDynamic && size != length) {
+      return context.Fail("", "input #", i, " has ", size, " elements along the scan dimension, ",
+                          "expected ", length);
+    }
+    if (size != kDynamic) length = size;
+  }
+  const Block& body = context.op().region(0).block(0);
+  if (body.num_arguments() != context.num_operands()) {
+    return context.Fail("", "expects ", context.num_operands(), " arguments in the body, found ",
+                        body.num_arguments());
+  }
+  const auto sliced = [dimension](const Type& type) {
+    std::vector<int64_t> dims = type.dims();
+    dims.erase(dims.begin() + dimension);
+    return Type::Tensor(type.element(), std::move(dims));
+  };
+  for (size_t i = 0; i < context.num_operands(); ++i) {
+    const Type expected = i < inputs ? sliced(context.operand(i)) : context.operand(i);
+    if (!TypesCompatible(expected, body.argument(i)->type())) {
+      return context.Fail("", "body argument #", i, " must be ", TypeText(expected), ", found ",
+                          TypeText(body.argument(i)->type()));
+    }
+  }
+  const std::vector<Type> returned = TerminatorTypes(context.op().region(0));
+  if (returned.size() != context.num_results()) {
+    return context.Fail("", "the body must return ", context.num_results(), " values, found ",
+                        returned.size());
+  }
+  for (size_t i = 0; i < context.num_results(); ++i) {
+    const Type& result = context.result(i);
+    if (i < outputs) {
+      if (dimension < 0 || dimension >= Rank(result) ||
+          (length != kDynamic && result.dims()[static_cast<size_t>(dimension)] != kDynamic &&
+           result.dims()[static_cast<size_t>(dimension)] != length) ||
+          !TypesCompatible(sliced(result), returned[i])) {
+        return context.Fail("", "output #", i, " ", TypeText(result),
+                            " must stack the body's ", TypeText(returned[i]), " along dimension ",
+                            dimension);
+      }
+    } else if (!TypesCompatible(result, returned[i]) ||
+               !TypesCompatible(result, context.operand(inputs + i - outputs))) {
+      return context.Fail("", "carry result #", i - outputs, " ", TypeText(result),
+                          " must have its init's type ",
+                          TypeText(context.operand(inputs + i - outputs)), " and the body's ",
+                          TypeText(returned[i]));
+    }
+  }
+  return Status::Ok();
+}
+
 // chlo.constant_like: a splat of `value` shaped like the operand.
 Status VerifyConstantLike(const OpContext& context) {
   if (!ShapesCompatible(context.result(0).dims(), context.operand(0).dims())) {
@@ -219,7 +301,7 @@ constexpr OpRule kRules[] = {
     {OpCode::kChloTopK, VerifyTopK, 1, 1, 2, 2, 0, kTensors},
     {OpCode::kChloConstantLike, VerifyConstantLike, 1, 1, 1, 1, 0, kTensors},
     {OpCode::kChloRaggedDot, nullptr, 3, 3, 1, 1, 0, kTensors},
-    {OpCode::kChloScan, nullptr, 1, V, 1, V, V, kTensors},
+    {OpCode::kChloScan, VerifyScan, 0, V, 1, V, 1, kTensors | kReturnTerminated},
 };
 
 }  // namespace

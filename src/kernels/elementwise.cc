@@ -2,6 +2,7 @@
 // arrays); the op is a lambda over the compute type, so every element type
 // shares the loop, and the loop body is simple enough to vectorize.
 #include "kernels/elementwise.h"
+#include "kernels/semantics.h"
 
 #include <algorithm>
 #include <bit>
@@ -956,7 +957,15 @@ namespace {
 // `kExponent` bits (f32: 23, 8; f64: 52, 11).
 template <typename Float, typename Bits, int kMantissa, int kExponent>
 Float ReduceBits(Float x, int exponent_bits, int mantissa_bits) {
-  if (std::isnan(x)) return x;
+  if (std::isnan(x)) {
+    // No mantissa bits leave no NaN: the spec's result is infinity (XLA's
+    // CPU backend keeps the NaN, which Kiln follows unless asked for the
+    // spec's semantics, semantics.h).
+    if (mantissa_bits == 0 && SpecSemantics()) {
+      return std::copysign(std::numeric_limits<Float>::infinity(), x);
+    }
+    return x;
+  }
   Bits bits;
   std::memcpy(&bits, &x, sizeof(bits));
   if (mantissa_bits < kMantissa) {

@@ -9,6 +9,8 @@
 #include <xmmintrin.h>
 #endif
 
+#include "kernels/semantics.h"
+
 namespace kiln::kernels {
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -24,26 +26,29 @@ inline void SetFloatEnvironment(unsigned) {}
 
 // Flushes denormals on this thread for the guard's lifetime, then restores
 // the caller's environment (the framework's thread may run other code).
+// Under the spec's semantics (semantics.h) it keeps denormals instead.
 class ScopedFlushDenormals {
  public:
-  ScopedFlushDenormals() : saved_(FloatEnvironment()) {
-    if ((saved_ & kFlushDenormalBits) != kFlushDenormalBits) {
-      SetFloatEnvironment(saved_ | kFlushDenormalBits);
-    }
+  ScopedFlushDenormals()
+      : saved_(FloatEnvironment()),
+        wanted_(SpecSemantics() ? saved_ & ~kFlushDenormalBits : saved_ | kFlushDenormalBits) {
+    if (wanted_ != saved_) SetFloatEnvironment(wanted_);
   }
   ~ScopedFlushDenormals() {
-    if ((saved_ & kFlushDenormalBits) != kFlushDenormalBits) SetFloatEnvironment(saved_);
+    if (wanted_ != saved_) SetFloatEnvironment(saved_);
   }
   ScopedFlushDenormals(const ScopedFlushDenormals&) = delete;
   ScopedFlushDenormals& operator=(const ScopedFlushDenormals&) = delete;
 
  private:
   unsigned saved_;
+  unsigned wanted_;
 };
 
 // For threads that only ever run kernels (the thread pool's workers).
 inline void FlushDenormalsOnThisThread() {
-  SetFloatEnvironment(FloatEnvironment() | kFlushDenormalBits);
+  SetFloatEnvironment(SpecSemantics() ? FloatEnvironment() & ~kFlushDenormalBits
+                                      : FloatEnvironment() | kFlushDenormalBits);
 }
 
 }  // namespace kiln::kernels

@@ -377,3 +377,124 @@ def test_plan_times_each_node(tmp_path):
     assert "per run (mean of 5)" in lines[1], result.stdout
     bad = kiln("plan", "--time", "0", str(program))
     assert bad.returncode == 2 and "--time takes a number of runs" in bad.stderr, bad.stderr
+
+
+# The StableHLO interpreter's own conventions (`stablehlo-translate
+# --interpret`), which tests/suites/run_stablehlo_interpret.py maps onto
+# `kiln run`: inputs as one --args list, results and interpreter.print in the
+# interpreter's layout, probes written as .npy files.
+
+def test_run_takes_an_args_list_and_prints_in_the_interpreter_format(tmp_path):
+    program = tmp_path / "add.mlir"
+    program.write_text("""
+func.func @main(%a: tensor<2xf32>, %b: tensor<2xf32>) -> (tensor<2xf32>, tensor<i1>) {
+  %0 = stablehlo.add %a, %b : tensor<2xf32>
+  %1 = stablehlo.constant dense<true> : tensor<i1>
+  func.return %0, %1 : tensor<2xf32>, tensor<i1>
+}
+""")
+    result = kiln("run", "--args=[dense<[1.0, 2.0]> : tensor<2xf32>, dense<[0.5, -4.0]> : tensor<2xf32>]",
+                  "--interpreter-format", str(program))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout == ("tensor<2xf32> {\n  [1.500000e+00, -2.000000e+00]\n}\n"
+                             "tensor<i1> {true}\n")
+    bad = kiln("run", "--args=[dense<[1.0, 2.0]> : tensor<2xf32>", str(program))
+    assert bad.returncode == 2 and "kiln run:" in bad.stderr, bad.stderr
+    unknown = kiln("run", "--no-such-option", str(program))
+    assert unknown.returncode == 2 and "--no-such-option" in unknown.stderr, unknown.stderr
+
+
+_PROBED = """
+func.func @main() {
+  %0 = stablehlo.constant dense<[[1, 2], [3, 4]]> : tensor<2x2xi32>
+  interpreter.print %0 : tensor<2x2xi32>
+  %1 = interpreter.probe %0, probe_id = "p0" : tensor<2x2xi32>
+  check.expect_serialized_eq %1, probe_id = "p0" : tensor<2x2xi32>
+  func.return
+}  // -----
+func.func @main() {
+  %0 = stablehlo.constant dense<7> : tensor<i8>
+  check.expect_eq_const %0, dense<7> : tensor<i8>
+  func.return
+}
+"""
+
+
+def test_run_prints_probes_and_splits_at_a_marker_after_code(tmp_path):
+    program = tmp_path / "probe.mlir"
+    program.write_text(_PROBED)
+    probes = tmp_path / "probes"
+    probes.mkdir()
+    result = kiln("run", f"--probe-output-dir={probes}", str(program))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.startswith("%0 = tensor<2x2xi32> {\n  [\n    [1, 2],\n    [3, 4]\n  ]\n}\n")
+    # The marker after '}' on the same line still splits the cases.
+    assert result.stdout.strip().splitlines()[-1] == "2 cases, 0 failed, 2 checks", result.stdout
+    index = (probes / "index.csv").read_text().strip().split(",")
+    assert index[:2] == ["p0", "tensor<2x2xi32>"]
+    np.testing.assert_array_equal(np.load(index[2]), np.array([[1, 2], [3, 4]], np.int32))
+    # Without a folder a probe is an error of its case, named.
+    no_folder = kiln("run", str(program))
+    assert no_folder.returncode == 1
+    assert "needs a probe folder (kiln run --probe-output-dir=DIR)" in no_folder.stdout
+
+
+_DENORMALS = """
+func.func @main() {
+  %x = stablehlo.constant dense<1.0e-40> : tensor<f32>
+  %z = stablehlo.add %x, %x : tensor<f32>
+  %n = stablehlo.constant dense<0x7FC00000> : tensor<f32>
+  %r = stablehlo.reduce_precision %n, format = e5m0 : tensor<f32>
+  interpreter.print %z : tensor<f32>
+  interpreter.print %r : tensor<f32>
+  func.return
+}
+"""
+
+
+def test_spec_semantics_keeps_denormals_and_rounds_nan_as_the_spec(tmp_path):
+    program = tmp_path / "denormals.mlir"
+    program.write_text(_DENORMALS)
+    # As XLA's CPU backend: denormals flush to zero; a NaN stays NaN.
+    default = kiln("run", str(program))
+    assert default.returncode == 0, default.stdout + default.stderr
+    assert default.stdout.splitlines()[:2] == ["%1 = tensor<f32> {0.000000e+00}",
+                                               "%3 = tensor<f32> {0x7FC00000}"]
+    # The spec (and its interpreter): denormals kept; with no mantissa bits
+    # a NaN becomes infinity.
+    spec = kiln("run", "--spec-semantics", str(program))
+    assert spec.returncode == 0, spec.stdout + spec.stderr
+    assert spec.stdout.splitlines()[:2] == ["%1 = tensor<f32> {1.999990e-40}",
+                                            "%3 = tensor<f32> {0x7F800000}"]
+
+
+_SCAN = """
+func.func @main() {
+  %input = stablehlo.constant dense<[[1, 2, 3], [4, 5, 6]]> : tensor<2x3xi32>
+  %init = stablehlo.constant dense<0> : tensor<2xi32>
+  %0:2 = chlo.scan(%input) inits(%init) dimension=1 attributes {is_reverse = true} {
+  ^bb0(%x: tensor<2xi32>, %c: tensor<2xi32>):
+    %1 = stablehlo.add %x, %c : tensor<2xi32>
+    %2 = stablehlo.multiply %1, %x : tensor<2xi32>
+    stablehlo.return %2, %1 : tensor<2xi32>, tensor<2xi32>
+  } : (tensor<2x3xi32>, tensor<2xi32>) -> (tensor<2x3xi32>, tensor<2xi32>)
+  check.expect_eq_const %0#0, dense<[[6, 10, 9], [60, 55, 36]]> : tensor<2x3xi32>
+  check.expect_eq_const %0#1, dense<[6, 15]> : tensor<2xi32>
+  func.return
+}
+"""
+
+
+def test_run_chlo_scan_along_an_inner_dimension_in_reverse(tmp_path):
+    # Suffix sums s of each row, and x * s stacked: a scan whose slices are
+    # gathered (the scan dimension is not the outermost).
+    program = tmp_path / "scan.mlir"
+    program.write_text(_SCAN)
+    result = kiln("run", str(program))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.strip().splitlines()[-1] == "1 cases, 0 failed, 2 checks", result.stdout
+    # A body argument of the wrong shape is a verifier error.
+    program.write_text(_SCAN.replace("dimension=1", "dimension=0"))
+    bad = kiln("run", str(program))
+    assert bad.returncode == 1
+    assert "body argument #0 must be tensor<3xi32>, found tensor<2xi32>" in bad.stdout + bad.stderr

@@ -5,8 +5,8 @@
 //   kiln-tool inspect FILE                           producer, versions, op histogram
 //   kiln-tool plan [--time N] FILE                   the compiled plan: nodes, fused loops;
 //                                                     --time: each node's mean time over N runs
-//   kiln-tool run [--infeed ENTRY]... FILE [INPUT...]  compile, run, print results, outfeed
-//                                                     entries and checks
+//   kiln-tool run [OPTIONS] FILE [INPUT...]          compile, run, print results, outfeed
+//                                                     entries and checks (options: kUsage)
 //
 // Bad input: one line "kiln: FILE: CODE: message" on stderr and exit code 1;
 // bad usage: exit code 2.
@@ -22,6 +22,7 @@
 #include "frontend/vhlo/reader.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"
+#include "kernels/semantics.h"
 #include "tools/kiln/run.h"
 
 namespace {
@@ -30,7 +31,8 @@ constexpr const char* kUsage =
     "usage: kiln print [--generic] [--locations] [--verify] FILE\n"
     "       kiln inspect FILE\n"
     "       kiln plan [--time N] FILE\n"
-    "       kiln run [--infeed ENTRY]... FILE [INPUT...]\n"
+    "       kiln run [--infeed ENTRY]... [--args=[INPUT, ...]] [--interpreter-format]\n"
+    "                [--probe-output-dir=DIR] [--spec-semantics] FILE [INPUT...]\n"
     "           (INPUT: 'dense<[1, 2]> : tensor<2xi32>'; ENTRY: such literals joined by ';')\n";
 
 int Fail(const std::string& path, const kiln::Status& status) {
@@ -97,27 +99,51 @@ int main(int argc, char** argv) {
   }
   std::string_view command = args.front();
   if (command == "run") {
-    if (args.size() < 2) {
-      std::fputs(kUsage, stderr);
-      return 2;
-    }
-    // --infeed ENTRY (repeatable, before FILE): an entry for the program's
-    // infeed; several arrays of one entry are separated by ';'.
-    std::vector<std::string> infeed;
+    // Options before FILE: --infeed ENTRY (repeatable; several arrays of one
+    // entry separated by ';'), --args=[LITERAL, ...] (the StableHLO
+    // interpreter's form of the inputs), --interpreter-format,
+    // --probe-output-dir=DIR, --spec-semantics.
+    kiln::tool::RunOptions options;
+    bool spec = false;
     size_t at = 1;
-    while (at + 1 < args.size() && args[at] == "--infeed") {
-      infeed.emplace_back(args[at + 1]);
-      at += 2;
+    while (at < args.size() && args[at].starts_with("--")) {
+      const std::string_view arg = args[at];
+      if (arg == "--infeed" && at + 1 < args.size()) {
+        options.infeed.emplace_back(args[at + 1]);
+        at += 2;
+        continue;
+      }
+      if (arg.starts_with("--args=")) {
+        auto literals = kiln::tool::SplitArgsList(arg.substr(7));
+        if (!literals.ok()) {
+          std::fprintf(stderr, "kiln run: %s\n", literals.status().message().c_str());
+          return 2;
+        }
+        options.inputs = std::move(*literals);
+      } else if (arg == "--interpreter-format") {
+        options.interpreter_format = true;
+      } else if (arg.starts_with("--probe-output-dir=")) {
+        options.probe_dir = std::string(arg.substr(19));
+      } else if (arg == "--spec-semantics") {
+        spec = true;
+      } else {
+        std::fprintf(stderr, "kiln run: unknown option '%.*s'\n%s", static_cast<int>(arg.size()),
+                     arg.data(), kUsage);
+        return 2;
+      }
+      ++at;
     }
     if (at >= args.size()) {
       std::fputs(kUsage, stderr);
       return 2;
     }
+    kiln::kernels::SetSpecSemantics(spec);
     const std::string path(args[at]);
     auto bytes = ReadWholeFile(path);
     if (!bytes.ok()) return Fail(path, bytes.status());
-    std::vector<std::string> inputs(args.begin() + static_cast<std::ptrdiff_t>(at) + 1, args.end());
-    return kiln::tool::Run(path, *bytes, inputs, infeed);
+    options.inputs.insert(options.inputs.end(), args.begin() + static_cast<std::ptrdiff_t>(at) + 1,
+                          args.end());
+    return kiln::tool::Run(path, *bytes, options);
   }
   if (command == "plan") {
     int runs = 0;

@@ -4,8 +4,11 @@
 // case by case.
 #include "tools/kiln/run.h"
 
+#include <atomic>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
+#include <mutex>
 #include <cstring>
 #include <optional>
 #include <utility>
@@ -48,10 +51,30 @@ StatusOr<std::vector<uint8_t>> ParseInput(const std::string& literal, const Shap
   return compiler::DenseData(value, shape);
 }
 
-std::string ResultText(const Shape& shape, const std::vector<uint8_t>& data) {
+std::string ResultText(const Shape& shape, const std::vector<uint8_t>& data,
+                       bool interpreter_format = false) {
   ir::Type type = ir::Type::Tensor(ir::Type::Element(shape.element_type), shape.dims);
+  if (interpreter_format) return ir::PrintInterpreterTensor(type, data);
   return ir::PrintAttribute(ir::Attribute::DenseElements(type, data, false));
 }
+
+// interpreter.print's output and the probe folder, for the run's ops.
+class ToolIo final : public compiler::InterpreterIo {
+ public:
+  explicit ToolIo(std::string probe_dir) : probe_dir_(std::move(probe_dir)) {}
+  void Print(const std::string& text) override {
+    std::lock_guard lock(mutex_);
+    std::printf("%s\n", text.c_str());
+    std::fflush(stdout);
+  }
+  const std::string& probe_dir() const override { return probe_dir_; }
+  int64_t NextProbeFile() override { return next_probe_++; }
+
+ private:
+  std::mutex mutex_;
+  std::string probe_dir_;
+  std::atomic<int64_t> next_probe_{0};
+};
 
 struct CaseResult {
   int64_t checks = 0;
@@ -105,8 +128,16 @@ struct RunBuffers {
   std::vector<void*> outputs;
 };
 
-StatusOr<CaseResult> RunModule(const ir::Module& module, const std::vector<std::string>& inputs,
-                               const std::vector<std::string>& infeed, bool print_results) {
+StatusOr<CaseResult> RunModule(const ir::Module& module, const RunOptions& options,
+                               compiler::InterpreterIo& io) {
+  const std::vector<std::string>& inputs = options.inputs;
+  const std::vector<std::string>& infeed = options.infeed;
+  // A case of comments alone (upstream's "empty module" case) runs nothing.
+  bool has_function = false;
+  for (const auto& op : module.body().operations()) {
+    has_function = has_function || op->code() == ir::OpCode::kFuncFunc;
+  }
+  if (!has_function && module.body().operations().empty()) return CaseResult{};
   KILN_RETURN_IF_ERROR(ir::Verify(module));
   KILN_ASSIGN_OR_RETURN(auto program, compiler::Compile(module, frontend::CompileOptions{}));
   if (inputs.size() != program->parameter_shapes.size()) {
@@ -130,14 +161,14 @@ StatusOr<CaseResult> RunModule(const ir::Module& module, const std::vector<std::
   }
   compiler::ExecutionEnv env;
   env.feeds = feeds.ForDevice(0);
+  env.interpreter = &io;
   runtime::GridRunner grid(feeds);
   env.grid = &grid;
   KILN_RETURN_IF_ERROR(
       compiler::Execute(*program->graph, buffers.parameters, buffers.outputs, env));
-  if (print_results) {
-    for (size_t i = 0; i < buffers.results.size(); ++i) {
-      std::printf("%s\n", ResultText(program->result_shapes[i], buffers.results[i]).c_str());
-    }
+  for (size_t i = 0; i < buffers.results.size(); ++i) {
+    std::printf("%s\n", ResultText(program->result_shapes[i], buffers.results[i],
+                                    options.interpreter_format).c_str());
   }
   while (std::optional<runtime::FeedEntry> entry = feeds.PopOutfeed(0)) {
     for (const runtime::FeedArray& array : *entry) {
@@ -269,8 +300,43 @@ int Plan(const std::string& path, const std::vector<uint8_t>& bytes, int runs) {
   return 0;
 }
 
-int Run(const std::string& path, const std::vector<uint8_t>& bytes,
-        const std::vector<std::string>& inputs, const std::vector<std::string>& infeed) {
+StatusOr<std::vector<std::string>> SplitArgsList(std::string_view text) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) {
+    text.remove_prefix(1);
+  }
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) {
+    text.remove_suffix(1);
+  }
+  if (text.size() < 2 || text.front() != '[' || text.back() != ']') {
+    return InvalidArgument("--args takes a list of literals, --args=[dense<1> : tensor<2xi32>, "
+                           "...]; found '", text, "'");
+  }
+  text = text.substr(1, text.size() - 2);
+  std::vector<std::string> literals;
+  int depth = 0;
+  size_t start = 0;
+  for (size_t i = 0; i <= text.size(); ++i) {
+    const char c = i < text.size() ? text[i] : ',';
+    if (c == '<' || c == '[' || c == '(') ++depth;
+    if (c == '>' || c == ']' || c == ')') --depth;
+    if (c == ',' && depth == 0) {
+      std::string_view literal = text.substr(start, i - start);
+      while (!literal.empty() && literal.front() == ' ') literal.remove_prefix(1);
+      while (!literal.empty() && literal.back() == ' ') literal.remove_suffix(1);
+      if (!literal.empty()) {
+        if (!literal.starts_with("dense<")) {
+          return InvalidArgument("--args: expected dense elements, dense<...> : tensor<...>; "
+                                 "found '", literal, "'");
+        }
+        literals.emplace_back(literal);
+      }
+      start = i + 1;
+    }
+  }
+  return literals;
+}
+
+int Run(const std::string& path, const std::vector<uint8_t>& bytes, const RunOptions& options) {
   std::vector<ir::Module> modules;
   const std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
   const bool chunked = frontend::DetectFormat(bytes) == frontend::ProgramFormat::kText &&
@@ -292,8 +358,9 @@ int Run(const std::string& path, const std::vector<uint8_t>& bytes,
   }
   int failed = 0;
   int64_t checks = 0;
+  ToolIo io(options.probe_dir);
   for (size_t i = 0; i < modules.size(); ++i) {
-    auto result = RunModule(modules[i], inputs, infeed, !chunked);
+    auto result = RunModule(modules[i], options, io);
     const std::string label = chunked ? StrCat("case ", i + 1, ": ") : std::string();
     if (!result.ok()) {
       ++failed;

@@ -3,16 +3,34 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include "base/status.h"
 
 namespace kiln::tool {
 
-// Runs `bytes` (the file `path`) with `inputs` as `dense<...> : tensor<...>`
-// literals and `infeed` entries (literals joined by ';') queued for its
-// infeed ops; prints the results and the outfeed entries. Returns the process
-// exit code (0: ran and every check passed).
-int Run(const std::string& path, const std::vector<uint8_t>& bytes,
-        const std::vector<std::string>& inputs, const std::vector<std::string>& infeed = {});
+struct RunOptions {
+  // The entry's arguments, `dense<...> : tensor<...>` literals.
+  std::vector<std::string> inputs;
+  // Entries for the program's infeed ops (literals joined by ';').
+  std::vector<std::string> infeed;
+  // Results (and interpreter.print values) in the StableHLO interpreter's
+  // format (`tensor<2xi32> {` / `  [3, 3]` / `}`) rather than as dense
+  // literals.
+  bool interpreter_format = false;
+  // Where interpreter.probe writes and check.expect_serialized_eq reads.
+  std::string probe_dir;
+};
+
+// Runs `bytes` (the file `path`): prints the results, the outfeed entries
+// and, for files of `// -----` separated cases, each case's checks. Returns
+// the process exit code (0: ran and every check passed).
+int Run(const std::string& path, const std::vector<uint8_t>& bytes, const RunOptions& options);
+
+// The literals of the StableHLO interpreter's `--args=[A, B, ...]`; an
+// error for text that is not a bracketed list.
+StatusOr<std::vector<std::string>> SplitArgsList(std::string_view text);
 
 // Compiles `bytes` (the file `path`) and prints the plan of its entry
 // function: one line per node in execution order (fused loops with their

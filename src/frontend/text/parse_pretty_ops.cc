@@ -408,6 +408,8 @@ bool ParseCheck(Parser& p, OpFrame& f) {
     // `: T` stands for every operand.
     while (types.size() < f.operands.size()) types.push_back(types.front());
   }
+  // interpreter.probe returns its operand.
+  if (op.name() == "interpreter.probe" && !types.empty()) return Resolve(p, f, types, {types[0]});
   return Resolve(p, f, types, {});
 }
 

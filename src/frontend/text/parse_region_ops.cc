@@ -271,6 +271,50 @@ bool ParseShardyComputation(Parser& p, OpFrame& f) {
   return p.RequestRegion(f, std::move(arguments), true);
 }
 
+// chlo.scan's form (ChloOps.cpp ScanOp::parse): the operand types follow
+// the body, so operands resolve once it is read (ContinueRegionOp). The
+// split between inputs and inits (and between stacked outputs and carries)
+// is kept as MLIR's generic form spells it: operandSegmentSizes and
+// resultSegmentSizes.
+bool ParseChloScan(Parser& p, OpFrame& f) {
+  ir::Operation& op = *f.op;
+  std::vector<ValueUse> inits;
+  int64_t dimension = 0;
+  if (!p.Expect(TokenKind::kLParen, " before the scan's inputs") || !p.ParseValueUseList(f.operands) ||
+      !p.Expect(TokenKind::kRParen, " after the scan's inputs") ||
+      !p.ExpectKeyword("inits", " after the scan's inputs") ||
+      !p.Expect(TokenKind::kLParen, " after 'inits'") || !p.ParseValueUseList(inits) ||
+      !p.Expect(TokenKind::kRParen, " after the scan's inits") ||
+      !p.ExpectKeyword("dimension", " after the scan's inits") ||
+      !p.Expect(TokenKind::kEqual, " after 'dimension'") || !p.ParseInteger(dimension)) {
+    return false;
+  }
+  const auto inputs = static_cast<int64_t>(f.operands.size());
+  f.operands.insert(f.operands.end(), inits.begin(), inits.end());
+  op.SetAttr("dimension", Attribute::Integer(dimension, Type::Element(ElementType::kS64)));
+  const Type i32 = Type::Element(ElementType::kS32);
+  op.SetAttr("operandSegmentSizes",
+             Attribute::DenseArray(i32, {inputs, static_cast<int64_t>(inits.size())}, {}));
+  if (!p.ParseOptionalAttrDictWithKeyword(op)) return false;
+  f.stage = 1;
+  return p.RequestRegion(f, {}, false);
+}
+
+bool FinishChloScan(Parser& p, OpFrame& f) {
+  ir::Operation& op = *f.op;
+  const size_t offset = p.token().offset;
+  if (!p.ParseFunctionalTail(f)) return false;
+  std::optional<std::vector<int64_t>> segments = ir::IntegersOf(op.GetAttr("operandSegmentSizes"));
+  const int64_t carries = segments && segments->size() == 2 ? segments->back() : 0;
+  const auto results = static_cast<int64_t>(op.num_results());
+  if (results < carries) {
+    return p.Fail(offset, StrCat("expected at least ", carries, " results (one per init), found ", results));
+  }
+  op.SetAttr("resultSegmentSizes",
+             Attribute::DenseArray(Type::Element(ElementType::kS32), {results - carries, carries}, {}));
+  return true;
+}
+
 }  // namespace
 
 bool Parser::BeginRegionOp(OpFrame& frame) {
@@ -280,6 +324,7 @@ bool Parser::BeginRegionOp(OpFrame& frame) {
     case F::kFuncFunc: return ParseFunc(*this, frame);
     case F::kFuncCall: return ParseCall(*this, frame);
     case F::kModule: return ParseModuleOp(*this, frame);
+    case F::kChloScan: return ParseChloScan(*this, frame);
     case F::kSdyManualComputation:
     case F::kSdyNamedComputation: return ParseShardyComputation(*this, frame);
     default: return Fail(frame.offset, StrCat("'", frame.op->name(), "' has no custom form Kiln reads"));
@@ -296,6 +341,10 @@ bool Parser::ContinueRegionOp(OpFrame& frame) {
     case F::kSdyManualComputation:
     case F::kSdyNamedComputation:
       return ParseFunctionalTail(frame);
+    case F::kChloScan:
+      if (frame.stage != 1) return true;
+      frame.stage = 2;
+      return FinishChloScan(*this, frame);
     default:
       return true;
   }

@@ -294,9 +294,11 @@ StatusOr<std::vector<ir::Module>> ParseChunks(std::string_view text) {
     size_t end = text.find('\n', position);
     if (end == std::string_view::npos) end = text.size();
     std::string_view content = text.substr(position, end - position);
-    size_t first = content.find_first_not_of(" \t");
-    if (first != std::string_view::npos && content.substr(first).rfind("// -----", 0) == 0) {
-      KILN_RETURN_IF_ERROR(flush(position));
+    // MLIR splits at the marker wherever it appears (`// // -----` splits
+    // too, upstream's triangular_solve.mlir has one); the line's rest goes.
+    const size_t marker = content.find("// -----");
+    if (marker != std::string_view::npos) {
+      KILN_RETURN_IF_ERROR(flush(position + marker));
       chunk_start = end + 1 < text.size() ? end + 1 : text.size();
       chunk_line = line + 1;
     }

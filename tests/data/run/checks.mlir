@@ -1,4 +1,4 @@
-// Upstream's conformance-test format: `// -----` separated cases with check
+// Upstream's conformance-test format: cases separated by the split marker, with check
 // ops. Case 3 fails on purpose (tests/python/test_kiln_run.py expects it).
 func.func @add_op_test_si32() {
   %lhs = stablehlo.constant dense<[0, 1, 8, -9]> : tensor<4xi32>
