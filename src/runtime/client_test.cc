@@ -38,7 +38,7 @@ TEST(ClientOptionsTest, OptionBeatsEnvironmentBeatsDefault) {
 TEST(ClientTest, DevicesAndMemorySpaces) {
   auto client = MakeClient(3);
   ASSERT_EQ(client->devices().size(), 3u);
-  ASSERT_EQ(client->memory_spaces().size(), 6u);
+  ASSERT_EQ(client->memory_spaces().size(), 9u);
   for (Device* device : client->devices()) {
     EXPECT_EQ(device->default_memory_space()->kind(), MemoryKind::kDevice);
     EXPECT_EQ(device->FindMemorySpace(MemoryKind::kPinnedHost)->id(), 3 + device->id());
