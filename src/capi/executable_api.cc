@@ -413,10 +413,11 @@ PJRT_Error* Impl::PJRT_LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Ar
       arguments[d].push_back((*buffer)->buffer.get());
     }
   }
-  KILN_CAPI_ASSIGN_OR_RETURN(
-      std::vector<runtime::LoadedExecutable::Run> runs,
-      loaded.ExecuteLaunch(arguments, devices, non_donatable,
-                           [&](size_t d) { return HostTransferFor(options, d); }));
+  runtime::ExecuteOptions run_options;
+  run_options.non_donatable = non_donatable;
+  run_options.host = [&](size_t d) { return HostTransferFor(options, d); };
+  KILN_CAPI_ASSIGN_OR_RETURN(std::vector<runtime::LoadedExecutable::Run> runs,
+                             loaded.ExecuteLaunch(arguments, devices, run_options));
   for (size_t d = 0; d < devices.size(); ++d) {
     runtime::LoadedExecutable::Run& run = runs[d];
     for (size_t o = 0; o < run.outputs.size(); ++o) {
