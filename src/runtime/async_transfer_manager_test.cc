@@ -10,19 +10,16 @@
 namespace kiln::runtime {
 namespace {
 
-class AsyncTransferManagerTest : public ::testing::Test {
+class AsyncTransferManagerTest : public OneDeviceTest {
  protected:
   void SetUp() override {
-    client_ = MakeTestClient();
-    ASSERT_NE(client_, nullptr);
-    space_ = client_->devices()[0]->default_memory_space();
+    OneDeviceTest::SetUp();
+    if (HasFatalFailure()) return;
     auto manager = AsyncHostToDeviceTransferManager::Create(
         {Shape{ElementType::kS32, {1000}}, Shape{ElementType::kF32, {2, 2}}}, space_);
     ASSERT_TRUE(manager.ok()) << manager.status().ToString();
     manager_ = std::move(manager).value();
   }
-  std::unique_ptr<Client> client_;
-  MemorySpace* space_ = nullptr;
   std::unique_ptr<AsyncHostToDeviceTransferManager> manager_;
 };
 

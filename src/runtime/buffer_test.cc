@@ -9,20 +9,13 @@
 namespace kiln::runtime {
 namespace {
 
-class BufferTest : public ::testing::Test {
+class BufferTest : public OneDeviceTest {
  protected:
-  void SetUp() override {
-    client_ = MakeTestClient();
-    ASSERT_NE(client_, nullptr);
-    space_ = client_->devices()[0]->default_memory_space();
-  }
   std::unique_ptr<Buffer> Make(Shape shape) {
     auto buffer = client_->CreateUninitializedBuffer(std::move(shape), space_);
     EXPECT_TRUE(buffer.ok());
     return std::move(buffer).value();
   }
-  std::unique_ptr<Client> client_;
-  MemorySpace* space_ = nullptr;
 };
 
 TEST_F(BufferTest, BitcastMovesTheMemoryIntoANewShape) {

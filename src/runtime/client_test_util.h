@@ -18,4 +18,16 @@ inline std::unique_ptr<Client> MakeTestClient(int devices = 1) {
   return client.ok() ? std::move(client).value() : nullptr;
 }
 
+// A one-device client and its default memory space for each test.
+class OneDeviceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    client_ = MakeTestClient();
+    ASSERT_NE(client_, nullptr);
+    space_ = client_->devices()[0]->default_memory_space();
+  }
+  std::unique_ptr<Client> client_;
+  MemorySpace* space_ = nullptr;
+};
+
 }  // namespace kiln::runtime
