@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdio>
 #include <sstream>
 #include <string>
@@ -47,7 +48,10 @@ std::string DescribeArgs(const Args& args) {
   if constexpr (requires { args.buffer_index; }) out << " buffer_index=" << args.buffer_index;
   if constexpr (requires { args.launch_id; }) out << " launch_id=" << args.launch_id;
   if constexpr (requires { args.options->launch_id; }) {
-    if (args.options != nullptr) out << " launch_id=" << args.options->launch_id;
+    constexpr size_t kEnd = offsetof(PJRT_ExecuteOptions, launch_id) + sizeof(int);
+    if (args.options != nullptr && args.options->struct_size >= kEnd) {
+      out << " launch_id=" << args.options->launch_id;
+    }
   }
   if constexpr (requires { args.num_options; }) out << " num_options=" << args.num_options;
   if constexpr (requires { args.host_buffer_semantics; }) {
