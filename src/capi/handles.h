@@ -273,8 +273,7 @@ StatusOr<PJRT_AsyncTrackingEvent*> UnwrapAsyncTrackingEvent(PJRT_AsyncTrackingEv
 StatusOr<PJRT_FulfillAliasBufferCallback*> UnwrapAliasCallback(
     PJRT_FulfillAliasBufferCallback* handle);
 
-// A handle created and registered as live (`kind`), or destroyed after
-// being unregistered: every kind-specific New and Destroy goes through these.
+// Creates a handle and registers it as live (`kind`); unregisters and frees one.
 template <typename T, typename... Fields>
 T* NewHandle(HandleKind kind, Fields&&... fields) {
   auto* handle = new T{std::forward<Fields>(fields)...};
