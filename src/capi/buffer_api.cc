@@ -16,15 +16,67 @@ PJRT_Error* CopyInto(PJRT_Buffer* buffer, runtime::MemorySpace* space, PJRT_Buff
   return nullptr;
 }
 
+// The callback_data of PJRT_Buffer_CopyRawToHostFuture: where the copy goes.
+struct RawCopyCallback {
+  std::shared_ptr<runtime::HostDestination> destination;
+};
+// The callback_data of PJRT_Buffer_DonateWithControlDependency: the
+// dependency the new buffer waits for.
+struct DonationCallback {
+  std::shared_ptr<runtime::Event> dependency;
+};
+
+// The body of a one-shot callback whose args start like
+// PJRT_Buffer_CopyRawToHostFuture_Callback_Args: takes `callback_data`
+// (registered as `kind`) once and calls `act(data, status)` with the
+// status the caller reports. Callbacks return nothing, so a call that
+// cannot be honoured (null args, data already used or never handed out)
+// changes nothing; a too-small struct or an unknown error code becomes the
+// status itself.
+template <typename Data, typename CallbackArgs, typename Act>
+void RunCallbackOnce(CallbackArgs* args, HandleKind kind, Act act) {
+  constexpr size_t kDataEnd = offsetof(CallbackArgs, callback_data) + sizeof(void*);
+  if (args == nullptr || args->struct_size < kDataEnd || !TakeHandle(args->callback_data, kind)) {
+    return;
+  }
+  std::unique_ptr<Data> data(static_cast<Data*>(args->callback_data));
+  // An unknown error code reads as INVALID_ARGUMENT naming it.
+  act(*data, args->struct_size < offsetof(CallbackArgs, error_message_size) + sizeof(size_t)
+                 ? InvalidArgument("the callback's args struct_size is ", args->struct_size,
+                                   "; expected at least ", sizeof(CallbackArgs))
+                 : StatusFromPjrt(args->error_code, args->error_message,
+                                  args->error_message_size));
+}
+
+void ProvideRawCopyDestination(PJRT_Buffer_CopyRawToHostFuture_Callback_Args* args) {
+  RunCallbackOnce<RawCopyCallback>(
+      args, HandleKind::kRawCopyCallback, [args](RawCopyCallback& callback, Status status) {
+        // Fail and Provide only refuse a second setting, which TakeHandle rules out.
+        if (!status.ok()) {
+          (void)callback.destination->Fail(std::move(status));
+        } else if (args->struct_size < PJRT_Buffer_CopyRawToHostFuture_Callback_Args_STRUCT_SIZE) {
+          (void)callback.destination->Fail(
+              InvalidArgument("the callback's args struct_size is ", args->struct_size,
+                              "; it does not reach `dst`"));
+        } else {
+          (void)callback.destination->Provide(args->dst);
+        }
+      });
+}
+
+void SetDonationDependency(PJRT_Buffer_DonateWithControlDependency_Callback_Args* args) {
+  RunCallbackOnce<DonationCallback>(
+      args, HandleKind::kDonationCallback,
+      [](DonationCallback& callback, Status status) {
+        callback.dependency->Set(std::move(status));
+      });
+}
+
 }  // namespace
 
 PJRT_Error* Impl::PJRT_Buffer_Destroy(PJRT_Buffer_Destroy_Args* args) {
   KILN_ARGS(buffer);
-  if (args->buffer == nullptr) return nullptr;  // the header allows null
-  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Buffer* buffer, UnwrapBufferForDestroy(args->buffer));
-  UnregisterHandle(buffer);
-  delete buffer;
-  return nullptr;
+  return DestroyLiveHandle(args->buffer, &UnwrapBufferForDestroy);
 }
 
 PJRT_Error* Impl::PJRT_Buffer_ElementType(PJRT_Buffer_ElementType_Args* args) {
@@ -170,6 +222,51 @@ PJRT_Error* Impl::PJRT_Buffer_CopyRawToHost(PJRT_Buffer_CopyRawToHost_Args* args
                                              *buffer->buffer, args->dst, args->offset,
                                              args->transfer_size));
   args->event = NewEvent(std::move(event));
+  return nullptr;
+}
+
+PJRT_Error* Impl::PJRT_Buffer_CopyRawToHostFuture(PJRT_Buffer_CopyRawToHostFuture_Args* args) {
+  KILN_ARGS(future_ready_callback);
+  args->event = nullptr;
+  args->callback_data = nullptr;
+  args->future_ready_callback = nullptr;
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Buffer* buffer, UnwrapBuffer(args->buffer));
+  KILN_CAPI_ASSIGN_OR_RETURN(runtime::FutureHostCopy copy,
+                             InFunction(buffer->client->client->CopyRawToHostFuture(
+                                 *buffer->buffer, args->offset, args->transfer_size)));
+  args->event = NewEvent(std::move(copy.done));
+  args->callback_data = NewHandle<RawCopyCallback>(HandleKind::kRawCopyCallback,
+                                                   std::move(copy.destination));
+  args->future_ready_callback = &ProvideRawCopyDestination;
+  return nullptr;
+}
+
+PJRT_Error* Impl::PJRT_Buffer_Bitcast(PJRT_Buffer_Bitcast_Args* args) {
+  KILN_ARGS(out_buffer);
+  args->out_buffer = nullptr;
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Buffer* buffer, UnwrapBuffer(args->buffer));
+  KILN_CAPI_ASSIGN_OR_RETURN(Shape shape,
+                             MakeShape(args->element_type, args->dims, args->num_dims));
+  KILN_CAPI_RETURN_IF_ERROR(CheckDeviceLayout(args->device_layout, shape));
+  KILN_CAPI_ASSIGN_OR_RETURN(auto bitcast, InFunction(buffer->buffer->Bitcast(std::move(shape))));
+  args->out_buffer = NewBuffer(buffer->client, std::move(bitcast));
+  return nullptr;
+}
+
+PJRT_Error* Impl::PJRT_Buffer_DonateWithControlDependency(
+    PJRT_Buffer_DonateWithControlDependency_Args* args) {
+  KILN_ARGS(out_buffer);
+  args->callback_data = nullptr;
+  args->dependency_ready_callback = nullptr;
+  args->out_buffer = nullptr;
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Buffer* buffer, UnwrapBuffer(args->buffer));
+  auto dependency = runtime::Event::Create();
+  KILN_CAPI_ASSIGN_OR_RETURN(auto donated,
+                             InFunction(buffer->buffer->DonateWithControlDependency(dependency)));
+  args->out_buffer = NewBuffer(buffer->client, std::move(donated));
+  args->callback_data = NewHandle<DonationCallback>(HandleKind::kDonationCallback,
+                                                    std::move(dependency));
+  args->dependency_ready_callback = &SetDonationDependency;
   return nullptr;
 }
 

@@ -19,4 +19,16 @@ Status CheckStructSize(size_t struct_size, size_t required, std::string_view fie
                          "` (set struct_size to ", CurrentFunction(), "_Args_STRUCT_SIZE)");
 }
 
+Status InFunction(Status status) {
+  if (status.ok()) return status;
+  return Status(status.code(), StrCat(CurrentFunction(), ": ", status.message()));
+}
+
+Status CheckErrorCode(int code, std::string_view field) {
+  if (code >= 0 && code <= static_cast<int>(StatusCode::kUnauthenticated)) return Status::Ok();
+  return InvalidArgument(CurrentFunction(), ": `", field, "` is ", code,
+                         "; expected a PJRT_Error_Code (0 to ",
+                         static_cast<int>(StatusCode::kUnauthenticated), ")");
+}
+
 }  // namespace kiln::capi

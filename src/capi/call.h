@@ -18,6 +18,18 @@ void SetCurrentFunction(std::string_view name);
 // `required` bytes (everything up to and including `field`).
 Status CheckStructSize(size_t struct_size, size_t required, std::string_view field);
 
+// `status` with the running function's name before its message, for
+// runtime errors that do not say which call failed ("PJRT_X: ...").
+Status InFunction(Status status);
+template <typename T>
+StatusOr<T> InFunction(StatusOr<T> result) {
+  if (result.ok()) return result;
+  return InFunction(result.status());
+}
+
+// INVALID_ARGUMENT naming `field` unless `code` is a PJRT_Error_Code.
+Status CheckErrorCode(int code, std::string_view field);
+
 }  // namespace kiln::capi
 
 #define KILN_FIELD_END(field) \

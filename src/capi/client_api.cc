@@ -86,6 +86,64 @@ void UnregisterClient(PJRT_Client* client) {
   UnregisterHandle(client->topology.get());
 }
 
+// KILN_DUMP_DIR=<dir>: every program handed to PJRT_Client_Compile is written
+// there as kiln-<FNV-1a of its bytes>.<format> (.mlir.bc for bytecode), so what a framework sent can be
+// read back with `kiln print` and compared with other tools.
+void DumpProgram(std::span<const uint8_t> code, const std::string& format) {
+  static const std::optional<std::string> directory = GetEnv("KILN_DUMP_DIR");
+  if (!directory) return;
+  uint64_t hash = 1469598103934665603ull;
+  for (uint8_t byte : code) hash = (hash ^ byte) * 1099511628211ull;
+  char name[32];
+  std::snprintf(name, sizeof(name), "kiln-%016llx", static_cast<unsigned long long>(hash));
+  const bool bytecode = code.size() >= 4 && code[0] == 'M' && code[1] == 'L' &&
+                        code[2] == 0xEF && code[3] == 'R';
+  std::string extension = format.empty() ? "bin" : format;
+  if (format == "mlir" && bytecode) extension = "mlir.bc";
+  std::string path = StrCat(*directory, "/", name, ".", extension);
+  if (std::FILE* file = std::fopen(path.c_str(), "wb")) {
+    std::fwrite(code.data(), 1, code.size(), file);
+    std::fclose(file);
+  }
+}
+
+// A serialized CompileOptionsProto from the C arguments (empty when absent).
+StatusOr<std::span<const uint8_t>> OptionsBytes(const char* options, size_t size) {
+  if (options == nullptr && size > 0) {
+    return InvalidArgument(CurrentFunction(), ": `compile_options` is null but "
+                           "`compile_options_size` is ", size);
+  }
+  return std::span(reinterpret_cast<const uint8_t*>(options), options == nullptr ? 0 : size);
+}
+
+// What a compile call compiles: the program's bytes and format and the
+// serialized compile options, checked; the program is dumped to
+// KILN_DUMP_DIR when set.
+struct CompileInput {
+  std::span<const uint8_t> code;
+  std::string format;
+  std::span<const uint8_t> options;
+};
+
+StatusOr<CompileInput> ReadCompileInput(const PJRT_Program* program, const char* options,
+                                        size_t options_size) {
+  if (program == nullptr) {
+    return InvalidArgument(CurrentFunction(), ": `program` is null; expected a PJRT_Program");
+  }
+  if (program->code == nullptr && program->code_size > 0) {
+    return InvalidArgument(CurrentFunction(), ": program code is null but code_size is ",
+                           program->code_size);
+  }
+  CompileInput input;
+  input.code = std::span(reinterpret_cast<const uint8_t*>(program->code), program->code_size);
+  if (program->format != nullptr) input.format.assign(program->format, program->format_size);
+  KILN_ASSIGN_OR_RETURN(input.options, OptionsBytes(options, options_size));
+  DumpProgram(input.code, input.format);
+  return input;
+}
+
+}  // namespace
+
 // The destination memory of a call that names a device, a memory, or both
 // (memory wins, as the header says).
 StatusOr<runtime::MemorySpace*> ResolveDestination(PJRT_Client* client, PJRT_Device* device,
@@ -110,29 +168,6 @@ StatusOr<runtime::MemorySpace*> ResolveDestination(PJRT_Client* client, PJRT_Dev
   }
   return device_handle->device->default_memory_space();
 }
-
-// KILN_DUMP_DIR=<dir>: every program handed to PJRT_Client_Compile is written
-// there as kiln-<FNV-1a of its bytes>.<format> (.mlir.bc for bytecode), so what a framework sent can be
-// read back with `kiln print` and compared with other tools.
-void DumpProgram(std::span<const uint8_t> code, const std::string& format) {
-  static const std::optional<std::string> directory = GetEnv("KILN_DUMP_DIR");
-  if (!directory) return;
-  uint64_t hash = 1469598103934665603ull;
-  for (uint8_t byte : code) hash = (hash ^ byte) * 1099511628211ull;
-  char name[32];
-  std::snprintf(name, sizeof(name), "kiln-%016llx", static_cast<unsigned long long>(hash));
-  const bool bytecode = code.size() >= 4 && code[0] == 'M' && code[1] == 'L' &&
-                        code[2] == 0xEF && code[3] == 'R';
-  std::string extension = format.empty() ? "bin" : format;
-  if (format == "mlir" && bytecode) extension = "mlir.bc";
-  std::string path = StrCat(*directory, "/", name, ".", extension);
-  if (std::FILE* file = std::fopen(path.c_str(), "wb")) {
-    std::fwrite(code.data(), 1, code.size(), file);
-    std::fclose(file);
-  }
-}
-
-}  // namespace
 
 PJRT_Error* Impl::PJRT_Client_Create(PJRT_Client_Create_Args* args) {
   KILN_ARGS(client);
@@ -322,30 +357,107 @@ PJRT_Error* Impl::PJRT_Client_CreateErrorBuffer(PJRT_Client_CreateErrorBuffer_Ar
   return nullptr;
 }
 
+PJRT_Error* Impl::PJRT_Client_CreateAliasBuffer(PJRT_Client_CreateAliasBuffer_Args* args) {
+  KILN_ARGS(fulfill_alias_buffer_cb);
+  args->alias_buffer = nullptr;
+  args->fulfill_alias_buffer_cb = nullptr;
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Client* client, UnwrapClient(args->client));
+  KILN_CAPI_ASSIGN_OR_RETURN(runtime::MemorySpace * destination,
+                             ResolveDestination(client, nullptr, args->memory));
+  KILN_CAPI_ASSIGN_OR_RETURN(
+      Shape shape,
+      MakeShape(args->shape_element_type, args->shape_dims, args->shape_num_dims));
+  KILN_CAPI_RETURN_IF_ERROR(CheckDeviceLayout(args->shape_layout, shape));
+  KILN_CAPI_ASSIGN_OR_RETURN(
+      runtime::AliasBuffer alias,
+      InFunction(client->client->CreateAliasBuffer(std::move(shape), destination)));
+  args->alias_buffer = NewBuffer(client, std::move(alias.buffer));
+  args->fulfill_alias_buffer_cb = NewHandle<PJRT_FulfillAliasBufferCallback>(
+      HandleKind::kAliasCallback, std::move(alias.promise), client);
+  return nullptr;
+}
+
+// Arguments are checked first and a bad one leaves the callback usable;
+// then the callback is consumed, and a failure to fulfill (a buffer of
+// another shape, a deleted one) fails the alias too.
+PJRT_Error* Impl::PJRT_Client_FulfillAliasBuffer(PJRT_Client_FulfillAliasBuffer_Args* args) {
+  KILN_ARGS(fulfill_alias_buffer_cb);
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Client* client, UnwrapClient(args->client));
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_FulfillAliasBufferCallback * callback,
+                             UnwrapAliasCallback(args->fulfill_alias_buffer_cb));
+  if (callback->client != client) {
+    return MakeError(InvalidArgument(CurrentFunction(), ": `fulfill_alias_buffer_cb` belongs to "
+                                     "another client than `client`"));
+  }
+  KILN_CAPI_RETURN_IF_ERROR(CheckErrorCode(args->status_code, "status_code"));
+  PJRT_Buffer* buffer = nullptr;
+  if (args->status_code == PJRT_Error_Code_OK) {
+    KILN_CAPI_ASSIGN_OR_RETURN(buffer, UnwrapBuffer(args->buffer));
+  }
+  std::unique_ptr<kiln::runtime::AliasPromise> promise = std::move(callback->promise);
+  DestroyHandle(callback);
+  if (buffer == nullptr) {
+    return MakeError(InFunction(promise->Fail(
+        StatusFromPjrt(args->status_code, args->error_message, args->error_message_size))));
+  }
+  return MakeError(InFunction(promise->Fulfill(*buffer->buffer)));
+}
+
+PJRT_Error* Impl::PJRT_Client_DmaMap(PJRT_Client_DmaMap_Args* args) {
+  KILN_ARGS(size);
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Client* client, UnwrapClient(args->client));
+  return MakeError(InFunction(client->client->dma_mappings().Map(args->data, args->size)));
+}
+
+PJRT_Error* Impl::PJRT_Client_DmaUnmap(PJRT_Client_DmaUnmap_Args* args) {
+  KILN_ARGS(data);
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Client* client, UnwrapClient(args->client));
+  return MakeError(InFunction(client->client->dma_mappings().Unmap(args->data)));
+}
+
 PJRT_Error* Impl::PJRT_Client_Compile(PJRT_Client_Compile_Args* args) {
   KILN_ARGS(executable);
+  args->executable = nullptr;
   KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Client* client, UnwrapClient(args->client));
-  if (args->program == nullptr) {
-    return MakeError(InvalidArgument("PJRT_Client_Compile: program is null"));
+  KILN_CAPI_ASSIGN_OR_RETURN(
+      CompileInput input,
+      ReadCompileInput(args->program, args->compile_options, args->compile_options_size));
+  KILN_CAPI_ASSIGN_OR_RETURN(
+      auto loaded, InFunction(client->client->Compile(input.code, input.format, input.options)));
+  args->executable = NewLoadedExecutable(client, std::move(loaded));
+  return nullptr;
+}
+
+// Compiles for a topology; a client, when given, must be live but is not
+// needed (Kiln has no performance-guided optimization to feed).
+PJRT_Error* Impl::PJRT_Compile(PJRT_Compile_Args* args) {
+  KILN_ARGS(executable);
+  args->executable = nullptr;
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_TopologyDescription * topology, UnwrapTopology(args->topology));
+  if (args->client != nullptr) {
+    KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Client * client, UnwrapClient(args->client));
+    (void)client;
   }
-  const PJRT_Program& program = *args->program;
-  if (program.code == nullptr && program.code_size > 0) {
-    return MakeError(InvalidArgument("PJRT_Client_Compile: program code is null but code_size is ",
-                                     program.code_size));
-  }
-  std::string format = program.format == nullptr ? std::string()
-                                                  : std::string(program.format, program.format_size);
-  std::span<const uint8_t> code(reinterpret_cast<const uint8_t*>(program.code), program.code_size);
-  DumpProgram(code, format);
-  std::span<const uint8_t> options(reinterpret_cast<const uint8_t*>(args->compile_options),
-                                   args->compile_options == nullptr ? 0
-                                                                    : args->compile_options_size);
-  auto compiled = client->client->Compile(code, format, options);
-  if (!compiled.ok()) {
-    return MakeError(Status(compiled.status().code(),
-                            StrCat("PJRT_Client_Compile: ", compiled.status().message())));
-  }
-  args->executable = NewLoadedExecutable(client, std::move(*compiled));
+  KILN_CAPI_ASSIGN_OR_RETURN(
+      CompileInput input,
+      ReadCompileInput(args->program, args->compile_options, args->compile_options_size));
+  KILN_CAPI_ASSIGN_OR_RETURN(auto program,
+                             InFunction(runtime::CompileForTopology(
+                                 *topology->topology, input.code, input.format, input.options)));
+  args->executable = NewExecutable(std::move(program));
+  return nullptr;
+}
+
+PJRT_Error* Impl::PJRT_Client_Load(PJRT_Client_Load_Args* args) {
+  KILN_ARGS(loaded_executable);
+  args->loaded_executable = nullptr;
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Client* client, UnwrapClient(args->client));
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Executable * executable, UnwrapExecutable(args->executable));
+  KILN_CAPI_ASSIGN_OR_RETURN(std::span<const uint8_t> options,
+                             OptionsBytes(args->compile_options, args->compile_options_size));
+  KILN_CAPI_ASSIGN_OR_RETURN(auto loaded,
+                             InFunction(client->client->Load(executable->program, options)));
+  args->loaded_executable = NewLoadedExecutable(client, std::move(loaded));
   return nullptr;
 }
 

@@ -1,5 +1,6 @@
 // PJRT_DeviceDescription_* and PJRT_Device_*.
 #include "capi/call.h"
+#include "capi/convert.h"
 #include "capi/functions.h"
 #include "capi/handles.h"
 
@@ -157,6 +158,44 @@ PJRT_Error* Impl::PJRT_Device_GetAttributes(PJRT_Device_GetAttributes_Args* args
   args->device_attributes = reinterpret_cast<PJRT_Device_Attributes*>(copy);
   args->attributes_deleter = &DeleteAttributes;
   return nullptr;
+}
+
+PJRT_Error* Impl::PJRT_Device_PoisonExecution(PJRT_Device_PoisonExecution_Args* args) {
+  KILN_ARGS(num_payload);
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Device* device, UnwrapDevice(args->device));
+  KILN_CAPI_RETURN_IF_ERROR(CheckErrorCode(args->error_code, "error_code"));
+  if (args->error_code == PJRT_Error_Code_OK) {
+    return MakeError(InvalidArgument(CurrentFunction(), ": `error_code` is OK; expected the "
+                                     "error the poisoned run's outputs carry"));
+  }
+  // Payloads are checked but not kept: Kiln's errors carry none.
+  KILN_CAPI_ASSIGN_OR_RETURN(auto payload, FromNamedValues(args->payload, args->num_payload));
+  (void)payload;
+  Status error = StatusFromPjrt(args->error_code, args->error_message, args->error_message_size);
+  args->poisoned = device->device->executions().Poison(args->launch_id, error);
+  return nullptr;
+}
+
+PJRT_Error* Impl::PJRT_Device_CreateAsyncTrackingEvent(
+    PJRT_Device_CreateAsyncTrackingEvent_Args* args) {
+  KILN_ARGS(event);
+  args->event = nullptr;
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Device* device, UnwrapDevice(args->device));
+  if (args->description == nullptr && args->description_size > 0) {
+    return MakeError(InvalidArgument(CurrentFunction(), ": `description` is null but "
+                                     "`description_size` is ", args->description_size));
+  }
+  std::string description(args->description == nullptr ? "" : args->description,
+                          args->description_size);
+  args->event = NewHandle<PJRT_AsyncTrackingEvent>(
+      HandleKind::kAsyncTrackingEvent,
+      device->device->CreateAsyncTrackingEvent(std::move(description)));
+  return nullptr;
+}
+
+PJRT_Error* Impl::PJRT_AsyncTrackingEvent_Destroy(PJRT_AsyncTrackingEvent_Destroy_Args* args) {
+  KILN_ARGS(event);
+  return DestroyLiveHandle(args->event, &UnwrapAsyncTrackingEvent);
 }
 
 }  // namespace kiln::capi

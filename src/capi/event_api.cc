@@ -7,11 +7,8 @@ namespace kiln::capi {
 
 PJRT_Error* Impl::PJRT_Event_Destroy(PJRT_Event_Destroy_Args* args) {
   KILN_ARGS(event);
-  if (args->event == nullptr) return nullptr;  // the header allows null
-  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Event* event, UnwrapEvent(args->event));
-  UnregisterHandle(event);
-  delete event;  // pending callbacks keep the runtime event alive
-  return nullptr;
+  // Pending callbacks keep the runtime event alive.
+  return DestroyLiveHandle(args->event, [](auto* handle) { return UnwrapEvent(handle); });
 }
 
 PJRT_Error* Impl::PJRT_Event_IsReady(PJRT_Event_IsReady_Args* args) {
@@ -59,11 +56,7 @@ PJRT_Error* Impl::PJRT_Event_Create(PJRT_Event_Create_Args* args) {
 PJRT_Error* Impl::PJRT_Event_Set(PJRT_Event_Set_Args* args) {
   KILN_ARGS(error_message_size);
   KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Event* event, UnwrapEvent(args->event));
-  if (static_cast<int>(args->error_code) < 0 ||
-      static_cast<int>(args->error_code) > static_cast<int>(StatusCode::kUnauthenticated)) {
-    return MakeError(InvalidArgument("PJRT_Event_Set: unknown error_code ",
-                                     static_cast<int>(args->error_code)));
-  }
+  KILN_CAPI_RETURN_IF_ERROR(CheckErrorCode(args->error_code, "error_code"));
   Status status = StatusFromPjrt(args->error_code, args->error_message, args->error_message_size);
   if (!event->event->Set(std::move(status))) {
     return MakeError(FailedPrecondition("PJRT_Event_Set: the event was already set"));

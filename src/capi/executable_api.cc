@@ -12,11 +12,7 @@ namespace kiln::capi {
 
 PJRT_Error* Impl::PJRT_Executable_Destroy(PJRT_Executable_Destroy_Args* args) {
   KILN_ARGS(executable);
-  if (args->executable == nullptr) return nullptr;  // the header allows null
-  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Executable* executable, UnwrapExecutable(args->executable));
-  UnregisterHandle(executable);
-  delete executable;
-  return nullptr;
+  return DestroyLiveHandle(args->executable, [](auto* handle) { return UnwrapExecutable(handle); });
 }
 
 PJRT_Error* Impl::PJRT_Executable_Name(PJRT_Executable_Name_Args* args) {
@@ -161,12 +157,8 @@ PJRT_Error* Impl::PJRT_Executable_OptimizedProgram(PJRT_Executable_OptimizedProg
 
 PJRT_Error* Impl::PJRT_LoadedExecutable_Destroy(PJRT_LoadedExecutable_Destroy_Args* args) {
   KILN_ARGS(executable);
-  if (args->executable == nullptr) return nullptr;  // the header allows null
-  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_LoadedExecutable* executable,
-                             UnwrapLoadedExecutable(args->executable));
-  UnregisterHandle(executable);
-  delete executable;
-  return nullptr;
+  return DestroyLiveHandle(args->executable,
+                           [](auto* handle) { return UnwrapLoadedExecutable(handle); });
 }
 
 PJRT_Error* Impl::PJRT_LoadedExecutable_GetExecutable(
@@ -343,6 +335,56 @@ PJRT_Error* Impl::PJRT_LoadedExecutable_IsDeleted(PJRT_LoadedExecutable_IsDelete
   return nullptr;
 }
 
+namespace {
+
+// True when the caller's execute options (maybe from an older header) reach `end`.
+bool OptionsReach(const PJRT_ExecuteOptions* options, size_t end) {
+  return options != nullptr && options->struct_size >= end;
+}
+#define KILN_OPTIONS_REACH(field) \
+  OptionsReach(options, offsetof(PJRT_ExecuteOptions, field) + sizeof(options->field))
+
+// The runtime's options of an Execute call: arguments it may not donate,
+// host callbacks, launch id and execute context.
+StatusOr<runtime::ExecuteOptions> RunOptions(const PJRT_ExecuteOptions* options) {
+  runtime::ExecuteOptions run;
+  if (options == nullptr) return run;
+  run.host = [options](size_t d) { return HostTransferFor(options, d); };
+  if (KILN_OPTIONS_REACH(launch_id)) run.launch_id = options->launch_id;
+  if (KILN_OPTIONS_REACH(num_non_donatable_input_indices) &&
+      options->num_non_donatable_input_indices > 0) {
+    if (options->non_donatable_input_indices == nullptr) {
+      return InvalidArgument(CurrentFunction(), ": `options->non_donatable_input_indices` is null "
+                             "but its count is ", options->num_non_donatable_input_indices);
+    }
+    run.non_donatable = std::span(options->non_donatable_input_indices,
+                                  options->num_non_donatable_input_indices);
+  }
+  if (KILN_OPTIONS_REACH(context) && options->context != nullptr) {
+    KILN_ASSIGN_OR_RETURN(PJRT_ExecuteContext * context,
+                          UnwrapExecuteContext(options->context, "options->context"));
+    run.context = context->context;
+  }
+  return run;
+}
+#undef KILN_OPTIONS_REACH
+
+}  // namespace
+
+PJRT_Error* Impl::PJRT_ExecuteContext_Create(PJRT_ExecuteContext_Create_Args* args) {
+  KILN_ARGS(context);
+  args->context = NewHandle<PJRT_ExecuteContext>(HandleKind::kExecuteContext,
+                                                 std::make_shared<runtime::ExecuteContext>());
+  return nullptr;
+}
+
+PJRT_Error* Impl::PJRT_ExecuteContext_Destroy(PJRT_ExecuteContext_Destroy_Args* args) {
+  KILN_ARGS(context);
+  // Runs still using the context keep the runtime object alive.
+  return DestroyLiveHandle(args->context,
+                           [](auto* handle) { return UnwrapExecuteContext(handle); });
+}
+
 // Runs the program once per device of `argument_lists`: on the executable's
 // addressable devices in order, or on `execute_device` alone.
 PJRT_Error* Impl::PJRT_LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Args* args) {
@@ -373,22 +415,8 @@ PJRT_Error* Impl::PJRT_LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Ar
     return MakeError(InvalidArgument(CurrentFunction(), ": `output_lists` is null; expected ",
                                      devices.size(), " preallocated output arrays"));
   }
-  // Arguments the framework does not let this call donate (older headers'
-  // options end before the field: nothing is excluded).
-  std::span<const int64_t> non_donatable;
   const PJRT_ExecuteOptions* options = args->options;
-  constexpr size_t kNonDonatableEnd = offsetof(PJRT_ExecuteOptions, num_non_donatable_input_indices) +
-                                      sizeof(options->num_non_donatable_input_indices);
-  if (options != nullptr && options->struct_size >= kNonDonatableEnd &&
-      options->num_non_donatable_input_indices > 0) {
-    if (options->non_donatable_input_indices == nullptr) {
-      return MakeError(InvalidArgument(CurrentFunction(), ": `options->non_donatable_input_indices`"
-                                       " is null but its count is ",
-                                       options->num_non_donatable_input_indices));
-    }
-    non_donatable = std::span(options->non_donatable_input_indices,
-                              options->num_non_donatable_input_indices);
-  }
+  KILN_CAPI_ASSIGN_OR_RETURN(runtime::ExecuteOptions run_options, RunOptions(options));
   // Check every argument before running anything.
   std::vector<std::vector<runtime::Buffer*>> arguments(devices.size());
   for (size_t d = 0; d < devices.size(); ++d) {
@@ -415,8 +443,7 @@ PJRT_Error* Impl::PJRT_LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Ar
   }
   KILN_CAPI_ASSIGN_OR_RETURN(
       std::vector<runtime::LoadedExecutable::Run> runs,
-      loaded.ExecuteLaunch(arguments, devices, non_donatable,
-                           [&](size_t d) { return HostTransferFor(options, d); }));
+      loaded.ExecuteLaunch(arguments, devices, run_options));
   for (size_t d = 0; d < devices.size(); ++d) {
     runtime::LoadedExecutable::Run& run = runs[d];
     for (size_t o = 0; o < run.outputs.size(); ++o) {

@@ -54,7 +54,25 @@ struct Impl {
   KILN_IMPL(PJRT_Client_CreateUninitializedBuffer);
   KILN_IMPL(PJRT_Client_CreateViewOfDeviceBuffer);
   KILN_IMPL(PJRT_Client_CreateErrorBuffer);
+  KILN_IMPL(PJRT_Client_CreateAliasBuffer);
+  KILN_IMPL(PJRT_Client_FulfillAliasBuffer);
+  KILN_IMPL(PJRT_Client_DmaMap);
+  KILN_IMPL(PJRT_Client_DmaUnmap);
   KILN_IMPL(PJRT_Client_Compile);
+  KILN_IMPL(PJRT_Client_Load);
+  KILN_IMPL(PJRT_Compile);
+
+  // async_transfer_api.cc
+  KILN_IMPL(PJRT_Client_CreateBuffersForAsyncHostToDevice);
+  KILN_IMPL(PJRT_AsyncHostToDeviceTransferManager_Destroy);
+  KILN_IMPL(PJRT_AsyncHostToDeviceTransferManager_TransferData);
+  KILN_IMPL(PJRT_AsyncHostToDeviceTransferManager_TransferLiteral);
+  KILN_IMPL(PJRT_AsyncHostToDeviceTransferManager_RetrieveBuffer);
+  KILN_IMPL(PJRT_AsyncHostToDeviceTransferManager_Device);
+  KILN_IMPL(PJRT_AsyncHostToDeviceTransferManager_BufferCount);
+  KILN_IMPL(PJRT_AsyncHostToDeviceTransferManager_BufferSize);
+  KILN_IMPL(PJRT_AsyncHostToDeviceTransferManager_SetBufferError);
+  KILN_IMPL(PJRT_AsyncHostToDeviceTransferManager_AddMetadata);
 
   // device_api.cc
   KILN_IMPL(PJRT_DeviceDescription_Id);
@@ -71,6 +89,9 @@ struct Impl {
   KILN_IMPL(PJRT_Device_MemoryStats);
   KILN_IMPL(PJRT_Device_ClearMemoryStats);
   KILN_IMPL(PJRT_Device_GetAttributes);
+  KILN_IMPL(PJRT_Device_PoisonExecution);
+  KILN_IMPL(PJRT_Device_CreateAsyncTrackingEvent);
+  KILN_IMPL(PJRT_AsyncTrackingEvent_Destroy);
 
   // memory_api.cc
   KILN_IMPL(PJRT_Memory_Id);
@@ -96,6 +117,9 @@ struct Impl {
   KILN_IMPL(PJRT_Buffer_CopyToMemory);
   KILN_IMPL(PJRT_Buffer_ToHostBuffer);
   KILN_IMPL(PJRT_Buffer_CopyRawToHost);
+  KILN_IMPL(PJRT_Buffer_CopyRawToHostFuture);
+  KILN_IMPL(PJRT_Buffer_Bitcast);
+  KILN_IMPL(PJRT_Buffer_DonateWithControlDependency);
   KILN_IMPL(PJRT_Buffer_IsOnCpu);
   KILN_IMPL(PJRT_Buffer_ReadyEvent);
   KILN_IMPL(PJRT_Buffer_UnsafePointer);
@@ -113,8 +137,12 @@ struct Impl {
   KILN_IMPL(PJRT_TopologyDescription_Deserialize);
   KILN_IMPL(PJRT_TopologyDescription_Attributes);
   KILN_IMPL(PJRT_TopologyDescription_Fingerprint);
+  KILN_IMPL(PJRT_TopologyDescription_GetMemorySpaceKindIds);
+  KILN_IMPL(PJRT_TopologyDescription_MakeCanonicalShapeForMemorySpace);
 
   // executable_api.cc
+  KILN_IMPL(PJRT_ExecuteContext_Create);
+  KILN_IMPL(PJRT_ExecuteContext_Destroy);
   KILN_IMPL(PJRT_Executable_Destroy);
   KILN_IMPL(PJRT_Executable_Name);
   KILN_IMPL(PJRT_Executable_NumReplicas);

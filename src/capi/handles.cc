@@ -35,6 +35,13 @@ std::string_view KindName(HandleKind kind) {
     case HandleKind::kExecutable: return "PJRT_Executable";
     case HandleKind::kLoadedExecutable: return "PJRT_LoadedExecutable";
     case HandleKind::kLayout: return "PJRT_Layouts_MemoryLayout";
+    case HandleKind::kTransferManager: return "PJRT_AsyncHostToDeviceTransferManager";
+    case HandleKind::kExecuteContext: return "PJRT_ExecuteContext";
+    case HandleKind::kAsyncTrackingEvent: return "PJRT_AsyncTrackingEvent";
+    case HandleKind::kAliasCallback: return "PJRT_FulfillAliasBufferCallback";
+    case HandleKind::kRawCopyCallback: return "PJRT_Buffer_CopyRawToHostFuture callback_data";
+    case HandleKind::kDonationCallback:
+      return "PJRT_Buffer_DonateWithControlDependency callback_data";
   }
   return "handle";
 }
@@ -73,6 +80,15 @@ bool IsLiveHandle(const void* handle, HandleKind kind) {
   std::shared_lock lock(registry.mutex);
   auto it = registry.live.find(handle);
   return it != registry.live.end() && it->second == kind;
+}
+
+bool TakeHandle(const void* handle, HandleKind kind) {
+  Registry& registry = GetRegistry();
+  std::unique_lock lock(registry.mutex);
+  auto it = registry.live.find(handle);
+  if (it == registry.live.end() || it->second != kind) return false;
+  registry.live.erase(it);
+  return true;
 }
 
 NamedValues ToNamedValues(std::vector<runtime::Attribute> attributes) {
@@ -313,13 +329,53 @@ StatusOr<PJRT_Device*> UnwrapDevice(PJRT_Device* handle, std::string_view what) 
 StatusOr<KilnMemory*> UnwrapMemory(PJRT_Memory* handle, std::string_view what) {
   return Unwrap<KilnMemory>(static_cast<const void*>(handle), HandleKind::kMemory, what);
 }
-StatusOr<PJRT_Buffer*> UnwrapBuffer(PJRT_Buffer* handle, std::string_view what) {
-  KILN_ASSIGN_OR_RETURN(PJRT_Buffer * buffer, Unwrap<PJRT_Buffer>(handle, HandleKind::kBuffer, what));
-  if (buffer->client_alive.expired()) {
+namespace {
+
+// FAILED_PRECONDITION when the client `handle` belongs to is gone.
+template <typename T>
+StatusOr<T*> CheckClientAlive(T* handle, std::string_view what, std::string_view destroy) {
+  if (handle->client_alive.expired()) {
     return FailedPrecondition(CurrentFunction(), ": `", what, "` belongs to a client that has "
-                              "been destroyed; only PJRT_Buffer_Destroy is allowed on it");
+                              "been destroyed; only ", destroy, " is allowed on it");
   }
-  return buffer;
+  return handle;
+}
+
+}  // namespace
+
+StatusOr<PJRT_Buffer*> UnwrapBuffer(PJRT_Buffer* handle, std::string_view what) {
+  KILN_ASSIGN_OR_RETURN(PJRT_Buffer * buffer,
+                        Unwrap<PJRT_Buffer>(handle, HandleKind::kBuffer, what));
+  return CheckClientAlive(buffer, what, "PJRT_Buffer_Destroy");
+}
+
+StatusOr<PJRT_AsyncHostToDeviceTransferManager*> UnwrapTransferManager(
+    PJRT_AsyncHostToDeviceTransferManager* handle) {
+  KILN_ASSIGN_OR_RETURN(PJRT_AsyncHostToDeviceTransferManager * manager,
+                        UnwrapTransferManagerForDestroy(handle));
+  return CheckClientAlive(manager, "transfer_manager",
+                          "PJRT_AsyncHostToDeviceTransferManager_Destroy");
+}
+
+StatusOr<PJRT_AsyncHostToDeviceTransferManager*> UnwrapTransferManagerForDestroy(
+    PJRT_AsyncHostToDeviceTransferManager* handle) {
+  return Unwrap<PJRT_AsyncHostToDeviceTransferManager>(handle, HandleKind::kTransferManager,
+                                                       "transfer_manager");
+}
+
+StatusOr<PJRT_ExecuteContext*> UnwrapExecuteContext(PJRT_ExecuteContext* handle,
+                                                    std::string_view what) {
+  return Unwrap<PJRT_ExecuteContext>(handle, HandleKind::kExecuteContext, what);
+}
+
+StatusOr<PJRT_AsyncTrackingEvent*> UnwrapAsyncTrackingEvent(PJRT_AsyncTrackingEvent* handle) {
+  return Unwrap<PJRT_AsyncTrackingEvent>(handle, HandleKind::kAsyncTrackingEvent, "event");
+}
+
+StatusOr<PJRT_FulfillAliasBufferCallback*> UnwrapAliasCallback(
+    PJRT_FulfillAliasBufferCallback* handle) {
+  return Unwrap<PJRT_FulfillAliasBufferCallback>(handle, HandleKind::kAliasCallback,
+                                                 "fulfill_alias_buffer_cb");
 }
 
 StatusOr<PJRT_Buffer*> UnwrapBufferForDestroy(PJRT_Buffer* handle) {

@@ -10,23 +10,34 @@
 
 #include "capi/call.h"
 #include "capi/error.h"
+#include "runtime/alias_buffer.h"
+#include "runtime/async_tracking_event.h"
+#include "runtime/async_transfer_manager.h"
 #include "runtime/buffer.h"
 #include "runtime/client.h"
 #include "runtime/event.h"
 #include "runtime/executable.h"
+#include "runtime/execute_context.h"
 #include "runtime/topology.h"
 
 namespace kiln::capi {
 
 enum class HandleKind {
   kClient, kDevice, kDeviceDescription, kMemory, kBuffer, kEvent, kTopology, kExecutable,
-  kLoadedExecutable, kLayout,
+  kLoadedExecutable, kLayout, kTransferManager, kExecuteContext, kAsyncTrackingEvent,
+  kAliasCallback,
+  // The callback_data of PJRT_Buffer_CopyRawToHostFuture and of
+  // PJRT_Buffer_DonateWithControlDependency: live until their callback runs.
+  kRawCopyCallback, kDonationCallback,
 };
 
 // Live handles, so a null, destroyed or foreign handle is an error instead of a crash.
 void RegisterHandle(const void* handle, HandleKind kind);
 void UnregisterHandle(const void* handle);
 bool IsLiveHandle(const void* handle, HandleKind kind);
+// Unregisters `handle` if it is live and of `kind`, atomically: true for
+// exactly one of several racing callers (one-shot callback data).
+bool TakeHandle(const void* handle, HandleKind kind);
 
 // PJRT_NamedValues over attributes this object owns: the C views point into
 // `storage`, so it is movable (vectors keep their buffers) but not copyable.
@@ -176,6 +187,30 @@ struct PJRT_LoadedExecutable {
   std::vector<PJRT_LogicalDeviceIds> logical_ids;  // per addressable device
 };
 
+// Buffers filled later in pieces; they belong to `client`.
+struct PJRT_AsyncHostToDeviceTransferManager {
+  std::unique_ptr<kiln::runtime::AsyncHostToDeviceTransferManager> manager;
+  PJRT_Client* client;
+  std::weak_ptr<const bool> client_alive;
+};
+
+// Needs no client; shared with the runs it is passed to.
+struct PJRT_ExecuteContext {
+  std::shared_ptr<kiln::runtime::ExecuteContext> context;
+};
+
+// Listed among its device's async activities while it lives.
+struct PJRT_AsyncTrackingEvent {
+  std::unique_ptr<kiln::runtime::AsyncTrackingEvent> event;
+};
+
+// The promise of an alias buffer of `client`; PJRT_Client_FulfillAliasBuffer
+// consumes it.
+struct PJRT_FulfillAliasBufferCallback {
+  std::unique_ptr<kiln::runtime::AliasPromise> promise;
+  PJRT_Client* client;
+};
+
 namespace kiln::capi {
 
 // Topology handle over `topology` (owned when `owned` is set).
@@ -188,6 +223,12 @@ std::unique_ptr<PJRT_TopologyDescription> MakeTopologyHandle(
 // carry none.
 std::shared_ptr<compiler::HostTransfer> HostTransferFor(const PJRT_ExecuteOptions* options,
                                                         size_t device_index);
+
+// The destination memory of a call that names a device, a memory, or both
+// (memory wins, as the header says); INVALID_ARGUMENT when neither is given
+// or it belongs to another client than `client`.
+StatusOr<runtime::MemorySpace*> ResolveDestination(PJRT_Client* client, PJRT_Device* device,
+                                                   PJRT_Memory* memory);
 
 // New handles, registered as live.
 PJRT_Buffer* NewBuffer(PJRT_Client* client, std::unique_ptr<runtime::Buffer> buffer);
@@ -220,5 +261,38 @@ StatusOr<PJRT_Layouts_MemoryLayout*> UnwrapLayout(PJRT_Layouts_MemoryLayout* han
                                                   std::string_view what = "layout");
 StatusOr<PJRT_TopologyDescription*> UnwrapTopology(const PJRT_TopologyDescription* handle,
                                                    std::string_view what = "topology");
+// Also FAILED_PRECONDITION when the manager's client has been destroyed.
+StatusOr<PJRT_AsyncHostToDeviceTransferManager*> UnwrapTransferManager(
+    PJRT_AsyncHostToDeviceTransferManager* handle);
+// Only liveness: for the manager's Destroy, which works after the client is gone.
+StatusOr<PJRT_AsyncHostToDeviceTransferManager*> UnwrapTransferManagerForDestroy(
+    PJRT_AsyncHostToDeviceTransferManager* handle);
+StatusOr<PJRT_ExecuteContext*> UnwrapExecuteContext(PJRT_ExecuteContext* handle,
+                                                    std::string_view what = "context");
+StatusOr<PJRT_AsyncTrackingEvent*> UnwrapAsyncTrackingEvent(PJRT_AsyncTrackingEvent* handle);
+StatusOr<PJRT_FulfillAliasBufferCallback*> UnwrapAliasCallback(
+    PJRT_FulfillAliasBufferCallback* handle);
+
+// Creates a handle and registers it as live (`kind`); unregisters and frees one.
+template <typename T, typename... Fields>
+T* NewHandle(HandleKind kind, Fields&&... fields) {
+  auto* handle = new T{std::forward<Fields>(fields)...};
+  RegisterHandle(handle, kind);
+  return handle;
+}
+template <typename T>
+void DestroyHandle(T* handle) {
+  UnregisterHandle(handle);
+  delete handle;
+}
+// The body of a PJRT_X_Destroy: a null `handle` is the no-op the header
+// allows; any other must be live (`unwrap` says why it is not) and is freed.
+template <typename T, typename Unwrap>
+PJRT_Error* DestroyLiveHandle(T* handle, Unwrap unwrap) {
+  if (handle == nullptr) return nullptr;
+  KILN_CAPI_ASSIGN_OR_RETURN(T * live, unwrap(handle));
+  DestroyHandle(live);
+  return nullptr;
+}
 
 }  // namespace kiln::capi

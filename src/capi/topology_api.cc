@@ -3,6 +3,7 @@
 #include "capi/convert.h"
 #include "capi/functions.h"
 #include "capi/handles.h"
+#include "frontend/hlo/shape_proto.h"
 #include "version.h"
 
 namespace kiln::capi {
@@ -48,8 +49,7 @@ PJRT_Error* Impl::PJRT_TopologyDescription_Destroy(PJRT_TopologyDescription_Dest
         "PJRT_Client_TopologyDescription) and is freed with the client"));
   }
   for (auto& description : topology->descriptions) UnregisterHandle(description.get());
-  UnregisterHandle(topology);
-  delete topology;
+  DestroyHandle(topology);
   return nullptr;
 }
 
@@ -127,6 +127,38 @@ PJRT_Error* Impl::PJRT_TopologyDescription_Fingerprint(
     hash = (hash ^ byte) * 1099511628211ull;
   }
   args->fingerprint = hash;
+  return nullptr;
+}
+
+PJRT_Error* Impl::PJRT_TopologyDescription_GetMemorySpaceKindIds(
+    PJRT_TopologyDescription_GetMemorySpaceKindIds_Args* args) {
+  KILN_ARGS(num_memory_space_kind_ids);
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_TopologyDescription * topology, UnwrapTopology(args->topology));
+  const std::vector<int>& ids = topology->topology->memory_kind_ids();
+  args->memory_space_kind_ids = ids.data();
+  args->num_memory_space_kind_ids = ids.size();
+  return nullptr;
+}
+
+// The ShapeProto bytes are the caller's, freed with the deleter handed out.
+PJRT_Error* Impl::PJRT_TopologyDescription_MakeCanonicalShapeForMemorySpace(
+    PJRT_TopologyDescription_MakeCanonicalShapeForMemorySpace_Args* args) {
+  KILN_ARGS(serialized_shape_deleter);
+  args->serialized_shape = nullptr;
+  args->serialized_shape_size = 0;
+  args->serialized_shape_deleter = nullptr;
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_TopologyDescription * topology, UnwrapTopology(args->topology));
+  KILN_CAPI_ASSIGN_OR_RETURN(Shape shape,
+                             MakeShape(args->element_type, args->dims, args->num_dims));
+  KILN_CAPI_RETURN_IF_ERROR(CheckDeviceLayout(args->layout, shape));
+  KILN_CAPI_ASSIGN_OR_RETURN(Shape canonical, InFunction(topology->topology->CanonicalShape(
+                                                  args->memory_space_kind_id, std::move(shape))));
+  std::vector<uint8_t> bytes = frontend::hlo::SerializeArrayShape(canonical);
+  char* copy = new char[bytes.size()];
+  std::copy(bytes.begin(), bytes.end(), copy);
+  args->serialized_shape = copy;
+  args->serialized_shape_size = bytes.size();
+  args->serialized_shape_deleter = [](const char* serialized) { delete[] serialized; };
   return nullptr;
 }
 

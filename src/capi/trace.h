@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdio>
 #include <sstream>
 #include <string>
@@ -40,6 +41,18 @@ std::string DescribeArgs(const Args& args) {
   if constexpr (requires { args.event; }) TracePointer(out, "event", args.event);
   if constexpr (requires { args.topology; }) TracePointer(out, "topology", args.topology);
   if constexpr (requires { args.executable; }) TracePointer(out, "executable", args.executable);
+  if constexpr (requires { args.transfer_manager; }) {
+    TracePointer(out, "transfer_manager", args.transfer_manager);
+  }
+  if constexpr (requires { args.context; }) TracePointer(out, "context", args.context);
+  if constexpr (requires { args.buffer_index; }) out << " buffer_index=" << args.buffer_index;
+  if constexpr (requires { args.launch_id; }) out << " launch_id=" << args.launch_id;
+  if constexpr (requires { args.options->launch_id; }) {
+    constexpr size_t kEnd = offsetof(PJRT_ExecuteOptions, launch_id) + sizeof(int);
+    if (args.options != nullptr && args.options->struct_size >= kEnd) {
+      out << " launch_id=" << args.options->launch_id;
+    }
+  }
   if constexpr (requires { args.num_options; }) out << " num_options=" << args.num_options;
   if constexpr (requires { args.host_buffer_semantics; }) {
     out << " type=" << static_cast<int>(args.type) << " dims=[";

@@ -87,4 +87,46 @@ Status Buffer::DecreaseExternalReferenceCount() {
   return Status::Ok();
 }
 
+namespace {
+
+// Bits per element as XLA counts them for a bitcast: pred is a whole byte.
+int64_t ElementBits(ElementType type) {
+  return type == ElementType::kPred ? 8 : GetElementTypeInfo(type).bit_width;
+}
+
+int64_t SizeInBits(const Shape& shape) {
+  return shape.NumElements() * ElementBits(shape.element_type);
+}
+
+bool IsSubByte(ElementType type) { return ElementBits(type) < 8; }
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Buffer>> Buffer::Bitcast(Shape shape) {
+  KILN_RETURN_IF_ERROR(ValidateDims(shape.dims,
+                                    GetElementTypeInfo(shape.element_type).storage_bytes,
+                                    "bitcast shape"));
+  if (SizeInBits(shape) != SizeInBits(shape_)) {
+    return InvalidArgument("a bitcast keeps the size: ", shape_.ToString(), " holds ",
+                           SizeInBits(shape_), " bits, ", shape.ToString(), " ",
+                           SizeInBits(shape));
+  }
+  if (shape.element_type != shape_.element_type &&
+      (IsSubByte(shape.element_type) || IsSubByte(shape_.element_type))) {
+    return Unimplemented("bitcasting ", shape_.ToString(), " to ", shape.ToString(),
+                         ": Kiln stores sub-byte elements unpacked, one per byte, so a bitcast "
+                         "that changes a sub-byte element type would repack them");
+  }
+  KILN_ASSIGN_OR_RETURN(std::shared_ptr<DeviceMemory> memory, Donate());
+  return std::make_unique<Buffer>(std::move(shape), memory_space_, std::move(memory), ready_);
+}
+
+StatusOr<std::unique_ptr<Buffer>> Buffer::DonateWithControlDependency(
+    const std::shared_ptr<Event>& dependency) {
+  KILN_ASSIGN_OR_RETURN(std::shared_ptr<DeviceMemory> memory, Donate());
+  const std::shared_ptr<Event> both[] = {ready_, dependency};
+  return std::make_unique<Buffer>(shape_, memory_space_, std::move(memory),
+                                  Event::AfterAll(both));
+}
+
 }  // namespace kiln::runtime

@@ -42,6 +42,18 @@ class Buffer {
   Status IncreaseExternalReferenceCount();
   Status DecreaseExternalReferenceCount();
 
+  // PJRT_Buffer_Bitcast: a buffer of `shape` over this buffer's memory,
+  // ready when this one is; this buffer is consumed (it reports itself
+  // deleted, as after a donation), so no two live buffers share memory.
+  // INVALID_ARGUMENT unless `shape` has the same size in bits; UNIMPLEMENTED
+  // when it changes a sub-byte element type (Kiln stores those unpacked).
+  StatusOr<std::unique_ptr<Buffer>> Bitcast(Shape shape);
+  // PJRT_Buffer_DonateWithControlDependency: this buffer's memory moves
+  // into a new buffer of the same shape that becomes ready once both this
+  // buffer's contents and `dependency` are (with the first error).
+  StatusOr<std::unique_ptr<Buffer>> DonateWithControlDependency(
+      const std::shared_ptr<Event>& dependency);
+
  private:
   Shape shape_;
   MemorySpace* memory_space_;

@@ -64,8 +64,7 @@ Client::Client(const ClientOptions& options, std::shared_ptr<DeviceBackend> back
   }
   // Memory space ids: "device" memories 0..N-1, then "pinned_host" N..2N-1,
   // then "unpinned_host" 2N..3N-1.
-  for (MemoryKind kind : {MemoryKind::kDevice, MemoryKind::kPinnedHost,
-                          MemoryKind::kUnpinnedHost}) {
+  for (MemoryKind kind : kMemoryKinds) {
     for (auto& device : devices_) {
       int id = static_cast<int>(memory_spaces_.size());
       memory_spaces_.push_back(std::make_unique<MemorySpace>(id, kind, device.get(), backend_));
@@ -115,9 +114,8 @@ StatusOr<Device*> Client::LookupAddressableDevice(int local_hardware_id) const {
                          devices_.size() - 1);
 }
 
-StatusOr<std::unique_ptr<LoadedExecutable>> Client::Compile(std::span<const uint8_t> code,
-                                                            std::string_view format,
-                                                            std::span<const uint8_t> options) {
+StatusOr<std::shared_ptr<const compiler::Program>> CompileProgram(
+    std::span<const uint8_t> code, std::string_view format, std::span<const uint8_t> options) {
   KILN_ASSIGN_OR_RETURN(frontend::CompileOptions parsed, frontend::ParseCompileOptions(options));
   KILN_ASSIGN_OR_RETURN(ir::Module module, frontend::LoadProgram(code, format));
   KILN_ASSIGN_OR_RETURN(auto program, compiler::Compile(module, std::move(parsed)));
@@ -132,16 +130,68 @@ StatusOr<std::unique_ptr<LoadedExecutable>> Client::Compile(std::span<const uint
       program = std::move(with_hlo);
     }
   }
+  return std::shared_ptr<const compiler::Program>(std::move(program));
+}
+
+namespace {
+
+// INVALID_ARGUMENT unless the devices `options` asks for exist in `topology`.
+Status CheckFitsTopology(const frontend::CompileOptions& options, const Topology& topology) {
+  const int64_t devices = topology.num_devices();
+  const int64_t needed = options.num_replicas * options.num_partitions;
+  if (needed > devices) {
+    return InvalidArgument(options.num_replicas, " replicas x ", options.num_partitions,
+                           " partitions need ", needed, " devices; the topology has ", devices);
+  }
+  std::vector<int64_t> ids;
+  for (const auto& replica : options.device_assignment) {
+    ids.insert(ids.end(), replica.begin(), replica.end());
+  }
+  if (options.device_ordinal >= 0) ids.push_back(options.device_ordinal);
+  for (int64_t id : ids) {
+    if (id < 0 || id >= devices) {
+      return InvalidArgument("the compile options place the program on device ", id,
+                             "; the topology's devices are 0 to ", devices - 1);
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<std::shared_ptr<const compiler::Program>> CompileForTopology(
+    const Topology& topology, std::span<const uint8_t> code, std::string_view format,
+    std::span<const uint8_t> options) {
+  KILN_ASSIGN_OR_RETURN(auto program, CompileProgram(code, format, options));
+  KILN_RETURN_IF_ERROR(CheckFitsTopology(program->options, topology));
+  KILN_RETURN_IF_ERROR(LoadedExecutable::CheckLoadable(*program));
+  return program;
+}
+
+StatusOr<std::unique_ptr<LoadedExecutable>> Client::Compile(std::span<const uint8_t> code,
+                                                            std::string_view format,
+                                                            std::span<const uint8_t> options) {
+  KILN_ASSIGN_OR_RETURN(auto program, CompileProgram(code, format, options));
   return LoadedExecutable::Create(this, std::move(program));
+}
+
+StatusOr<std::unique_ptr<LoadedExecutable>> Client::Load(
+    std::shared_ptr<const compiler::Program> program, std::span<const uint8_t> options) {
+  if (options.empty()) return LoadedExecutable::Create(this, std::move(program));
+  return CompileText(program->text, options);
+}
+
+StatusOr<std::unique_ptr<LoadedExecutable>> Client::CompileText(
+    std::string_view text, std::span<const uint8_t> options) {
+  return Compile(std::span(reinterpret_cast<const uint8_t*>(text.data()), text.size()), "mlir",
+                 options);
 }
 
 StatusOr<std::unique_ptr<LoadedExecutable>> Client::DeserializeAndLoad(
     std::span<const uint8_t> bytes, std::span<const uint8_t> options) {
   KILN_ASSIGN_OR_RETURN(SerializedExecutable parts, ParseSerializedExecutable(bytes));
   if (!options.empty()) parts.options.assign(options.begin(), options.end());
-  std::span<const uint8_t> text(reinterpret_cast<const uint8_t*>(parts.text.data()),
-                                parts.text.size());
-  return Compile(text, "mlir", parts.options);
+  return CompileText(parts.text, parts.options);
 }
 
 StatusOr<std::vector<int>> Client::DefaultDeviceAssignment(int num_replicas,
@@ -218,15 +268,8 @@ StatusOr<HostTransfer> Client::BufferFromHostBuffer(const HostBuffer& host,
 
   KILN_ASSIGN_OR_RETURN(std::shared_ptr<DeviceMemory> memory, memory_space->Allocate(bytes));
   std::function<Status()> copy = [backend = backend_, memory, host_data = host.data,
-                                  shape = host.shape, strides, element_bytes, bytes] {
-    auto dense_strides = DenseByteStrides(shape.dims, element_bytes);
-    if (backend->MemoryIsHostAddressable()) {
-      CopyStrided(memory->data(), dense_strides, host_data, strides, shape.dims, element_bytes);
-      return Status::Ok();
-    }
-    std::vector<unsigned char> staging(bytes);
-    CopyStrided(staging.data(), dense_strides, host_data, strides, shape.dims, element_bytes);
-    return backend->CopyHostToDevice(memory->data(), staging.data(), bytes);
+                                  shape = host.shape, strides] {
+    return CopyHostArrayToDevice(*backend, memory->data(), host_data, shape, strides);
   };
 
   if (host.semantics == HostBufferSemantics::kImmutableOnlyDuringCall) {
@@ -332,23 +375,82 @@ StatusOr<std::shared_ptr<Event>> Client::ToHostBuffer(const Buffer& source, void
   return done;
 }
 
-StatusOr<std::shared_ptr<Event>> Client::CopyRawToHost(const Buffer& source, void* dst,
-                                                       int64_t offset, int64_t size) {
-  KILN_ASSIGN_OR_RETURN(auto memory, source.memory());
-  const auto total = static_cast<int64_t>(memory->size());
+namespace {
+
+// OUT_OF_RANGE unless [offset, offset + size) lies within `memory`.
+Status CheckRawRange(const DeviceMemory& memory, int64_t offset, int64_t size) {
+  const auto total = static_cast<int64_t>(memory.size());
   if (offset < 0 || size < 0 || offset > total || size > total - offset) {
     return OutOfRange("raw copy of ", size, " bytes at offset ", offset,
                       " is outside the buffer's ", total, " bytes");
   }
+  return Status::Ok();
+}
+
+}  // namespace
+
+void Client::EnqueueRawCopy(const Buffer& source, std::shared_ptr<DeviceMemory> memory,
+                            std::shared_ptr<Event> after, std::function<void*()> destination,
+                            int64_t offset, int64_t size, std::shared_ptr<Event> done) {
+  EnqueueWhenReady(after, &source.device()->queue(),
+                   [backend = backend_, memory = std::move(memory),
+                    destination = std::move(destination), offset, size] {
+                     const auto* start = static_cast<const unsigned char*>(memory->data()) + offset;
+                     return backend->CopyDeviceToHost(destination(), start,
+                                                      static_cast<size_t>(size));
+                   },
+                   std::move(done));
+}
+
+StatusOr<std::shared_ptr<Event>> Client::CopyRawToHost(const Buffer& source, void* dst,
+                                                       int64_t offset, int64_t size) {
+  KILN_ASSIGN_OR_RETURN(auto memory, source.memory());
+  KILN_RETURN_IF_ERROR(CheckRawRange(*memory, offset, size));
   if (dst == nullptr && size > 0) return InvalidArgument("raw copy: the destination is null");
   auto done = Event::Create();
-  EnqueueWhenReady(source.ready_event(), &source.device()->queue(),
-                   [backend = backend_, memory, dst, offset, size] {
-                     const auto* start = static_cast<const unsigned char*>(memory->data()) + offset;
-                     return backend->CopyDeviceToHost(dst, start, static_cast<size_t>(size));
-                   },
-                   done);
+  EnqueueRawCopy(source, std::move(memory), source.ready_event(), [dst] { return dst; }, offset,
+                 size, done);
   return done;
+}
+
+StatusOr<FutureHostCopy> Client::CopyRawToHostFuture(const Buffer& source, int64_t offset,
+                                                     int64_t size) {
+  KILN_ASSIGN_OR_RETURN(auto memory, source.memory());
+  KILN_RETURN_IF_ERROR(CheckRawRange(*memory, offset, size));
+  FutureHostCopy copy{std::make_shared<HostDestination>(size), Event::Create()};
+  const std::shared_ptr<Event> both[] = {source.ready_event(), copy.destination->set()};
+  EnqueueRawCopy(source, std::move(memory), Event::AfterAll(both),
+                 [destination = copy.destination] { return destination->dst(); }, offset, size,
+                 copy.done);
+  return copy;
+}
+
+bool HostDestination::Claim() { return !claimed_.exchange(true); }
+
+Status HostDestination::Provide(void* dst) {
+  if (!Claim()) return FailedPrecondition("the destination of this raw copy was set already");
+  if (dst == nullptr && bytes_ > 0) {
+    set_->Set(InvalidArgument("raw copy: the destination provided for ", bytes_,
+                              " bytes is null"));
+    return Status::Ok();
+  }
+  dst_ = dst;
+  set_->Set();
+  return Status::Ok();
+}
+
+Status HostDestination::Fail(Status error) {
+  if (!Claim()) return FailedPrecondition("the destination of this raw copy was set already");
+  set_->Set(std::move(error));
+  return Status::Ok();
+}
+
+StatusOr<AliasBuffer> Client::CreateAliasBuffer(Shape shape, MemorySpace* memory_space) {
+  KILN_RETURN_IF_ERROR(CheckOwns(memory_space, "the alias buffer's memory space"));
+  KILN_RETURN_IF_ERROR(ValidateDims(shape.dims,
+                                    GetElementTypeInfo(shape.element_type).storage_bytes,
+                                    "alias buffer"));
+  return AliasBuffer::Create(std::move(shape), memory_space);
 }
 
 }  // namespace kiln::runtime

@@ -1,6 +1,7 @@
 // The Kiln client: devices, memory spaces, and every way to make a buffer.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -8,8 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "runtime/alias_buffer.h"
 #include "runtime/buffer.h"
 #include "runtime/device.h"
+#include "runtime/dma_mappings.h"
 #include "runtime/executable.h"
 #include "runtime/feeds.h"
 #include "runtime/topology.h"
@@ -51,6 +54,49 @@ struct HostTransfer {
   std::shared_ptr<Event> done_with_host_buffer;
 };
 
+// Where a raw copy to the host (CopyRawToHostFuture) writes, known only
+// later: set once, with the host pointer or with the error that cancels
+// the copy. Thread-safe.
+class HostDestination {
+ public:
+  explicit HostDestination(int64_t bytes) : bytes_(bytes) {}
+  // The copy may now write its bytes to `dst`; a null `dst` for a non-empty
+  // copy fails it. FAILED_PRECONDITION when set already.
+  Status Provide(void* dst);
+  // Cancels the copy with `error`. FAILED_PRECONDITION when set already.
+  Status Fail(Status error);
+  // Fires once Provide or Fail was called.
+  const std::shared_ptr<Event>& set() const { return set_; }
+  // The pointer given to Provide (once set() fired OK).
+  void* dst() const { return dst_; }
+
+ private:
+  // True for the first caller of Provide or Fail.
+  bool Claim();
+
+  const int64_t bytes_;
+  std::atomic<bool> claimed_{false};
+  void* dst_ = nullptr;  // written before set_ fires, read after
+  std::shared_ptr<Event> set_ = Event::Create();
+};
+
+// A raw copy whose destination comes later, and its completion.
+struct FutureHostCopy {
+  std::shared_ptr<HostDestination> destination;
+  std::shared_ptr<Event> done;
+};
+
+// Reads, verifies and compiles a program (`format` as in PJRT_Program;
+// `options` a serialized CompileOptionsProto) without placing it on devices.
+StatusOr<std::shared_ptr<const compiler::Program>> CompileProgram(
+    std::span<const uint8_t> code, std::string_view format, std::span<const uint8_t> options);
+// CompileProgram for the devices of `topology` (PJRT_Compile, no client):
+// INVALID_ARGUMENT when the options' replicas, partitions or device
+// assignment need devices the topology lacks.
+StatusOr<std::shared_ptr<const compiler::Program>> CompileForTopology(
+    const Topology& topology, std::span<const uint8_t> code, std::string_view format,
+    std::span<const uint8_t> options);
+
 class Client {
  public:
   static StatusOr<std::unique_ptr<Client>> Create(const ClientOptions& options,
@@ -90,6 +136,14 @@ class Client {
   // Copies `size` raw bytes from `offset` of the buffer's storage into `dst`.
   StatusOr<std::shared_ptr<Event>> CopyRawToHost(const Buffer& source, void* dst,
                                                  int64_t offset, int64_t size);
+  // CopyRawToHost whose destination the caller provides later
+  // (PJRT_Buffer_CopyRawToHostFuture): the copy runs once the buffer is
+  // ready and the destination is set; failing the destination fails it.
+  StatusOr<FutureHostCopy> CopyRawToHostFuture(const Buffer& source, int64_t offset,
+                                               int64_t size);
+  // A buffer whose memory another buffer of this client provides later
+  // (PJRT_Client_CreateAliasBuffer).
+  StatusOr<AliasBuffer> CreateAliasBuffer(Shape shape, MemorySpace* memory_space);
 
   // Reads, verifies and compiles a program handed to PJRT_Client_Compile
   // (`format` as in PJRT_Program; `options` a serialized CompileOptionsProto)
@@ -97,6 +151,11 @@ class Client {
   StatusOr<std::unique_ptr<LoadedExecutable>> Compile(std::span<const uint8_t> code,
                                                       std::string_view format,
                                                       std::span<const uint8_t> options);
+  // Loads a compiled program (PJRT_Client_Load) on the devices of its
+  // device assignment; `options`, when not empty, replace the ones it was
+  // compiled with (it is compiled again from its text).
+  StatusOr<std::unique_ptr<LoadedExecutable>> Load(
+      std::shared_ptr<const compiler::Program> program, std::span<const uint8_t> options);
 
   // Loads an executable from LoadedExecutable::Serialize bytes; `options`,
   // when not empty, replace the serialized compile options. Bytes Kiln did
@@ -110,16 +169,26 @@ class Client {
   // The devices' infeed / outfeed queues and the channels between them
   // (stablehlo.infeed, outfeed, send / recv between devices).
   Feeds& feeds() { return feeds_; }
-
+  // Host ranges registered with PJRT_Client_DmaMap.
+  DmaMappings& dma_mappings() { return dma_mappings_; }
 
  private:
   Client(const ClientOptions& options, std::shared_ptr<DeviceBackend> backend);
+  // Compiles StableHLO text (a serialized or loaded program's) with `options`.
+  StatusOr<std::unique_ptr<LoadedExecutable>> CompileText(std::string_view text,
+                                                          std::span<const uint8_t> options);
+  // Copies `size` bytes at `offset` of `memory` (`source`'s) to the host
+  // pointer `destination` gives, once `after` fires; `done` fires after.
+  void EnqueueRawCopy(const Buffer& source, std::shared_ptr<DeviceMemory> memory,
+                      std::shared_ptr<Event> after, std::function<void*()> destination,
+                      int64_t offset, int64_t size, std::shared_ptr<Event> done);
 
   std::shared_ptr<DeviceBackend> backend_;
   std::string platform_version_;
   Topology topology_;
   // Before the devices: runs still queued on them may use it.
   Feeds feeds_;
+  DmaMappings dma_mappings_;
   // Memory spaces are declared before devices so that devices (and their
   // queues, which may still touch memory spaces) are destroyed first.
   std::vector<std::unique_ptr<MemorySpace>> memory_spaces_;

@@ -139,3 +139,57 @@ TEST(ClientTest, DestroyWhileChainedCopiesAreInFlight) {
 
 }  // namespace
 }  // namespace kiln::runtime
+
+namespace kiln::runtime {
+namespace {
+
+constexpr std::string_view kDouble = R"mlir(
+func.func public @main(%arg0: tensor<2xf32>) -> tensor<2xf32> {
+  %0 = stablehlo.add %arg0, %arg0 : tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+)mlir";
+
+std::span<const uint8_t> Bytes(std::string_view text) {
+  return {reinterpret_cast<const uint8_t*>(text.data()), text.size()};
+}
+
+// executable_build_options with num_replicas = `replicas`, num_partitions = 1.
+std::vector<uint8_t> ReplicaOptions(uint8_t replicas) {
+  return {0x1a, 0x04, 0x20, replicas, 0x28, 0x01};
+}
+
+TEST(CompileForTopologyTest, CompiledWithoutAClientThenLoaded) {
+  Topology topology(2, "kiln-cpu");
+  const std::vector<uint8_t> two = ReplicaOptions(2);
+  auto program = CompileForTopology(topology, Bytes(kDouble), "mlir", two);
+  ASSERT_TRUE(program.ok()) << program.status().ToString();
+  EXPECT_EQ(CompileForTopology(topology, Bytes(kDouble), "mlir", ReplicaOptions(3))
+                .status().code(),
+            StatusCode::kInvalidArgument);
+  // A client with too few devices cannot load it; one with enough runs it.
+  auto small = MakeClient(1);
+  EXPECT_EQ(small->Load(*program, {}).status().code(), StatusCode::kInvalidArgument);
+  auto loaded = small->Load(*program, ReplicaOptions(1));  // compiled again for one replica
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  EXPECT_EQ((*loaded)->addressable_devices().size(), 1u);
+  auto client = MakeClient(2);
+  auto both = client->Load(*program, {});
+  ASSERT_TRUE(both.ok()) << both.status().ToString();
+  EXPECT_EQ((*both)->addressable_devices().size(), 2u);
+}
+
+TEST(TopologyTest, MemoryKindsAndCanonicalShapes) {
+  Topology topology(1, "kiln-cpu");
+  EXPECT_EQ(topology.memory_kind_ids(), (std::vector<int>{0, 1, 2}));
+  auto shape = topology.CanonicalShape(2, Shape{ElementType::kF16, {3, 4}});
+  ASSERT_TRUE(shape.ok());
+  EXPECT_EQ(shape->dims, (std::vector<int64_t>{3, 4}));
+  EXPECT_EQ(topology.CanonicalShape(3, Shape{ElementType::kF16, {3}}).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(topology.CanonicalShape(0, Shape{ElementType::kF16, {-3}}).status().code(),
+            StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace kiln::runtime

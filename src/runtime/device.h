@@ -5,7 +5,9 @@
 #include <string>
 #include <vector>
 
+#include "runtime/async_tracking_event.h"
 #include "runtime/attribute.h"
+#include "runtime/execution_tracker.h"
 #include "runtime/memory_space.h"
 #include "runtime/work_queue.h"
 
@@ -45,10 +47,21 @@ class Device {
   // Transfers (and later executions) for this device run here, in order.
   WorkQueue& queue() { return queue_; }
 
+  // Unfinished runs by launch id (PJRT_Device_PoisonExecution).
+  ExecutionTracker& executions() { return executions_; }
+  // A tracking event listed in async_activities() while it lives
+  // (PJRT_Device_CreateAsyncTrackingEvent).
+  std::unique_ptr<AsyncTrackingEvent> CreateAsyncTrackingEvent(std::string description) {
+    return std::make_unique<AsyncTrackingEvent>(activities_, std::move(description));
+  }
+  const AsyncActivities& async_activities() const { return *activities_; }
+
  private:
   Client* client_;
   DeviceDescription description_;
   std::vector<MemorySpace*> memory_spaces_;
+  ExecutionTracker executions_;
+  std::shared_ptr<AsyncActivities> activities_ = std::make_shared<AsyncActivities>();
   WorkQueue queue_;
 };
 

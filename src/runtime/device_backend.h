@@ -19,6 +19,9 @@ enum class MemoryKind : uint8_t {
   kPinnedHost,    // host memory the device can reach; JAX's "pinned_host"
   kUnpinnedHost,  // ordinary host memory; JAX's "unpinned_host"
 };
+// Every kind, in the order each device lists its memory spaces.
+inline constexpr MemoryKind kMemoryKinds[] = {MemoryKind::kDevice, MemoryKind::kPinnedHost,
+                                              MemoryKind::kUnpinnedHost};
 
 class DeviceBackend {
  public:

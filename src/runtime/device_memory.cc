@@ -52,6 +52,40 @@ std::shared_ptr<DeviceMemory> DeviceMemory::Borrow(void* data, size_t bytes,
   return memory;
 }
 
+std::shared_ptr<DeviceMemory> DeviceMemory::Pending(size_t bytes) {
+  std::shared_ptr<DeviceMemory> memory(new DeviceMemory());
+  memory->size_ = bytes;
+  memory->pending_ = true;
+  return memory;
+}
+
+Status DeviceMemory::Fulfill(std::shared_ptr<DeviceMemory> target) {
+  if (target->size() != size_) {
+    return InvalidArgument("the memory given to an alias holds ", target->size(),
+                           " bytes; the alias expects ", size_);
+  }
+  if (target->Reaches(*this)) {
+    return InvalidArgument("an alias cannot be given its own memory (directly or through "
+                           "other aliases)");
+  }
+  bool expected = true;
+  if (!pending_.compare_exchange_strong(expected, false)) {
+    return FailedPrecondition("this memory was not waiting for another allocation (it is not "
+                              "an alias's, or the alias was fulfilled already)");
+  }
+  target_ = std::move(target);
+  forward_.store(target_.get(), std::memory_order_release);
+  return Status::Ok();
+}
+
+bool DeviceMemory::Reaches(const DeviceMemory& other) const {
+  for (const DeviceMemory* link = this; link != nullptr;
+       link = link->forward_.load(std::memory_order_acquire)) {
+    if (link == &other) return true;
+  }
+  return false;
+}
+
 DeviceMemory::~DeviceMemory() {
   if (backend_ != nullptr) {
     backend_->Deallocate(kind_, ordinal_, data_, size_);

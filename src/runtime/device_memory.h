@@ -35,12 +35,28 @@ class DeviceMemory {
   // runs once when the last reference drops. Not counted in memory stats.
   static std::shared_ptr<DeviceMemory> Borrow(void* data, size_t bytes,
                                               std::function<void()> on_release);
+  // Memory of `bytes` that another allocation provides later (an alias
+  // buffer's, PJRT_Client_CreateAliasBuffer): data() is null until
+  // Fulfill. Work reads data() only once the owning buffer is ready, and
+  // the buffer becomes ready only after Fulfill.
+  static std::shared_ptr<DeviceMemory> Pending(size_t bytes);
+  // Makes this pending memory `target`'s (kept alive with it); `target`
+  // may itself be pending, and data() follows it. FAILED_PRECONDITION
+  // unless pending and unfulfilled; INVALID_ARGUMENT when the sizes differ
+  // or `target` leads back to this memory.
+  Status Fulfill(std::shared_ptr<DeviceMemory> target);
+  // True when this is `other` or, pending, was given `other`'s memory
+  // (directly or through other pending memory).
+  bool Reaches(const DeviceMemory& other) const;
 
   ~DeviceMemory();
   DeviceMemory(const DeviceMemory&) = delete;
   DeviceMemory& operator=(const DeviceMemory&) = delete;
 
-  void* data() const { return data_; }
+  void* data() const {
+    const DeviceMemory* forward = forward_.load(std::memory_order_acquire);
+    return forward != nullptr ? forward->data() : data_;
+  }
   size_t size() const { return size_; }
   bool owned() const { return backend_ != nullptr; }
 
@@ -54,6 +70,12 @@ class DeviceMemory {
   std::shared_ptr<DeviceBackend> backend_;
   std::shared_ptr<MemoryCounters> counters_;
   std::function<void()> on_release_;
+  // Pending memory: whether it waits for Fulfill, and the memory it became
+  // (owned by target_; forward_ is set last, so a reader that sees it sees
+  // target_ too).
+  std::atomic<bool> pending_{false};
+  std::shared_ptr<DeviceMemory> target_;
+  std::atomic<const DeviceMemory*> forward_{nullptr};
 };
 
 }  // namespace kiln::runtime

@@ -78,16 +78,8 @@ StatusOr<SerializedExecutable> ParseSerializedExecutable(std::span<const uint8_t
 
 StatusOr<std::unique_ptr<LoadedExecutable>> LoadedExecutable::Create(
     Client* client, std::shared_ptr<const compiler::Program> program) {
+  KILN_RETURN_IF_ERROR(CheckLoadable(*program));
   const frontend::CompileOptions& options = program->options;
-  // Replicas run the program as it is, each on its own device; so do
-  // partitions of a program written per partition. A program the framework
-  // wants partitioned (global shapes with shardings) needs the SPMD
-  // partitioner, which Kiln does not have yet.
-  if (options.num_partitions > 1 && options.use_spmd_partitioning && !program->partitioned) {
-    return Unimplemented("SPMD partitioning of a program over ", options.num_partitions,
-                         " partitions (jit with shardings, shard_map, pmap) is not built yet; "
-                         "Kiln runs replicated programs and programs written per partition");
-  }
   std::vector<int> ids;
   if (!options.device_assignment.empty()) {
     for (const auto& replica : options.device_assignment) {
@@ -107,6 +99,20 @@ StatusOr<std::unique_ptr<LoadedExecutable>> LoadedExecutable::Create(
   }
   return std::unique_ptr<LoadedExecutable>(
       new LoadedExecutable(client, std::move(program), std::move(devices)));
+}
+
+Status LoadedExecutable::CheckLoadable(const compiler::Program& program) {
+  const frontend::CompileOptions& options = program.options;
+  // Replicas run the program as it is, each on its own device; so do
+  // partitions of a program written per partition. A program the framework
+  // wants partitioned (global shapes with shardings) needs the SPMD
+  // partitioner, which Kiln does not have yet.
+  if (options.num_partitions > 1 && options.use_spmd_partitioning && !program.partitioned) {
+    return Unimplemented("SPMD partitioning of a program over ", options.num_partitions,
+                         " partitions (jit with shardings, shard_map, pmap) is not built yet; "
+                         "Kiln runs replicated programs and programs written per partition");
+  }
+  return Status::Ok();
 }
 
 std::vector<std::vector<int64_t>> LoadedExecutable::device_assignment() const {
@@ -271,7 +277,14 @@ std::function<Status()> LoadedExecutable::Work(Prepared& prepared,
   return [program = program_, envs = envs_, inputs = std::move(prepared.inputs),
           outputs = std::move(prepared.outputs), host = std::move(prepared.host), feeds,
           launch = std::move(launch), process = prepared.process, replicas = num_replicas(),
-          partitions]() -> Status {
+          partitions, done = prepared.run.done,
+          context = std::move(prepared.context)]() -> Status {
+    // Poisoned before it started (PJRT_Device_PoisonExecution): the run's
+    // event carries the error already; the launch's peers are released.
+    if (std::optional<Status> poisoned = done->TryGetStatus()) {
+      if (launch) launch->Abort(*poisoned);
+      return *poisoned;
+    }
     std::unique_ptr<compiler::ExecutionEnv> env;
     {
       std::lock_guard lock(envs->mutex);
@@ -348,8 +361,7 @@ void LoadedExecutable::Start(Prepared& prepared, bool may_run_inline) {
 
 StatusOr<std::vector<LoadedExecutable::Run>> LoadedExecutable::ExecuteLaunch(
     std::span<const std::vector<Buffer*>> arguments, std::span<Device* const> devices,
-    std::span<const int64_t> non_donatable,
-    const std::function<std::shared_ptr<compiler::HostTransfer>(size_t)>& host) {
+    const ExecuteOptions& options) {
   if (arguments.size() != devices.size()) {
     return InvalidArgument(program_->name, ": ", arguments.size(), " argument lists for ",
                            devices.size(), " devices");
@@ -369,14 +381,20 @@ StatusOr<std::vector<LoadedExecutable::Run>> LoadedExecutable::ExecuteLaunch(
     }
     KILN_RETURN_IF_ERROR(checked);
     KILN_ASSIGN_OR_RETURN(std::vector<bool> flags,
-                          DonatedArguments(*program_, arguments[d], non_donatable));
+                          DonatedArguments(*program_, arguments[d], options.non_donatable));
     donated.push_back(std::move(flags));
   }
   std::vector<Prepared> prepared;
   for (size_t d = 0; d < devices.size(); ++d) {
-    KILN_ASSIGN_OR_RETURN(Prepared one, Prepare(arguments[d], devices[d], std::move(donated[d]),
-                                                host ? host(d) : nullptr));
+    KILN_ASSIGN_OR_RETURN(Prepared one,
+                          Prepare(arguments[d], devices[d], std::move(donated[d]),
+                                  options.host ? options.host(d) : nullptr));
+    one.context = options.context;
     prepared.push_back(std::move(one));
+  }
+  // Only runs that will start are tracked (a failed Prepare drops the others).
+  for (const Prepared& one : prepared) {
+    one.device->executions().Track(options.launch_id, one.run.done);
   }
   std::vector<Run> runs;
   if (!program_->has_collectives || devices.size() == 1) {

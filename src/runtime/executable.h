@@ -15,6 +15,7 @@
 #include "compiler/executor.h"
 #include "runtime/buffer.h"
 #include "runtime/device.h"
+#include "runtime/execute_context.h"
 
 namespace kiln::runtime {
 
@@ -32,12 +33,28 @@ struct SerializedExecutable {
 std::vector<uint8_t> SerializeExecutable(const compiler::Program& program);
 StatusOr<SerializedExecutable> ParseSerializedExecutable(std::span<const uint8_t> bytes);
 
+// How one Execute call runs, besides its arguments and devices.
+struct ExecuteOptions {
+  // Arguments the framework does not let this call donate.
+  std::span<const int64_t> non_donatable;
+  // Device d's host transfer (JAX's host callbacks); may be empty.
+  std::function<std::shared_ptr<compiler::HostTransfer>(size_t)> host;
+  // PJRT_ExecuteOptions.launch_id: non-zero ids are tracked on each device
+  // until the run finishes, so PJRT_Device_PoisonExecution can fail it.
+  int32_t launch_id = 0;
+  // The call's execute context, kept alive until every run finished.
+  std::shared_ptr<const ExecuteContext> context;
+};
+
 class LoadedExecutable {
  public:
   // Places `program` on the devices of its device assignment (the compile
   // options', else the client's default one).
   static StatusOr<std::unique_ptr<LoadedExecutable>> Create(
       Client* client, std::shared_ptr<const compiler::Program> program);
+  // UNIMPLEMENTED when Kiln cannot run `program` on any client (it needs
+  // the SPMD partitioner), so compiling for a topology fails as early.
+  static Status CheckLoadable(const compiler::Program& program);
 
   const compiler::Program& program() const { return *program_; }
   const std::shared_ptr<const compiler::Program>& shared_program() const { return program_; }
@@ -70,11 +87,9 @@ class LoadedExecutable {
   // `arguments[d]` on `devices[d]`, every list checked before anything
   // runs. Each run is the process of its device's place in the device
   // assignment, and the runs' collectives meet each other (a launch).
-  // `host(d)` gives device d's host transfer (may be empty).
-  StatusOr<std::vector<Run>> ExecuteLaunch(
-      std::span<const std::vector<Buffer*>> arguments, std::span<Device* const> devices,
-      std::span<const int64_t> non_donatable = {},
-      const std::function<std::shared_ptr<compiler::HostTransfer>(size_t)>& host = {});
+  StatusOr<std::vector<Run>> ExecuteLaunch(std::span<const std::vector<Buffer*>> arguments,
+                                           std::span<Device* const> devices,
+                                           const ExecuteOptions& options = {});
 
  private:
   // One device's run between checking and queueing: the arguments' memory
@@ -85,6 +100,7 @@ class LoadedExecutable {
     std::shared_ptr<Event> ready;
     std::vector<std::shared_ptr<DeviceMemory>> inputs, outputs;
     std::shared_ptr<compiler::HostTransfer> host;
+    std::shared_ptr<const ExecuteContext> context;
     Run run;
   };
   Status CheckArguments(std::span<Buffer* const> arguments, Device* device) const;

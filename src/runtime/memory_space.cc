@@ -14,8 +14,7 @@ std::string_view MemoryKindName(MemoryKind kind) {
 }
 
 std::optional<MemoryKind> MemoryKindNamed(std::string_view name) {
-  for (MemoryKind kind : {MemoryKind::kDevice, MemoryKind::kPinnedHost,
-                          MemoryKind::kUnpinnedHost}) {
+  for (MemoryKind kind : kMemoryKinds) {
     if (MemoryKindName(kind) == name) return kind;
   }
   return std::nullopt;

@@ -5,7 +5,9 @@
 #include <cstdint>
 #include <span>
 
+#include "base/element_type.h"
 #include "base/status.h"
+#include "runtime/device_backend.h"
 
 namespace kiln::runtime {
 
@@ -29,5 +31,11 @@ ByteExtent StridedExtent(std::span<const int64_t> dims, std::span<const int64_t>
 // True when the strides are the dense row-major strides of `dims`.
 bool IsDenseRowMajor(std::span<const int64_t> dims, std::span<const int64_t> strides,
                      size_t element_bytes);
+
+// Copies the host array `host_src` of `shape`, laid out with
+// `host_strides`, into dense row-major device memory at `device_dst`
+// (staged through a host buffer when device memory is not host-addressable).
+Status CopyHostArrayToDevice(DeviceBackend& backend, void* device_dst, const void* host_src,
+                             const Shape& shape, std::span<const int64_t> host_strides);
 
 }  // namespace kiln::runtime

@@ -1,5 +1,7 @@
 #include "runtime/topology.h"
 
+#include <algorithm>
+
 #include "base/env.h"
 #include "runtime/client.h"
 
@@ -20,6 +22,24 @@ Topology::Topology(int num_devices, std::string_view device_kind)
       {"device_kind", std::string(device_kind)},
       {"num_processes", int64_t{1}},
   };
+  for (MemoryKind kind : kMemoryKinds) memory_kind_ids_.push_back(static_cast<int>(kind));
+}
+
+StatusOr<Shape> Topology::CanonicalShape(int kind_id, Shape shape) const {
+  if (std::find(memory_kind_ids_.begin(), memory_kind_ids_.end(), kind_id) ==
+      memory_kind_ids_.end()) {
+    std::string known;
+    for (MemoryKind kind : kMemoryKinds) {
+      known += StrCat(known.empty() ? "" : ", ", static_cast<int>(kind), " (",
+                      MemoryKindName(kind), ")");
+    }
+    return InvalidArgument("memory space kind id ", kind_id, " is not one of this topology's: ",
+                           known);
+  }
+  KILN_RETURN_IF_ERROR(ValidateDims(shape.dims,
+                                    GetElementTypeInfo(shape.element_type).storage_bytes,
+                                    "canonical shape"));
+  return shape;
 }
 
 // Format: "kiln-topology/1;devices=<n>;kind=<kind>".

@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/element_type.h"
 #include "runtime/attribute.h"
 #include "runtime/device.h"
 
@@ -24,11 +25,19 @@ class Topology {
   const std::string& device_kind() const { return device_kind_; }
   const std::vector<DeviceDescription>& descriptions() const { return descriptions_; }
   const std::vector<Attribute>& attributes() const { return attributes_; }
+  // The kind ids of every device's memory spaces (MemorySpace::kind_id),
+  // in the order devices list them: device, pinned_host, unpinned_host.
+  const std::vector<int>& memory_kind_ids() const { return memory_kind_ids_; }
+  // The shape an array of `shape` has in memory of kind `kind_id`: Kiln
+  // keeps every memory dense and row-major, so the shape itself.
+  // INVALID_ARGUMENT for a kind id the topology lacks or invalid dims.
+  StatusOr<Shape> CanonicalShape(int kind_id, Shape shape) const;
 
  private:
   std::string device_kind_;
   std::vector<DeviceDescription> descriptions_;
   std::vector<Attribute> attributes_;
+  std::vector<int> memory_kind_ids_;
 };
 
 }  // namespace kiln::runtime

@@ -256,5 +256,55 @@ TEST_F(KilnClientTest, AssignmentIntoTooSmallAnArrayIsInvalid) {
                       PJRT_Error_Code_INVALID_ARGUMENT));
 }
 
+// ------------------------------------------------- host memory mappings --
+
+Status DmaMap(PJRT_Client* client, void* data, size_t size) {
+  auto args = MAKE_ARGS(PJRT_Client_DmaMap_Args);
+  args.client = client;
+  args.data = data;
+  args.size = size;
+  return Consume(api()->PJRT_Client_DmaMap(&args));
+}
+
+Status DmaUnmap(PJRT_Client* client, void* data) {
+  auto args = MAKE_ARGS(PJRT_Client_DmaUnmap_Args);
+  args.client = client;
+  args.data = data;
+  return Consume(api()->PJRT_Client_DmaUnmap(&args));
+}
+
+TEST_F(ClientTest, DmaMapThenUnmap) {
+  std::vector<char> host(4096);
+  Status status = DmaMap(client_.get(), host.data(), host.size());
+  SKIP_IF_UNIMPLEMENTED(status);
+  ASSERT_TRUE(IsOk(status));
+  EXPECT_TRUE(IsOk(DmaUnmap(client_.get(), host.data())));
+}
+
+TEST_F(KilnClientTest, DmaMappingsAreTracked) {
+  SKIP_UNLESS_KILN();
+  std::vector<char> host(4096);
+  EXPECT_TRUE(HasCode(DmaUnmap(client_.get(), host.data()), PJRT_Error_Code_INVALID_ARGUMENT));
+  ASSERT_TRUE(IsOk(DmaMap(client_.get(), host.data(), 1024)));
+  Status twice = DmaMap(client_.get(), host.data(), 1024);
+  EXPECT_TRUE(HasCode(twice, PJRT_Error_Code_FAILED_PRECONDITION));
+  EXPECT_TRUE(Contains(twice.message, "already mapped"));
+  Status overlap = DmaMap(client_.get(), host.data() + 512, 1024);
+  EXPECT_TRUE(HasCode(overlap, PJRT_Error_Code_FAILED_PRECONDITION));
+  EXPECT_TRUE(Contains(overlap.message, "overlaps"));
+  EXPECT_TRUE(IsOk(DmaMap(client_.get(), host.data() + 1024, 1024)));  // adjacent
+  EXPECT_TRUE(HasCode(DmaUnmap(client_.get(), host.data() + 8), PJRT_Error_Code_INVALID_ARGUMENT));
+  EXPECT_TRUE(IsOk(DmaUnmap(client_.get(), host.data())));
+  EXPECT_TRUE(IsOk(DmaUnmap(client_.get(), host.data() + 1024)));
+  EXPECT_TRUE(HasCode(DmaUnmap(client_.get(), host.data()), PJRT_Error_Code_INVALID_ARGUMENT));
+  Status null_data = DmaMap(client_.get(), nullptr, 16);
+  EXPECT_TRUE(HasCode(null_data, PJRT_Error_Code_INVALID_ARGUMENT));
+  EXPECT_TRUE(Contains(null_data.message, "`data` is null"));
+  Status zero = DmaMap(client_.get(), host.data(), 0);
+  EXPECT_TRUE(HasCode(zero, PJRT_Error_Code_INVALID_ARGUMENT));
+  EXPECT_TRUE(Contains(zero.message, "`size` is 0"));
+  EXPECT_TRUE(HasCode(DmaMap(nullptr, host.data(), 16), PJRT_Error_Code_INVALID_ARGUMENT));
+}
+
 }  // namespace
 }  // namespace conformance

@@ -223,5 +223,40 @@ TEST_F(KilnDeviceTest, GetAttributesReturnsADeleter) {
   args.attributes_deleter(args.device_attributes);
 }
 
+TEST_F(DeviceTest, AsyncTrackingEventCreateAndDestroy) {
+  REQUIRE_SLOT(PJRT_Device_CreateAsyncTrackingEvent);
+  const std::string description = "copying shards from the dataset";
+  auto create = MAKE_ARGS(PJRT_Device_CreateAsyncTrackingEvent_Args);
+  create.device = devices_[0];
+  create.description = description.data();
+  create.description_size = description.size();
+  Status status = Consume(api()->PJRT_Device_CreateAsyncTrackingEvent(&create));
+  SKIP_IF_UNIMPLEMENTED(status);
+  ASSERT_TRUE(IsOk(status));
+  // A plugin without tracking may return a null event; destroying it is a no-op.
+  auto destroy = MAKE_ARGS(PJRT_AsyncTrackingEvent_Destroy_Args);
+  destroy.event = create.event;
+  EXPECT_PJRT_OK(api()->PJRT_AsyncTrackingEvent_Destroy(&destroy));
+}
+
+TEST_F(KilnDeviceTest, AsyncTrackingEventsAreRealHandles) {
+  auto create = MAKE_ARGS(PJRT_Device_CreateAsyncTrackingEvent_Args);
+  create.device = devices_[0];
+  ASSERT_PJRT_OK(api()->PJRT_Device_CreateAsyncTrackingEvent(&create));  // no description
+  ASSERT_NE(create.event, nullptr);
+  auto destroy = MAKE_ARGS(PJRT_AsyncTrackingEvent_Destroy_Args);
+  destroy.event = create.event;
+  EXPECT_PJRT_OK(api()->PJRT_AsyncTrackingEvent_Destroy(&destroy));
+  EXPECT_TRUE(HasCode(Consume(api()->PJRT_AsyncTrackingEvent_Destroy(&destroy)),
+                      PJRT_Error_Code_INVALID_ARGUMENT));
+  create.device = nullptr;
+  EXPECT_TRUE(HasCode(Consume(api()->PJRT_Device_CreateAsyncTrackingEvent(&create)),
+                      PJRT_Error_Code_INVALID_ARGUMENT));
+  create.device = devices_[0];
+  create.description_size = 5;  // with a null description
+  EXPECT_TRUE(HasCode(Consume(api()->PJRT_Device_CreateAsyncTrackingEvent(&create)),
+                      PJRT_Error_Code_INVALID_ARGUMENT));
+}
+
 }  // namespace
 }  // namespace conformance

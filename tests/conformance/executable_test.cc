@@ -5,47 +5,11 @@
 #include <string_view>
 
 #include "plugin.h"
+#include "programs.h"
 #include "xla/pjrt/c/pjrt_c_api_layouts_extension.h"
 
 namespace conformance {
 namespace {
-
-// y = x + x over tensor<2xf32>, as StableHLO text.
-constexpr std::string_view kAddProgram = R"mlir(
-module @kiln_conformance {
-  func.func public @main(%arg0: tensor<2xf32>) -> tensor<2xf32> {
-    %0 = stablehlo.add %arg0, %arg0 : tensor<2xf32>
-    return %0 : tensor<2xf32>
-  }
-}
-)mlir";
-
-// A serialized CompileOptionsProto: executable_build_options (field 3) with
-// num_replicas = 1 (field 4) and num_partitions = 1 (field 5).
-constexpr std::string_view kCompileOptions = "\x1a\x04\x20\x01\x28\x01";
-
-Status Compile(PJRT_Client* client, std::string_view format,
-               std::string_view code, LoadedExecutablePtr* executable) {
-  std::string code_copy(code);  // PJRT_Program.code is not const
-  auto program = MAKE_ARGS(PJRT_Program);
-  program.code = code_copy.data();
-  program.code_size = code_copy.size();
-  program.format = format.data();
-  program.format_size = format.size();
-  auto args = MAKE_ARGS(PJRT_Client_Compile_Args);
-  args.client = client;
-  args.program = &program;
-  args.compile_options = kCompileOptions.data();
-  args.compile_options_size = kCompileOptions.size();
-  Status status = Consume(api()->PJRT_Client_Compile(&args));
-  if (status.ok()) {
-    EXPECT_NE(args.executable, nullptr);
-    executable->reset(args.executable);
-  } else {
-    EXPECT_EQ(args.executable, nullptr) << "a failed compile returned an executable";
-  }
-  return status;
-}
 
 class ExecutableTest : public ClientFixture {};
 
@@ -118,10 +82,6 @@ TEST_F(ExecutableTest, UnknownProgramFormatFails) {
   EXPECT_FALSE(status.ok());
 }
 
-// Forward declaration: defined below, used by the HLO test.
-std::vector<float> RunAddition(PJRT_Client* client, PJRT_Device* device,
-                               PJRT_LoadedExecutable* loaded);
-
 TEST_F(ExecutableTest, CompileAndRunAnHloModuleProto) {
   LoadedExecutablePtr loaded;
   Status status = Compile(client_.get(), "hlo", AddProgramAsHlo(), &loaded);
@@ -154,46 +114,6 @@ TEST_F(ExecutableTest, CompileAndRunAnHloModuleProto) {
     const std::string module = AddProgramAsHlo();
     EXPECT_NE(code.find(module), std::string::npos) << "the module is not inside";
   }
-}
-
-// One Execute of `loaded` (may be null) on one device with `arguments`
-// (`num_args` of them); the output and completion event go to `result` and
-// `done`. Returns the call's status.
-Status ExecuteOnce(PJRT_LoadedExecutable* loaded, std::vector<PJRT_Buffer*> arguments,
-                   size_t num_args, BufferPtr* result, EventPtr* done,
-                   std::vector<int64_t> non_donatable = {}) {
-  PJRT_Buffer* const* argument_lists[1] = {arguments.data()};
-  PJRT_Buffer* results[1] = {nullptr};
-  PJRT_Buffer** output_lists[1] = {results};
-  PJRT_Event* complete[1] = {nullptr};
-  auto options = MAKE_ARGS(PJRT_ExecuteOptions);
-  options.non_donatable_input_indices = non_donatable.data();
-  options.num_non_donatable_input_indices = non_donatable.size();
-  auto execute = MAKE_ARGS(PJRT_LoadedExecutable_Execute_Args);
-  execute.executable = loaded;
-  execute.options = &options;
-  execute.argument_lists = argument_lists;
-  execute.num_devices = 1;
-  execute.num_args = num_args;
-  execute.output_lists = output_lists;
-  execute.device_complete_events = complete;
-  Status status = Consume(api()->PJRT_LoadedExecutable_Execute(&execute));
-  result->reset(results[0]);
-  done->reset(complete[0]);
-  return status;
-}
-
-// Runs `loaded` (the addition program) on {1.5, -2} and returns its output.
-std::vector<float> RunAddition(PJRT_Client* client, PJRT_Device* device,
-                               PJRT_LoadedExecutable* loaded) {
-  BufferPtr input = MakeBuffer(client, device, std::vector<float>{1.5f, -2}, {2});
-  EXPECT_NE(input, nullptr);
-  BufferPtr result;
-  EventPtr done;
-  EXPECT_TRUE(IsOk(ExecuteOnce(loaded, {input.get()}, 1, &result, &done)));
-  if (done == nullptr || result == nullptr) return {};
-  EXPECT_TRUE(IsOk(Await(done.get())));
-  return Read<float>(result.get());
 }
 
 TEST_F(ExecutableTest, CompileAndRunAnAddition) {
@@ -289,20 +209,6 @@ TEST_F(ExecutableTest, DestroyingNullExecutablesIsANoOp) {
   EXPECT_PJRT_OK(api()->PJRT_Executable_Destroy(&executable));
   auto loaded = MAKE_ARGS(PJRT_LoadedExecutable_Destroy_Args);
   EXPECT_PJRT_OK(api()->PJRT_LoadedExecutable_Destroy(&loaded));
-}
-
-TEST_F(ExecutableTest, ExecuteContextCreateAndDestroy) {
-  REQUIRE_SLOT(PJRT_ExecuteContext_Create);
-  auto create = MAKE_ARGS(PJRT_ExecuteContext_Create_Args);
-  Status status = Consume(api()->PJRT_ExecuteContext_Create(&create));
-  if (status.code == PJRT_Error_Code_UNIMPLEMENTED) {
-    GTEST_SKIP() << "execute contexts are optional: " << status;
-  }
-  ASSERT_TRUE(IsOk(status));
-  ASSERT_NE(create.context, nullptr);
-  auto destroy = MAKE_ARGS(PJRT_ExecuteContext_Destroy_Args);
-  destroy.context = create.context;
-  EXPECT_PJRT_OK(api()->PJRT_ExecuteContext_Destroy(&destroy));
 }
 
 // ------------------------------------------------------ Kiln's promises --
@@ -449,7 +355,8 @@ TEST_F(KilnExecutableTest, DonationDeletesTheArgumentUnlessExcluded) {
   BufferPtr kept = MakeBuffer(client_.get(), device_, std::vector<float>{1.5f, -2}, {2});
   BufferPtr result;
   EventPtr done;
-  ASSERT_TRUE(IsOk(ExecuteOnce(loaded.get(), {kept.get()}, 1, &result, &done, {0})));
+  ASSERT_TRUE(IsOk(ExecuteOnce(loaded.get(), {kept.get()}, 1, &result, &done,
+                               {.non_donatable = {0}})));
   ASSERT_TRUE(IsOk(Await(done.get())));
   EXPECT_FALSE(IsDeleted(kept.get()));
   EXPECT_EQ(Read<float>(result.get()), (std::vector<float>{3, -4}));
@@ -464,7 +371,8 @@ TEST_F(KilnExecutableTest, DonationDeletesTheArgumentUnlessExcluded) {
   EXPECT_TRUE(HasCode(reuse, PJRT_Error_Code_INVALID_ARGUMENT));
   EXPECT_NE(reuse.message.find("deleted or donated"), std::string::npos) << reuse.message;
 
-  Status range = ExecuteOnce(loaded.get(), {result.get()}, 1, &again, &done, {3});
+  Status range = ExecuteOnce(loaded.get(), {result.get()}, 1, &again, &done,
+                             {.non_donatable = {3}});
   EXPECT_TRUE(HasCode(range, PJRT_Error_Code_INVALID_ARGUMENT));
   EXPECT_NE(range.message.find("non-donatable input index 3"), std::string::npos)
       << range.message;

@@ -623,6 +623,13 @@ bool IsDeleted(PJRT_Buffer* buffer) {
   return args.is_deleted;
 }
 
+EventPtr ReadyEvent(PJRT_Buffer* buffer) {
+  auto args = MAKE_ARGS(PJRT_Buffer_ReadyEvent_Args);
+  args.buffer = buffer;
+  EXPECT_PJRT_OK(api()->PJRT_Buffer_ReadyEvent(&args));
+  return EventPtr(args.event);
+}
+
 size_t OnDeviceSize(PJRT_Buffer* buffer) {
   auto args = MAKE_ARGS(PJRT_Buffer_OnDeviceSizeInBytes_Args);
   args.buffer = buffer;

@@ -357,6 +357,9 @@ PJRT_Buffer_Type ElementType(PJRT_Buffer* buffer);
 PJRT_Device* BufferDevice(PJRT_Buffer* buffer);
 PJRT_Memory* BufferMemory(PJRT_Buffer* buffer);
 bool IsDeleted(PJRT_Buffer* buffer);
+// The buffer's ready event (PJRT_Buffer_ReadyEvent); null and a failure if
+// the call fails.
+EventPtr ReadyEvent(PJRT_Buffer* buffer);
 size_t OnDeviceSize(PJRT_Buffer* buffer);
 
 // ---------------------------------------------------------- Element types --

@@ -1,5 +1,6 @@
 // PJRT_TopologyDescription: the client's, created ones, and their
 // serialization.
+#include <algorithm>
 #include <set>
 #include <string>
 
@@ -182,6 +183,81 @@ TEST(KilnTopologyTest, DeserializingGarbageIsInvalid) {
                         PJRT_Error_Code_INVALID_ARGUMENT))
         << bytes.size() << " bytes";
   }
+}
+
+// ------------------------------------------- memory kinds of a topology --
+
+std::vector<int> MemoryKindIds(const PJRT_TopologyDescription* topology) {
+  auto args = MAKE_ARGS(PJRT_TopologyDescription_GetMemorySpaceKindIds_Args);
+  args.topology = topology;
+  Status status = Consume(api()->PJRT_TopologyDescription_GetMemorySpaceKindIds(&args));
+  if (!status.ok()) return {};
+  return std::vector<int>(args.memory_space_kind_ids,
+                          args.memory_space_kind_ids + args.num_memory_space_kind_ids);
+}
+
+// The serialized ShapeProto of f32[2,3] in memory of kind `kind_id`.
+Status CanonicalShape(const PJRT_TopologyDescription* topology, int kind_id,
+                      std::string* bytes) {
+  const int64_t dims[] = {2, 3};
+  auto args = MAKE_ARGS(PJRT_TopologyDescription_MakeCanonicalShapeForMemorySpace_Args);
+  args.topology = topology;
+  args.memory_space_kind_id = kind_id;
+  args.dims = dims;
+  args.num_dims = 2;
+  args.element_type = PJRT_Buffer_Type_F32;
+  Status status =
+      Consume(api()->PJRT_TopologyDescription_MakeCanonicalShapeForMemorySpace(&args));
+  if (!status.ok()) return status;
+  bytes->assign(args.serialized_shape, args.serialized_shape_size);
+  EXPECT_NE(args.serialized_shape_deleter, nullptr);
+  args.serialized_shape_deleter(args.serialized_shape);
+  return status;
+}
+
+TEST_F(TopologyTest, EveryDeviceMemoryKindHasACanonicalShape) {
+  REQUIRE_SLOT(PJRT_TopologyDescription_GetMemorySpaceKindIds);
+  auto args = MAKE_ARGS(PJRT_TopologyDescription_GetMemorySpaceKindIds_Args);
+  args.topology = topology_;
+  Status status = Consume(api()->PJRT_TopologyDescription_GetMemorySpaceKindIds(&args));
+  SKIP_IF_UNIMPLEMENTED(status);
+  ASSERT_TRUE(IsOk(status));
+  std::vector<int> ids = MemoryKindIds(topology_);
+  for (PJRT_Device* device : Devices(client_.get())) {
+    for (PJRT_Memory* memory : DeviceMemories(device)) {
+      auto kind = MAKE_ARGS(PJRT_Memory_Kind_Id_Args);
+      kind.memory = memory;
+      ASSERT_PJRT_OK(api()->PJRT_Memory_Kind_Id(&kind));
+      EXPECT_NE(std::find(ids.begin(), ids.end(), kind.kind_id), ids.end()) << kind.kind_id;
+    }
+  }
+  std::string bytes;
+  status = CanonicalShape(topology_, ids.empty() ? 0 : ids[0], &bytes);
+  SKIP_IF_UNIMPLEMENTED(status);
+  ASSERT_TRUE(IsOk(status));
+  EXPECT_FALSE(bytes.empty());
+}
+
+TEST(KilnTopologyTest, CanonicalShapesAreRowMajorShapeProtos) {
+  SKIP_UNLESS_KILN();
+  ClientPtr client = MakeClient();
+  auto get = MAKE_ARGS(PJRT_Client_TopologyDescription_Args);
+  get.client = client.get();
+  ASSERT_PJRT_OK(api()->PJRT_Client_TopologyDescription(&get));
+  EXPECT_EQ(MemoryKindIds(get.topology), (std::vector<int>{0, 1, 2}));
+  for (int kind_id : {0, 1, 2}) {
+    std::string bytes;
+    ASSERT_TRUE(IsOk(CanonicalShape(get.topology, kind_id, &bytes)));
+    // element_type F32 (11), dimensions {2, 3} packed, layout {minor_to_major {1, 0}},
+    // is_dynamic_dimension {false, false} packed.
+    EXPECT_EQ(bytes, std::string("\x10\x0b\x1a\x02\x02\x03\x2a\x04\x0a\x02\x01\x00"
+                                 "\x32\x02\x00\x00", 16));
+  }
+  std::string bytes;
+  Status unknown = CanonicalShape(get.topology, 7, &bytes);
+  EXPECT_TRUE(HasCode(unknown, PJRT_Error_Code_INVALID_ARGUMENT));
+  EXPECT_TRUE(Contains(unknown.message, "1 (pinned_host)"));
+  EXPECT_TRUE(HasCode(CanonicalShape(nullptr, 0, &bytes), PJRT_Error_Code_INVALID_ARGUMENT));
 }
 
 }  // namespace

@@ -45,6 +45,16 @@ enum class PrimitiveType : int32_t {
   kF8E4M3B11FNUZ = 23,
   kF8E5M2FNUZ = 24,
   kF8E4M3FNUZ = 25,
+  kS2 = 26,
+  kU2 = 27,
+  kF8E4M3 = 28,
+  kF8E3M4 = 29,
+  kS1 = 30,
+  kU1 = 31,
+  kF4E2M1FN = 32,
+  kF8E8M0FNU = 33,
+  kF6E3M2FN = 35,
+  kF6E2M3FN = 36,
 };
 
 // ShapeProto: an array shape, a tuple of shapes, or a token.
