@@ -50,7 +50,20 @@ JAX_FILES = {
 # sharding semantics, which the sharding issue (28) owns.
 JAX_REPORTED_ONLY = {"pjit_test", "shard_map_test"}
 
-TORCH_FILES = {"test_operations": 1, "test_core_aten_ops": 1}
+# torch_xla's own test files that run on its CPU client (run_tests.sh's
+# run_xla_op_tests1-3 less the TPU/GPU, multi-process and dynamo ones).
+TORCH_FILES = {name: 1 for name in (
+    "test_operations", "test_core_aten_ops", "test_ops", "test_python_ops", "test_data_type",
+    "test_while_loop", "scan/test_scan", "test_gru", "test_as_stride_use_slice",
+    "test_placeholder", "eager/test_eager", "test_callback", "test_input_output_aliases",
+    "test_devices", "test_async_closures", "test_hlo_metadata", "test_xla_graph_execution",
+    "test_ops_error_message", "pjrt/test_dtypes", "test_assume_pure",
+    "test_dynamic_shapes_detector", "test_operations_hlo", "test_gradient_accumulation",
+    "quantized_ops/test_dot_general", "test_inplace_update", "test_mat_mul_precision",
+    "test_autocast", "test_metrics")}
+
+
+SUITE_DIRS = {"jax": "jax-tests", "torch": "torch-xla-tests"}
 
 
 def platform_env(suite, platform, devices):
@@ -69,6 +82,10 @@ def platform_env(suite, platform, devices):
         else:
             env["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={devices}"
     else:
+        # Its tests import their helpers (test_utils, ...) from the folder's top.
+        env["PYTHONPATH"] = os.pathsep.join(
+            [os.path.normpath(os.path.join(ROOT, "..", "shared", "suites", "torch-xla-tests")),
+             env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
         env["PJRT_DEVICE"] = "KILN" if platform == "kiln" else "CPU"
         if platform == "kiln":
             env["KILN_NUM_DEVICES"] = str(devices)
@@ -104,8 +121,9 @@ def outcomes(xml_path):
 
 def run_file(args, suite_dir, out_dir, name, devices, platform):
     path = os.path.join(suite_dir, name + ".py")
-    xml_path = os.path.join(out_dir, f"{name}.{platform}.xml")
-    log_path = os.path.join(out_dir, f"{name}.{platform}.log")
+    stem = name.replace("/", "__")
+    xml_path = os.path.join(out_dir, f"{stem}.{platform}.xml")
+    log_path = os.path.join(out_dir, f"{stem}.{platform}.log")
     command = [sys.executable, "-m", "pytest", path, "-q", "-p", "no:cacheprovider",
                "-o", "junit_family=xunit1", f"--junitxml={xml_path}",
                f"--timeout={args.timeout}", "-rN"]
@@ -163,7 +181,7 @@ def main():
         chosen = args.files.split(",")
         files = {name: files.get(name, 8 if args.suite == "jax" else 1) for name in chosen}
     suite_dir = os.path.normpath(os.path.join(ROOT, "..", "shared", "suites",
-                                              f"{args.suite}-tests"))
+                                              SUITE_DIRS[args.suite]))
     if not os.path.isdir(suite_dir):
         sys.exit(f"error: {suite_dir} does not exist; the suites are read from "
                  "../shared/suites beside the project (see its README)")
@@ -189,8 +207,9 @@ def main():
     total_judged = total_passed = 0
     ok = True
     for name in files:
-        cpu = outcomes(os.path.join(out_dir, f"{name}.cpu.xml"))
-        kiln = outcomes(os.path.join(out_dir, f"{name}.kiln.xml"))
+        stem = name.replace("/", "__")
+        cpu = outcomes(os.path.join(out_dir, f"{stem}.cpu.xml"))
+        kiln = outcomes(os.path.join(out_dir, f"{stem}.kiln.xml"))
         judged = [t for t, (o, _) in cpu.items() if o == "passed"
                   and t in kiln and kiln[t][0] != "skipped"]
         # A test that vanished on Kiln (its process died) counts as failed.
