@@ -50,10 +50,11 @@ def initialize() -> None:
         PLATFORM_NAME, priority=JAX_PRIORITY, library_path=path, options=None)
     _add_cpu_platform()
     _enable_donation()
-    from kiln_pjrt import callbacks, linalg
+    from kiln_pjrt import callbacks, export, linalg
 
     linalg.register()
     callbacks.register()
+    export.register()
 
 
 def _add_cpu_platform() -> None:
