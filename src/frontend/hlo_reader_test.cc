@@ -147,22 +147,26 @@ std::vector<uint8_t> Text(std::string_view text) {
   return std::vector<uint8_t>(text.begin(), text.end());
 }
 
-// f32[dims]
-std::vector<uint8_t> F32Shape(const std::vector<int64_t>& dims) {
+// type[dims] (f32 unless told)
+std::vector<uint8_t> ShapeOf(const std::vector<int64_t>& dims,
+                             PrimitiveType type = PrimitiveType::kF32) {
   proto::Writer shape;
-  shape.Varint(2, static_cast<uint64_t>(PrimitiveType::kF32));
+  shape.Varint(2, static_cast<uint64_t>(type));
   shape.PackedVarints(3, dims);
   return shape.bytes();
 }
 
 std::vector<uint8_t> InstructionOf(int64_t id, std::string_view opcode,
                                    const std::vector<int64_t>& operands,
-                                   const std::vector<int64_t>& dims, int64_t parameter = -1) {
+                                   const std::vector<int64_t>& dims, int64_t parameter = -1,
+                                   PrimitiveType type = PrimitiveType::kF32,
+                                   const std::vector<int64_t>& slice_sizes = {}) {
   proto::Writer instruction;
   const std::string name = std::string(opcode) + "." + std::to_string(id);
   instruction.Bytes(1, Text(name));
   instruction.Bytes(2, Text(opcode));
-  instruction.Bytes(3, F32Shape(dims));
+  instruction.Bytes(3, ShapeOf(dims, type));
+  if (!slice_sizes.empty()) instruction.PackedVarints(20, slice_sizes);
   if (parameter >= 0) instruction.Varint(9, static_cast<uint64_t>(parameter));
   instruction.Varint(35, static_cast<uint64_t>(id) | (uint64_t{7} << 32));
   if (!operands.empty()) instruction.PackedVarints(36, operands);
@@ -192,6 +196,61 @@ TEST(HloReaderTest, HandBuiltModuleRunsAndUnknownFieldsAreSkipped) {
   proto::Writer with_config;
   with_config.Bytes(1, module);
   EXPECT_TRUE(LoadProgram(with_config.bytes(), "hlo_with_config").ok());
+}
+
+// HLO's older form of dynamic-slice and dynamic-update-slice: the start
+// indices as one rank-1 operand (torch_xla's randperm emits it), clamped as
+// scalar starts are.
+TEST(HloReaderTest, StartIndicesInOneVectorOperand) {
+  const auto run = [](const std::vector<std::vector<uint8_t>>& instructions, int64_t root,
+                      const std::vector<const void*>& parameters, std::vector<float>& out) {
+    StatusOr<ir::Module> read = LoadProgram(ModuleOf(instructions, root), "hlo");
+    ASSERT_TRUE(read.ok()) << read.status().ToString();
+    auto program = compiler::Compile(*read, CompileOptions{});
+    ASSERT_TRUE(program.ok()) << program.status().ToString();
+    std::vector<void*> results = {out.data()};
+    compiler::ExecutionEnv env;
+    ASSERT_TRUE(compiler::Execute(*(*program)->graph, parameters, results, env).ok());
+  };
+  std::vector<float> x(20);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i);  // 4 x 5, row-major
+  const std::vector<std::vector<uint8_t>> slice = {
+      InstructionOf(1, "parameter", {}, {4, 5}, 0),
+      InstructionOf(2, "parameter", {}, {2}, 1, PrimitiveType::kS32),
+      InstructionOf(3, "dynamic-slice", {1, 2}, {2, 3}, -1, PrimitiveType::kF32, {2, 3})};
+  std::vector<int32_t> starts = {1, 2};
+  std::vector<float> out(6);
+  run(slice, 3, {x.data(), starts.data()}, out);
+  EXPECT_EQ(out, (std::vector<float>{7, 8, 9, 12, 13, 14}));
+  starts = {9, -1};  // clamped to (2, 0)
+  run(slice, 3, {x.data(), starts.data()}, out);
+  EXPECT_EQ(out, (std::vector<float>{10, 11, 12, 15, 16, 17}));
+
+  const std::vector<std::vector<uint8_t>> update = {
+      InstructionOf(1, "parameter", {}, {4, 5}, 0),
+      InstructionOf(2, "parameter", {}, {1, 2}, 1),
+      InstructionOf(3, "parameter", {}, {2}, 2, PrimitiveType::kS64),
+      InstructionOf(4, "dynamic-update-slice", {1, 2, 3}, {4, 5})};
+  std::vector<float> patch = {-1, -2};
+  std::vector<int64_t> wide_starts = {3, 1};
+  std::vector<float> updated(20);
+  run(update, 4, {x.data(), patch.data(), wide_starts.data()}, updated);
+  std::vector<float> expected = x;
+  expected[16] = -1;
+  expected[17] = -2;
+  EXPECT_EQ(updated, expected);
+
+  // A vector of the wrong length is an error naming both counts.
+  StatusOr<ir::Module> wrong = LoadProgram(
+      ModuleOf({InstructionOf(1, "parameter", {}, {4, 5}, 0),
+                InstructionOf(2, "parameter", {}, {3}, 1, PrimitiveType::kS32),
+                InstructionOf(3, "dynamic-slice", {1, 2}, {2, 3}, -1, PrimitiveType::kF32, {2, 3})},
+               3),
+      "hlo");
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_NE(wrong.status().message().find("expected 2 start indices in the rank-1 operand, found 3"),
+            std::string::npos)
+      << wrong.status().ToString();
 }
 
 TEST(HloReaderTest, UnknownOpcodeIsUnimplementedNamingIt) {

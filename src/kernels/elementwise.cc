@@ -190,6 +190,25 @@ T ComplexDivide(T x, T y) {
   return T(cr, ci);
 }
 
+// Complex power as XLA's CPU backend computes it (elemental_ir_emitter's
+// EmitComplexPower), in polar form:
+//   (a+bi)^(c+di) = (a^2+b^2)^(c/2) e^(-d atan2(b,a)) (cos q + i sin q),
+//   q = c atan2(b,a) + d/2 ln(a^2+b^2),
+// with 0^(c+0i) = 1 for c = 0 and 0 for c > 0. std::pow's exp(y log x)
+// loses the exactness of real powers (9^3 was 729.00006 in complex64; XLA
+// and torch give 729).
+template <typename T>
+T ComplexPower(T x, T y) {
+  using R = typename T::value_type;
+  const R a = x.real(), b = x.imag(), c = y.real(), d = y.imag();
+  const R norm = a * a + b * b;
+  if (norm == R(0) && d == R(0) && c >= R(0)) return T(c == R(0) ? R(1) : R(0), R(0));
+  const R angle = std::atan2(b, a);
+  const R coefficient = std::pow(norm, R(0.5) * c) * std::exp(-d * angle);
+  const R q = c * angle + R(0.5) * d * std::log(norm);
+  return T(coefficient * std::cos(q), coefficient * std::sin(q));
+}
+
 template <typename C>
 C FloatSign(C x) {
   if (std::isnan(x) || x == C(0)) return x;
@@ -498,7 +517,7 @@ Status BinaryComplex(BinaryOp op, const void* a, const void* b, void* out, int64
     case BinaryOp::kSubtract: map(2, [](T x, T y) { return x - y; }); break;
     case BinaryOp::kMultiply: map(4, [](T x, T y) { return ComplexMultiply(x, y); }); break;
     case BinaryOp::kDivide: map(10, [](T x, T y) { return ComplexDivide(x, y); }); break;
-    case BinaryOp::kPower: map(80, [](T x, T y) { return std::pow(x, y); }); break;
+    case BinaryOp::kPower: map(80, [](T x, T y) { return ComplexPower(x, y); }); break;
     case BinaryOp::kMaximum: map(2, [](T x, T y) { return ComplexMax(x, y); }); break;
     case BinaryOp::kMinimum: map(2, [](T x, T y) { return ComplexMin(x, y); }); break;
     case BinaryOp::kAtan2:

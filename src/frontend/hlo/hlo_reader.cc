@@ -576,10 +576,47 @@ Status Converter::EmitInstruction(const Instruction& in, const Computation& comp
                 "edge_padding_high = " + I64Array(high) + ", edge_padding_low = " + I64Array(low) +
                     ", interior_padding = " + I64Array(interior));
   }
+  // dynamic-slice and dynamic-update-slice may take their start indices as
+  // one rank-1 operand (HLO's older form, which torch_xla still emits, e.g.
+  // for randperm): it becomes one scalar per dimension (slice + reshape).
+  auto scalar_starts = [&](size_t first, size_t rank) -> Status {
+    if (flat.size() != first + 1 || rank == 0 || flat[first].shape.dims.size() != 1) {
+      return Status::Ok();
+    }
+    const Leaf starts = flat[first];
+    if (starts.shape.dims[0] != static_cast<int64_t>(rank)) {
+      return InvalidArgument("expected ", rank, " start indices in the rank-1 operand, found ",
+                             starts.shape.dims[0]);
+    }
+    flat.pop_back();
+    for (size_t d = 0; d < rank; ++d) {
+      const auto i = static_cast<int64_t>(d);
+      Leaves piece;
+      std::string lhs;
+      KILN_ASSIGN_OR_RETURN(piece, Results(Shape{starts.shape.type, {1}, {}, false}, lhs));
+      KILN_ASSIGN_OR_RETURN(std::string text,
+                            OpText("stablehlo.slice", lhs, {starts},
+                                   "limit_indices = " + I64Array({i + 1}) +
+                                       ", start_indices = " + I64Array({i}) +
+                                       ", strides = " + I64Array({1}),
+                                   "", piece, in));
+      out += indent + text + "\n";
+      Leaves scalar;
+      KILN_ASSIGN_OR_RETURN(scalar, Results(Shape{starts.shape.type, {}, {}, false}, lhs));
+      KILN_ASSIGN_OR_RETURN(text, OpText("stablehlo.reshape", lhs, piece, "", "", scalar, in));
+      out += indent + text + "\n";
+      flat.push_back(scalar[0]);
+    }
+    return Status::Ok();
+  };
   if (op == "dynamic-slice") {
+    if (!flat.empty()) KILN_RETURN_IF_ERROR(scalar_starts(1, flat[0].shape.dims.size()));
     return emit("stablehlo.dynamic_slice", flat, "slice_sizes = " + I64Array(in.dynamic_slice_sizes));
   }
-  if (op == "dynamic-update-slice") return emit("stablehlo.dynamic_update_slice", flat, "");
+  if (op == "dynamic-update-slice") {
+    if (!flat.empty()) KILN_RETURN_IF_ERROR(scalar_starts(2, flat[0].shape.dims.size()));
+    return emit("stablehlo.dynamic_update_slice", flat, "");
+  }
   if (op == "reduce-precision") {
     return emit("stablehlo.reduce_precision", flat,
                 "exponent_bits = " + std::to_string(in.exponent_bits) +

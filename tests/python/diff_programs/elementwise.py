@@ -162,6 +162,13 @@ def _binary_cases():
     cases.append(Case("cumprod_c64_nonfinite", lambda a: jnp.cumprod(a, axis=1), (x[:, :3],)))
     cases.append(Case("scatter_mul_c64_nonfinite", lambda a, b: a.at[::3].multiply(b[::3]),
                       (x[:, 0], y[:, 0])))
+    # Complex powers in XLA's polar form: whole powers of whole numbers come
+    # out whole (9^3 in complex64 is 729, not exp(3 log 9) = 729.00006), and
+    # 0^0 = 1, 0^c = 0 for c > 0.
+    for dtype in COMPLEX:
+        bases = np.repeat(np.arange(-4, 10)[:, None], 5, 1).astype(dtype)
+        exponents = np.repeat(np.arange(5)[None, :], 14, 0).astype(dtype)
+        cases.append(Case(f"pow_whole_{short(dtype)}", lax.pow, (bases, exponents), 0.0, 1e-5))
     return cases
 
 
