@@ -406,6 +406,9 @@ Status MatMul(ElementType type, const MatMulShape& shape, const void* lhs, const
     return InvalidArgument("MatMul accumulates into ", GetElementTypeInfo(type).name,
                            " only by rounding each product once: not supported");
   }
+  // No products (a batch of 0, as torch's samples of batched linear algebra
+  // have): nothing to write, and the row split below divides by the batch.
+  if (shape.batch == 0 || shape.m == 0 || shape.n == 0) return Status::Ok();
   if (type == ElementType::kBF16) {
 #if defined(KILN_DOT_BF16_NATIVE)
     if (RunNativeBf16(shape, static_cast<const bfloat16*>(lhs),
