@@ -51,8 +51,9 @@ JAX_FILES = {
 JAX_REPORTED_ONLY = {"pjit_test", "shard_map_test"}
 
 # torch_xla's own test files that run on its CPU client (run_tests.sh's
-# run_xla_op_tests1-3 less the TPU/GPU, multi-process and dynamo ones).
-TORCH_FILES = {name: 1 for name in (
+# run_xla_op_tests1-3 less the TPU/GPU, multi-process and dynamo ones), on
+# 4 devices as run_tests.sh gives the CPU client.
+TORCH_FILES = {name: 4 for name in (
     "test_operations", "test_core_aten_ops", "test_ops", "test_python_ops", "test_data_type",
     "test_while_loop", "scan/test_scan", "test_gru", "test_as_stride_use_slice",
     "test_placeholder", "eager/test_eager", "test_callback", "test_input_output_aliases",
@@ -82,10 +83,16 @@ def platform_env(suite, platform, devices):
         else:
             env["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={devices}"
     else:
-        # Its tests import their helpers (test_utils, ...) from the folder's top.
+        # As torch_xla's run_tests.sh sets them. Its tests import their
+        # helpers (test_utils, ...) from the folder's top; tests/suites holds
+        # the harness plugin (torch_xla_harness.py).
+        suite_dir = os.path.normpath(os.path.join(ROOT, "..", "shared", "suites",
+                                                  SUITE_DIRS["torch"]))
         env["PYTHONPATH"] = os.pathsep.join(
-            [os.path.normpath(os.path.join(ROOT, "..", "shared", "suites", "torch-xla-tests")),
+            [suite_dir, os.path.join(ROOT, "tests", "suites"),
              env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+        env["TORCH_TEST_DEVICES"] = os.path.join(suite_dir, "pytorch_test_base.py")
+        env["PYTORCH_TEST_WITH_SLOW"] = "1"
         env["PJRT_DEVICE"] = "KILN" if platform == "kiln" else "CPU"
         if platform == "kiln":
             env["KILN_NUM_DEVICES"] = str(devices)
@@ -127,6 +134,8 @@ def run_file(args, suite_dir, out_dir, name, devices, platform):
     command = [sys.executable, "-m", "pytest", path, "-q", "-p", "no:cacheprovider",
                "-o", "junit_family=xunit1", f"--junitxml={xml_path}",
                f"--timeout={args.timeout}", "-rN"]
+    if args.suite == "torch" and platform == "kiln":
+        command += ["-p", "torch_xla_harness"]
     if args.jobs > 1:
         command += ["-n", str(args.jobs)]
     if args.keyword:
@@ -179,7 +188,7 @@ def main():
     files = JAX_FILES if args.suite == "jax" else TORCH_FILES
     if args.files:
         chosen = args.files.split(",")
-        files = {name: files.get(name, 8 if args.suite == "jax" else 1) for name in chosen}
+        files = {name: files.get(name, 8 if args.suite == "jax" else 4) for name in chosen}
     suite_dir = os.path.normpath(os.path.join(ROOT, "..", "shared", "suites",
                                               SUITE_DIRS[args.suite]))
     if not os.path.isdir(suite_dir):
