@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "compiler/inline_calls.h"
 #include "compiler/lowering.h"
 #include "ir/op_names.h"
 #include "ir/printer.h"
@@ -418,7 +419,9 @@ StatusOr<std::shared_ptr<const Program>> Compile(const ir::Module& module,
     program->result_shardings = std::move(spmd->results);
   }
   program->graph = std::move(graph);
-  program->text = ir::PrintModule(module);
+  // Reported as XLA reports an optimized program: calls inlined.
+  std::optional<ir::Module> inlined = InlineCalls(module);
+  program->text = ir::PrintModule(inlined ? *inlined : module);
   std::string_view serialized(reinterpret_cast<const char*>(options.serialized.data()),
                               options.serialized.size());
   program->fingerprint = Fnv1a(serialized, Fnv1a(program->text));

@@ -63,6 +63,22 @@ Operation* Block::Append(std::unique_ptr<Operation> op) {
   return operations_.back().get();
 }
 
+size_t Block::RemoveIf(const std::function<bool(const Operation&)>& remove) {
+  size_t removed = 0;
+  std::vector<std::unique_ptr<Operation>> kept;
+  kept.reserve(operations_.size());
+  for (auto& op : operations_) {
+    if (remove(*op)) {
+      DestroyTree(std::move(op));
+      ++removed;
+    } else {
+      kept.push_back(std::move(op));
+    }
+  }
+  operations_ = std::move(kept);
+  return removed;
+}
+
 Block& Region::AddBlock() {
   blocks_.push_back(std::make_unique<Block>(this));
   return *blocks_.back();

@@ -3,6 +3,7 @@
 // "func.func", "sdy.manual_computation"); op_names.h maps them to OpCode.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -103,6 +104,9 @@ class Block {
   Operation* Append(std::unique_ptr<Operation> op);
   // The last op (the terminator in a well-formed block), or null.
   Operation* back() const { return operations_.empty() ? nullptr : operations_.back().get(); }
+  // Removes and frees the ops `remove` selects (which nothing may still use);
+  // returns how many.
+  size_t RemoveIf(const std::function<bool(const Operation&)>& remove);
 
  private:
   friend void DestroyTree(std::unique_ptr<Operation> root);

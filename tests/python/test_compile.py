@@ -105,3 +105,22 @@ def test_compile_options_are_checked_by_xlas_rules():
         lowered.compile(compiler_options={"xla_backend_optimization_level": 1.5})
     with pytest.raises(jax.errors.JaxRuntimeError, match="No such compile option"):
         jax.jit(lambda x: x, compiler_options={"exec_time_compilation_effort": 0.0})(1.0)
+
+
+def test_compiled_text_shows_calls_inlined_as_xla_inlines_them():
+    # JAX's api_test.test_inline_optimized_hlo: nested jits become calls in
+    # the lowered module; the compiled program's text has them inlined,
+    # except a call JAX marks xla_late (which XLA's CPU backend keeps).
+    def sub(x):
+        return x * 2
+
+    def compiled_text(mode):
+        f = jax.jit(lambda x: jax.jit(sub, inline=mode)(x) + 1.0)
+        assert float(f(3.0)) == 7.0
+        return f.lower(1.0).compile().as_text()
+
+    assert "call(" not in compiled_text(jax.Inline.XLA_EARLY)
+    assert "call(" in compiled_text(jax.Inline.XLA_LATE)
+    plain = jax.jit(lambda x: jax.jit(sub)(x) + jax.jit(sub)(x)).lower(1.0)
+    assert "call @sub" in plain.as_text()
+    assert "call(" not in plain.compile().as_text()
