@@ -15,6 +15,24 @@ using ValueMap = std::unordered_map<const ir::Value*, ir::Value*>;
 constexpr size_t kGrowthBound = 8;
 constexpr size_t kDepthBound = 256;
 
+// Shardy ops whose result is their operand's value, with the same (global)
+// type: what a device computes once the runtime has gathered the operand.
+bool ForwardsItsOperand(const ir::Operation& op) {
+  switch (op.code()) {
+    case ir::OpCode::kSdyShardingConstraint:
+    case ir::OpCode::kSdyReshard:
+    case ir::OpCode::kSdyAllGather:
+    case ir::OpCode::kSdyAllReduce:
+    case ir::OpCode::kSdyAllSlice:
+    case ir::OpCode::kSdyAllToAll:
+    case ir::OpCode::kSdyCollectivePermute:
+    case ir::OpCode::kSdyPropagationBarrier:
+      return op.operands().size() == 1 && op.num_results() == 1;
+    default:
+      return false;
+  }
+}
+
 bool KeptByXla(const ir::Operation& call) {
   ir::Attribute frontend = call.GetAttr("mhlo.frontend_attributes");
   if (!frontend.Is(ir::AttrKind::kDictionary)) return false;
@@ -67,7 +85,7 @@ class Inliner {
     ir::Block& body = root->AddRegion().AddBlock();
     ir::Module copy(std::move(root));
     if (!CopyBlock(module_.body(), body)) return std::nullopt;
-    if (inlined_ == 0) return std::nullopt;
+    if (inlined_ == 0 && rewritten_ == 0) return std::nullopt;
     DropUnreferencedPrivateFunctions(copy);
     return copy;
   }
@@ -98,13 +116,50 @@ class Inliner {
       }
       const ir::Operation& op = *ops[frame.next++];
       if (frame.call != nullptr && frame.next == ops.size()) {
-        // The callee's return: the call's results are what it returns.
+        // The callee's return: the call's results are what it returns (a
+        // manual computation's, brought back to their global type).
+        const bool manual = frame.call->code() == ir::OpCode::kSdyManualComputation;
         for (size_t i = 0; i < op.operands().size() && i < frame.call->num_results(); ++i) {
-          map_[frame.call->result(i)] = Mapped(op.operand(i));
+          ir::Value* returned = Mapped(op.operand(i));
+          if (manual) {
+            returned = ShapeCast(*frame.target, "SPMDShardToFullShape", returned,
+                                 frame.call->result(i)->type(), op.location());
+          }
+          map_[frame.call->result(i)] = returned;
         }
         continue;
       }
       if (budget_-- == 0) return false;
+      // Shardy's ops are how the program is split, not what a device
+      // computes; XLA's CPU pipeline removes them too, and JAX's conversion
+      // of the reported program to HLO (compiled.as_text()) rejects them.
+      if (ForwardsItsOperand(op)) {
+        map_[op.result(0)] = Mapped(op.operand(0));
+        ++rewritten_;
+        continue;
+      }
+      if (op.code() == ir::OpCode::kSdyShardingGroup) {
+        ++rewritten_;
+        continue;
+      }
+      if (const ir::Block* body = InlinedBody(op)) {
+        if (++inline_depth > kDepthBound) return false;
+        const bool manual = op.code() == ir::OpCode::kSdyManualComputation;
+        for (size_t i = 0; i < body->num_arguments(); ++i) {
+          ir::Value* argument = Mapped(op.operand(i));
+          if (manual) {
+            // As XLA's export of Shardy writes a manual computation: each
+            // operand cast to its per-device type, the body, each result
+            // cast back.
+            argument = ShapeCast(*frame.target, "SPMDFullToShardShape", argument,
+                                 body->argument(i)->type(), op.location());
+          }
+          map_[body->argument(i)] = argument;
+        }
+        ++rewritten_;
+        stack.push_back({body, 0, frame.target, &op});
+        continue;
+      }
       const ir::Operation* callee = Callee(op);
       if (callee != nullptr) {
         if (++inline_depth > kDepthBound) return false;
@@ -153,6 +208,33 @@ class Inliner {
       return nullptr;
     }
     return function;
+  }
+
+  // The body of a Shardy op that holds one (named_computation,
+  // manual_computation) when it can be inlined, else null.
+  static const ir::Block* InlinedBody(const ir::Operation& op) {
+    if (op.code() != ir::OpCode::kSdyNamedComputation &&
+        op.code() != ir::OpCode::kSdyManualComputation) {
+      return nullptr;
+    }
+    if (op.num_regions() != 1 || op.region(0).num_blocks() != 1) return nullptr;
+    const ir::Block& body = op.region(0).block(0);
+    if (body.num_arguments() != op.operands().size() || body.back() == nullptr ||
+        body.back()->operands().size() != op.num_results()) {
+      return nullptr;
+    }
+    return &body;
+  }
+
+  // stablehlo.custom_call @`target`(value) : `type`, appended to `block`.
+  static ir::Value* ShapeCast(ir::Block& block, const char* target, ir::Value* value,
+                              ir::Type type, ir::Location location) {
+    auto cast = std::make_unique<ir::Operation>("stablehlo.custom_call", location);
+    cast->AddOperand(value);
+    ir::Value* result = cast->AddResult(type);
+    cast->SetAttr("call_target_name", ir::Attribute::String(target));
+    block.Append(std::move(cast));
+    return result;
   }
 
   ir::Value* Mapped(ir::Value* value) const {
@@ -211,6 +293,7 @@ class Inliner {
   ValueMap map_;
   size_t budget_ = 0;
   size_t inlined_ = 0;
+  size_t rewritten_ = 0;  // Shardy ops removed
 };
 
 }  // namespace

@@ -128,5 +128,53 @@ TEST(InlineCallsTest, ACallTreeThatMultipliesIsLeftAsItIs) {
   EXPECT_FALSE(InlineCalls(module).has_value());
 }
 
+TEST(InlineCallsTest, ShardyOpsGoAsXlaRemovesThem) {
+  // What JAX lowers for a shard_map (psum of doubled shards) followed by a
+  // sharding constraint: the reported program has no sdy op left (JAX's
+  // conversion to HLO, compiled.as_text(), rejects them), the manual
+  // computation's body sits between the casts XLA's export writes.
+  const std::string text = R"(
+module @jit_f attributes {mhlo.num_partitions = 2 : i32, mhlo.num_replicas = 1 : i32} {
+  sdy.mesh @mesh = <["x"=2]>
+  func.func public @main(%arg0: tensor<4x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> (tensor<2x2xf32> {jax.result_info = "result"}) {
+    %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{"x"}, {}]>] out_shardings=[<@mesh, [{}, {}]>] manual_axes={"x"} (%arg1: tensor<2x2xf32>) {
+      %6 = stablehlo.multiply %arg1, %arg1 : tensor<2x2xf32>
+      %7 = "stablehlo.all_reduce"(%6) <{channel_handle = #stablehlo.channel_handle<handle = 1, type = 1>, replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>, use_global_device_ids}> ({
+      ^bb0(%arg2: tensor<f32>, %arg3: tensor<f32>):
+        %8 = stablehlo.add %arg2, %arg3 : tensor<f32>
+        stablehlo.return %8 : tensor<f32>
+      }) : (tensor<2x2xf32>) -> tensor<2x2xf32>
+      sdy.return %7 : tensor<2x2xf32>
+    } : (tensor<4x2xf32>) -> tensor<2x2xf32>
+    %1 = sdy.named_computation<"inner">(%0) (%a: tensor<2x2xf32>) {
+      %n = stablehlo.negate %a : tensor<2x2xf32>
+      sdy.return %n : tensor<2x2xf32>
+    } : (tensor<2x2xf32>) -> tensor<2x2xf32>
+    %2 = stablehlo.add %1, %0 : tensor<2x2xf32>
+    %3 = sdy.sharding_constraint %2 <@mesh, [{}, {"x"}]> : tensor<2x2xf32>
+    %4 = sdy.reshard %3 <@mesh, [{"x"}, {}]> : tensor<2x2xf32>
+    return %4 : tensor<2x2xf32>
+  }
+}
+)";
+  const std::string printed = Inlined(text);
+  ASSERT_FALSE(printed.empty());
+  for (const char* gone : {"sdy.manual_computation", "sdy.named_computation",
+                           "sdy.sharding_constraint", "sdy.reshard", "sdy.return"}) {
+    EXPECT_EQ(printed.find(gone), std::string::npos) << gone << " in\n" << printed;
+  }
+  const size_t to_shard = printed.find("@SPMDFullToShardShape");
+  const size_t body = printed.find("stablehlo.all_reduce");
+  const size_t to_full = printed.find("@SPMDShardToFullShape");
+  ASSERT_NE(to_shard, std::string::npos) << printed;
+  ASSERT_NE(to_full, std::string::npos) << printed;
+  EXPECT_LT(to_shard, body);
+  EXPECT_LT(body, to_full);
+  EXPECT_NE(printed.find("(tensor<4x2xf32>) -> tensor<2x2xf32>"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("stablehlo.negate"), std::string::npos) << printed;
+  // The function returns the add, the constraint and reshard forwarded.
+  EXPECT_NE(printed.find("return %"), std::string::npos) << printed;
+}
+
 }  // namespace
 }  // namespace kiln::compiler

@@ -124,3 +124,30 @@ def test_compiled_text_shows_calls_inlined_as_xla_inlines_them():
     plain = jax.jit(lambda x: jax.jit(sub)(x) + jax.jit(sub)(x)).lower(1.0)
     assert "call @sub" in plain.as_text()
     assert "call(" not in plain.compile().as_text()
+
+
+def test_compiled_text_of_a_sharded_program_has_no_shardy_ops():
+    # compiled.as_text() converts the reported program to HLO, which rejects
+    # Shardy's ops ("'sdy.sharding_constraint' op unsupported op for export
+    # to XLA"): Kiln reports the program with them removed, as XLA's CPU
+    # pipeline removes them, and a shard_map's body between XLA's casts.
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+    mesh = Mesh(np.array(jax.devices()[:2]), ("x",))
+    x = jax.device_put(np.arange(8.0, dtype=np.float32).reshape(4, 2),
+                       NamedSharding(mesh, P("x", None)))
+
+    @jax.jit
+    def f(a):
+        b = jax.shard_map(lambda v: jax.lax.psum(v * 2, "x"), mesh=mesh,
+                          in_specs=P("x"), out_specs=P())(a)
+        return jax.lax.with_sharding_constraint(b + 1, NamedSharding(mesh, P(None, "x")))
+
+    lowered = f.lower(x)
+    assert "sdy.manual_computation" in lowered.as_text()
+    assert "sdy.sharding_constraint" in lowered.as_text()
+    text = lowered.compile().as_text()
+    assert "sdy." not in text
+    assert text.index("SPMDFullToShardShape") < text.index("all-reduce")
+    assert text.index("all-reduce") < text.index("SPMDShardToFullShape")
+    np.testing.assert_array_equal(np.asarray(f(x)), [[9.0, 13.0], [17.0, 21.0]])
