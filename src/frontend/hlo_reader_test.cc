@@ -19,6 +19,7 @@
 #include "frontend/hlo/hlo_reader.h"
 #include "frontend/program.h"
 #include "frontend/proto/wire.h"
+#include "ir/printer.h"
 #include "ir/verifier.h"
 #include "tests/source_paths.h"
 
@@ -251,6 +252,61 @@ TEST(HloReaderTest, StartIndicesInOneVectorOperand) {
   EXPECT_NE(wrong.status().message().find("expected 2 start indices in the rank-1 operand, found 3"),
             std::string::npos)
       << wrong.status().ToString();
+}
+
+// torch_xla donates through the module: input_output_alias (field 8) pairs a
+// parameter with an output, buffer_donor (field 18) lets a parameter go.
+// Both become the argument attributes JAX writes, so the runtime donates.
+TEST(HloReaderTest, AliasesAndBufferDonorsBecomeDonations) {
+  const std::vector<uint8_t> body = ModuleOf({InstructionOf(1, "parameter", {}, {3}, 0),
+                                              InstructionOf(2, "parameter", {}, {3}, 1),
+                                              InstructionOf(3, "add", {1, 2}, {3})},
+                                             3);
+  const auto with = [&](int field, const std::vector<uint8_t>& entry) {
+    proto::Writer config;
+    config.Bytes(1, entry);
+    proto::Writer extra;
+    extra.Bytes(field, config.bytes());
+    std::vector<uint8_t> module = body;
+    module.insert(module.end(), extra.bytes().begin(), extra.bytes().end());
+    return module;
+  };
+  proto::Writer alias;  // output {} may take parameter 0's buffer
+  alias.Varint(2, 0);
+  alias.Varint(4, 2);  // MUST_ALIAS
+  proto::Writer donor;  // parameter 1 may go
+  donor.Varint(1, 1);
+  std::vector<uint8_t> module = with(8, alias.bytes());
+  const std::vector<uint8_t> donor_field = with(18, donor.bytes());
+  module.insert(module.end(), donor_field.begin() + static_cast<std::ptrdiff_t>(body.size()),
+                donor_field.end());
+  StatusOr<ir::Module> read = LoadProgram(module, "hlo");
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  const std::string text = ir::PrintModule(*read);
+  EXPECT_NE(text.find("tf.aliasing_output = 0 : i32"), std::string::npos) << text;
+  EXPECT_NE(text.find("jax.buffer_donor = true"), std::string::npos) << text;
+  auto program = compiler::Compile(*read, CompileOptions{});
+  ASSERT_TRUE(program.ok()) << program.status().ToString();
+  EXPECT_EQ((*program)->parameter_donatable, (std::vector<bool>{true, true}));
+  EXPECT_EQ((*program)->parameter_aliased_result, (std::vector<int>{0, -1}));
+
+  // Entries naming what the module does not have are errors naming them.
+  proto::Writer missing;
+  missing.Varint(1, 5);
+  StatusOr<ir::Module> bad = LoadProgram(with(18, missing.bytes()), "hlo");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("a buffer_donor entry of parameter 5: the entry "
+                                        "computation has 2 parameters"),
+            std::string::npos)
+      << bad.status().ToString();
+  proto::Writer into_array;
+  into_array.Varint(2, 0);
+  into_array.PackedVarints(3, std::vector<int64_t>{1});
+  bad = LoadProgram(with(8, into_array.bytes()), "hlo");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("shape index {1}, which goes into an array"),
+            std::string::npos)
+      << bad.status().ToString();
 }
 
 TEST(HloReaderTest, UnknownOpcodeIsUnimplementedNamingIt) {

@@ -422,6 +422,35 @@ Status DecodeComputation(const Field& message, Computation& computation) {
   });
 }
 
+// HloInputOutputAliasProto (aliases: true) or HloBufferDonorProto: their
+// entries, each one Donation.
+Status DecodeDonations(const Field& message, bool aliases, std::vector<Donation>& out) {
+  const std::string_view what = aliases ? "HloInputOutputAliasProto" : "HloBufferDonorProto";
+  return ForEachField(message, what, [&](const Field& entry) -> Status {
+    if (entry.number != 1) return Status::Ok();
+    Donation donation;
+    if (aliases) donation.output_index.emplace();
+    KILN_RETURN_IF_ERROR(ForEachField(entry, what, [&](const Field& f) -> Status {
+      if (aliases) {
+        switch (f.number) {
+          case 1: return Ints(f, "AliasEntryProto.output_shape_index", *donation.output_index);
+          case 2: return SetInt(f, "AliasEntryProto.parameter_number", donation.parameter);
+          case 3: return Ints(f, "AliasEntryProto.parameter_shape_index", donation.parameter_index);
+          default: return Status::Ok();  // kind: Kiln treats MAY and MUST alike
+        }
+      }
+      switch (f.number) {
+        case 1: return SetInt(f, "BufferDonorEntryProto.parameter_number", donation.parameter);
+        case 2:
+          return Ints(f, "BufferDonorEntryProto.parameter_shape_index", donation.parameter_index);
+        default: return Status::Ok();
+      }
+    }));
+    out.push_back(std::move(donation));
+    return Status::Ok();
+  });
+}
+
 }  // namespace
 
 StatusOr<Module> DecodeModule(std::span<const uint8_t> bytes) {
@@ -445,6 +474,8 @@ StatusOr<Module> DecodeModule(std::span<const uint8_t> bytes) {
         KILN_RETURN_IF_ERROR(
             SetInt(f, "HloModuleProto.entry_computation_id", module.entry_computation_id));
         break;
+      case 8: KILN_RETURN_IF_ERROR(DecodeDonations(f, true, module.donations)); break;
+      case 18: KILN_RETURN_IF_ERROR(DecodeDonations(f, false, module.donations)); break;
       default: break;
     }
   }

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <span>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -160,10 +161,21 @@ struct Computation {
 };
 
 // HloModuleProto.
+// An entry parameter (a leaf of it when it is a tuple) and, for an
+// input_output_alias entry, the output (leaf) it may share its buffer with;
+// a buffer_donor entry has no output.
+struct Donation {
+  int64_t parameter = 0;
+  std::vector<int64_t> parameter_index;
+  std::optional<std::vector<int64_t>> output_index;
+};
+
 struct Module {
   std::string name, entry_computation_name;
   int64_t entry_computation_id = -1;
   std::vector<Computation> computations;
+  // input_output_alias (field 8) and buffer_donor (field 18) entries.
+  std::vector<Donation> donations;
 };
 
 // Decodes a serialized HloModuleProto. Errors (INVALID_ARGUMENT) name the

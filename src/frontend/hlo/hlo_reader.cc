@@ -67,6 +67,39 @@ size_t LeafCount(const Shape& shape) {
   return leaves.size();
 }
 
+// `{1,0}`: a ShapeIndex as XLA prints it.
+std::string IndexText(const std::vector<int64_t>& index) {
+  std::string text = "{";
+  for (size_t i = 0; i < index.size(); ++i) text += (i ? "," : "") + std::to_string(index[i]);
+  return text + "}";
+}
+
+// The position, in Flatten's order, of the array leaf of `shape` at `index`
+// (a ShapeIndex: tuple element numbers from the top); `what` names it in
+// errors.
+StatusOr<size_t> LeafPosition(const Shape& shape, const std::vector<int64_t>& index,
+                              const std::string& what) {
+  size_t position = 0;
+  const Shape* at = &shape;
+  for (int64_t element : index) {
+    if (at->type != PrimitiveType::kTuple) {
+      return InvalidArgument(what, " has shape index ", IndexText(index),
+                             ", which goes into an array");
+    }
+    if (element < 0 || element >= static_cast<int64_t>(at->tuple.size())) {
+      return InvalidArgument(what, " has shape index ", IndexText(index), "; element ",
+                             element, " of a tuple of ", at->tuple.size());
+    }
+    for (int64_t k = 0; k < element; ++k) position += LeafCount(at->tuple[k]);
+    at = &at->tuple[element];
+  }
+  if (at->type == PrimitiveType::kTuple) {
+    return InvalidArgument(what, " has shape index ", IndexText(index),
+                           ", a tuple; Kiln donates array buffers");
+  }
+  return position;
+}
+
 // Elements of an array shape; -1 when a dimension is negative or the
 // count overflows.
 int64_t NumElements(const Shape& shape) {
@@ -174,6 +207,9 @@ class Converter {
       KILN_ASSIGN_OR_RETURN(std::string type, TypeText(leaf.shape));
       result_types += (result_types.empty() ? "" : ", ") + type;
     }
+    if (!module_.donations.empty()) {
+      KILN_ASSIGN_OR_RETURN(signature, DonatingSignature(*entry, arguments));
+    }
     std::string text = "module @" + Quote(module_.name.empty() ? "hlo" : module_.name) + " {\n";
     text += "  func.func @main(" + signature + ") -> (" + result_types + ") {\n";
     KILN_ASSIGN_OR_RETURN(std::string terminator, Return("func.return", results));
@@ -184,6 +220,68 @@ class Converter {
   }
 
  private:
+  // The entry's argument list with the module's donations on it, as JAX
+  // writes them in StableHLO: an argument aliased with a result gets
+  // `tf.aliasing_output = <result>`, a buffer donor `jax.buffer_donor`.
+  StatusOr<std::string> DonatingSignature(const Computation& entry,
+                                          const std::vector<Leaves>& arguments) {
+    std::vector<size_t> first_leaf;
+    size_t leaves = 0;
+    for (const Leaves& argument : arguments) {
+      first_leaf.push_back(leaves);
+      leaves += argument.size();
+    }
+    const int64_t root_id = entry.root_id >= 0 || entry.instructions.empty()
+                                ? entry.root_id
+                                : entry.instructions.back().id;
+    const Instruction* root = nullptr;
+    for (const Instruction& instruction : entry.instructions) {
+      if (instruction.id == root_id) root = &instruction;
+    }
+    std::vector<std::string> attributes(leaves);
+    for (const Donation& donation : module_.donations) {
+      const std::string what = StrCat(donation.output_index ? "an input_output_alias" : "a buffer_donor",
+                                      " entry of parameter ", donation.parameter);
+      if (donation.parameter < 0 || donation.parameter >= static_cast<int64_t>(arguments.size())) {
+        return InvalidArgument(what, ": the entry computation has ", arguments.size(),
+                               " parameters");
+      }
+      const auto parameter = static_cast<size_t>(donation.parameter);
+      const Instruction* declared = nullptr;
+      for (const Instruction& instruction : entry.instructions) {
+        if (instruction.opcode == "parameter" && instruction.parameter_number == donation.parameter) {
+          declared = &instruction;
+        }
+      }
+      if (declared == nullptr) return InvalidArgument(what, ": no such parameter instruction");
+      KILN_ASSIGN_OR_RETURN(size_t within,
+                            LeafPosition(declared->shape, donation.parameter_index, what));
+      std::string& attribute = attributes[first_leaf[parameter] + within];
+      if (!attribute.empty()) {
+        return InvalidArgument(what, " names a parameter buffer another entry names too");
+      }
+      if (!donation.output_index) {
+        attribute = "jax.buffer_donor = true";
+        continue;
+      }
+      if (root == nullptr) return InvalidArgument(what, ": the entry computation has no root");
+      KILN_ASSIGN_OR_RETURN(size_t result, LeafPosition(root->shape, *donation.output_index,
+                                                        what + "'s output"));
+      attribute = StrCat("tf.aliasing_output = ", result, " : i32");
+    }
+    std::string signature;
+    size_t leaf = 0;
+    for (const Leaves& argument : arguments) {
+      for (const Leaf& each : argument) {
+        KILN_ASSIGN_OR_RETURN(std::string type, TypeText(each.shape));
+        signature += (signature.empty() ? "" : ", ") + each.name + ": " + type;
+        if (!attributes[leaf].empty()) signature += " {" + attributes[leaf] + "}";
+        ++leaf;
+      }
+    }
+    return signature;
+  }
+
   // `"op"(%a, %b) : (ta, tb) -> ()`: a terminator returning `values`.
   static StatusOr<std::string> Return(std::string_view op, const Leaves& values) {
     std::string names, types;
