@@ -320,6 +320,7 @@ StatusOr<std::vector<uint8_t>> BaseBytes(const std::vector<std::string>& words) 
       KILN_ASSIGN_OR_RETURN(uint64_t blob_bytes, Option(words, "blob_bytes", 8));
       return HandmadeConstant(shape, blob_size, blob_bytes);
     }
+    if (words[1] == "stablehlo") return test_util::StablehloModule().Build();
     if (words[1] == "nested") {
       KILN_ASSIGN_OR_RETURN(uint64_t depth, Option(words, "depth", 1));
       return HandmadeNested(depth);
@@ -707,7 +708,8 @@ TEST(BrokenBytecodeTest, CorpusCasesFailAsExpected) {
 
 // The hand-built bases themselves must read and verify, so every case breaks one thing.
 TEST(BrokenBytecodeTest, HandBuiltBasesAreValid) {
-  for (const std::vector<uint8_t>& bytes : {HandmadeAdd(2), HandmadeConstant({2}, 8, 8)}) {
+  for (const std::vector<uint8_t>& bytes : {HandmadeAdd(2), HandmadeConstant({2}, 8, 8),
+                                            test_util::StablehloModule().Build()}) {
     StatusOr<ir::Module> module = ReadProgram(bytes);
     ASSERT_TRUE(module.ok()) << module.status().ToString();
     Status verified = ir::Verify(*module);
