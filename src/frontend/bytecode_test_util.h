@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <iterator>
+#include <random>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -60,6 +61,15 @@ class Writer {
 
   std::vector<uint8_t> bytes;
 };
+
+// `bytes` with one to three bytes (not empty) changed to other values, drawn from `random`.
+inline std::vector<uint8_t> FlipBytes(std::vector<uint8_t> bytes, std::mt19937& random) {
+  const int flips = 1 + static_cast<int>(random() % 3);
+  for (int i = 0; i < flips; ++i) {
+    bytes[random() % bytes.size()] ^= static_cast<uint8_t>(1 + random() % 255);
+  }
+  return bytes;
+}
 
 // Varints back to back: Bytes({kind, index, ...}) for attribute encodings.
 inline std::vector<uint8_t> Bytes(std::initializer_list<uint64_t> varints) {
@@ -168,6 +178,28 @@ struct Artifact {
   }
 };
 
+// Sets `a.ir` to a top-level builtin.module (op name index `module`,
+// properties `module_props`) holding one function op (`func`, properties
+// `func_props`, attribute dictionary `func_attributes`, 0 for none) whose one
+// region is `region` (its block count, value count and blocks), both
+// isolated, every op at location `loc`; returns the built file.
+inline std::vector<uint8_t> BuildModuleWithFunction(Artifact& a, uint64_t module, uint64_t func,
+                                                    uint64_t loc, uint64_t module_props,
+                                                    uint64_t func_props, uint64_t func_attributes,
+                                                    const std::vector<uint8_t>& region) {
+  Writer module_body;  // one block holding the function
+  module_body.VarInt(1).VarInt(0).Flagged(1, false);
+  module_body.VarInt(func).Byte(0x10 | 0x40 | (func_attributes != 0 ? 0x01 : 0)).VarInt(loc);
+  if (func_attributes != 0) module_body.VarInt(func_attributes);
+  module_body.VarInt(func_props).Flagged(1, true).Section(4, region);
+  Writer ir;
+  ir.Flagged(1, false);
+  ir.VarInt(module).Byte(0x10 | 0x40).VarInt(loc).VarInt(module_props).Flagged(1, true);
+  ir.Section(4, module_body.bytes);
+  a.ir = ir.bytes;
+  return a.Build();
+}
+
 // A file of the StableHLO dialect itself (not an artifact), as MLIR's writer
 // makes it (producer "MLIR24.0.0git", bytecode 6):
 //   func.func @main(%arg0: tensor<f32>) -> tensor<i1> {
@@ -212,17 +244,8 @@ struct StablehloModule {
     region.VarInt(compare).Byte(0x02 | 0x04 | 0x40).VarInt(loc).VarInt(compare_props);
     region.VarInt(1).VarInt(tensor_i1).VarInt(2).VarInt(0).VarInt(0);
     region.VarInt(ret).Byte(0x04).VarInt(unknown).VarInt(1).VarInt(1);
-    Writer module_body;
-    module_body.VarInt(1).VarInt(0).Flagged(1, false);
-    module_body.VarInt(func).Byte(0x10 | 0x40 | (func_attributes != 0 ? 0x01 : 0)).VarInt(unknown);
-    if (func_attributes != 0) module_body.VarInt(func_attributes);
-    module_body.VarInt(func_props).Flagged(1, true).Section(4, region.bytes);
-    Writer ir;
-    ir.Flagged(1, false);
-    ir.VarInt(module).Byte(0x10 | 0x40).VarInt(unknown).VarInt(module_props).Flagged(1, true);
-    ir.Section(4, module_body.bytes);
-    a.ir = ir.bytes;
-    return a.Build();
+    return BuildModuleWithFunction(a, module, func, unknown, module_props, func_props,
+                                   func_attributes, region.bytes);
   }
 };
 

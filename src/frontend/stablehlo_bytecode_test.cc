@@ -10,7 +10,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <iterator>
 #include <map>
 #include <optional>
@@ -46,15 +45,8 @@ const fs::path kDataDir = testing::SourceDir() / "build" / "test-data" / "stable
                  << "' (make test writes it with tests/data/make_stablehlo_bytecode.py)"; \
   }
 
-std::vector<uint8_t> ReadBytes(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), {});
-}
-
-std::string ReadText(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
+using testing::ReadBytes;
+using testing::ReadText;
 
 ir::Module MustRead(const fs::path& path) {
   StatusOr<ir::Module> module = ReadStablehloBytecode(ReadBytes(path));
@@ -224,10 +216,10 @@ TEST(StablehloBytecodeTest, DecodesDimensionNumbersAndAlgorithms) {
   EXPECT_EQ(Attr(FindOp(module, "stablehlo.scatter"), "unique_indices"), "true");
   const ir::Operation* dot = FindOp(module, "stablehlo.dot_general");
   ASSERT_NE(dot, nullptr);
+  const ir::Attribute zero = ir::Attribute::DenseI64Array({0});
   EXPECT_EQ(dot->GetAttr("dot_dimension_numbers"),
-            ir::Attribute::Struct("stablehlo.dot",
-                                  {{"lhs_contracting_dimensions", ir::Attribute::DenseI64Array({0})},
-                                   {"rhs_contracting_dimensions", ir::Attribute::DenseI64Array({0})}}));
+            ir::Attribute::Struct("stablehlo.dot", {{"lhs_contracting_dimensions", zero},
+                                                    {"rhs_contracting_dimensions", zero}}));
   ir::Attribute algorithm = dot->GetAttr("algorithm");
   EXPECT_EQ(algorithm->text, "stablehlo.dot_algorithm");
   EXPECT_EQ(ir::PrintAttribute(algorithm.Get("lhs_precision_type")), "tf32");
@@ -345,7 +337,8 @@ TEST(StablehloBytecodeTest, HandBuiltModuleReadsAndVerifies) {
   EXPECT_EQ(ir::PrintModule(*module),
             "module {\n"
             "  func.func @main(%arg0: tensor<f32>) -> tensor<i1> {\n"
-            "    %0 = stablehlo.compare GT, %arg0, %arg0 : (tensor<f32>, tensor<f32>) -> tensor<i1>\n"
+            "    %0 = stablehlo.compare GT, %arg0, %arg0 : (tensor<f32>, tensor<f32>) -> "
+            "tensor<i1>\n"
             "    return %0 : tensor<i1>\n"
             "  }\n"
             "}\n");
@@ -479,12 +472,7 @@ TEST(StablehloBytecodeTest, TruncatedAndFlippedInputGivesCleanErrors) {
                          StrCat(name, " prefix ", size));
     }
     for (int trial = 0; trial < 300; ++trial) {
-      std::vector<uint8_t> bytes = original;
-      const int flips = 1 + static_cast<int>(random() % 3);
-      for (int i = 0; i < flips; ++i) {
-        bytes[random() % bytes.size()] ^= static_cast<uint8_t>(1 + random() % 255);
-      }
-      ExpectCleanOutcome(bytes, StrCat(name, " trial ", trial));
+      ExpectCleanOutcome(test_util::FlipBytes(original, random), StrCat(name, " trial ", trial));
     }
   }
 }

@@ -311,9 +311,10 @@ module @m {
 // One attribute or type on its own, as bytecode readers parse the entries
 // MLIR stores as text.
 TEST(TextParserTest, ParsesOneAttributeOrType) {
-  StatusOr<ir::Attribute> dims = ParseAttribute("#stablehlo.gather<offset_dims = [1], index_vector_dim = 1>");
+  const std::string gather = "#stablehlo.gather<offset_dims = [1], index_vector_dim = 1>";
+  StatusOr<ir::Attribute> dims = ParseAttribute(gather);
   ASSERT_TRUE(dims.ok()) << dims.status().ToString();
-  EXPECT_EQ(ir::PrintAttribute(*dims), "#stablehlo.gather<offset_dims = [1], index_vector_dim = 1>");
+  EXPECT_EQ(ir::PrintAttribute(*dims), gather);
   StatusOr<ir::Attribute> opaque = ParseAttribute("#foo<\"bar\" : baz>");
   ASSERT_TRUE(opaque.ok()) << opaque.status().ToString();
   EXPECT_EQ(ir::PrintAttribute(*opaque), "#foo<\"bar\" : baz>");

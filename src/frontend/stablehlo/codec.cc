@@ -17,6 +17,7 @@ using vhlo::EntryDecoder;
 using vhlo::HloEnum;
 using vhlo::I64;
 using vhlo::kPending;
+using vhlo::Plain;
 
 enum StablehloAttributeCode : uint64_t {
   // 0 was ArgResultAliasAttr, long gone.
@@ -54,7 +55,6 @@ enum ChloAttributeCode : uint64_t {
   kChloComparisonType = 1,
 };
 
-AttrEntry Plain(ir::Attribute attribute) { return AttrEntry{std::move(attribute), {}}; }
 
 ir::Attribute Dims(std::vector<int64_t> values) {
   return ir::Attribute::DenseI64Array(std::move(values));
@@ -163,7 +163,8 @@ Decoded<AttrEntry> ReadMeshAttribute(EntryDecoder& decoder, uint64_t code) {
       KILN_ASSIGN_OR_RETURN(const ir::Attribute* mesh, decoder.ReadPlainAttribute("mesh"));
       KILN_ASSIGN_OR_RETURN(auto axes, vhlo::ReadAttributeList(decoder, "mesh axis"));
       if (decoder.pending()) return kPending;
-      return Plain(vhlo::ReplicaGroupMeshAxesStruct(*mesh, ir::Attribute::Array(vhlo::Values(axes))));
+      const ir::Attribute list = ir::Attribute::Array(vhlo::Values(axes));
+      return Plain(vhlo::ReplicaGroupMeshAxesStruct(*mesh, list));
     }
   }
 }

@@ -54,8 +54,9 @@ const std::vector<ElidedDefault>& ElidedDefaults() {
     const ir::Type i32 = ir::Type::Element(ElementType::kS32);
     return new std::vector<ElidedDefault>{
         {"", "result_accuracy",
-         Attribute::Struct("stablehlo.result_accuracy",
-                           {{"mode", Attribute::Enum("stablehlo.result_accuracy_mode", "DEFAULT")}})},
+         Attribute::Struct(
+             "stablehlo.result_accuracy",
+             {{"mode", Attribute::Enum("stablehlo.result_accuracy_mode", "DEFAULT")}})},
         {"stablehlo.custom_call", "has_side_effect", Attribute::Bool(false)},
         {"stablehlo.custom_call", "api_version", Attribute::Integer(1, i32)},  // ORIGINAL
         {"stablehlo.custom_call", "called_computations", Attribute::Array({})},

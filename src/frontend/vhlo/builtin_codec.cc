@@ -81,7 +81,6 @@ constexpr ElementType kNewerFloatTypes[] = {
 };
 static_assert(std::size(kNewerFloatTypes) == kFloat8E8M0FNUType - kFloatTF32Type + 1);
 
-AttrEntry Plain(ir::Attribute attribute) { return AttrEntry{std::move(attribute), {}}; }
 AttrEntry Loc(ir::Location location) { return AttrEntry{{}, std::move(location)}; }
 
 // A reference to a StringAttr: its text, or null while pending.

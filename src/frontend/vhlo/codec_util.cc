@@ -202,9 +202,9 @@ const EnumInfo& GetEnumInfo(HloEnum which) {
   return kInfos[static_cast<size_t>(which)];
 }
 
-AttrEntry Plain(ir::Attribute attribute) { return AttrEntry{std::move(attribute), {}}; }
-
 }  // namespace
+
+AttrEntry Plain(ir::Attribute attribute) { return AttrEntry{std::move(attribute), {}}; }
 
 ir::Attribute I64(int64_t value) {
   return ir::Attribute::Integer(value, ir::Type::Element(ElementType::kS64));

@@ -97,4 +97,7 @@ StatusOr<ir::Type> FutureType(EntryDecoder& decoder, const std::vector<const ir:
 // An i64 integer attribute.
 ir::Attribute I64(int64_t value);
 
+// An entry holding a (non-location) attribute.
+AttrEntry Plain(ir::Attribute attribute);
+
 }  // namespace kiln::frontend::vhlo

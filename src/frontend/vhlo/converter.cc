@@ -18,6 +18,12 @@ using bytecode::File;
 
 constexpr std::string_view kCast = "builtin.unrealized_conversion_cast";
 
+// Variadic segment sizes an op stores: how many entries, under which name.
+struct Segments {
+  int count;
+  const char* name;
+};
+
 class Converter {
  public:
   Converter(const File& file, std::span<const uint8_t> bytes, const OpRules& rules)
@@ -139,6 +145,27 @@ StatusOr<ir::Attribute> Converter::ReadSegmentSizes(EncodingReader& reader, int 
   return ir::Attribute::DenseArray(ir::Type::Element(ElementType::kS32), std::move(sizes), {});
 }
 
+// The segment sizes `schema` names that follow its attributes as sparse
+// arrays (bytecode 6+); before bytecode 6 they are dense i32 array
+// attributes, stored in name order among the others, and are added to
+// `schema.attributes` instead.
+std::vector<Segments> TakeSegmentSizes(PropertySchema& schema, uint64_t version) {
+  std::vector<Segments> segments;
+  if (schema.operand_segments != 0) {
+    segments.push_back({schema.operand_segments, "operandSegmentSizes"});
+  }
+  if (schema.result_segments != 0) {
+    segments.push_back({schema.result_segments, "resultSegmentSizes"});
+  }
+  if (version >= bytecode::kVersionOdsSegmentSizes || segments.empty()) return segments;
+  for (const Segments& segment : segments) schema.attributes.push_back({segment.name, false});
+  std::sort(schema.attributes.begin(), schema.attributes.end(),
+            [](const ir::InherentAttribute& a, const ir::InherentAttribute& b) {
+              return a.name < b.name;
+            });
+  return {};
+}
+
 StatusOr<std::vector<ir::NamedAttribute>> Converter::ReadProperties(const File::Operation& op,
                                                                     std::string_view name,
                                                                     std::string_view where) {
@@ -154,19 +181,7 @@ StatusOr<std::vector<ir::NamedAttribute>> Converter::ReadProperties(const File::
   }
   if (!op.properties) return attributes;
   KILN_ASSIGN_OR_RETURN(PropertySchema schema, rules_.Properties(name, where));
-  std::vector<std::pair<int, const char*>> segments;
-  if (schema.operand_segments != 0) segments.push_back({schema.operand_segments, "operandSegmentSizes"});
-  if (schema.result_segments != 0) segments.push_back({schema.result_segments, "resultSegmentSizes"});
-  if (file_.version < bytecode::kVersionOdsSegmentSizes && !segments.empty()) {
-    // Before bytecode 6 the sizes are dense i32 array attributes, stored in
-    // name order among the others.
-    for (const auto& segment : segments) schema.attributes.push_back({segment.second, false});
-    std::sort(schema.attributes.begin(), schema.attributes.end(),
-              [](const ir::InherentAttribute& a, const ir::InherentAttribute& b) {
-                return a.name < b.name;
-              });
-    segments.clear();
-  }
+  const std::vector<Segments> segments = TakeSegmentSizes(schema, file_.version);
   const std::span<const uint8_t> blob = file_.properties[*op.properties];
   const uint64_t offset = static_cast<uint64_t>(blob.data() - bytes_.data());
   const std::string context = "properties of " + std::string(where);
@@ -185,9 +200,10 @@ StatusOr<std::vector<ir::NamedAttribute>> Converter::ReadProperties(const File::
     KILN_ASSIGN_OR_RETURN(ir::Attribute value, table_.Attribute(index, attribute.name, where));
     attributes.push_back({std::string(attribute.name), std::move(value)});
   }
-  for (const auto& [count, what] : segments) {  // bytecode 6+: after the attributes
-    KILN_ASSIGN_OR_RETURN(ir::Attribute sizes, ReadSegmentSizes(reader, count, what));
-    attributes.push_back({what, std::move(sizes)});
+  for (const Segments& segment : segments) {
+    KILN_ASSIGN_OR_RETURN(ir::Attribute sizes,
+                          ReadSegmentSizes(reader, segment.count, segment.name));
+    attributes.push_back({segment.name, std::move(sizes)});
   }
   if (!reader.empty()) {
     return reader.Error(StrCat("expected the end of the properties of ", name, " (",

@@ -145,7 +145,9 @@ StatusOr<ArtifactInfo> InspectPortableArtifact(std::span<const uint8_t> bytes) {
   info.producer = file.producer;
   info.bytecode_version = file.version;
   info.vhlo_version = VhloVersionFromProducer(file.producer);
-  for (const bytecode::File::Dialect& dialect : file.dialects) info.dialects.push_back(dialect.name);
+  for (const bytecode::File::Dialect& dialect : file.dialects) {
+    info.dialects.push_back(dialect.name);
+  }
   std::vector<uint64_t> counts(file.op_names.size(), 0);
   for (const bytecode::File::Operation& op : file.operations) ++counts[op.name];
   std::map<std::string, uint64_t> histogram;

@@ -99,7 +99,6 @@ std::optional<HloEnum> EnumFor(uint64_t code) {
   }
 }
 
-AttrEntry Plain(ir::Attribute attribute) { return AttrEntry{std::move(attribute), {}}; }
 
 Decoded<AttrEntry> ReadDictionary(EntryDecoder& decoder) {
   KILN_ASSIGN_OR_RETURN(uint64_t count, decoder.reader().ReadCount("dictionary size", 2));
@@ -204,7 +203,9 @@ Decoded<AttrEntry> ReadMeshAttribute(EntryDecoder& decoder, uint64_t code) {
 Decoded<AttrEntry> DecodeVhloAttribute(EntryDecoder& decoder) {
   const uint64_t offset = decoder.reader().offset();
   KILN_ASSIGN_OR_RETURN(uint64_t code, decoder.reader().ReadVarInt("vhlo attribute kind"));
-  if (std::optional<HloEnum> which = EnumFor(code)) return ReadHloEnum(decoder, *which, "stablehlo");
+  if (std::optional<HloEnum> which = EnumFor(code)) {
+    return ReadHloEnum(decoder, *which, "stablehlo");
+  }
   switch (code) {
     case kArrayV1: {
       KILN_ASSIGN_OR_RETURN(auto elements, ReadAttributeList(decoder, "array element"));
