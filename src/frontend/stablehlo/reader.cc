@@ -5,8 +5,8 @@
 #include <string_view>
 #include <vector>
 
-#include "frontend/stablehlo/codec.h"
 #include "frontend/text/parser.h"
+#include "frontend/vhlo/attr_table.h"
 #include "frontend/vhlo/converter.h"
 
 namespace kiln::frontend::stablehlo {
@@ -30,8 +30,8 @@ StatusOr<ir::Type> TextualType(std::string_view /*dialect*/, std::string_view te
 const vhlo::Codecs& StablehloCodecs() {
   static constexpr vhlo::DialectCodec kCodecs[] = {
       {"builtin", vhlo::DecodeBuiltinAttribute, vhlo::DecodeBuiltinType},
-      {"stablehlo", DecodeStablehloAttribute, DecodeStablehloType},
-      {"chlo", DecodeChloAttribute, nullptr},
+      {"stablehlo", vhlo::DecodeStablehloAttribute, vhlo::DecodeStablehloType},
+      {"chlo", vhlo::DecodeChloAttribute, nullptr},
       {"sdy", vhlo::DecodeSdyAttribute, nullptr},
   };
   static const vhlo::Codecs codecs{kCodecs, TextualAttribute, TextualType};

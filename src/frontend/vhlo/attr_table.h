@@ -108,6 +108,11 @@ Decoded<AttrEntry> DecodeVhloAttribute(EntryDecoder& decoder);
 Decoded<ir::Type> DecodeVhloType(EntryDecoder& decoder);
 // Shardy attributes become Opaque attributes holding their MLIR text.
 Decoded<AttrEntry> DecodeSdyAttribute(EntryDecoder& decoder);
+// The stablehlo and chlo dialects' own encodings (not VHLO's), as the text
+// parser builds their printed forms (stablehlo_codec.cc).
+Decoded<AttrEntry> DecodeStablehloAttribute(EntryDecoder& decoder);
+Decoded<ir::Type> DecodeStablehloType(EntryDecoder& decoder);
+Decoded<AttrEntry> DecodeChloAttribute(EntryDecoder& decoder);
 // Entries without a custom encoding, as the VHLO reader keeps them: Opaque
 // attributes and types holding their MLIR text (builtin float types by name).
 StatusOr<ir::Attribute> TextualAttribute(std::string_view dialect, std::string_view text);
@@ -130,7 +135,8 @@ struct Codecs {
   StatusOr<ir::Type> (*textual_type)(std::string_view dialect, std::string_view text);
 };
 
-// The VHLO reader's: builtin, vhlo and sdy encodings; text kept as Opaque.
+// The VHLO reader's: builtin, vhlo and sdy encodings, and stablehlo and chlo
+// ones (types in Shardy's regions); text kept as Opaque.
 const Codecs& VhloCodecs();
 
 class AttrTypeTable {

@@ -397,6 +397,10 @@ const Codecs& VhloCodecs() {
       {"builtin", DecodeBuiltinAttribute, DecodeBuiltinType},
       {"vhlo", DecodeVhloAttribute, DecodeVhloType},
       {"sdy", DecodeSdyAttribute, nullptr},
+      // Ops Legalize-to-VHLO leaves alone (Shardy's) keep StableHLO types in
+      // their signatures and block arguments, with StableHLO's own encoding.
+      {"stablehlo", DecodeStablehloAttribute, DecodeStablehloType},
+      {"chlo", DecodeChloAttribute, nullptr},
   };
   static const Codecs codecs{kDialects, TextualAttribute, TextualType};
   return codecs;

@@ -2,22 +2,16 @@
 // (openxla/stablehlo: stablehlo/dialect/StablehloBytecode.cpp and
 // ChloBytecode.cpp; the codes are the enumerators there). Attributes become
 // the Kiln IR values the text parser builds for their printed form (docs/ir.md).
-#include "frontend/stablehlo/codec.h"
-
+// Both bytecode readers use them: StableHLO-dialect bytecode is made of them,
+// and portable artifacts hold stablehlo types where VHLO does not reach (the
+// block arguments of Shardy's regions, e.g. a !stablehlo.token).
+#include "frontend/vhlo/attr_table.h"
 #include "frontend/vhlo/codec_util.h"
 #include "frontend/vhlo/text.h"
 #include "ir/op_syntax.h"
 
-namespace kiln::frontend::stablehlo {
+namespace kiln::frontend::vhlo {
 namespace {
-
-using vhlo::AttrEntry;
-using vhlo::Decoded;
-using vhlo::EntryDecoder;
-using vhlo::HloEnum;
-using vhlo::I64;
-using vhlo::kPending;
-using vhlo::Plain;
 
 enum StablehloAttributeCode : uint64_t {
   // 0 was ArgResultAliasAttr, long gone.
@@ -55,7 +49,6 @@ enum ChloAttributeCode : uint64_t {
   kChloComparisonType = 1,
 };
 
-
 ir::Attribute Dims(std::vector<int64_t> values) {
   return ir::Attribute::DenseI64Array(std::move(values));
 }
@@ -67,7 +60,7 @@ Decoded<AttrEntry> ReadDimensionStruct(EntryDecoder& decoder, std::string_view n
                                        int integers) {
   std::vector<ir::Attribute> values;
   for (int i = 0; i < lists; ++i) {
-    KILN_ASSIGN_OR_RETURN(std::vector<int64_t> list, vhlo::ReadSignedVarInts(decoder, name));
+    KILN_ASSIGN_OR_RETURN(std::vector<int64_t> list, ReadSignedVarInts(decoder, name));
     values.push_back(Dims(std::move(list)));
   }
   for (int i = 0; i < integers; ++i) {
@@ -85,7 +78,7 @@ Decoded<AttrEntry> ReadConvDimensions(EntryDecoder& decoder) {
   for (size_t i = 0; i < names.size(); ++i) {
     const std::string name(names[i]);
     if (i % 3 == 2) {
-      KILN_ASSIGN_OR_RETURN(std::vector<int64_t> list, vhlo::ReadSignedVarInts(decoder, name));
+      KILN_ASSIGN_OR_RETURN(std::vector<int64_t> list, ReadSignedVarInts(decoder, name));
       fields.push_back({name, Dims(std::move(list))});
     } else {
       KILN_ASSIGN_OR_RETURN(int64_t value, decoder.reader().ReadSignedVarInt(name));
@@ -142,12 +135,12 @@ Decoded<AttrEntry> ReadMeshAttribute(EntryDecoder& decoder, uint64_t code) {
         KILN_ASSIGN_OR_RETURN(info, decoder.ReadPlainAttribute("sub-axis info"));
         KILN_REQUIRE_DECODED(info);
       }
-      return Plain(vhlo::AxisRefStruct(name, info));
+      return Plain(AxisRefStruct(name, info));
     }
     case kMeshAxis: {
       KILN_ASSIGN_OR_RETURN(std::string_view name, decoder.ReadString("axis name"));
       KILN_ASSIGN_OR_RETURN(int64_t size, decoder.reader().ReadSignedVarInt("axis size"));
-      return Plain(vhlo::MeshAxisStruct(name, size));
+      return Plain(MeshAxisStruct(name, size));
     }
     case kMesh: {
       KILN_ASSIGN_OR_RETURN(const ir::Attribute* axes, decoder.ReadPlainAttribute("mesh axes"));
@@ -157,14 +150,14 @@ Decoded<AttrEntry> ReadMeshAttribute(EntryDecoder& decoder, uint64_t code) {
         KILN_ASSIGN_OR_RETURN(ids, decoder.ReadPlainAttribute("device ids"));
       }
       if (decoder.pending()) return kPending;
-      return Plain(vhlo::MeshStruct(*axes, ids));
+      return Plain(MeshStruct(*axes, ids));
     }
     default: {  // kReplicaGroupMeshAxes
       KILN_ASSIGN_OR_RETURN(const ir::Attribute* mesh, decoder.ReadPlainAttribute("mesh"));
-      KILN_ASSIGN_OR_RETURN(auto axes, vhlo::ReadAttributeList(decoder, "mesh axis"));
+      KILN_ASSIGN_OR_RETURN(auto axes, ReadAttributeList(decoder, "mesh axis"));
       if (decoder.pending()) return kPending;
-      const ir::Attribute list = ir::Attribute::Array(vhlo::Values(axes));
-      return Plain(vhlo::ReplicaGroupMeshAxesStruct(*mesh, list));
+      const ir::Attribute list = ir::Attribute::Array(Values(axes));
+      return Plain(ReplicaGroupMeshAxesStruct(*mesh, list));
     }
   }
 }
@@ -190,7 +183,7 @@ Decoded<AttrEntry> DecodeStablehloAttribute(EntryDecoder& decoder) {
   const uint64_t offset = decoder.reader().offset();
   KILN_ASSIGN_OR_RETURN(uint64_t code, decoder.reader().ReadVarInt("stablehlo attribute kind"));
   if (std::optional<HloEnum> which = EnumFor(code)) {
-    return vhlo::ReadHloEnum(decoder, *which, "stablehlo");
+    return ReadHloEnum(decoder, *which, "stablehlo");
   }
   switch (code) {
     case kChannelHandle: return ReadDimensionStruct(decoder, "stablehlo.channel_handle", 0, 2);
@@ -198,11 +191,11 @@ Decoded<AttrEntry> DecodeStablehloAttribute(EntryDecoder& decoder) {
     case kDotDimensionNumbers: return ReadDimensionStruct(decoder, "stablehlo.dot", 4, 0);
     case kGatherDimensionNumbers: return ReadDimensionStruct(decoder, "stablehlo.gather", 5, 1);
     case kScatterDimensionNumbers: return ReadDimensionStruct(decoder, "stablehlo.scatter", 5, 1);
-    case kTypeExtensions: return vhlo::ReadTypeExtensions(decoder);
-    case kOutputOperandAlias: return vhlo::ReadOutputOperandAlias(decoder);
+    case kTypeExtensions: return ReadTypeExtensions(decoder);
+    case kOutputOperandAlias: return ReadOutputOperandAlias(decoder);
     case kDotAlgorithm: return ReadDotAlgorithm(decoder);
-    case kResultAccuracy: return vhlo::ReadResultAccuracy(decoder);
-    case kSubAxisInfo: return vhlo::ReadSubAxisInfo(decoder);
+    case kResultAccuracy: return ReadResultAccuracy(decoder);
+    case kSubAxisInfo: return ReadSubAxisInfo(decoder);
     case kReplicaGroupMeshAxes:
     case kAxisRef:
     case kMeshAxis:
@@ -222,9 +215,9 @@ Decoded<ir::Type> DecodeStablehloType(EntryDecoder& decoder) {
     case kTokenType:
       return ir::Type::Token();
     case kFutureType: {
-      KILN_ASSIGN_OR_RETURN(auto types, vhlo::ReadTypeList(decoder, "future type"));
+      KILN_ASSIGN_OR_RETURN(auto types, ReadTypeList(decoder, "future type"));
       if (decoder.pending()) return kPending;
-      return vhlo::FutureType(decoder, types);
+      return FutureType(decoder, types);
     }
     default:
       return Unimplemented("byte ", offset, ": unknown stablehlo type kind ", code,
@@ -238,9 +231,9 @@ Decoded<AttrEntry> DecodeChloAttribute(EntryDecoder& decoder) {
   KILN_ASSIGN_OR_RETURN(uint64_t code, decoder.reader().ReadVarInt("chlo attribute kind"));
   switch (code) {
     case kChloComparisonDirection:
-      return vhlo::ReadHloEnum(decoder, HloEnum::kComparisonDirection, "chlo");
+      return ReadHloEnum(decoder, HloEnum::kComparisonDirection, "chlo");
     case kChloComparisonType:
-      return vhlo::ReadHloEnum(decoder, HloEnum::kComparisonType, "chlo");
+      return ReadHloEnum(decoder, HloEnum::kComparisonType, "chlo");
     default:
       return Unimplemented("byte ", offset, ": unknown chlo attribute kind ", code,
                            " (Kiln reads kinds 0 and 1 of CHLO's bytecode) (",
@@ -248,4 +241,4 @@ Decoded<AttrEntry> DecodeChloAttribute(EntryDecoder& decoder) {
   }
 }
 
-}  // namespace kiln::frontend::stablehlo
+}  // namespace kiln::frontend::vhlo
