@@ -37,6 +37,8 @@ FUZZ_BUILD := build/fuzz
 # (never committed).
 TEST_DATA  := build/test-data/artifacts
 HLO_DATA   := build/test-data/hlo
+# MLIR bytecode of the StableHLO dialect itself (not VHLO) with each module's text.
+SHLO_DATA  := build/test-data/stablehlo-bytecode
 # Seconds each fuzzer runs: bounded in `make test`, longer with `make fuzz`.
 FUZZ_SECONDS ?= 20
 ASAN_ENV   := ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
@@ -81,10 +83,10 @@ test: test-cpp test-asan test-fuzz test-python
 build: $(CPP_BUILD)/build.ninja
 	$(CMAKE) --build $(CPP_BUILD) -j$(JOBS)
 
-test-cpp: build $(TEST_DATA)/.stamp $(HLO_DATA)/.stamp
+test-cpp: build $(TEST_DATA)/.stamp $(HLO_DATA)/.stamp $(SHLO_DATA)/.stamp
 	$(CTEST) --test-dir $(CPP_BUILD) -j$(JOBS) --output-on-failure --no-tests=error
 
-test-asan: $(ASAN_BUILD)/build.ninja $(TEST_DATA)/.stamp $(HLO_DATA)/.stamp
+test-asan: $(ASAN_BUILD)/build.ninja $(TEST_DATA)/.stamp $(HLO_DATA)/.stamp $(SHLO_DATA)/.stamp
 	$(CMAKE) --build $(ASAN_BUILD) -j$(JOBS)
 	$(ASAN_ENV) $(CTEST) --test-dir $(ASAN_BUILD) -j$(JOBS) --output-on-failure --no-tests=error
 
@@ -92,7 +94,7 @@ test-asan: $(ASAN_BUILD)/build.ninja $(TEST_DATA)/.stamp $(HLO_DATA)/.stamp
 # process on one core), seeded with its regression inputs (fuzz/corpus/<reader>/)
 # and the test data; new inputs it finds stay in build/fuzz/corpus. A crash
 # fails the target and leaves crash-* files there (fuzz/run_fuzzers.sh).
-test-fuzz: $(FUZZ_BUILD)/build.ninja $(TEST_DATA)/.stamp $(HLO_DATA)/.stamp
+test-fuzz: $(FUZZ_BUILD)/build.ninja $(TEST_DATA)/.stamp $(HLO_DATA)/.stamp $(SHLO_DATA)/.stamp
 	$(CMAKE) --build $(FUZZ_BUILD) -j$(JOBS) --target kiln_fuzzers
 	fuzz/run_fuzzers.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(JOBS) $(TEST_DATA) $(HLO_DATA)
 
@@ -175,6 +177,10 @@ $(TEST_DATA)/.stamp: $(VENV)/.kiln-deps tests/data/make_artifacts.py
 
 $(HLO_DATA)/.stamp: $(VENV)/.kiln-deps tests/data/make_hlo_protos.py
 	$(PY) tests/data/make_hlo_protos.py --out $(HLO_DATA)
+	touch $@
+
+$(SHLO_DATA)/.stamp: $(VENV)/.kiln-deps tests/data/make_stablehlo_bytecode.py tests/data/jax_programs.py
+	$(PY) -W ignore tests/data/make_stablehlo_bytecode.py --out $(SHLO_DATA)
 	touch $@
 
 # --- setup steps ---------------------------------------------------------------

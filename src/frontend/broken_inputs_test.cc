@@ -14,7 +14,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <map>
 #include <new>
 #include <optional>
@@ -176,16 +175,8 @@ struct FuncModule {
     Writer region;  // one block, `values` slots, %arg0 without location, no use-list orders
     region.VarInt(1).VarInt(values).Flagged(2, true).VarInt(1).Flagged(tensor, false).Byte(0);
     region.Append(body.bytes);
-    Writer module_body;  // one block holding the function
-    module_body.VarInt(1).VarInt(0).Flagged(1, false);
-    module_body.VarInt(func).Byte(0x10 | 0x40).VarInt(unknown).VarInt(func_props);
-    module_body.Flagged(1, true).Section(4, region.bytes);
-    Writer ir;
-    ir.Flagged(1, false);
-    ir.VarInt(module).Byte(0x10 | 0x40).VarInt(unknown).VarInt(module_props).Flagged(1, true);
-    ir.Section(4, module_body.bytes);
-    a.ir = ir.bytes;
-    return a.Build();
+    return test_util::BuildModuleWithFunction(a, module, func, unknown, module_props, func_props,
+                                              0, region.bytes);
   }
 };
 
@@ -287,10 +278,7 @@ StatusOr<uint64_t> Option(const std::vector<std::string>& words, std::string_vie
   return fallback;
 }
 
-std::vector<uint8_t> ReadBytes(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), {});
-}
+using testing::ReadBytes;
 
 StatusOr<std::vector<uint8_t>> BaseBytes(const std::vector<std::string>& words) {
   if (words.empty()) return InvalidArgument("no base");
@@ -320,6 +308,7 @@ StatusOr<std::vector<uint8_t>> BaseBytes(const std::vector<std::string>& words) 
       KILN_ASSIGN_OR_RETURN(uint64_t blob_bytes, Option(words, "blob_bytes", 8));
       return HandmadeConstant(shape, blob_size, blob_bytes);
     }
+    if (words[1] == "stablehlo") return test_util::StablehloModule().Build();
     if (words[1] == "nested") {
       KILN_ASSIGN_OR_RETURN(uint64_t depth, Option(words, "depth", 1));
       return HandmadeNested(depth);
@@ -707,7 +696,8 @@ TEST(BrokenBytecodeTest, CorpusCasesFailAsExpected) {
 
 // The hand-built bases themselves must read and verify, so every case breaks one thing.
 TEST(BrokenBytecodeTest, HandBuiltBasesAreValid) {
-  for (const std::vector<uint8_t>& bytes : {HandmadeAdd(2), HandmadeConstant({2}, 8, 8)}) {
+  for (const std::vector<uint8_t>& bytes : {HandmadeAdd(2), HandmadeConstant({2}, 8, 8),
+                                            test_util::StablehloModule().Build()}) {
     StatusOr<ir::Module> module = ReadProgram(bytes);
     ASSERT_TRUE(module.ok()) << module.status().ToString();
     Status verified = ir::Verify(*module);

@@ -6,8 +6,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <random>
 #include <string>
 #include <vector>
@@ -29,10 +27,7 @@ const fs::path kCorpusDir = testing::CorpusDir() / "vhlo";
                  << "' (../shared/corpus/vhlo beside the checkout; a plain clone has none)"; \
   }
 
-std::vector<uint8_t> ReadBytes(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), {});
-}
+using testing::ReadBytes;
 
 std::vector<fs::path> CorpusFiles() {
   std::vector<fs::path> files;

@@ -9,7 +9,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <string>
 #include <vector>
 
@@ -32,10 +31,7 @@ namespace fs = std::filesystem;
 const fs::path kHloDir = testing::SourceDir() / "build" /
                          "test-data" / "hlo";
 
-std::vector<uint8_t> ReadBytes(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), {});
-}
+using testing::ReadBytes;
 
 std::vector<std::string> ProgramNames() {
   std::vector<std::string> names;

@@ -308,6 +308,24 @@ module @m {
   ExpectRoundTrip(kInput, /*locations=*/true);
 }
 
+// One attribute or type on its own, as bytecode readers parse the entries
+// MLIR stores as text.
+TEST(TextParserTest, ParsesOneAttributeOrType) {
+  const std::string gather = "#stablehlo.gather<offset_dims = [1], index_vector_dim = 1>";
+  StatusOr<ir::Attribute> dims = ParseAttribute(gather);
+  ASSERT_TRUE(dims.ok()) << dims.status().ToString();
+  EXPECT_EQ(ir::PrintAttribute(*dims), gather);
+  StatusOr<ir::Attribute> opaque = ParseAttribute("#foo<\"bar\" : baz>");
+  ASSERT_TRUE(opaque.ok()) << opaque.status().ToString();
+  EXPECT_EQ(ir::PrintAttribute(*opaque), "#foo<\"bar\" : baz>");
+  StatusOr<ir::Type> type = ParseType("tensor<?x4xf8E4M3FN, #stablehlo.bounds<8, ?>>");
+  ASSERT_TRUE(type.ok()) << type.status().ToString();
+  EXPECT_EQ(ir::PrintType(*type), "tensor<?x4xf8E4M3FN, #stablehlo.bounds<8, ?>>");
+  EXPECT_EQ(ParseAttribute("dense<1> : tensor<i32> extra").status().ToString(),
+            "INVALID_ARGUMENT: 1:24: expected end of input after the attribute, found 'extra'");
+  EXPECT_EQ(ParseType("").status().code(), StatusCode::kInvalidArgument);
+}
+
 TEST(TextParserTest, ChunksReportPositionsInTheWholeFile) {
   StatusOr<std::vector<ir::Module>> modules = ParseChunks(
       "module {\n}\n// -----\nfunc.func @f() {\n  return\n}\n// -----\n\nfunc.func @g() {\n  return %x : tensor<f32>\n}\n");

@@ -13,6 +13,7 @@
 #include "frontend/vhlo/numbers.h"
 #include "frontend/vhlo/op_table.h"
 #include "frontend/vhlo/reader.h"
+#include "ir/printer.h"
 
 namespace kiln::frontend::vhlo {
 namespace {
@@ -217,6 +218,53 @@ TEST(VhloHandmadeTest, TextualEntriesBecomeOpaque) {
       ReadPortableArtifact(module.Build(module.artifact.attributes.size() - 1));
   ASSERT_TRUE(read.ok()) << read.status().ToString();
   EXPECT_EQ(read->op().GetAttr("x"), ir::Attribute::Opaque("#other.thing<1, 2>"));
+}
+
+// Legalize-to-VHLO leaves Shardy's ops alone, so a sdy.manual_computation
+// keeps StableHLO types (a !stablehlo.token under shard_map with an
+// io_callback) in its signature and block arguments, stored with StableHLO's
+// own encoding (StablehloBytecode.cpp: type 0 token). Here in the simplest
+// place that holds types:
+//   vhlo.func_v1 @main(%arg0: !stablehlo.token) -> !stablehlo.token {
+//     vhlo.return_v1 %arg0
+//   }
+TEST(VhloHandmadeTest, DecodesStablehloDialectTypesAndAttributes) {
+  Artifact a;
+  a.dialects = {"builtin", "vhlo", "sdy", "stablehlo"};
+  constexpr uint32_t kStablehlo = Artifact::kOther;
+  const uint64_t module = a.Op(Artifact::kBuiltin, "module");
+  const uint64_t func = a.Op(Artifact::kVhlo, "func_v1");
+  const uint64_t ret = a.Op(Artifact::kVhlo, "return_v1");
+  const uint64_t loc = a.Attribute(Artifact::kBuiltin, Bytes({kUnknownLoc}));
+  const uint64_t token = a.Type(kStablehlo, Bytes({0}));
+  const uint64_t signature = a.Type(Artifact::kVhlo, Bytes({8, 1, token, 1, token}));
+  const uint64_t empty = a.Attribute(Artifact::kVhlo, Bytes({1, 0}));
+  const uint64_t type = a.Attribute(Artifact::kVhlo, Bytes({17, signature}));
+  const uint64_t name = a.Attribute(Artifact::kVhlo, Bytes({14, a.String("main")}));
+  const uint64_t visibility = a.Attribute(Artifact::kVhlo, Bytes({14, a.String("")}));
+  // A discardable attribute of StableHLO's encoding: kind 2, GT.
+  const uint64_t direction = a.Attribute(kStablehlo, Bytes({2, 3}));
+  const uint64_t key = a.Attribute(Artifact::kBuiltin, Bytes({kStringAttr, a.String("x")}));
+  const uint64_t attributes =
+      a.Attribute(Artifact::kBuiltin, Bytes({kDictionaryAttr, 1, key, direction}));
+  const uint64_t module_props = a.Properties(Bytes({0, 0}));
+  const uint64_t func_props = a.Properties(Bytes({empty, type, empty, name, visibility}));
+  Writer region;  // one block: %arg0 (no location), the return, no use-list orders
+  region.VarInt(1).VarInt(1).Flagged(1, true).VarInt(1).Flagged(token, false).Byte(0);
+  region.VarInt(ret).Byte(0x04).VarInt(loc).VarInt(1).VarInt(0);
+  StatusOr<ir::Module> read = ReadPortableArtifact(test_util::BuildModuleWithFunction(
+      a, module, func, loc, module_props, func_props, attributes, region.bytes));
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  ASSERT_EQ(read->body().operations().size(), 1u);
+  const ir::Operation& main = *read->body().operations()[0];
+  EXPECT_EQ(main.GetAttr("x"), ir::Attribute::Enum("stablehlo.comparison_direction", "GT"));
+  EXPECT_EQ(ir::PrintModule(*read),
+            "module {\n"
+            "  func.func @main(%arg0: !stablehlo.token) -> !stablehlo.token attributes {x = "
+            "#stablehlo<comparison_direction GT>} {\n"
+            "    return %arg0 : !stablehlo.token\n"
+            "  }\n"
+            "}\n");
 }
 
 // A vhlo.tensor_v1 of i1 with `blob`, read back as module attribute x.

@@ -13,13 +13,13 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <map>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "frontend/bytecode/file.h"
+#include "frontend/bytecode_test_util.h"
 #include "frontend/vhlo/numbers.h"
 #include "frontend/vhlo/op_table.h"
 #include "frontend/vhlo/reader.h"
@@ -42,15 +42,8 @@ const fs::path kArtifactDir = testing::SourceDir() /
     GTEST_SKIP() << "no test data at '" << (dir).string() << "'";                 \
   }
 
-std::vector<uint8_t> ReadBytes(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), {});
-}
-
-std::string ReadText(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
+using testing::ReadBytes;
+using testing::ReadText;
 
 std::vector<fs::path> FilesIn(const fs::path& dir, std::string_view extension) {
   std::vector<fs::path> files;
@@ -595,12 +588,7 @@ TEST(VhloReaderTest, RandomByteFlipsGiveCleanErrors) {
   for (const char* name : {"mlp_locations", "sharded_sdy", "dtypes", "composites"}) {
     const std::vector<uint8_t> original = ReadBytes(kArtifactDir / StrCat(name, ".mlir.bc"));
     for (int trial = 0; trial < 300; ++trial) {
-      std::vector<uint8_t> bytes = original;
-      const int flips = 1 + static_cast<int>(random() % 3);
-      for (int i = 0; i < flips; ++i) {
-        bytes[random() % bytes.size()] ^= static_cast<uint8_t>(1 + random() % 255);
-      }
-      ExpectCleanOutcome(bytes, StrCat(name, " trial ", trial));
+      ExpectCleanOutcome(test_util::FlipBytes(original, random), StrCat(name, " trial ", trial));
     }
   }
 }

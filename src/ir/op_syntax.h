@@ -1,16 +1,19 @@
 // What the StableHLO text syntax knows about each op, shared by the printer
-// (src/ir/printer.*) and the text parser (src/frontend/text/): the custom
-// ("pretty") assembly form an op has upstream, which of its attributes are
-// inherent (MLIR properties, printed as `<{...}>` in the generic form), the
-// names upstream gives its results, element type spellings, and the fields of
-// the dialect struct attributes Kiln models (docs/ir.md).
+// (src/ir/printer.*), the text parser (src/frontend/text/) and the MLIR
+// bytecode readers: the custom ("pretty") assembly form an op has upstream,
+// which of its attributes are inherent (MLIR properties, printed as `<{...}>`
+// in the generic form) and which of those an op may lack, the names upstream
+// gives its results, element type spellings, and the fields of the dialect
+// struct attributes Kiln models (docs/ir.md).
 #pragma once
 
 #include <optional>
 #include <span>
 #include <string_view>
+#include <vector>
 
 #include "base/element_type.h"
+#include "ir/attribute.h"
 
 namespace kiln::ir {
 
@@ -83,6 +86,17 @@ enum class PrettyForm : uint8_t {
 // The pretty form of an op name; kNone for ops printed generically.
 PrettyForm GetPrettyForm(std::string_view op_name);
 
+// An inherent attribute of an op (an attribute argument of its ODS
+// definition) and whether the op may lack it.
+struct InherentAttribute {
+  std::string_view name;
+  bool optional = false;
+};
+
+// The inherent attributes of `op_name` in declaration order; nullopt for an
+// op Kiln does not know. Readers of MLIR bytecode decode op properties by it.
+std::optional<std::vector<InherentAttribute>> InherentAttributes(std::string_view op_name);
+
 // Whether `attribute` is inherent to `op_name` (an argument in the op's ODS
 // definition). Unknown ops have no inherent attributes.
 bool IsInherentAttribute(std::string_view op_name, std::string_view attribute);
@@ -121,6 +135,15 @@ struct StructField {
 // ("stablehlo.dot", "stablehlo.gather", ...); empty for others.
 // "stablehlo.conv" is special: see printer_attributes.cc.
 std::span<const StructField> GetStructFields(std::string_view struct_name);
+
+// Whether `value` of `field` is the default upstream leaves out when it
+// prints the struct (an empty list, 0), for fields marked omit_default.
+bool IsOmittedDefault(const StructField& field, const Attribute& value);
+
+// Struct(`struct_name`) from one value per field of GetStructFields in that
+// order (null: absent), without the fields at a default upstream leaves out:
+// the form the text parser and the bytecode readers build.
+Attribute StructOfFields(std::string_view struct_name, std::vector<Attribute> values);
 
 // The field names of Struct("stablehlo.conv").
 std::span<const std::string_view> ConvDimensionFields();

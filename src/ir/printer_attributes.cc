@@ -520,12 +520,7 @@ void AppendStructBody(std::string& out, const Attribute& structure) {
     Attribute value = structure.Get(spec.name);
     if (!value) continue;
     const std::vector<int64_t>* dims = AsI64Array(value);
-    if (spec.omit_default) {
-      bool is_default = (dims != nullptr && dims->empty()) ||
-                        (value.Is(AttrKind::kInteger) && value->int_value == 0) ||
-                        (value.Is(AttrKind::kFloat) && value->float_value == 0.0);
-      if (is_default) continue;
-    }
+    if (IsOmittedDefault(spec, value)) continue;
     separator();
     out += spec.name;
     out += " = ";

@@ -157,6 +157,19 @@ TEST_F(ExecutableTest, CompileAndRunAnAddition) {
   EXPECT_TRUE(deleted.is_deleted);
 }
 
+// Format "mlir" is any MLIR module: XLA's plugins also read bytecode of the
+// StableHLO dialect itself, not only portable artifacts (VHLO) and text.
+TEST_F(ExecutableTest, CompileAndRunStablehloDialectBytecode) {
+  LoadedExecutablePtr loaded;
+  Status status = Compile(client_.get(), "mlir", kAddProgramStablehloBytecode, &loaded);
+  if (!status.ok()) {
+    if (IsKiln()) ADD_FAILURE() << "Kiln reads StableHLO-dialect bytecode: " << status;
+    GTEST_SKIP() << "cannot compile StableHLO-dialect bytecode: " << status;
+  }
+  EXPECT_EQ(RunAddition(client_.get(), device_, loaded.get()),
+            (std::vector<float>{3.0f, -4.0f}));
+}
+
 // Serialize then DeserializeAndLoad runs identically; a corrupted copy is
 // rejected.
 TEST_F(ExecutableTest, SerializationRoundTripRunsIdentically) {

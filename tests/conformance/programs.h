@@ -14,6 +14,10 @@ namespace conformance {
 // y = x + x over tensor<2xf32>, as StableHLO text.
 extern const std::string_view kAddProgram;
 
+// The same function as MLIR bytecode of the StableHLO dialect itself (what
+// jaxlib's MLIR bindings write; a portable artifact is bytecode of VHLO).
+extern const std::string_view kAddProgramStablehloBytecode;
+
 // A serialized CompileOptionsProto: executable_build_options (field 3) with
 // num_replicas = 1 (field 4) and num_partitions = 1 (field 5).
 extern const std::string_view kCompileOptions;

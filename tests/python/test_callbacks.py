@@ -206,6 +206,27 @@ def test_a_callback_outside_shard_map_runs_once_in_a_sharded_program(run_python)
     assert sorted(l for l in lines if l.startswith("each")) == ["each 0.0", "each 1.0"]
 
 
+def test_an_ordered_io_callback_under_shard_map_runs(run_python):
+    # JAX's pjit_test test_empty_io_callback_under_shard_map: the token goes
+    # through sdy.manual_computation, which VHLO leaves alone, so the portable
+    # artifact holds a !stablehlo.token in StableHLO's own encoding.
+    result = run_python("""
+        import jax, jax.numpy as jnp, numpy as np
+        from jax.sharding import Mesh, PartitionSpec as P
+        mesh = Mesh(np.array(jax.devices()), ("i",))
+        calls = []
+        def body(x, y):
+            jax.experimental.io_callback(lambda v: calls.append(v.shape), (), x, ordered=True)
+            return x + y[..., jnp.newaxis]
+        f = jax.jit(jax.shard_map(body, mesh=mesh, in_specs=(P(None, "i"), P(None)),
+                                  out_specs=P(None, "i")))
+        print(np.asarray(f(jnp.zeros((2, 16)), jnp.arange(2.0))).sum())
+        jax.effects_barrier()
+        print("calls", calls)
+    """, env={"JAX_PLATFORMS": "kiln", "KILN_NUM_DEVICES": "2"})
+    assert result.stdout.splitlines() == ["16.0", "calls [(2, 8), (2, 8)]"], result.stdout
+
+
 def test_inspect_array_sharding_reports_how_kiln_holds_the_value(run_python):
     # Kiln computes every value whole on each device (issue 28 partitions per
     # op): the sharding it reports is replicated over the program's devices.

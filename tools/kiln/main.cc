@@ -2,7 +2,7 @@
 // forwards `kiln print|inspect ...` here).
 //
 //   kiln-tool print [--generic] [--locations] [--verify] FILE   the module as StableHLO text
-//   kiln-tool inspect FILE                           producer, versions, op histogram
+//   kiln-tool inspect FILE                           producer, versions, format, op histogram
 //   kiln-tool plan [--time N] FILE                   the compiled plan: nodes, fused loops;
 //                                                     --time: each node's mean time over N runs
 //   kiln-tool run [OPTIONS] FILE [INPUT...]          compile, run, print results, outfeed
@@ -69,9 +69,9 @@ int Print(const std::string& path, const kiln::ir::PrintOptions& options, bool v
 int Inspect(const std::string& path) {
   auto bytes = ReadWholeFile(path);
   if (!bytes.ok()) return Fail(path, bytes.status());
-  if (kiln::frontend::DetectFormat(*bytes) != kiln::frontend::ProgramFormat::kPortableArtifact) {
-    return Fail(path, kiln::InvalidArgument("not a StableHLO portable artifact (no MLIR "
-                                            "bytecode magic); `kiln print` reads text"));
+  if (kiln::frontend::DetectFormat(*bytes) != kiln::frontend::ProgramFormat::kBytecode) {
+    return Fail(path, kiln::InvalidArgument("not MLIR bytecode (no MLIR bytecode magic); "
+                                            "`kiln print` reads text"));
   }
   auto info = kiln::frontend::vhlo::InspectPortableArtifact(*bytes);
   if (!info.ok()) return Fail(path, info.status());
@@ -80,6 +80,16 @@ int Inspect(const std::string& path) {
   std::printf("bytecode version: %llu\n", static_cast<unsigned long long>(info->bytecode_version));
   std::printf("vhlo version: %s\n",
               info->vhlo_version ? info->vhlo_version->ToString().c_str() : "unknown");
+  // The readers' rule (frontend::ReadBytecode): the vhlo dialect makes a portable artifact.
+  std::string dialects;
+  bool vhlo = false;
+  for (const std::string& dialect : info->dialects) {
+    dialects += (dialects.empty() ? "" : ", ") + dialect;
+    vhlo = vhlo || dialect == "vhlo";
+  }
+  std::printf("format: %s\n", vhlo ? "StableHLO portable artifact (bytecode of VHLO)"
+                                   : "MLIR bytecode of the StableHLO dialect (not VHLO)");
+  std::printf("dialects: %s\n", dialects.c_str());
   uint64_t total = 0;
   for (const auto& entry : info->op_histogram) total += entry.second;
   std::printf("ops: %llu\n", static_cast<unsigned long long>(total));

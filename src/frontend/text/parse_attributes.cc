@@ -515,21 +515,7 @@ bool Parser::ParseStructBody(std::string_view name, Attribute& attribute) {
     values[index] = std::move(value);
   }
   Advance();
-  std::vector<NamedAttribute> ordered;
-  for (size_t i = 0; i < fields.size(); ++i) {
-    const Attribute& value = values[i];
-    if (!value) continue;
-    if (fields[i].omit_default) {
-      const std::vector<int64_t>* list =
-          value.Is(ir::AttrKind::kDenseArray) ? &value->int_values : nullptr;
-      bool is_default = (list != nullptr && list->empty()) ||
-                        (value.Is(ir::AttrKind::kInteger) && value->int_value == 0) ||
-                        (value.Is(ir::AttrKind::kFloat) && value->float_value == 0.0);
-      if (is_default) continue;
-    }
-    ordered.push_back({std::string(fields[i].name), value});
-  }
-  attribute = Attribute::Struct(std::string(name), std::move(ordered));
+  attribute = ir::StructOfFields(name, std::move(values));
   return true;
 }
 

@@ -272,6 +272,30 @@ StatusOr<ir::Module> Parser::Parse() {
   return module;
 }
 
+StatusOr<ir::Attribute> Parser::ParseWholeAttribute() {
+  Advance();
+  ir::Attribute attribute;
+  if (!ParseAttribute(attribute) || !Expect(TokenKind::kEof, " after the attribute")) return error_;
+  return attribute;
+}
+
+StatusOr<ir::Type> Parser::ParseWholeType() {
+  Advance();
+  ir::Type type;
+  if (!ParseType(type) || !Expect(TokenKind::kEof, " after the type")) return error_;
+  return type;
+}
+
+StatusOr<ir::Attribute> ParseAttribute(std::string_view text) {
+  Parser parser(text, 1);
+  return parser.ParseWholeAttribute();
+}
+
+StatusOr<ir::Type> ParseType(std::string_view text) {
+  Parser parser(text, 1);
+  return parser.ParseWholeType();
+}
+
 StatusOr<ir::Module> ParseModule(std::string_view text) {
   Parser parser(text, 1);
   return parser.Parse();

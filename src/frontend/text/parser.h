@@ -24,6 +24,13 @@ inline constexpr int kMaxNesting = 100;
 // one, as MLIR does.
 StatusOr<ir::Module> ParseModule(std::string_view text);
 
+// Parses one attribute (`dense<1> : tensor<i32>`, `#stablehlo<precision
+// HIGH>`) or one type (`f8E4M3FN`, `!stablehlo.token`) making up the whole
+// text, as MLIR bytecode stores the attributes and types a dialect does not
+// encode itself. Errors name the column and what was expected.
+StatusOr<ir::Attribute> ParseAttribute(std::string_view text);
+StatusOr<ir::Type> ParseType(std::string_view text);
+
 // Parses a file of modules separated by `// -----` lines (MLIR's
 // --split-input-file convention). Error positions are in the whole file.
 StatusOr<std::vector<ir::Module>> ParseChunks(std::string_view text);

@@ -82,6 +82,9 @@ class Parser {
   Parser(std::string_view text, int64_t first_line);
   ~Parser();
   StatusOr<ir::Module> Parse();
+  // One attribute or type making up the whole text.
+  StatusOr<ir::Attribute> ParseWholeAttribute();
+  StatusOr<ir::Type> ParseWholeType();
 
   // ---- tokens and errors (parser.cc) ----
   void Advance() { token_ = lexer_.Next(); }

@@ -98,8 +98,9 @@ StatusOr<const ir::Location*> EntryDecoder::ReadLocation(std::string_view what) 
   return &entry->location;
 }
 
-AttrTypeTable::AttrTypeTable(const File& file)
+AttrTypeTable::AttrTypeTable(const File& file, const Codecs& codecs)
     : file_(file),
+      codecs_(codecs),
       attributes_(file.attributes.size()),
       types_(file.types.size()),
       attribute_states_(file.attributes.size(), kUnvisited),
@@ -187,26 +188,30 @@ Status AttrTypeTable::DecodeCustom(Ref ref, EntryDecoder& decoder,
                                    std::optional<AttrEntry>& attribute,
                                    std::optional<ir::Type>& type) {
   const std::string_view dialect = decoder.dialect();
-  const bool known =
-      dialect == "builtin" || dialect == "vhlo" || (dialect == "sdy" && !ref.is_type);
-  if (!known) {
+  const DialectCodec* codec = nullptr;
+  for (const DialectCodec& candidate : codecs_.dialects) {
+    if (candidate.dialect == dialect) codec = &candidate;
+  }
+  if (codec == nullptr || (ref.is_type ? codec->type == nullptr : codec->attribute == nullptr)) {
     const File::AttrTypeEntry& entry =
         ref.is_type ? file_.types[ref.index] : file_.attributes[ref.index];
+    std::string known;
+    for (size_t i = 0; i < codecs_.dialects.size(); ++i) {
+      known += (i == 0 ? "" : i + 1 == codecs_.dialects.size() ? " and " : ", ");
+      known += codecs_.dialects[i].dialect;
+    }
     return Unimplemented(
         "byte ", entry.offset, ": ", ref.is_type ? "type !" : "attribute #", ref.index,
         " has a custom encoding of dialect '", dialect,
-        "', which Kiln cannot decode (Kiln reads builtin, vhlo and sdy encodings)");
+        "', which Kiln cannot decode (Kiln reads ", known, " encodings)");
   }
   if (ref.is_type) {
-    Decoded<ir::Type> decoded =
-        dialect == "vhlo" ? DecodeVhloType(decoder) : DecodeBuiltinType(decoder);
+    Decoded<ir::Type> decoded = codec->type(decoder);
     if (!decoded.ok()) return decoded.status();
     type = std::move(decoded).value();
     return Status::Ok();
   }
-  Decoded<AttrEntry> decoded = dialect == "vhlo"      ? DecodeVhloAttribute(decoder)
-                               : dialect == "builtin" ? DecodeBuiltinAttribute(decoder)
-                                                      : DecodeSdyAttribute(decoder);
+  Decoded<AttrEntry> decoded = codec->attribute(decoder);
   if (!decoded.ok()) return decoded.status();
   attribute = std::move(decoded).value();
   return Status::Ok();
@@ -225,10 +230,23 @@ Status AttrTypeTable::DecodeOne(Ref ref, std::vector<Ref>& stack, bool& done) {
   if (!entry.custom) {
     KILN_ASSIGN_OR_RETURN(std::string_view text, bytecode::TextualEntry(entry));
     depths[ref.index] = 1;
+    StatusOr<ir::Attribute> textual_attribute = ir::Attribute();
+    StatusOr<ir::Type> textual_type = ir::Type();
     if (ref.is_type) {
-      types_[ref.index] = TextualType(dialect, text);
+      textual_type = codecs_.textual_type(dialect, text);
     } else {
-      attributes_[ref.index].attribute = TextualAttribute(dialect, text);
+      textual_attribute = codecs_.textual_attribute(dialect, text);
+    }
+    const Status status = ref.is_type ? textual_type.status() : textual_attribute.status();
+    if (!status.ok()) {
+      return Status(status.code(), StrCat("byte ", entry.offset, ": ", context, " holds the text '",
+                                          text.substr(0, 200), text.size() > 200 ? "...'" : "'",
+                                          ", which Kiln cannot read: ", status.message()));
+    }
+    if (ref.is_type) {
+      types_[ref.index] = std::move(textual_type).value();
+    } else {
+      attributes_[ref.index].attribute = std::move(textual_attribute).value();
     }
     states[ref.index] = kDone;
     done = true;

@@ -1,9 +1,11 @@
-// Internal to the VHLO reader: the attribute and type tables of a bytecode
+// Shared by the MLIR bytecode readers (the VHLO reader here, the StableHLO
+// reader in frontend/stablehlo): the attribute and type tables of a bytecode
 // file, decoded on demand into Kiln IR values, each entry once. Entries refer
 // to each other by index; the table resolves them with an explicit stack, so
 // neither deep nesting nor cycles in the input can overflow the native stack.
-// The dialect decoders (builtin_codec.cc, vhlo_codec.cc, sdy_codec.cc) read
-// one entry each through an EntryDecoder.
+// The dialect decoders (builtin_codec.cc, vhlo_codec.cc, sdy_codec.cc,
+// stablehlo/codec.cc) read one entry each through an EntryDecoder; a reader
+// names the ones it uses in its Codecs.
 #pragma once
 
 #include <cstdint>
@@ -106,9 +108,36 @@ Decoded<AttrEntry> DecodeVhloAttribute(EntryDecoder& decoder);
 Decoded<ir::Type> DecodeVhloType(EntryDecoder& decoder);
 // Shardy attributes become Opaque attributes holding their MLIR text.
 Decoded<AttrEntry> DecodeSdyAttribute(EntryDecoder& decoder);
-// Entries without a custom encoding: their MLIR text.
-ir::Attribute TextualAttribute(std::string_view dialect, std::string_view text);
-ir::Type TextualType(std::string_view dialect, std::string_view text);
+// The stablehlo and chlo dialects' own encodings (not VHLO's), as the text
+// parser builds their printed forms (stablehlo_codec.cc).
+Decoded<AttrEntry> DecodeStablehloAttribute(EntryDecoder& decoder);
+Decoded<ir::Type> DecodeStablehloType(EntryDecoder& decoder);
+Decoded<AttrEntry> DecodeChloAttribute(EntryDecoder& decoder);
+// Entries without a custom encoding, as the VHLO reader keeps them: Opaque
+// attributes and types holding their MLIR text (builtin float types by name).
+StatusOr<ir::Attribute> TextualAttribute(std::string_view dialect, std::string_view text);
+StatusOr<ir::Type> TextualType(std::string_view dialect, std::string_view text);
+
+// The decoders of one dialect's custom encodings; null where the dialect has
+// none of that kind.
+struct DialectCodec {
+  std::string_view dialect;
+  Decoded<AttrEntry> (*attribute)(EntryDecoder&) = nullptr;
+  Decoded<ir::Type> (*type)(EntryDecoder&) = nullptr;
+};
+
+// What a reader decodes: the dialects whose custom encodings it knows (a
+// custom entry of any other dialect is UNIMPLEMENTED naming it) and what
+// entries stored as MLIR text become.
+struct Codecs {
+  std::span<const DialectCodec> dialects;
+  StatusOr<ir::Attribute> (*textual_attribute)(std::string_view dialect, std::string_view text);
+  StatusOr<ir::Type> (*textual_type)(std::string_view dialect, std::string_view text);
+};
+
+// The VHLO reader's: builtin, vhlo and sdy encodings, and stablehlo and chlo
+// ones (types in Shardy's regions); text kept as Opaque.
+const Codecs& VhloCodecs();
 
 class AttrTypeTable {
  public:
@@ -117,8 +146,8 @@ class AttrTypeTable {
   // recursive destruction and comparison of IR values shallow.
   static constexpr uint32_t kMaxNesting = 1000;
 
-  // `file` must outlive the table.
-  explicit AttrTypeTable(const bytecode::File& file);
+  // `file` and `codecs` must outlive the table.
+  AttrTypeTable(const bytecode::File& file, const Codecs& codecs);
 
   StatusOr<const AttrEntry*> Entry(uint64_t index);
   // The attribute at `index`; INVALID_ARGUMENT naming `what` (and `where`,
@@ -153,6 +182,7 @@ class AttrTypeTable {
   void NoteMissing(Ref ref) { missing_.push_back(ref); }
 
   const bytecode::File& file_;
+  const Codecs& codecs_;
   std::vector<AttrEntry> attributes_;
   std::vector<ir::Type> types_;
   std::vector<State> attribute_states_;

@@ -57,9 +57,30 @@ enum BuiltinTypeCode : uint64_t {
   kUnrankedTensorType = 18,
   kVectorType = 19,
   kVectorTypeWithScalableDims = 20,
+  // Newer MLIR encodes the small float types too (before, they were textual).
+  kFloatTF32Type = 21,
+  kFloat8E5M2Type = 22,
+  kFloat8E4M3Type = 23,
+  kFloat8E4M3FNType = 24,
+  kFloat8E5M2FNUZType = 25,
+  kFloat8E4M3FNUZType = 26,
+  kFloat8E4M3B11FNUZType = 27,
+  kFloat8E3M4Type = 28,
+  kFloat4E2M1FNType = 29,
+  kFloat6E2M3FNType = 30,
+  kFloat6E3M2FNType = 31,
+  kFloat8E8M0FNUType = 32,
 };
 
-AttrEntry Plain(ir::Attribute attribute) { return AttrEntry{std::move(attribute), {}}; }
+// The element type of the builtin float type codes from 21 on.
+constexpr ElementType kNewerFloatTypes[] = {
+    ElementType::kTF32,          ElementType::kF8E5M2,     ElementType::kF8E4M3,
+    ElementType::kF8E4M3FN,      ElementType::kF8E5M2FNUZ, ElementType::kF8E4M3FNUZ,
+    ElementType::kF8E4M3B11FNUZ, ElementType::kF8E3M4,     ElementType::kF4E2M1FN,
+    ElementType::kF6E2M3FN,      ElementType::kF6E3M2FN,   ElementType::kF8E8M0FNU,
+};
+static_assert(std::size(kNewerFloatTypes) == kFloat8E8M0FNUType - kFloatTF32Type + 1);
+
 AttrEntry Loc(ir::Location location) { return AttrEntry{{}, std::move(location)}; }
 
 // A reference to a StringAttr: its text, or null while pending.
@@ -367,6 +388,9 @@ Decoded<ir::Type> DecodeBuiltinType(EntryDecoder& decoder) {
   const uint64_t offset = decoder.reader().offset();
   KILN_ASSIGN_OR_RETURN(uint64_t code, decoder.reader().ReadVarInt("builtin type kind"));
   auto element = [](ElementType type) { return ir::Type::Element(type); };
+  if (code >= kFloatTF32Type && code <= kFloat8E8M0FNUType) {
+    return element(kNewerFloatTypes[code - kFloatTF32Type]);
+  }
   switch (code) {
     case kIntegerType:
       return ReadIntegerType(decoder);
@@ -399,19 +423,20 @@ Decoded<ir::Type> DecodeBuiltinType(EntryDecoder& decoder) {
     }
     case kRankedTensorType:
     case kRankedTensorTypeWithEncoding: {
+      // The only encoding Kiln models: StableHLO's bounds of dynamic dimensions.
+      std::vector<int64_t> bounds;
       if (code == kRankedTensorTypeWithEncoding) {
+        const uint64_t encoding_offset = decoder.reader().offset();
         KILN_ASSIGN_OR_RETURN(const ir::Attribute* encoding,
                               decoder.ReadPlainAttribute("tensor encoding"));
         KILN_REQUIRE_DECODED(encoding);
-        return Unimplemented("byte ", offset, ": Kiln does not support builtin tensor types with "
-                             "an encoding (", AttrText(*encoding), ") (",
-                             decoder.reader().context(), ")");
+        KILN_ASSIGN_OR_RETURN(bounds, BoundsOfEncoding(decoder, *encoding, encoding_offset));
       }
       const uint64_t dims_offset = decoder.reader().offset();
       KILN_ASSIGN_OR_RETURN(std::vector<int64_t> dims, ReadSignedVarInts(decoder, "dimension"));
       KILN_ASSIGN_OR_RETURN(const ir::Type* part, decoder.ReadType("tensor element type"));
       KILN_REQUIRE_DECODED(part);
-      return MakeTensorType(decoder, std::move(dims), *part, {}, dims_offset);
+      return MakeTensorType(decoder, std::move(dims), *part, std::move(bounds), dims_offset);
     }
     case kTupleType: {
       KILN_ASSIGN_OR_RETURN(auto members, ReadTypeList(decoder, "tuple member"));
@@ -433,16 +458,16 @@ Decoded<ir::Type> DecodeBuiltinType(EntryDecoder& decoder) {
                            code >= kVectorType ? "vector" : "memref", " types (",
                            decoder.reader().context(), ")");
     default:
-      return decoder.reader().ErrorAt(offset, StrCat("expected a builtin type kind (0 to 20), "
+      return decoder.reader().ErrorAt(offset, StrCat("expected a builtin type kind (0 to 32), "
                                                      "found ", code));
   }
 }
 
-ir::Attribute TextualAttribute(std::string_view /*dialect*/, std::string_view text) {
+StatusOr<ir::Attribute> TextualAttribute(std::string_view /*dialect*/, std::string_view text) {
   return ir::Attribute::Opaque(std::string(text));
 }
 
-ir::Type TextualType(std::string_view dialect, std::string_view text) {
+StatusOr<ir::Type> TextualType(std::string_view dialect, std::string_view text) {
   if (dialect == "builtin") {
     // Builtin types without a bytecode encoding are the newer float types.
     for (int i = 0; i <= static_cast<int>(ElementType::kIndex); ++i) {

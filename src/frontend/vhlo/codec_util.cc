@@ -2,6 +2,7 @@
 
 #include "frontend/vhlo/numbers.h"
 #include "frontend/vhlo/text.h"
+#include "ir/op_syntax.h"
 
 namespace kiln::frontend::vhlo {
 namespace {
@@ -165,6 +166,135 @@ StatusOr<ir::Type> MakeTensorType(EntryDecoder& decoder, std::vector<int64_t> di
                                                    bounds.size()));
   }
   return ir::Type::Tensor(std::move(element), std::move(dims), std::move(bounds));
+}
+
+StatusOr<std::vector<int64_t>> BoundsOfEncoding(EntryDecoder& decoder,
+                                                const ir::Attribute& encoding, uint64_t offset) {
+  ir::Attribute list = encoding.Is(ir::AttrKind::kStruct) &&
+                               encoding->text == "stablehlo.type_extensions"
+                           ? encoding.Get("bounds")
+                           : ir::Attribute();
+  if (!list) {
+    return Unimplemented("byte ", offset, ": Kiln supports only bounds as a tensor encoding, "
+                         "found ", AttrText(encoding), " (", decoder.reader().context(), ")");
+  }
+  return list->int_values;
+}
+
+namespace {
+
+struct EnumInfo {
+  const char* mnemonic;
+  std::array<const char*, 6> values;  // by encoded value; null = no such value
+};
+
+const EnumInfo& GetEnumInfo(HloEnum which) {
+  static constexpr EnumInfo kInfos[] = {
+      {"comparison_direction", {"EQ", "NE", "GE", "GT", "LE", "LT"}},
+      {"comparison_type", {"NOTYPE", "FLOAT", "TOTALORDER", "SIGNED", "UNSIGNED"}},
+      {"fft_type", {"FFT", "IFFT", "RFFT", "IRFFT"}},
+      {"precision", {"DEFAULT", "HIGH", "HIGHEST"}},
+      {"rng_algorithm", {"DEFAULT", "THREE_FRY", "PHILOX"}},
+      {"rng_distribution", {nullptr, "UNIFORM", "NORMAL"}},
+      {"transpose", {"TRANSPOSE_INVALID", "NO_TRANSPOSE", "TRANSPOSE", "ADJOINT"}},
+      {"result_accuracy_mode", {"DEFAULT", "HIGHEST", "TOLERANCE"}},
+  };
+  return kInfos[static_cast<size_t>(which)];
+}
+
+}  // namespace
+
+AttrEntry Plain(ir::Attribute attribute) { return AttrEntry{std::move(attribute), {}}; }
+
+ir::Attribute I64(int64_t value) {
+  return ir::Attribute::Integer(value, ir::Type::Element(ElementType::kS64));
+}
+
+Decoded<AttrEntry> ReadHloEnum(EntryDecoder& decoder, HloEnum which, std::string_view dialect) {
+  const EnumInfo& info = GetEnumInfo(which);
+  const std::string family = StrCat(dialect, ".", info.mnemonic);
+  const uint64_t offset = decoder.reader().offset();
+  KILN_ASSIGN_OR_RETURN(uint64_t value, decoder.reader().ReadVarInt(family));
+  if (value >= info.values.size() || info.values[value] == nullptr) {
+    return decoder.reader().ErrorAt(offset, StrCat("expected a ", family, " value, found ", value));
+  }
+  return Plain(ir::Attribute::Enum(family, info.values[value]));
+}
+
+Decoded<AttrEntry> ReadOutputOperandAlias(EntryDecoder& decoder) {
+  KILN_ASSIGN_OR_RETURN(auto output_indices, ReadSignedVarInts(decoder, "output tuple index"));
+  KILN_ASSIGN_OR_RETURN(int64_t operand, decoder.reader().ReadSignedVarInt("operand index"));
+  KILN_ASSIGN_OR_RETURN(auto operand_indices, ReadSignedVarInts(decoder, "operand tuple index"));
+  return Plain(ir::StructOfFields(
+      "stablehlo.output_operand_alias",
+      {ir::Attribute::DenseI64Array(std::move(output_indices)), I64(operand),
+       ir::Attribute::DenseI64Array(std::move(operand_indices))}));
+}
+
+Decoded<AttrEntry> ReadResultAccuracy(EntryDecoder& decoder) {
+  const ir::Type f64 = ir::Type::Element(ElementType::kF64);
+  KILN_ASSIGN_OR_RETURN(double atol, ReadAPFloat(decoder, f64, "atol"));
+  KILN_ASSIGN_OR_RETURN(double rtol, ReadAPFloat(decoder, f64, "rtol"));
+  KILN_ASSIGN_OR_RETURN(int64_t ulps, decoder.reader().ReadSignedVarInt("ulps"));
+  const uint64_t offset = decoder.reader().offset();
+  KILN_ASSIGN_OR_RETURN(const ir::Attribute* mode, decoder.ReadPlainAttribute("accuracy mode"));
+  KILN_REQUIRE_DECODED(mode);
+  if (!mode->Is(ir::AttrKind::kEnum) || mode->storage().text != "stablehlo.result_accuracy_mode") {
+    return decoder.reader().ErrorAt(offset, StrCat("expected a result accuracy mode, found ",
+                                                   AttrText(*mode)));
+  }
+  // Zero tolerances are left out, as printed.
+  return Plain(ir::StructOfFields("stablehlo.result_accuracy",
+                                  {ir::Attribute::Float(atol, f64), ir::Attribute::Float(rtol, f64),
+                                   I64(ulps), *mode}));
+}
+
+Decoded<AttrEntry> ReadTypeExtensions(EntryDecoder& decoder) {
+  KILN_ASSIGN_OR_RETURN(auto bounds, ReadSignedVarInts(decoder, "bound"));
+  return Plain(ir::StructOfFields("stablehlo.type_extensions",
+                                  {ir::Attribute::DenseI64Array(std::move(bounds))}));
+}
+
+Decoded<AttrEntry> ReadSubAxisInfo(EntryDecoder& decoder) {
+  KILN_ASSIGN_OR_RETURN(int64_t pre_size, decoder.reader().ReadSignedVarInt("pre-size"));
+  KILN_ASSIGN_OR_RETURN(int64_t size, decoder.reader().ReadSignedVarInt("size"));
+  return Plain(ir::Attribute::Struct("stablehlo.sub_axis_info",
+                                     {{"pre_size", I64(pre_size)}, {"size", I64(size)}}));
+}
+
+ir::Attribute AxisRefStruct(std::string_view name, const ir::Attribute* sub_axis_info) {
+  std::vector<ir::NamedAttribute> fields{{"name", ir::Attribute::String(std::string(name))}};
+  if (sub_axis_info != nullptr) fields.push_back({"sub_axis_info", *sub_axis_info});
+  return ir::Attribute::Struct("stablehlo.axis_ref", std::move(fields));
+}
+
+ir::Attribute MeshAxisStruct(std::string_view name, int64_t size) {
+  return ir::Attribute::Struct("stablehlo.mesh_axis",
+                               {{"name", ir::Attribute::String(std::string(name))},
+                                {"size", I64(size)}});
+}
+
+ir::Attribute MeshStruct(const ir::Attribute& axes, const ir::Attribute* device_ids) {
+  std::vector<ir::NamedAttribute> fields{{"axes", axes}};
+  if (device_ids != nullptr) fields.push_back({"device_ids", *device_ids});
+  return ir::Attribute::Struct("stablehlo.mesh", std::move(fields));
+}
+
+ir::Attribute ReplicaGroupMeshAxesStruct(const ir::Attribute& mesh, const ir::Attribute& axes) {
+  ir::Attribute mesh_value =
+      mesh.Is(ir::AttrKind::kString) ? ir::Attribute::SymbolRef({mesh->text}) : mesh;
+  return ir::Attribute::Struct("stablehlo.replica_group_mesh_axes",
+                               {{"mesh", mesh_value}, {"axes", axes}});
+}
+
+StatusOr<ir::Type> FutureType(EntryDecoder& decoder, const std::vector<const ir::Type*>& types) {
+  std::string text = "!stablehlo.future<";
+  for (size_t i = 0; i < types.size(); ++i) {
+    std::string member = TypeText(*types[i]);
+    KILN_RETURN_IF_ERROR(decoder.ChargeText(member.size() + 2));
+    text += (i ? ", " : "") + member;
+  }
+  return ir::Type::Opaque(text + ">");
 }
 
 }  // namespace kiln::frontend::vhlo

@@ -1,4 +1,4 @@
-// ConvertFile: a bytecode File's op tree -> a Kiln IR module. Ops are built
+// BuildModule: a bytecode File's op tree -> a Kiln IR module. Ops are built
 // in one pass over an explicit stack (parents before children); operands are
 // filled in a second pass, since bytecode operands may name values defined
 // later.
@@ -8,8 +8,6 @@
 #include "frontend/vhlo/converter.h"
 
 #include "frontend/vhlo/attr_table.h"
-#include "frontend/vhlo/normalize.h"
-#include "frontend/vhlo/op_table.h"
 #include "frontend/vhlo/text.h"
 
 namespace kiln::frontend::vhlo {
@@ -18,47 +16,18 @@ namespace {
 using bytecode::EncodingReader;
 using bytecode::File;
 
-// Inherent attributes of the non-VHLO ops that occur in artifacts, sorted by
-// name as their properties store them; '?' marks an optional one
-// (llvm/llvm-project BuiltinOps.td; openxla/shardy shardy/dialect/sdy/ir/ops.td).
-struct PropertySchema {
-  std::string_view op;
-  std::string_view attributes;
-};
-constexpr PropertySchema kPropertySchemas[] = {
-    {"builtin.module", "sym_name? sym_visibility?"},
-    {"sdy.mesh", "mesh sym_name"},
-    {"sdy.sharding_constraint", "sharding"},
-    {"sdy.reshard", "sharding"},
-    {"sdy.manual_computation", "in_shardings manual_axes out_shardings"},
-    {"sdy.sharding_group", "group_id"},
-    {"sdy.constant", "value"},
-    {"sdy.data_flow_edge", "sharding?"},
-    {"sdy.propagation_barrier", "allowed_direction"},
-    {"sdy.named_computation", "in_shardings? name out_shardings?"},
-    {"sdy.all_gather", "gathering_axes out_sharding"},
-    {"sdy.all_slice", "out_sharding slicing_axes"},
-    {"sdy.all_to_all", "out_sharding params"},
-    {"sdy.collective_permute", "out_sharding"},
-    {"sdy.all_reduce", "out_sharding reduction_axes reduction_op?"},
-    {"sdy.reduce_scatter", "out_sharding reduce_scatter_axes reduction_op?"},
-    {"sdy.sharded_to_unreduced", "axes out_sharding"},
-    {"sdy.replicated_to_unreduced", "axes out_sharding"},
-};
-
-const PropertySchema* FindPropertySchema(std::string_view op) {
-  for (const PropertySchema& schema : kPropertySchemas) {
-    if (schema.op == op) return &schema;
-  }
-  return nullptr;
-}
-
 constexpr std::string_view kCast = "builtin.unrealized_conversion_cast";
+
+// Variadic segment sizes an op stores: how many entries, under which name.
+struct Segments {
+  int count;
+  const char* name;
+};
 
 class Converter {
  public:
-  Converter(const File& file, std::span<const uint8_t> bytes)
-      : file_(file), bytes_(bytes), table_(file) {
+  Converter(const File& file, std::span<const uint8_t> bytes, const OpRules& rules)
+      : file_(file), bytes_(bytes), rules_(rules), table_(file, rules.codecs()) {
     for (uint32_t i = 0; i < file.op_names.size(); ++i) names_.push_back(OpFullName(file, i));
   }
 
@@ -76,8 +45,10 @@ class Converter {
   StatusOr<std::unique_ptr<ir::Operation>> BuildOp(const Work& work);
   StatusOr<std::vector<ir::NamedAttribute>> ReadProperties(const File::Operation& op,
                                                            std::string_view name,
-                                                           const VhloOpInfo* info,
                                                            std::string_view where);
+  // operandSegmentSizes / resultSegmentSizes of `count` entries, bytecode 6+.
+  StatusOr<ir::Attribute> ReadSegmentSizes(EncodingReader& reader, int count,
+                                           std::string_view what);
   Status AddRegions(const File::Operation& op, ir::Operation& target, bool is_func,
                     std::vector<Work>& stack);
   Status ResolveOperands();
@@ -85,6 +56,7 @@ class Converter {
 
   const File& file_;
   std::span<const uint8_t> bytes_;
+  const OpRules& rules_;
   AttrTypeTable table_;
   std::vector<std::string> names_;            // full op names by op-name index
   std::vector<uint64_t> value_types_;         // type index of every value id
@@ -128,7 +100,7 @@ Status Converter::IndexValueTypes() {
 // VHLO and builtin types; both sides are the same Kiln type, so such a cast
 // is dropped and its result forwarded to its operand.
 StatusOr<bool> Converter::FoldableCast(const File::Operation& op) {
-  if (names_[op.name] != kCast || op.operand_ids.size() != 1 ||
+  if (!rules_.FoldIdentityCasts() || names_[op.name] != kCast || op.operand_ids.size() != 1 ||
       op.result_ids.size() != 1 || !op.regions.empty()) {
     return false;
   }
@@ -139,9 +111,63 @@ StatusOr<bool> Converter::FoldableCast(const File::Operation& op) {
   return from == to;
 }
 
+StatusOr<ir::Attribute> Converter::ReadSegmentSizes(EncodingReader& reader, int count,
+                                                    std::string_view what) {
+  // A sparse array: (count << 1 | sparse); dense: `count` varints; sparse:
+  // an index width (at most 8 bits), then `count` varints (value << width | index).
+  std::vector<int64_t> sizes(static_cast<size_t>(count), 0);
+  KILN_ASSIGN_OR_RETURN(EncodingReader::FlaggedVarInt header, reader.ReadVarIntWithFlag(what));
+  uint64_t width = 0;
+  if (header.flag) {
+    const uint64_t offset = reader.offset();
+    KILN_ASSIGN_OR_RETURN(width, reader.ReadVarInt(what));
+    if (width > 8) {
+      return reader.ErrorAt(offset, StrCat("expected an index width of at most 8 bits in ", what,
+                                           ", found ", width));
+    }
+  }
+  if (!header.flag && header.value > sizes.size()) {
+    return reader.Error(StrCat("expected at most ", sizes.size(), " entries in ", what,
+                               ", found ", header.value));
+  }
+  for (uint64_t i = 0; i < header.value; ++i) {
+    const uint64_t offset = reader.offset();
+    KILN_ASSIGN_OR_RETURN(uint64_t value, reader.ReadVarInt(what));
+    const uint64_t index = header.flag ? value & ((uint64_t{1} << width) - 1) : i;
+    if (header.flag) value >>= width;
+    if (index >= sizes.size() || value > static_cast<uint64_t>(INT32_MAX)) {
+      return reader.ErrorAt(offset, StrCat("expected ", sizes.size(), " segment sizes below 2^31 "
+                                           "in ", what, ", found size ", value, " at index ",
+                                           index));
+    }
+    sizes[static_cast<size_t>(index)] = static_cast<int64_t>(value);
+  }
+  return ir::Attribute::DenseArray(ir::Type::Element(ElementType::kS32), std::move(sizes), {});
+}
+
+// The segment sizes `schema` names that follow its attributes as sparse
+// arrays (bytecode 6+); before bytecode 6 they are dense i32 array
+// attributes, stored in name order among the others, and are added to
+// `schema.attributes` instead.
+std::vector<Segments> TakeSegmentSizes(PropertySchema& schema, uint64_t version) {
+  std::vector<Segments> segments;
+  if (schema.operand_segments != 0) {
+    segments.push_back({schema.operand_segments, "operandSegmentSizes"});
+  }
+  if (schema.result_segments != 0) {
+    segments.push_back({schema.result_segments, "resultSegmentSizes"});
+  }
+  if (version >= bytecode::kVersionOdsSegmentSizes || segments.empty()) return segments;
+  for (const Segments& segment : segments) schema.attributes.push_back({segment.name, false});
+  std::sort(schema.attributes.begin(), schema.attributes.end(),
+            [](const ir::InherentAttribute& a, const ir::InherentAttribute& b) {
+              return a.name < b.name;
+            });
+  return {};
+}
+
 StatusOr<std::vector<ir::NamedAttribute>> Converter::ReadProperties(const File::Operation& op,
                                                                     std::string_view name,
-                                                                    const VhloOpInfo* info,
                                                                     std::string_view where) {
   std::vector<ir::NamedAttribute> attributes;
   if (op.properties_attr) {  // an unregistered op: its properties as a dictionary
@@ -154,45 +180,35 @@ StatusOr<std::vector<ir::NamedAttribute>> Converter::ReadProperties(const File::
     return dict->fields;
   }
   if (!op.properties) return attributes;
+  KILN_ASSIGN_OR_RETURN(PropertySchema schema, rules_.Properties(name, where));
+  const std::vector<Segments> segments = TakeSegmentSizes(schema, file_.version);
   const std::span<const uint8_t> blob = file_.properties[*op.properties];
   const uint64_t offset = static_cast<uint64_t>(blob.data() - bytes_.data());
   const std::string context = "properties of " + std::string(where);
   EncodingReader reader(blob, offset, context);
-
-  std::vector<std::pair<std::string_view, bool>> schema;  // name, optional
-  if (info != nullptr) {
-    for (std::string_view attribute : info->attributes) schema.push_back({attribute, false});
-  } else if (const PropertySchema* known = FindPropertySchema(name)) {
-    std::string_view list = known->attributes;
-    while (!list.empty()) {
-      size_t space = list.find(' ');
-      std::string_view word = list.substr(0, space);
-      const bool optional = word.back() == '?';
-      schema.push_back({optional ? word.substr(0, word.size() - 1) : word, optional});
-      list = space == std::string_view::npos ? std::string_view() : list.substr(space + 1);
-    }
-  } else {
-    return Unimplemented(where, ": Kiln cannot decode the properties of ", name,
-                         " (it knows the properties of vhlo, builtin and sdy ops)");
-  }
-  for (const auto& [attribute, optional] : schema) {
+  for (const ir::InherentAttribute& attribute : schema.attributes) {
     uint64_t index = 0;
-    if (optional) {
-      KILN_ASSIGN_OR_RETURN(auto ref, reader.ReadIndexWithFlag("an attribute index", attribute,
+    if (attribute.optional) {
+      KILN_ASSIGN_OR_RETURN(auto ref, reader.ReadIndexWithFlag("an attribute index", attribute.name,
                                                                file_.attributes.size()));
       if (!ref.flag) continue;
       index = ref.value;
     } else {
-      KILN_ASSIGN_OR_RETURN(index, reader.ReadIndex("an attribute index", attribute,
+      KILN_ASSIGN_OR_RETURN(index, reader.ReadIndex("an attribute index", attribute.name,
                                                     file_.attributes.size()));
     }
-    KILN_ASSIGN_OR_RETURN(ir::Attribute value, table_.Attribute(index, attribute, where));
-    attributes.push_back({std::string(attribute), std::move(value)});
+    KILN_ASSIGN_OR_RETURN(ir::Attribute value, table_.Attribute(index, attribute.name, where));
+    attributes.push_back({std::string(attribute.name), std::move(value)});
+  }
+  for (const Segments& segment : segments) {
+    KILN_ASSIGN_OR_RETURN(ir::Attribute sizes,
+                          ReadSegmentSizes(reader, segment.count, segment.name));
+    attributes.push_back({segment.name, std::move(sizes)});
   }
   if (!reader.empty()) {
     return reader.Error(StrCat("expected the end of the properties of ", name, " (",
-                               schema.size(), " attributes), found ", reader.remaining(),
-                               " more bytes"));
+                               schema.attributes.size(), " attributes), found ",
+                               reader.remaining(), " more bytes"));
   }
   return attributes;
 }
@@ -206,48 +222,24 @@ StatusOr<std::unique_ptr<ir::Operation>> Converter::BuildOp(const Work& work) {
     return WithLocation(Unimplemented(where, ": Kiln does not support ops with successor blocks"),
                         location);
   }
-
-  const VhloOpInfo* info = nullptr;
-  if (name.rfind("vhlo.", 0) == 0) {
-    info = FindVhloOp(std::string_view(name).substr(5));
-    if (info == nullptr) {
-      return Unimplemented(name, ": Kiln does not know this VHLO op (", where, "); it reads VHLO "
-                           "up to ", kNewestVhloVersion.ToString());
-    }
-  }
-  StatusOr<std::vector<ir::NamedAttribute>> read = ReadProperties(op, name, info, where);
+  StatusOr<std::vector<ir::NamedAttribute>> read = ReadProperties(op, name, where);
   if (!read.ok()) return WithLocation(read.status(), location);
-  std::vector<ir::NamedAttribute> attributes = std::move(read).value();
+  ConvertedOp converted{name, std::move(read).value()};
   if (op.attr_dict) {
     KILN_ASSIGN_OR_RETURN(ir::Attribute dict, table_.Attribute(*op.attr_dict, "attributes", where));
     if (!dict.Is(ir::AttrKind::kDictionary)) {
       return InvalidArgument(where, ": expected a dictionary of attributes, found ",
                              AttrText(dict));
     }
-    attributes.insert(attributes.end(), dict->fields.begin(), dict->fields.end());
+    converted.attributes.insert(converted.attributes.end(), dict->fields.begin(),
+                                dict->fields.end());
+  }
+  if (Status status = rules_.Convert(converted, work.parent_is_func, where); !status.ok()) {
+    return WithLocation(status, location);
   }
 
-  std::string new_name = name;
-  if (info != nullptr) {
-    // Inherent attributes (from properties, or the dictionary before
-    // bytecode 5) go through the StableHLO conversion; the rest stay.
-    std::vector<ir::NamedAttribute> inherent, discardable;
-    for (ir::NamedAttribute& attribute : attributes) {
-      const bool is_inherent = std::binary_search(info->attributes.begin(),
-                                                  info->attributes.end(), attribute.name);
-      (is_inherent ? inherent : discardable).push_back(std::move(attribute));
-    }
-    StatusOr<NormalizedOp> converted =
-        NormalizeVhloOp(*info, std::move(inherent), work.parent_is_func, where);
-    if (!converted.ok()) return WithLocation(converted.status(), location);
-    NormalizedOp normalized = std::move(converted).value();
-    new_name = std::move(normalized.name);
-    attributes = std::move(normalized.attributes);
-    for (ir::NamedAttribute& attribute : discardable) attributes.push_back(std::move(attribute));
-  }
-
-  auto result = std::make_unique<ir::Operation>(std::move(new_name), std::move(location));
-  for (ir::NamedAttribute& attribute : attributes) {
+  auto result = std::make_unique<ir::Operation>(std::move(converted.name), std::move(location));
+  for (ir::NamedAttribute& attribute : converted.attributes) {
     result->SetAttr(std::move(attribute.name), std::move(attribute.value));
   }
   for (size_t i = 0; i < op.result_ids.size(); ++i) {
@@ -316,7 +308,7 @@ StatusOr<ir::Module> Converter::Run() {
       const File::Operation& op = file_.operations[file_.top_level[0]];
       found = Where(names_[op.name], op);
     }
-    return InvalidArgument("expected the artifact to hold one builtin.module at the top level, "
+    return InvalidArgument("expected the file to hold one builtin.module at the top level, "
                            "found ", found);
   }
   KILN_RETURN_IF_ERROR(IndexValueTypes());
@@ -358,8 +350,21 @@ StatusOr<ir::Module> Converter::Run() {
 
 }  // namespace
 
-StatusOr<ir::Module> BuildModule(const File& file, std::span<const uint8_t> bytes) {
-  Converter converter(file, bytes);
+std::optional<PropertySchema> KnownPropertySchema(std::string_view op_name) {
+  std::optional<std::vector<ir::InherentAttribute>> attributes = ir::InherentAttributes(op_name);
+  if (!attributes) return std::nullopt;
+  PropertySchema schema;
+  schema.attributes = std::move(*attributes);
+  std::sort(schema.attributes.begin(), schema.attributes.end(),
+            [](const ir::InherentAttribute& a, const ir::InherentAttribute& b) {
+              return a.name < b.name;
+            });
+  return schema;
+}
+
+StatusOr<ir::Module> BuildModule(const File& file, std::span<const uint8_t> bytes,
+                                 const OpRules& rules) {
+  Converter converter(file, bytes, rules);
   return converter.Run();
 }
 

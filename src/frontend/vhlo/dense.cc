@@ -64,13 +64,16 @@ StatusOr<ir::Attribute> DenseElementsFromBlob(const ir::Type& type, std::span<co
   bool splat = false;
   if (is_i1) {
     const size_t packed_size = static_cast<size_t>((count + 7) / 8);
-    const bool vhlo_splat_true =
-        flavor == DenseFlavor::kVhlo && blob.size() == 1 && blob[0] == 0xFF;
-    const bool packed = !vhlo_splat_true && blob.size() == packed_size &&
-                        blob.size() != static_cast<size_t>(count) &&
-                        (flavor == DenseFlavor::kVhlo || blob.size() != 1);
-    if (vhlo_splat_true) {
-      data = {1};
+    // A splat is one byte of all ones (VHLO; builtin too) or all zeros
+    // (builtin), as MLIR writes it. Builtin data of up to 8 elements is
+    // otherwise one packed byte; a single byte for more elements is a splat.
+    const bool one_byte = blob.size() == 1 && count > 1;
+    const bool splat_byte = one_byte && (blob[0] == 0xFF ||
+                                         (flavor == DenseFlavor::kBuiltin && blob[0] == 0));
+    const bool packed = !splat_byte && blob.size() == packed_size &&
+                        blob.size() != static_cast<size_t>(count);
+    if (splat_byte) {
+      data = {static_cast<uint8_t>(blob[0] != 0)};
       splat = true;
     } else if (packed) {
       data = UnpackBits(blob, count);

@@ -1,9 +1,11 @@
 #include "frontend/vhlo/reader.h"
 
+#include <algorithm>
 #include <charconv>
 #include <map>
 
 #include "frontend/vhlo/converter.h"
+#include "frontend/vhlo/normalize.h"
 #include "frontend/vhlo/op_table.h"
 
 namespace kiln::frontend::vhlo {
@@ -54,6 +56,63 @@ Status CheckVersion(const bytecode::File& file) {
   return Status::Ok();
 }
 
+// The VHLO reader's rules: versioned vhlo ops become StableHLO ops
+// (normalize.h); the builtin and sdy ops of mixed artifacts stay.
+class VhloRules : public OpRules {
+ public:
+  const Codecs& codecs() const override { return VhloCodecs(); }
+
+  StatusOr<PropertySchema> Properties(std::string_view op_name,
+                                      std::string_view where) const override {
+    KILN_ASSIGN_OR_RETURN(const VhloOpInfo* info, Info(op_name, where));
+    if (info != nullptr) {
+      PropertySchema schema;  // every VHLO attribute is required
+      for (std::string_view name : info->attributes) schema.attributes.push_back({name, false});
+      return schema;
+    }
+    std::optional<PropertySchema> known = KnownPropertySchema(op_name);
+    if (!known) {
+      return Unimplemented(where, ": Kiln cannot decode the properties of ", op_name,
+                           " (it knows the properties of vhlo ops and of the builtin, func, "
+                           "stablehlo, chlo and sdy ops it models)");
+    }
+    return *known;
+  }
+
+  Status Convert(ConvertedOp& op, bool parent_is_func, std::string_view where) const override {
+    KILN_ASSIGN_OR_RETURN(const VhloOpInfo* info, Info(op.name, where));
+    if (info == nullptr) return Status::Ok();
+    // Inherent attributes (from properties, or the dictionary before
+    // bytecode 5) go through the StableHLO conversion; the rest stay.
+    std::vector<ir::NamedAttribute> inherent, discardable;
+    for (ir::NamedAttribute& attribute : op.attributes) {
+      const bool is_inherent = std::binary_search(info->attributes.begin(),
+                                                  info->attributes.end(), attribute.name);
+      (is_inherent ? inherent : discardable).push_back(std::move(attribute));
+    }
+    KILN_ASSIGN_OR_RETURN(NormalizedOp normalized,
+                          NormalizeVhloOp(*info, std::move(inherent), parent_is_func, where));
+    op.name = std::move(normalized.name);
+    op.attributes = std::move(normalized.attributes);
+    for (ir::NamedAttribute& attribute : discardable) op.attributes.push_back(std::move(attribute));
+    return Status::Ok();
+  }
+
+  bool FoldIdentityCasts() const override { return true; }
+
+ private:
+  // The VHLO op `op_name` names, null for ops of other dialects.
+  static StatusOr<const VhloOpInfo*> Info(std::string_view op_name, std::string_view where) {
+    if (op_name.substr(0, 5) != "vhlo.") return static_cast<const VhloOpInfo*>(nullptr);
+    const VhloOpInfo* info = FindVhloOp(op_name.substr(5));
+    if (info == nullptr) {
+      return Unimplemented(op_name, ": Kiln does not know this VHLO op (", where,
+                           "); it reads VHLO up to ", kNewestVhloVersion.ToString());
+    }
+    return info;
+  }
+};
+
 }  // namespace
 
 std::string VhloVersion::ToString() const { return StrCat(major, ".", minor, ".", patch); }
@@ -86,6 +145,9 @@ StatusOr<ArtifactInfo> InspectPortableArtifact(std::span<const uint8_t> bytes) {
   info.producer = file.producer;
   info.bytecode_version = file.version;
   info.vhlo_version = VhloVersionFromProducer(file.producer);
+  for (const bytecode::File::Dialect& dialect : file.dialects) {
+    info.dialects.push_back(dialect.name);
+  }
   std::vector<uint64_t> counts(file.op_names.size(), 0);
   for (const bytecode::File::Operation& op : file.operations) ++counts[op.name];
   std::map<std::string, uint64_t> histogram;
@@ -98,7 +160,8 @@ StatusOr<ArtifactInfo> InspectPortableArtifact(std::span<const uint8_t> bytes) {
 
 StatusOr<ir::Module> ConvertFile(const bytecode::File& file, std::span<const uint8_t> bytes) {
   KILN_RETURN_IF_ERROR(CheckVersion(file));
-  return BuildModule(file, bytes);
+  static const VhloRules rules;
+  return BuildModule(file, bytes, rules);
 }
 
 StatusOr<ir::Module> ReadPortableArtifact(std::span<const uint8_t> bytes) {

@@ -40,11 +40,15 @@ std::optional<VhloVersion> ParseVhloVersion(std::string_view text);
 // producer is not StableHLO's.
 std::optional<VhloVersion> VhloVersionFromProducer(std::string_view producer);
 
-// What `kiln inspect` shows about an artifact without converting it.
+// What `kiln inspect` shows about an artifact (or any MLIR bytecode) without
+// converting it.
 struct ArtifactInfo {
   std::string producer;                      // e.g. "StableHLO_v1.22.0"
   uint64_t bytecode_version = 0;             // MLIR bytecode version, 0..6
   std::optional<VhloVersion> vhlo_version;   // from the producer
+  // The dialects the file names, in its order ("builtin", "vhlo", ...): a
+  // portable artifact names vhlo, bytecode of the StableHLO dialect does not.
+  std::vector<std::string> dialects;
   // Full op names as stored ("vhlo.add_v1", "sdy.mesh") and their counts,
   // sorted by name.
   std::vector<std::pair<std::string, uint64_t>> op_histogram;

@@ -4,7 +4,7 @@
 // generically (convertGeneric): booleans to Bool, enums to StableHLO enums,
 // tensors to dense elements, and so on. Op-specific conversions are in
 // normalize.cc.
-#include <array>
+#include <optional>
 
 #include "frontend/vhlo/codec_util.h"
 #include "frontend/vhlo/dense.h"
@@ -84,54 +84,21 @@ constexpr ElementCode kElementCodes[] = {
     {39, ElementType::kF6E3M2FN},      {40, ElementType::kF8E8M0FNU},
 };
 
-// A VHLO enum: its StableHLO family and value spellings (VhloEnums.td).
-struct EnumInfo {
-  const char* family;
-  std::array<const char*, 6> values;  // by encoded value; null = invalid
-};
-const EnumInfo* EnumFor(uint64_t code) {
-  static const EnumInfo kComparisonDirection{"stablehlo.comparison_direction",
-                                             {"EQ", "NE", "GE", "GT", "LE", "LT"}};
-  static const EnumInfo kComparisonType{"stablehlo.comparison_type",
-                                        {"NOTYPE", "FLOAT", "TOTALORDER", "SIGNED", "UNSIGNED"}};
-  static const EnumInfo kFftType{"stablehlo.fft_type", {"FFT", "IFFT", "RFFT", "IRFFT"}};
-  static const EnumInfo kPrecision{"stablehlo.precision", {"DEFAULT", "HIGH", "HIGHEST"}};
-  static const EnumInfo kRngAlgorithm{"stablehlo.rng_algorithm",
-                                      {"DEFAULT", "THREE_FRY", "PHILOX"}};
-  static const EnumInfo kRngDistribution{"stablehlo.rng_distribution",
-                                         {nullptr, "UNIFORM", "NORMAL"}};
-  static const EnumInfo kTranspose{"stablehlo.transpose",
-                                   {"TRANSPOSE_INVALID", "NO_TRANSPOSE", "TRANSPOSE", "ADJOINT"}};
-  static const EnumInfo kResultAccuracyMode{"stablehlo.result_accuracy_mode",
-                                            {"DEFAULT", "HIGHEST", "TOLERANCE"}};
+// The StableHLO enum a VHLO attribute code stands for.
+std::optional<HloEnum> EnumFor(uint64_t code) {
   switch (code) {
-    case kComparisonDirectionV1: return &kComparisonDirection;
-    case kComparisonTypeV1: return &kComparisonType;
-    case kFftTypeV1: return &kFftType;
-    case kPrecisionV1: return &kPrecision;
-    case kRngAlgorithmV1: return &kRngAlgorithm;
-    case kRngDistributionV1: return &kRngDistribution;
-    case kTransposeV1: return &kTranspose;
-    case kResultAccuracyModeV1: return &kResultAccuracyMode;
-    default: return nullptr;
+    case kComparisonDirectionV1: return HloEnum::kComparisonDirection;
+    case kComparisonTypeV1: return HloEnum::kComparisonType;
+    case kFftTypeV1: return HloEnum::kFftType;
+    case kPrecisionV1: return HloEnum::kPrecision;
+    case kRngAlgorithmV1: return HloEnum::kRngAlgorithm;
+    case kRngDistributionV1: return HloEnum::kRngDistribution;
+    case kTransposeV1: return HloEnum::kTranspose;
+    case kResultAccuracyModeV1: return HloEnum::kResultAccuracyMode;
+    default: return std::nullopt;
   }
 }
 
-AttrEntry Plain(ir::Attribute attribute) { return AttrEntry{std::move(attribute), {}}; }
-
-ir::Attribute I64(int64_t value) {
-  return ir::Attribute::Integer(value, ir::Type::Element(ElementType::kS64));
-}
-
-Decoded<AttrEntry> ReadEnum(EntryDecoder& decoder, const EnumInfo& info) {
-  const uint64_t offset = decoder.reader().offset();
-  KILN_ASSIGN_OR_RETURN(uint64_t value, decoder.reader().ReadVarInt(info.family));
-  if (value >= info.values.size() || info.values[value] == nullptr) {
-    return decoder.reader().ErrorAt(offset, StrCat("expected a ", info.family, " value, found ",
-                                                   value));
-  }
-  return Plain(ir::Attribute::Enum(info.family, info.values[value]));
-}
 
 Decoded<AttrEntry> ReadDictionary(EntryDecoder& decoder) {
   KILN_ASSIGN_OR_RETURN(uint64_t count, decoder.reader().ReadCount("dictionary size", 2));
@@ -182,38 +149,6 @@ Decoded<AttrEntry> ReadTensor(EntryDecoder& decoder) {
   return Plain(std::move(attribute));
 }
 
-Decoded<AttrEntry> ReadOutputOperandAlias(EntryDecoder& decoder) {
-  KILN_ASSIGN_OR_RETURN(auto output_indices, ReadSignedVarInts(decoder, "output tuple index"));
-  KILN_ASSIGN_OR_RETURN(int64_t operand, decoder.reader().ReadSignedVarInt("operand index"));
-  KILN_ASSIGN_OR_RETURN(auto operand_indices, ReadSignedVarInts(decoder, "operand tuple index"));
-  return Plain(ir::Attribute::Struct(
-      "stablehlo.output_operand_alias",
-      {{"output_tuple_indices", ir::Attribute::DenseI64Array(std::move(output_indices))},
-       {"operand_index", I64(operand)},
-       {"operand_tuple_indices", ir::Attribute::DenseI64Array(std::move(operand_indices))}}));
-}
-
-Decoded<AttrEntry> ReadResultAccuracy(EntryDecoder& decoder) {
-  const ir::Type f64 = ir::Type::Element(ElementType::kF64);
-  KILN_ASSIGN_OR_RETURN(double atol, ReadAPFloat(decoder, f64, "atol"));
-  KILN_ASSIGN_OR_RETURN(double rtol, ReadAPFloat(decoder, f64, "rtol"));
-  KILN_ASSIGN_OR_RETURN(int64_t ulps, decoder.reader().ReadSignedVarInt("ulps"));
-  const uint64_t offset = decoder.reader().offset();
-  KILN_ASSIGN_OR_RETURN(const ir::Attribute* mode, decoder.ReadPlainAttribute("accuracy mode"));
-  KILN_REQUIRE_DECODED(mode);
-  if (!mode->Is(ir::AttrKind::kEnum) || mode->storage().text != "stablehlo.result_accuracy_mode") {
-    return decoder.reader().ErrorAt(offset, StrCat("expected a result accuracy mode, found ",
-                                                   AttrText(*mode)));
-  }
-  // Fields as StableHLO prints them: zero tolerances are left out.
-  std::vector<ir::NamedAttribute> fields;
-  if (atol != 0) fields.push_back({"atol", ir::Attribute::Float(atol, f64)});
-  if (rtol != 0) fields.push_back({"rtol", ir::Attribute::Float(rtol, f64)});
-  if (ulps != 0) fields.push_back({"ulps", I64(ulps)});
-  fields.push_back({"mode", *mode});
-  return Plain(ir::Attribute::Struct("stablehlo.result_accuracy", std::move(fields)));
-}
-
 // A string_v1 reference as a std::string, or null while pending.
 StatusOr<const std::string*> ReadName(EntryDecoder& decoder, std::string_view what) {
   const uint64_t offset = decoder.reader().offset();
@@ -228,12 +163,8 @@ StatusOr<const std::string*> ReadName(EntryDecoder& decoder, std::string_view wh
 
 Decoded<AttrEntry> ReadMeshAttribute(EntryDecoder& decoder, uint64_t code) {
   switch (code) {
-    case kSubAxisInfoV1: {
-      KILN_ASSIGN_OR_RETURN(int64_t pre_size, decoder.reader().ReadSignedVarInt("pre-size"));
-      KILN_ASSIGN_OR_RETURN(int64_t size, decoder.reader().ReadSignedVarInt("size"));
-      return Plain(ir::Attribute::Struct("stablehlo.sub_axis_info",
-                                         {{"pre_size", I64(pre_size)}, {"size", I64(size)}}));
-    }
+    case kSubAxisInfoV1:
+      return ReadSubAxisInfo(decoder);
     case kAxisRefV1: {
       KILN_ASSIGN_OR_RETURN(const std::string* name, ReadName(decoder, "axis name"));
       KILN_ASSIGN_OR_RETURN(uint64_t has_info, decoder.reader().ReadVarInt("sub-axis flag"));
@@ -242,28 +173,19 @@ Decoded<AttrEntry> ReadMeshAttribute(EntryDecoder& decoder, uint64_t code) {
         KILN_ASSIGN_OR_RETURN(info, decoder.ReadPlainAttribute("sub-axis info"));
       }
       if (decoder.pending()) return kPending;
-      std::vector<ir::NamedAttribute> fields{{"name", ir::Attribute::String(*name)}};
-      if (info != nullptr) fields.push_back({"sub_axis_info", *info});
-      return Plain(ir::Attribute::Struct("stablehlo.axis_ref", std::move(fields)));
+      return Plain(AxisRefStruct(*name, info));
     }
     case kReplicaGroupMeshAxesV1: {
       KILN_ASSIGN_OR_RETURN(const ir::Attribute* mesh, decoder.ReadPlainAttribute("mesh"));
       KILN_ASSIGN_OR_RETURN(const ir::Attribute* axes, decoder.ReadPlainAttribute("mesh axes"));
       if (decoder.pending()) return kPending;
-      // A mesh named by a string refers to a symbol.
-      ir::Attribute mesh_value = mesh->Is(ir::AttrKind::kString)
-                                     ? ir::Attribute::SymbolRef({mesh->storage().text})
-                                     : *mesh;
-      return Plain(ir::Attribute::Struct("stablehlo.replica_group_mesh_axes",
-                                         {{"mesh", mesh_value}, {"axes", *axes}}));
+      return Plain(ReplicaGroupMeshAxesStruct(*mesh, *axes));
     }
     case kMeshAxisV1: {
       KILN_ASSIGN_OR_RETURN(const std::string* name, ReadName(decoder, "axis name"));
       KILN_ASSIGN_OR_RETURN(int64_t size, decoder.reader().ReadSignedVarInt("axis size"));
       if (decoder.pending()) return kPending;
-      return Plain(ir::Attribute::Struct("stablehlo.mesh_axis",
-                                         {{"name", ir::Attribute::String(*name)},
-                                          {"size", I64(size)}}));
+      return Plain(MeshAxisStruct(*name, size));
     }
     default: {  // kMeshV1
       KILN_ASSIGN_OR_RETURN(const ir::Attribute* axes, decoder.ReadPlainAttribute("mesh axes"));
@@ -271,9 +193,7 @@ Decoded<AttrEntry> ReadMeshAttribute(EntryDecoder& decoder, uint64_t code) {
       KILN_ASSIGN_OR_RETURN(const AttrEntry* ids,
                             decoder.ReadOptionalAttribute("device ids", present));
       if (decoder.pending()) return kPending;
-      std::vector<ir::NamedAttribute> fields{{"axes", *axes}};
-      if (present) fields.push_back({"device_ids", ids->attribute});
-      return Plain(ir::Attribute::Struct("stablehlo.mesh", std::move(fields)));
+      return Plain(MeshStruct(*axes, present ? &ids->attribute : nullptr));
     }
   }
 }
@@ -283,7 +203,9 @@ Decoded<AttrEntry> ReadMeshAttribute(EntryDecoder& decoder, uint64_t code) {
 Decoded<AttrEntry> DecodeVhloAttribute(EntryDecoder& decoder) {
   const uint64_t offset = decoder.reader().offset();
   KILN_ASSIGN_OR_RETURN(uint64_t code, decoder.reader().ReadVarInt("vhlo attribute kind"));
-  if (const EnumInfo* info = EnumFor(code)) return ReadEnum(decoder, *info);
+  if (std::optional<HloEnum> which = EnumFor(code)) {
+    return ReadHloEnum(decoder, *which, "stablehlo");
+  }
   switch (code) {
     case kArrayV1: {
       KILN_ASSIGN_OR_RETURN(auto elements, ReadAttributeList(decoder, "array element"));
@@ -322,11 +244,7 @@ Decoded<AttrEntry> DecodeVhloAttribute(EntryDecoder& decoder) {
       KILN_REQUIRE_DECODED(type);
       return Plain(ir::Attribute::TypeAttr(*type));
     }
-    case kTypeExtensionsV1: {
-      KILN_ASSIGN_OR_RETURN(auto bounds, ReadSignedVarInts(decoder, "bound"));
-      return Plain(ir::Attribute::Struct("stablehlo.type_extensions",
-                                         {{"bounds", ir::Attribute::DenseI64Array(bounds)}}));
-    }
+    case kTypeExtensionsV1: return ReadTypeExtensions(decoder);
     case kResultAccuracyV1: return ReadResultAccuracy(decoder);
     case kSubAxisInfoV1:
     case kAxisRefV1:
@@ -392,15 +310,7 @@ Decoded<ir::Type> ReadRankedTensor(EntryDecoder& decoder, bool has_encoding) {
     KILN_ASSIGN_OR_RETURN(const ir::Attribute* encoding,
                           decoder.ReadPlainAttribute("tensor encoding"));
     KILN_REQUIRE_DECODED(encoding);
-    ir::Attribute list = encoding->Is(ir::AttrKind::kStruct) &&
-                                 encoding->storage().text == "stablehlo.type_extensions"
-                             ? encoding->Get("bounds")
-                             : ir::Attribute();
-    if (!list) {
-      return Unimplemented("byte ", offset, ": Kiln supports only bounds as a tensor encoding, "
-                           "found ", AttrText(*encoding), " (", decoder.reader().context(), ")");
-    }
-    bounds = list.storage().int_values;
+    KILN_ASSIGN_OR_RETURN(bounds, BoundsOfEncoding(decoder, *encoding, offset));
   }
   const uint64_t offset = decoder.reader().offset();
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> dims, ReadSignedVarInts(decoder, "dimension"));
@@ -473,19 +383,27 @@ Decoded<ir::Type> DecodeVhloType(EntryDecoder& decoder) {
     case kFutureV1Type: {
       KILN_ASSIGN_OR_RETURN(auto types, ReadTypeList(decoder, "future type"));
       if (decoder.pending()) return kPending;
-      std::string text = "!stablehlo.future<";
-      for (size_t i = 0; i < types.size(); ++i) {
-        std::string member = TypeText(*types[i]);
-        KILN_RETURN_IF_ERROR(decoder.ChargeText(member.size() + 2));
-        text += (i ? ", " : "") + member;
-      }
-      return ir::Type::Opaque(text + ">");
+      return FutureType(decoder, types);
     }
     default:
       return Unimplemented("byte ", offset, ": unknown vhlo type kind ", code,
                            " (Kiln reads kinds 0 to 42, VHLO up to ",
                            kNewestVhloVersion.ToString(), ") (", decoder.reader().context(), ")");
   }
+}
+
+const Codecs& VhloCodecs() {
+  static constexpr DialectCodec kDialects[] = {
+      {"builtin", DecodeBuiltinAttribute, DecodeBuiltinType},
+      {"vhlo", DecodeVhloAttribute, DecodeVhloType},
+      {"sdy", DecodeSdyAttribute, nullptr},
+      // Ops Legalize-to-VHLO leaves alone (Shardy's) keep StableHLO types in
+      // their signatures and block arguments, with StableHLO's own encoding.
+      {"stablehlo", DecodeStablehloAttribute, DecodeStablehloType},
+      {"chlo", DecodeChloAttribute, nullptr},
+  };
+  static const Codecs codecs{kDialects, TextualAttribute, TextualType};
+  return codecs;
 }
 
 }  // namespace kiln::frontend::vhlo
