@@ -15,6 +15,12 @@ algorithm without pivoting, whose results (and second derivatives) drift
 from the CPU backend's LAPACK gtsv on matrices that are not diagonally
 dominant: Kiln's custom calls `Tridiagonal` (backend_config "lower") and
 `TridiagonalSolve` follow LAPACK (src/kernels/tridiagonal.cc).
+`lax.linalg.schur`, `hessenberg` and `geqp3` (jax.scipy.linalg.schur,
+hessenberg, qr(pivoting=True), sqrtm, funm) have lowerings for cpu (and geqp3
+for gpu) only; Kiln's custom calls `Schur` (backend_config
+"compute_schur_vectors"), `Hessenberg` and `PivotedQr` return LAPACK's
+gees, gehrd and geqp3 results (src/kernels/schur.cc, pivoted_qr.cc), which
+JAX's Python code post-processes as on the CPU backend.
 A dtype LAPACK lacks (f16, bf16) raises NotImplementedError("Unsupported
 dtype ...") while lowering, as JAX's CPU lowerings do.
 See docs/framework-notes.md.
@@ -106,6 +112,29 @@ def _tridiagonal_solve_lowering(ctx, dl, d, du, b, *, perturb_singular):
     return _custom_call(ctx, "TridiagonalSolve", [dl, d, du, b])
 
 
+def _schur_lowering(ctx, operand, *, compute_schur_vectors, sort_eig_vals,
+                    select_callable=None):
+    del select_callable  # unused, as on the CPU backend
+    if sort_eig_vals:
+        # JAX's CPU lowering's words.
+        raise NotImplementedError(
+            "The sort feature of LAPACK's gees routine is not implemented.")
+    _check_dtype(ctx.avals_in[0])
+    return _custom_call(ctx, "Schur", [operand],
+                        backend_config=str(int(compute_schur_vectors)))
+
+
+def _hessenberg_lowering(ctx, operand):
+    _check_dtype(ctx.avals_in[0])
+    return _custom_call(ctx, "Hessenberg", [operand])
+
+
+def _geqp3_lowering(ctx, operand, jpvt, *, use_magma=None, **_):
+    del use_magma  # a GPU option
+    _check_dtype(ctx.avals_in[0])
+    return _custom_call(ctx, "PivotedQr", [operand, jpvt])
+
+
 def register() -> None:
     """Registers Kiln's lowerings with JAX (called from `initialize()`)."""
     try:
@@ -115,7 +144,9 @@ def register() -> None:
         return
     rules = [("eigh_p", _eigh_lowering), ("eig_p", _eig_lowering),
              ("tridiagonal_p", _tridiagonal_lowering),
-             ("tridiagonal_solve_p", _tridiagonal_solve_lowering)]
+             ("tridiagonal_solve_p", _tridiagonal_solve_lowering),
+             ("schur_p", _schur_lowering), ("hessenberg_p", _hessenberg_lowering),
+             ("geqp3_p", _geqp3_lowering)]
     geqrf_rule = getattr(linalg, "_geqrf_lowering_rule", None)
     if geqrf_rule is not None:
         rules.append(("geqrf_p", _geqrf_lowering(geqrf_rule)))

@@ -4,9 +4,9 @@
 // JAX emits for a platform that is neither CPU nor GPU (Qr,
 // ProductOfElementaryHouseholderReflectors, ApproxTopK, Eigh, which
 // kiln_pjrt's lowering of eigh emits in the TPU's format, and Kiln's own Eig,
-// Tridiagonal and TridiagonalSolve for lax.linalg.eig, tridiagonal and
-// tridiagonal_solve), reached from
-// custom_call's rule through LowerKnownCustomCall.
+// Tridiagonal, TridiagonalSolve, Schur, Hessenberg and PivotedQr for
+// lax.linalg.eig, tridiagonal, tridiagonal_solve, schur, hessenberg and
+// geqp3), reached from custom_call's rule through LowerKnownCustomCall.
 #include <algorithm>
 #include <functional>
 #include <numeric>
@@ -15,6 +15,8 @@
 #include "kernels/batch_norm.h"
 #include "kernels/eig.h"
 #include "kernels/eigh.h"
+#include "kernels/pivoted_qr.h"
+#include "kernels/schur.h"
 #include "kernels/solvers.h"
 #include "kernels/tridiagonal.h"
 
@@ -58,6 +60,21 @@ Status CheckLinalgType(const Shape& shape, std::string_view what) {
   if (IsLinalgType(shape.element_type)) return Status::Ok();
   return Unimplemented("Unsupported dtype ", GetElementTypeInfo(shape.element_type).name, ": ",
                        what, " runs in f32, f64, c64 and c128; found ", shape.ToString());
+}
+
+// A custom call's backend_config text, or "" without one: a view of the
+// attribute itself (a conditional with "" would copy it into a temporary
+// that dies at the semicolon).
+std::string_view BackendConfig(const ir::Operation& op) {
+  ir::Attribute config = op.GetAttr("backend_config");
+  return config.Is(ir::AttrKind::kString) ? std::string_view(config->text) : std::string_view();
+}
+
+// The real type of a linear-algebra element type (f32 for c64, f64 for c128).
+ElementType RealTypeOf(ElementType type) {
+  if (type == ElementType::kC64) return ElementType::kF32;
+  if (type == ElementType::kC128) return ElementType::kF64;
+  return type;
 }
 
 // --- cholesky, triangular_solve ----------------------------------------------
@@ -361,9 +378,7 @@ Status LowerEigh(Lowering& lowering, const ir::Operation& op) {
   KILN_ASSIGN_OR_RETURN(Matrices a, MatricesOf(shape, "Eigh's operand"));
   KILN_ASSIGN_OR_RETURN(Shape vectors, lowering.ShapeOf(op.result(0)));
   KILN_ASSIGN_OR_RETURN(Shape values, lowering.ShapeOf(op.result(1)));
-  ElementType real = shape.element_type;
-  if (real == ElementType::kC64) real = ElementType::kF32;
-  if (real == ElementType::kC128) real = ElementType::kF64;
+  const ElementType real = RealTypeOf(shape.element_type);
   std::vector<int64_t> values_dims(shape.dims.begin(), shape.dims.end() - 1);
   if (a.rows != a.cols || vectors.element_type != shape.element_type ||
       vectors.dims != shape.dims || values.element_type != real ||
@@ -393,11 +408,7 @@ Status LowerEigh(Lowering& lowering, const ir::Operation& op) {
 // right eigenvectors [..., n, n] complex as asked). backend_config =
 // "left,right" (0 or 1 each), as kiln_pjrt/linalg.py emits it.
 Status LowerEig(Lowering& lowering, const ir::Operation& op) {
-  ir::Attribute config = op.GetAttr("backend_config");
-  // A view of the attribute itself (a conditional with "" would copy it into a
-  // temporary that dies at the semicolon).
-  const std::string_view text =
-      config.Is(ir::AttrKind::kString) ? std::string_view(config->text) : std::string_view();
+  const std::string_view text = BackendConfig(op);
   if (text != "0,0" && text != "0,1" && text != "1,0" && text != "1,1") {
     return InvalidArgument("Eig's backend_config must be \"left,right\" with 0 or 1 each, "
                            "found \"", text, "\"");
@@ -438,11 +449,7 @@ Status LowerEig(Lowering& lowering, const ir::Operation& op) {
 // [..., n-1]), backend_config "lower" 0 or 1: LAPACK sytrd/hetrd
 // (kiln_pjrt's lowering of lax.linalg.tridiagonal).
 Status LowerTridiagonal(Lowering& lowering, const ir::Operation& op) {
-  ir::Attribute config = op.GetAttr("backend_config");
-  // A view of the attribute itself (a conditional with "" would copy it into a
-  // temporary that dies at the semicolon).
-  const std::string_view text =
-      config.Is(ir::AttrKind::kString) ? std::string_view(config->text) : std::string_view();
+  const std::string_view text = BackendConfig(op);
   if (text != "0" && text != "1") {
     return InvalidArgument("Tridiagonal's backend_config must be \"lower\", 0 or 1, found \"",
                            text, "\"");
@@ -453,9 +460,7 @@ Status LowerTridiagonal(Lowering& lowering, const ir::Operation& op) {
   KILN_ASSIGN_OR_RETURN(Shape shape, lowering.ShapeOf(op.operand(0)));
   KILN_RETURN_IF_ERROR(CheckLinalgType(shape, "Tridiagonal"));
   KILN_ASSIGN_OR_RETURN(Matrices a, MatricesOf(shape, "Tridiagonal's operand"));
-  const ElementType real = shape.element_type == ElementType::kC64    ? ElementType::kF32
-                           : shape.element_type == ElementType::kC128 ? ElementType::kF64
-                                                                      : shape.element_type;
+  const ElementType real = RealTypeOf(shape.element_type);
   const int64_t off = std::max<int64_t>(a.rows - 1, 0);
   const std::pair<ElementType, int64_t> expected[] = {
       {shape.element_type, a.batch * a.rows * a.rows}, {real, a.batch * a.rows},
@@ -507,6 +512,108 @@ Status LowerTridiagonalSolve(Lowering& lowering, const ir::Operation& op) {
   });
 }
 
+// --- Schur, Hessenberg, PivotedQr ------------------------------------------------
+
+// Checks that result `index` of op has type `expected`.
+Status CheckResult(Lowering& lowering, const ir::Operation& op, size_t index,
+                   const Shape& expected, std::string_view what) {
+  KILN_ASSIGN_OR_RETURN(Shape result, lowering.ShapeOf(op.result(index)));
+  if (result.element_type == expected.element_type && result.dims == expected.dims) {
+    return Status::Ok();
+  }
+  return InvalidArgument(what, "'s result ", index, " must be ", expected.ToString(), ", found ",
+                         result.ToString());
+}
+
+// The operand of Schur or Hessenberg: a batch of square matrices in f32,
+// f64, c64 or c128.
+StatusOr<Matrices> SquareMatrices(Lowering& lowering, const ir::Operation& op,
+                                  std::string_view what, Shape& shape) {
+  KILN_ASSIGN_OR_RETURN(shape, lowering.ShapeOf(op.operand(0)));
+  KILN_RETURN_IF_ERROR(CheckLinalgType(shape, what));
+  KILN_ASSIGN_OR_RETURN(Matrices a, MatricesOf(shape, StrCat(what, "'s operand")));
+  if (a.rows != a.cols) {
+    return InvalidArgument(what, " needs square matrices [..., n, n], found ", shape.ToString());
+  }
+  return a;
+}
+
+// Schur(a [..., n, n]) -> (T, Z), or T alone with backend_config "0"
+// ("compute_schur_vectors", 0 or 1): LAPACK gees without sorting
+// (kiln_pjrt's lowering of lax.linalg.schur).
+Status LowerSchur(Lowering& lowering, const ir::Operation& op) {
+  const std::string_view text = BackendConfig(op);
+  if (text != "0" && text != "1") {
+    return InvalidArgument("Schur's backend_config must be \"compute_schur_vectors\", 0 or 1, "
+                           "found \"", text, "\"");
+  }
+  const bool vectors = text == "1";
+  const size_t results = vectors ? 2 : 1;
+  if (op.operands().size() != 1 || op.num_results() != results) {
+    return InvalidArgument("Schur with backend_config \"", text, "\" takes one operand and gives ",
+                           results, " results, found ", op.operands().size(), " and ",
+                           op.num_results());
+  }
+  Shape shape;
+  KILN_ASSIGN_OR_RETURN(Matrices a, SquareMatrices(lowering, op, "Schur", shape));
+  for (size_t r = 0; r < results; ++r) {
+    KILN_RETURN_IF_ERROR(CheckResult(lowering, op, r, shape, "Schur"));
+  }
+  return lowering.Emit(op, [type = shape.element_type, a, vectors](RunContext& ctx) {
+    return kernels::Schur(type, ctx.in(0), ctx.out(0), vectors ? ctx.out(1) : nullptr, a.batch,
+                          a.rows);
+  });
+}
+
+// Hessenberg(a [..., n, n]) -> (a, taus [..., n-1]): LAPACK gehrd
+// (kiln_pjrt's lowering of lax.linalg.hessenberg).
+Status LowerHessenberg(Lowering& lowering, const ir::Operation& op) {
+  if (op.operands().size() != 1 || op.num_results() != 2) {
+    return InvalidArgument("Hessenberg takes one operand and gives (a, taus), found ",
+                           op.operands().size(), " operands and ", op.num_results(), " results");
+  }
+  Shape shape;
+  KILN_ASSIGN_OR_RETURN(Matrices a, SquareMatrices(lowering, op, "Hessenberg", shape));
+  Shape taus{shape.element_type, std::vector<int64_t>(shape.dims.begin(), shape.dims.end() - 1)};
+  taus.dims.back() = std::max<int64_t>(a.rows - 1, 0);
+  KILN_RETURN_IF_ERROR(CheckResult(lowering, op, 0, shape, "Hessenberg"));
+  KILN_RETURN_IF_ERROR(CheckResult(lowering, op, 1, taus, "Hessenberg"));
+  return lowering.Emit(op, [type = shape.element_type, a](RunContext& ctx) {
+    return kernels::Hessenberg(type, ctx.in(0), ctx.out(0), ctx.out(1), a.batch, a.rows);
+  });
+}
+
+// PivotedQr(a [..., m, n], jpvt [..., n] s32) -> (a, jpvt, taus
+// [..., min(m, n)]): LAPACK geqp3, pivots 1-based (kiln_pjrt's lowering of
+// lax.linalg.geqp3).
+Status LowerPivotedQr(Lowering& lowering, const ir::Operation& op) {
+  if (op.operands().size() != 2 || op.num_results() != 3) {
+    return InvalidArgument("PivotedQr takes (a, jpvt) and gives (a, jpvt, taus), found ",
+                           op.operands().size(), " operands and ", op.num_results(), " results");
+  }
+  KILN_ASSIGN_OR_RETURN(Shape shape, lowering.ShapeOf(op.operand(0)));
+  KILN_ASSIGN_OR_RETURN(Shape jpvt, lowering.ShapeOf(op.operand(1)));
+  KILN_RETURN_IF_ERROR(CheckLinalgType(shape, "PivotedQr"));
+  KILN_ASSIGN_OR_RETURN(Matrices a, MatricesOf(shape, "PivotedQr's operand"));
+  Shape pivots{ElementType::kS32, std::vector<int64_t>(shape.dims.begin(), shape.dims.end() - 1)};
+  pivots.dims.back() = a.cols;
+  if (jpvt.element_type != ElementType::kS32 || jpvt.dims != pivots.dims) {
+    return InvalidArgument("PivotedQr's jpvt must be ", pivots.ToString(), " for a ",
+                           shape.ToString(), " (LAPACK's 32-bit integers, as JAX's CPU backend "
+                           "takes them), found ", jpvt.ToString());
+  }
+  Shape taus{shape.element_type, pivots.dims};
+  taus.dims.back() = std::min(a.rows, a.cols);
+  KILN_RETURN_IF_ERROR(CheckResult(lowering, op, 0, shape, "PivotedQr"));
+  KILN_RETURN_IF_ERROR(CheckResult(lowering, op, 1, pivots, "PivotedQr"));
+  KILN_RETURN_IF_ERROR(CheckResult(lowering, op, 2, taus, "PivotedQr"));
+  return lowering.Emit(op, [type = shape.element_type, a](RunContext& ctx) {
+    return kernels::PivotedQr(type, ctx.in(0), static_cast<const int32_t*>(ctx.in(1)), ctx.out(0),
+                              static_cast<int32_t*>(ctx.out(1)), ctx.out(2), a.batch, a.rows,
+                              a.cols);
+  });
+}
+
 constexpr LoweringRule kRules[] = {
     {ir::OpCode::kCholesky, LowerCholesky},
     {ir::OpCode::kTriangularSolve, LowerTriangularSolve},
@@ -530,6 +637,9 @@ StatusOr<bool> LowerKnownCustomCall(Lowering& lowering, const ir::Operation& op,
   if (target == "Eig") lower = LowerEig;
   if (target == "Tridiagonal") lower = LowerTridiagonal;
   if (target == "TridiagonalSolve") lower = LowerTridiagonalSolve;
+  if (target == "Schur") lower = LowerSchur;
+  if (target == "Hessenberg") lower = LowerHessenberg;
+  if (target == "PivotedQr") lower = LowerPivotedQr;
   if (lower == nullptr) return false;
   KILN_RETURN_IF_ERROR(lower(lowering, op));
   return true;

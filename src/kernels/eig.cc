@@ -1,18 +1,23 @@
 // General eigendecomposition on Eigen's EigenSolver (real input: real Schur
 // form, conjugate pairs with the positive imaginary part first, as LAPACK
-// orders them) and ComplexEigenSolver (complex input), one batch item per
-// ParallelFor item.
+// orders them) and, for complex input, on Kiln's LAPACK-style Schur
+// decomposition (schur.h) with eigenvectors by back substitution as zgeev
+// computes them (trevc), so that the eigenvalues come in LAPACK's order; one
+// batch item per ParallelFor item.
 #include "kernels/eig.h"
 
 #include <cmath>
 #include <complex>
 #include <limits>
+#include <type_traits>
+#include <vector>
 
 #include <Eigen/Core>
 #include <Eigen/Eigenvalues>
 #include <Eigen/LU>
 
 #include "kernels/parallel.h"
+#include "kernels/schur.h"
 #include "kernels/types.h"
 
 namespace kiln::kernels {
@@ -41,6 +46,51 @@ void Normalize(ColumnMajor<C>& vectors) {
   }
 }
 
+// zgeev's eigenvalues and right eigenvectors of the row-major n x n
+// complex `a`: the diagonal of the Schur form T = Z^H A Z in its order, and
+// Z x_k with x_k solving (T - T(k, k)) x_k = 0, x_k(k) = 1 (ztrevc, a tiny
+// divisor raised to its smallest safe value). False when the Schur
+// iteration fails or the matrix has NaN or infinity.
+template <typename C>
+bool ComplexEig(const C* a, int64_t n, bool want_vectors,
+                Eigen::Matrix<C, Eigen::Dynamic, 1>& eigenvalues, ColumnMajor<C>& vectors) {
+  using Real = typename C::value_type;
+  const ElementType type =
+      std::is_same_v<C, complex64> ? ElementType::kC64 : ElementType::kC128;
+  std::vector<C> t(static_cast<size_t>(n * n)), z(t.size());
+  if (!Schur(type, a, t.data(), z.data(), 1, n).ok()) return false;
+  auto at = [n](std::vector<C>& m, int64_t r, int64_t c) -> C& {
+    return m[static_cast<size_t>(r * n + c)];
+  };
+  eigenvalues.resize(n);
+  for (int64_t k = 0; k < n; ++k) eigenvalues(k) = at(t, k, k);
+  if (!eigenvalues.allFinite()) return false;
+  if (!want_vectors) return true;
+  const Real ulp = std::numeric_limits<Real>::epsilon();
+  const Real small = std::numeric_limits<Real>::min() * (Real(n) / ulp);
+  const auto abs1 = [](C x) { return std::fabs(x.real()) + std::fabs(x.imag()); };
+  vectors.setZero(n, n);
+  std::vector<C> x(static_cast<size_t>(n));
+  for (int64_t k = 0; k < n; ++k) {
+    const C w = at(t, k, k);
+    const Real smallest = std::max(ulp * abs1(w), small);
+    x[static_cast<size_t>(k)] = C(1);
+    for (int64_t i = k - 1; i >= 0; --i) {
+      C sum = -at(t, i, k);
+      for (int64_t j = i + 1; j < k; ++j) sum -= at(t, i, j) * x[static_cast<size_t>(j)];
+      C divisor = at(t, i, i) - w;
+      if (abs1(divisor) < smallest) divisor = C(smallest);
+      x[static_cast<size_t>(i)] = sum / divisor;
+    }
+    for (int64_t r = 0; r < n; ++r) {
+      C sum(0);
+      for (int64_t j = 0; j <= k; ++j) sum += at(z, r, j) * x[static_cast<size_t>(j)];
+      vectors(r, k) = sum;
+    }
+  }
+  return vectors.allFinite();
+}
+
 template <typename T, typename C>
 void EigOne(const T* a, C* values, C* left, C* right, int64_t n) {
   using Real = typename Eigen::NumTraits<T>::Real;
@@ -52,12 +102,7 @@ void EigOne(const T* a, C* values, C* left, C* right, int64_t n) {
   const bool want_vectors = left != nullptr || right != nullptr;
   if (ok) {
     if constexpr (kIsComplex<T>) {
-      Eigen::ComplexEigenSolver<ColumnMajor<T>> solver(input, want_vectors);
-      ok = solver.info() == Eigen::Success;
-      if (ok) {
-        eigenvalues = solver.eigenvalues();
-        if (want_vectors) vectors = solver.eigenvectors();
-      }
+      ok = ComplexEig(a, n, want_vectors, eigenvalues, vectors);
     } else {
       Eigen::EigenSolver<ColumnMajor<T>> solver(input, want_vectors);
       ok = solver.info() == Eigen::Success;

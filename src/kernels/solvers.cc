@@ -31,21 +31,6 @@ using ConstMatrixMap = Eigen::Map<const Matrix<T, Order>>;
 template <typename T>
 using ColumnMajor = Matrix<T, Eigen::ColMajor>;
 
-// Calls f.template operator()<T>() for the four types LAPACK-style kernels
-// run in.
-template <typename F>
-Status DispatchLinalgType(ElementType type, std::string_view what, F&& f) {
-  switch (type) {
-    case ElementType::kF32: f.template operator()<float>(); return Status::Ok();
-    case ElementType::kF64: f.template operator()<double>(); return Status::Ok();
-    case ElementType::kC64: f.template operator()<complex64>(); return Status::Ok();
-    case ElementType::kC128: f.template operator()<complex128>(); return Status::Ok();
-    default:
-      return Unimplemented(what, " runs in f32, f64, c64 and c128; found ",
-                           GetElementTypeInfo(type).name);
-  }
-}
-
 // Rough flop counts, for ParallelFor's split.
 int64_t CubicCost(int64_t n) { return std::max<int64_t>(1, n * n * n / 3); }
 

@@ -10,117 +10,17 @@
 #include <limits>
 #include <vector>
 
+#include "kernels/householder.h"
 #include "kernels/parallel.h"
-#include "kernels/types.h"
 
 namespace kiln::kernels {
 namespace {
 
-template <typename T>
-struct Real {
-  using type = T;
-};
-template <typename R>
-struct Real<std::complex<R>> {
-  using type = R;
-};
-template <typename T>
-using RealOf = typename Real<T>::type;
-template <typename T>
-constexpr bool kComplex = !std::is_same_v<T, RealOf<T>>;
-
-template <typename T>
-T Conj(T x) {
-  if constexpr (kComplex<T>) {
-    return std::conj(x);
-  } else {
-    return x;
-  }
-}
-template <typename T>
-RealOf<T> RealPart(T x) {
-  if constexpr (kComplex<T>) {
-    return x.real();
-  } else {
-    return x;
-  }
-}
-template <typename T>
-RealOf<T> ImagPart(T x) {
-  if constexpr (kComplex<T>) {
-    return x.imag();
-  } else {
-    return RealOf<T>(0);
-  }
-}
-// LAPACK's cabs1 for complex (|re| + |im|), |x| for real: gtsv's pivot test.
-template <typename T>
-RealOf<T> Abs1(T x) {
-  return std::fabs(RealPart(x)) + std::fabs(ImagPart(x));
-}
-
-// The Euclidean norm of x[0], x[stride], ... (count elements), scaled as
-// LAPACK's nrm2 is so that no square overflows.
-template <typename T>
-RealOf<T> Norm2(const T* x, int64_t count, int64_t stride) {
-  using R = RealOf<T>;
-  R scale = 0;
-  for (int64_t k = 0; k < count; ++k) {
-    scale = std::max({scale, std::fabs(RealPart(x[k * stride])), std::fabs(ImagPart(x[k * stride]))});
-  }
-  if (scale == R(0) || !std::isfinite(scale)) return scale;
-  R sum = 0;
-  for (int64_t k = 0; k < count; ++k) {
-    const R re = RealPart(x[k * stride]) / scale, im = ImagPart(x[k * stride]) / scale;
-    sum += re * re + im * im;
-  }
-  return scale * std::sqrt(sum);
-}
-
-// LAPACK larfg: the reflector H = I - tau v v^H with H^H (alpha, x) =
-// (beta, 0), v = (1, x'), beta real. Overwrites alpha with beta and x with
-// x'. `size` counts alpha and x together (x has size - 1 elements).
-template <typename T>
-T Larfg(int64_t size, T& alpha, T* x, int64_t stride) {
-  using R = RealOf<T>;
-  // dlarfg needs two elements to reflect; zlarfg makes a lone complex alpha
-  // real with one.
-  if (size <= (kComplex<T> ? 0 : 1)) return T(0);
-  R xnorm = Norm2(x, size - 1, stride);
-  R alpha_re = RealPart(alpha), alpha_im = ImagPart(alpha);
-  if (xnorm == R(0) && alpha_im == R(0)) return T(0);
-  const auto norm3 = [](R a, R b, R c) { return std::hypot(std::hypot(a, b), c); };
-  R beta = -std::copysign(norm3(alpha_re, alpha_im, xnorm), alpha_re);
-  const R safe_min = std::numeric_limits<R>::min() / std::numeric_limits<R>::epsilon();
-  int rescaled = 0;
-  if (std::fabs(beta) < safe_min) {
-    // beta and xnorm may be inaccurate: scale x up and compute them again.
-    const R up = R(1) / safe_min;
-    do {
-      ++rescaled;
-      for (int64_t k = 0; k + 1 < size; ++k) x[k * stride] *= up;
-      beta *= up;
-      alpha_re *= up;
-      alpha_im *= up;
-    } while (std::fabs(beta) < safe_min && rescaled < 20);
-    xnorm = Norm2(x, size - 1, stride);
-    beta = -std::copysign(norm3(alpha_re, alpha_im, xnorm), alpha_re);
-  }
-  T tau;
-  T scaled_alpha;
-  if constexpr (kComplex<T>) {
-    tau = T((beta - alpha_re) / beta, -alpha_im / beta);
-    scaled_alpha = T(alpha_re, alpha_im);
-  } else {
-    tau = (beta - alpha_re) / beta;
-    scaled_alpha = alpha_re;
-  }
-  const T factor = T(1) / (scaled_alpha - T(beta));
-  for (int64_t k = 0; k + 1 < size; ++k) x[k * stride] *= factor;
-  for (int i = 0; i < rescaled; ++i) beta *= safe_min;
-  alpha = T(beta);
-  return tau;
-}
+using lapack::Abs1;
+using lapack::Conj;
+using lapack::Larfg;
+using lapack::RealOf;
+using lapack::RealPart;
 
 // sytd2/hetd2 on one n x n row-major matrix `a` (in place).
 template <typename T>
@@ -244,24 +144,11 @@ bool SolveOne(T* sub, T* diag, T* super, T* b, int64_t n, int64_t nrhs) {
   return true;
 }
 
-template <typename F>
-Status Dispatch(ElementType type, const char* what, F&& f) {
-  switch (type) {
-    case ElementType::kF32: f.template operator()<float>(); return Status::Ok();
-    case ElementType::kF64: f.template operator()<double>(); return Status::Ok();
-    case ElementType::kC64: f.template operator()<complex64>(); return Status::Ok();
-    case ElementType::kC128: f.template operator()<complex128>(); return Status::Ok();
-    default:
-      return Unimplemented(what, " runs in f32, f64, c64 and c128; found ",
-                           GetElementTypeInfo(type).name);
-  }
-}
-
 }  // namespace
 
 Status Tridiagonalize(ElementType type, const void* a, void* out, void* d, void* e,
                       void* taus, int64_t batch, int64_t n, bool lower) {
-  return Dispatch(type, "tridiagonal", [&]<typename T>() {
+  return DispatchLinalgType(type, "tridiagonal", [&]<typename T>() {
     using R = RealOf<T>;
     if (out != a) std::memmove(out, a, static_cast<size_t>(batch * n * n) * sizeof(T));
     const int64_t off = std::max<int64_t>(n - 1, 0);
@@ -278,7 +165,7 @@ Status Tridiagonalize(ElementType type, const void* a, void* out, void* d, void*
 
 Status TridiagonalSolve(ElementType type, const void* dl, const void* d, const void* du,
                         const void* b, void* out, int64_t batch, int64_t n, int64_t nrhs) {
-  return Dispatch(type, "tridiagonal_solve", [&]<typename T>() {
+  return DispatchLinalgType(type, "tridiagonal_solve", [&]<typename T>() {
     if (out != b) std::memmove(out, b, static_cast<size_t>(batch * n * nrhs) * sizeof(T));
     ParallelFor(batch, std::max<int64_t>(1, 8 * n * (nrhs + 1)), [&](int64_t begin, int64_t end) {
       std::vector<T> sub, diag, super;

@@ -6,22 +6,18 @@
 #include <complex>
 #include <vector>
 
+#include "kernels/linalg_test_util.h"
+
 namespace kiln::kernels {
 namespace {
+
+using testing::ExpectNear;
+using testing::kLapackTolerance;
 
 using C = std::complex<double>;
 
 // The expected values are SciPy's LAPACK (scipy.linalg.lapack.dsytrd,
 // zhetrd, dgtsv) on the same inputs: what JAX's CPU backend returns.
-constexpr double kTolerance = 1e-12;
-
-template <typename T>
-void ExpectNear(const std::vector<T>& got, const std::vector<T>& want) {
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i) {
-    EXPECT_NEAR(std::abs(got[i] - want[i]), 0.0, kTolerance) << "at " << i;
-  }
-}
 
 // Not symmetric on purpose: the triangle not read must stay as it is.
 const std::vector<double> kReal = {4, 1, -2, 7, 1, 2, 0, 1, -2, 0, 3, -2, 2, 1, -2, -1};
@@ -121,8 +117,8 @@ TEST(TridiagonalSolveTest, ASingularSystemGivesNaNForItsBatchItemOnly) {
                   .ok());
   EXPECT_TRUE(std::isnan(x[0].real()) && std::isnan(x[1].real()));
   // [[2, 1], [1, 1]] x = [1+i, 2]: x = [-1+i, 3-i].
-  EXPECT_NEAR(std::abs(x[2] - C(-1, 1)), 0.0, kTolerance);
-  EXPECT_NEAR(std::abs(x[3] - C(3, -1)), 0.0, kTolerance);
+  EXPECT_NEAR(std::abs(x[2] - C(-1, 1)), 0.0, kLapackTolerance);
+  EXPECT_NEAR(std::abs(x[3] - C(3, -1)), 0.0, kLapackTolerance);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include <complex>
 #include <cstdint>
+#include <string_view>
 #include <type_traits>
 
 #include <Eigen/Core>
@@ -57,6 +58,22 @@ Status DispatchType(ElementType type, F&& f) {
     case ElementType::kC128: f.template operator()<complex128>(); return Status::Ok();
     default:
       return Unimplemented("Kiln's kernels do not compute in element type ",
+                           GetElementTypeInfo(type).name);
+  }
+}
+
+// Calls `f.template operator()<T>()` for the four types LAPACK has and the
+// linear-algebra kernels run in (f32, f64, c64, c128); UNIMPLEMENTED naming
+// `what` for any other.
+template <typename F>
+Status DispatchLinalgType(ElementType type, std::string_view what, F&& f) {
+  switch (type) {
+    case ElementType::kF32: f.template operator()<float>(); return Status::Ok();
+    case ElementType::kF64: f.template operator()<double>(); return Status::Ok();
+    case ElementType::kC64: f.template operator()<complex64>(); return Status::Ok();
+    case ElementType::kC128: f.template operator()<complex128>(); return Status::Ok();
+    default:
+      return Unimplemented(what, " runs in f32, f64, c64 and c128; found ",
                            GetElementTypeInfo(type).name);
   }
 }

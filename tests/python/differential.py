@@ -118,14 +118,27 @@ def cpu_reference(module_path: str, attribute: str, out_dir: str | os.PathLike,
     reference.npz and reference.json. Raises RuntimeError with the child's
     output if it fails as a whole.
     """
+    return run_cases(module_path, attribute, "cpu", out_dir, timeout=timeout)
+
+
+def run_cases(module_path: str, attribute: str, platform: str, out_dir: str | os.PathLike,
+              x64: bool = False, timeout: float = 600) -> Reference:
+    """Runs every Case in `module_path`'s list `attribute` on `platform` ("cpu"
+    or "kiln") in one fresh interpreter, with JAX_ENABLE_X64=1 when `x64`
+    (64-bit cases: the pytest process runs with x64 off). The child sees
+    KILN_* variables only for kiln. Raises RuntimeError with the child's
+    output if it fails as a whole.
+    """
     out_dir = Path(out_dir)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("KILN_")}
-    env["JAX_PLATFORMS"] = "cpu"
+    env = {k: v for k, v in os.environ.items() if platform == "kiln" or not k.startswith("KILN_")}
+    env["JAX_PLATFORMS"] = platform
+    if x64:
+        env["JAX_ENABLE_X64"] = "1"
     result = subprocess.run(
         [sys.executable, "-c", _CHILD, str(module_path), attribute, str(out_dir)],
         env=env, capture_output=True, text=True, timeout=timeout)
     if result.returncode != 0:
-        raise RuntimeError(f"the CPU reference run failed ({result.returncode})\n"
+        raise RuntimeError(f"the {platform} run failed ({result.returncode})\n"
                            f"--- stdout\n{result.stdout}\n--- stderr\n{result.stderr}")
     return load_reference(out_dir)
 
@@ -187,8 +200,19 @@ def check(case: Case, reference: Reference) -> None:
     if case.name in reference.errors:
         raise AssertionError(f"{case.name}: the CPU reference failed:\n"
                              f"{reference.errors[case.name]}")
-    want = reference.outputs[case.name]
-    got = run_on_kiln(case)
+    compare(case, run_on_kiln(case), reference.outputs[case.name])
+
+
+def check_runs(case: Case, kiln: Reference, cpu: Reference) -> None:
+    """Compares `case`'s outputs from two child runs (run_cases), Kiln's and the CPU's."""
+    for platform, run in (("CPU", cpu), ("Kiln", kiln)):
+        assert case.name not in run.errors, f"{case.name} failed on {platform}:\n" + \
+            run.errors[case.name]
+    compare(case, kiln.outputs[case.name], cpu.outputs[case.name])
+
+
+def compare(case: Case, got: list[np.ndarray], want: list[np.ndarray]) -> None:
+    """Every output of `case` on Kiln (`got`) against the CPU's (`want`)."""
     assert len(got) == len(want), f"{case.name}: {len(got)} outputs, the CPU gives {len(want)}"
     for i, (g, w) in enumerate(zip(got, want)):
         assert_close(g, w, case.rtol, case.atol, where=f"{case.name} output {i}")

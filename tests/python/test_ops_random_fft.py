@@ -191,34 +191,18 @@ def test_matches_cpu(case, reference):
     differential.check(case, reference)
 
 
-def _run_child(platform, out_dir):
-    """Runs X64_CASES with x64 enabled on `platform` in a fresh interpreter."""
-    env = {k: v for k, v in os.environ.items() if platform == "kiln" or not k.startswith("KILN_")}
-    env["JAX_PLATFORMS"] = platform
-    env["JAX_ENABLE_X64"] = "1"
-    result = subprocess.run(
-        [sys.executable, "-c", differential._CHILD, __file__, "X64_CASES", str(out_dir)],
-        env=env, capture_output=True, text=True, timeout=600)
-    assert result.returncode == 0, f"{platform} child failed:\n{result.stderr[-3000:]}"
-    return differential.load_reference(out_dir)
-
-
 @pytest.fixture(scope="module")
 def x64_references(tmp_path_factory):
-    cpu = _run_child("cpu", tmp_path_factory.mktemp("cpu64"))
-    kiln = _run_child("kiln", tmp_path_factory.mktemp("kiln64"))
-    return cpu, kiln
+    kiln = differential.run_cases(__file__, "X64_CASES", "kiln", tmp_path_factory.mktemp("kiln64"),
+                                  x64=True)
+    cpu = differential.run_cases(__file__, "X64_CASES", "cpu", tmp_path_factory.mktemp("cpu64"),
+                                 x64=True)
+    return kiln, cpu
 
 
 @pytest.mark.parametrize("case", X64_CASES, ids=lambda case: case.name)
 def test_x64_matches_cpu(case, x64_references):
-    cpu, kiln = x64_references
-    assert case.name not in cpu.errors, cpu.errors.get(case.name)
-    assert case.name not in kiln.errors, kiln.errors.get(case.name)
-    want, got = cpu.outputs[case.name], kiln.outputs[case.name]
-    assert len(got) == len(want)
-    for i, (g, w) in enumerate(zip(got, want)):
-        differential.assert_close(g, w, case.rtol, case.atol, where=f"{case.name} output {i}")
+    differential.check_runs(case, *x64_references)
 
 
 def test_rng_uniform_and_normal_distributions():
