@@ -10,9 +10,10 @@ __version__ = "0.1.0"
 
 PLATFORM_NAME = "kiln"
 LIBRARY_NAME = "pjrt_plugin_kiln.so"
-# Below JAX's CPU backend (priority 0): while Kiln cannot compile programs,
-# installing it must not change JAX's default platform. Users opt in with
-# JAX_PLATFORMS=kiln. docs/decisions.md says when this changes.
+# Below JAX's CPU backend (priority 0): until Kiln meets the gate of JAX's
+# own suite (docs/conformance.md), installing it must not change JAX's
+# default platform. Users opt in with JAX_PLATFORMS=kiln. docs/decisions.md
+# says when this changes.
 JAX_PRIORITY = -100
 
 
