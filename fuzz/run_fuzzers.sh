@@ -15,6 +15,7 @@ seeds_of() {
   case $1 in
     text_parser) echo "fuzz/corpus/text tests/data/text" ;;
     hlo) echo "fuzz/corpus/hlo $hlo_data" ;;
+    sharding) echo "fuzz/corpus/sharding" ;;
     vhlo) echo "fuzz/corpus/vhlo ../shared/corpus/vhlo $test_data $(dirname "$test_data")/stablehlo-bytecode" ;;
     *) echo "fuzz/corpus/$1 ../shared/corpus/vhlo $test_data" ;;
   esac

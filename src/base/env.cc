@@ -16,6 +16,10 @@ StatusOr<int64_t> ParseInt64(std::string_view text, std::string_view what, int64
   int64_t value = 0;
   const char* end = text.data() + text.size();
   auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (ec == std::errc::result_out_of_range) {
+    return InvalidArgument(what, ": expected a decimal integer that fits in 64 bits, found \"",
+                           text, "\"");
+  }
   if (text.empty() || ec != std::errc() || ptr != end) {
     return InvalidArgument(what, ": expected a decimal integer, found \"", text, "\"");
   }

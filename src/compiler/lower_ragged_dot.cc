@@ -11,9 +11,9 @@
 // result back into the op's dimension order.
 #include <algorithm>
 #include <cctype>
-#include <charconv>
 #include <numeric>
 
+#include "base/env.h"
 #include "compiler/contraction.h"
 #include "compiler/lowering.h"
 #include "kernels/ragged_dot.h"
@@ -52,12 +52,8 @@ StatusOr<std::vector<int64_t>> ListField(std::string_view text, std::string_view
     while (!item.empty() && std::isspace(static_cast<unsigned char>(item.front()))) item.remove_prefix(1);
     while (!item.empty() && std::isspace(static_cast<unsigned char>(item.back()))) item.remove_suffix(1);
     if (!item.empty()) {
-      int64_t value = 0;
-      auto [end, error] = std::from_chars(item.data(), item.data() + item.size(), value);
-      if (error != std::errc() || end != item.data() + item.size()) {
-        return InvalidArgument("#chlo.ragged_dot's ", field, " holds '", item,
-                               "', expected integers");
-      }
+      KILN_ASSIGN_OR_RETURN(int64_t value,
+                            ParseInt64(item, StrCat("#chlo.ragged_dot's ", field)));
       values.push_back(value);
     }
     if (comma == std::string_view::npos) break;

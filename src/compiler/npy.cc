@@ -1,9 +1,10 @@
 #include "compiler/npy.h"
 
-#include <charconv>
 #include <cstring>
 #include <fstream>
 #include <iterator>
+
+#include "base/env.h"
 
 namespace kiln::compiler {
 namespace {
@@ -88,23 +89,23 @@ StatusOr<std::vector<uint8_t>> ReadNpy(const std::string& path, const Shape& sha
     while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
     while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
     if (!item.empty()) {
-      int64_t dim = 0;
-      auto [stop, error] = std::from_chars(item.data(), item.data() + item.size(), dim);
-      if (error != std::errc() || stop != item.data() + item.size()) {
-        return InvalidArgument(path, ": the shape holds '", item, "', expected integers");
-      }
-      dims.push_back(dim);
+      StatusOr<int64_t> dim = ParseInt64(item, "a dimension of the shape");
+      if (!dim.ok()) return InvalidArgument(path, ": ", dim.status().message());
+      dims.push_back(*dim);
     }
     if (comma == std::string_view::npos) break;
     list.remove_prefix(comma + 1);
   }
   const size_t quote = header.find('\'', header.find(':', descr) + 1);
   const size_t end = header.find('\'', quote + 1);
-  const size_t element_bytes =
-      quote == std::string::npos || end == std::string::npos
-          ? 0
-          : static_cast<size_t>(std::strtoul(header.substr(quote + 3, end - quote - 3).c_str(),
-                                             nullptr, 10));
+  // 'descr' is e.g. '<f4': byte order, kind, then the element's bytes.
+  size_t element_bytes = 0;
+  if (quote != std::string::npos && end != std::string::npos && end >= quote + 3) {
+    KILN_ASSIGN_OR_RETURN(int64_t size,
+                          ParseInt64(std::string_view(header).substr(quote + 3, end - quote - 3),
+                                     StrCat(path, ": the element size in 'descr'"), 0, 64));
+    element_bytes = static_cast<size_t>(size);
+  }
   const size_t expected_bytes = GetElementTypeInfo(shape.element_type).storage_bytes;
   if (dims != shape.dims || element_bytes != expected_bytes) {
     return InvalidArgument(path, " holds ", Shape{shape.element_type, dims}.ToString(),

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "base/env.h"
+
 namespace kiln::compiler {
 namespace {
 
@@ -51,9 +53,10 @@ class Cursor {
     if (end < text_.size() && text_[end] == '-') ++end;
     while (end < text_.size() && std::isdigit(static_cast<unsigned char>(text_[end]))) ++end;
     if (end == at_) return Error("expected an integer");
-    int64_t value = std::stoll(std::string(text_.substr(at_, end - at_)));
+    StatusOr<int64_t> value = ParseInt64(text_.substr(at_, end - at_), "integer");
+    if (!value.ok()) return Error(value.status().message());
     at_ = end;
-    return value;
+    return *value;
   }
   // A symbol name after '@'.
   StatusOr<std::string> Symbol() {

@@ -77,5 +77,37 @@ TEST(ShardingTest, MalformedTextIsAnErrorNamingThePlace) {
   EXPECT_FALSE(ParseMesh(R"(#sdy.mesh<["x"=2], device_ids=[0]>)").ok());
 }
 
+// Integers in the attribute text go through the checked parser: '-' alone,
+// nothing, 20 digits or trailing garbage is INVALID_ARGUMENT naming what was
+// found, never a std::stoll exception (which ended kiln-tool).
+TEST(ShardingTest, MalformedIntegersAreErrorsNotExceptions) {
+  struct Case {
+    const char* text;
+    const char* message;
+  };
+  for (const Case& c : {
+           Case{R"(#sdy.mesh<["x"=-]>)", "expected a decimal integer, found \"-\""},
+           Case{R"(#sdy.mesh<["x"=]>)", "expected an integer"},
+           Case{R"(#sdy.mesh<["x"=99999999999999999999]>)",
+                "fits in 64 bits, found \"99999999999999999999\""},
+           Case{R"(#sdy.mesh<["x"=-99999999999999999999]>)", "fits in 64 bits"},
+           Case{R"(#sdy.mesh<["x"=2abc]>)", "expected ','"},
+           Case{R"(#sdy.mesh<["x"=2], device_ids=[0, -]>)", "found \"-\""},
+       }) {
+    StatusOr<Mesh> mesh = ParseMesh(c.text);
+    ASSERT_FALSE(mesh.ok()) << c.text;
+    EXPECT_EQ(mesh.status().code(), StatusCode::kInvalidArgument) << c.text;
+    EXPECT_NE(mesh.status().message().find(c.message), std::string::npos)
+        << c.text << ": " << mesh.status().ToString();
+    EXPECT_NE(mesh.status().message().find("sdy attribute"), std::string::npos) << c.text;
+  }
+  for (const char* text : {R"(#sdy.sharding<@mesh, [{"y":(-)2}]>)",
+                           R"(#sdy.sharding<@mesh, [{"y":(2)99999999999999999999}]>)",
+                           R"(#sdy.sharding<mesh<["a"=-]>, [{}]>)"}) {
+    auto sharding = ParseSharding(text, Meshes());
+    EXPECT_EQ(sharding.status().code(), StatusCode::kInvalidArgument) << text;
+  }
+}
+
 }  // namespace
 }  // namespace kiln::compiler

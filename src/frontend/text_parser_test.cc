@@ -336,6 +336,38 @@ TEST(TextParserTest, ChunksReportPositionsInTheWholeFile) {
   EXPECT_EQ(modules->size(), 2u);
 }
 
+// reduce_precision's format is read by the checked integer parser: a
+// missing, signed, 20-digit or trailing-garbage count is an error, not a
+// std::stoll exception.
+TEST(TextParserTest, ReducePrecisionFormatWithBadCountsIsAnError) {
+  struct Case {
+    const char* format;
+    const char* message;
+  };
+  for (const Case& c : {Case{"em10", "exponent bits: expected a decimal integer, found \"\""},
+                        Case{"e5m", "expected an exponent and mantissa format such as 'e5m10', found 'e5m'"},
+                        Case{"e-m10", "expected an exponent and mantissa format such as 'e5m10', found 'e'"},
+                        Case{"e5m-", "such as 'e5m10', found 'e5m'"},
+                        Case{"e5mx", "mantissa bits: expected a decimal integer, found \"x\""},
+                        Case{"e5m99999999999999999999", "fits in 64 bits, found \"99999999999999999999\""},
+                        Case{"e5m10x", "mantissa bits: expected a decimal integer, found \"10x\""},
+                        Case{"e5m4294967296", "expected an integer in [0, 2147483647], found 4294967296"}}) {
+    const std::string text = std::string("func.func @f(%arg0: tensor<2xf32>) -> tensor<2xf32> {\n"
+                                         "  %0 = stablehlo.reduce_precision %arg0, format = ") +
+                             c.format + " : tensor<2xf32>\n  return %0 : tensor<2xf32>\n}\n";
+    StatusOr<ir::Module> module = ParseModule(text);
+    ASSERT_FALSE(module.ok()) << c.format;
+    EXPECT_EQ(module.status().code(), StatusCode::kInvalidArgument) << c.format;
+    EXPECT_NE(module.status().message().find(c.message), std::string::npos)
+        << c.format << ": " << module.status().ToString();
+  }
+  const std::string good = "func.func @f(%arg0: tensor<2xf32>) -> tensor<2xf32> {\n"
+                           "  %0 = stablehlo.reduce_precision %arg0, format = e8m23 : tensor<2xf32>\n"
+                           "  return %0 : tensor<2xf32>\n}\n";
+  StatusOr<ir::Module> module = ParseModule(good);
+  EXPECT_TRUE(module.ok()) << module.status().ToString();
+}
+
 TEST(TextParserTest, DeepRegionNestingUsesNoRecursion) {
   constexpr int kDepth = 20000;
   std::string text;

@@ -72,6 +72,9 @@ struct Job {
   // caller waiting for them.
   std::atomic<int> users{0};
   std::condition_variable idle;
+  // The first exception a worker's chunk threw (guarded by the pool's
+  // mutex); the caller rethrows it once no worker is inside.
+  std::exception_ptr error;
   Job* prev = nullptr;
   Job* next = nullptr;
   bool linked = false;
@@ -103,7 +106,11 @@ class Pool {
   }
 
   // Runs `job` on the calling thread and any idle workers; returns when all
-  // its chunks are done.
+  // its chunks are done. An exception thrown by a chunk, on the caller or on
+  // a worker, skips the chunks not yet started and is rethrown here on the
+  // calling thread once no worker is inside (the first one when several
+  // threw), so the run that called ParallelFor fails (runtime/executable.cc
+  // and runtime/work_queue.cc turn it into a Status) and the pool stays usable.
   void Run(Job& job) {
     {
       std::lock_guard lock(mutex_);
@@ -120,6 +127,8 @@ class Pool {
       throw;
     }
     Finish(job);
+    // Finish took the mutex after the last worker left: `error` is settled.
+    if (job.error) std::rethrow_exception(job.error);
   }
 
  private:
@@ -169,8 +178,18 @@ class Pool {
       }
       ++job.users;
       lock.unlock();
-      job.RunChunks();  // kernels do not throw; one that did ends the process
+      // An exception (std::bad_alloc in a kernel's scratch) must not end the
+      // process: the worker keeps it for the caller, who rethrows it on its
+      // own thread, where the program's run turns it into its error.
+      std::exception_ptr error;
+      try {
+        job.RunChunks();
+      } catch (...) {
+        error = std::current_exception();
+        job.next_chunk.store(job.chunks);  // the job has failed: skip the rest
+      }
       lock.lock();
+      if (error && !job.error) job.error = std::move(error);
       if (job.linked) Unlink(job);
       if (--job.users == 0) job.idle.notify_all();
     }

@@ -347,8 +347,9 @@ void LoadedExecutable::Start(Prepared& prepared, bool may_run_inline) {
   if (may_run_inline && program_->run_inline && !host_transfer) {
     const std::optional<Status> ready = prepared.ready->TryGetStatus();
     std::shared_ptr<Event> done = prepared.run.done;
-    if (ready && ready->ok() && prepared.device->queue().RunNowIfIdle([&work, &done] {
-          Status result = work();
+    WorkQueue& queue = prepared.device->queue();
+    if (ready && ready->ok() && queue.RunNowIfIdle([&work, &done, &queue] {
+          Status result = RunTask(work, queue.name());
           work = nullptr;  // release what it captured before the event fires
           done->Set(std::move(result));
         })) {
@@ -440,8 +441,9 @@ StatusOr<std::vector<LoadedExecutable::Run>> LoadedExecutable::ExecuteLaunch(
     static std::mutex order;
     std::lock_guard lock(order);
     for (Task& task : *tasks) {
-      task.queue->Enqueue([work = std::move(task.work), done = task.done]() mutable {
-        Status result = work();
+      task.queue->Enqueue([work = std::move(task.work), done = task.done,
+                           queue = task.queue]() mutable {
+        Status result = RunTask(work, queue->name());
         work = nullptr;
         done->Set(std::move(result));
       });

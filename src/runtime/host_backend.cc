@@ -6,7 +6,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <optional>
+#include <string>
 
+#include "base/env.h"
 #include "runtime/device_backend.h"
 
 namespace kiln::runtime {
@@ -26,10 +29,10 @@ class BlockCache {
   static constexpr size_t kMinCachedBytes = size_t{1} << 20;
 
   BlockCache() {
-    if (const char* text = std::getenv("KILN_HOST_BLOCK_CACHE_MB")) {
-      char* end = nullptr;
-      const unsigned long long megabytes = std::strtoull(text, &end, 10);
-      if (end != text && *end == '\0') limit_ = static_cast<size_t>(megabytes) << 20;
+    // An unreadable value leaves the default, as before.
+    if (std::optional<std::string> text = GetEnv("KILN_HOST_BLOCK_CACHE_MB")) {
+      StatusOr<int64_t> megabytes = ParseInt64(*text, "KILN_HOST_BLOCK_CACHE_MB", 0, int64_t{1} << 30);
+      if (megabytes.ok()) limit_ = static_cast<size_t>(*megabytes) << 20;
     }
   }
   ~BlockCache() {

@@ -2,6 +2,8 @@
 
 #include <pthread.h>
 
+#include "base/exception.h"
+
 namespace kiln::runtime {
 
 WorkQueue::WorkQueue(std::string name) : name_(std::move(name)) {
@@ -78,6 +80,14 @@ void WorkQueue::Run() {
   }
 }
 
+Status RunTask(const std::function<Status()>& work, std::string_view what) {
+  try {
+    return work();
+  } catch (...) {
+    return StatusFromCurrentException(StrCat("a task on ", what));
+  }
+}
+
 void EnqueueWhenReady(const std::shared_ptr<Event>& ready, WorkQueue* queue,
                       std::function<Status()> work, std::shared_ptr<Event> done) {
   ready->OnReady([queue, work = std::move(work), done = std::move(done)](
@@ -87,8 +97,8 @@ void EnqueueWhenReady(const std::shared_ptr<Event>& ready, WorkQueue* queue,
       done->Set(status);
       return;
     }
-    queue->Enqueue([work = std::move(work), done = std::move(done)]() mutable {
-      Status result = work();
+    queue->Enqueue([work = std::move(work), done = std::move(done), queue]() mutable {
+      Status result = RunTask(work, queue->name());
       work = nullptr;
       done->Set(std::move(result));
     });

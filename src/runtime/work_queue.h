@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "base/status.h"
@@ -23,7 +24,8 @@ class WorkQueue {
   WorkQueue(const WorkQueue&) = delete;
   WorkQueue& operator=(const WorkQueue&) = delete;
 
-  // Appends a task; tasks run one at a time in enqueue order. Tasks must not throw.
+  // Appends a task; tasks run one at a time in enqueue order. Tasks must not
+  // throw: those that can fail run their work under RunTask.
   void Enqueue(std::function<void()> task);
   // Runs `task` on the calling thread, now, if the queue is idle (no task
   // running or waiting), holding the queue's place so that tasks enqueued
@@ -49,6 +51,11 @@ class WorkQueue {
   uint64_t completed_ = 0;
   std::thread worker_;
 };
+
+// Runs `work` and returns its status, or the exception it threw as a
+// Status (StatusFromCurrentException; `what` names the queue or program):
+// a task must not let one reach the worker thread, which would end the process.
+Status RunTask(const std::function<Status()>& work, std::string_view what);
 
 // Runs `work` on `queue` once `ready` fires, then sets `done` with its status
 // (or with `ready`'s error, without running it). `work` and what it captured

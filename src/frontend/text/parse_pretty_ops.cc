@@ -1,7 +1,9 @@
 // Pretty forms of ops without regions, mirroring src/ir/printer_ops.cc.
 #include <cstdlib>
+#include <limits>
 #include <string>
 
+#include "base/env.h"
 #include "frontend/text/parser_impl.h"
 #include "ir/printer.h"
 
@@ -602,16 +604,17 @@ bool Parser::BeginPretty(OpFrame& f) {
         return false;
       }
       std::string_view text = token_.Is(TokenKind::kBareIdentifier) ? token_.spelling : "";
-      size_t m = text.find('m');
-      auto digits = [](std::string_view s) {
-        return !s.empty() && s.size() < 9 && s.find_first_not_of("0123456789") == std::string_view::npos;
-      };
-      if (text.size() < 4 || text[0] != 'e' || m == std::string_view::npos || !digits(text.substr(1, m - 1)) ||
-          !digits(text.substr(m + 1))) {
+      const size_t m = text.find('m');
+      if (text.size() < 4 || text[0] != 'e' || m == std::string_view::npos) {
         return FailExpected("an exponent and mantissa format such as 'e5m10'");
       }
-      op.SetAttr("exponent_bits", I32(std::stoll(std::string(text.substr(1, m - 1)))));
-      op.SetAttr("mantissa_bits", I32(std::stoll(std::string(text.substr(m + 1)))));
+      constexpr int64_t kMaxBits = std::numeric_limits<int32_t>::max();
+      StatusOr<int64_t> exponent = ParseInt64(text.substr(1, m - 1), "reduce_precision's exponent bits", 0, kMaxBits);
+      StatusOr<int64_t> mantissa = ParseInt64(text.substr(m + 1), "reduce_precision's mantissa bits", 0, kMaxBits);
+      if (!exponent.ok()) return Fail(token_.offset, exponent.status().message() + " (a format such as 'e5m10')");
+      if (!mantissa.ok()) return Fail(token_.offset, mantissa.status().message() + " (a format such as 'e5m10')");
+      op.SetAttr("exponent_bits", I32(*exponent));
+      op.SetAttr("mantissa_bits", I32(*mantissa));
       Advance();
       return ParseOptionalAttrDict(op) && ParseSameType(f, 1);
     }
