@@ -143,6 +143,14 @@ def run_cases(module_path: str, attribute: str, platform: str, out_dir: str | os
     return load_reference(out_dir)
 
 
+def x64_runs(module_path: str, attribute: str, tmp_path_factory) -> tuple[Reference, Reference]:
+    """Kiln's and the CPU's runs of the 64-bit cases `attribute` of
+    `module_path` (run_cases with x64), for check_runs."""
+    return tuple(run_cases(module_path, attribute, platform,
+                           tmp_path_factory.mktemp(f"{platform}64"), x64=True)
+                 for platform in ("kiln", "cpu"))
+
+
 def load_reference(out_dir: str | os.PathLike) -> Reference:
     """Reads what cpu_reference saved in `out_dir`."""
     import ml_dtypes  # noqa: F401  (registers bfloat16 & co. with numpy)

@@ -183,11 +183,7 @@ def test_matches_cpu(case, reference):
 
 @pytest.fixture(scope="module")
 def x64_references(tmp_path_factory):
-    kiln = differential.run_cases(__file__, "X64_CASES", "kiln", tmp_path_factory.mktemp("kiln64"),
-                                  x64=True)
-    cpu = differential.run_cases(__file__, "X64_CASES", "cpu", tmp_path_factory.mktemp("cpu64"),
-                                 x64=True)
-    return kiln, cpu
+    return differential.x64_runs(__file__, "X64_CASES", tmp_path_factory)
 
 
 @pytest.mark.parametrize("case", X64_CASES, ids=lambda case: case.name)

@@ -67,6 +67,14 @@ size_t LeafCount(const Shape& shape) {
   return leaves.size();
 }
 
+// The id of `computation`'s root: root_id, or its last instruction when
+// root_id is unset.
+int64_t RootId(const Computation& computation) {
+  return computation.root_id >= 0 || computation.instructions.empty()
+             ? computation.root_id
+             : computation.instructions.back().id;
+}
+
 // `{1,0}`: a ShapeIndex as XLA prints it.
 std::string IndexText(const std::vector<int64_t>& index) {
   std::string text = "{";
@@ -231,12 +239,15 @@ class Converter {
       first_leaf.push_back(leaves);
       leaves += argument.size();
     }
-    const int64_t root_id = entry.root_id >= 0 || entry.instructions.empty()
-                                ? entry.root_id
-                                : entry.instructions.back().id;
+    const int64_t root_id = RootId(entry);
     const Instruction* root = nullptr;
+    std::vector<const Instruction*> parameters(arguments.size(), nullptr);
     for (const Instruction& instruction : entry.instructions) {
       if (instruction.id == root_id) root = &instruction;
+      // BlockArguments checked that the numbers are 0 .. arguments.size() - 1.
+      if (instruction.opcode == "parameter") {
+        parameters[static_cast<size_t>(instruction.parameter_number)] = &instruction;
+      }
     }
     std::vector<std::string> attributes(leaves);
     for (const Donation& donation : module_.donations) {
@@ -247,15 +258,8 @@ class Converter {
                                " parameters");
       }
       const auto parameter = static_cast<size_t>(donation.parameter);
-      const Instruction* declared = nullptr;
-      for (const Instruction& instruction : entry.instructions) {
-        if (instruction.opcode == "parameter" && instruction.parameter_number == donation.parameter) {
-          declared = &instruction;
-        }
-      }
-      if (declared == nullptr) return InvalidArgument(what, ": no such parameter instruction");
       KILN_ASSIGN_OR_RETURN(size_t within,
-                            LeafPosition(declared->shape, donation.parameter_index, what));
+                            LeafPosition(parameters[parameter]->shape, donation.parameter_index, what));
       std::string& attribute = attributes[first_leaf[parameter] + within];
       if (!attribute.empty()) {
         return InvalidArgument(what, " names a parameter buffer another entry names too");
@@ -322,9 +326,7 @@ class Converter {
       }
       values[instruction.id] = std::move(result);
     }
-    const int64_t root_id = computation.root_id >= 0 || computation.instructions.empty()
-                                ? computation.root_id
-                                : computation.instructions.back().id;
+    const int64_t root_id = RootId(computation);
     auto it = values.find(root_id);
     if (it == values.end()) {
       return InvalidArgument("computation ", computation.name, " names root instruction ", root_id,
