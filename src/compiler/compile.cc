@@ -4,6 +4,7 @@
 
 #include "compiler/inline_calls.h"
 #include "compiler/lowering.h"
+#include "ir/op_description.h"
 #include "ir/op_names.h"
 #include "ir/printer.h"
 
@@ -42,25 +43,7 @@ size_t MemoryRoot(const Graph& graph, ValueId value) {
 // Ops whose kernels compute output element k from input elements k only,
 // reading each before writing it, so an output may share an input's memory.
 bool IsPointwise(std::string_view name) {
-  switch (ir::LookupOpCode(name)) {
-    case ir::OpCode::kAbs: case ir::OpCode::kAdd: case ir::OpCode::kAnd: case ir::OpCode::kAtan2:
-    case ir::OpCode::kCbrt: case ir::OpCode::kCeil: case ir::OpCode::kClamp:
-    case ir::OpCode::kConvert: case ir::OpCode::kCosine: case ir::OpCode::kCountLeadingZeros:
-    case ir::OpCode::kDivide: case ir::OpCode::kExponential:
-    case ir::OpCode::kExponentialMinusOne: case ir::OpCode::kFloor: case ir::OpCode::kLog:
-    case ir::OpCode::kLogPlusOne: case ir::OpCode::kLogistic: case ir::OpCode::kMaximum:
-    case ir::OpCode::kMinimum: case ir::OpCode::kMultiply: case ir::OpCode::kNegate:
-    case ir::OpCode::kNot: case ir::OpCode::kOr: case ir::OpCode::kPopcnt: case ir::OpCode::kPower:
-    case ir::OpCode::kReducePrecision: case ir::OpCode::kRemainder:
-    case ir::OpCode::kRoundNearestAfz: case ir::OpCode::kRoundNearestEven:
-    case ir::OpCode::kRsqrt: case ir::OpCode::kSelect: case ir::OpCode::kShiftLeft:
-    case ir::OpCode::kShiftRightArithmetic: case ir::OpCode::kShiftRightLogical:
-    case ir::OpCode::kSign: case ir::OpCode::kSine: case ir::OpCode::kSqrt:
-    case ir::OpCode::kSubtract: case ir::OpCode::kTan: case ir::OpCode::kTanh: case ir::OpCode::kXor:
-      return true;
-    default:
-      return false;
-  }
+  return ir::DescribeOp(ir::LookupOpCode(name)).Has(ir::kPointwise);
 }
 
 // Whether `node` may write its output `output` over the memory `memory`

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "ir/attribute.h"
+#include "ir/op_description.h"
 
 namespace kiln::compiler {
 namespace {
@@ -24,33 +25,9 @@ double Bytes(const ir::Type& type) {
   return static_cast<double>(shape.ByteSize());
 }
 
-bool IsTranscendental(OpCode code) {
-  switch (code) {
-    case OpCode::kExponential: case OpCode::kExponentialMinusOne: case OpCode::kLog:
-    case OpCode::kLogPlusOne: case OpCode::kLogistic: case OpCode::kTanh: case OpCode::kTan:
-    case OpCode::kSine: case OpCode::kCosine: case OpCode::kSqrt: case OpCode::kRsqrt:
-    case OpCode::kCbrt: case OpCode::kPower: case OpCode::kAtan2:
-      return true;
-    default:
-      return false;
-  }
-}
+bool IsTranscendental(OpCode code) { return ir::DescribeOp(code).Has(ir::kTranscendental); }
 
-bool IsArithmetic(OpCode code) {
-  switch (code) {
-    case OpCode::kAdd: case OpCode::kSubtract: case OpCode::kMultiply: case OpCode::kDivide:
-    case OpCode::kRemainder: case OpCode::kMaximum: case OpCode::kMinimum: case OpCode::kNegate:
-    case OpCode::kAbs: case OpCode::kSign: case OpCode::kCompare: case OpCode::kSelect:
-    case OpCode::kClamp: case OpCode::kFloor: case OpCode::kCeil: case OpCode::kRoundNearestAfz:
-    case OpCode::kRoundNearestEven: case OpCode::kAnd: case OpCode::kOr: case OpCode::kXor:
-    case OpCode::kNot: case OpCode::kShiftLeft: case OpCode::kShiftRightArithmetic:
-    case OpCode::kShiftRightLogical: case OpCode::kPopcnt: case OpCode::kCountLeadingZeros:
-    case OpCode::kIsFinite:
-      return true;
-    default:
-      return false;
-  }
-}
+bool IsArithmetic(OpCode code) { return ir::DescribeOp(code).Has(ir::kCheapArithmetic); }
 
 // Size of `dims` of `type`'s shape, multiplied.
 double Product(const ir::Type& type, const std::vector<int64_t>& dims) {

@@ -19,80 +19,32 @@ struct UnaryEntry {
   ir::OpCode code;
   UnaryOp op;
 };
+// The kernel of each elementwise row of ops.def.
+#define KILN_OP(...)
+#define KILN_SYNTAX_ONLY(...)
+#define KILN_BINARY(...)
+#define KILN_UNARY(name, spelling, form, attributes, classes, result, kernel, traits) \
+  {ir::OpCode::k##name, UnaryOp::kernel},
 constexpr UnaryEntry kUnary[] = {
-    {ir::OpCode::kAbs, UnaryOp::kAbs},
-    {ir::OpCode::kCbrt, UnaryOp::kCbrt},
-    {ir::OpCode::kCeil, UnaryOp::kCeil},
-    {ir::OpCode::kCosine, UnaryOp::kCosine},
-    {ir::OpCode::kCountLeadingZeros, UnaryOp::kCountLeadingZeros},
-    {ir::OpCode::kExponential, UnaryOp::kExponential},
-    {ir::OpCode::kExponentialMinusOne, UnaryOp::kExponentialMinusOne},
-    {ir::OpCode::kFloor, UnaryOp::kFloor},
-    {ir::OpCode::kImag, UnaryOp::kImag},
-    {ir::OpCode::kIsFinite, UnaryOp::kIsFinite},
-    {ir::OpCode::kLog, UnaryOp::kLog},
-    {ir::OpCode::kLogPlusOne, UnaryOp::kLogPlusOne},
-    {ir::OpCode::kLogistic, UnaryOp::kLogistic},
-    {ir::OpCode::kNegate, UnaryOp::kNegate},
-    {ir::OpCode::kNot, UnaryOp::kNot},
-    {ir::OpCode::kPopcnt, UnaryOp::kPopcnt},
-    {ir::OpCode::kReal, UnaryOp::kReal},
-    {ir::OpCode::kRoundNearestAfz, UnaryOp::kRoundNearestAfz},
-    {ir::OpCode::kRoundNearestEven, UnaryOp::kRoundNearestEven},
-    {ir::OpCode::kRsqrt, UnaryOp::kRsqrt},
-    {ir::OpCode::kSign, UnaryOp::kSign},
-    {ir::OpCode::kSine, UnaryOp::kSine},
-    {ir::OpCode::kSqrt, UnaryOp::kSqrt},
-    {ir::OpCode::kTan, UnaryOp::kTan},
-    {ir::OpCode::kTanh, UnaryOp::kTanh},
-    // chlo ops, as StableHLO text printed by JAX names them.
-    {ir::OpCode::kChloAcos, UnaryOp::kAcos},
-    {ir::OpCode::kChloAcosh, UnaryOp::kAcosh},
-    {ir::OpCode::kChloAsin, UnaryOp::kAsin},
-    {ir::OpCode::kChloAsinh, UnaryOp::kAsinh},
-    {ir::OpCode::kChloAtan, UnaryOp::kAtan},
-    {ir::OpCode::kChloAtanh, UnaryOp::kAtanh},
-    {ir::OpCode::kChloConj, UnaryOp::kConj},
-    {ir::OpCode::kChloCosh, UnaryOp::kCosh},
-    {ir::OpCode::kChloSinh, UnaryOp::kSinh},
-    {ir::OpCode::kChloTan, UnaryOp::kTan},
-    {ir::OpCode::kChloDigamma, UnaryOp::kDigamma},
-    {ir::OpCode::kChloErf, UnaryOp::kErf},
-    {ir::OpCode::kChloErfc, UnaryOp::kErfc},
-    {ir::OpCode::kChloErfInv, UnaryOp::kErfInv},
-    {ir::OpCode::kChloLgamma, UnaryOp::kLgamma},
-    {ir::OpCode::kChloSquare, UnaryOp::kSquare},
-    {ir::OpCode::kChloIsInf, UnaryOp::kIsInf},
-    {ir::OpCode::kChloIsNegInf, UnaryOp::kIsNegInf},
-    {ir::OpCode::kChloIsPosInf, UnaryOp::kIsPosInf},
-    {ir::OpCode::kChloBesselI1e, UnaryOp::kBesselI1e},
+#include "ir/ops.def"
 };
+#undef KILN_UNARY
+#undef KILN_BINARY
+#define KILN_UNARY(...)
+#define KILN_BINARY(name, spelling, form, attributes, classes, result, kernel, traits) \
+  {ir::OpCode::k##name, BinaryOp::kernel},
 
 struct BinaryEntry {
   ir::OpCode code;
   BinaryOp op;
 };
 constexpr BinaryEntry kBinary[] = {
-    {ir::OpCode::kAdd, BinaryOp::kAdd},
-    {ir::OpCode::kAnd, BinaryOp::kAnd},
-    {ir::OpCode::kAtan2, BinaryOp::kAtan2},
-    {ir::OpCode::kDivide, BinaryOp::kDivide},
-    {ir::OpCode::kMaximum, BinaryOp::kMaximum},
-    {ir::OpCode::kMinimum, BinaryOp::kMinimum},
-    {ir::OpCode::kMultiply, BinaryOp::kMultiply},
-    {ir::OpCode::kOr, BinaryOp::kOr},
-    {ir::OpCode::kPower, BinaryOp::kPower},
-    {ir::OpCode::kRemainder, BinaryOp::kRemainder},
-    {ir::OpCode::kShiftLeft, BinaryOp::kShiftLeft},
-    {ir::OpCode::kShiftRightArithmetic, BinaryOp::kShiftRightArithmetic},
-    {ir::OpCode::kShiftRightLogical, BinaryOp::kShiftRightLogical},
-    {ir::OpCode::kSubtract, BinaryOp::kSubtract},
-    {ir::OpCode::kXor, BinaryOp::kXor},
-    {ir::OpCode::kChloNextAfter, BinaryOp::kNextAfter},
-    {ir::OpCode::kChloPolygamma, BinaryOp::kPolygamma},
-    {ir::OpCode::kChloZeta, BinaryOp::kZeta},
-    {ir::OpCode::kChloMulhi, BinaryOp::kMulHi},
+#include "ir/ops.def"
 };
+#undef KILN_OP
+#undef KILN_SYNTAX_ONLY
+#undef KILN_UNARY
+#undef KILN_BINARY
 
 // What fused loops know of a map of one op on `type` (Pointwise::F32):
 // nothing unless the type is f32 and the op has a tile kernel.
@@ -336,44 +288,23 @@ Status LowerComplex(Lowering& lowering, const ir::Operation& op) {
   });
 }
 
+// The elementwise rows of ops.def lower onto their kernel; the entries after
+// them replace a generated one (Rules() keeps an op's last entry).
+#define KILN_OP(...)
+#define KILN_SYNTAX_ONLY(...)
+#define KILN_UNARY(name, ...) {ir::OpCode::k##name, LowerUnary},
+#define KILN_BINARY(name, ...) {ir::OpCode::k##name, LowerBinary},
 constexpr LoweringRule kRules[] = {
-    {ir::OpCode::kAbs, LowerUnary}, {ir::OpCode::kCbrt, LowerUnary},
-    {ir::OpCode::kCeil, LowerUnary}, {ir::OpCode::kCosine, LowerUnary},
-    {ir::OpCode::kCountLeadingZeros, LowerUnary}, {ir::OpCode::kExponential, LowerUnary},
-    {ir::OpCode::kExponentialMinusOne, LowerUnary}, {ir::OpCode::kFloor, LowerUnary},
-    {ir::OpCode::kImag, LowerUnary}, {ir::OpCode::kIsFinite, LowerUnary},
-    {ir::OpCode::kLog, LowerUnary}, {ir::OpCode::kLogPlusOne, LowerUnary},
-    {ir::OpCode::kLogistic, LowerUnary}, {ir::OpCode::kNegate, LowerUnary},
-    {ir::OpCode::kNot, LowerUnary}, {ir::OpCode::kPopcnt, LowerUnary},
-    {ir::OpCode::kReal, LowerUnary}, {ir::OpCode::kRoundNearestAfz, LowerUnary},
-    {ir::OpCode::kRoundNearestEven, LowerUnary}, {ir::OpCode::kRsqrt, LowerUnary},
-    {ir::OpCode::kSign, LowerUnary}, {ir::OpCode::kSine, LowerUnary},
-    {ir::OpCode::kSqrt, LowerUnary}, {ir::OpCode::kTan, LowerUnary},
-    {ir::OpCode::kTanh, LowerUnary},
-    {ir::OpCode::kAdd, LowerBinary}, {ir::OpCode::kAnd, LowerBinary},
-    {ir::OpCode::kAtan2, LowerBinary}, {ir::OpCode::kDivide, LowerDivide},
-    {ir::OpCode::kMaximum, LowerBinary}, {ir::OpCode::kMinimum, LowerBinary},
-    {ir::OpCode::kMultiply, LowerBinary}, {ir::OpCode::kOr, LowerBinary},
-    {ir::OpCode::kPower, LowerBinary}, {ir::OpCode::kRemainder, LowerBinary},
-    {ir::OpCode::kShiftLeft, LowerBinary}, {ir::OpCode::kShiftRightArithmetic, LowerBinary},
-    {ir::OpCode::kShiftRightLogical, LowerBinary}, {ir::OpCode::kSubtract, LowerBinary},
-    {ir::OpCode::kXor, LowerBinary},
+#include "ir/ops.def"
+    {ir::OpCode::kDivide, LowerDivide},
     {ir::OpCode::kCompare, LowerCompare}, {ir::OpCode::kSelect, LowerSelect},
     {ir::OpCode::kClamp, LowerClamp}, {ir::OpCode::kConvert, LowerConvert},
     {ir::OpCode::kComplex, LowerComplex},
-    {ir::OpCode::kChloAcos, LowerUnary}, {ir::OpCode::kChloAcosh, LowerUnary},
-    {ir::OpCode::kChloAsin, LowerUnary}, {ir::OpCode::kChloAsinh, LowerUnary},
-    {ir::OpCode::kChloAtan, LowerUnary}, {ir::OpCode::kChloAtanh, LowerUnary},
-    {ir::OpCode::kChloConj, LowerUnary}, {ir::OpCode::kChloCosh, LowerUnary},
-    {ir::OpCode::kChloSinh, LowerUnary}, {ir::OpCode::kChloTan, LowerUnary},
-    {ir::OpCode::kChloDigamma, LowerUnary}, {ir::OpCode::kChloErf, LowerUnary},
-    {ir::OpCode::kChloErfc, LowerUnary}, {ir::OpCode::kChloErfInv, LowerUnary},
-    {ir::OpCode::kChloLgamma, LowerUnary}, {ir::OpCode::kChloSquare, LowerUnary},
-    {ir::OpCode::kChloIsInf, LowerUnary}, {ir::OpCode::kChloIsNegInf, LowerUnary},
-    {ir::OpCode::kChloIsPosInf, LowerUnary}, {ir::OpCode::kChloBesselI1e, LowerUnary},
-    {ir::OpCode::kChloNextAfter, LowerBinary}, {ir::OpCode::kChloPolygamma, LowerBinary},
-    {ir::OpCode::kChloZeta, LowerBinary}, {ir::OpCode::kChloMulhi, LowerBinary},
 };
+#undef KILN_OP
+#undef KILN_SYNTAX_ONLY
+#undef KILN_UNARY
+#undef KILN_BINARY
 
 }  // namespace
 

@@ -420,12 +420,15 @@ Status LowerReduce(Lowering& lowering, const ir::Operation& op) {
 }
 
 // The window attributes of reduce_window / select_and_scatter, one per
-// dimension of a rank-`rank` input (absent attributes are all ones / zeros).
+// dimension of a rank-`rank` input (absent attributes are all ones / zeros;
+// select_and_scatter has no dilations).
 std::vector<kernels::WindowDim> WindowOf(const ir::Operation& op, size_t rank) {
+  const bool dilated = op.code() == ir::OpCode::kReduceWindow;
   const std::vector<int64_t> sizes = IntsAttr(op, "window_dimensions");
   const std::vector<int64_t> strides = IntsAttr(op, "window_strides");
-  const std::vector<int64_t> base = IntsAttr(op, "base_dilations");
-  const std::vector<int64_t> dilations = IntsAttr(op, "window_dilations");
+  const std::vector<int64_t> base = dilated ? IntsAttr(op, "base_dilations") : std::vector<int64_t>{};
+  const std::vector<int64_t> dilations =
+      dilated ? IntsAttr(op, "window_dilations") : std::vector<int64_t>{};
   const std::vector<int64_t> padding = IntsAttr(op, "padding");
   std::vector<kernels::WindowDim> window(rank);
   for (size_t d = 0; d < rank; ++d) {

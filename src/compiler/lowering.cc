@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "compiler/executor.h"
+#include "ir/op_description.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"
 #include "kernels/copy.h"
@@ -38,6 +39,10 @@ const std::array<const LoweringRule*, 1024>& Rules() {
 }
 
 }  // namespace
+
+const LoweringRule* FindLoweringRule(ir::OpCode code) {
+  return Rules().at(static_cast<size_t>(code));
+}
 
 std::string Lowering::Where(const ir::Operation& op) { return op.location().ToUserString(); }
 
@@ -236,7 +241,18 @@ Status Lowering::LowerOp(const ir::Operation& op) {
   if (rule == nullptr) {
     return Unimplemented("Kiln cannot run this op yet");
   }
-  return rule->lower(*this, op);
+  if (!ir::CheckOpDescriptions()) return rule->lower(*this, op);
+  // Test runs: every attribute the rule reads must be declared in ops.def.
+  Status status = [&] {
+    ir::AttributeReadCheck check;
+    return rule->lower(*this, op);
+  }();
+  std::string undeclared = ir::TakeUndeclaredAttributeReads();
+  if (!undeclared.empty()) {
+    return Internal("the lowering read attributes src/ir/ops.def does not declare (", undeclared,
+                    ")");
+  }
+  return status;
 }
 
 Status Lowering::InlineRegion(const ir::Region& region, std::vector<ValueId>* results) {

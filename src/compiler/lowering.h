@@ -191,6 +191,11 @@ struct LoweringRule {
   LowerFn lower;
 };
 
+// The rule that lowers ops of `code` (the last entry for it in the family
+// tables), or null: the op's row in ops.def says kStructural or
+// kUnimplemented.
+const LoweringRule* FindLoweringRule(ir::OpCode code);
+
 // The rule tables of each op family.
 std::span<const LoweringRule> ElementwiseLowerings();
 std::span<const LoweringRule> ShapeLowerings();

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "ir/op_description.h"
+
 namespace kiln::ir {
 
 Operation::Operation(std::string name, Location location)
@@ -20,6 +22,7 @@ Value* Operation::AddResult(Type type) {
 }
 
 Attribute Operation::GetAttr(std::string_view name) const {
+  if (AttributeReadCheck::Active()) NoteAttributeRead(code(), name);
   auto it = std::lower_bound(attributes_.begin(), attributes_.end(), name,
                              [](const NamedAttribute& a, std::string_view key) { return a.name < key; });
   if (it != attributes_.end() && it->name == name) return it->value;

@@ -8,9 +8,15 @@ namespace {
 
 constexpr std::string_view kNames[] = {
     "",
-#define KILN_OP(name, spelling) spelling,
-#include "ir/op_names.def"
+#define KILN_OP(name, spelling, ...) spelling,
+#define KILN_UNARY(name, spelling, ...) spelling,
+#define KILN_BINARY(name, spelling, ...) spelling,
+#define KILN_SYNTAX_ONLY(...)
+#include "ir/ops.def"
 #undef KILN_OP
+#undef KILN_UNARY
+#undef KILN_BINARY
+#undef KILN_SYNTAX_ONLY
 };
 
 }  // namespace

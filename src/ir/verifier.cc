@@ -9,12 +9,12 @@
 #include <functional>
 #include <unordered_map>
 
+#include "ir/printer.h"
 #include "ir/verifier_internal.h"
 
 namespace kiln::ir {
 namespace {
 
-using verify_internal::kNumOpCodes;
 using verify_internal::ElementOf;
 using verify_internal::HasKind;
 using verify_internal::IsRankedTensor;
@@ -168,6 +168,19 @@ const std::array<const OpRule*, kNumOpCodes>& Rules() {
     for (std::span<const OpRule> family : families) {
       for (const OpRule& rule : family) (*rules)[static_cast<size_t>(rule.code)] = &rule;
     }
+    // Elementwise ops: from their rows of ops.def.
+    static auto* elementwise = new std::vector<OpRule>;
+    elementwise->reserve(kNumOpCodes);
+    for (const OpDescription& description : AllOpDescriptions()) {
+      if (!description.elementwise || description.code == OpCode::kUnknown) continue;
+      const auto arity = static_cast<int16_t>(description.elementwise->arity);
+      const verify_internal::VerifyFn verify = description.name.starts_with("chlo.")
+                                  ? verify_internal::VerifyChloElementwise
+                                  : verify_internal::VerifyElementwise;
+      elementwise->push_back(
+          {description.code, verify, arity, arity, 1, 1, 0, verify_internal::kTensors});
+      (*rules)[static_cast<size_t>(description.code)] = &elementwise->back();
+    }
     return rules;
   }();
   return *table;
@@ -275,10 +288,11 @@ class ModuleVerifier {
       }
     }
     const OpRule* rule = Rules()[static_cast<size_t>(op.code())];
-    if (rule == nullptr) return Status::Ok();
+    if (rule == nullptr) return CheckAttributes(context);
     KILN_RETURN_IF_ERROR(CheckCounts(context, *rule));
-    if (rule->verify == nullptr || (rule->flags & kOpaqueAttributes)) return Status::Ok();
-    return rule->verify(context);
+    if (rule->flags & kOpaqueAttributes) return Status::Ok();
+    if (rule->verify != nullptr) KILN_RETURN_IF_ERROR(rule->verify(context));
+    return CheckAttributes(context);
   }
 
   Status Run() {
@@ -552,11 +566,32 @@ class ModuleVerifier {
     }
     KILN_RETURN_IF_ERROR(CheckPlacement(context));
     const OpRule* rule = Rules()[static_cast<size_t>(op.code())];
-    if (rule == nullptr) return Status::Ok();
+    if (rule == nullptr) return CheckAttributes(context);
     KILN_RETURN_IF_ERROR(CheckCounts(context, *rule));
     KILN_RETURN_IF_ERROR(CheckRegions(context, *rule));
-    if (rule->verify == nullptr || (rule->flags & kOpaqueAttributes)) return Status::Ok();
-    return rule->verify(context);
+    if (rule->flags & kOpaqueAttributes) return Status::Ok();
+    if (rule->verify != nullptr) KILN_RETURN_IF_ERROR(rule->verify(context));
+    return CheckAttributes(context);
+  }
+
+  // The attributes ops.def declares for the op: each required one present,
+  // each present one of its declared kind. Runs after the op's own rule, whose
+  // messages cite the spec.
+  static Status CheckAttributes(const OpContext& context) {
+    const OpDescription& description = DescribeOp(context.op().code());
+    for (const AttributeDescription& declared : description.attributes) {
+      const Attribute* value = context.Find(declared.name);
+      if (value == nullptr) {
+        if (declared.optional) continue;
+        return context.Fail("", "requires the attribute '", declared.name, "' (",
+                            AttrTypeName(declared.type), "), found none");
+      }
+      if (!AttributeHasType(*value, declared.type)) {
+        return context.Fail("", "attribute '", declared.name, "' must be ",
+                            AttrTypeName(declared.type), ", found ", PrintAttribute(*value));
+      }
+    }
+    return Status::Ok();
   }
 
   const Module& module_;

@@ -13,26 +13,14 @@
 
 #include "base/status.h"
 #include "ir/module.h"
+#include "ir/op_description.h"
 
 namespace kiln::ir::verify_internal {
 
 // ---------------------------------------------------------------------------
 // Element types and shapes
 
-// Classes of element types, as the spec's "Types" section names them; an
-// op's inputs allow a set of them (a mask).
-enum ElementClass : uint16_t {
-  kBoolClass = 1 << 0,          // i1
-  kSignedClass = 1 << 1,        // si2..si64 (MLIR's signless iN)
-  kUnsignedClass = 1 << 2,      // ui2..ui64
-  kFloatClass = 1 << 3,         // f4..f64, bf16, tf32
-  kComplexClass = 1 << 4,       // complex<f32>, complex<f64>
-  kPerTensorQuantClass = 1 << 5,
-  kPerAxisQuantClass = 1 << 6,
-  kIndexClass = 1 << 7,         // index (shape computations)
-  kIntegerClasses = kSignedClass | kUnsignedClass,
-  kQuantClasses = kPerTensorQuantClass | kPerAxisQuantClass,
-};
+// ElementClass and its sets are in ir/op_description.h (ops.def names them).
 
 // The class of an element (kElement or kQuantized type); 0 for anything else.
 uint16_t ClassOf(const Type& element);
@@ -228,12 +216,6 @@ StatusOr<std::vector<int64_t>> PaddingList(const OpContext& context, std::string
 // ---------------------------------------------------------------------------
 // Op rules: what the walk checks for each op before its own verifier runs.
 
-// The number of OpCodes, kUnknown included: the size of tables indexed by op.
-inline constexpr size_t kNumOpCodes = 1
-#define KILN_OP(name, spelling) +1
-#include "ir/op_names.def"
-#undef KILN_OP
-    ;
 
 using VerifyFn = Status (*)(const OpContext&);
 
@@ -258,6 +240,12 @@ struct OpRule {
   int16_t regions;       // kVariadic: any number
   uint8_t flags;
 };
+
+// The rules of the elementwise rows of ops.def: stablehlo ops by the spec's
+// constraints (verify_elementwise.cc), chlo ops by ChloOps.td's
+// (verify_chlo_ops.cc). Element classes and result rule come from the row.
+Status VerifyElementwise(const OpContext& context);
+Status VerifyChloElementwise(const OpContext& context);
 
 // The rules of each family, defined in its verify_*.cc file.
 std::span<const OpRule> ElementwiseRules();

@@ -656,12 +656,14 @@ TEST(VerifierChloTest, UnaryAndPredicates) {
 }
 
 TEST(VerifierChloTest, BroadcastingBinaryOps) {
-  auto binary = [](const char* name, const char* lhs, const char* rhs, const char* result) {
+  auto binary = [](const char* name, const char* lhs, const char* rhs, const char* result,
+                   std::vector<NamedAttribute> attributes = {}) {
     IrBuilder b;
-    return b.Verify({b.Add1(name, {b.Arg(lhs), b.Arg(rhs)}, result)});
+    return b.Verify({b.Add1(name, {b.Arg(lhs), b.Arg(rhs)}, result, std::move(attributes))});
   };
   EXPECT_VERIFY_OK(binary("chlo.broadcast_add", "2x1x3xf32", "4x1xf32", "2x4x3xf32"));
-  EXPECT_VERIFY_OK(binary("chlo.broadcast_compare", "3xf32", "f32", "3xi1"));
+  EXPECT_VERIFY_OK(binary("chlo.broadcast_compare", "3xf32", "f32", "3xi1",
+                          {{"comparison_direction", Enum("chlo.comparison_direction", "LT")}}));
   EXPECT_VERIFY_OK(binary("chlo.next_after", "3xf32", "3xf32", "3xf32"));
   EXPECT_VERIFY_ERROR(binary("chlo.broadcast_add", "2x3xf32", "4x3xf32", "2x3xf32"),
                       "chlo.broadcast_add: operand shapes [2, 3] and [4, 3] do not broadcast: "

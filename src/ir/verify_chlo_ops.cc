@@ -12,33 +12,12 @@
 namespace kiln::ir::verify_internal {
 namespace {
 
-constexpr uint16_t kFpComplex = kFloatClass | kComplexClass;
-
-// The element classes each same-type chlo op allows.
-uint16_t ClassesOf(OpCode code) {
-  switch (code) {
-    case OpCode::kChloBesselI1e:
-    case OpCode::kChloDigamma:
-    case OpCode::kChloErf:
-    case OpCode::kChloErfInv:
-    case OpCode::kChloErfc:
-    case OpCode::kChloLgamma:
-    case OpCode::kChloNextAfter:
-    case OpCode::kChloPolygamma:
-    case OpCode::kChloZeta:
-      return kFloatClass;
-    case OpCode::kChloMulhi:
-      return kIntegerClasses;
-    case OpCode::kChloSquare:
-      return kFpComplex | kIntegerClasses;
-    default:
-      return kFpComplex;
-  }
-}
-
 // Unary and two-operand ops whose result has the operands' type.
 Status VerifySameType(const OpContext& context) {
-  const uint16_t classes = ClassesOf(context.op().code());
+  // Elementwise rows name their classes; _asin_acos_kernel (no kernel) is
+  // floating-point or complex.
+  const auto& elementwise = DescribeOp(context.op().code()).elementwise;
+  const uint16_t classes = elementwise ? elementwise->classes : kFpComplex;
   const Type& first = context.operand(0);
   for (size_t i = 0; i < context.num_operands(); ++i) {
     KILN_RETURN_IF_ERROR(context.ExpectClasses("", StrCat("operand #", i), context.operand(i),
@@ -59,7 +38,8 @@ Status VerifySameType(const OpContext& context) {
 Status VerifyFloatPredicate(const OpContext& context) {
   const Type& operand = context.operand(0);
   const Type& result = context.result(0);
-  KILN_RETURN_IF_ERROR(context.ExpectClasses("", "operand", operand, kFloatClass));
+  KILN_RETURN_IF_ERROR(context.ExpectClasses(
+      "", "operand", operand, DescribeOp(context.op().code()).elementwise->classes));
   KILN_RETURN_IF_ERROR(context.ExpectClasses("", "result", result, kBoolClass));
   if (!ShapesCompatible(result.dims(), operand.dims())) {
     return context.Fail("", "result must have the operand shape ", DimsText(operand.dims()),
@@ -257,26 +237,14 @@ Status VerifyConstantLike(const OpContext& context) {
   return Status::Ok();
 }
 
-constexpr OpRule Unary(OpCode code, VerifyFn verify = VerifySameType) {
-  return {code, verify, 1, 1, 1, 1, 0, kTensors};
-}
 constexpr OpRule Pair(OpCode code, VerifyFn verify) {
   return {code, verify, 2, 2, 1, 1, 0, kTensors};
 }
 
+// The elementwise chlo ops get their rules from their rows (verifier.cc).
 constexpr int16_t V = kVariadic;
 constexpr OpRule kRules[] = {
-    Unary(OpCode::kChloAsinAcosKernel), Unary(OpCode::kChloAcos), Unary(OpCode::kChloAcosh),
-    Unary(OpCode::kChloAsin), Unary(OpCode::kChloAsinh), Unary(OpCode::kChloAtan),
-    Unary(OpCode::kChloAtanh), Unary(OpCode::kChloBesselI1e), Unary(OpCode::kChloConj),
-    Unary(OpCode::kChloCosh), Unary(OpCode::kChloSinh), Unary(OpCode::kChloTan),
-    Unary(OpCode::kChloDigamma), Unary(OpCode::kChloErf), Unary(OpCode::kChloErfInv),
-    Unary(OpCode::kChloErfc), Unary(OpCode::kChloLgamma), Unary(OpCode::kChloSquare),
-    Unary(OpCode::kChloIsInf, VerifyFloatPredicate),
-    Unary(OpCode::kChloIsNegInf, VerifyFloatPredicate),
-    Unary(OpCode::kChloIsPosInf, VerifyFloatPredicate),
-    Pair(OpCode::kChloNextAfter, VerifySameType), Pair(OpCode::kChloPolygamma, VerifySameType),
-    Pair(OpCode::kChloZeta, VerifySameType), Pair(OpCode::kChloMulhi, VerifySameType),
+    {OpCode::kChloAsinAcosKernel, VerifySameType, 1, 1, 1, 1, 0, kTensors},
     Pair(OpCode::kChloBroadcastAdd, VerifyBroadcastBinary),
     Pair(OpCode::kChloBroadcastAtan2, VerifyBroadcastBinary),
     Pair(OpCode::kChloBroadcastDivide, VerifyBroadcastBinary),
@@ -307,5 +275,11 @@ constexpr OpRule kRules[] = {
 }  // namespace
 
 std::span<const OpRule> ChloRules() { return kRules; }
+
+Status VerifyChloElementwise(const OpContext& context) {
+  const ElementwiseDescription& spec = *DescribeOp(context.op().code()).elementwise;
+  return spec.result == ElementwiseResult::kBool ? VerifyFloatPredicate(context)
+                                                 : VerifySameType(context);
+}
 
 }  // namespace kiln::ir::verify_internal

@@ -3,91 +3,11 @@
 // select, clamp, convert, bitcast_convert, reduce_precision, complex and the
 // quantization ops.
 #include <algorithm>
-#include <array>
 
 #include "ir/verifier_internal.h"
 
 namespace kiln::ir::verify_internal {
 namespace {
-
-// How an elementwise op's result type follows from its operands.
-enum class ResultRule : uint8_t {
-  kSame,      // type(result) = type(operands...)           (C1)
-  kRealPart,  // complex<E> -> E, else the same element      (abs C2, real/imag C2)
-  kBool,      // same shape, i1 elements                     (is_finite)
-};
-
-struct ElementwiseSpec {
-  OpCode code;
-  uint16_t classes;  // element classes the operands allow ((I1), (I2))
-  ResultRule result;
-};
-
-constexpr uint16_t kFpComplexQ = kFloatClass | kComplexClass | kPerTensorQuantClass;
-constexpr uint16_t kFpQ = kFloatClass | kPerTensorQuantClass;
-constexpr uint16_t kArithmetic = kIntegerClasses | kFloatClass | kComplexClass |
-                                 kPerTensorQuantClass;
-constexpr uint16_t kSignedArithmetic = kSignedClass | kFloatClass | kComplexClass |
-                                       kPerTensorQuantClass;
-constexpr uint16_t kLogical = kBoolClass | kIntegerClasses;
-constexpr uint16_t kAnyTensor = kBoolClass | kArithmetic;
-
-constexpr ElementwiseSpec kElementwiseSpecs[] = {
-    // unary
-    {OpCode::kAbs, kSignedArithmetic, ResultRule::kRealPart},
-    {OpCode::kCbrt, kFpComplexQ, ResultRule::kSame},
-    {OpCode::kCeil, kFpQ, ResultRule::kSame},
-    {OpCode::kCosine, kFpComplexQ, ResultRule::kSame},
-    {OpCode::kCountLeadingZeros, kIntegerClasses, ResultRule::kSame},
-    {OpCode::kExponential, kFpComplexQ, ResultRule::kSame},
-    {OpCode::kExponentialMinusOne, kFpComplexQ, ResultRule::kSame},
-    {OpCode::kFloor, kFpQ, ResultRule::kSame},
-    {OpCode::kImag, kFloatClass | kComplexClass, ResultRule::kRealPart},
-    {OpCode::kIsFinite, kFpQ, ResultRule::kBool},
-    {OpCode::kLog, kFpComplexQ, ResultRule::kSame},
-    {OpCode::kLogPlusOne, kFpComplexQ, ResultRule::kSame},
-    {OpCode::kLogistic, kFpComplexQ, ResultRule::kSame},
-    {OpCode::kNegate, kArithmetic, ResultRule::kSame},
-    {OpCode::kNot, kLogical, ResultRule::kSame},
-    {OpCode::kPopcnt, kIntegerClasses, ResultRule::kSame},
-    {OpCode::kReal, kFloatClass | kComplexClass, ResultRule::kRealPart},
-    {OpCode::kRoundNearestAfz, kFpQ, ResultRule::kSame},
-    {OpCode::kRoundNearestEven, kFpQ, ResultRule::kSame},
-    {OpCode::kRsqrt, kFpComplexQ, ResultRule::kSame},
-    {OpCode::kSign, kSignedArithmetic, ResultRule::kSame},
-    {OpCode::kSine, kFpComplexQ, ResultRule::kSame},
-    {OpCode::kSqrt, kFpComplexQ, ResultRule::kSame},
-    {OpCode::kTan, kFpComplexQ, ResultRule::kSame},
-    {OpCode::kTanh, kFpComplexQ, ResultRule::kSame},
-    // binary
-    {OpCode::kAdd, kAnyTensor | kPerAxisQuantClass, ResultRule::kSame},
-    {OpCode::kAnd, kLogical, ResultRule::kSame},
-    {OpCode::kAtan2, kFpComplexQ, ResultRule::kSame},
-    {OpCode::kDivide, kArithmetic, ResultRule::kSame},
-    {OpCode::kMaximum, kAnyTensor, ResultRule::kSame},
-    {OpCode::kMinimum, kAnyTensor, ResultRule::kSame},
-    {OpCode::kMultiply, kAnyTensor, ResultRule::kSame},
-    {OpCode::kOr, kLogical, ResultRule::kSame},
-    {OpCode::kPower, kArithmetic, ResultRule::kSame},
-    {OpCode::kRemainder, kArithmetic, ResultRule::kSame},
-    {OpCode::kShiftLeft, kIntegerClasses, ResultRule::kSame},
-    {OpCode::kShiftRightArithmetic, kIntegerClasses, ResultRule::kSame},
-    {OpCode::kShiftRightLogical, kIntegerClasses, ResultRule::kSame},
-    {OpCode::kSubtract, kArithmetic, ResultRule::kSame},
-    {OpCode::kXor, kLogical, ResultRule::kSame},
-};
-
-// Only ops of the table dispatch to VerifyElementwise.
-const ElementwiseSpec& SpecOf(OpCode code) {
-  static const auto* table = [] {
-    auto* specs = new std::array<const ElementwiseSpec*, kNumOpCodes>{};
-    for (const ElementwiseSpec& spec : kElementwiseSpecs) {
-      (*specs)[static_cast<size_t>(spec.code)] = &spec;
-    }
-    return specs;
-  }();
-  return *(*table)[static_cast<size_t>(code)];
-}
 
 // The spec's operand names: unary ops take `operand`, binary `lhs`, `rhs`.
 std::string_view OperandName(size_t count, size_t index) {
@@ -95,8 +15,10 @@ std::string_view OperandName(size_t count, size_t index) {
   return index == 0 ? "lhs" : "rhs";
 }
 
+}  // namespace
+
 Status VerifyElementwise(const OpContext& context) {
-  const ElementwiseSpec& spec = SpecOf(context.op().code());
+  const ElementwiseDescription& spec = *DescribeOp(context.op().code()).elementwise;
   const size_t count = context.num_operands();
   static constexpr std::string_view kLabels[] = {"I1", "I2"};
   for (size_t i = 0; i < count; ++i) {
@@ -105,7 +27,7 @@ Status VerifyElementwise(const OpContext& context) {
   }
   const Type& first = context.operand(0);
   const Type& result = context.result(0);
-  if (spec.result == ResultRule::kSame) {
+  if (spec.result == ElementwiseResult::kSame) {
     for (size_t i = 1; i < count; ++i) {
       if (!TypesCompatible(context.operand(i), first)) {
         return context.Fail("C1", "lhs has type ", TypeText(first), " but rhs has type ",
@@ -122,7 +44,7 @@ Status VerifyElementwise(const OpContext& context) {
     return context.Fail("C1", "result must have the operand shape ", DimsText(first.dims()),
                         ", found ", TypeText(result));
   }
-  if (spec.result == ResultRule::kBool) {
+  if (spec.result == ElementwiseResult::kBool) {
     return context.ExpectClasses("", "result", result, kBoolClass);
   }
   const Type expected = RealPart(ElementOf(first));
@@ -132,6 +54,8 @@ Status VerifyElementwise(const OpContext& context) {
   }
   return Status::Ok();
 }
+
+namespace {
 
 Status VerifyComplex(const OpContext& context) {
   const Type& lhs = context.operand(0);
@@ -349,27 +273,8 @@ Status VerifyUniformDequantize(const OpContext& context) {
   return Status::Ok();
 }
 
-constexpr OpRule Unary(OpCode code) {
-  return {code, VerifyElementwise, 1, 1, 1, 1, 0, kTensors};
-}
-constexpr OpRule Binary(OpCode code) {
-  return {code, VerifyElementwise, 2, 2, 1, 1, 0, kTensors};
-}
-
+// The elementwise ops of ops.def get their rules from their rows (verifier.cc).
 constexpr OpRule kRules[] = {
-    Unary(OpCode::kAbs), Unary(OpCode::kCbrt), Unary(OpCode::kCeil), Unary(OpCode::kCosine),
-    Unary(OpCode::kCountLeadingZeros), Unary(OpCode::kExponential),
-    Unary(OpCode::kExponentialMinusOne), Unary(OpCode::kFloor), Unary(OpCode::kImag),
-    Unary(OpCode::kIsFinite), Unary(OpCode::kLog), Unary(OpCode::kLogPlusOne),
-    Unary(OpCode::kLogistic), Unary(OpCode::kNegate), Unary(OpCode::kNot),
-    Unary(OpCode::kPopcnt), Unary(OpCode::kReal), Unary(OpCode::kRoundNearestAfz),
-    Unary(OpCode::kRoundNearestEven), Unary(OpCode::kRsqrt), Unary(OpCode::kSign),
-    Unary(OpCode::kSine), Unary(OpCode::kSqrt), Unary(OpCode::kTan), Unary(OpCode::kTanh),
-    Binary(OpCode::kAdd), Binary(OpCode::kAnd), Binary(OpCode::kAtan2), Binary(OpCode::kDivide),
-    Binary(OpCode::kMaximum), Binary(OpCode::kMinimum), Binary(OpCode::kMultiply),
-    Binary(OpCode::kOr), Binary(OpCode::kPower), Binary(OpCode::kRemainder),
-    Binary(OpCode::kShiftLeft), Binary(OpCode::kShiftRightArithmetic),
-    Binary(OpCode::kShiftRightLogical), Binary(OpCode::kSubtract), Binary(OpCode::kXor),
     {OpCode::kComplex, VerifyComplex, 2, 2, 1, 1, 0, kTensors},
     {OpCode::kCompare, VerifyCompare, 2, 2, 1, 1, 0, kTensors},
     {OpCode::kSelect, VerifySelect, 3, 3, 1, 1, 0, kTensors},

@@ -20,6 +20,8 @@ os.environ["JAX_PLATFORMS"] = "kiln"
 for _name in _KILN_VARIABLES:
     os.environ.pop(_name, None)
 os.environ["KILN_NUM_DEVICES"] = str(IN_PROCESS_DEVICES)
+# Every attribute a lowering reads must be declared in src/ir/ops.def.
+os.environ["KILN_CHECK_OP_DESCRIPTIONS"] = "1"
 
 
 def _run_python(code: str, env: dict[str, str] | None = None, check: bool = True,
