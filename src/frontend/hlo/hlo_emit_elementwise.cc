@@ -29,14 +29,17 @@ constexpr std::string_view kSameNamedOps[] = {
 constexpr std::string_view kChloOps[] = {"erf",  "acos", "acosh", "asin", "asinh",
                                          "atan", "atanh", "cosh", "sinh"};
 
+// An opcode of kSameNamedOps: stablehlo.<opcode>, with '-' as '_'.
 Status EmitSameNamed(Emission& e) {
   std::string name = "stablehlo." + e.in.opcode;
   std::replace(name.begin(), name.end(), '-', '_');
   return e.Emit(name, e.flat, "");
 }
 
+// An opcode of kChloOps: chlo.<opcode>.
 Status EmitChlo(Emission& e) { return e.Emit("chlo." + e.in.opcode, e.flat, ""); }
 
+// bitcast: stablehlo.reshape (Kiln's arrays have no layouts to reinterpret).
 Status EmitBitcast(Emission& e) { return e.Emit("stablehlo.reshape", e.flat, ""); }
 
 // The comparison_type XLA infers when the instruction has none.
@@ -57,6 +60,7 @@ std::string ComparisonType(const Instruction& in, const Shape& operand) {
   }
 }
 
+// compare: stablehlo.compare, its direction checked and its type inferred when unset.
 Status EmitCompare(Emission& e) {
   const Instruction& in = e.in;
   KILN_RETURN_IF_ERROR(e.ExpectOperands(2));
@@ -79,12 +83,15 @@ Status EmitCompare(Emission& e) {
                     in.comparison_direction + ">");
 }
 
+// reduce-precision: stablehlo.reduce_precision with i32 bit counts.
 Status EmitReducePrecision(Emission& e) {
   return e.Emit("stablehlo.reduce_precision", e.flat,
                 "exponent_bits = " + std::to_string(e.in.exponent_bits) +
                     " : i32, mantissa_bits = " + std::to_string(e.in.mantissa_bits) + " : i32");
 }
 
+// Rows of kRules: one per same-named and CHLO opcode, then bitcast,
+// compare and reduce-precision.
 constexpr size_t kRuleCount = std::size(kSameNamedOps) + std::size(kChloOps) + 3;
 
 // The rows of kSameNamedOps and kChloOps, then the other opcodes.

@@ -10,6 +10,7 @@
 namespace kiln::frontend::hlo {
 namespace {
 
+// dot: stablehlo.dot_general, naming only the dimension lists it has.
 Status EmitDot(Emission& e) {
   const DotDims& dot = e.in.dot;
   std::string dims;
@@ -38,6 +39,8 @@ std::string ConvDimensions(const ConvolutionDims& d) {
          ", output_spatial_dimensions = " + List(d.output_spatial) + ">";
 }
 
+// convolution: stablehlo.convolution; the window gives the dilations,
+// strides and padding (window reversal is refused).
 Status EmitConvolution(Emission& e) {
   const Instruction& in = e.in;
   std::vector<int64_t> lhs_dilation, rhs_dilation;
@@ -60,6 +63,7 @@ Status EmitConvolution(Emission& e) {
   return e.Emit("stablehlo.convolution", e.flat, properties);
 }
 
+// fft: stablehlo.fft, fft_type checked.
 Status EmitFft(Emission& e) {
   static constexpr const char* kTypes[] = {"FFT", "IFFT", "RFFT", "IRFFT"};
   if (e.in.fft_type < 0 || e.in.fft_type > 3) {
@@ -70,11 +74,13 @@ Status EmitFft(Emission& e) {
                     kTypes[e.in.fft_type] + ">");
 }
 
+// cholesky: stablehlo.cholesky.
 Status EmitCholesky(Emission& e) {
   return e.Emit("stablehlo.cholesky", e.flat,
                 std::string("lower = ") + (e.in.lower ? "true" : "false"));
 }
 
+// triangular-solve: stablehlo.triangular_solve, transpose_a checked.
 Status EmitTriangularSolve(Emission& e) {
   const Instruction& in = e.in;
   static constexpr const char* kTranspose[] = {"NO_TRANSPOSE", "NO_TRANSPOSE", "TRANSPOSE",
@@ -103,6 +109,7 @@ Status EmitBatchNorm(Emission& e) {
                     std::to_string(e.in.feature_index) + " : i64");
 }
 
+// This family's opcodes and their emitters.
 constexpr EmitRule kRules[] = {
     {"dot", EmitDot},
     {"convolution", EmitConvolution},

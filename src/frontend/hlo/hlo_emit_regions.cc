@@ -19,23 +19,27 @@ StatusOr<std::string> CalledRegions(Emission& e, size_t count) {
   return regions;
 }
 
+// reduce: stablehlo.reduce over the called computation.
 Status EmitReduce(Emission& e) {
   KILN_ASSIGN_OR_RETURN(std::string regions, CalledRegions(e, 1));
   return e.Emit("stablehlo.reduce", e.flat, "dimensions = " + I64Array(e.in.dimensions), regions);
 }
 
+// reduce-window: stablehlo.reduce_window with the whole window.
 Status EmitReduceWindow(Emission& e) {
   KILN_ASSIGN_OR_RETURN(std::string regions, CalledRegions(e, 1));
   return e.Emit("stablehlo.reduce_window", e.flat, WindowAttributes(e.in.window, true, true),
                 regions);
 }
 
+// select-and-scatter: the select then the scatter computation as regions.
 Status EmitSelectAndScatter(Emission& e) {
   KILN_ASSIGN_OR_RETURN(std::string regions, CalledRegions(e, 2));
   std::string attributes = WindowAttributes(e.in.window, true, false);
   return e.Emit("stablehlo.select_and_scatter", e.flat, attributes, regions);
 }
 
+// sort: stablehlo.sort along its one dimension.
 Status EmitSort(Emission& e) {
   KILN_ASSIGN_OR_RETURN(std::string regions, CalledRegions(e, 1));
   if (e.in.dimensions.size() != 1) {
@@ -47,11 +51,13 @@ Status EmitSort(Emission& e) {
                 regions);
 }
 
+// map: stablehlo.map over the called computation.
 Status EmitMap(Emission& e) {
   KILN_ASSIGN_OR_RETURN(std::string regions, CalledRegions(e, 1));
   return e.Emit("stablehlo.map", e.flat, "dimensions = " + I64Array(e.in.dimensions), regions);
 }
 
+// scatter: stablehlo.scatter with its dimension numbers.
 Status EmitScatter(Emission& e) {
   KILN_ASSIGN_OR_RETURN(std::string regions, CalledRegions(e, 1));
   const ScatterDims& s = e.in.scatter;
@@ -63,13 +69,15 @@ Status EmitScatter(Emission& e) {
   }
   dims += ", scatter_dims_to_operand_dims = " + List(s.scatter_dims_to_operand_dims) +
           ", index_vector_dim = " + std::to_string(s.index_vector_dim);
+  const std::string sorted = e.in.indices_are_sorted ? "true" : "false";
   return e.Emit("stablehlo.scatter", e.flat,
-                std::string("indices_are_sorted = ") + (e.in.indices_are_sorted ? "true" : "false") +
+                "indices_are_sorted = " + sorted +
                     ", scatter_dimension_numbers = #stablehlo.scatter<" + dims +
                     ">, unique_indices = " + (e.in.unique_indices ? "true" : "false"),
                 regions);
 }
 
+// while: stablehlo.while, the condition region before the body.
 Status EmitWhile(Emission& e) {
   // called_computation_ids: the body, then the condition.
   KILN_RETURN_IF_ERROR(e.ExpectOperands(1));
@@ -82,6 +90,7 @@ Status EmitWhile(Emission& e) {
   return e.Emit("stablehlo.while", e.flat, "", regions);
 }
 
+// conditional: stablehlo.if for a pred selector, else stablehlo.case.
 Status EmitConditional(Emission& e) {
   // Operand 0 selects the branch (pred: true then false; s32: an index);
   // operand i + 1 is branch i's parameter, reached from the region by
@@ -104,11 +113,13 @@ Status EmitConditional(Emission& e) {
   return e.Emit(is_pred ? "stablehlo.if" : "stablehlo.case", {selector}, "", regions);
 }
 
+// call: the callee inlined, its parameters bound to the operands.
 Status EmitCall(Emission& e) {
   KILN_ASSIGN_OR_RETURN(const Computation* callee, e.converter.Called(e.in, 0));
   return e.converter.EmitComputation(*callee, e.operands, e.depth + 1, e.indent, e.out, e.result);
 }
 
+// This family's opcodes and their emitters.
 constexpr EmitRule kRules[] = {
     {"reduce", EmitReduce},
     {"reduce-window", EmitReduceWindow},

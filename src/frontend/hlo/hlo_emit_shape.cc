@@ -8,15 +8,18 @@
 namespace kiln::frontend::hlo {
 namespace {
 
+// broadcast: stablehlo.broadcast_in_dim (HLO's dimensions map the operand's).
 Status EmitBroadcast(Emission& e) {
   return e.Emit("stablehlo.broadcast_in_dim", e.flat,
                 "broadcast_dimensions = " + I64Array(e.in.dimensions));
 }
 
+// transpose: stablehlo.transpose.
 Status EmitTranspose(Emission& e) {
   return e.Emit("stablehlo.transpose", e.flat, "permutation = " + I64Array(e.in.dimensions));
 }
 
+// reverse: stablehlo.reverse.
 Status EmitReverse(Emission& e) {
   return e.Emit("stablehlo.reverse", e.flat, "dimensions = " + I64Array(e.in.dimensions));
 }
@@ -31,6 +34,7 @@ Status EmitConcatenateOrIota(Emission& e) {
                                : e.Emit("stablehlo.concatenate", e.flat, "dimension = " + dim);
 }
 
+// slice: stablehlo.slice from the slice dimensions.
 Status EmitSlice(Emission& e) {
   std::vector<int64_t> start, limit, stride;
   for (const SliceDimension& s : e.in.slices) {
@@ -43,6 +47,7 @@ Status EmitSlice(Emission& e) {
                     ", strides = " + I64Array(stride));
 }
 
+// pad: stablehlo.pad from the padding config.
 Status EmitPad(Emission& e) {
   std::vector<int64_t> low, high, interior;
   for (const PaddingDimension& p : e.in.padding) {
@@ -93,17 +98,20 @@ Status ScalarStarts(Emission& e, size_t first, size_t rank) {
   return Status::Ok();
 }
 
+// dynamic-slice: stablehlo.dynamic_slice with one scalar start per dimension.
 Status EmitDynamicSlice(Emission& e) {
   if (!e.flat.empty()) KILN_RETURN_IF_ERROR(ScalarStarts(e, 1, e.flat[0].shape.dims.size()));
   return e.Emit("stablehlo.dynamic_slice", e.flat,
                 "slice_sizes = " + I64Array(e.in.dynamic_slice_sizes));
 }
 
+// dynamic-update-slice: stablehlo.dynamic_update_slice, as dynamic-slice.
 Status EmitDynamicUpdateSlice(Emission& e) {
   if (!e.flat.empty()) KILN_RETURN_IF_ERROR(ScalarStarts(e, 2, e.flat[0].shape.dims.size()));
   return e.Emit("stablehlo.dynamic_update_slice", e.flat, "");
 }
 
+// gather: stablehlo.gather with its dimension numbers.
 Status EmitGather(Emission& e) {
   const GatherDims& g = e.in.gather;
   std::string dims = "offset_dims = " + List(g.offset_dims) +
@@ -120,6 +128,7 @@ Status EmitGather(Emission& e) {
                     ", slice_sizes = " + I64Array(e.in.gather_slice_sizes));
 }
 
+// This family's opcodes and their emitters.
 constexpr EmitRule kRules[] = {
     {"broadcast", EmitBroadcast},
     {"transpose", EmitTranspose},

@@ -10,6 +10,7 @@
 namespace kiln::frontend::hlo {
 namespace {
 
+// parameter: the leaves bound to its parameter_number; no op.
 Status EmitParameter(Emission& e) {
   const auto number = static_cast<size_t>(e.in.parameter_number);
   if (e.in.parameter_number < 0 || number >= e.parameters.size()) {
@@ -25,6 +26,7 @@ Status EmitPassThrough(Emission& e) {
   return Status::Ok();
 }
 
+// get-tuple-element: the operand's leaves of that element; no op.
 Status EmitGetTupleElement(Emission& e) {
   KILN_RETURN_IF_ERROR(e.ExpectOperands(1));
   // The operand's shape is not stored with it: count leaves per member
@@ -48,6 +50,7 @@ Status EmitGetTupleElement(Emission& e) {
   return Status::Ok();
 }
 
+// constant: stablehlo.constant of the literal's bytes (array literals only).
 Status EmitConstant(Emission& e) {
   const Instruction& in = e.in;
   if (!in.has_literal) return InvalidArgument("expected a literal, found none");
@@ -72,10 +75,12 @@ Status EmitConstant(Emission& e) {
   return e.Emit("stablehlo.constant", {}, "value = dense<" + data + "> : " + type);
 }
 
+// opt-barrier: stablehlo.optimization_barrier on every leaf.
 Status EmitOptimizationBarrier(Emission& e) {
   return e.Emit("stablehlo.optimization_barrier", e.flat, "");
 }
 
+// rng-bit-generator: stablehlo.rng_bit_generator, the algorithm checked.
 Status EmitRngBitGenerator(Emission& e) {
   static constexpr const char* kAlgorithms[] = {"DEFAULT", "THREE_FRY", "PHILOX"};
   if (e.in.rng_algorithm < 0 || e.in.rng_algorithm > 2) {
@@ -86,6 +91,8 @@ Status EmitRngBitGenerator(Emission& e) {
                     kAlgorithms[e.in.rng_algorithm] + ">");
 }
 
+// rng: stablehlo.rng, the distribution checked and the result shape made a
+// constant operand.
 Status EmitRng(Emission& e) {
   // StableHLO's rng takes the result shape as a third operand.
   const Instruction& in = e.in;
@@ -112,11 +119,13 @@ Status EmitRng(Emission& e) {
                     (in.distribution == 1 ? "UNIFORM" : "NORMAL") + ">");
 }
 
+// custom-call: refused, naming the target (none is supported yet).
 Status EmitCustomCall(Emission& e) {
   return Unimplemented("custom-call target \"", e.in.custom_call_target,
                        "\" is not supported by Kiln's HLO reader");
 }
 
+// This family's opcodes and their emitters.
 constexpr EmitRule kRules[] = {
     {"parameter", EmitParameter},
     {"tuple", EmitPassThrough},
