@@ -9,11 +9,13 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "compiler/compile.h"
 #include "compiler/executor.h"
+#include "frontend/hlo/hlo_emit.h"
 #include "frontend/hlo/hlo_proto.h"
 #include "frontend/hlo/hlo_reader.h"
 #include "frontend/program.h"
@@ -315,6 +317,20 @@ TEST(HloReaderTest, UnknownOpcodeIsUnimplementedNamingIt) {
       << read.status().ToString();
   EXPECT_NE(read.status().message().find("frobnicate.2"), std::string::npos)
       << read.status().ToString();
+}
+
+// The opcode table keeps the first emitter of an opcode: a second one, in
+// any family, would never run.
+TEST(HloReaderTest, EveryOpcodeHasOneEmitter) {
+  std::set<std::string_view> opcodes;
+  for (auto family : {ValueEmitters(), ElementwiseEmitters(), ShapeEmitters(), LinalgEmitters(),
+                      RegionEmitters()}) {
+    for (const EmitRule& rule : family) {
+      EXPECT_TRUE(opcodes.insert(rule.opcode).second) << rule.opcode;
+      EXPECT_NE(rule.emit, nullptr) << rule.opcode;
+    }
+  }
+  EXPECT_TRUE(opcodes.contains("parameter") && opcodes.contains("custom-call"));
 }
 
 TEST(HloReaderTest, MalformedProtosAreInvalidArgument) {

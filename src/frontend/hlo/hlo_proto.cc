@@ -289,6 +289,50 @@ Status SetBool(const Field& f, std::string_view what, bool& out) {
 // 32 (HloInstruction::CreateFromProto's CalculateLocalId).
 int64_t LocalId(int64_t id) { return id & 0xFFFFFFFF; }
 
+// SliceDimensions: one more entry of `slices`.
+Status DecodeSliceDimensions(const Field& message, std::vector<SliceDimension>& slices) {
+  SliceDimension slice;
+  KILN_RETURN_IF_ERROR(ForEachField(message, "SliceDimensions", [&](const Field& s) -> Status {
+    if (s.number == 1) return SetInt(s, "start", slice.start);
+    if (s.number == 2) return SetInt(s, "limit", slice.limit);
+    if (s.number == 3) return SetInt(s, "stride", slice.stride);
+    return Status::Ok();
+  }));
+  slices.push_back(slice);
+  return Status::Ok();
+}
+
+// PaddingConfig: its dimensions, appended to `padding`.
+Status DecodePaddingConfig(const Field& message, std::vector<PaddingDimension>& padding) {
+  return ForEachField(message, "PaddingConfig", [&](const Field& d) -> Status {
+    if (d.number != 1) return Status::Ok();
+    PaddingDimension dimension;
+    KILN_RETURN_IF_ERROR(ForEachField(d, "PaddingDimension", [&](const Field& p) -> Status {
+      if (p.number == 1) return SetInt(p, "edge_padding_low", dimension.low);
+      if (p.number == 2) return SetInt(p, "edge_padding_high", dimension.high);
+      if (p.number == 3) return SetInt(p, "interior_padding", dimension.interior);
+      return Status::Ok();
+    }));
+    padding.push_back(dimension);
+    return Status::Ok();
+  });
+}
+
+// TriangularSolveOptions, into `in`'s options fields.
+Status DecodeTriangularSolveOptions(const Field& message, Instruction& in) {
+  return ForEachField(message, "TriangularSolveOptions", [&](const Field& o) -> Status {
+    if (o.number == 1) return SetBool(o, "left_side", in.left_side);
+    if (o.number == 2) return SetBool(o, "lower", in.lower);
+    if (o.number == 3) return SetBool(o, "unit_diagonal", in.unit_diagonal);
+    if (o.number == 4) {
+      int64_t value = 0;
+      KILN_RETURN_IF_ERROR(SetInt(o, "transpose_a", value));
+      in.transpose_a = static_cast<int32_t>(value);
+    }
+    return Status::Ok();
+  });
+}
+
 Status DecodeInstructionField(const Field& f, Instruction& in) {
   switch (f.number) {
     case 1: return SetString(f, "HloInstructionProto.name", in.name);
@@ -301,17 +345,7 @@ Status DecodeInstructionField(const Field& f, Instruction& in) {
     case 14: return Ints(f, "dimensions", in.dimensions);
     case 15: return DecodeWindow(f, in.window);
     case 16: return DecodeConvolutionDims(f, in.convolution);
-    case 17: {
-      SliceDimension slice;
-      KILN_RETURN_IF_ERROR(ForEachField(f, "SliceDimensions", [&](const Field& s) -> Status {
-        if (s.number == 1) return SetInt(s, "start", slice.start);
-        if (s.number == 2) return SetInt(s, "limit", slice.limit);
-        if (s.number == 3) return SetInt(s, "stride", slice.stride);
-        return Status::Ok();
-      }));
-      in.slices.push_back(slice);
-      return Status::Ok();
-    }
+    case 17: return DecodeSliceDimensions(f, in.slices);
     case 18: case 19: {
       int64_t bits = 0;
       KILN_RETURN_IF_ERROR(SetInt(f, "exponent_bits/mantissa_bits", bits));
@@ -319,19 +353,7 @@ Status DecodeInstructionField(const Field& f, Instruction& in) {
       return Status::Ok();
     }
     case 20: return Ints(f, "dynamic_slice_sizes", in.dynamic_slice_sizes);
-    case 21:
-      return ForEachField(f, "PaddingConfig", [&](const Field& d) -> Status {
-        if (d.number != 1) return Status::Ok();
-        PaddingDimension padding;
-        KILN_RETURN_IF_ERROR(ForEachField(d, "PaddingDimension", [&](const Field& p) -> Status {
-          if (p.number == 1) return SetInt(p, "edge_padding_low", padding.low);
-          if (p.number == 2) return SetInt(p, "edge_padding_high", padding.high);
-          if (p.number == 3) return SetInt(p, "interior_padding", padding.interior);
-          return Status::Ok();
-        }));
-        in.padding.push_back(padding);
-        return Status::Ok();
-      });
+    case 21: return DecodePaddingConfig(f, in.padding);
     case 23: {
       int64_t distribution = 0;
       KILN_RETURN_IF_ERROR(SetInt(f, "distribution", distribution));
@@ -345,18 +367,7 @@ Status DecodeInstructionField(const Field& f, Instruction& in) {
       return Status::Ok();
     }
     case 32: return Ints(f, "fft_length", in.fft_length);
-    case 59:
-      return ForEachField(f, "TriangularSolveOptions", [&](const Field& o) -> Status {
-        if (o.number == 1) return SetBool(o, "left_side", in.left_side);
-        if (o.number == 2) return SetBool(o, "lower", in.lower);
-        if (o.number == 3) return SetBool(o, "unit_diagonal", in.unit_diagonal);
-        if (o.number == 4) {
-          int64_t value = 0;
-          KILN_RETURN_IF_ERROR(SetInt(o, "transpose_a", value));
-          in.transpose_a = static_cast<int32_t>(value);
-        }
-        return Status::Ok();
-      });
+    case 59: return DecodeTriangularSolveOptions(f, in);
     case 62:
       return ForEachField(f, "CholeskyOptions", [&](const Field& o) -> Status {
         return o.number == 1 ? SetBool(o, "lower", in.lower) : Status::Ok();

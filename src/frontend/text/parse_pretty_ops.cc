@@ -1,6 +1,7 @@
 // Pretty forms of ops without regions, mirroring src/ir/printer_ops.cc.
 #include <cstdlib>
 #include <limits>
+#include <optional>
 #include <string>
 
 #include "base/env.h"
@@ -457,6 +458,176 @@ bool ParseSdy(Parser& p, OpFrame& f) {
   return Resolve(p, f, {type}, {type});
 }
 
+// `{attrs} : T`: the op's one result type (the nullary form, and iota
+// after its dimension).
+bool ParseResultType(Parser& p, OpFrame& f) {
+  Type type;
+  if (!p.ParseOptionalAttrDict(*f.op) || !ParseColonType(p, type)) return false;
+  p.AddResults(*f.op, {type});
+  return true;
+}
+
+// `dim = N : T`: iota.
+bool ParseIota(Parser& p, OpFrame& f) {
+  return KeywordInteger(p, *f.op, "dim", "iota_dimension") && ParseResultType(p, f);
+}
+
+// `%t[N] : ...`: get_tuple_element.
+bool ParseGetTupleElement(Parser& p, OpFrame& f) {
+  int64_t index = 0;
+  f.operands.emplace_back();
+  if (!p.ParseValueUse(f.operands.back()) || !p.Expect(TokenKind::kLSquare, " before the index") ||
+      !p.ParseInteger(index) || !p.Expect(TokenKind::kRSquare, " after the index")) {
+    return false;
+  }
+  f.op->SetAttr("index", I32(index));
+  return p.ParseFunctionalTail(f);
+}
+
+// `%a, %b : tuple<...>`: tuple.
+bool ParseTuple(Parser& p, OpFrame& f) {
+  Type type;
+  if (!p.ParseValueUseList(f.operands) || !p.ParseOptionalAttrDict(*f.op)) return false;
+  const size_t offset = p.token().offset + 1;
+  if (!ParseColonType(p, type)) return false;
+  if (!type.Is(ir::TypeKind::kTuple)) return p.Fail(offset, "expected a tuple type");
+  return Resolve(p, f, type.members(), {type});
+}
+
+// `%a, lower = true : T`: cholesky.
+bool ParseCholesky(Parser& p, OpFrame& f) {
+  ir::Operation& op = *f.op;
+  f.operands.emplace_back();
+  if (!p.ParseValueUse(f.operands.back())) return false;
+  if (p.Consume(TokenKind::kComma)) {
+    if (!p.ExpectKeyword("lower", "") || !p.Expect(TokenKind::kEqual, " after 'lower'")) {
+      return false;
+    }
+    if (!p.token().IsKeyword("true") && !p.token().IsKeyword("false")) {
+      return p.FailExpected("'true' or 'false'");
+    }
+    op.SetAttr("lower", Attribute::Bool(p.token().IsKeyword("true")));
+    p.Advance();
+  }
+  return p.ParseOptionalAttrDict(op) && p.ParseSameType(f, 1);
+}
+
+// `"name" %a, %b : ...`: composite.
+bool ParseComposite(Parser& p, OpFrame& f) {
+  if (!p.token().Is(TokenKind::kString)) return p.FailExpected("the composite's name (a string)");
+  f.op->SetAttr("name", Attribute::String(Lexer::StringValue(p.token().spelling)));
+  p.Advance();
+  return p.ParseValueUseList(f.operands) && p.ParseFunctionalTail(f);
+}
+
+// `@target(%a, %b) : ...`: custom_call.
+bool ParseCustomCall(Parser& p, OpFrame& f) {
+  if (!p.token().Is(TokenKind::kAt)) return p.FailExpected("the call target (@...)");
+  std::string_view target = p.token().spelling.substr(1);
+  const bool quoted = target.size() >= 2 && target[0] == '"';
+  f.op->SetAttr("call_target_name", Attribute::String(quoted ? Lexer::StringValue(target)
+                                                             : std::string(target)));
+  p.Advance();
+  return p.Expect(TokenKind::kLParen, " after the call target") &&
+         p.ParseValueUseList(f.operands) && p.Expect(TokenKind::kRParen, " after the operands") &&
+         p.ParseFunctionalTail(f);
+}
+
+// `%a, %b, config = "..." : ...`: einsum and unary_einsum.
+bool ParseEinsum(Parser& p, OpFrame& f) {
+  if (!OperandsThenComma(p, f) || !p.ExpectKeyword("config", "") ||
+      !p.Expect(TokenKind::kEqual, " after 'config'")) {
+    return false;
+  }
+  if (!p.token().Is(TokenKind::kString)) {
+    return p.FailExpected("the einsum configuration (a string)");
+  }
+  f.op->SetAttr("einsum_config", Attribute::String(Lexer::StringValue(p.token().spelling)));
+  p.Advance();
+  return p.ParseFunctionalTail(f);
+}
+
+// `%a, format = e5m10 : T`: reduce_precision.
+bool ParseReducePrecision(Parser& p, OpFrame& f) {
+  if (!OperandsThenComma(p, f) || !p.ExpectKeyword("format", "") ||
+      !p.Expect(TokenKind::kEqual, " after 'format'")) {
+    return false;
+  }
+  const Token& token = p.token();
+  std::string_view text = token.Is(TokenKind::kBareIdentifier) ? token.spelling : "";
+  const size_t m = text.find('m');
+  if (text.size() < 4 || text[0] != 'e' || m == std::string_view::npos) {
+    return p.FailExpected("an exponent and mantissa format such as 'e5m10'");
+  }
+  constexpr int64_t kMaxBits = std::numeric_limits<int32_t>::max();
+  StatusOr<int64_t> exponent =
+      ParseInt64(text.substr(1, m - 1), "reduce_precision's exponent bits", 0, kMaxBits);
+  StatusOr<int64_t> mantissa =
+      ParseInt64(text.substr(m + 1), "reduce_precision's mantissa bits", 0, kMaxBits);
+  if (!exponent.ok()) {
+    return p.Fail(token.offset, exponent.status().message() + " (a format such as 'e5m10')");
+  }
+  if (!mantissa.ok()) {
+    return p.Fail(token.offset, mantissa.status().message() + " (a format such as 'e5m10')");
+  }
+  f.op->SetAttr("exponent_bits", I32(*exponent));
+  f.op->SetAttr("mantissa_bits", I32(*mantissa));
+  p.Advance();
+  return p.ParseOptionalAttrDict(*f.op) && p.ParseSameType(f, 1);
+}
+
+// The forms `%a, keyword = value, ... : type` whose keywords name integer,
+// dimension-list or enum attributes; nullopt for the other forms.
+std::optional<bool> ParseKeywordForm(Parser& p, OpFrame& f) {
+  ir::Operation& op = *f.op;
+  switch (f.form) {
+    case F::kDynamicIota:
+    case F::kConcatenate:
+    case F::kGetDimensionSize:
+    case F::kSetDimensionSize: {
+      const std::string_view name = f.form == F::kDynamicIota ? "iota_dimension" : "dimension";
+      return OperandsThenComma(p, f) && KeywordInteger(p, op, "dim", name) &&
+             p.ParseFunctionalTail(f);
+    }
+    case F::kDynamicSlice:
+      return OperandsThenComma(p, f) && KeywordDims(p, op, "sizes", "slice_sizes") &&
+             p.ParseFunctionalTail(f);
+    case F::kBroadcast:
+      return OperandsThenComma(p, f) && KeywordDims(p, op, "sizes", "broadcast_sizes") &&
+             p.ParseFunctionalTail(f);
+    case F::kBroadcastInDim:
+    case F::kDynamicBroadcastInDim:
+      return OperandsThenComma(p, f) && KeywordDims(p, op, "dims", "broadcast_dimensions") &&
+             p.ParseFunctionalTail(f);
+    case F::kTranspose:
+      return OperandsThenComma(p, f) && KeywordDims(p, op, "dims", "permutation") &&
+             p.ParseFunctionalTail(f);
+    case F::kReverse:
+      return OperandsThenComma(p, f) && KeywordDims(p, op, "dims", "dimensions") &&
+             p.ParseOptionalAttrDict(op) && p.ParseSameType(f, 1);
+    case F::kPad:
+      return OperandsThenComma(p, f) && KeywordDims(p, op, "low", "edge_padding_low") &&
+             p.Expect(TokenKind::kComma, "") && KeywordDims(p, op, "high", "edge_padding_high") &&
+             p.Expect(TokenKind::kComma, "") &&
+             KeywordDims(p, op, "interior", "interior_padding") && p.ParseFunctionalTail(f);
+    case F::kFft:
+      return OperandsThenComma(p, f) &&
+             KeywordEnum(p, op, "type", "fft_type", "stablehlo.fft_type") &&
+             p.Expect(TokenKind::kComma, " after the FFT type") &&
+             KeywordDims(p, op, "length", "fft_length") && p.ParseFunctionalTail(f);
+    case F::kRng:
+      return OperandsThenComma(p, f) &&
+             KeywordEnum(p, op, "distribution", "rng_distribution", "stablehlo.rng_distribution") &&
+             p.ParseFunctionalTail(f);
+    case F::kRngBitGenerator:
+      return OperandsThenComma(p, f) &&
+             KeywordEnum(p, op, "algorithm", "rng_algorithm", "stablehlo.rng_algorithm") &&
+             p.ParseFunctionalTail(f);
+    default:
+      return std::nullopt;
+  }
+}
+
 }  // namespace
 
 bool Parser::ParseSameType(OpFrame& frame, size_t operand_count) {
@@ -476,148 +647,33 @@ bool Parser::ParseFunctionalTail(OpFrame& frame) {
 }
 
 bool Parser::BeginPretty(OpFrame& f) {
-  ir::Operation& op = *f.op;
+  if (std::optional<bool> parsed = ParseKeywordForm(*this, f)) return *parsed;
   Parser& p = *this;
   switch (f.form) {
     case F::kSameType:
-      return ParseValueUseList(f.operands) && ParseOptionalAttrDict(op) && ParseSameType(f, f.operands.size());
+      return ParseValueUseList(f.operands) && ParseOptionalAttrDict(*f.op) &&
+             ParseSameType(f, f.operands.size());
     case F::kComplex: return ParseComplex(p, f);
     case F::kSelect: return ParseSelect(p, f);
     case F::kFunctional: return ParseValueUseList(f.operands) && ParseFunctionalTail(f);
-    case F::kNullary: {
-      Type type;
-      if (!ParseOptionalAttrDict(op) || !ParseColonType(p, type)) return false;
-      AddResults(op, {type});
-      return true;
-    }
-    case F::kIota: {
-      Type type;
-      if (!KeywordInteger(p, op, "dim", "iota_dimension") || !ParseOptionalAttrDict(op) ||
-          !ParseColonType(p, type)) {
-        return false;
-      }
-      AddResults(op, {type});
-      return true;
-    }
-    case F::kDynamicIota:
-      return OperandsThenComma(p, f) && KeywordInteger(p, op, "dim", "iota_dimension") && ParseFunctionalTail(f);
-    case F::kGetTupleElement: {
-      int64_t index = 0;
-      f.operands.emplace_back();
-      if (!ParseValueUse(f.operands.back()) || !Expect(TokenKind::kLSquare, " before the index") ||
-          !ParseInteger(index) || !Expect(TokenKind::kRSquare, " after the index")) {
-        return false;
-      }
-      op.SetAttr("index", I32(index));
-      return ParseFunctionalTail(f);
-    }
-    case F::kTuple: {
-      Type type;
-      size_t offset = 0;
-      if (!ParseValueUseList(f.operands) || !ParseOptionalAttrDict(op)) return false;
-      offset = token_.offset + 1;
-      if (!ParseColonType(p, type)) return false;
-      if (!type.Is(ir::TypeKind::kTuple)) return Fail(offset, "expected a tuple type");
-      return Resolve(p, f, type.members(), {type});
-    }
+    case F::kNullary: return ParseResultType(p, f);
+    case F::kIota: return ParseIota(p, f);
+    case F::kGetTupleElement: return ParseGetTupleElement(p, f);
+    case F::kTuple: return ParseTuple(p, f);
     case F::kCompare: return ParseCompare(p, f);
     case F::kSlice: return ParseSlice(p, f);
-    case F::kDynamicSlice:
-      return OperandsThenComma(p, f) && KeywordDims(p, op, "sizes", "slice_sizes") && ParseFunctionalTail(f);
-    case F::kBroadcast:
-      return OperandsThenComma(p, f) && KeywordDims(p, op, "sizes", "broadcast_sizes") && ParseFunctionalTail(f);
-    case F::kBroadcastInDim:
-    case F::kDynamicBroadcastInDim:
-      return OperandsThenComma(p, f) && KeywordDims(p, op, "dims", "broadcast_dimensions") &&
-             ParseFunctionalTail(f);
-    case F::kCholesky: {
-      f.operands.emplace_back();
-      if (!ParseValueUse(f.operands.back())) return false;
-      if (Consume(TokenKind::kComma)) {
-        if (!ExpectKeyword("lower", "") || !Expect(TokenKind::kEqual, " after 'lower'")) return false;
-        if (!token_.IsKeyword("true") && !token_.IsKeyword("false")) return FailExpected("'true' or 'false'");
-        op.SetAttr("lower", Attribute::Bool(token_.IsKeyword("true")));
-        Advance();
-      }
-      return ParseOptionalAttrDict(op) && ParseSameType(f, 1);
-    }
-    case F::kConcatenate:
-      return OperandsThenComma(p, f) && KeywordInteger(p, op, "dim", "dimension") && ParseFunctionalTail(f);
-    case F::kComposite:
-      if (!token_.Is(TokenKind::kString)) return FailExpected("the composite's name (a string)");
-      op.SetAttr("name", Attribute::String(Lexer::StringValue(token_.spelling)));
-      Advance();
-      return ParseValueUseList(f.operands) && ParseFunctionalTail(f);
+    case F::kCholesky: return ParseCholesky(p, f);
+    case F::kComposite: return ParseComposite(p, f);
     case F::kConvolution: return ParseConvolution(p, f);
-    case F::kCustomCall: {
-      if (!token_.Is(TokenKind::kAt)) return FailExpected("the call target (@...)");
-      std::string_view target = token_.spelling.substr(1);
-      op.SetAttr("call_target_name",
-                 Attribute::String(target.size() >= 2 && target[0] == '"' ? Lexer::StringValue(target)
-                                                                          : std::string(target)));
-      Advance();
-      return Expect(TokenKind::kLParen, " after the call target") && ParseValueUseList(f.operands) &&
-             Expect(TokenKind::kRParen, " after the operands") && ParseFunctionalTail(f);
-    }
+    case F::kCustomCall: return ParseCustomCall(p, f);
     case F::kDot: return ParseDot(p, f);
     case F::kDotGeneral: return ParseDotGeneral(p, f);
     case F::kEinsum:
-    case F::kUnaryEinsum: {
-      if (!OperandsThenComma(p, f) || !ExpectKeyword("config", "") || !Expect(TokenKind::kEqual, " after 'config'")) {
-        return false;
-      }
-      if (!token_.Is(TokenKind::kString)) return FailExpected("the einsum configuration (a string)");
-      op.SetAttr("einsum_config", Attribute::String(Lexer::StringValue(token_.spelling)));
-      Advance();
-      return ParseFunctionalTail(f);
-    }
-    case F::kFft:
-      return OperandsThenComma(p, f) && KeywordEnum(p, op, "type", "fft_type", "stablehlo.fft_type") &&
-             Expect(TokenKind::kComma, " after the FFT type") && KeywordDims(p, op, "length", "fft_length") &&
-             ParseFunctionalTail(f);
-    case F::kGetDimensionSize:
-    case F::kSetDimensionSize:
-      return OperandsThenComma(p, f) && KeywordInteger(p, op, "dim", "dimension") && ParseFunctionalTail(f);
-    case F::kReverse:
-      return OperandsThenComma(p, f) && KeywordDims(p, op, "dims", "dimensions") && ParseOptionalAttrDict(op) &&
-             ParseSameType(f, 1);
-    case F::kPad:
-      return OperandsThenComma(p, f) && KeywordDims(p, op, "low", "edge_padding_low") &&
-             Expect(TokenKind::kComma, "") && KeywordDims(p, op, "high", "edge_padding_high") &&
-             Expect(TokenKind::kComma, "") && KeywordDims(p, op, "interior", "interior_padding") &&
-             ParseFunctionalTail(f);
-    case F::kTranspose:
-      return OperandsThenComma(p, f) && KeywordDims(p, op, "dims", "permutation") && ParseFunctionalTail(f);
+    case F::kUnaryEinsum: return ParseEinsum(p, f);
     case F::kReturn: return ParseReturn(p, f, false);
     case F::kFuncReturn: return ParseReturn(p, f, true);
     case F::kOptimizationBarrier: return ParseOptimizationBarrier(p, f);
-    case F::kRng:
-      return OperandsThenComma(p, f) &&
-             KeywordEnum(p, op, "distribution", "rng_distribution", "stablehlo.rng_distribution") &&
-             ParseFunctionalTail(f);
-    case F::kRngBitGenerator:
-      return OperandsThenComma(p, f) &&
-             KeywordEnum(p, op, "algorithm", "rng_algorithm", "stablehlo.rng_algorithm") &&
-             ParseFunctionalTail(f);
-    case F::kReducePrecision: {
-      if (!OperandsThenComma(p, f) || !ExpectKeyword("format", "") || !Expect(TokenKind::kEqual, " after 'format'")) {
-        return false;
-      }
-      std::string_view text = token_.Is(TokenKind::kBareIdentifier) ? token_.spelling : "";
-      const size_t m = text.find('m');
-      if (text.size() < 4 || text[0] != 'e' || m == std::string_view::npos) {
-        return FailExpected("an exponent and mantissa format such as 'e5m10'");
-      }
-      constexpr int64_t kMaxBits = std::numeric_limits<int32_t>::max();
-      StatusOr<int64_t> exponent = ParseInt64(text.substr(1, m - 1), "reduce_precision's exponent bits", 0, kMaxBits);
-      StatusOr<int64_t> mantissa = ParseInt64(text.substr(m + 1), "reduce_precision's mantissa bits", 0, kMaxBits);
-      if (!exponent.ok()) return Fail(token_.offset, exponent.status().message() + " (a format such as 'e5m10')");
-      if (!mantissa.ok()) return Fail(token_.offset, mantissa.status().message() + " (a format such as 'e5m10')");
-      op.SetAttr("exponent_bits", I32(*exponent));
-      op.SetAttr("mantissa_bits", I32(*mantissa));
-      Advance();
-      return ParseOptionalAttrDict(op) && ParseSameType(f, 1);
-    }
+    case F::kReducePrecision: return ParseReducePrecision(p, f);
     case F::kConstant:
     case F::kChloConstant: return ParseConstant(p, f);
     case F::kChloUnary:
