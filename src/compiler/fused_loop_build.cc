@@ -10,7 +10,6 @@
 #include <utility>
 #include <vector>
 
-#include "compiler/executor.h"
 #include "compiler/fused_loop.h"
 #include "compiler/graph.h"
 #include "kernels/loop_jit.h"
