@@ -1,4 +1,4 @@
-// The buffer plan (PlanBuffers, graph.cc) of whole programs: where values
+// The buffer plan (PlanBuffers, buffer_plan.cc) of whole programs: where values
 // live, and that the plan computes the same results wherever they live.
 #include <gtest/gtest.h>
 

@@ -1,6 +1,8 @@
 // The fused loop of compiler/fusion.cc, shared with the row groups of
 // compiler/row_groups.cc: what a fused node computes per tile, and how a
-// range of its elements is run. Internal to the compiler.
+// range of its elements is run. Internal to the compiler: fusion.cc chooses
+// the runs, fused_loop_build.cc builds their loops, fused_loop_run.cc runs
+// them.
 #pragma once
 
 #include <cstdint>
@@ -114,6 +116,16 @@ struct FusedLoop {
 inline int64_t Elements(const Graph& graph, ValueId value) {
   return graph.shape(value).NumElements();
 }
+
+// Replaces each of `runs` (indexes of graph.nodes, in order) with its fused
+// node (fused_loop_build.cc). Returns per node of the new graph its loop
+// (null but for the fused nodes), as GroupRows takes them.
+std::vector<std::shared_ptr<const FusedLoop>> FuseEachRun(
+    Graph& graph, const std::vector<std::vector<size_t>>& runs);
+
+// What a fused node runs: all of `loop`'s elements, split among threads
+// (fused_loop_run.cc).
+RunFn LoopRunner(std::shared_ptr<const FusedLoop> loop);
 
 // Computes elements [begin, end) of `loop` (at tile boundaries from
 // `begin`) on this thread: per member, `direct[m]` says its output is

@@ -155,7 +155,20 @@ void OverwriteOperands(Lowering& lowering, size_t before, const std::vector<Valu
   }
 }
 
-Status LowerScatter(Lowering& lowering, const ir::Operation& op) {
+// What both forms of a scatter's run read: the operands' element types and
+// sizes, their shape, the index type and the windows' geometry.
+struct ScatterShape {
+  size_t count = 0;  // operands (and results)
+  std::vector<ElementType> types;
+  std::vector<size_t> bytes;
+  int64_t elements = 0;       // of each operand
+  std::vector<int64_t> dims;  // of each operand
+  ElementType index_type{};
+  IndexedWindows geometry;
+};
+
+// Scatter `op`'s dimension numbers and shapes, decoded once.
+StatusOr<ScatterShape> ReadScatter(Lowering& lowering, const ir::Operation& op) {
   ir::Attribute numbers = op.GetAttr("scatter_dimension_numbers");
   if (!numbers.Is(ir::AttrKind::kStruct)) {
     return InvalidArgument("scatter without #stablehlo.scatter dimension numbers");
@@ -167,20 +180,20 @@ Status LowerScatter(Lowering& lowering, const ir::Operation& op) {
   dims.index_batching_dims = FieldInts(numbers, "scatter_indices_batching_dims");
   dims.index_map = FieldInts(numbers, "scatter_dims_to_operand_dims");
   dims.index_vector_dim = FieldInt(numbers, "index_vector_dim");
-  const size_t count = op.num_results();
+  ScatterShape scatter;
+  scatter.count = op.num_results();
+  const size_t count = scatter.count;
   KILN_ASSIGN_OR_RETURN(Shape input, lowering.ShapeOf(op.operand(0)));
   KILN_ASSIGN_OR_RETURN(Shape indices, lowering.ShapeOf(op.operand(count)));
   KILN_ASSIGN_OR_RETURN(Shape updates, lowering.ShapeOf(op.operand(count + 1)));
-  std::vector<ElementType> types;
-  std::vector<size_t> bytes;
   for (size_t i = 0; i < count; ++i) {
     KILN_ASSIGN_OR_RETURN(Shape in, lowering.ShapeOf(op.operand(i)));
     KILN_ASSIGN_OR_RETURN(Shape out, lowering.ShapeOf(op.result(i)));
     if (in.element_type != out.element_type) {
       return Unimplemented("scatter whose update computation changes the element type");
     }
-    types.push_back(in.element_type);
-    bytes.push_back(ElementBytes(in.element_type));
+    scatter.types.push_back(in.element_type);
+    scatter.bytes.push_back(ElementBytes(in.element_type));
   }
   std::vector<int64_t> window_sizes(input.dims.size(), 1);
   size_t next_window = 0;
@@ -189,98 +202,123 @@ Status LowerScatter(Lowering& lowering, const ir::Operation& op) {
     window_sizes[static_cast<size_t>(d)] =
         updates.dims[static_cast<size_t>(dims.window_dims[next_window++])];
   }
-  IndexedWindows geometry = MakeGeometry(dims, input, indices, updates, std::move(window_sizes));
-  const int64_t elements = input.NumElements();
-  const ElementType index_type = indices.element_type;
+  scatter.geometry = MakeGeometry(dims, input, indices, updates, std::move(window_sizes));
+  scatter.elements = input.NumElements();
+  scatter.dims = input.dims;
+  scatter.index_type = indices.element_type;
+  return scatter;
+}
 
-  auto ops = MatchScatterBody(op.region(0), count);
-  bool fast = ops.has_value();
-  for (size_t i = 0; fast && i < count; ++i) fast = kernels::ScatterAccepts(types[i], (*ops)[i]);
-  if (fast) {
-    // An operand that is one constant broadcast (jnp.zeros: a gradient's
-    // scatter-add) is filled from its element instead of being written by
-    // the broadcast and then copied: the node takes the constant, at
-    // `splat[i]` elements into it, and the broadcast dies.
-    std::vector<ValueId> inputs;
-    std::vector<Shape> outputs;
-    std::vector<int64_t> splat(count, -1);
-    for (size_t i = 0; i < op.operands().size(); ++i) {
-      KILN_ASSIGN_OR_RETURN(ValueId value, lowering.Input(op, i));
-      if (i < count) {
-        if (std::optional<std::pair<ValueId, int64_t>> source = SplatSource(lowering, value)) {
-          value = source->first;
-          splat[i] = source->second;
-        }
+// A scatter whose body is one typed op per operand (`ops`; nullopt: the
+// update overwrites): kernels::Scatter per operand. An operand that is one
+// constant broadcast (jnp.zeros: a gradient's scatter-add) is filled from
+// its element instead of being written by the broadcast and then copied:
+// the node takes the constant, at `splat[i]` elements into it, and the
+// broadcast dies.
+Status EmitTypedScatter(Lowering& lowering, const ir::Operation& op, ScatterShape scatter,
+                        std::vector<std::optional<kernels::ReduceOp>> ops) {
+  const size_t count = scatter.count;
+  std::vector<ValueId> inputs;
+  std::vector<Shape> outputs;
+  std::vector<int64_t> splat(count, -1);
+  for (size_t i = 0; i < op.operands().size(); ++i) {
+    KILN_ASSIGN_OR_RETURN(ValueId value, lowering.Input(op, i));
+    if (i < count) {
+      if (std::optional<std::pair<ValueId, int64_t>> source = SplatSource(lowering, value)) {
+        value = source->first;
+        splat[i] = source->second;
       }
-      inputs.push_back(value);
     }
-    for (size_t i = 0; i < count; ++i) {
-      KILN_ASSIGN_OR_RETURN(Shape out, lowering.ShapeOf(op.result(i)));
-      outputs.push_back(std::move(out));
-    }
-    RunFn run = [count, types, bytes, elements, index_type, ops = *ops, splat, dims = input.dims,
-                 zeros = std::vector<int64_t>(input.dims.size(), 0),
-                 geometry = std::move(geometry)](RunContext& ctx) {
-      for (size_t i = 0; i < count; ++i) {
-        // An empty operand may have no memory at all (null): copy nothing.
-        if (elements > 0 && splat[i] >= 0) {
-          kernels::CopyStrided(bytes[i], dims,
-                               static_cast<const uint8_t*>(ctx.in(i)) +
-                                   splat[i] * static_cast<int64_t>(bytes[i]),
-                               zeros, ctx.out(i));
-        } else if (elements > 0 && ctx.out(i) != ctx.in(i)) {
-          // In place (the output over a dying operand, or a loop's carry)
-          // the operand is already there: the update costs only its windows.
-          std::memcpy(ctx.out(i), ctx.in(i), bytes[i] * static_cast<size_t>(elements));
-        }
-        KILN_RETURN_IF_ERROR(kernels::Scatter(types[i], ops[i], geometry, index_type,
-                                              ctx.in(count), ctx.in(count + 1 + i), ctx.out(i)));
-      }
-      return Status::Ok();
-    };
-    const size_t before = lowering.graph().nodes.size();
-    KILN_ASSIGN_OR_RETURN(std::vector<ValueId> results,
-                          lowering.EmitNode(op, std::move(inputs), std::move(outputs),
-                                            std::move(run)));
-    OverwriteOperands(lowering, before, results, splat);
-    for (size_t i = 0; i < count; ++i) lowering.Bind(op.result(i), results[i]);
-    return Status::Ok();
+    inputs.push_back(value);
   }
-  // The general body: run the region for every updated element, from this
-  // node's own thread.
-  const size_t before = lowering.graph().nodes.size();
-  KILN_RETURN_IF_ERROR(lowering.EmitWithRegions(op, [count, bytes, elements, index_type,
-                                       geometry = std::move(geometry)](RunContext& ctx) {
+  for (size_t i = 0; i < count; ++i) {
+    KILN_ASSIGN_OR_RETURN(Shape out, lowering.ShapeOf(op.result(i)));
+    outputs.push_back(std::move(out));
+  }
+  const size_t rank = scatter.dims.size();
+  RunFn run = [count, types = std::move(scatter.types), bytes = std::move(scatter.bytes),
+               elements = scatter.elements, index_type = scatter.index_type, ops = std::move(ops),
+               splat, dims = std::move(scatter.dims), zeros = std::vector<int64_t>(rank, 0),
+               geometry = std::move(scatter.geometry)](RunContext& ctx) {
     for (size_t i = 0; i < count; ++i) {
-      if (elements > 0 && ctx.out(i) != ctx.in(i)) {
+      // An empty operand may have no memory at all (null): copy nothing.
+      if (elements > 0 && splat[i] >= 0) {
+        kernels::CopyStrided(bytes[i], dims,
+                             static_cast<const uint8_t*>(ctx.in(i)) +
+                                 splat[i] * static_cast<int64_t>(bytes[i]),
+                             zeros, ctx.out(i));
+      } else if (elements > 0 && ctx.out(i) != ctx.in(i)) {
+        // In place (the output over a dying operand, or a loop's carry)
+        // the operand is already there: the update costs only its windows.
         std::memcpy(ctx.out(i), ctx.in(i), bytes[i] * static_cast<size_t>(elements));
       }
+      KILN_RETURN_IF_ERROR(kernels::Scatter(types[i], ops[i], geometry, index_type,
+                                            ctx.in(count), ctx.in(count + 1 + i), ctx.out(i)));
     }
-    std::vector<const void*> args(2 * count);
-    std::vector<std::array<uint8_t, 16>> scratch(count);
-    std::vector<void*> results(count);
-    for (size_t i = 0; i < count; ++i) results[i] = scratch[i].data();
-    return kernels::ScatterVisit(
-        geometry, index_type, ctx.in(count), [&](int64_t big, int64_t small) -> Status {
-          for (size_t i = 0; i < count; ++i) {
-            const auto element = static_cast<int64_t>(bytes[i]);
-            args[i] = static_cast<const uint8_t*>(ctx.out(i)) + big * element;
-            args[count + i] = static_cast<const uint8_t*>(ctx.in(count + 1 + i)) + small * element;
+    return Status::Ok();
+  };
+  const size_t before = lowering.graph().nodes.size();
+  KILN_ASSIGN_OR_RETURN(std::vector<ValueId> results,
+                        lowering.EmitNode(op, std::move(inputs), std::move(outputs),
+                                          std::move(run)));
+  OverwriteOperands(lowering, before, results, splat);
+  for (size_t i = 0; i < count; ++i) lowering.Bind(op.result(i), results[i]);
+  return Status::Ok();
+}
+
+// A scatter with any other body: the region runs for every updated
+// element, from this node's own thread.
+Status EmitRegionScatter(Lowering& lowering, const ir::Operation& op, ScatterShape scatter) {
+  const size_t count = scatter.count;
+  const size_t before = lowering.graph().nodes.size();
+  KILN_RETURN_IF_ERROR(lowering.EmitWithRegions(
+      op, [count, bytes = std::move(scatter.bytes), elements = scatter.elements,
+           index_type = scatter.index_type,
+           geometry = std::move(scatter.geometry)](RunContext& ctx) {
+        for (size_t i = 0; i < count; ++i) {
+          if (elements > 0 && ctx.out(i) != ctx.in(i)) {
+            std::memcpy(ctx.out(i), ctx.in(i), bytes[i] * static_cast<size_t>(elements));
           }
-          KILN_RETURN_IF_ERROR(ctx.RunRegion(0, args, results));
-          for (size_t i = 0; i < count; ++i) {
-            const auto element = static_cast<int64_t>(bytes[i]);
-            std::memcpy(static_cast<uint8_t*>(ctx.out(i)) + big * element, scratch[i].data(),
-                        bytes[i]);
-          }
-          return Status::Ok();
-        });
-  }));
+        }
+        std::vector<const void*> args(2 * count);
+        std::vector<std::array<uint8_t, 16>> scratch(count);
+        std::vector<void*> results(count);
+        for (size_t i = 0; i < count; ++i) results[i] = scratch[i].data();
+        return kernels::ScatterVisit(
+            geometry, index_type, ctx.in(count), [&](int64_t big, int64_t small) -> Status {
+              for (size_t i = 0; i < count; ++i) {
+                const auto element = static_cast<int64_t>(bytes[i]);
+                args[i] = static_cast<const uint8_t*>(ctx.out(i)) + big * element;
+                args[count + i] =
+                    static_cast<const uint8_t*>(ctx.in(count + 1 + i)) + small * element;
+              }
+              KILN_RETURN_IF_ERROR(ctx.RunRegion(0, args, results));
+              for (size_t i = 0; i < count; ++i) {
+                const auto element = static_cast<int64_t>(bytes[i]);
+                std::memcpy(static_cast<uint8_t*>(ctx.out(i)) + big * element,
+                            scratch[i].data(), bytes[i]);
+              }
+              return Status::Ok();
+            });
+      }));
   if (lowering.graph().nodes.size() > before) {
     const std::vector<ValueId> results = lowering.graph().nodes.back().outputs;
     OverwriteOperands(lowering, before, results, std::vector<int64_t>(count, -1));
   }
   return Status::Ok();
+}
+
+// scatter: a typed kernel when the body is one that kernels::Scatter takes
+// for every operand's type, else the region per updated element.
+Status LowerScatter(Lowering& lowering, const ir::Operation& op) {
+  KILN_ASSIGN_OR_RETURN(ScatterShape scatter, ReadScatter(lowering, op));
+  auto ops = MatchScatterBody(op.region(0), scatter.count);
+  bool fast = ops.has_value();
+  for (size_t i = 0; fast && i < scatter.count; ++i) {
+    fast = kernels::ScatterAccepts(scatter.types[i], (*ops)[i]);
+  }
+  if (fast) return EmitTypedScatter(lowering, op, std::move(scatter), std::move(*ops));
+  return EmitRegionScatter(lowering, op, std::move(scatter));
 }
 
 // The element offset of a dynamic start: each start index (scalar inputs

@@ -3,6 +3,7 @@
 // keys, kernels/sort.h) and map.
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <optional>
 
 #include "base/small_vector.h"
@@ -351,35 +352,34 @@ Status LowerMap(Lowering& lowering, const ir::Operation& op) {
   });
 }
 
-// chlo.scan: the body runs once per position along `dimension` (from the
-// end when is_reverse), on one slice of each input and the carries,
-// returning one slice of each stacked output and the next carries, as
-// upstream's decomposition into a while loop does. A slice whose rows lie
-// together (nothing before the scan dimension) is read or written in place;
-// others are gathered to and scattered from scratch memory. Carries swap
-// between the node's outputs and scratch, as a while loop's do.
-Status LowerScan(Lowering& lowering, const ir::Operation& op) {
+// One operand or result of chlo.scan seen as [outer, length, inner bytes].
+struct ScanStacked {
+  int64_t outer = 1;
+  int64_t inner = 0;     // bytes of one position's row
+  int64_t scratch = -1;  // offset of its slice in scratch; -1 when in place
+};
+
+// What a chlo.scan node needs at run time: its operand counts and the
+// layout of its stacked values and carries in scratch memory.
+struct ScanPlan {
+  size_t inputs = 0, carries = 0, outputs = 0;
+  int64_t length = 0;
+  bool reverse = false;
+  std::vector<ScanStacked> stacked;  // inputs, then outputs
+  std::vector<size_t> carry_bytes;
+  std::vector<int64_t> carry_offsets;
+  int64_t scratch_bytes = 0;
+};
+
+// The run-time plan of chlo.scan `op`: its segments, direction and length,
+// each stacked value's rows and each carry's spare copy in scratch.
+StatusOr<std::shared_ptr<ScanPlan>> PlanScan(Lowering& lowering, const ir::Operation& op) {
   std::optional<std::vector<int64_t>> segments =
       ir::IntegersOf(op.GetAttr("operandSegmentSizes"));
   if (!segments || segments->size() != 2) {
     return InvalidArgument("chlo.scan needs operandSegmentSizes [inputs, inits]");
   }
-  // One operand or result seen as [outer, length, inner bytes].
-  struct Stacked {
-    int64_t outer = 1;
-    int64_t inner = 0;  // bytes of one position's row
-    int64_t scratch = -1;  // offset of its slice in scratch; -1 when in place
-  };
-  struct Plan {
-    size_t inputs = 0, carries = 0, outputs = 0;
-    int64_t length = 0;
-    bool reverse = false;
-    std::vector<Stacked> stacked;  // inputs, then outputs
-    std::vector<size_t> carry_bytes;
-    std::vector<int64_t> carry_offsets;
-    int64_t scratch_bytes = 0;
-  };
-  auto plan = std::make_shared<Plan>();
+  auto plan = std::make_shared<ScanPlan>();
   plan->inputs = static_cast<size_t>((*segments)[0]);
   plan->carries = static_cast<size_t>((*segments)[1]);
   plan->outputs = op.num_results() - plan->carries;
@@ -394,7 +394,7 @@ Status LowerScan(Lowering& lowering, const ir::Operation& op) {
     return offset;
   };
   const auto stack = [&](const Shape& shape) {
-    Stacked entry;
+    ScanStacked entry;
     entry.inner = static_cast<int64_t>(ElementBytes(shape.element_type));
     for (size_t d = 0; d < shape.dims.size(); ++d) {
       const auto axis = static_cast<int64_t>(d);
@@ -419,78 +419,107 @@ Status LowerScan(Lowering& lowering, const ir::Operation& op) {
     plan->carry_bytes.push_back(shape.ByteSize());
     plan->carry_offsets.push_back(reserve(static_cast<int64_t>(shape.ByteSize())));
   }
+  return plan;
+}
+
+// The offset of row o of position t of a stacked value: (o * length + t) *
+// inner.
+int64_t ScanRow(const ScanPlan& p, const ScanStacked& s, int64_t o, int64_t t) {
+  return (o * p.length + t) * s.inner;
+}
+
+// Position t of a scan: the inputs' slices (in place, or gathered into
+// scratch) and the carries in `args`, the outputs' slices and the spare
+// carries in `outs`; the body runs, the outputs' gathered slices are
+// scattered back and the new carries become the next arguments.
+Status RunScanStep(const ScanPlan& p, RunContext& ctx, uint8_t* scratch, int64_t t,
+                   std::span<const void*> args, std::span<void*> outs, std::span<void*> spare) {
+  for (size_t i = 0; i < p.inputs; ++i) {
+    const ScanStacked& s = p.stacked[i];
+    const auto* base = static_cast<const uint8_t*>(ctx.in(i));
+    if (s.scratch < 0) {
+      args[i] = base + t * s.inner;
+      continue;
+    }
+    uint8_t* slice = scratch + s.scratch;
+    for (int64_t o = 0; o < s.outer; ++o) {
+      std::memcpy(slice + o * s.inner, base + ScanRow(p, s, o, t), static_cast<size_t>(s.inner));
+    }
+    args[i] = slice;
+  }
+  for (size_t k = 0; k < p.outputs; ++k) {
+    const ScanStacked& s = p.stacked[p.inputs + k];
+    outs[k] = s.scratch < 0 ? static_cast<uint8_t*>(ctx.out(k)) + t * s.inner
+                            : scratch + s.scratch;
+  }
+  for (size_t j = 0; j < p.carries; ++j) outs[p.outputs + j] = spare[j];
+  KILN_RETURN_IF_ERROR(ctx.RunRegion(0, args, outs));
+  for (size_t k = 0; k < p.outputs; ++k) {
+    const ScanStacked& s = p.stacked[p.inputs + k];
+    if (s.scratch < 0) continue;
+    auto* base = static_cast<uint8_t*>(ctx.out(k));
+    for (int64_t o = 0; o < s.outer; ++o) {
+      std::memcpy(base + ScanRow(p, s, o, t), scratch + s.scratch + o * s.inner,
+                  static_cast<size_t>(s.inner));
+    }
+  }
+  for (size_t j = 0; j < p.carries; ++j) {
+    spare[j] = const_cast<void*>(args[p.inputs + j]);
+    args[p.inputs + j] = outs[p.outputs + j];
+  }
+  return Status::Ok();
+}
+
+// Runs a chlo.scan node: the carries start in the node's outputs (copied
+// from their inits) and swap with scratch step by step; the last ones are
+// copied back where they end elsewhere.
+Status RunScan(const ScanPlan& p, const Graph* scratch_key, RunContext& ctx) {
+  uint8_t* scratch = nullptr;
+  if (p.scratch_bytes > 0) {
+    scratch = ctx.env().Arena(scratch_key, p.scratch_bytes);
+    if (scratch == nullptr) {
+      return ResourceExhausted("out of host memory: chlo.scan needs ", p.scratch_bytes,
+                               " bytes of scratch");
+    }
+  }
+  const size_t arity = p.inputs + p.carries;
+  const size_t results = p.outputs + p.carries;
+  void** slots = ctx.env().Pointers(&ctx.node(), arity + results + p.carries);
+  std::span<const void*> args(const_cast<const void**>(slots), arity);
+  std::span<void*> outs(slots + arity, results);
+  std::span<void*> spare(slots + arity + results, p.carries);
+  for (size_t j = 0; j < p.carries; ++j) {
+    void* carry = ctx.out(p.outputs + j);
+    if (p.carry_bytes[j] > 0 && carry != ctx.in(p.inputs + j)) {
+      std::memcpy(carry, ctx.in(p.inputs + j), p.carry_bytes[j]);
+    }
+    args[p.inputs + j] = carry;
+    spare[j] = scratch + p.carry_offsets[j];
+  }
+  for (int64_t step = 0; step < p.length; ++step) {
+    const int64_t t = p.reverse ? p.length - 1 - step : step;
+    KILN_RETURN_IF_ERROR(RunScanStep(p, ctx, scratch, t, args, outs, spare));
+  }
+  for (size_t j = 0; j < p.carries; ++j) {
+    if (args[p.inputs + j] != ctx.out(p.outputs + j) && p.carry_bytes[j] > 0) {
+      std::memcpy(ctx.out(p.outputs + j), args[p.inputs + j], p.carry_bytes[j]);
+    }
+  }
+  return Status::Ok();
+}
+
+// chlo.scan: the body runs once per position along `dimension` (from the
+// end when is_reverse), on one slice of each input and the carries,
+// returning one slice of each stacked output and the next carries, as
+// upstream's decomposition into a while loop does. A slice whose rows lie
+// together (nothing before the scan dimension) is read or written in place;
+// others are gathered to and scattered from scratch memory. Carries swap
+// between the node's outputs and scratch, as a while loop's do.
+Status LowerScan(Lowering& lowering, const ir::Operation& op) {
+  KILN_ASSIGN_OR_RETURN(std::shared_ptr<ScanPlan> plan, PlanScan(lowering, op));
   auto scratch_key = std::make_shared<const Graph>();
   RunFn run = [plan, scratch_key](RunContext& ctx) -> Status {
-    const Plan& p = *plan;
-    uint8_t* scratch = nullptr;
-    if (p.scratch_bytes > 0) {
-      scratch = ctx.env().Arena(scratch_key.get(), p.scratch_bytes);
-      if (scratch == nullptr) {
-        return ResourceExhausted("out of host memory: chlo.scan needs ", p.scratch_bytes,
-                                 " bytes of scratch");
-      }
-    }
-    const size_t arity = p.inputs + p.carries;
-    const size_t results = p.outputs + p.carries;
-    void** slots = ctx.env().Pointers(&ctx.node(), arity + results + p.carries);
-    std::span<const void*> args(const_cast<const void**>(slots), arity);
-    std::span<void*> outs(slots + arity, results);
-    std::span<void*> spare(slots + arity + results, p.carries);
-    for (size_t j = 0; j < p.carries; ++j) {
-      void* carry = ctx.out(p.outputs + j);
-      if (p.carry_bytes[j] > 0 && carry != ctx.in(p.inputs + j)) {
-        std::memcpy(carry, ctx.in(p.inputs + j), p.carry_bytes[j]);
-      }
-      args[p.inputs + j] = carry;
-      spare[j] = scratch + p.carry_offsets[j];
-    }
-    // Rows of position t of a stacked value at `base`: row o at
-    // (o * length + t) * inner.
-    const auto row = [&p](const Stacked& s, int64_t o, int64_t t) {
-      return (o * p.length + t) * s.inner;
-    };
-    for (int64_t step = 0; step < p.length; ++step) {
-      const int64_t t = p.reverse ? p.length - 1 - step : step;
-      for (size_t i = 0; i < p.inputs; ++i) {
-        const Stacked& s = p.stacked[i];
-        const auto* base = static_cast<const uint8_t*>(ctx.in(i));
-        if (s.scratch < 0) {
-          args[i] = base + t * s.inner;
-          continue;
-        }
-        uint8_t* slice = scratch + s.scratch;
-        for (int64_t o = 0; o < s.outer; ++o) {
-          std::memcpy(slice + o * s.inner, base + row(s, o, t), static_cast<size_t>(s.inner));
-        }
-        args[i] = slice;
-      }
-      for (size_t k = 0; k < p.outputs; ++k) {
-        const Stacked& s = p.stacked[p.inputs + k];
-        outs[k] = s.scratch < 0 ? static_cast<uint8_t*>(ctx.out(k)) + t * s.inner
-                                : scratch + s.scratch;
-      }
-      for (size_t j = 0; j < p.carries; ++j) outs[p.outputs + j] = spare[j];
-      KILN_RETURN_IF_ERROR(ctx.RunRegion(0, args, outs));
-      for (size_t k = 0; k < p.outputs; ++k) {
-        const Stacked& s = p.stacked[p.inputs + k];
-        if (s.scratch < 0) continue;
-        auto* base = static_cast<uint8_t*>(ctx.out(k));
-        for (int64_t o = 0; o < s.outer; ++o) {
-          std::memcpy(base + row(s, o, t), scratch + s.scratch + o * s.inner,
-                      static_cast<size_t>(s.inner));
-        }
-      }
-      for (size_t j = 0; j < p.carries; ++j) {
-        spare[j] = const_cast<void*>(args[p.inputs + j]);
-        args[p.inputs + j] = outs[p.outputs + j];
-      }
-    }
-    for (size_t j = 0; j < p.carries; ++j) {
-      if (args[p.inputs + j] != ctx.out(p.outputs + j) && p.carry_bytes[j] > 0) {
-        std::memcpy(ctx.out(p.outputs + j), args[p.inputs + j], p.carry_bytes[j]);
-      }
-    }
-    return Status::Ok();
+    return RunScan(*plan, scratch_key.get(), ctx);
   };
   return lowering.EmitWithRegions(op, std::move(run));
 }
