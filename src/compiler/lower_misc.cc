@@ -1,14 +1,18 @@
 // Lowering of the remaining single-device ops: composite (its decomposition
-// is inlined), custom_call (the targets JAX emits that Kiln understands),
+// is inlined), custom_call (the targets JAX emits that Kiln understands, and
+// a test-only fault),
 // replica_id / partition_id, tokens, tuples, reduce_precision,
 // get_dimension_size; infeed / outfeed and send / recv (to the host, and
 // between devices through the runtime's queues).
 #include <cstring>
 #include <functional>
+#include <string_view>
 
+#include "base/env.h"
 #include "base/small_vector.h"
 #include "compiler/lowering.h"
 #include "kernels/elementwise.h"
+#include "kernels/testing_faults.h"
 
 namespace kiln::compiler {
 namespace {
@@ -26,6 +30,43 @@ Status BindOperands(Lowering& lowering, const ir::Operation& op) {
   return Status::Ok();
 }
 
+// The custom_call target of kernels::ThrowOnWorker, a fault for tests of a
+// run's error path (docs/architecture.md, "Work off the calling thread").
+constexpr std::string_view kThrowOnWorker = "kiln.testing.throw_on_worker";
+
+// Whether the test-only targets are lowered: only while KILN_TESTING_FAULTS=1
+// is set; otherwise they are unknown targets, UNIMPLEMENTED like any other.
+bool TestingFaultsEnabled() { return GetEnv("KILN_TESTING_FAULTS") == "1"; }
+
+// custom_call @kiln.testing.throw_on_worker(%x) -> the type of %x: its run
+// calls kernels::ThrowOnWorker, whose exception on a pool worker fails the
+// run; the result would be %x.
+Status LowerThrowOnWorker(Lowering& lowering, const ir::Operation& op) {
+  if (op.operands().size() != 1 || op.num_results() != 1) {
+    return InvalidArgument("custom_call @", kThrowOnWorker, " takes one operand and gives one ",
+                           "result, found ", op.operands().size(), " and ", op.num_results());
+  }
+  KILN_ASSIGN_OR_RETURN(ValueId input, lowering.Input(op, 0));
+  KILN_ASSIGN_OR_RETURN(Shape shape, lowering.ShapeOf(op.result(0)));
+  const Shape& operand = lowering.graph().shape(input);
+  if (shape.element_type != operand.element_type || shape.dims != operand.dims) {
+    return InvalidArgument("custom_call @", kThrowOnWorker, " gives its operand's type, ",
+                           operand.ToString(), "; found ", shape.ToString());
+  }
+  const size_t bytes = shape.ByteSize();
+  KILN_ASSIGN_OR_RETURN(std::vector<ValueId> outputs,
+                        lowering.EmitNode(
+                            op, {input}, {shape},
+                            [bytes](RunContext& ctx) {
+                              KILN_RETURN_IF_ERROR(kernels::ThrowOnWorker());
+                              std::memcpy(ctx.out(0), ctx.in(0), bytes);
+                              return Status::Ok();
+                            },
+                            {}, {}, /*foldable=*/false));
+  lowering.Bind(op.result(0), outputs[0]);
+  return Status::Ok();
+}
+
 Status LowerCustomCall(Lowering& lowering, const ir::Operation& op) {
   ir::Attribute target = op.GetAttr("call_target_name");
   const std::string name = target.Is(ir::AttrKind::kString) ? target->text : "";
@@ -40,6 +81,7 @@ Status LowerCustomCall(Lowering& lowering, const ir::Operation& op) {
   // computes `x` is pure or a side-effecting node Kiln keeps anyway.
   if (name == "dce_sink" && op.num_results() == 0) return Status::Ok();
   if (name.starts_with("check.")) return LowerCheckCustomCall(lowering, op, name);
+  if (name == kThrowOnWorker && TestingFaultsEnabled()) return LowerThrowOnWorker(lowering, op);
   KILN_ASSIGN_OR_RETURN(bool known, LowerKnownCustomCall(lowering, op, name));
   if (known) return Status::Ok();
   KILN_ASSIGN_OR_RETURN(bool elementwise, LowerMhloElementwiseCall(lowering, op, name));

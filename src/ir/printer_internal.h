@@ -1,6 +1,7 @@
 // Pieces of the StableHLO text printer shared by printer.cc (module and op
-// structure), printer_attributes.cc (types, attributes, locations) and
-// printer_ops.cc (the per-op pretty forms). Not part of the IR's interface.
+// structure), printer_attributes.cc (types, attributes, locations),
+// printer_structs.cc (struct attributes) and printer_ops.cc (the per-op
+// pretty forms). Not part of the IR's interface.
 #pragma once
 
 #include <span>
@@ -15,6 +16,9 @@
 namespace kiln::ir::print_internal {
 
 // ---- types, attributes, locations (printer_attributes.cc) ----
+
+// A signed integer in decimal.
+void AppendInt(std::string& out, int64_t value);
 
 void AppendType(std::string& out, const Type& type);
 // `elide_default_type` drops ` : i64` / ` : f64`, as MLIR does inside arrays.
@@ -38,17 +42,23 @@ void AppendQuoted(std::string& out, std::string_view text);
 void AppendKeywordOrString(std::string& out, std::string_view text);
 // `@name`, or `@"name"` when not a bare identifier.
 void AppendSymbol(std::string& out, std::string_view name);
-// `[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]`; false when the attribute is not
-// a well-formed Struct("stablehlo.conv").
-bool AppendConvDimensions(std::string& out, const Attribute& conv);
-// A struct attribute's `<field = value, ...>` part.
-void AppendStructBody(std::string& out, const Attribute& structure);
 // A location's body, without `loc(...)`.
 void AppendLocationBody(std::string& out, const Location& location);
 
 bool IsBareIdentifier(std::string_view text);
 // A DenseI64Array attribute's values, or null if `attribute` is not one.
 const std::vector<int64_t>* AsI64Array(const Attribute& attribute);
+
+// ---- struct attributes (printer_structs.cc) ----
+
+// `[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]`; false when the attribute is not
+// a well-formed Struct("stablehlo.conv").
+bool AppendConvDimensions(std::string& out, const Attribute& conv);
+// A struct attribute's `<field = value, ...>` part.
+void AppendStructBody(std::string& out, const Attribute& structure);
+// A whole struct attribute: `#name<...>`, in the custom syntax of the
+// convolution dimension numbers and the mesh structs where it has one.
+void AppendStructAttribute(std::string& out, const Attribute& attribute);
 
 // ---- value names and location aliases (printer.cc) ----
 

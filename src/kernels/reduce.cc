@@ -1,19 +1,19 @@
-// Reduction kernels. One combine function per (op, type), instantiated into
-// a few loop shapes: a contiguous row folded into one value, rows folded
-// into a row of accumulators (vectorizable), windows, prefix scans.
+// Reduction kernels. One combine function per (op, type) (reduce_internal.h),
+// instantiated into a few loop shapes: a contiguous row folded into one
+// value, rows folded into a row of accumulators (vectorizable), windows,
+// prefix scans. select_and_scatter is in select_and_scatter.cc.
 #include "kernels/reduce.h"
 
 #include <algorithm>
 #include <bit>
-#include <cmath>
 #include <cstring>
-#include <memory>
 #include <type_traits>
+#include <vector>
 
 #include "base/small_vector.h"
-#include "kernels/elementwise.h"
 #include "kernels/parallel.h"
 #include "kernels/reduce_avx2.h"
+#include "kernels/reduce_internal.h"
 #include "kernels/scratch.h"
 #include "kernels/types.h"
 #include "kernels/vector_math.h"
@@ -21,77 +21,14 @@
 namespace kiln::kernels {
 namespace {
 
-template <typename T>
-constexpr bool kIsInteger = std::is_integral_v<T> && !std::is_same_v<T, bool>;
-
-// Whether `op` is defined on the C++ type T.
-template <typename T>
-constexpr bool Defined(ReduceOp op) {
-  if constexpr (std::is_same_v<T, bool> || kIsInteger<T>) return true;
-  return op == ReduceOp::kAdd || op == ReduceOp::kMultiply || op == ReduceOp::kMaximum ||
-         op == ReduceOp::kMinimum;
-}
-
-// a op b in T, as the elementwise kernels compute it.
-template <ReduceOp kOp, typename T>
-inline T Apply(T a, T b) {
-  if constexpr (std::is_same_v<T, bool>) {
-    if constexpr (kOp == ReduceOp::kAdd || kOp == ReduceOp::kMaximum || kOp == ReduceOp::kOr) {
-      return a || b;
-    } else if constexpr (kOp == ReduceOp::kXor) {
-      return a != b;
-    } else {
-      return a && b;
-    }
-  } else if constexpr (kIsInteger<T>) {
-    // Wrapping arithmetic in unsigned types (no undefined overflow); products
-    // of narrow types are computed in unsigned int to avoid promotion to int.
-    using U = std::make_unsigned_t<T>;
-    using Wide = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, U>;
-    if constexpr (kOp == ReduceOp::kAdd) {
-      return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
-    }
-    if constexpr (kOp == ReduceOp::kMultiply) {
-      return static_cast<T>(static_cast<Wide>(static_cast<U>(a)) *
-                            static_cast<Wide>(static_cast<U>(b)));
-    }
-    if constexpr (kOp == ReduceOp::kMaximum) return a >= b ? a : b;
-    if constexpr (kOp == ReduceOp::kMinimum) return a <= b ? a : b;
-    if constexpr (kOp == ReduceOp::kAnd) return static_cast<T>(a & b);
-    if constexpr (kOp == ReduceOp::kOr) return static_cast<T>(a | b);
-    if constexpr (kOp == ReduceOp::kXor) return static_cast<T>(a ^ b);
-  } else if constexpr (kIsComplex<T>) {
-    if constexpr (kOp == ReduceOp::kAdd) return a + b;
-    if constexpr (kOp == ReduceOp::kMultiply) return ComplexMultiply(a, b);
-    // Lexicographic (real, then imaginary), as the elementwise max/min.
-    const bool a_first = a.real() > b.real() || (a.real() == b.real() && a.imag() >= b.imag());
-    const bool a_last = a.real() < b.real() || (a.real() == b.real() && a.imag() <= b.imag());
-    if constexpr (kOp == ReduceOp::kMaximum) return a_first ? a : b;
-    if constexpr (kOp == ReduceOp::kMinimum) return a_last ? a : b;
-  } else {
-    using C = ComputeType<T>;
-    const C x = static_cast<C>(a);
-    const C y = static_cast<C>(b);
-    if constexpr (kOp == ReduceOp::kAdd) return static_cast<T>(x + y);
-    if constexpr (kOp == ReduceOp::kMultiply) return static_cast<T>(x * y);
-    // NaN propagates; otherwise the first operand wins ties.
-    if constexpr (kOp == ReduceOp::kMaximum) {
-      return std::isnan(x) ? a : (std::isnan(y) ? b : (x >= y ? a : b));
-    }
-    if constexpr (kOp == ReduceOp::kMinimum) {
-      return std::isnan(x) ? a : (std::isnan(y) ? b : (x <= y ? a : b));
-    }
-  }
-  return a;  // ops Defined<T> rejects; never reached
-}
-
-// Whether the grouping of a fold changes its result: float sums and
-// products round. Those fold as a tree (pairwise) so that the error grows
-// with log n rather than n, as XLA's CPU backend (whose tree reduction
-// rewriter folds in blocks) stays accurate on long reductions.
-template <ReduceOp kOp, typename T>
-constexpr bool kTreeFold =
-    (kOp == ReduceOp::kAdd || kOp == ReduceOp::kMultiply) && (kIsFloat<T> || kIsComplex<T>);
+using reduce_internal::Apply;
+using reduce_internal::Defined;
+using reduce_internal::DispatchReduce;
+using reduce_internal::FoldInto;
+using reduce_internal::kTreeFold;
+using reduce_internal::Product;
+using reduce_internal::StorageType;
+using reduce_internal::WrapSubByte;
 
 // Combines values streamed in order as a binary tree (a binary counter of
 // partial results): level k holds the fold of 2^k earlier values.
@@ -173,13 +110,6 @@ T FoldRow(const T* x, int64_t n) {
   }
   return cascade.Total();
 }
-
-// acc[i] = acc[i] op x[i] for i < n.
-template <ReduceOp kOp, typename T>
-inline void FoldInto(T* acc, const T* x, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) acc[i] = Apply<kOp>(acc[i], x[i]);
-}
-
 // acc[i] = (...((acc[i] op x[0][i]) op x[1][i]) ...) op x[k-1][i] for i < n:
 // up to eight rows folded in one pass, in the same order as k FoldInto
 // calls, with the accumulators held in registers across the rows.
@@ -476,56 +406,6 @@ void ReduceTyped(const T* in, std::span<const int64_t> dims, std::span<const int
   }
 }
 
-// The byte type sub-byte integers compute in; other types unchanged.
-ElementType StorageType(ElementType type) {
-  switch (type) {
-    case ElementType::kS1: case ElementType::kS2: case ElementType::kS4: return ElementType::kS8;
-    case ElementType::kU1: case ElementType::kU2: case ElementType::kU4: return ElementType::kU8;
-    default: return type;
-  }
-}
-
-// Sub-byte results computed in 8 bits wrap to their width (add, multiply
-// and xor commute with the wrap; the rest stay in range).
-Status WrapSubByte(ElementType type, void* data, int64_t count) {
-  const ElementType storage = StorageType(type);
-  if (storage == type || count <= 0) return Status::Ok();
-  return Convert(storage, data, type, data, count);
-}
-
-// Calls f.template operator()<kOp, T>() for the runtime op and type.
-template <typename F>
-Status DispatchReduce(ReduceOp op, ElementType type, F&& f) {
-  if (!ReduceOpAccepts(op, type)) {
-    constexpr const char* kNames[] = {"add", "multiply", "maximum", "minimum", "and", "or", "xor"};
-    return InvalidArgument("a reduction by ", kNames[static_cast<size_t>(op)],
-                           " does not accept element type ", GetElementTypeInfo(type).name);
-  }
-  return DispatchType(StorageType(type), [&]<typename T>() {
-    if constexpr (Defined<T>(ReduceOp::kAnd)) {
-      switch (op) {
-        case ReduceOp::kAnd: f.template operator()<ReduceOp::kAnd, T>(); return;
-        case ReduceOp::kOr: f.template operator()<ReduceOp::kOr, T>(); return;
-        case ReduceOp::kXor: f.template operator()<ReduceOp::kXor, T>(); return;
-        default: break;
-      }
-    }
-    switch (op) {
-      case ReduceOp::kAdd: f.template operator()<ReduceOp::kAdd, T>(); return;
-      case ReduceOp::kMultiply: f.template operator()<ReduceOp::kMultiply, T>(); return;
-      case ReduceOp::kMaximum: f.template operator()<ReduceOp::kMaximum, T>(); return;
-      case ReduceOp::kMinimum: f.template operator()<ReduceOp::kMinimum, T>(); return;
-      default: return;
-    }
-  });
-}
-
-int64_t Product(std::span<const int64_t> dims) {
-  int64_t count = 1;
-  for (int64_t d : dims) count *= d;
-  return count;
-}
-
 }  // namespace
 
 bool ReduceOpAccepts(ReduceOp op, ElementType type) {
@@ -747,212 +627,4 @@ Status ReduceWindow(ReduceOp op, ElementType type, const void* in, std::span<con
   }));
   return WrapSubByte(type, out, Product(output_dims));
 }
-
-namespace {
-
-template <typename T>
-bool Selects(CompareDirection direction, T a, T b) {
-  using C = ComputeType<T>;
-  const C x = static_cast<C>(a);
-  const C y = static_cast<C>(b);
-  switch (direction) {
-    case CompareDirection::kEq: return x == y;
-    case CompareDirection::kNe: return x != y;
-    case CompareDirection::kGe: return x >= y;
-    case CompareDirection::kGt: return x > y;
-    case CompareDirection::kLe: return x <= y;
-    case CompareDirection::kLt: return x < y;
-  }
-  return false;
-}
-
-}  // namespace
-
-namespace {
-
-// Per dimension d, output position p and window position k: the offset
-// (in elements) that dimension contributes to the input element under k,
-// or -1 where k falls on padding or between base-dilated elements. Held in
-// kernel scratch memory; built once per call.
-class WindowTables {
- public:
-  WindowTables(std::span<const int64_t> dims, std::span<const WindowDim> window,
-               std::span<const int64_t> output_dims)
-      : data_(TotalSize(window, output_dims)) {
-    int64_t stride = 1;
-    SmallVector<int64_t> strides(dims.size());
-    for (size_t d = dims.size(); d-- > 0;) {
-      strides[d] = stride;
-      stride *= dims[d];
-    }
-    int64_t start = 0;
-    for (size_t d = 0; d < dims.size(); ++d) {
-      start_.push_back(start);
-      const WindowDim& w = window[d];
-      const int64_t last = (dims[d] - 1) * w.base_dilation;  // the last real element
-      for (int64_t p = 0; p < output_dims[d]; ++p) {
-        for (int64_t k = 0; k < w.size; ++k) {
-          const int64_t at = p * w.stride + k * w.window_dilation - w.padding_low;
-          const bool real = at >= 0 && at <= last && at % w.base_dilation == 0;
-          data_[static_cast<size_t>(start + p * w.size + k)] =
-              real ? at / w.base_dilation * strides[d] : -1;
-        }
-      }
-      start += output_dims[d] * w.size;
-    }
-  }
-  // The window position offsets of output position p along dimension d.
-  const int64_t* At(size_t d, int64_t p, int64_t size) const {
-    return data_.data() + start_[d] + p * size;
-  }
-
- private:
-  static size_t TotalSize(std::span<const WindowDim> window, std::span<const int64_t> output_dims) {
-    int64_t total = 0;
-    for (size_t d = 0; d < window.size(); ++d) total += output_dims[d] * window[d].size;
-    return static_cast<size_t>(total);
-  }
-  ScratchArray<int64_t> data_;
-  SmallVector<int64_t> start_;
-};
-
-// Whether no two windows share an input element: along every dimension
-// with more than one position, the windows are at least their extent apart.
-bool WindowsDisjoint(std::span<const WindowDim> window, std::span<const int64_t> output_dims) {
-  for (size_t d = 0; d < window.size(); ++d) {
-    const int64_t extent = (window[d].size - 1) * window[d].window_dilation + 1;
-    if (output_dims[d] > 1 && window[d].stride < extent) return false;
-  }
-  return true;
-}
-
-// The most window positions over the dimensions before the last that
-// SelectAndScatterRange keeps as a list (larger windows walk their
-// positions with counters per window).
-constexpr int64_t kMaxListedPositions = 64;
-
-// Calls visit(offset) for each window position over dimensions [0, dims)
-// that falls inside the operand, in row-major order; row[d][k] is window
-// position k's part of the offset along d, -1 on padding or a dilation hole.
-// `k` is the caller's counter storage (at least `dims` long).
-template <typename Visit>
-void ForEachInside(std::span<const int64_t* const> row, std::span<const WindowDim> window,
-                   size_t dims, std::span<int64_t> k, Visit&& visit) {
-  std::fill(k.begin(), k.begin() + static_cast<std::ptrdiff_t>(dims), 0);
-  for (;;) {
-    int64_t offset = 0;
-    bool inside = true;
-    for (size_t d = 0; d < dims && inside; ++d) {
-      const int64_t part = row[d][k[d]];
-      inside = part >= 0;
-      offset += part;
-    }
-    if (inside) visit(offset);
-    size_t d = dims;
-    while (d-- > 0 && ++k[d] == window[d].size) k[d] = 0;
-    if (d == static_cast<size_t>(-1)) return;
-  }
-}
-
-// select_and_scatter over windows [begin, end), walking the windows and each
-// window's positions in row-major order with counters (no divisions). The
-// offsets of a window's positions over the dimensions before the last are
-// listed once for every run of windows along the last dimension (a max
-// pool's channels), which share them; each window then only adds its last
-// dimension's parts. The positions are visited in the same order either way.
-template <ReduceOp kOp, typename T>
-void SelectAndScatterRange(CompareDirection select, const T* x, const T* s, T* y,
-                           std::span<const WindowDim> window,
-                           std::span<const int64_t> output_dims, const WindowTables& tables,
-                           int64_t begin, int64_t end) {
-  const size_t rank = window.size();
-  if (rank == 0) {  // one window of one element
-    for (int64_t w = begin; w < end; ++w) y[0] = Apply<kOp>(y[0], s[w]);
-    return;
-  }
-  const size_t last = rank - 1;
-  int64_t outer_positions = 1;
-  for (size_t d = 0; d < last; ++d) outer_positions *= window[d].size;
-  const bool listed = outer_positions <= kMaxListedPositions;
-  SmallVector<int64_t, 8> position(rank), k(rank);
-  int64_t rest = begin;
-  for (size_t d = rank; d-- > 0;) {
-    position[d] = rest % output_dims[d];
-    rest /= output_dims[d];
-  }
-  SmallVector<const int64_t*, 8> row(rank);
-  int64_t outer[kMaxListedPositions];
-  int64_t outer_count = 0;
-  bool outer_current = false;
-  for (int64_t w = begin; w < end; ++w) {
-    for (size_t d = 0; d < rank; ++d) row[d] = tables.At(d, position[d], window[d].size);
-    bool found = false;
-    int64_t selected = 0;
-    const auto consider = [&](int64_t offset) {
-      if (!found || !Selects(select, x[selected], x[offset])) selected = offset;
-      found = true;
-    };
-    if (listed) {
-      if (!outer_current) {  // the inside positions over dimensions [0, last)
-        outer_count = 0;
-        ForEachInside(row, window, last, k, [&](int64_t offset) { outer[outer_count++] = offset; });
-        outer_current = true;
-      }
-      const int64_t* parts = row[last];
-      for (int64_t i = 0; i < outer_count; ++i) {
-        for (int64_t j = 0; j < window[last].size; ++j) {
-          if (parts[j] >= 0) consider(outer[i] + parts[j]);
-        }
-      }
-    } else {
-      ForEachInside(row, window, rank, k, consider);
-    }
-    if (found) y[selected] = Apply<kOp>(y[selected], s[w]);
-    for (size_t d = rank; d-- > 0;) {
-      if (d < last) outer_current = false;  // the carry reached an outer dimension
-      if (++position[d] < output_dims[d]) break;
-      position[d] = 0;
-    }
-  }
-}
-
-}  // namespace
-
-Status SelectAndScatter(ElementType type, CompareDirection select, ReduceOp scatter,
-                        const void* operand, std::span<const int64_t> dims,
-                        std::span<const WindowDim> window, const void* source,
-                        std::span<const int64_t> source_dims, const void* init, void* out) {
-  if (window.size() != dims.size() || source_dims.size() != dims.size()) {
-    return InvalidArgument("select_and_scatter: the window has ", window.size(),
-                           " dimensions, the operand ", dims.size());
-  }
-  if (type == ElementType::kC64 || type == ElementType::kC128) {
-    return InvalidArgument("select_and_scatter cannot compare complex elements");
-  }
-  KILN_RETURN_IF_ERROR(DispatchReduce(scatter, type, [&]<ReduceOp kOp, typename T>() {
-    if constexpr (!kIsComplex<T>) {
-      const T* x = static_cast<const T*>(operand);
-      const T* s = static_cast<const T*>(source);
-      T* y = static_cast<T*>(out);
-      std::fill(y, y + Product(dims), *static_cast<const T*>(init));
-      const WindowTables tables(dims, window, source_dims);
-      const int64_t windows = Product(source_dims);
-      int64_t window_size = 1;
-      for (const WindowDim& w : window) window_size *= w.size;
-      if (windows == 0 || window_size == 0) return;  // nothing selected: init everywhere
-      const auto range = [&](int64_t begin, int64_t end) {
-        SelectAndScatterRange<kOp>(select, x, s, y, window, source_dims, tables, begin, end);
-      };
-      // Windows that share elements may scatter into one element: in order,
-      // on one thread. Disjoint ones (pooling) split among threads.
-      if (WindowsDisjoint(window, source_dims)) {
-        ParallelFor(windows, 4 * window_size, range);
-      } else {
-        range(0, windows);
-      }
-    }
-  }));
-  return WrapSubByte(type, out, Product(dims));
-}
-
 }  // namespace kiln::kernels
