@@ -85,6 +85,12 @@ std::vector<AttributeDescription> ParseAttributes(std::string_view text, std::st
       attribute.optional = true;
       name.remove_suffix(1);
     }
+    if (const size_t bracket = name.find('['); bracket != std::string_view::npos) {
+      for (char c : name.substr(bracket + 1)) {
+        if (c >= '0' && c <= '9') attribute.entries = attribute.entries * 10 + (c - '0');
+      }
+      name = name.substr(0, bracket);
+    }
     attribute.name = name;
     out.push_back(attribute);
   }

@@ -89,6 +89,7 @@ struct AttributeDescription {
   AttrType type = AttrType::kAny;
   bool optional = false;
   bool inherent = true;  // an ODS argument (false: declared with '+')
+  int entries = 0;       // `name[N]`: a segment-sizes property of N entries
 };
 
 // The verifier's and lowering's facts about an elementwise op.

@@ -104,10 +104,6 @@ class StablehloRules : public vhlo::OpRules {
       return Unimplemented(where, ": Kiln cannot decode the properties of ", op_name,
                            " (it knows those of the ", kDialectList, " ops it models)");
     }
-    if (op_name == "chlo.scan") {  // AttrSizedOperandSegments, AttrSizedResultSegments
-      schema->operand_segments = 2;
-      schema->result_segments = 2;
-    }
     return *schema;
   }
 

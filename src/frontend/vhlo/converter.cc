@@ -9,6 +9,7 @@
 
 #include "frontend/vhlo/attr_table.h"
 #include "frontend/vhlo/text.h"
+#include "ir/op_description.h"
 
 namespace kiln::frontend::vhlo {
 namespace {
@@ -355,6 +356,12 @@ std::optional<PropertySchema> KnownPropertySchema(std::string_view op_name) {
   if (!attributes) return std::nullopt;
   PropertySchema schema;
   schema.attributes = std::move(*attributes);
+  if (const ir::OpDescription* description = ir::FindOpDescription(op_name)) {
+    for (const ir::AttributeDescription& attribute : description->attributes) {
+      if (attribute.name == "operandSegmentSizes") schema.operand_segments = attribute.entries;
+      if (attribute.name == "resultSegmentSizes") schema.result_segments = attribute.entries;
+    }
+  }
   std::sort(schema.attributes.begin(), schema.attributes.end(),
             [](const ir::InherentAttribute& a, const ir::InherentAttribute& b) {
               return a.name < b.name;
