@@ -167,11 +167,16 @@ CheckSpec SpecFor(const ir::Operation& op, std::string_view check, bool custom_c
   CheckSpec spec;
   if (check.find("almost_eq") != std::string_view::npos) {
     spec.kind = CheckKind::kAlmostEq;
-    spec.tolerance = FloatAttr(op, "tolerance", custom_call ? 1e-3 : 1e-4);
+    // The custom-call spelling has no attributes: its tolerance is fixed.
+    spec.tolerance = custom_call ? 1e-3 : FloatAttr(op, "tolerance", 1e-4);
   } else if (check.find("close") != std::string_view::npos) {
     spec.kind = CheckKind::kClose;
+    if (custom_call) {
+      spec.max_ulps = 3;
+      return spec;
+    }
     spec.min_ulps = IntAttr(op, "min_ulp_difference", 0);
-    spec.max_ulps = IntAttr(op, "max_ulp_difference", custom_call ? 3 : 1);
+    spec.max_ulps = IntAttr(op, "max_ulp_difference", 1);
   }
   return spec;
 }

@@ -340,7 +340,10 @@ StatusOr<kernels::ConvGeometry> ReadGeometry(const ir::Operation& op, const Conv
   g.strides = SpatialAttr(op, "window_strides", spatial, 1);
   g.lhs_dilation = SpatialAttr(op, "lhs_dilation", spatial, 1);
   g.rhs_dilation = SpatialAttr(op, "rhs_dilation", spatial, 1);
-  const std::vector<int64_t> padding = SpatialAttr(op, "padding", 2 * spatial, 0);
+  // dynamic_conv has its padding as an operand, read when the program runs.
+  const std::vector<int64_t> padding = op.code() == ir::OpCode::kDynamicConv
+                                           ? std::vector<int64_t>(2 * spatial, 0)
+                                           : SpatialAttr(op, "padding", 2 * spatial, 0);
   for (size_t i = 0; i < spatial; ++i) g.padding_low.push_back(padding[2 * i]);
   g.output_features = rhs.dims[static_cast<size_t>(dims.kernel_output_feature)];
   g.feature_groups = IntAttr(op, "feature_group_count", 1);
