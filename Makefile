@@ -6,7 +6,8 @@ JAXLIB_VERSION := 0.12.0.1
 PYTHON_VERSION := 3.12
 JOBS           := 2
 
-APT_PACKAGES := g++ libgtest-dev libgmock-dev ninja-build pkg-config clang-15 libeigen3-dev ccache
+APT_PACKAGES := g++ libgtest-dev libgmock-dev ninja-build pkg-config clang-15 libeigen3-dev ccache \
+                clang-format-15
 PYTHON_PACKAGES := jax==$(JAX_VERSION) jaxlib==$(JAXLIB_VERSION) numpy pytest ml_dtypes
 # `make test-torch` only (opt-in: several GB, torch's CUDA build being the
 # one PyPI has): the newest torch_xla release and the torch it requires.
@@ -68,7 +69,8 @@ KILN_SOURCES := $(shell find src python cmake -type f ! -path '*/__pycache__/*' 
                 CMakeLists.txt pyproject.toml README.md
 
 .PHONY: all setup install demo build test test-cpp test-asan test-fuzz test-python test-torch \
-        test-jax-suite test-torch-suite test-compat test-stablehlo-interpret fuzz bench bench-read clean distclean
+        test-jax-suite test-torch-suite test-compat test-stablehlo-interpret fuzz bench bench-read clean distclean \
+        test-format format
 all: build
 
 setup: install
@@ -78,7 +80,14 @@ install: $(VENV)/.kiln-installed
 demo: install
 	JAX_PLATFORMS=kiln,cpu $(PY) examples/demo.py
 
-test: test-cpp test-asan test-fuzz test-python
+test: test-format test-cpp test-asan test-fuzz test-python
+
+# The C++ sources follow .clang-format (a few seconds); `make format` applies it.
+test-format: | $(STAMPS)/system-packages
+	JOBS=$(JOBS) tools/check_format.sh
+
+format: | $(STAMPS)/system-packages
+	JOBS=$(JOBS) tools/check_format.sh --fix
 
 build: $(CPP_BUILD)/build.ninja
 	$(CMAKE) --build $(CPP_BUILD) -j$(JOBS)
@@ -185,7 +194,9 @@ $(SHLO_DATA)/.stamp: $(VENV)/.kiln-deps tests/data/make_stablehlo_bytecode.py te
 
 # --- setup steps ---------------------------------------------------------------
 
-$(STAMPS)/system-packages:
+# Rechecked when the Makefile changes, so a package added to APT_PACKAGES is
+# installed in existing checkouts too.
+$(STAMPS)/system-packages: Makefile
 	@missing=""; \
 	for package in $(APT_PACKAGES); do \
 	  dpkg-query -W -f='$${Status}' "$$package" 2>/dev/null | grep -q "ok installed" \
