@@ -128,8 +128,8 @@ int main(int argc, char** argv) {
   std::printf("%s: %zu bytes; %d runs each\n", path, bytes.size(), repeats);
   const bool peak_resets = ResetPeak();
   const bool container_ok = Measure("container", bytes.size(), peak_resets, [&] {
-    return frontend::bytecode::ReadFile(bytes);
-  }).ok();
+                              return frontend::bytecode::ReadFile(bytes);
+                            }).ok();
   kiln::StatusOr<kiln::ir::Module> module = Measure("read", bytes.size(), peak_resets, [&] {
     return frontend::vhlo::ReadPortableArtifact(bytes);
   });
@@ -138,8 +138,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   const size_t text_size = Measure("print", bytes.size(), peak_resets, [&] {
-    return kiln::ir::PrintModule(*module);
-  }).size();
+                             return kiln::ir::PrintModule(*module);
+                           }).size();
 
   const Timing container = Time(repeats, [&] {
     if (!frontend::bytecode::ReadFile(bytes).ok()) std::abort();
@@ -150,10 +150,10 @@ int main(int argc, char** argv) {
   const Timing print = Time(repeats, [&] {
     if (kiln::ir::PrintModule(*module).empty()) std::abort();
   });
-  for (const auto& [name, timing] : {std::pair{"container", container}, {"read", read},
-                                     {"print", print}}) {
-    std::printf("%-10s min %8.3f ms  median %8.3f ms  (%.0f MB/s of input at the median)\n",
-                name, timing.min_ms, timing.median_ms, bytes.size() / timing.median_ms / 1e3);
+  for (const auto& [name, timing] :
+       {std::pair{"container", container}, {"read", read}, {"print", print}}) {
+    std::printf("%-10s min %8.3f ms  median %8.3f ms  (%.0f MB/s of input at the median)\n", name,
+                timing.min_ms, timing.median_ms, bytes.size() / timing.median_ms / 1e3);
   }
   std::printf("printed text: %zu bytes\n", text_size);
   return 0;

@@ -10,8 +10,8 @@
 #include "frontend/hlo/hlo_reader.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  kiln::StatusOr<kiln::ir::Module> module =
-      kiln::frontend::hlo::ReadHloModule(std::span<const uint8_t>(data, size));
+  kiln::StatusOr<kiln::ir::Module> module = kiln::frontend::hlo::ReadHloModule(
+      std::span<const uint8_t>(data, size));
   if (!module.ok() && module.status().code() != kiln::StatusCode::kInvalidArgument &&
       module.status().code() != kiln::StatusCode::kUnimplemented) {
     std::abort();

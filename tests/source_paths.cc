@@ -7,7 +7,9 @@ namespace kiln::testing {
 
 std::filesystem::path SourceDir() { return KILN_SOURCE_DIR; }
 
-std::filesystem::path CorpusDir() { return std::filesystem::path(KILN_SOURCE_DIR) / ".." / "shared" / "corpus"; }
+std::filesystem::path CorpusDir() {
+  return std::filesystem::path(KILN_SOURCE_DIR) / ".." / "shared" / "corpus";
+}
 
 std::vector<uint8_t> ReadBytes(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);

@@ -77,8 +77,8 @@ class SmallVector {
   T* end() { return data_ + size_; }
   const T* begin() const { return data_; }
   const T* end() const { return data_ + size_; }
-  operator std::span<T>() { return {data_, size_}; }                   // NOLINT
-  operator std::span<const T>() const { return {data_, size_}; }       // NOLINT
+  operator std::span<T>() { return {data_, size_}; }              // NOLINT
+  operator std::span<const T>() const { return {data_, size_}; }  // NOLINT
 
  private:
   T inline_[N];

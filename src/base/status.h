@@ -121,10 +121,10 @@ class [[nodiscard]] StatusOr {
 #define KILN_CONCAT(a, b) KILN_CONCAT_INNER(a, b)
 
 // Returns the status from the enclosing function if it is an error.
-#define KILN_RETURN_IF_ERROR(expr)                  \
-  do {                                              \
-    ::kiln::Status kiln_status_ = (expr);           \
-    if (!kiln_status_.ok()) return kiln_status_;    \
+#define KILN_RETURN_IF_ERROR(expr)               \
+  do {                                           \
+    ::kiln::Status kiln_status_ = (expr);        \
+    if (!kiln_status_.ok()) return kiln_status_; \
   } while (false)
 
 #define KILN_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \

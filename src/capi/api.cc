@@ -24,8 +24,10 @@ template <typename Name, typename Result, typename Args, Result (*Function)(Args
 struct Entry<Name, Function> {
   static PJRT_Error* Run(Args* args) {
     if (args == nullptr) {
-      return MakeError(InvalidArgument(Name::value, " was called with null args; expected a "
-                                       "pointer to ", Name::value, "_Args"));
+      return MakeError(InvalidArgument(Name::value,
+                                       " was called with null args; expected a "
+                                       "pointer to ",
+                                       Name::value, "_Args"));
     }
     try {
       if constexpr (std::is_void_v<Result>) {
@@ -69,15 +71,24 @@ struct Entry<Name, Function> {
 template <typename Args>
 std::pair<const void*, const char*> PrimaryHandle(const Args& args) {
   if constexpr (requires { args.client; }) return {args.client, "client"};
-  else if constexpr (requires { args.topology; }) return {args.topology, "topology"};
-  else if constexpr (requires { args.loaded_executable; }) return {args.loaded_executable, "loaded_executable"};
-  else if constexpr (requires { args.executable; }) return {args.executable, "executable"};
-  else if constexpr (requires { args.buffer; }) return {args.buffer, "buffer"};
-  else if constexpr (requires { args.device; }) return {args.device, "device"};
-  else if constexpr (requires { args.memory; }) return {args.memory, "memory"};
-  else if constexpr (requires { args.stream; }) return {args.stream, "stream"};
-  else if constexpr (requires { args.transfer_manager; }) return {args.transfer_manager, "transfer_manager"};
-  else return {nullptr, nullptr};
+  else if constexpr (requires { args.topology; })
+    return {args.topology, "topology"};
+  else if constexpr (requires { args.loaded_executable; })
+    return {args.loaded_executable, "loaded_executable"};
+  else if constexpr (requires { args.executable; })
+    return {args.executable, "executable"};
+  else if constexpr (requires { args.buffer; })
+    return {args.buffer, "buffer"};
+  else if constexpr (requires { args.device; })
+    return {args.device, "device"};
+  else if constexpr (requires { args.memory; })
+    return {args.memory, "memory"};
+  else if constexpr (requires { args.stream; })
+    return {args.stream, "stream"};
+  else if constexpr (requires { args.transfer_manager; })
+    return {args.transfer_manager, "transfer_manager"};
+  else
+    return {nullptr, nullptr};
 }
 
 constexpr bool EndsWith(std::string_view text, std::string_view suffix) {
@@ -110,25 +121,25 @@ struct Stub<Name, PJRT_Error*(Args*), Dependent> {
 
 // One name type and one slot picker per slot. The picker is a template so the
 // branch naming a member Impl lacks is discarded rather than compiled.
-#define KILN_SLOT(name)                                                        \
-  struct Name_##name {                                                         \
-    static constexpr const char* value = #name;                                \
-  };                                                                           \
-  template <typename T>                                                        \
-  auto Pick_##name() {                                                         \
-    if constexpr (requires { &T::name; }) {                                    \
-      return &Entry<Name_##name, &T::name>::Call;                              \
-    } else {                                                                   \
-      return &Entry<Name_##name, &Stub<Name_##name, ::name, T>::Run>::Call;    \
-    }                                                                          \
+#define KILN_SLOT(name)                                                     \
+  struct Name_##name {                                                      \
+    static constexpr const char* value = #name;                             \
+  };                                                                        \
+  template <typename T>                                                     \
+  auto Pick_##name() {                                                      \
+    if constexpr (requires { &T::name; }) {                                 \
+      return &Entry<Name_##name, &T::name>::Call;                           \
+    } else {                                                                \
+      return &Entry<Name_##name, &Stub<Name_##name, ::name, T>::Run>::Call; \
+    }                                                                       \
   }
 #include "pjrt_api_slots.inc"
 #undef KILN_SLOT
 
 // Names of the extensions' functions, for errors and traces.
-#define KILN_EXTENSION_NAME(name)                \
-  struct Name_##name {                           \
-    static constexpr const char* value = #name;  \
+#define KILN_EXTENSION_NAME(name)               \
+  struct Name_##name {                          \
+    static constexpr const char* value = #name; \
   };
 KILN_EXTENSION_NAME(PJRT_Shardings_PJRT_Executable_ParameterShardings)
 KILN_EXTENSION_NAME(PJRT_Shardings_PJRT_Executable_OutputShardings)
@@ -152,20 +163,20 @@ PJRT_Extension_Base* MakeExtensions() {
     extension.base.struct_size = PJRT_Layouts_Extension_STRUCT_SIZE;
     extension.base.type = PJRT_Extension_Type_Layouts;
     extension.base.next = nullptr;
-    extension.PJRT_Layouts_MemoryLayout_Destroy =
-        KILN_EXTENSION_ENTRY(PJRT_Layouts_MemoryLayout_Destroy);
-    extension.PJRT_Layouts_MemoryLayout_Serialize =
-        KILN_EXTENSION_ENTRY(PJRT_Layouts_MemoryLayout_Serialize);
-    extension.PJRT_Layouts_PJRT_Client_GetDefaultLayout =
-        KILN_EXTENSION_ENTRY(PJRT_Layouts_PJRT_Client_GetDefaultLayout);
-    extension.PJRT_Layouts_PJRT_Buffer_MemoryLayout =
-        KILN_EXTENSION_ENTRY(PJRT_Layouts_PJRT_Buffer_MemoryLayout);
-    extension.PJRT_Layouts_PJRT_Topology_GetDefaultLayout =
-        KILN_EXTENSION_ENTRY(PJRT_Layouts_PJRT_Topology_GetDefaultLayout);
-    extension.PJRT_Layouts_PJRT_Executable_GetOutputLayouts =
-        KILN_EXTENSION_ENTRY(PJRT_Layouts_PJRT_Executable_GetOutputLayouts);
-    extension.PJRT_Layouts_PJRT_Executable_GetParameterLayouts =
-        KILN_EXTENSION_ENTRY(PJRT_Layouts_PJRT_Executable_GetParameterLayouts);
+    extension.PJRT_Layouts_MemoryLayout_Destroy = KILN_EXTENSION_ENTRY(
+        PJRT_Layouts_MemoryLayout_Destroy);
+    extension.PJRT_Layouts_MemoryLayout_Serialize = KILN_EXTENSION_ENTRY(
+        PJRT_Layouts_MemoryLayout_Serialize);
+    extension.PJRT_Layouts_PJRT_Client_GetDefaultLayout = KILN_EXTENSION_ENTRY(
+        PJRT_Layouts_PJRT_Client_GetDefaultLayout);
+    extension.PJRT_Layouts_PJRT_Buffer_MemoryLayout = KILN_EXTENSION_ENTRY(
+        PJRT_Layouts_PJRT_Buffer_MemoryLayout);
+    extension.PJRT_Layouts_PJRT_Topology_GetDefaultLayout = KILN_EXTENSION_ENTRY(
+        PJRT_Layouts_PJRT_Topology_GetDefaultLayout);
+    extension.PJRT_Layouts_PJRT_Executable_GetOutputLayouts = KILN_EXTENSION_ENTRY(
+        PJRT_Layouts_PJRT_Executable_GetOutputLayouts);
+    extension.PJRT_Layouts_PJRT_Executable_GetParameterLayouts = KILN_EXTENSION_ENTRY(
+        PJRT_Layouts_PJRT_Executable_GetParameterLayouts);
     return extension;
   }();
   static PJRT_Shardings_Extension shardings = [] {
@@ -173,10 +184,10 @@ PJRT_Extension_Base* MakeExtensions() {
     extension.base.struct_size = PJRT_Shardings_Extension_STRUCT_SIZE;
     extension.base.type = PJRT_Extension_Type_Shardings;
     extension.base.next = &layouts.base;
-    extension.PJRT_Shardings_PJRT_Executable_ParameterShardings =
-        KILN_EXTENSION_ENTRY(PJRT_Shardings_PJRT_Executable_ParameterShardings);
-    extension.PJRT_Shardings_PJRT_Executable_OutputShardings =
-        KILN_EXTENSION_ENTRY(PJRT_Shardings_PJRT_Executable_OutputShardings);
+    extension.PJRT_Shardings_PJRT_Executable_ParameterShardings = KILN_EXTENSION_ENTRY(
+        PJRT_Shardings_PJRT_Executable_ParameterShardings);
+    extension.PJRT_Shardings_PJRT_Executable_OutputShardings = KILN_EXTENSION_ENTRY(
+        PJRT_Shardings_PJRT_Executable_OutputShardings);
     return extension;
   }();
   return &shardings.base;
@@ -203,9 +214,8 @@ constexpr size_t kSlotCount = 0
 #include "pjrt_api_slots.inc"
     ;
 #undef KILN_SLOT
-static_assert(sizeof(PJRT_Api) ==
-                  offsetof(PJRT_Api, pjrt_api_version) + sizeof(PJRT_Api_Version) +
-                      kSlotCount * sizeof(void*),
+static_assert(sizeof(PJRT_Api) == offsetof(PJRT_Api, pjrt_api_version) + sizeof(PJRT_Api_Version) +
+                                      kSlotCount * sizeof(void*),
               "pjrt_api_slots.inc does not list every PJRT_Api slot");
 
 }  // namespace

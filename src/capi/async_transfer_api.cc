@@ -20,10 +20,12 @@ StatusOr<std::vector<Shape>> ShapesOf(const Args& args) {
   }
   if (args.num_device_layouts != 0 &&
       (args.num_device_layouts != args.num_shape_specs || args.device_layouts == nullptr)) {
-    return InvalidArgument(CurrentFunction(), ": expected no device layouts or one per shape "
-                           "spec (", args.num_shape_specs, "), found `num_device_layouts` ",
-                           args.num_device_layouts, args.device_layouts == nullptr
-                                                        ? " with a null `device_layouts`" : "");
+    return InvalidArgument(CurrentFunction(),
+                           ": expected no device layouts or one per shape "
+                           "spec (",
+                           args.num_shape_specs, "), found `num_device_layouts` ",
+                           args.num_device_layouts,
+                           args.device_layouts == nullptr ? " with a null `device_layouts`" : "");
   }
   std::vector<Shape> shapes;
   for (size_t i = 0; i < args.num_shape_specs; ++i) {
@@ -61,9 +63,9 @@ PJRT_Error* Impl::PJRT_Client_CreateBuffersForAsyncHostToDevice(Args* args) {
   KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Client* client, UnwrapClient(args->client));
   if (args->memory == nullptr) {
     return MakeError(InvalidArgument(CurrentFunction(), ": `memory` is null; expected the "
-                                     "memory the buffers are made in"));
+                                                        "memory the buffers are made in"));
   }
-  KILN_CAPI_ASSIGN_OR_RETURN(runtime::MemorySpace * space,
+  KILN_CAPI_ASSIGN_OR_RETURN(runtime::MemorySpace* space,
                              ResolveDestination(client, nullptr, args->memory));
   KILN_CAPI_ASSIGN_OR_RETURN(std::vector<Shape> shapes, ShapesOf(*args));
   KILN_CAPI_ASSIGN_OR_RETURN(
@@ -84,10 +86,10 @@ PJRT_Error* Impl::PJRT_AsyncHostToDeviceTransferManager_TransferData(
     PJRT_AsyncHostToDeviceTransferManager_TransferData_Args* args) {
   KILN_ARGS(done_with_h2d_transfer);
   args->done_with_h2d_transfer = nullptr;
-  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_AsyncHostToDeviceTransferManager * manager,
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_AsyncHostToDeviceTransferManager* manager,
                              UnwrapTransferManager(args->transfer_manager));
   return HandOut(manager->manager->TransferData(args->buffer_index, args->data, args->offset,
-                                               args->transfer_size, args->is_last_transfer),
+                                                args->transfer_size, args->is_last_transfer),
                  &args->done_with_h2d_transfer);
 }
 
@@ -95,7 +97,7 @@ PJRT_Error* Impl::PJRT_AsyncHostToDeviceTransferManager_TransferLiteral(
     PJRT_AsyncHostToDeviceTransferManager_TransferLiteral_Args* args) {
   KILN_ARGS(done_with_h2d_transfer);
   args->done_with_h2d_transfer = nullptr;
-  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_AsyncHostToDeviceTransferManager * manager,
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_AsyncHostToDeviceTransferManager* manager,
                              UnwrapTransferManager(args->transfer_manager));
   KILN_CAPI_ASSIGN_OR_RETURN(
       Shape shape, MakeShape(args->shape_element_type, args->shape_dims, args->shape_num_dims));
@@ -109,7 +111,7 @@ PJRT_Error* Impl::PJRT_AsyncHostToDeviceTransferManager_RetrieveBuffer(
     PJRT_AsyncHostToDeviceTransferManager_RetrieveBuffer_Args* args) {
   KILN_ARGS(buffer_out);
   args->buffer_out = nullptr;
-  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_AsyncHostToDeviceTransferManager * manager,
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_AsyncHostToDeviceTransferManager* manager,
                              UnwrapTransferManager(args->transfer_manager));
   KILN_CAPI_ASSIGN_OR_RETURN(auto buffer,
                              InFunction(manager->manager->RetrieveBuffer(args->buffer_index)));
@@ -120,7 +122,7 @@ PJRT_Error* Impl::PJRT_AsyncHostToDeviceTransferManager_RetrieveBuffer(
 PJRT_Error* Impl::PJRT_AsyncHostToDeviceTransferManager_Device(
     PJRT_AsyncHostToDeviceTransferManager_Device_Args* args) {
   KILN_ARGS(device_out);
-  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_AsyncHostToDeviceTransferManager * manager,
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_AsyncHostToDeviceTransferManager* manager,
                              UnwrapTransferManager(args->transfer_manager));
   args->device_out = manager->client->FindDevice(manager->manager->device());
   return nullptr;
@@ -129,7 +131,7 @@ PJRT_Error* Impl::PJRT_AsyncHostToDeviceTransferManager_Device(
 PJRT_Error* Impl::PJRT_AsyncHostToDeviceTransferManager_BufferCount(
     PJRT_AsyncHostToDeviceTransferManager_BufferCount_Args* args) {
   KILN_ARGS(buffer_count);
-  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_AsyncHostToDeviceTransferManager * manager,
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_AsyncHostToDeviceTransferManager* manager,
                              UnwrapTransferManager(args->transfer_manager));
   args->buffer_count = manager->manager->buffer_count();
   return nullptr;
@@ -138,7 +140,7 @@ PJRT_Error* Impl::PJRT_AsyncHostToDeviceTransferManager_BufferCount(
 PJRT_Error* Impl::PJRT_AsyncHostToDeviceTransferManager_BufferSize(
     PJRT_AsyncHostToDeviceTransferManager_BufferSize_Args* args) {
   KILN_ARGS(buffer_size);
-  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_AsyncHostToDeviceTransferManager * manager,
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_AsyncHostToDeviceTransferManager* manager,
                              UnwrapTransferManager(args->transfer_manager));
   KILN_CAPI_ASSIGN_OR_RETURN(args->buffer_size,
                              InFunction(manager->manager->buffer_size(args->buffer_index)));
@@ -148,7 +150,7 @@ PJRT_Error* Impl::PJRT_AsyncHostToDeviceTransferManager_BufferSize(
 PJRT_Error* Impl::PJRT_AsyncHostToDeviceTransferManager_SetBufferError(
     PJRT_AsyncHostToDeviceTransferManager_SetBufferError_Args* args) {
   KILN_ARGS(error_message_size);
-  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_AsyncHostToDeviceTransferManager * manager,
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_AsyncHostToDeviceTransferManager* manager,
                              UnwrapTransferManager(args->transfer_manager));
   KILN_CAPI_RETURN_IF_ERROR(CheckErrorCode(args->error_code, "error_code"));
   Status error = StatusFromPjrt(args->error_code, args->error_message, args->error_message_size);
@@ -159,7 +161,7 @@ PJRT_Error* Impl::PJRT_AsyncHostToDeviceTransferManager_SetBufferError(
 PJRT_Error* Impl::PJRT_AsyncHostToDeviceTransferManager_AddMetadata(
     PJRT_AsyncHostToDeviceTransferManager_AddMetadata_Args* args) {
   KILN_ARGS(num_metadata);
-  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_AsyncHostToDeviceTransferManager * manager,
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_AsyncHostToDeviceTransferManager* manager,
                              UnwrapTransferManager(args->transfer_manager));
   KILN_CAPI_ASSIGN_OR_RETURN(std::vector<runtime::Attribute> values,
                              FromNamedValues(args->transfer_metadata, args->num_metadata));

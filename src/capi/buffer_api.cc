@@ -44,8 +44,7 @@ void RunCallbackOnce(CallbackArgs* args, HandleKind kind, Act act) {
   act(*data, args->struct_size < offsetof(CallbackArgs, error_message_size) + sizeof(size_t)
                  ? InvalidArgument("the callback's args struct_size is ", args->struct_size,
                                    "; expected at least ", sizeof(CallbackArgs))
-                 : StatusFromPjrt(args->error_code, args->error_message,
-                                  args->error_message_size));
+                 : StatusFromPjrt(args->error_code, args->error_message, args->error_message_size));
 }
 
 void ProvideRawCopyDestination(PJRT_Buffer_CopyRawToHostFuture_Callback_Args* args) {
@@ -55,9 +54,9 @@ void ProvideRawCopyDestination(PJRT_Buffer_CopyRawToHostFuture_Callback_Args* ar
         if (!status.ok()) {
           (void)callback.destination->Fail(std::move(status));
         } else if (args->struct_size < PJRT_Buffer_CopyRawToHostFuture_Callback_Args_STRUCT_SIZE) {
-          (void)callback.destination->Fail(
-              InvalidArgument("the callback's args struct_size is ", args->struct_size,
-                              "; it does not reach `dst`"));
+          (void)callback.destination->Fail(InvalidArgument("the callback's args struct_size is ",
+                                                           args->struct_size,
+                                                           "; it does not reach `dst`"));
         } else {
           (void)callback.destination->Provide(args->dst);
         }
@@ -65,11 +64,10 @@ void ProvideRawCopyDestination(PJRT_Buffer_CopyRawToHostFuture_Callback_Args* ar
 }
 
 void SetDonationDependency(PJRT_Buffer_DonateWithControlDependency_Callback_Args* args) {
-  RunCallbackOnce<DonationCallback>(
-      args, HandleKind::kDonationCallback,
-      [](DonationCallback& callback, Status status) {
-        callback.dependency->Set(std::move(status));
-      });
+  RunCallbackOnce<DonationCallback>(args, HandleKind::kDonationCallback,
+                                    [](DonationCallback& callback, Status status) {
+                                      callback.dependency->Set(std::move(status));
+                                    });
 }
 
 }  // namespace
@@ -177,7 +175,7 @@ PJRT_Error* Impl::PJRT_Buffer_CopyToDevice(PJRT_Buffer_CopyToDevice_Args* args) 
 PJRT_Error* Impl::PJRT_Buffer_CopyToMemory(PJRT_Buffer_CopyToMemory_Args* args) {
   KILN_ARGS(dst_buffer);
   KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Buffer* buffer, UnwrapBuffer(args->buffer));
-  KILN_CAPI_ASSIGN_OR_RETURN(KilnMemory * memory, UnwrapMemory(args->dst_memory, "dst_memory"));
+  KILN_CAPI_ASSIGN_OR_RETURN(KilnMemory* memory, UnwrapMemory(args->dst_memory, "dst_memory"));
   if (memory->client != buffer->client) {
     return MakeError(InvalidArgument("PJRT_Buffer_CopyToMemory: dst_memory ",
                                      memory->space->debug_string(),
@@ -206,8 +204,8 @@ PJRT_Error* Impl::PJRT_Buffer_ToHostBuffer(PJRT_Buffer_ToHostBuffer_Args* args) 
   }
   if (args->dst_size < required) {
     return MakeError(InvalidArgument("PJRT_Buffer_ToHostBuffer: dst_size is ", args->dst_size,
-                                     " bytes; ", shape.ToString(), " in the requested layout needs ",
-                                     required));
+                                     " bytes; ", shape.ToString(),
+                                     " in the requested layout needs ", required));
   }
   KILN_CAPI_ASSIGN_OR_RETURN(auto event,
                              buffer->client->client->ToHostBuffer(*buffer->buffer, args->dst, strides));

@@ -36,9 +36,9 @@ Status CheckErrorCode(int code, std::string_view field);
   (offsetof(std::remove_reference_t<decltype(*args)>, field) + sizeof(args->field))
 
 // First line of a C API function: `args` must reach at least to `field`.
-#define KILN_ARGS(field)                                                            \
-  KILN_CAPI_RETURN_IF_ERROR(                                                        \
-      ::kiln::capi::CheckStructSize(args->struct_size, KILN_FIELD_END(field), #field))
+#define KILN_ARGS(field)                                                     \
+  KILN_CAPI_RETURN_IF_ERROR(::kiln::capi::CheckStructSize(args->struct_size, \
+                                                          KILN_FIELD_END(field), #field))
 
 // True when the caller's args struct (maybe from an older header) has `field`.
 #define KILN_HAS_FIELD(field) (args->struct_size >= KILN_FIELD_END(field))

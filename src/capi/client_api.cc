@@ -87,8 +87,8 @@ void UnregisterClient(PJRT_Client* client) {
 }
 
 // KILN_DUMP_DIR=<dir>: every program handed to PJRT_Client_Compile is written
-// there as kiln-<FNV-1a of its bytes>.<format> (.mlir.bc for bytecode), so what a framework sent can be
-// read back with `kiln print` and compared with other tools.
+// there as kiln-<FNV-1a of its bytes>.<format> (.mlir.bc for bytecode), so what a framework sent
+// can be read back with `kiln print` and compared with other tools.
 void DumpProgram(std::span<const uint8_t> code, const std::string& format) {
   static const std::optional<std::string> directory = GetEnv("KILN_DUMP_DIR");
   if (!directory) return;
@@ -96,8 +96,8 @@ void DumpProgram(std::span<const uint8_t> code, const std::string& format) {
   for (uint8_t byte : code) hash = (hash ^ byte) * 1099511628211ull;
   char name[32];
   std::snprintf(name, sizeof(name), "kiln-%016llx", static_cast<unsigned long long>(hash));
-  const bool bytecode = code.size() >= 4 && code[0] == 'M' && code[1] == 'L' &&
-                        code[2] == 0xEF && code[3] == 'R';
+  const bool bytecode = code.size() >= 4 && code[0] == 'M' && code[1] == 'L' && code[2] == 0xEF &&
+                        code[3] == 'R';
   std::string extension = format.empty() ? "bin" : format;
   if (format == "mlir" && bytecode) extension = "mlir.bc";
   std::string path = StrCat(*directory, "/", name, ".", extension);
@@ -110,8 +110,10 @@ void DumpProgram(std::span<const uint8_t> code, const std::string& format) {
 // A serialized CompileOptionsProto from the C arguments (empty when absent).
 StatusOr<std::span<const uint8_t>> OptionsBytes(const char* options, size_t size) {
   if (options == nullptr && size > 0) {
-    return InvalidArgument(CurrentFunction(), ": `compile_options` is null but "
-                           "`compile_options_size` is ", size);
+    return InvalidArgument(CurrentFunction(),
+                           ": `compile_options` is null but "
+                           "`compile_options_size` is ",
+                           size);
   }
   return std::span(reinterpret_cast<const uint8_t*>(options), options == nullptr ? 0 : size);
 }
@@ -149,7 +151,7 @@ StatusOr<CompileInput> ReadCompileInput(const PJRT_Program* program, const char*
 StatusOr<runtime::MemorySpace*> ResolveDestination(PJRT_Client* client, PJRT_Device* device,
                                                    PJRT_Memory* memory) {
   if (memory != nullptr) {
-    KILN_ASSIGN_OR_RETURN(KilnMemory* kiln_memory, UnwrapMemory(memory));
+    KILN_ASSIGN_OR_RETURN(auto* kiln_memory, UnwrapMemory(memory));
     if (kiln_memory->client != client) {
       return InvalidArgument(CurrentFunction(), ": the memory ", kiln_memory->space->debug_string(),
                              " belongs to another client");
@@ -158,9 +160,9 @@ StatusOr<runtime::MemorySpace*> ResolveDestination(PJRT_Client* client, PJRT_Dev
   }
   if (device == nullptr) {
     return InvalidArgument(CurrentFunction(), ": both `device` and `memory` are null; expected "
-                           "the destination in one of them");
+                                              "the destination in one of them");
   }
-  KILN_ASSIGN_OR_RETURN(PJRT_Device* device_handle, UnwrapDevice(device));
+  KILN_ASSIGN_OR_RETURN(auto* device_handle, UnwrapDevice(device));
   if (device_handle->client != client) {
     return InvalidArgument(CurrentFunction(), ": the device ",
                            device_handle->device->description().debug_string,
@@ -233,7 +235,7 @@ PJRT_Error* Impl::PJRT_Client_AddressableDevices(PJRT_Client_AddressableDevices_
 PJRT_Error* Impl::PJRT_Client_LookupDevice(PJRT_Client_LookupDevice_Args* args) {
   KILN_ARGS(device);
   KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Client* client, UnwrapClient(args->client));
-  KILN_CAPI_ASSIGN_OR_RETURN(runtime::Device * device, client->client->LookupDevice(args->id));
+  KILN_CAPI_ASSIGN_OR_RETURN(runtime::Device* device, client->client->LookupDevice(args->id));
   args->device = client->FindDevice(device);
   return nullptr;
 }
@@ -242,7 +244,7 @@ PJRT_Error* Impl::PJRT_Client_LookupAddressableDevice(
     PJRT_Client_LookupAddressableDevice_Args* args) {
   KILN_ARGS(addressable_device);
   KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Client* client, UnwrapClient(args->client));
-  KILN_CAPI_ASSIGN_OR_RETURN(runtime::Device * device,
+  KILN_CAPI_ASSIGN_OR_RETURN(runtime::Device* device,
                              client->client->LookupAddressableDevice(args->local_hardware_id));
   args->addressable_device = client->FindDevice(device);
   return nullptr;
@@ -266,7 +268,8 @@ PJRT_Error* Impl::PJRT_Client_DefaultDeviceAssignment(
   if (args->default_assignment == nullptr || args->default_assignment_size < assignment.size()) {
     return MakeError(InvalidArgument(
         "PJRT_Client_DefaultDeviceAssignment: default_assignment must hold num_replicas * "
-        "num_partitions = ", assignment.size(), " ints; found room for ",
+        "num_partitions = ",
+        assignment.size(), " ints; found room for ",
         args->default_assignment == nullptr ? 0 : args->default_assignment_size));
   }
   std::copy(assignment.begin(), assignment.end(), args->default_assignment);
@@ -283,7 +286,7 @@ PJRT_Error* Impl::PJRT_Client_TopologyDescription(PJRT_Client_TopologyDescriptio
 PJRT_Error* Impl::PJRT_Client_BufferFromHostBuffer(PJRT_Client_BufferFromHostBuffer_Args* args) {
   KILN_ARGS(buffer);
   KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Client* client, UnwrapClient(args->client));
-  KILN_CAPI_ASSIGN_OR_RETURN(runtime::MemorySpace * destination,
+  KILN_CAPI_ASSIGN_OR_RETURN(runtime::MemorySpace* destination,
                              ResolveDestination(client, args->device, args->memory));
   runtime::HostBuffer host;
   host.data = args->data;
@@ -292,7 +295,8 @@ PJRT_Error* Impl::PJRT_Client_BufferFromHostBuffer(PJRT_Client_BufferFromHostBuf
   if (args->num_byte_strides > 0) {
     if (args->byte_strides == nullptr) {
       return MakeError(InvalidArgument("PJRT_Client_BufferFromHostBuffer: byte_strides is null "
-                                       "but num_byte_strides is ", args->num_byte_strides));
+                                       "but num_byte_strides is ",
+                                       args->num_byte_strides));
     }
     host.byte_strides.assign(args->byte_strides, args->byte_strides + args->num_byte_strides);
   }
@@ -308,7 +312,7 @@ PJRT_Error* Impl::PJRT_Client_CreateUninitializedBuffer(
     PJRT_Client_CreateUninitializedBuffer_Args* args) {
   KILN_ARGS(buffer);
   KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Client* client, UnwrapClient(args->client));
-  KILN_CAPI_ASSIGN_OR_RETURN(runtime::MemorySpace * destination,
+  KILN_CAPI_ASSIGN_OR_RETURN(runtime::MemorySpace* destination,
                              ResolveDestination(client, args->device, args->memory));
   KILN_CAPI_ASSIGN_OR_RETURN(
       Shape shape,
@@ -325,7 +329,7 @@ PJRT_Error* Impl::PJRT_Client_CreateViewOfDeviceBuffer(
   KILN_ARGS(buffer);
   KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Client* client, UnwrapClient(args->client));
   PJRT_Memory* memory = KILN_HAS_FIELD(memory) ? args->memory : nullptr;
-  KILN_CAPI_ASSIGN_OR_RETURN(runtime::MemorySpace * destination,
+  KILN_CAPI_ASSIGN_OR_RETURN(runtime::MemorySpace* destination,
                              ResolveDestination(client, args->device, memory));
   KILN_CAPI_ASSIGN_OR_RETURN(Shape shape,
                              MakeShape(args->element_type, args->dims, args->num_dims));
@@ -345,7 +349,7 @@ PJRT_Error* Impl::PJRT_Client_CreateViewOfDeviceBuffer(
 PJRT_Error* Impl::PJRT_Client_CreateErrorBuffer(PJRT_Client_CreateErrorBuffer_Args* args) {
   KILN_ARGS(buffer);
   KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Client* client, UnwrapClient(args->client));
-  KILN_CAPI_ASSIGN_OR_RETURN(runtime::MemorySpace * destination,
+  KILN_CAPI_ASSIGN_OR_RETURN(runtime::MemorySpace* destination,
                              ResolveDestination(client, nullptr, args->memory));
   KILN_CAPI_ASSIGN_OR_RETURN(
       Shape shape,
@@ -362,7 +366,7 @@ PJRT_Error* Impl::PJRT_Client_CreateAliasBuffer(PJRT_Client_CreateAliasBuffer_Ar
   args->alias_buffer = nullptr;
   args->fulfill_alias_buffer_cb = nullptr;
   KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Client* client, UnwrapClient(args->client));
-  KILN_CAPI_ASSIGN_OR_RETURN(runtime::MemorySpace * destination,
+  KILN_CAPI_ASSIGN_OR_RETURN(runtime::MemorySpace* destination,
                              ResolveDestination(client, nullptr, args->memory));
   KILN_CAPI_ASSIGN_OR_RETURN(
       Shape shape,
@@ -383,11 +387,11 @@ PJRT_Error* Impl::PJRT_Client_CreateAliasBuffer(PJRT_Client_CreateAliasBuffer_Ar
 PJRT_Error* Impl::PJRT_Client_FulfillAliasBuffer(PJRT_Client_FulfillAliasBuffer_Args* args) {
   KILN_ARGS(fulfill_alias_buffer_cb);
   KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Client* client, UnwrapClient(args->client));
-  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_FulfillAliasBufferCallback * callback,
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_FulfillAliasBufferCallback* callback,
                              UnwrapAliasCallback(args->fulfill_alias_buffer_cb));
   if (callback->client != client) {
     return MakeError(InvalidArgument(CurrentFunction(), ": `fulfill_alias_buffer_cb` belongs to "
-                                     "another client than `client`"));
+                                                        "another client than `client`"));
   }
   KILN_CAPI_RETURN_IF_ERROR(CheckErrorCode(args->status_code, "status_code"));
   PJRT_Buffer* buffer = nullptr;
@@ -397,8 +401,8 @@ PJRT_Error* Impl::PJRT_Client_FulfillAliasBuffer(PJRT_Client_FulfillAliasBuffer_
   std::unique_ptr<kiln::runtime::AliasPromise> promise = std::move(callback->promise);
   DestroyHandle(callback);
   if (buffer == nullptr) {
-    return MakeError(InFunction(promise->Fail(
-        StatusFromPjrt(args->status_code, args->error_message, args->error_message_size))));
+    return MakeError(InFunction(promise->Fail(StatusFromPjrt(args->status_code, args->error_message,
+                                                             args->error_message_size))));
   }
   return MakeError(InFunction(promise->Fulfill(*buffer->buffer)));
 }
@@ -433,9 +437,9 @@ PJRT_Error* Impl::PJRT_Client_Compile(PJRT_Client_Compile_Args* args) {
 PJRT_Error* Impl::PJRT_Compile(PJRT_Compile_Args* args) {
   KILN_ARGS(executable);
   args->executable = nullptr;
-  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_TopologyDescription * topology, UnwrapTopology(args->topology));
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_TopologyDescription* topology, UnwrapTopology(args->topology));
   if (args->client != nullptr) {
-    KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Client * client, UnwrapClient(args->client));
+    KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Client* client, UnwrapClient(args->client));
     (void)client;
   }
   KILN_CAPI_ASSIGN_OR_RETURN(
@@ -452,7 +456,7 @@ PJRT_Error* Impl::PJRT_Client_Load(PJRT_Client_Load_Args* args) {
   KILN_ARGS(loaded_executable);
   args->loaded_executable = nullptr;
   KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Client* client, UnwrapClient(args->client));
-  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Executable * executable, UnwrapExecutable(args->executable));
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Executable* executable, UnwrapExecutable(args->executable));
   KILN_CAPI_ASSIGN_OR_RETURN(std::span<const uint8_t> options,
                              OptionsBytes(args->compile_options, args->compile_options_size));
   KILN_CAPI_ASSIGN_OR_RETURN(auto loaded,

@@ -8,7 +8,6 @@
 namespace kiln::capi {
 namespace {
 
-
 struct TypePair {
   PJRT_Buffer_Type pjrt;
   ElementType kiln;
@@ -83,8 +82,8 @@ StatusOr<Shape> MakeShape(PJRT_Buffer_Type type, const int64_t* dims, size_t num
                            kMaxRank);
   }
   Shape shape{element_type, std::vector<int64_t>(dims, dims + num_dims)};
-  KILN_RETURN_IF_ERROR(ValidateDims(
-      shape.dims, GetElementTypeInfo(element_type).storage_bytes, CurrentFunction()));
+  KILN_RETURN_IF_ERROR(ValidateDims(shape.dims, GetElementTypeInfo(element_type).storage_bytes,
+                                    CurrentFunction()));
   return shape;
 }
 
@@ -123,9 +122,7 @@ StatusOr<std::vector<runtime::Attribute>> FromNamedValues(const PJRT_NamedValue*
                               ? std::string()
                               : std::string(value.string_value, value.value_size);
         break;
-      case PJRT_NamedValue_kInt64:
-        attribute.value = value.int64_value;
-        break;
+      case PJRT_NamedValue_kInt64: attribute.value = value.int64_value; break;
       case PJRT_NamedValue_kInt64List:
         if (value.value_size > 0 && value.int64_array_value == nullptr) {
           return InvalidArgument(CurrentFunction(), ": option \"", attribute.name,
@@ -134,12 +131,8 @@ StatusOr<std::vector<runtime::Attribute>> FromNamedValues(const PJRT_NamedValue*
         attribute.value = std::vector<int64_t>(value.int64_array_value,
                                                value.int64_array_value + value.value_size);
         break;
-      case PJRT_NamedValue_kFloat:
-        attribute.value = value.float_value;
-        break;
-      case PJRT_NamedValue_kBool:
-        attribute.value = value.bool_value;
-        break;
+      case PJRT_NamedValue_kFloat: attribute.value = value.float_value; break;
+      case PJRT_NamedValue_kBool: attribute.value = value.bool_value; break;
       default:
         return InvalidArgument(CurrentFunction(), ": option \"", attribute.name,
                                "\" has unknown value type ", static_cast<int>(value.type));
@@ -165,8 +158,10 @@ StatusOr<std::vector<int64_t>> StridesFromMinorToMajor(std::span<const int64_t> 
   int64_t stride = static_cast<int64_t>(GetElementTypeInfo(shape.element_type).storage_bytes);
   for (int64_t dim : minor_to_major) {
     if (dim < 0 || dim >= static_cast<int64_t>(rank) || seen[dim]) {
-      return InvalidArgument(CurrentFunction(), ": the layout's minor_to_major is not a "
-                             "permutation of 0..", rank - 1);
+      return InvalidArgument(CurrentFunction(),
+                             ": the layout's minor_to_major is not a "
+                             "permutation of 0..",
+                             rank - 1);
     }
     seen[dim] = true;
     strides[dim] = stride;
@@ -215,9 +210,10 @@ Status CheckDeviceLayout(const PJRT_Buffer_MemoryLayout* layout, const Shape& sh
   std::vector<int64_t> dense = DenseByteStrides(shape.dims, element_bytes);
   for (size_t i = 0; i < strides.size(); ++i) {
     if (shape.dims[i] > 1 && strides[i] != dense[i]) {
-      return Unimplemented(CurrentFunction(), ": Kiln keeps device arrays in the dense row-major "
-                           "layout; the requested device layout for ", shape.ToString(),
-                           " differs");
+      return Unimplemented(CurrentFunction(),
+                           ": Kiln keeps device arrays in the dense row-major "
+                           "layout; the requested device layout for ",
+                           shape.ToString(), " differs");
     }
   }
   return Status::Ok();

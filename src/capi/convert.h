@@ -4,10 +4,10 @@
 #include <span>
 #include <vector>
 
+#include "base/element_type.h"
 #include "capi/error.h"
 #include "runtime/attribute.h"
 #include "runtime/client.h"
-#include "base/element_type.h"
 
 namespace kiln::capi {
 

@@ -166,7 +166,7 @@ PJRT_Error* Impl::PJRT_Device_PoisonExecution(PJRT_Device_PoisonExecution_Args* 
   KILN_CAPI_RETURN_IF_ERROR(CheckErrorCode(args->error_code, "error_code"));
   if (args->error_code == PJRT_Error_Code_OK) {
     return MakeError(InvalidArgument(CurrentFunction(), ": `error_code` is OK; expected the "
-                                     "error the poisoned run's outputs carry"));
+                                                        "error the poisoned run's outputs carry"));
   }
   // Payloads are checked but not kept: Kiln's errors carry none.
   KILN_CAPI_ASSIGN_OR_RETURN(auto payload, FromNamedValues(args->payload, args->num_payload));
@@ -182,8 +182,10 @@ PJRT_Error* Impl::PJRT_Device_CreateAsyncTrackingEvent(
   args->event = nullptr;
   KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Device* device, UnwrapDevice(args->device));
   if (args->description == nullptr && args->description_size > 0) {
-    return MakeError(InvalidArgument(CurrentFunction(), ": `description` is null but "
-                                     "`description_size` is ", args->description_size));
+    return MakeError(InvalidArgument(CurrentFunction(),
+                                     ": `description` is null but "
+                                     "`description_size` is ",
+                                     args->description_size));
   }
   std::string description(args->description == nullptr ? "" : args->description,
                           args->description_size);

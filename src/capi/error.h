@@ -22,17 +22,17 @@ PJRT_Error* ErrorForEachPayload(PJRT_Error_ForEachPayload_Args* args);
 }  // namespace kiln::capi
 
 // Returns the error from a C API function if `expr` (a Status) is not OK.
-#define KILN_CAPI_RETURN_IF_ERROR(expr)                               \
-  do {                                                                \
-    ::kiln::Status kiln_capi_status_ = (expr);                        \
-    if (!kiln_capi_status_.ok()) {                                    \
-      return ::kiln::capi::MakeError(std::move(kiln_capi_status_));   \
-    }                                                                 \
+#define KILN_CAPI_RETURN_IF_ERROR(expr)                             \
+  do {                                                              \
+    ::kiln::Status kiln_capi_status_ = (expr);                      \
+    if (!kiln_capi_status_.ok()) {                                  \
+      return ::kiln::capi::MakeError(std::move(kiln_capi_status_)); \
+    }                                                               \
   } while (false)
 
-#define KILN_CAPI_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr)                          \
-  auto tmp = (expr);                                                             \
-  if (!tmp.ok()) return ::kiln::capi::MakeError(::kiln::Status(tmp.status()));   \
+#define KILN_CAPI_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr)                        \
+  auto tmp = (expr);                                                           \
+  if (!tmp.ok()) return ::kiln::capi::MakeError(::kiln::Status(tmp.status())); \
   lhs = std::move(tmp).value()
 
 // `KILN_CAPI_ASSIGN_OR_RETURN(auto x, F());` in a C API function.

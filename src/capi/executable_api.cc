@@ -72,8 +72,7 @@ PJRT_Error* Impl::PJRT_Executable_OutputDimensions(PJRT_Executable_OutputDimensi
   return nullptr;
 }
 
-PJRT_Error* Impl::PJRT_Executable_OutputMemoryKinds(
-    PJRT_Executable_OutputMemoryKinds_Args* args) {
+PJRT_Error* Impl::PJRT_Executable_OutputMemoryKinds(PJRT_Executable_OutputMemoryKinds_Args* args) {
   KILN_ARGS(memory_kind_sizes);
   KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Executable* executable, UnwrapExecutable(args->executable));
   args->num_outputs = executable->output_memory_kinds.size();
@@ -226,8 +225,8 @@ PJRT_Error* Impl::PJRT_Executable_Serialize(PJRT_Executable_Serialize_Args* args
   KILN_ARGS(serialized_executable_deleter);
   KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Executable* executable,
                              UnwrapExecutable(const_cast<PJRT_Executable*>(args->executable)));
-  auto* serialized =
-      new PJRT_SerializedExecutable{runtime::SerializeExecutable(*executable->program)};
+  auto* serialized = new PJRT_SerializedExecutable{
+      runtime::SerializeExecutable(*executable->program)};
   args->serialized_bytes = reinterpret_cast<const char*>(serialized->bytes.data());
   args->serialized_bytes_size = serialized->bytes.size();
   args->serialized_executable = serialized;
@@ -260,12 +259,10 @@ PJRT_Error* Impl::PJRT_Executable_DeserializeAndLoad(
   return nullptr;
 }
 
-PJRT_Error* Impl::PJRT_Executable_GetCompileOptions(
-    PJRT_Executable_GetCompileOptions_Args* args) {
+PJRT_Error* Impl::PJRT_Executable_GetCompileOptions(PJRT_Executable_GetCompileOptions_Args* args) {
   KILN_ARGS(serialized_compile_options_deleter);
   KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Executable* executable, UnwrapExecutable(args->executable));
-  auto* serialized =
-      new PJRT_SerializedCompileOptions{executable->program->options.serialized};
+  auto* serialized = new PJRT_SerializedCompileOptions{executable->program->options.serialized};
   args->serialized_bytes = reinterpret_cast<const char*>(serialized->bytes.data());
   args->serialized_bytes_size = serialized->bytes.size();
   args->serialized_compile_options = serialized;
@@ -354,14 +351,16 @@ StatusOr<runtime::ExecuteOptions> RunOptions(const PJRT_ExecuteOptions* options)
   if (KILN_OPTIONS_REACH(num_non_donatable_input_indices) &&
       options->num_non_donatable_input_indices > 0) {
     if (options->non_donatable_input_indices == nullptr) {
-      return InvalidArgument(CurrentFunction(), ": `options->non_donatable_input_indices` is null "
-                             "but its count is ", options->num_non_donatable_input_indices);
+      return InvalidArgument(CurrentFunction(),
+                             ": `options->non_donatable_input_indices` is null "
+                             "but its count is ",
+                             options->num_non_donatable_input_indices);
     }
     run.non_donatable = std::span(options->non_donatable_input_indices,
                                   options->num_non_donatable_input_indices);
   }
   if (KILN_OPTIONS_REACH(context) && options->context != nullptr) {
-    KILN_ASSIGN_OR_RETURN(PJRT_ExecuteContext * context,
+    KILN_ASSIGN_OR_RETURN(auto* context,
                           UnwrapExecuteContext(options->context, "options->context"));
     run.context = context->context;
   }
@@ -426,17 +425,16 @@ PJRT_Error* Impl::PJRT_LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Ar
     }
     if (num_outputs > 0 && args->output_lists[d] == nullptr) {
       return MakeError(InvalidArgument(CurrentFunction(), ": `output_lists[", d,
-                                       "]` is null; expected room for ", num_outputs,
-                                       " outputs"));
+                                       "]` is null; expected room for ", num_outputs, " outputs"));
     }
     for (size_t i = 0; i < args->num_args; ++i) {
       // The argument's name is formatted only for the error (every call
       // passes here, once per argument).
       StatusOr<PJRT_Buffer*> buffer = UnwrapBuffer(args->argument_lists[d][i], "argument");
       if (!buffer.ok()) {
-        return MakeError(
-            UnwrapBuffer(args->argument_lists[d][i], StrCat("argument_lists[", d, "][", i, "]"))
-                .status());
+        return MakeError(UnwrapBuffer(args->argument_lists[d][i],
+                                      StrCat("argument_lists[", d, "][", i, "]"))
+                             .status());
       }
       arguments[d].push_back((*buffer)->buffer.get());
     }

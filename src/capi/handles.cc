@@ -2,9 +2,9 @@
 
 #include <cstdio>
 #include <cstring>
-#include <utility>
 #include <shared_mutex>
 #include <unordered_map>
+#include <utility>
 
 #include "capi/convert.h"
 #include "frontend/proto/wire.h"
@@ -53,8 +53,8 @@ StatusOr<T*> Unwrap(const void* handle, HandleKind kind, std::string_view what) 
                            KindName(kind));
   }
   if (!IsLiveHandle(handle, kind)) {
-    return InvalidArgument(CurrentFunction(), ": `", what, "` (", handle,
-                           ") is not a live Kiln ", KindName(kind),
+    return InvalidArgument(CurrentFunction(), ": `", what, "` (", handle, ") is not a live Kiln ",
+                           KindName(kind),
                            ": it was destroyed, belongs to a destroyed client, or is not a ",
                            KindName(kind), " at all");
   }
@@ -154,7 +154,8 @@ std::unique_ptr<PJRT_TopologyDescription> MakeTopologyHandle(
 PJRT_Buffer* NewBuffer(PJRT_Client* client, std::unique_ptr<runtime::Buffer> buffer) {
   auto* handle = new PJRT_Buffer{std::move(buffer), client, client->alive, {}};
   const size_t rank = handle->buffer->shape().dims.size();
-  for (size_t i = 0; i < rank; ++i) handle->minor_to_major.push_back(static_cast<int64_t>(rank - 1 - i));
+  for (size_t i = 0; i < rank; ++i)
+    handle->minor_to_major.push_back(static_cast<int64_t>(rank - 1 - i));
   RegisterHandle(handle, HandleKind::kBuffer);
   return handle;
 }
@@ -185,8 +186,8 @@ std::string OpShardingBytes(const std::optional<compiler::TensorSharding>& shard
   // Devices by tile, in mesh order within a tile.
   std::vector<std::vector<int64_t>> holders(static_cast<size_t>(count));
   for (int64_t position = 0; position < mesh.num_devices(); ++position) {
-    const int64_t device =
-        mesh.device_ids.empty() ? position : mesh.device_ids[static_cast<size_t>(position)];
+    const int64_t device = mesh.device_ids.empty() ? position
+                                                   : mesh.device_ids[static_cast<size_t>(position)];
     std::vector<int64_t> coordinates = *mesh.CoordinatesOf(device);
     int64_t tile = 0;
     for (size_t d = 0; d < rank; ++d) tile = tile * tiles[d] + sharding->TileOf(d, coordinates);
@@ -196,9 +197,9 @@ std::string OpShardingBytes(const std::optional<compiler::TensorSharding>& shard
   for (const auto& list : holders) devices.insert(devices.end(), list.begin(), list.end());
   if (replicas > 1) tiles.push_back(replicas);
   frontend::proto::Writer writer;
-  writer.Varint(1, 3);  // type = OTHER
-  writer.PackedVarints(3, tiles);    // tile_assignment_dimensions
-  writer.PackedVarints(4, devices);  // tile_assignment_devices
+  writer.Varint(1, 3);                    // type = OTHER
+  writer.PackedVarints(3, tiles);         // tile_assignment_dimensions
+  writer.PackedVarints(4, devices);       // tile_assignment_devices
   if (replicas > 1) writer.Varint(6, 1);  // replicate_on_last_tile_dim
   const auto& bytes = writer.bytes();
   return std::string(bytes.begin(), bytes.end());
@@ -248,8 +249,7 @@ PJRT_Executable* NewExecutable(std::shared_ptr<const compiler::Program> program)
   }
   FillShardings(program->parameter_shardings, program->parameter_shapes.size(),
                 handle->parameter_shardings);
-  FillShardings(program->result_shardings, program->result_shapes.size(),
-                handle->output_shardings);
+  FillShardings(program->result_shardings, program->result_shapes.size(), handle->output_shardings);
   for (const Shape& shape : program->result_shapes) {
     handle->output_types.push_back(ToPjrtType(shape.element_type));
     handle->output_dims.insert(handle->output_dims.end(), shape.dims.begin(), shape.dims.end());
@@ -335,8 +335,10 @@ namespace {
 template <typename T>
 StatusOr<T*> CheckClientAlive(T* handle, std::string_view what, std::string_view destroy) {
   if (handle->client_alive.expired()) {
-    return FailedPrecondition(CurrentFunction(), ": `", what, "` belongs to a client that has "
-                              "been destroyed; only ", destroy, " is allowed on it");
+    return FailedPrecondition(CurrentFunction(), ": `", what,
+                              "` belongs to a client that has "
+                              "been destroyed; only ",
+                              destroy, " is allowed on it");
   }
   return handle;
 }
@@ -344,15 +346,13 @@ StatusOr<T*> CheckClientAlive(T* handle, std::string_view what, std::string_view
 }  // namespace
 
 StatusOr<PJRT_Buffer*> UnwrapBuffer(PJRT_Buffer* handle, std::string_view what) {
-  KILN_ASSIGN_OR_RETURN(PJRT_Buffer * buffer,
-                        Unwrap<PJRT_Buffer>(handle, HandleKind::kBuffer, what));
+  KILN_ASSIGN_OR_RETURN(auto* buffer, Unwrap<PJRT_Buffer>(handle, HandleKind::kBuffer, what));
   return CheckClientAlive(buffer, what, "PJRT_Buffer_Destroy");
 }
 
 StatusOr<PJRT_AsyncHostToDeviceTransferManager*> UnwrapTransferManager(
     PJRT_AsyncHostToDeviceTransferManager* handle) {
-  KILN_ASSIGN_OR_RETURN(PJRT_AsyncHostToDeviceTransferManager * manager,
-                        UnwrapTransferManagerForDestroy(handle));
+  KILN_ASSIGN_OR_RETURN(auto* manager, UnwrapTransferManagerForDestroy(handle));
   return CheckClientAlive(manager, "transfer_manager",
                           "PJRT_AsyncHostToDeviceTransferManager_Destroy");
 }

@@ -23,12 +23,24 @@
 namespace kiln::capi {
 
 enum class HandleKind {
-  kClient, kDevice, kDeviceDescription, kMemory, kBuffer, kEvent, kTopology, kExecutable,
-  kLoadedExecutable, kLayout, kTransferManager, kExecuteContext, kAsyncTrackingEvent,
+  kClient,
+  kDevice,
+  kDeviceDescription,
+  kMemory,
+  kBuffer,
+  kEvent,
+  kTopology,
+  kExecutable,
+  kLoadedExecutable,
+  kLayout,
+  kTransferManager,
+  kExecuteContext,
+  kAsyncTrackingEvent,
   kAliasCallback,
   // The callback_data of PJRT_Buffer_CopyRawToHostFuture and of
   // PJRT_Buffer_DonateWithControlDependency: live until their callback runs.
-  kRawCopyCallback, kDonationCallback,
+  kRawCopyCallback,
+  kDonationCallback,
 };
 
 // Live handles, so a null, destroyed or foreign handle is an error instead of a crash.
@@ -159,7 +171,7 @@ struct PJRT_Executable {
   ~PJRT_Executable();  // unregisters its layouts
   std::shared_ptr<const kiln::compiler::Program> program;
   std::vector<PJRT_Buffer_Type> output_types;
-  std::vector<int64_t> output_dims;   // all outputs' dims, concatenated
+  std::vector<int64_t> output_dims;  // all outputs' dims, concatenated
   std::vector<size_t> output_ranks;
   std::vector<const char*> output_memory_kinds;
   std::vector<size_t> output_memory_kind_sizes;
@@ -290,7 +302,7 @@ void DestroyHandle(T* handle) {
 template <typename T, typename Unwrap>
 PJRT_Error* DestroyLiveHandle(T* handle, Unwrap unwrap) {
   if (handle == nullptr) return nullptr;
-  KILN_CAPI_ASSIGN_OR_RETURN(T * live, unwrap(handle));
+  KILN_CAPI_ASSIGN_OR_RETURN(T* live, unwrap(handle));
   DestroyHandle(live);
   return nullptr;
 }

@@ -36,8 +36,8 @@ PJRT_Error* CallbackError(PJRT_Error_Code code, const char* message, size_t mess
 // The status of an error a callback returned, which is destroyed.
 Status TakeError(PJRT_Error* error, int64_t channel) {
   const Status& status = ErrorStatus(error);
-  Status result(status.code(), StrCat("the host callback on channel ", channel, " failed: ",
-                                      status.message()));
+  Status result(status.code(),
+                StrCat("the host callback on channel ", channel, " failed: ", status.message()));
   PJRT_Error_Destroy_Args destroy{PJRT_Error_Destroy_Args_STRUCT_SIZE, nullptr, error};
   ErrorDestroy(&destroy);
   return result;
@@ -59,8 +59,7 @@ class CallbackHostTransfer final : public compiler::HostTransfer {
     void* copy = std::malloc(bytes == 0 ? 1 : bytes);
     if (copy == nullptr) return ResourceExhausted("out of host memory sending ", bytes, " bytes");
     if (bytes > 0) std::memcpy(copy, data, bytes);
-    PJRT_Chunk chunk{copy, bytes, [](void* chunk_data, void*) { std::free(chunk_data); },
-                     nullptr};
+    PJRT_Chunk chunk{copy, bytes, [](void* chunk_data, void*) { std::free(chunk_data); }, nullptr};
     PJRT_CallbackError report = &CallbackError;
     PJRT_Error* error = it->second.send_callback(&chunk, &report, bytes, /*done=*/true,
                                                  it->second.user_arg);
@@ -147,9 +146,10 @@ PJRT_Error* Impl::PJRT_CopyToDeviceStream_AddChunk(PJRT_CopyToDeviceStream_AddCh
     if (chunk.size > 0 && chunk.data == nullptr) {
       status = InvalidArgument(CurrentFunction(), ": the chunk's data is null");
     } else if (size > state.total - state.current) {
-      status = InvalidArgument(CurrentFunction(), ": a chunk of ", size, " bytes overruns the "
-                               "stream (", state.current, " of ", state.total,
-                               " bytes already written)");
+      status = InvalidArgument(CurrentFunction(), ": a chunk of ", size,
+                               " bytes overruns the "
+                               "stream (",
+                               state.current, " of ", state.total, " bytes already written)");
     } else {
       if (size > 0) std::memcpy(state.destination + state.current, chunk.data, chunk.size);
       state.current += size;

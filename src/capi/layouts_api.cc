@@ -15,10 +15,11 @@ namespace kiln::capi {
 PJRT_Error* Impl::PJRT_Layouts_MemoryLayout_Destroy(PJRT_Layouts_MemoryLayout_Destroy_Args* args) {
   KILN_ARGS(layout);
   if (args->layout == nullptr) return nullptr;  // the header allows null
-  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Layouts_MemoryLayout * layout, UnwrapLayout(args->layout));
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Layouts_MemoryLayout* layout, UnwrapLayout(args->layout));
   if (layout->owned_by_executable) {
     return MakeError(InvalidArgument(
-        CurrentFunction(), ": `layout` belongs to the executable that returned it and lives as "
+        CurrentFunction(),
+        ": `layout` belongs to the executable that returned it and lives as "
         "long as that executable; only layouts from a client, topology or buffer are destroyed"));
   }
   UnregisterHandle(layout);
@@ -29,7 +30,7 @@ PJRT_Error* Impl::PJRT_Layouts_MemoryLayout_Destroy(PJRT_Layouts_MemoryLayout_De
 PJRT_Error* Impl::PJRT_Layouts_MemoryLayout_Serialize(
     PJRT_Layouts_MemoryLayout_Serialize_Args* args) {
   KILN_ARGS(serialized_layout_deleter);
-  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Layouts_MemoryLayout * layout, UnwrapLayout(args->layout));
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Layouts_MemoryLayout* layout, UnwrapLayout(args->layout));
   auto* serialized = new PJRT_Layouts_SerializedLayout{layout->text};
   args->serialized_layout = serialized;
   args->serialized_bytes = serialized->bytes.data();
@@ -83,7 +84,7 @@ PJRT_Error* Impl::PJRT_Layouts_PJRT_Buffer_MemoryLayout(
   KILN_ARGS(layout);
   // Only liveness: the shape of a buffer whose client is gone is still known
   // (XLA's client aborts on an error here).
-  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Buffer * buffer, UnwrapBufferForDestroy(args->buffer));
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Buffer* buffer, UnwrapBufferForDestroy(args->buffer));
   args->layout = NewRowMajorLayout(buffer->buffer->shape().dims.size());
   return nullptr;
 }
@@ -91,7 +92,7 @@ PJRT_Error* Impl::PJRT_Layouts_PJRT_Buffer_MemoryLayout(
 PJRT_Error* Impl::PJRT_Layouts_PJRT_Executable_GetOutputLayouts(
     PJRT_Layouts_PJRT_Executable_GetOutputLayouts_Args* args) {
   KILN_ARGS(layouts);
-  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Executable * executable, UnwrapExecutable(args->executable));
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Executable* executable, UnwrapExecutable(args->executable));
   args->num_outputs = executable->output_layouts.size();
   args->layouts = executable->output_layouts.data();
   return nullptr;
@@ -100,7 +101,7 @@ PJRT_Error* Impl::PJRT_Layouts_PJRT_Executable_GetOutputLayouts(
 PJRT_Error* Impl::PJRT_Layouts_PJRT_Executable_GetParameterLayouts(
     PJRT_Layouts_PJRT_Executable_GetParameterLayouts_Args* args) {
   KILN_ARGS(layouts);
-  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Executable * executable, UnwrapExecutable(args->executable));
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Executable* executable, UnwrapExecutable(args->executable));
   args->num_parameters = executable->parameter_layouts.size();
   args->layouts = executable->parameter_layouts.data();
   return nullptr;

@@ -34,15 +34,15 @@ PJRT_Error* Impl::PJRT_TopologyDescription_Create(PJRT_TopologyDescription_Creat
                              FromNamedValues(args->create_options, args->num_options));
   KILN_CAPI_ASSIGN_OR_RETURN(auto client_options, runtime::ClientOptions::FromAttributes(options));
   auto backend = runtime::CreateHostBackend();
-  args->topology =
-      NewOwnedTopology(runtime::Topology(client_options.num_devices, backend->DeviceKind()));
+  args->topology = NewOwnedTopology(runtime::Topology(client_options.num_devices,
+                                                      backend->DeviceKind()));
   return nullptr;
 }
 
 PJRT_Error* Impl::PJRT_TopologyDescription_Destroy(PJRT_TopologyDescription_Destroy_Args* args) {
   KILN_ARGS(topology);
   if (args->topology == nullptr) return nullptr;  // the header allows null
-  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_TopologyDescription * topology, UnwrapTopology(args->topology));
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_TopologyDescription* topology, UnwrapTopology(args->topology));
   if (topology->owned == nullptr) {
     return MakeError(InvalidArgument(
         "PJRT_TopologyDescription_Destroy: this topology belongs to its client (it came from "
@@ -56,7 +56,7 @@ PJRT_Error* Impl::PJRT_TopologyDescription_Destroy(PJRT_TopologyDescription_Dest
 PJRT_Error* Impl::PJRT_TopologyDescription_PlatformName(
     PJRT_TopologyDescription_PlatformName_Args* args) {
   KILN_ARGS(platform_name_size);
-  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_TopologyDescription * topology, UnwrapTopology(args->topology));
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_TopologyDescription* topology, UnwrapTopology(args->topology));
   (void)topology;
   std::string_view name = runtime::Client::platform_name();
   args->platform_name = name.data();
@@ -67,7 +67,7 @@ PJRT_Error* Impl::PJRT_TopologyDescription_PlatformName(
 PJRT_Error* Impl::PJRT_TopologyDescription_PlatformVersion(
     PJRT_TopologyDescription_PlatformVersion_Args* args) {
   KILN_ARGS(platform_version_size);
-  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_TopologyDescription * topology, UnwrapTopology(args->topology));
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_TopologyDescription* topology, UnwrapTopology(args->topology));
   args->platform_version = topology->platform_version.c_str();
   args->platform_version_size = topology->platform_version.size();
   return nullptr;
@@ -76,7 +76,7 @@ PJRT_Error* Impl::PJRT_TopologyDescription_PlatformVersion(
 PJRT_Error* Impl::PJRT_TopologyDescription_GetDeviceDescriptions(
     PJRT_TopologyDescription_GetDeviceDescriptions_Args* args) {
   KILN_ARGS(num_descriptions);
-  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_TopologyDescription * topology, UnwrapTopology(args->topology));
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_TopologyDescription* topology, UnwrapTopology(args->topology));
   args->descriptions = topology->description_list.data();
   args->num_descriptions = topology->description_list.size();
   return nullptr;
@@ -85,7 +85,7 @@ PJRT_Error* Impl::PJRT_TopologyDescription_GetDeviceDescriptions(
 PJRT_Error* Impl::PJRT_TopologyDescription_Serialize(
     PJRT_TopologyDescription_Serialize_Args* args) {
   KILN_ARGS(serialized_topology_deleter);
-  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_TopologyDescription * topology, UnwrapTopology(args->topology));
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_TopologyDescription* topology, UnwrapTopology(args->topology));
   auto* serialized = new SerializedTopology{topology->topology->Serialize()};
   args->serialized_bytes = serialized->bytes.data();
   args->serialized_bytes_size = serialized->bytes.size();
@@ -111,7 +111,7 @@ PJRT_Error* Impl::PJRT_TopologyDescription_Deserialize(
 PJRT_Error* Impl::PJRT_TopologyDescription_Attributes(
     PJRT_TopologyDescription_Attributes_Args* args) {
   KILN_ARGS(num_attributes);
-  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_TopologyDescription * topology, UnwrapTopology(args->topology));
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_TopologyDescription* topology, UnwrapTopology(args->topology));
   args->attributes = topology->attributes.values.data();
   args->num_attributes = topology->attributes.values.size();
   return nullptr;
@@ -120,7 +120,7 @@ PJRT_Error* Impl::PJRT_TopologyDescription_Attributes(
 PJRT_Error* Impl::PJRT_TopologyDescription_Fingerprint(
     PJRT_TopologyDescription_Fingerprint_Args* args) {
   KILN_ARGS(fingerprint);
-  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_TopologyDescription * topology, UnwrapTopology(args->topology));
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_TopologyDescription* topology, UnwrapTopology(args->topology));
   // FNV-1a of the serialized form: stable across processes and builds.
   uint64_t hash = 1469598103934665603ull;
   for (unsigned char byte : topology->topology->Serialize()) {
@@ -133,7 +133,7 @@ PJRT_Error* Impl::PJRT_TopologyDescription_Fingerprint(
 PJRT_Error* Impl::PJRT_TopologyDescription_GetMemorySpaceKindIds(
     PJRT_TopologyDescription_GetMemorySpaceKindIds_Args* args) {
   KILN_ARGS(num_memory_space_kind_ids);
-  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_TopologyDescription * topology, UnwrapTopology(args->topology));
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_TopologyDescription* topology, UnwrapTopology(args->topology));
   const std::vector<int>& ids = topology->topology->memory_kind_ids();
   args->memory_space_kind_ids = ids.data();
   args->num_memory_space_kind_ids = ids.size();
@@ -147,7 +147,7 @@ PJRT_Error* Impl::PJRT_TopologyDescription_MakeCanonicalShapeForMemorySpace(
   args->serialized_shape = nullptr;
   args->serialized_shape_size = 0;
   args->serialized_shape_deleter = nullptr;
-  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_TopologyDescription * topology, UnwrapTopology(args->topology));
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_TopologyDescription* topology, UnwrapTopology(args->topology));
   KILN_CAPI_ASSIGN_OR_RETURN(Shape shape,
                              MakeShape(args->element_type, args->dims, args->num_dims));
   KILN_CAPI_RETURN_IF_ERROR(CheckDeviceLayout(args->layout, shape));

@@ -38,16 +38,15 @@ TraceSink& Sink() {
 
 bool TraceEnabled() { return Sink().enabled; }
 
-void WriteTraceLine(std::string_view function, const std::string& details,
-                    const PJRT_Error* error, std::chrono::nanoseconds duration) {
+void WriteTraceLine(std::string_view function, const std::string& details, const PJRT_Error* error,
+                    std::chrono::nanoseconds duration) {
   TraceSink& sink = Sink();
   std::string result = "OK";
   if (error != nullptr) result = ErrorStatus(error).ToString();
   double micros = static_cast<double>(duration.count()) / 1000.0;
   std::lock_guard lock(sink.mutex);
-  std::fprintf(sink.file, "kiln-trace: %.*s%s -> %s [%.1f us]\n",
-               static_cast<int>(function.size()), function.data(), details.c_str(),
-               result.c_str(), micros);
+  std::fprintf(sink.file, "kiln-trace: %.*s%s -> %s [%.1f us]\n", static_cast<int>(function.size()),
+               function.data(), details.c_str(), result.c_str(), micros);
   std::fflush(sink.file);
 }
 

@@ -16,8 +16,8 @@ namespace kiln::capi {
 
 // Read once from the environment.
 bool TraceEnabled();
-void WriteTraceLine(std::string_view function, const std::string& details,
-                    const PJRT_Error* error, std::chrono::nanoseconds duration);
+void WriteTraceLine(std::string_view function, const std::string& details, const PJRT_Error* error,
+                    std::chrono::nanoseconds duration);
 
 template <typename T>
 void TracePointer(std::ostringstream& out, const char* name, const T& value) {

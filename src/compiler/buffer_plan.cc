@@ -63,8 +63,8 @@ struct PlanState {
         last_use(count, -1) {}
 
   Graph& graph;
-  size_t count;                   // values
-  std::vector<bool> placed;       // per value: its placement is final
+  size_t count;              // values
+  std::vector<bool> placed;  // per value: its placement is final
   // Per result: an intermediate was placed in its buffer (its own node
   // writes over it), so no other intermediate may go there.
   std::vector<bool> taken;
@@ -230,8 +230,7 @@ std::vector<ResultSpace> FreeResultSpaces(const PlanState& state,
                                           const std::vector<bool>& aliased_results) {
   const Graph& graph = state.graph;
   std::vector<ResultSpace> result_spaces;
-  std::vector<int64_t> first_write(graph.results.size(),
-                                   static_cast<int64_t>(graph.nodes.size()));
+  std::vector<int64_t> first_write(graph.results.size(), static_cast<int64_t>(graph.nodes.size()));
   for (size_t n = graph.nodes.size(); n-- > 0;) {
     for (ValueId out : graph.nodes[n].outputs) {
       const Placement& home = graph.placements[static_cast<size_t>(out)];
@@ -241,8 +240,8 @@ std::vector<ResultSpace> FreeResultSpaces(const PlanState& state,
     }
   }
   for (size_t i = 0; i < graph.results.size(); ++i) {
-    const auto bytes =
-        static_cast<int64_t>(graph.values[static_cast<size_t>(graph.results[i])].bytes);
+    const auto bytes = static_cast<int64_t>(
+        graph.values[static_cast<size_t>(graph.results[i])].bytes);
     if (bytes == 0 || first_write[i] == 0 || (i < aliased_results.size() && aliased_results[i])) {
       continue;
     }
@@ -286,10 +285,9 @@ std::optional<Placement> TakeOver(const PlanState& state, FirstFit& fit, size_t 
   if (input >= node.inputs.size()) return std::nullopt;
   const auto v = static_cast<size_t>(node.inputs[input]);
   const Placement& place = graph.placements[v];
-  const bool ours =
-      place.storage == Storage::kArena ||
-      (fit.space_of[v] >= 0 &&
-       fit.result_spaces[static_cast<size_t>(fit.space_of[v])].first_write > dies);
+  const bool ours = place.storage == Storage::kArena ||
+                    (fit.space_of[v] >= 0 &&
+                     fit.result_spaces[static_cast<size_t>(fit.space_of[v])].first_write > dies);
   const auto reads = std::count_if(node.inputs.begin(), node.inputs.end(), [&](ValueId in) {
     return state.root[static_cast<size_t>(in)] == state.root[v];
   });
@@ -325,9 +323,10 @@ std::optional<Placement> OverAnInput(const PlanState& state, FirstFit& fit, size
 // `bytes` for value `o` in the first result buffer still free when it dies
 // (at node `dies`) that has room, if any.
 std::optional<Placement> InAFreeResult(FirstFit& fit, size_t o, int64_t bytes, int64_t dies) {
-  const auto free_after = std::partition_point(
-      fit.result_spaces.begin(), fit.result_spaces.end(),
-      [&](const ResultSpace& space) { return space.first_write <= dies; });
+  const auto free_after = std::partition_point(fit.result_spaces.begin(), fit.result_spaces.end(),
+                                               [&](const ResultSpace& space) {
+                                                 return space.first_write <= dies;
+                                               });
   for (auto s = static_cast<size_t>(free_after - fit.result_spaces.begin());
        s < fit.result_spaces.size(); ++s) {
     ResultSpace& target = fit.result_spaces[s];
@@ -379,9 +378,8 @@ void PlanBuffers(Graph& graph, bool intermediates_in_results,
   PlaceViews(state);
   FindLastUses(state);
   if (intermediates_in_results) PlaceInputsOfResultLoops(state);
-  FirstFit fit(state.count, intermediates_in_results
-                                ? FreeResultSpaces(state, aliased_results)
-                                : std::vector<ResultSpace>{});
+  FirstFit fit(state.count, intermediates_in_results ? FreeResultSpaces(state, aliased_results)
+                                                     : std::vector<ResultSpace>{});
   PlaceByFirstFit(state, fit);
 }
 

@@ -50,8 +50,8 @@ TEST(BufferPlanTest, ViewsEndingAProgramLeaveTheirInputInTheResult) {
 // The viewed product is also read after the view, by a second result: it
 // stays in the first result's buffer, and both results are right.
 TEST(BufferPlanTest, AViewedValueReadLaterIsReadFromTheResult) {
-  const std::string text =
-      Main("%x: tensor<4x8xf32>, %w: tensor<8x8xf32>", "(tensor<32xf32>, tensor<4x8xf32>)", R"(
+  const std::string text = Main("%x: tensor<4x8xf32>, %w: tensor<8x8xf32>",
+                                "(tensor<32xf32>, tensor<4x8xf32>)", R"(
     %p = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
     %flat = stablehlo.reshape %p : (tensor<4x8xf32>) -> tensor<32xf32>
     %twice = stablehlo.add %p, %p : tensor<4x8xf32>
@@ -117,8 +117,8 @@ std::vector<double> TimesColumn(const std::vector<double>& a, const std::vector<
 // the arena holds one 4 x 8 array. (The result, a column, is too small to
 // hold either.)
 TEST(BufferPlanTest, AFusedLoopWritesOverTheInputThatDiesThere) {
-  const std::string text =
-      Main("%x: tensor<4x8xf32>, %w: tensor<8x8xf32>, %v: tensor<8x1xf32>", "tensor<4x1xf32>", R"(
+  const std::string text = Main("%x: tensor<4x8xf32>, %w: tensor<8x8xf32>, %v: tensor<8x1xf32>",
+                                "tensor<4x1xf32>", R"(
     %p = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
     %e = stablehlo.exponential %p : tensor<4x8xf32>
     %q = stablehlo.add %e, %p : tensor<4x8xf32>
@@ -134,15 +134,16 @@ TEST(BufferPlanTest, AFusedLoopWritesOverTheInputThatDiesThere) {
   std::vector<double> q;
   for (float p : Product(x, w)) q.push_back(std::exp(double{p}) + double{p});
   const std::vector<double> want = TimesColumn(q, v, 4);
-  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(y[i], want[i], 1e-5 * std::abs(want[i])) << i;
+  for (size_t i = 0; i < want.size(); ++i)
+    EXPECT_NEAR(y[i], want[i], 1e-5 * std::abs(want[i])) << i;
 }
 
 // A loop reading its input transposed (as well as element for element) may
 // not write over it: an element it writes is one a later element still
 // reads.
 TEST(BufferPlanTest, AFusedLoopReadingTransposedKeepsItsOutputApart) {
-  const std::string text =
-      Main("%x: tensor<8x8xf32>, %w: tensor<8x8xf32>, %v: tensor<8x1xf32>", "tensor<8x1xf32>", R"(
+  const std::string text = Main("%x: tensor<8x8xf32>, %w: tensor<8x8xf32>, %v: tensor<8x1xf32>",
+                                "tensor<8x1xf32>", R"(
     %p = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
     %t = stablehlo.transpose %p, dims = [1, 0] : (tensor<8x8xf32>) -> tensor<8x8xf32>
     %e = stablehlo.exponential %p : tensor<8x8xf32>
@@ -189,7 +190,8 @@ TEST(BufferPlanTest, ValuesDyingBeforeAResultIsWrittenLiveInItsBuffer) {
   std::vector<float> y(32);
   ASSERT_TRUE(RunInto(**program, {x.data(), w.data()}, {y.data()}).ok());
   const std::vector<float> want = Product(Product(Product(x, w), w), w);
-  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(y[i], want[i], 1e-5 * std::abs(want[i])) << i;
+  for (size_t i = 0; i < want.size(); ++i)
+    EXPECT_NEAR(y[i], want[i], 1e-5 * std::abs(want[i])) << i;
 }
 
 // An output written over an input that lives in a result buffer stays in
@@ -222,7 +224,8 @@ TEST(BufferPlanTest, AnOutputTakesOverAnInputLivingInAResultBuffer) {
   std::vector<float> b_want = Product(x, w);
   for (float& v : b_want) v = static_cast<float>(std::exp(double{v}) + 1.0);
   const std::vector<float> want = Product(Product(b_want, w), w);
-  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(y[i], want[i], 1e-5 * std::abs(want[i])) << i;
+  for (size_t i = 0; i < want.size(); ++i)
+    EXPECT_NEAR(y[i], want[i], 1e-5 * std::abs(want[i])) << i;
 }
 
 // A while loop's init lives in the result's buffer (it dies at the loop,
@@ -257,15 +260,16 @@ TEST(BufferPlanTest, AWhileInitInAResultBufferIsCopiedBeforeTheResultIsWritten) 
   std::vector<float> acc = Product(x, w);
   for (float& v : acc) v *= 0.125f;
   const std::vector<float> want = Product(acc, w);
-  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(y[i], want[i], 1e-5 * std::abs(want[i])) << i;
+  for (size_t i = 0; i < want.size(); ++i)
+    EXPECT_NEAR(y[i], want[i], 1e-5 * std::abs(want[i])) << i;
 }
 
 // A result copied after the last node (a parameter returned) is free for the
 // whole run: the second product lives there, the first in the other
 // result's buffer, and the arena is empty.
 TEST(BufferPlanTest, AResultCopiedAtTheEndHostsValuesUntilThen) {
-  const std::string text =
-      Main("%x: tensor<4x8xf32>, %w: tensor<8x8xf32>", "(tensor<4x8xf32>, tensor<4x8xf32>)", R"(
+  const std::string text = Main("%x: tensor<4x8xf32>, %w: tensor<8x8xf32>",
+                                "(tensor<4x8xf32>, tensor<4x8xf32>)", R"(
     %a = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
     %b = stablehlo.dot_general %a, %w, contracting_dims = [1] x [0] : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
     %y = stablehlo.dot_general %b, %w, contracting_dims = [1] x [0] : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
@@ -281,15 +285,16 @@ TEST(BufferPlanTest, AResultCopiedAtTheEndHostsValuesUntilThen) {
   std::vector<float> y(32), x_out(32);
   ASSERT_TRUE(RunInto(**program, {x.data(), w.data()}, {y.data(), x_out.data()}).ok());
   const std::vector<float> want = Product(Product(Product(x, w), w), w);
-  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(y[i], want[i], 1e-5 * std::abs(want[i])) << i;
+  for (size_t i = 0; i < want.size(); ++i)
+    EXPECT_NEAR(y[i], want[i], 1e-5 * std::abs(want[i])) << i;
   EXPECT_EQ(x_out, x);
 }
 
 // Two values live at once share a result buffer twice their size, at
 // different offsets; the buffer is written after both die.
 TEST(BufferPlanTest, AResultBufferHoldsSeveralValuesAtOnce) {
-  const std::string text =
-      Main("%x: tensor<4x8xf32>, %w: tensor<8x8xf32>", "(tensor<4x8xf32>, tensor<8x8xf32>)", R"(
+  const std::string text = Main("%x: tensor<4x8xf32>, %w: tensor<8x8xf32>",
+                                "(tensor<4x8xf32>, tensor<8x8xf32>)", R"(
     %a = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
     %b = stablehlo.dot_general %x, %w, contracting_dims = [1] x [1] : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
     %c = stablehlo.dot_general %a, %w, contracting_dims = [1] x [0] : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>

@@ -73,7 +73,8 @@ TEST(CanonicalizeTest, AnIntermediateUsedElsewhereIsStillComputed) {
   %1 = stablehlo.reverse %0, dims = [0] : tensor<3x2xf32>
   %2 = stablehlo.transpose %1, dims = [1, 0] : (tensor<3x2xf32>) -> tensor<2x3xf32>
   return %0, %2 : tensor<3x2xf32>, tensor<2x3xf32>)");
-  EXPECT_EQ(PlanOps(text), (std::vector<std::string>{"stablehlo.transpose", "stablehlo.transpose"}));
+  EXPECT_EQ(PlanOps(text),
+            (std::vector<std::string>{"stablehlo.transpose", "stablehlo.transpose"}));
   auto results = testing::Run(text, {Array::Of<float>({1, 2, 3, 4, 5, 6})});
   ASSERT_TRUE(results.ok()) << results.status().ToString();
   EXPECT_EQ((*results)[0].As<float>(), (std::vector<float>{1, 4, 2, 5, 3, 6}));
@@ -182,7 +183,8 @@ TEST(CanonicalizeTest, TransposedProductUsedElsewhereIsComputedOnce) {
   %p = stablehlo.dot_general %a, %b, contracting_dims = [0] x [0] : (tensor<4x3xf32>, tensor<4x2xf32>) -> tensor<3x2xf32>
   %t = stablehlo.transpose %p, dims = [1, 0] : (tensor<3x2xf32>) -> tensor<2x3xf32>
   return %t, %p : tensor<2x3xf32>, tensor<3x2xf32>)");
-  EXPECT_EQ(PlanOps(text), (std::vector<std::string>{"stablehlo.dot_general", "stablehlo.transpose"}));
+  EXPECT_EQ(PlanOps(text),
+            (std::vector<std::string>{"stablehlo.dot_general", "stablehlo.transpose"}));
   auto results = testing::Run(text, {Array::Of(Ramp<float>(12, 1.0, 1.0)),
                                      Array::Of(Ramp<float>(8, -0.5, 2.0))});
   ASSERT_TRUE(results.ok()) << results.status().ToString();

@@ -215,10 +215,15 @@ Status PlanDonation(const ir::Operation& entry, const Graph& graph, Program& pro
 
 // Whether a collective runs anywhere in `graph` or its regions.
 bool UsesCollectives(const Graph& graph) {
-  static constexpr std::string_view kCollectives[] = {
-      "stablehlo.all_reduce", "stablehlo.all_gather", "stablehlo.reduce_scatter",
-      "stablehlo.all_to_all", "stablehlo.collective_permute", "stablehlo.collective_broadcast",
-      "stablehlo.collective_reduce", "kiln.spmd_gather", kSharedHostRecv};
+  static constexpr std::string_view kCollectives[] = {"stablehlo.all_reduce",
+                                                      "stablehlo.all_gather",
+                                                      "stablehlo.reduce_scatter",
+                                                      "stablehlo.all_to_all",
+                                                      "stablehlo.collective_permute",
+                                                      "stablehlo.collective_broadcast",
+                                                      "stablehlo.collective_reduce",
+                                                      "kiln.spmd_gather",
+                                                      kSharedHostRecv};
   for (const Node& node : graph.nodes) {
     if (std::find(std::begin(kCollectives), std::end(kCollectives), node.op) !=
         std::end(kCollectives)) {
@@ -264,8 +269,10 @@ StatusOr<std::optional<Spmd>> PlanSpmd(const ir::Module& module, const ir::Opera
     KILN_ASSIGN_OR_RETURN(Mesh mesh, ParseMesh(OpaqueText(op->GetAttr("mesh"))));
     if (mesh.num_devices() > options.num_partitions && mesh.num_devices() > 1) {
       return InvalidArgument("sdy.mesh @", name.Is(ir::AttrKind::kString) ? name->text : "",
-                             " has ", mesh.num_devices(), " devices but the program is compiled "
-                             "for ", options.num_partitions, " partitions");
+                             " has ", mesh.num_devices(),
+                             " devices but the program is compiled "
+                             "for ",
+                             options.num_partitions, " partitions");
     }
     spmd.meshes.emplace(name.Is(ir::AttrKind::kString) ? name->text : "", std::move(mesh));
   }
@@ -288,19 +295,18 @@ StatusOr<std::optional<Spmd>> PlanSpmd(const ir::Module& module, const ir::Opera
   // returning it when that op says one (a manual_computation's
   // out_shardings, a sharding_constraint), as XLA's propagation would: the
   // devices then return their tiles.
-  const ir::Operation* terminator =
-      body.operations().empty() ? nullptr : body.operations().back().get();
-  for (size_t r = 0; terminator != nullptr && r < spmd.results.size() &&
-                     r < terminator->operands().size();
-       ++r) {
+  const ir::Operation* terminator = body.operations().empty() ? nullptr
+                                                              : body.operations().back().get();
+  for (size_t r = 0;
+       terminator != nullptr && r < spmd.results.size() && r < terminator->operands().size(); ++r) {
     if (spmd.results[r]) continue;
     const ir::Value* value = terminator->operand(r);
     const ir::Operation* producer = value->defining_op();
     if (producer == nullptr) continue;
     if (producer->code() == ir::OpCode::kSdyManualComputation) {
-      KILN_ASSIGN_OR_RETURN(
-          std::vector<TensorSharding> out,
-          ParseShardingPerValue(OpaqueText(producer->GetAttr("out_shardings")), spmd.meshes));
+      KILN_ASSIGN_OR_RETURN(std::vector<TensorSharding> out,
+                            ParseShardingPerValue(OpaqueText(producer->GetAttr("out_shardings")),
+                                                  spmd.meshes));
       const auto index = static_cast<size_t>(value->index());
       if (index < out.size()) spmd.results[r] = std::move(out[index]);
     } else if (producer->code() == ir::OpCode::kSdyShardingConstraint ||
@@ -315,7 +321,8 @@ StatusOr<std::optional<Spmd>> PlanSpmd(const ir::Module& module, const ir::Opera
 // The memory kinds of JAX's host offload; XLA's CPU client has these three.
 Status CheckMemoryKind(std::string_view kind, std::string_view where) {
   if (kind == "device" || kind == "pinned_host" || kind == "unpinned_host") return Status::Ok();
-  return InvalidArgument(where, " asks for memory kind \"", kind, "\"; Kiln's devices have "
+  return InvalidArgument(where, " asks for memory kind \"", kind,
+                         "\"; Kiln's devices have "
                          "\"device\", \"pinned_host\" and \"unpinned_host\"");
 }
 
@@ -348,8 +355,8 @@ Status PlanMemoryKinds(const ir::Operation& entry, Program& program) {
   KILN_ASSIGN_OR_RETURN(program.result_memory_kinds,
                         MemoryKindsOf(entry.GetAttr("res_attrs"), results, "result"));
   ir::Attribute res_attrs = entry.GetAttr("res_attrs");
-  const ir::Operation* terminator =
-      body.operations().empty() ? nullptr : body.operations().back().get();
+  const ir::Operation* terminator = body.operations().empty() ? nullptr
+                                                              : body.operations().back().get();
   for (size_t r = 0; terminator != nullptr && r < results && r < terminator->operands().size();
        ++r) {
     const bool given = res_attrs.Is(ir::AttrKind::kArray) && r < res_attrs->elements.size() &&

@@ -55,7 +55,7 @@ struct Program {
   std::vector<std::string> parameter_memory_kinds;
   std::vector<std::string> result_memory_kinds;
   CostAnalysis cost;  // GetCostAnalysis
-  std::string text;  // the module as StableHLO text (OptimizedProgram)
+  std::string text;   // the module as StableHLO text (OptimizedProgram)
   // For a program compiled from an HloModuleProto: what OptimizedProgram
   // reports instead of `text` (format "hlo_with_config"; see
   // frontend/hlo/hlo_reader.h). Empty otherwise.

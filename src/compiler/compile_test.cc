@@ -20,13 +20,17 @@ std::string ScaleAndShift(int64_t n) {
   return Main("%x: " + type, type,
               "  %two = stablehlo.constant dense<2.0> : " + type +
                   "\n"
-                  "  %one = stablehlo.constant dense<1.0> : " + type +
+                  "  %one = stablehlo.constant dense<1.0> : " +
+                  type +
                   "\n"
-                  "  %0 = stablehlo.multiply %x, %two : " + type +
+                  "  %0 = stablehlo.multiply %x, %two : " +
+                  type +
                   "\n"
-                  "  %1 = stablehlo.add %0, %one : " + type +
+                  "  %1 = stablehlo.add %0, %one : " +
+                  type +
                   "\n"
-                  "  return %1 : " + type);
+                  "  return %1 : " +
+                  type);
 }
 
 // A call of up to about a hundred microseconds of work costs less on the
@@ -62,14 +66,15 @@ TEST(CompileTest, WorkersPollBetweenNodesOnlyWhenThereIsANextNode) {
   EXPECT_EQ((*one)->graph->nodes.size(), 1u);
   EXPECT_FALSE((*one)->keep_workers_warm);
 
-  auto two = CompileText(Main("%x: tensor<512x512xf32>", "tensor<512xf32>",
-                              "  %zero = stablehlo.constant dense<0.0> : tensor<f32>\n"
-                              "  %0 = stablehlo.dot_general %x, %x, contracting_dims = [1] x [0]"
-                              " : (tensor<512x512xf32>, tensor<512x512xf32>) -> tensor<512x512xf32>\n"
-                              "  %1 = stablehlo.reduce(%0 init: %zero) applies stablehlo.add"
-                              " across dimensions = [1] : (tensor<512x512xf32>, tensor<f32>)"
-                              " -> tensor<512xf32>\n"
-                              "  return %1 : tensor<512xf32>"));
+  auto two = CompileText(
+      Main("%x: tensor<512x512xf32>", "tensor<512xf32>",
+           "  %zero = stablehlo.constant dense<0.0> : tensor<f32>\n"
+           "  %0 = stablehlo.dot_general %x, %x, contracting_dims = [1] x [0]"
+           " : (tensor<512x512xf32>, tensor<512x512xf32>) -> tensor<512x512xf32>\n"
+           "  %1 = stablehlo.reduce(%0 init: %zero) applies stablehlo.add"
+           " across dimensions = [1] : (tensor<512x512xf32>, tensor<f32>)"
+           " -> tensor<512xf32>\n"
+           "  return %1 : tensor<512xf32>"));
   ASSERT_TRUE(two.ok()) << two.status().ToString();
   EXPECT_GT((*two)->graph->nodes.size(), 1u);
   EXPECT_TRUE((*two)->keep_workers_warm);

@@ -57,7 +57,8 @@ double ConvolutionFlops(const ir::Operation& op) {
   if (op.operands().size() < 2 || op.num_results() < 1) return 0;
   const ir::Type& kernel = op.operand(1)->type();
   ir::Attribute numbers = op.GetAttr("dimension_numbers");
-  ir::Attribute feature = numbers ? numbers.Get("kernel_output_feature_dimension") : ir::Attribute();
+  ir::Attribute feature = numbers ? numbers.Get("kernel_output_feature_dimension")
+                                  : ir::Attribute();
   if (!feature.Is(ir::AttrKind::kInteger)) return 0;
   const double output_features = Product(kernel, {feature->int_value});
   if (output_features == 0) return 0;

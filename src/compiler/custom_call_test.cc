@@ -53,11 +53,10 @@ Status CompileCall(const std::string& signature, const std::string& results,
                    const std::string& result_types, const std::string& call) {
   const bool several = results.find(':') != std::string::npos;
   const std::string first = result_types.substr(0, result_types.find(", "));
-  return testing::CompileText(
-             Main(signature, first,
-                  "  " + results + " = stablehlo.custom_call " + call + "\n  return " +
-                      results.substr(0, results.find(':')) + (several ? "#0" : "") + " : " +
-                      first))
+  return testing::CompileText(Main(signature, first,
+                                   "  " + results + " = stablehlo.custom_call " + call +
+                                       "\n  return " + results.substr(0, results.find(':')) +
+                                       (several ? "#0" : "") + " : " + first))
       .status();
 }
 
@@ -76,11 +75,10 @@ TEST(CustomCall, SchurHessenbergAndPivotedQrRun) {
   EXPECT_EQ((*results)[0].As<double>(), a);
   EXPECT_EQ((*results)[1].As<double>(), (std::vector<double>{1, 0, 0, 1}));
 
-  const std::string hessenberg = Main(
-      "%a: tensor<2x2xf64>", "(tensor<2x2xf64>, tensor<1xf64>)",
-      "  %0:2 = stablehlo.custom_call @Hessenberg(%a) : "
-      "(tensor<2x2xf64>) -> (tensor<2x2xf64>, tensor<1xf64>)\n"
-      "  return %0#0, %0#1 : tensor<2x2xf64>, tensor<1xf64>");
+  const std::string hessenberg = Main("%a: tensor<2x2xf64>", "(tensor<2x2xf64>, tensor<1xf64>)",
+                                      "  %0:2 = stablehlo.custom_call @Hessenberg(%a) : "
+                                      "(tensor<2x2xf64>) -> (tensor<2x2xf64>, tensor<1xf64>)\n"
+                                      "  return %0#0, %0#1 : tensor<2x2xf64>, tensor<1xf64>");
   results = testing::Run(hessenberg, {Array::Of(a)});
   ASSERT_TRUE(results.ok()) << results.status().ToString();
   EXPECT_EQ((*results)[0].As<double>(), a);
@@ -127,8 +125,7 @@ TEST(CustomCall, LinalgCallsRefuseBadOperandsSayingWhatTheyExpect) {
       {"%a: " + square, "%0:2", square + ", tensor<3xf32>",
        "@Hessenberg(%a) : (" + square + ") -> (" + square + ", tensor<3xf32>)",
        "result 1 must be f32[2]"},
-      {"%a: " + square + ", %p: tensor<3xi64>", "%0:3",
-       square + ", tensor<3xi64>, tensor<3xf32>",
+      {"%a: " + square + ", %p: tensor<3xi64>", "%0:3", square + ", tensor<3xi64>, tensor<3xf32>",
        "@PivotedQr(%a, %p) : (" + square + ", tensor<3xi64>) -> (" + square +
            ", tensor<3xi64>, tensor<3xf32>)",
        "jpvt must be si32[3]"},

@@ -131,8 +131,8 @@ RunFn LoopRunner(std::shared_ptr<const FusedLoop> loop);
 // `begin`) on this thread: per member, `direct[m]` says its output is
 // written straight into the node's output rather than through the tile
 // buffer in `scratch` (loop.scratch_bytes).
-Status RunTiles(const FusedLoop& loop, RunContext& ctx, std::span<const bool> direct,
-                int64_t begin, int64_t end, uint8_t* scratch);
+Status RunTiles(const FusedLoop& loop, RunContext& ctx, std::span<const bool> direct, int64_t begin,
+                int64_t end, uint8_t* scratch);
 
 // Replaces runs of consecutive nodes that compute their outputs row by row
 // (fused loops, whose FusedLoop is loops[n], and row reductions) with row

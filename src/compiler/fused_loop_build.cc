@@ -44,13 +44,15 @@ bool RunsAlone(const Member& member) {
     return false;
   }
   switch (static_cast<kernels::UnaryOp>(f32.op)) {
-    case kernels::UnaryOp::kExponential: case kernels::UnaryOp::kLog:
-    case kernels::UnaryOp::kTanh: case kernels::UnaryOp::kLogistic:
-    case kernels::UnaryOp::kLogPlusOne: case kernels::UnaryOp::kExponentialMinusOne:
-    case kernels::UnaryOp::kSine: case kernels::UnaryOp::kCosine:
-      return true;
-    default:
-      return false;
+    case kernels::UnaryOp::kExponential:
+    case kernels::UnaryOp::kLog:
+    case kernels::UnaryOp::kTanh:
+    case kernels::UnaryOp::kLogistic:
+    case kernels::UnaryOp::kLogPlusOne:
+    case kernels::UnaryOp::kExponentialMinusOne:
+    case kernels::UnaryOp::kSine:
+    case kernels::UnaryOp::kCosine: return true;
+    default: return false;
   }
 }
 
@@ -139,9 +141,10 @@ bool AddCodeStage(FusedLoop& loop, size_t first, size_t last, const std::vector<
     return false;
   }
   if (stage.code == nullptr) return true;  // only reads
-  const bool reads_uniform = std::any_of(
-      stage.inputs.begin(), stage.inputs.end(),
-      [&](const FusedLoop::CodeArray& array) { return array.member && uniform[array.index]; });
+  const bool reads_uniform = std::any_of(stage.inputs.begin(), stage.inputs.end(),
+                                         [&](const FusedLoop::CodeArray& array) {
+                                           return array.member && uniform[array.index];
+                                         });
   if (reads_uniform) {
     FusedLoop::Stage scalar;
     if (BuildStage(loop, first, last, last_user, kept, uniform, scalar)) {
@@ -292,15 +295,15 @@ void AddOperand(LoopBuilder& builder, Member& member, ValueId value, bool read) 
   }
   // A constant of one repeated element: a splat tile too.
   if (const auto& data = graph.values[static_cast<size_t>(value)].constant;
-      !read && data && Uniform(*data, GetElementTypeInfo(graph.shape(value).element_type)
-                                          .storage_bytes)) {
+      !read && data &&
+      Uniform(*data, GetElementTypeInfo(graph.shape(value).element_type).storage_bytes)) {
     member.operands.push_back({Operand::From::kSplat, loop.splats.size()});
-    loop.splats.push_back(
-        Splat(data->data(), GetElementTypeInfo(graph.shape(value).element_type).storage_bytes));
+    loop.splats.push_back(Splat(data->data(),
+                                GetElementTypeInfo(graph.shape(value).element_type).storage_bytes));
     return;
   }
-  const size_t input =
-      AddInput(builder, value, GetElementTypeInfo(graph.shape(value).element_type).storage_bytes);
+  const size_t input = AddInput(builder, value,
+                                GetElementTypeInfo(graph.shape(value).element_type).storage_bytes);
   if (read) builder.fused.inputs_read_pointwise[input] = false;
   member.operands.push_back({Operand::From::kInput, input});
 }

@@ -153,10 +153,8 @@ const void* OperandTile(const FusedLoop& loop, const Operand& operand, RunContex
   switch (operand.from) {
     case Operand::From::kMember:
       return TileOf(loop.members[operand.index], ctx, direct, operand.index, start, scratch);
-    case Operand::From::kSplat:
-      return loop.splats[operand.index].data();
-    case Operand::From::kInput:
-      break;
+    case Operand::From::kSplat: return loop.splats[operand.index].data();
+    case Operand::From::kInput: break;
   }
   return static_cast<const uint8_t*>(ctx.in(operand.index)) +
          start * static_cast<int64_t>(loop.input_bytes[operand.index]);
@@ -214,8 +212,7 @@ Status RunStages(const FusedLoop& loop, RunContext& ctx, std::span<const bool> d
     const Member& member = loop.members[m];
     if (loop.uniform[m] && uniform) continue;
     const uint8_t* source = sources[m];
-    in_place[m] = loop.read_in_place[m] ? ReadRun(*member.pointwise, source, start, n, 1)
-                                        : nullptr;
+    in_place[m] = loop.read_in_place[m] ? ReadRun(*member.pointwise, source, start, n, 1) : nullptr;
     if (in_place[m] != nullptr) continue;
     ReadTile(*member.pointwise, source, start, n, TileOf(member, ctx, direct, m, start, scratch));
   }
@@ -236,8 +233,9 @@ Status RunStages(const FusedLoop& loop, RunContext& ctx, std::span<const bool> d
                                               : OperandTile(loop, operand, ctx, direct, start,
                                                             scratch));
       }
-      member.tile_f32(in.data(), reinterpret_cast<float*>(TileOf(
-                                     member, ctx, direct, stage.tile_member, start, scratch)),
+      member.tile_f32(in.data(),
+                      reinterpret_cast<float*>(TileOf(member, ctx, direct, stage.tile_member, start,
+                                                      scratch)),
                       n);
       continue;
     }
@@ -261,8 +259,8 @@ Status RunStages(const FusedLoop& loop, RunContext& ctx, std::span<const bool> d
 
 }  // namespace
 
-Status RunTiles(const FusedLoop& loop, RunContext& ctx, std::span<const bool> direct,
-                int64_t begin, int64_t end, uint8_t* scratch) {
+Status RunTiles(const FusedLoop& loop, RunContext& ctx, std::span<const bool> direct, int64_t begin,
+                int64_t end, uint8_t* scratch) {
   SmallVector<const void*, 4> in;
   kernels::ScratchArray<const uint8_t*> in_place(loop.members.size(), nullptr);
   kernels::ScratchArray<const uint8_t*> sources(loop.members.size(), nullptr);
@@ -282,8 +280,8 @@ Status RunTiles(const FusedLoop& loop, RunContext& ctx, std::span<const bool> di
   for (int64_t start = begin; start < end; start += loop.tile) {
     const int64_t n = std::min(loop.tile, end - start);
     if (!loop.stages.empty()) {
-      KILN_RETURN_IF_ERROR(
-          RunStages(loop, ctx, direct, start, n, scratch, sources.data(), in_place.data()));
+      KILN_RETURN_IF_ERROR(RunStages(loop, ctx, direct, start, n, scratch, sources.data(),
+                                     in_place.data()));
     }
     for (size_t m = 0; loop.stages.empty() && m < loop.members.size(); ++m) {
       const Member& member = loop.members[m];
@@ -291,15 +289,16 @@ Status RunTiles(const FusedLoop& loop, RunContext& ctx, std::span<const bool> di
       uint8_t* out = TileOf(member, ctx, direct, m, start, scratch);
       const Pointwise& pointwise = *member.pointwise;
       if (pointwise.kind == Pointwise::Kind::kRead) {
-        ReadTile(pointwise, static_cast<const uint8_t*>(ctx.in(member.operands[0].index)), start,
-                 n, out);
+        ReadTile(pointwise, static_cast<const uint8_t*>(ctx.in(member.operands[0].index)), start, n,
+                 out);
         continue;
       }
       in.resize(0);
       if (member.tile_f32 != nullptr) {
         const float* operands[4];
         for (size_t k = 0; k < member.operands.size(); ++k) {
-          operands[k] = static_cast<const float*>(OperandTile(loop, member.operands[k], ctx, direct, start, scratch));
+          operands[k] = static_cast<const float*>(OperandTile(loop, member.operands[k], ctx, direct,
+                                                              start, scratch));
         }
         member.tile_f32(operands, reinterpret_cast<float*>(out), n);
         continue;
@@ -309,15 +308,14 @@ Status RunTiles(const FusedLoop& loop, RunContext& ctx, std::span<const bool> di
       }
       Status status = pointwise.map(std::span<const void* const>(in.data(), in.size()), out, n);
       if (!status.ok()) {
-        return Status(status.code(), StrCat(member.location, ": ", member.op, ": ",
-                                            status.message()));
+        return Status(status.code(),
+                      StrCat(member.location, ": ", member.op, ": ", status.message()));
       }
     }
     for (const uint32_t m : copied) {
       const Member& member = loop.members[m];
-      const uint8_t* from = member.pointwise == nullptr
-                                ? loop.splats[member.slot_offset].data()
-                                : scratch + member.slot_offset;
+      const uint8_t* from = member.pointwise == nullptr ? loop.splats[member.slot_offset].data()
+                                                        : scratch + member.slot_offset;
       std::memcpy(static_cast<uint8_t*>(ctx.out(static_cast<size_t>(member.output))) +
                       start * static_cast<int64_t>(member.output_bytes),
                   from, static_cast<size_t>(n) * member.output_bytes);

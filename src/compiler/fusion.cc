@@ -107,9 +107,9 @@ void SinkPointwise(Graph& graph) {
   }
   std::vector<size_t> order;
   order.reserve(count);
-  std::vector<size_t> waiting(count, 0);  // unplaced producers in the same group
+  std::vector<size_t> waiting(count, 0);              // unplaced producers in the same group
   std::vector<std::vector<size_t>> consumers(count);  // in the same group
-  using Ready = std::pair<int64_t, size_t>;          // (elements, node): smallest first
+  using Ready = std::pair<int64_t, size_t>;           // (elements, node): smallest first
   std::priority_queue<Ready, std::vector<Ready>, std::greater<Ready>> ready;
   for (size_t s = 0; s < count; ++s) {
     for (size_t n : groups[s]) {

@@ -7,8 +7,8 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
-#include <utility>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "compiler/lowering_test_util.h"
@@ -57,8 +57,8 @@ TEST(FusionTest, ChainWithBroadcastsIsOneLoop) {
 // A transpose read inside a run; a read of a value the run computes ends
 // the run (a tile cannot read other positions of a tile buffer).
 TEST(FusionTest, ReadsOfComputedValuesStartANewRun) {
-  const std::string text = Main("%x: tensor<60x70xf32>, %y: tensor<70x60xf32>",
-                                "tensor<70x60xf32>", R"(
+  const std::string text = Main("%x: tensor<60x70xf32>, %y: tensor<70x60xf32>", "tensor<70x60xf32>",
+                                R"(
   %one = stablehlo.constant dense<1.0> : tensor<60x70xf32>
   %0 = stablehlo.add %x, %one : tensor<60x70xf32>
   %1 = stablehlo.transpose %0, dims = [1, 0] : (tensor<60x70xf32>) -> tensor<70x60xf32>
@@ -86,7 +86,8 @@ TEST(FusionTest, ReadsOfComputedValuesStartANewRun) {
 // the loop still reads x for result 1: the loop must read each tile of x
 // before writing it, not write result 0 straight into x.
 TEST(FusionTest, AnOutputOverItsInputIsWrittenAfterTheTileIsRead) {
-  const std::string text = Main("%x: tensor<10000xf32>", "(tensor<10000xf32>, tensor<10000xf32>)", R"(
+  const std::string text = Main("%x: tensor<10000xf32>", "(tensor<10000xf32>, tensor<10000xf32>)",
+                                R"(
   %one = stablehlo.constant dense<1.0> : tensor<10000xf32>
   %0 = stablehlo.add %x, %one : tensor<10000xf32>
   %1 = stablehlo.multiply %x, %x : tensor<10000xf32>
@@ -163,8 +164,8 @@ void CheckLayerNorm(int64_t rows, int64_t cols, bool grouped) {
   %bb = stablehlo.broadcast_in_dim %beta, dims = [1] : (GAM) -> MAT
   %out = stablehlo.add %yg, %bb : MAT
   return %out : MAT)";
-  for (auto [from, to] : {std::pair<std::string, std::string>{"COLS", c}, {"MAT", m}, {"VEC", v},
-                          {"GAM", g}}) {
+  for (auto [from, to] :
+       {std::pair<std::string, std::string>{"COLS", c}, {"MAT", m}, {"VEC", v}, {"GAM", g}}) {
     for (size_t at; (at = body.find(from)) != std::string::npos;) body.replace(at, from.size(), to);
   }
   const std::string text = Main("%x: " + m + ", %gamma: " + g + ", %beta: " + g, m, body);
@@ -193,10 +194,10 @@ void CheckLayerNorm(int64_t rows, int64_t cols, bool grouped) {
   // Where this machine runs generated code, the variance's loop and the
   // output's loop (reading the mean and scale as one element per tile
   // where a tile lies within a row) use it.
-  if (kernels::CompileLoop(std::vector<kernels::LoopStep>{
-                               {kernels::LoopStep::Kind::kLoad, 0, -1, -1, 0, 0},
-                               {kernels::LoopStep::Kind::kStore, 0, 0, -1, 0, 0}},
-                           1, 1) != nullptr) {
+  if (kernels::CompileLoop(
+          std::vector<kernels::LoopStep>{{kernels::LoopStep::Kind::kLoad, 0, -1, -1, 0, 0},
+                                         {kernels::LoopStep::Kind::kStore, 0, 0, -1, 0, 0}},
+          1, 1) != nullptr) {
     EXPECT_GE(Occurrences(plan, "(generated code)"), 2) << plan;
   }
 
@@ -240,8 +241,7 @@ TEST(FusionTest, LayerNormRunsAsOneRowGroup) { CheckLayerNorm(1000, 1024, true);
 
 // y holds softmax over each of the `rows` rows of `cols` of x, within
 // `relative` of the same computed in double.
-void ExpectSoftmaxRows(const float* x, const float* y, size_t rows, size_t cols,
-                       double relative) {
+void ExpectSoftmaxRows(const float* x, const float* y, size_t rows, size_t cols, double relative) {
   for (size_t r = 0; r < rows; ++r) {
     double max = -INFINITY, sum = 0;
     for (size_t c = 0; c < cols; ++c) max = std::max<double>(max, x[r * cols + c]);
@@ -470,7 +470,8 @@ std::string ResidualProgram(bool both) {
   %e = stablehlo.add %gy, %a : tensor<64x64xf32>
   %d = stablehlo.multiply %e, %gy : tensor<64x64xf32>)";
   return Main("%x: tensor<64x64xf32>, %w: tensor<64x64xf32>, %g: tensor<64x64xf32>",
-              "(tensor<64x64xf32>, tensor<64x64xf32>)", R"(
+              "(tensor<64x64xf32>, tensor<64x64xf32>)",
+              R"(
   %p = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
   %a = stablehlo.tanh %p : tensor<64x64xf32>
   %c = stablehlo.multiply %a, %a : tensor<64x64xf32>
@@ -620,7 +621,8 @@ TEST(FusionTest, ValuesAreRecomputedInEachLaterLoopThatReadsThem) {
 // so t and c stay the backward loop's inputs. (Found in review: the clones
 // did join it, and the product then lived until the end as well.)
 TEST(FusionTest, NoRecomputationWhereTheClonesWouldJoinTheLoopBefore) {
-  const std::string text = Main("%x: tensor<64x64xf32>, %w: tensor<64x64xf32>", "tensor<64x64xf32>", R"(
+  const std::string text = Main("%x: tensor<64x64xf32>, %w: tensor<64x64xf32>", "tensor<64x64xf32>",
+                                R"(
   %p = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
   %t = stablehlo.tanh %p : tensor<64x64xf32>
   %c = stablehlo.multiply %t, %t : tensor<64x64xf32>

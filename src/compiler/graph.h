@@ -31,7 +31,7 @@ using RunFn = std::function<Status(RunContext& ctx)>;
 // A value: an array with a static shape. Constants carry their data.
 struct ValueInfo {
   Shape shape;
-  size_t bytes = 0;  // dense storage size
+  size_t bytes = 0;                                      // dense storage size
   std::shared_ptr<const std::vector<uint8_t>> constant;  // non-null: known at compile time
 };
 

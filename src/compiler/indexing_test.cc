@@ -65,9 +65,9 @@ std::string RowScatter(const std::string& body, const std::string& element = "f3
               "  %0 = \"stablehlo.scatter\"(%x, %i, %u) <{scatter_dimension_numbers = "
               "#stablehlo.scatter<update_window_dims = [1], inserted_window_dims = [0], "
               "scatter_dims_to_operand_dims = [0], index_vector_dim = 1>}> ({\n"
-              "  ^bb0(%a: " + s + ", %b: " + s + "):\n" + body +
-              "\n  }) : (" + x + ", tensor<3x1xi32>, " + u + ") -> " + x +
-              "\n  return %0 : " + x);
+              "  ^bb0(%a: " +
+                  s + ", %b: " + s + "):\n" + body + "\n  }) : (" + x + ", tensor<3x1xi32>, " + u +
+                  ") -> " + x + "\n  return %0 : " + x);
 }
 
 // An embedding gradient as JAX writes it: rows of g added into zeros at
@@ -80,14 +80,16 @@ TEST(Scatter, EmbeddingGradientMatchesSerialSums) {
   const std::string program = Main(
       "%i: tensor<2000x1xi32>, %g: " + rows, table,
       "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
-      "  %x = stablehlo.broadcast_in_dim %z, dims = [] : (tensor<f32>) -> " + table + "\n"
-      "  %0 = \"stablehlo.scatter\"(%x, %i, %g) <{scatter_dimension_numbers = "
-      "#stablehlo.scatter<update_window_dims = [1], inserted_window_dims = [0], "
-      "scatter_dims_to_operand_dims = [0], index_vector_dim = 1>}> ({\n"
-      "  ^bb0(%a: tensor<f32>, %b: tensor<f32>):\n"
-      "    %s = stablehlo.add %a, %b : tensor<f32>\n    stablehlo.return %s : tensor<f32>\n"
-      "  }) : (" + table + ", tensor<2000x1xi32>, " + rows + ") -> " + table +
-      "\n  return %0 : " + table);
+      "  %x = stablehlo.broadcast_in_dim %z, dims = [] : (tensor<f32>) -> " +
+          table +
+          "\n"
+          "  %0 = \"stablehlo.scatter\"(%x, %i, %g) <{scatter_dimension_numbers = "
+          "#stablehlo.scatter<update_window_dims = [1], inserted_window_dims = [0], "
+          "scatter_dims_to_operand_dims = [0], index_vector_dim = 1>}> ({\n"
+          "  ^bb0(%a: tensor<f32>, %b: tensor<f32>):\n"
+          "    %s = stablehlo.add %a, %b : tensor<f32>\n    stablehlo.return %s : tensor<f32>\n"
+          "  }) : (" +
+          table + ", tensor<2000x1xi32>, " + rows + ") -> " + table + "\n  return %0 : " + table);
   std::vector<int32_t> ids(kIds);
   for (int k = 0; k < kIds; ++k) ids[static_cast<size_t>(k)] = (k * 7919) % (kVocab + 3) - 1;
   const std::vector<float> g = Ramp<float>(kIds * kDim, 0.013, -900.0);
@@ -107,10 +109,9 @@ TEST(Scatter, AddCombinesRepeatedIndicesAndSkipsOutOfBounds) {
       "    %s = stablehlo.add %a, %b : tensor<f32>\n    stablehlo.return %s : tensor<f32>");
   const std::vector<int32_t> indices{1, 1, 5};  // row 5 is out of bounds: skipped
   const std::vector<float> updates{1, 2, 3, 10, 20, 30, 100, 200, 300};
-  const std::vector<float> got =
-      MustRun(program, {Array::Of(std::vector<float>(15, 0.5f)), Array::Of(indices),
-                        Array::Of(updates)})
-          .As<float>();
+  const std::vector<float> got = MustRun(program, {Array::Of(std::vector<float>(15, 0.5f)),
+                                                   Array::Of(indices), Array::Of(updates)})
+                                     .As<float>();
   std::vector<float> want(15, 0.5f);
   want[3] += 11;
   want[4] += 22;
@@ -140,10 +141,9 @@ TEST(Scatter, OverwriteMaxAndGenericBodies) {
        {23, 17, 25}},
   };
   for (const Body& body : bodies) {
-    const std::vector<int32_t> got =
-        MustRun(RowScatter(body.text, "i32"),
-                {Array::Of(x), Array::Of(indices), Array::Of(updates)})
-            .As<int32_t>();
+    const std::vector<int32_t> got = MustRun(RowScatter(body.text, "i32"),
+                                             {Array::Of(x), Array::Of(indices), Array::Of(updates)})
+                                         .As<int32_t>();
     std::vector<int32_t> want = x;
     std::copy(body.row0.begin(), body.row0.end(), want.begin());
     std::copy(body.row4.begin(), body.row4.end(), want.begin() + 12);
@@ -161,15 +161,17 @@ TEST(Scatter, BatchingDimensionsAndTwoInputs) {
       "  %0:2 = \"stablehlo.scatter\"(%x, %y, %i, %u, %v) <{scatter_dimension_numbers = "
       "#stablehlo.scatter<inserted_window_dims = [1], input_batching_dims = [0], "
       "scatter_indices_batching_dims = [0], scatter_dims_to_operand_dims = [1], "
-      "index_vector_dim = 2>}> ({\n  ^bb0(%a: " + s + ", %c: " + s + ", %b: " + s + ", %d: " +
-          s + "):\n    %s = stablehlo.add %a, %b : tensor<f32>\n    stablehlo.return %s, %d : "
-          "tensor<f32>, tensor<f32>\n  }) : (" + x + ", " + x + ", tensor<2x2x1xi32>, " + u +
-          ", " + u + ") -> (" + x + ", " + x + ")\n  return %0#0, %0#1 : " + x + ", " + x);
+      "index_vector_dim = 2>}> ({\n  ^bb0(%a: " +
+          s + ", %c: " + s + ", %b: " + s + ", %d: " + s +
+          "):\n    %s = stablehlo.add %a, %b : tensor<f32>\n    stablehlo.return %s, %d : "
+          "tensor<f32>, tensor<f32>\n  }) : (" +
+          x + ", " + x + ", tensor<2x2x1xi32>, " + u + ", " + u + ") -> (" + x + ", " + x +
+          ")\n  return %0#0, %0#1 : " + x + ", " + x);
   const std::vector<int32_t> indices{2, 2, 0, 1};
   StatusOr<std::vector<Array>> results = testing::Run(
-      program, {Array::Of(Ramp<float>(6)), Array::Of(Ramp<float>(6)), Array::Of(indices),
-                Array::Of(std::vector<float>{1, 2, 3, 4}),
-                Array::Of(std::vector<float>{-1, -2, -3, -4})});
+      program,
+      {Array::Of(Ramp<float>(6)), Array::Of(Ramp<float>(6)), Array::Of(indices),
+       Array::Of(std::vector<float>{1, 2, 3, 4}), Array::Of(std::vector<float>{-1, -2, -3, -4})});
   ASSERT_TRUE(results.ok()) << results.status().ToString();
   EXPECT_EQ((*results)[0].As<float>(), (std::vector<float>{0, 1, 5, 6, 8, 5}));
   EXPECT_EQ((*results)[1].As<float>(), (std::vector<float>{0, 1, -2, -3, -4, 5}));
@@ -181,8 +183,8 @@ TEST(Scatter, IntoAnEmptyDimensionWritesNothing) {
       "%x: " + x + ", %i: tensor<2x1xi32>, %u: " + u, x,
       "  %0 = \"stablehlo.scatter\"(%x, %i, %u) <{scatter_dimension_numbers = "
       "#stablehlo.scatter<update_window_dims = [1], inserted_window_dims = [0], "
-      "scatter_dims_to_operand_dims = [0], index_vector_dim = 1>}> ({\n  ^bb0(%a: " + s +
-          ", %b: " + s + "):\n    stablehlo.return %b : tensor<f32>\n  }) : (" + x +
+      "scatter_dims_to_operand_dims = [0], index_vector_dim = 1>}> ({\n  ^bb0(%a: " +
+          s + ", %b: " + s + "):\n    stablehlo.return %b : tensor<f32>\n  }) : (" + x +
           ", tensor<2x1xi32>, " + u + ") -> " + x + "\n  return %0 : " + x);
   EXPECT_TRUE(MustRun(program, {Array{}, Array::Of(std::vector<int32_t>{0, 0}),
                                 Array::Of(std::vector<float>(6, 1.0f))})
@@ -212,9 +214,10 @@ TEST(DynamicUpdateSlice, StartsAreClamped) {
       "tensor<2x2xi32>, tensor<i64>, tensor<i64>) -> tensor<3x4xi32>\n"
       "  return %0 : tensor<3x4xi32>");
   const auto run = [&](int64_t r, int64_t c) {
-    return MustRun(program, {Array::Of(std::vector<int32_t>(12, 0)),
-                             Array::Of(std::vector<int32_t>{1, 2, 3, 4}),
-                             Array::Of(std::vector<int64_t>{r}), Array::Of(std::vector<int64_t>{c})})
+    return MustRun(program,
+                   {Array::Of(std::vector<int32_t>(12, 0)),
+                    Array::Of(std::vector<int32_t>{1, 2, 3, 4}), Array::Of(std::vector<int64_t>{r}),
+                    Array::Of(std::vector<int64_t>{c})})
         .As<int32_t>();
   };
   EXPECT_EQ(run(0, 1), (std::vector<int32_t>{0, 1, 2, 0, 0, 3, 4, 0, 0, 0, 0, 0}));
@@ -230,14 +233,13 @@ TEST(Pad, EdgeInteriorAndNegativePadding) {
       "edge_padding_low = array<i64: 1, -1>, interior_padding = array<i64: 1, 0>}> : "
       "(tensor<3x3xf32>, tensor<f32>) -> tensor<6x4xf32>\n  return %0 : tensor<6x4xf32>");
   const std::vector<float> got =
-      MustRun(program, {Array::Of(Ramp<float>(9)), Array::Of(std::vector<float>{-1})})
-          .As<float>();
+      MustRun(program, {Array::Of(Ramp<float>(9)), Array::Of(std::vector<float>{-1})}).As<float>();
   EXPECT_EQ(got, (std::vector<float>{-1, -1, -1, -1,  //
-                                     1, 2, -1, -1,    //
+                                     1,  2,  -1, -1,  //
                                      -1, -1, -1, -1,  //
-                                     4, 5, -1, -1,    //
+                                     4,  5,  -1, -1,  //
                                      -1, -1, -1, -1,  //
-                                     7, 8, -1, -1}));
+                                     7,  8,  -1, -1}));
 }
 
 TEST(Pad, CropsEverything) {
@@ -246,8 +248,8 @@ TEST(Pad, CropsEverything) {
       "  %0 = \"stablehlo.pad\"(%x, %v) <{edge_padding_high = array<i64: 1>, "
       "edge_padding_low = array<i64: -2>, interior_padding = array<i64: 0>}> : "
       "(tensor<2xf32>, tensor<f32>) -> tensor<1xf32>\n  return %0 : tensor<1xf32>");
-  EXPECT_EQ(MustRun(program, {Array::Of(std::vector<float>{1, 2}),
-                              Array::Of(std::vector<float>{9})})
+  EXPECT_EQ(MustRun(program,
+                    {Array::Of(std::vector<float>{1, 2}), Array::Of(std::vector<float>{9})})
                 .As<float>(),
             (std::vector<float>{9}));
 }

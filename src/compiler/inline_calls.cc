@@ -28,8 +28,7 @@ bool ForwardsItsOperand(const ir::Operation& op) {
     case ir::OpCode::kSdyCollectivePermute:
     case ir::OpCode::kSdyPropagationBarrier:
       return op.operands().size() == 1 && op.num_results() == 1;
-    default:
-      return false;
+    default: return false;
   }
 }
 
@@ -53,7 +52,8 @@ size_t CountOps(const ir::Operation& root) {
     ++count;
     for (size_t r = 0; r < op->num_regions(); ++r) {
       for (size_t b = 0; b < op->region(r).num_blocks(); ++b) {
-        for (const auto& inner : op->region(r).block(b).operations()) pending.push_back(inner.get());
+        for (const auto& inner : op->region(r).block(b).operations())
+          pending.push_back(inner.get());
       }
     }
   }
@@ -182,8 +182,8 @@ class Inliner {
           const ir::Block& block = op.region(r).block(b);
           ir::Block& into = region.AddBlock();
           for (size_t a = 0; a < block.num_arguments(); ++a) {
-            map_[block.argument(a)] =
-                into.AddArgument(block.argument(a)->type(), block.argument(a)->location());
+            map_[block.argument(a)] = into.AddArgument(block.argument(a)->type(),
+                                                       block.argument(a)->location());
           }
           nested.push_back({&block, 0, &into, nullptr});
         }
@@ -227,8 +227,8 @@ class Inliner {
   }
 
   // stablehlo.custom_call @`target`(value) : `type`, appended to `block`.
-  static ir::Value* ShapeCast(ir::Block& block, const char* target, ir::Value* value,
-                              ir::Type type, ir::Location location) {
+  static ir::Value* ShapeCast(ir::Block& block, const char* target, ir::Value* value, ir::Type type,
+                              ir::Location location) {
     auto cast = std::make_unique<ir::Operation>("stablehlo.custom_call", location);
     cast->AddOperand(value);
     ir::Value* result = cast->AddResult(type);
@@ -298,8 +298,6 @@ class Inliner {
 
 }  // namespace
 
-std::optional<ir::Module> InlineCalls(const ir::Module& module) {
-  return Inliner(module).Run();
-}
+std::optional<ir::Module> InlineCalls(const ir::Module& module) { return Inliner(module).Run(); }
 
 }  // namespace kiln::compiler

@@ -114,7 +114,8 @@ TEST(InlineCallsTest, ACallTreeThatMultipliesIsLeftAsItIs) {
           "    return %0 : tensor<f32>\n  }\n";
   for (int level = 0; level < 24; ++level) {
     const std::string next = "@f" + std::to_string(level + 1);
-    text += "  func.func private @f" + std::to_string(level) + "(%a: tensor<f32>) -> tensor<f32> {\n";
+    text += "  func.func private @f" + std::to_string(level) +
+            "(%a: tensor<f32>) -> tensor<f32> {\n";
     if (level < 23) {
       text += "    %0 = func.call " + next + "(%a) : (tensor<f32>) -> tensor<f32>\n";
       text += "    %1 = func.call " + next + "(%0) : (tensor<f32>) -> tensor<f32>\n";

@@ -122,16 +122,17 @@ TEST_P(DotGeneralTest, MatchesTheSpecInF32AndS32) {
     std::vector<float> lhs_f(static_cast<size_t>(Count(c.lhs)));
     std::vector<float> rhs_f(static_cast<size_t>(Count(c.rhs)));
     for (size_t i = 0; i < lhs_f.size(); ++i) lhs_f[i] = static_cast<float>((i * 7) % 11) / 4 - 1;
-    for (size_t i = 0; i < rhs_f.size(); ++i) rhs_f[i] = static_cast<float>((i * 5) % 13) / 8 - 0.5f;
-    auto want_f = NaiveDotGeneral<float, double>(c.lhs, lhs_f, c.rhs, rhs_f, c.lb, c.lc, c.rb,
-                                                 c.rc, &out_dims);
+    for (size_t i = 0; i < rhs_f.size(); ++i)
+      rhs_f[i] = static_cast<float>((i * 5) % 13) / 8 - 0.5f;
+    auto want_f = NaiveDotGeneral<float, double>(c.lhs, lhs_f, c.rhs, rhs_f, c.lb, c.lc, c.rb, c.rc,
+                                                 &out_dims);
     const std::string out = Tensor(out_dims, element);
-    const std::string program =
-        Main("%a: " + Tensor(c.lhs, element) + ", %b: " + Tensor(c.rhs, element), out,
-             "  %0 = stablehlo.dot_general %a, %b, batching_dims = [" + Join(c.lb) + "] x [" +
-                 Join(c.rb) + "], contracting_dims = [" + Join(c.lc) + "] x [" + Join(c.rc) +
-                 "] : (" + Tensor(c.lhs, element) + ", " + Tensor(c.rhs, element) + ") -> " +
-                 out + "\n  return %0 : " + out);
+    const std::string program = Main(
+        "%a: " + Tensor(c.lhs, element) + ", %b: " + Tensor(c.rhs, element), out,
+        "  %0 = stablehlo.dot_general %a, %b, batching_dims = [" + Join(c.lb) + "] x [" +
+            Join(c.rb) + "], contracting_dims = [" + Join(c.lc) + "] x [" + Join(c.rc) + "] : (" +
+            Tensor(c.lhs, element) + ", " + Tensor(c.rhs, element) + ") -> " + out +
+            "\n  return %0 : " + out);
     if (is_float) {
       const std::vector<float> got =
           MustRun(program, {Array::Of(lhs_f), Array::Of(rhs_f)}).As<float>();
@@ -153,29 +154,29 @@ TEST_P(DotGeneralTest, MatchesTheSpecInF32AndS32) {
 
 INSTANTIATE_TEST_SUITE_P(
     Shapes, DotGeneralTest,
-    ::testing::Values(
-        DotCase{"matmul", {3, 4}, {4, 5}, {}, {1}, {}, {0}},
-        DotCase{"lhs_transposed", {4, 3}, {4, 5}, {}, {0}, {}, {0}},
-        DotCase{"rhs_transposed", {3, 4}, {5, 4}, {}, {1}, {}, {1}},
-        DotCase{"both_transposed", {4, 3}, {5, 4}, {}, {0}, {}, {1}},
-        DotCase{"batched", {2, 3, 4}, {2, 4, 5}, {0}, {2}, {0}, {1}},
-        DotCase{"batch_in_the_middle", {3, 2, 4}, {5, 2, 3}, {1}, {0}, {1}, {2}},
-        DotCase{"two_contracting", {2, 3, 4}, {4, 5, 3}, {}, {1, 2}, {}, {2, 0}},
-        DotCase{"two_batch_dims", {2, 3, 4, 5}, {3, 2, 5, 2}, {0, 1}, {3}, {1, 0}, {2}},
-        DotCase{"vector_dot", {7}, {7}, {}, {0}, {}, {0}},
-        DotCase{"matrix_vector", {6, 7}, {7}, {}, {1}, {}, {0}},
-        DotCase{"outer_product", {3}, {4}, {}, {}, {}, {}},
-        DotCase{"size_one_dims", {1, 3, 1}, {3, 1, 4}, {}, {1}, {}, {0}},
-        DotCase{"empty_contraction", {3, 0}, {0, 2}, {}, {1}, {}, {0}},
-        DotCase{"large", {70, 130}, {130, 90}, {}, {1}, {}, {0}},
-        DotCase{"large_batched", {3, 40, 70}, {3, 90, 70}, {0}, {2}, {0}, {2}}),
+    ::testing::Values(DotCase{"matmul", {3, 4}, {4, 5}, {}, {1}, {}, {0}},
+                      DotCase{"lhs_transposed", {4, 3}, {4, 5}, {}, {0}, {}, {0}},
+                      DotCase{"rhs_transposed", {3, 4}, {5, 4}, {}, {1}, {}, {1}},
+                      DotCase{"both_transposed", {4, 3}, {5, 4}, {}, {0}, {}, {1}},
+                      DotCase{"batched", {2, 3, 4}, {2, 4, 5}, {0}, {2}, {0}, {1}},
+                      DotCase{"batch_in_the_middle", {3, 2, 4}, {5, 2, 3}, {1}, {0}, {1}, {2}},
+                      DotCase{"two_contracting", {2, 3, 4}, {4, 5, 3}, {}, {1, 2}, {}, {2, 0}},
+                      DotCase{
+                          "two_batch_dims", {2, 3, 4, 5}, {3, 2, 5, 2}, {0, 1}, {3}, {1, 0}, {2}},
+                      DotCase{"vector_dot", {7}, {7}, {}, {0}, {}, {0}},
+                      DotCase{"matrix_vector", {6, 7}, {7}, {}, {1}, {}, {0}},
+                      DotCase{"outer_product", {3}, {4}, {}, {}, {}, {}},
+                      DotCase{"size_one_dims", {1, 3, 1}, {3, 1, 4}, {}, {1}, {}, {0}},
+                      DotCase{"empty_contraction", {3, 0}, {0, 2}, {}, {1}, {}, {0}},
+                      DotCase{"large", {70, 130}, {130, 90}, {}, {1}, {}, {0}},
+                      DotCase{"large_batched", {3, 40, 70}, {3, 90, 70}, {0}, {2}, {0}, {2}}),
     [](const ::testing::TestParamInfo<DotCase>& param) { return param.param.name; });
 
 TEST(DotGeneral, Int8TimesInt8GivesInt32) {
-  const std::string program =
-      Main("%a: tensor<2x3xi8>, %b: tensor<3x2xi8>", "tensor<2x2xi32>",
-           "  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : "
-           "(tensor<2x3xi8>, tensor<3x2xi8>) -> tensor<2x2xi32>\n  return %0 : tensor<2x2xi32>");
+  const std::string program = Main(
+      "%a: tensor<2x3xi8>, %b: tensor<3x2xi8>", "tensor<2x2xi32>",
+      "  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : "
+      "(tensor<2x3xi8>, tensor<3x2xi8>) -> tensor<2x2xi32>\n  return %0 : tensor<2x2xi32>");
   const std::vector<int8_t> a{127, 127, 127, -128, -128, -128};
   const std::vector<int8_t> b{127, -128, 127, -128, 127, -128};
   EXPECT_EQ(MustRun(program, {Array::Of(a), Array::Of(b)}).As<int32_t>(),
@@ -189,7 +190,8 @@ TEST(DotGeneral, Bf16ProductsAccumulateInF32) {
     const std::string program = Main(
         "%a: tensor<1x300xbf16>, %b: tensor<300x1xbf16>", type,
         "  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : "
-        "(tensor<1x300xbf16>, tensor<300x1xbf16>) -> " + type + "\n  return %0 : " + type);
+        "(tensor<1x300xbf16>, tensor<300x1xbf16>) -> " +
+            type + "\n  return %0 : " + type);
     // 300 x (1 x 1.0078125): a bf16 accumulator would stall at 256.
     std::vector<bfloat16> a(300, bfloat16(1.0f)), b(300, bfloat16(1.0078125f));
     const Array result = MustRun(program, {Array::Of(a), Array::Of(b)});
@@ -201,11 +203,11 @@ TEST(DotGeneral, Bf16ProductsAccumulateInF32) {
 
 TEST(DotGeneral, Complex64) {
   using C = std::complex<float>;
-  const std::string program =
-      Main("%a: tensor<2x2xcomplex<f32>>, %b: tensor<2xcomplex<f32>>", "tensor<2xcomplex<f32>>",
-           "  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : "
-           "(tensor<2x2xcomplex<f32>>, tensor<2xcomplex<f32>>) -> tensor<2xcomplex<f32>>\n"
-           "  return %0 : tensor<2xcomplex<f32>>");
+  const std::string program = Main(
+      "%a: tensor<2x2xcomplex<f32>>, %b: tensor<2xcomplex<f32>>", "tensor<2xcomplex<f32>>",
+      "  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : "
+      "(tensor<2x2xcomplex<f32>>, tensor<2xcomplex<f32>>) -> tensor<2xcomplex<f32>>\n"
+      "  return %0 : tensor<2xcomplex<f32>>");
   const std::vector<C> a{{1, 1}, {0, 2}, {3, 0}, {1, -1}};
   const std::vector<C> b{{2, 0}, {0, 1}};
   const std::vector<C> got = MustRun(program, {Array::Of(a), Array::Of(b)}).As<C>();
@@ -213,21 +215,21 @@ TEST(DotGeneral, Complex64) {
 }
 
 TEST(Dot, LegacyMatrixVector) {
-  const std::string program =
-      Main("%a: tensor<2x3xf32>, %b: tensor<3xf32>", "tensor<2xf32>",
-           "  %0 = \"stablehlo.dot\"(%a, %b) : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2xf32>\n"
-           "  return %0 : tensor<2xf32>");
+  const std::string program = Main(
+      "%a: tensor<2x3xf32>, %b: tensor<3xf32>", "tensor<2xf32>",
+      "  %0 = \"stablehlo.dot\"(%a, %b) : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2xf32>\n"
+      "  return %0 : tensor<2xf32>");
   const std::vector<float> a{1, 2, 3, 4, 5, 6}, b{1, 0, -1};
   EXPECT_EQ(MustRun(program, {Array::Of(a), Array::Of(b)}).As<float>(),
             (std::vector<float>{-2, -2}));
 }
 
 TEST(DotGeneral, ConstantOperandsFold) {
-  const std::string program =
-      Main("", "tensor<2x2xf32>",
-           "  %a = stablehlo.constant dense<[[1.0, 2.0], [3.0, 4.0]]> : tensor<2x2xf32>\n"
-           "  %0 = stablehlo.dot_general %a, %a, contracting_dims = [0] x [1] : "
-           "(tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>\n  return %0 : tensor<2x2xf32>");
+  const std::string program = Main(
+      "", "tensor<2x2xf32>",
+      "  %a = stablehlo.constant dense<[[1.0, 2.0], [3.0, 4.0]]> : tensor<2x2xf32>\n"
+      "  %0 = stablehlo.dot_general %a, %a, contracting_dims = [0] x [1] : "
+      "(tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>\n  return %0 : tensor<2x2xf32>");
   // a^T a^T: out[i][j] = sum_k a[k][i] * a[j][k].
   EXPECT_EQ(MustRun(program, {}).As<float>(), (std::vector<float>{7, 15, 10, 22}));
 }
@@ -331,16 +333,17 @@ std::string ConvProgram(const ConvCase& c) {
   }
   const std::string x = Tensor(x_dims, "f32"), w = Tensor(w_dims, "f32"),
                     out = Tensor(out_dims, "f32");
-  const std::string window =
-      rank == 0 ? ", window = {}" : ", window = {stride = [" + Join(c.strides) + "], pad = [" + pad +
-                           "], lhs_dilate = [" + Join(c.lhs_dilation) + "], rhs_dilate = [" +
-                           Join(c.rhs_dilation) + "], reverse = [" + reverse + "]}";
+  const std::string window = rank == 0 ? ", window = {}"
+                                       : ", window = {stride = [" + Join(c.strides) + "], pad = [" +
+                                             pad + "], lhs_dilate = [" + Join(c.lhs_dilation) +
+                                             "], rhs_dilate = [" + Join(c.rhs_dilation) +
+                                             "], reverse = [" + reverse + "]}";
   return Main("%x: " + x + ", %w: " + w, out,
               "  %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, " + spatial + "f]x[" +
-                  spatial + "i, o]->[b, " + spatial + "f]" + window + " {batch_group_count = " +
-                  std::to_string(c.batch_groups) + " : i64, feature_group_count = " +
-                  std::to_string(c.feature_groups) + " : i64} : (" + x + ", " + w + ") -> " +
-                  out + "\n  return %0 : " + out);
+                  spatial + "i, o]->[b, " + spatial + "f]" + window +
+                  " {batch_group_count = " + std::to_string(c.batch_groups) +
+                  " : i64, feature_group_count = " + std::to_string(c.feature_groups) +
+                  " : i64} : (" + x + ", " + w + ") -> " + out + "\n  return %0 : " + out);
 }
 
 class ConvolutionTest : public ::testing::TestWithParam<ConvCase> {};
@@ -365,37 +368,113 @@ INSTANTIATE_TEST_SUITE_P(
     Geometries, ConvolutionTest,
     ::testing::Values(
         ConvCase{"plain", 2, 3, 4, {5, 6}, {3, 2}, {1, 1}, {0, 0}, {0, 0}, {1, 1}, {1, 1}},
-        ConvCase{"strided_padded", 2, 3, 4, {5, 6}, {3, 2}, {1, 2}, {1, 0}, {1, 1}, {1, 1},
-                 {1, 1}},
+        ConvCase{"strided_padded", 2, 3, 4, {5, 6}, {3, 2}, {1, 2}, {1, 0}, {1, 1}, {1, 1}, {1, 1}},
         ConvCase{"dilated", 1, 2, 3, {6, 5}, {2, 3}, {1, 1}, {-1, 1}, {2, 0}, {2, 1}, {1, 2}},
-        ConvCase{"reversed", 1, 2, 2, {4, 4}, {2, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, {1, 1},
-                 {1, 0}},
-        ConvCase{"feature_groups", 2, 6, 6, {4, 5}, {2, 2}, {1, 1}, {0, 0}, {0, 0}, {1, 1},
-                 {1, 1}, {}, 3, 1},
-        ConvCase{"depthwise", 1, 4, 4, {5, 5}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, {1, 1},
-                 {}, 4, 1},
-        ConvCase{"depthwise_multiplier_dilated_reversed", 2, 3, 6, {5, 4}, {3, 2}, {1, 2},
-                 {1, 0}, {1, 1}, {2, 1}, {1, 2}, {0, 1}, 3, 1},
+        ConvCase{
+            "reversed", 1, 2, 2, {4, 4}, {2, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, {1, 0}},
+        ConvCase{"feature_groups",
+                 2,
+                 6,
+                 6,
+                 {4, 5},
+                 {2, 2},
+                 {1, 1},
+                 {0, 0},
+                 {0, 0},
+                 {1, 1},
+                 {1, 1},
+                 {},
+                 3,
+                 1},
+        ConvCase{
+            "depthwise", 1, 4, 4, {5, 5}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, {}, 4, 1},
+        ConvCase{"depthwise_multiplier_dilated_reversed",
+                 2,
+                 3,
+                 6,
+                 {5, 4},
+                 {3, 2},
+                 {1, 2},
+                 {1, 0},
+                 {1, 1},
+                 {2, 1},
+                 {1, 2},
+                 {0, 1},
+                 3,
+                 1},
         // Depthwise: one input feature into sixteen (a first layer), one
         // and three spatial dimensions, none, and a window of more
         // positions before the last dimension than the kernel lists.
-        ConvCase{"depthwise_one_feature", 2, 1, 16, {6, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1},
-                 {1, 1}, {1, 1}},
+        ConvCase{"depthwise_one_feature",
+                 2,
+                 1,
+                 16,
+                 {6, 7},
+                 {3, 3},
+                 {1, 1},
+                 {1, 1},
+                 {1, 1},
+                 {1, 1},
+                 {1, 1}},
         ConvCase{"depthwise_one_d", 2, 2, 4, {9}, {3}, {2}, {1}, {0}, {1}, {1}, {}, 2, 1},
-        ConvCase{"depthwise_three_d", 1, 3, 6, {4, 3, 5}, {2, 2, 2}, {1, 2, 1}, {1, 0, 1},
-                 {0, 1, 1}, {1, 1, 2}, {1, 1, 1}, {}, 3, 1},
+        ConvCase{"depthwise_three_d",
+                 1,
+                 3,
+                 6,
+                 {4, 3, 5},
+                 {2, 2, 2},
+                 {1, 2, 1},
+                 {1, 0, 1},
+                 {0, 1, 1},
+                 {1, 1, 2},
+                 {1, 1, 1},
+                 {},
+                 3,
+                 1},
         ConvCase{"depthwise_no_spatial", 2, 3, 3, {}, {}, {}, {}, {}, {}, {}, {}, 3, 1},
-        ConvCase{"depthwise_large_window", 1, 2, 2, {10, 10, 3}, {9, 9, 2}, {1, 1, 1},
-                 {1, 0, 0}, {0, 1, 0}, {1, 1, 1}, {1, 1, 1}, {}, 2, 1},
-        ConvCase{"batch_groups", 4, 3, 4, {4, 4}, {2, 2}, {1, 1}, {0, 0}, {0, 0}, {1, 1},
-                 {1, 1}, {}, 1, 2},
+        ConvCase{"depthwise_large_window",
+                 1,
+                 2,
+                 2,
+                 {10, 10, 3},
+                 {9, 9, 2},
+                 {1, 1, 1},
+                 {1, 0, 0},
+                 {0, 1, 0},
+                 {1, 1, 1},
+                 {1, 1, 1},
+                 {},
+                 2,
+                 1},
+        ConvCase{"batch_groups",
+                 4,
+                 3,
+                 4,
+                 {4, 4},
+                 {2, 2},
+                 {1, 1},
+                 {0, 0},
+                 {0, 0},
+                 {1, 1},
+                 {1, 1},
+                 {},
+                 1,
+                 2},
         ConvCase{"one_by_one", 2, 3, 5, {3, 4}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, {1, 1}, {1, 1}},
         ConvCase{"one_d", 2, 3, 2, {9}, {3}, {2}, {2}, {1}, {1}, {1}},
-        ConvCase{"three_d", 1, 2, 3, {3, 4, 3}, {2, 2, 2}, {1, 2, 1}, {0, 1, 0}, {1, 0, 0},
-                 {1, 1, 1}, {1, 1, 2}},
+        ConvCase{"three_d",
+                 1,
+                 2,
+                 3,
+                 {3, 4, 3},
+                 {2, 2, 2},
+                 {1, 2, 1},
+                 {0, 1, 0},
+                 {1, 0, 0},
+                 {1, 1, 1},
+                 {1, 1, 2}},
         ConvCase{"no_spatial", 3, 4, 5, {}, {}, {}, {}, {}, {}, {}},
-        ConvCase{"empty_output", 1, 1, 1, {2, 2}, {3, 3}, {1, 1}, {0, 0}, {0, 0}, {1, 1},
-                 {1, 1}}),
+        ConvCase{"empty_output", 1, 1, 1, {2, 2}, {3, 3}, {1, 1}, {0, 0}, {0, 0}, {1, 1}, {1, 1}}),
     [](const ::testing::TestParamInfo<ConvCase>& param) { return param.param.name; });
 
 // A depthwise convolution whose window has size 0 in a dimension has no
@@ -409,10 +488,10 @@ TEST(Convolution, DepthwiseWindowsOfSizeZeroGiveZeros) {
         "%x: tensor<1x3x3x2xf32>, %w: " + w, out,
         "  %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->"
         "[b, 0, 1, f], window = {stride = [1, 1]} {batch_group_count = 1 : i64, "
-        "feature_group_count = 2 : i64} : (tensor<1x3x3x2xf32>, " + w + ") -> " + out +
-        "\n  return %0 : " + out);
-    EXPECT_EQ(MustRun(program, {Array::Of(std::vector<float>(18, 1.0f)),
-                                Array::Of(std::vector<float>{})})
+        "feature_group_count = 2 : i64} : (tensor<1x3x3x2xf32>, " +
+            w + ") -> " + out + "\n  return %0 : " + out);
+    EXPECT_EQ(MustRun(program,
+                      {Array::Of(std::vector<float>(18, 1.0f)), Array::Of(std::vector<float>{})})
                   .As<float>(),
               std::vector<float>(16, 0.0f))
         << kernel;
@@ -422,12 +501,12 @@ TEST(Convolution, DepthwiseWindowsOfSizeZeroGiveZeros) {
 TEST(Convolution, NchwOihwLayout) {
   // The same convolution as "plain" in NCHW / OIHW: the canonical
   // transposes around the GEMM.
-  const std::string program =
-      Main("%x: tensor<1x2x3x3xf32>, %w: tensor<1x2x2x2xf32>", "tensor<1x1x2x2xf32>",
-           "  %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->"
-           "[b, f, 0, 1], window = {stride = [1, 1]} {batch_group_count = 1 : i64, "
-           "feature_group_count = 1 : i64} : (tensor<1x2x3x3xf32>, tensor<1x2x2x2xf32>) -> "
-           "tensor<1x1x2x2xf32>\n  return %0 : tensor<1x1x2x2xf32>");
+  const std::string program = Main(
+      "%x: tensor<1x2x3x3xf32>, %w: tensor<1x2x2x2xf32>", "tensor<1x1x2x2xf32>",
+      "  %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->"
+      "[b, f, 0, 1], window = {stride = [1, 1]} {batch_group_count = 1 : i64, "
+      "feature_group_count = 1 : i64} : (tensor<1x2x3x3xf32>, tensor<1x2x2x2xf32>) -> "
+      "tensor<1x1x2x2xf32>\n  return %0 : tensor<1x1x2x2xf32>");
   // Channel 0 is 0..8, channel 1 all ones; the kernel sums channel 0's
   // window and subtracts channel 1's.
   std::vector<float> x = Ramp<float>(9);

@@ -60,8 +60,8 @@ int64_t OrderedBits(const uint8_t* data, size_t bytes, int64_t i, ElementType ty
 
 struct CheckSpec {
   CheckKind kind = CheckKind::kEq;
-  double tolerance = 1e-4;     // expect_almost_eq
-  int64_t min_ulps = 0;        // expect_close
+  double tolerance = 1e-4;  // expect_almost_eq
+  int64_t min_ulps = 0;     // expect_close
   int64_t max_ulps = 3;
 };
 
@@ -121,8 +121,7 @@ std::string Compare(const CheckSpec& spec, const Shape& shape, const void* actua
 }
 
 // Emits the check of operand 0 against operand 1 or the `value` attribute.
-Status EmitCheck(Lowering& lowering, const ir::Operation& op, CheckSpec spec,
-                 bool has_result) {
+Status EmitCheck(Lowering& lowering, const ir::Operation& op, CheckSpec spec, bool has_result) {
   KILN_ASSIGN_OR_RETURN(Shape shape, lowering.ShapeOf(op.operand(0)));
   std::vector<ValueId> inputs;
   KILN_ASSIGN_OR_RETURN(ValueId actual, lowering.Input(op, 0));
@@ -137,20 +136,21 @@ Status EmitCheck(Lowering& lowering, const ir::Operation& op, CheckSpec spec,
   std::vector<Shape> outputs;
   if (has_result) outputs.push_back(Shape{ElementType::kPred, {}});
   const std::string name = op.name();
-  KILN_ASSIGN_OR_RETURN(
-      std::vector<ValueId> ids,
-      lowering.EmitNode(op, inputs, outputs,
-                        [spec, shape, has_result](RunContext& ctx) {
-                          std::string failure = Compare(spec, shape, ctx.in(0), ctx.in(1));
-                          if (has_result) *static_cast<bool*>(ctx.out(0)) = failure.empty();
-                          if (!failure.empty()) {
-                            ctx.env().check_failures.push_back(
-                                StrCat(ctx.node().location, ": ", ctx.node().op, ": ", failure));
-                          }
-                          ++ctx.env().checks_run;
-                          return Status::Ok();
-                        },
-                        {}, {}, /*foldable=*/false));
+  KILN_ASSIGN_OR_RETURN(std::vector<ValueId> ids,
+                        lowering.EmitNode(
+                            op, inputs, outputs,
+                            [spec, shape, has_result](RunContext& ctx) {
+                              std::string failure = Compare(spec, shape, ctx.in(0), ctx.in(1));
+                              if (has_result) *static_cast<bool*>(ctx.out(0)) = failure.empty();
+                              if (!failure.empty()) {
+                                ctx.env().check_failures.push_back(StrCat(ctx.node().location, ": ",
+                                                                          ctx.node().op, ": ",
+                                                                          failure));
+                              }
+                              ++ctx.env().checks_run;
+                              return Status::Ok();
+                            },
+                            {}, {}, /*foldable=*/false));
   if (has_result) lowering.Bind(op.result(0), ids[0]);
   return Status::Ok();
 }
@@ -233,21 +233,21 @@ Status LowerInterpreterPrint(Lowering& lowering, const ir::Operation& op) {
   KILN_ASSIGN_OR_RETURN(ValueId input, lowering.Input(op, 0));
   const ir::Type type = op.operand(0)->type();
   const std::string name = SsaName(op.operand(0));
-  KILN_ASSIGN_OR_RETURN(
-      std::vector<ValueId> ids,
-      lowering.EmitNode(op, {input}, {},
-                        [type, name](RunContext& ctx) -> Status {
-                          if (ctx.env().interpreter == nullptr) {
-                            return NoInterpreter("interpreter.print");
-                          }
-                          const auto* data = static_cast<const uint8_t*>(ctx.in(0));
-                          const size_t bytes = ctx.in_shape(0).ByteSize();
-                          ctx.env().interpreter->Print(
-                              StrCat(name, " = ",
-                                     ir::PrintInterpreterTensor(type, std::span(data, bytes))));
-                          return Status::Ok();
-                        },
-                        {}, {}, /*foldable=*/false));
+  KILN_ASSIGN_OR_RETURN(std::vector<ValueId> ids,
+                        lowering.EmitNode(
+                            op, {input}, {},
+                            [type, name](RunContext& ctx) -> Status {
+                              if (ctx.env().interpreter == nullptr) {
+                                return NoInterpreter("interpreter.print");
+                              }
+                              const auto* data = static_cast<const uint8_t*>(ctx.in(0));
+                              const size_t bytes = ctx.in_shape(0).ByteSize();
+                              ctx.env().interpreter->Print(
+                                  StrCat(name, " = ",
+                                         ir::PrintInterpreterTensor(type, std::span(data, bytes))));
+                              return Status::Ok();
+                            },
+                            {}, {}, /*foldable=*/false));
   (void)ids;
   return Status::Ok();
 }
@@ -264,34 +264,34 @@ Status LowerInterpreterProbe(Lowering& lowering, const ir::Operation& op) {
   KILN_ASSIGN_OR_RETURN(Shape shape, lowering.ShapeOf(op.operand(0)));
   const std::string id = StringAttr(op, "probe_id");
   const std::string type = ir::PrintType(op.operand(0)->type());
-  KILN_ASSIGN_OR_RETURN(
-      std::vector<ValueId> ids,
-      lowering.EmitNode(op, {input}, {shape},
-                        [id, type, shape](RunContext& ctx) -> Status {
-                          InterpreterIo* io = ctx.env().interpreter;
-                          if (io == nullptr) return NoInterpreter("interpreter.probe");
-                          if (io->probe_dir().empty()) {
-                            return InvalidArgument("interpreter.probe \"", id, "\" needs a probe "
-                                                   "folder (kiln run --probe-output-dir=DIR)");
-                          }
-                          const std::string path =
-                              StrCat(io->probe_dir(), "/probe", io->NextProbeFile(), ".npy");
-                          KILN_RETURN_IF_ERROR(WriteNpy(path, shape, ctx.in(0)));
-                          std::ofstream index(io->probe_dir() + "/index.csv", std::ios::app);
-                          index << id << ',' << type << ',' << path << '\n';
-                          if (!index) return Internal("cannot append to ", io->probe_dir(),
-                                                      "/index.csv");
-                          std::memcpy(ctx.out(0), ctx.in(0), shape.ByteSize());
-                          return Status::Ok();
-                        },
-                        {}, {}, /*foldable=*/false));
+  KILN_ASSIGN_OR_RETURN(std::vector<ValueId> ids,
+                        lowering.EmitNode(
+                            op, {input}, {shape},
+                            [id, type, shape](RunContext& ctx) -> Status {
+                              InterpreterIo* io = ctx.env().interpreter;
+                              if (io == nullptr) return NoInterpreter("interpreter.probe");
+                              if (io->probe_dir().empty()) {
+                                return InvalidArgument("interpreter.probe \"", id,
+                                                       "\" needs a probe "
+                                                       "folder (kiln run --probe-output-dir=DIR)");
+                              }
+                              const std::string path = StrCat(io->probe_dir(), "/probe",
+                                                              io->NextProbeFile(), ".npy");
+                              KILN_RETURN_IF_ERROR(WriteNpy(path, shape, ctx.in(0)));
+                              std::ofstream index(io->probe_dir() + "/index.csv", std::ios::app);
+                              index << id << ',' << type << ',' << path << '\n';
+                              if (!index)
+                                return Internal("cannot append to ", io->probe_dir(), "/index.csv");
+                              std::memcpy(ctx.out(0), ctx.in(0), shape.ByteSize());
+                              return Status::Ok();
+                            },
+                            {}, {}, /*foldable=*/false));
   lowering.Bind(op.result(0), ids[0]);
   return Status::Ok();
 }
 
 // The file index.csv lists for the `iteration`-th probe named `id`.
-StatusOr<std::string> ProbeFile(const std::string& dir, const std::string& id,
-                                int64_t iteration) {
+StatusOr<std::string> ProbeFile(const std::string& dir, const std::string& id, int64_t iteration) {
   std::ifstream index(dir + "/index.csv");
   if (!index) return NotFound("no probe index at ", dir, "/index.csv");
   std::string line;
@@ -316,30 +316,28 @@ Status LowerExpectSerializedEq(Lowering& lowering, const ir::Operation& op) {
   const int64_t iteration = IntAttr(op, "iteration", 0);
   KILN_ASSIGN_OR_RETURN(
       std::vector<ValueId> ids,
-      lowering.EmitNode(op, {input}, {},
-                        [id, iteration, shape](RunContext& ctx) -> Status {
-                          InterpreterIo* io = ctx.env().interpreter;
-                          if (io == nullptr) return NoInterpreter("check.expect_serialized_eq");
-                          ++ctx.env().checks_run;
-                          StatusOr<std::string> file = ProbeFile(io->probe_dir(), id, iteration);
-                          StatusOr<std::vector<uint8_t>> expected =
-                              file.ok() ? ReadNpy(*file, shape)
-                                        : StatusOr<std::vector<uint8_t>>(file.status());
-                          std::string failure;
-                          if (!expected.ok()) {
-                            failure = expected.status().ToString();
-                          } else if (std::memcmp(expected->data(), ctx.in(0),
-                                                 shape.ByteSize()) != 0) {
-                            failure = StrCat("differs from probe \"", id, "\" (iteration ",
-                                             iteration, ")");
-                          }
-                          if (!failure.empty()) {
-                            ctx.env().check_failures.push_back(
-                                StrCat(ctx.node().location, ": ", ctx.node().op, ": ", failure));
-                          }
-                          return Status::Ok();
-                        },
-                        {}, {}, /*foldable=*/false));
+      lowering.EmitNode(
+          op, {input}, {},
+          [id, iteration, shape](RunContext& ctx) -> Status {
+            InterpreterIo* io = ctx.env().interpreter;
+            if (io == nullptr) return NoInterpreter("check.expect_serialized_eq");
+            ++ctx.env().checks_run;
+            StatusOr<std::string> file = ProbeFile(io->probe_dir(), id, iteration);
+            StatusOr<std::vector<uint8_t>> expected =
+                file.ok() ? ReadNpy(*file, shape) : StatusOr<std::vector<uint8_t>>(file.status());
+            std::string failure;
+            if (!expected.ok()) {
+              failure = expected.status().ToString();
+            } else if (std::memcmp(expected->data(), ctx.in(0), shape.ByteSize()) != 0) {
+              failure = StrCat("differs from probe \"", id, "\" (iteration ", iteration, ")");
+            }
+            if (!failure.empty()) {
+              ctx.env().check_failures.push_back(StrCat(ctx.node().location, ": ", ctx.node().op,
+                                                        ": ", failure));
+            }
+            return Status::Ok();
+          },
+          {}, {}, /*foldable=*/false));
   (void)ids;
   return Status::Ok();
 }
@@ -347,8 +345,7 @@ Status LowerExpectSerializedEq(Lowering& lowering, const ir::Operation& op) {
 }  // namespace
 
 // custom_call @check.*: the checks as upstream's testdata spells them.
-Status LowerCheckCustomCall(Lowering& lowering, const ir::Operation& op,
-                            std::string_view target) {
+Status LowerCheckCustomCall(Lowering& lowering, const ir::Operation& op, std::string_view target) {
   if (op.operands().size() != 2) {
     return InvalidArgument("custom_call @", target, " expects 2 operands, found ",
                            op.operands().size());

@@ -76,8 +76,8 @@ StatusOr<ir::Value*> Broadcast(Lowering& lowering, const ir::Operation& op, size
     for (size_t d = 0; d < rank; ++d) to.push_back(static_cast<int64_t>(dims.size() - rank + d));
   } else {
     if (mapping->size() != rank) {
-      return InvalidArgument("broadcast_dimensions has ", mapping->size(),
-                             " entries; operand ", i, " has rank ", rank);
+      return InvalidArgument("broadcast_dimensions has ", mapping->size(), " entries; operand ", i,
+                             " has rank ", rank);
     }
     to = *mapping;
   }
@@ -117,8 +117,8 @@ Status LowerBroadcastBinary(Lowering& lowering, const ir::Operation& op) {
     mapping = ir::IntegersOf(attribute);
     if (!mapping) return InvalidArgument("broadcast_dimensions must be a list of integers");
   }
-  KILN_ASSIGN_OR_RETURN(ir::Value * lhs, Broadcast(lowering, op, 0, dims, mapping));
-  KILN_ASSIGN_OR_RETURN(ir::Value * rhs, Broadcast(lowering, op, 1, dims, mapping));
+  KILN_ASSIGN_OR_RETURN(auto* lhs, Broadcast(lowering, op, 0, dims, mapping));
+  KILN_ASSIGN_OR_RETURN(auto* rhs, Broadcast(lowering, op, 1, dims, mapping));
   return LowerAs(lowering, op, name, {lhs, rhs});
 }
 
@@ -127,7 +127,7 @@ Status LowerBroadcastSelect(Lowering& lowering, const ir::Operation& op) {
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> dims, StaticDims(op));
   std::vector<ir::Value*> operands;
   for (size_t i = 0; i < 3; ++i) {
-    KILN_ASSIGN_OR_RETURN(ir::Value * operand, Broadcast(lowering, op, i, dims, std::nullopt));
+    KILN_ASSIGN_OR_RETURN(auto* operand, Broadcast(lowering, op, i, dims, std::nullopt));
     operands.push_back(operand);
   }
   return LowerAs(lowering, op, "stablehlo.select", operands);

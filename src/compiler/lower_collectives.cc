@@ -8,8 +8,8 @@
 // collective is never folded nor removed (its result depends on the other
 // devices, and they wait for it).
 #include <algorithm>
-#include <map>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -84,7 +84,8 @@ StatusOr<std::vector<std::vector<int64_t>>> MeshAxesGroups(Lowering& lowering,
   const Mesh& mesh = along.mesh;
   std::map<std::vector<int64_t>, std::vector<std::pair<int64_t, int64_t>>> members;
   for (int64_t device = 0; device < mesh.num_devices(); ++device) {
-    const int64_t id = mesh.device_ids.empty() ? device : mesh.device_ids[static_cast<size_t>(device)];
+    const int64_t id = mesh.device_ids.empty() ? device
+                                               : mesh.device_ids[static_cast<size_t>(device)];
     std::vector<int64_t> coordinates = *mesh.CoordinatesOf(id);
     std::vector<int64_t> key = coordinates;
     for (const AxisRef& ref : along.dims[0]) {
@@ -146,8 +147,8 @@ StatusOr<Groups> ReadGroups(Lowering& lowering, const ir::Operation& op, bool mi
   } else if (!channel) {
     groups.scope = Scope::kCrossReplica;
   } else {
-    groups.scope =
-        UsesGlobalDeviceIds(op) ? Scope::kFlattenedIds : Scope::kCrossReplicaAndPartition;
+    groups.scope = UsesGlobalDeviceIds(op) ? Scope::kFlattenedIds
+                                           : Scope::kCrossReplicaAndPartition;
   }
   return groups;
 }
@@ -221,8 +222,7 @@ using MeetFn = FunctionRef<Status(std::span<void* const> all, size_t rank, size_
 
 // Meets this run's group with `mine` published and runs `work` with every
 // member's pointers; a group of one is this run alone.
-Status MeetGroup(RunContext& ctx, const Groups& groups, std::span<void* const> mine,
-                 MeetFn work) {
+Status MeetGroup(RunContext& ctx, const Groups& groups, std::span<void* const> mine, MeetFn work) {
   SmallVector<int64_t> group;
   size_t rank = 0;
   KILN_RETURN_IF_ERROR(GroupOf(groups, ctx.env(), group, rank));
@@ -232,8 +232,9 @@ Status MeetGroup(RunContext& ctx, const Groups& groups, std::span<void* const> m
                               " processes but this run has no peers (it was not launched on "
                               "the program's devices together)");
   }
-  return ctx.env().collectives->Meet(
-      group, mine, [&](std::span<void* const> all) { return work(all, rank, group.size()); });
+  return ctx.env().collectives->Meet(group, mine, [&](std::span<void* const> all) {
+    return work(all, rank, group.size());
+  });
 }
 
 // The node's operands, as the pointers a member publishes.
@@ -294,8 +295,7 @@ Status ReduceMembers(RunContext& ctx, std::span<void* const> all, size_t size,
                     static_cast<size_t>(r.run * bytes));
         for (size_t m = 1; m < size; ++m) {
           KILN_RETURN_IF_ERROR(kernels::Binary(BinaryOf(*fast), types[k], dst,
-                                               operand(m, k, o * r.stride + r.offset), dst,
-                                               r.run));
+                                               operand(m, k, o * r.stride + r.offset), dst, r.run));
         }
       }
     }
@@ -343,7 +343,7 @@ StatusOr<ReducingBody> ReadBody(Lowering& lowering, const ir::Operation& op, siz
   for (size_t k = 0; k < count; ++k) {
     KILN_ASSIGN_OR_RETURN(Shape shape, lowering.ShapeOf(op.operand(k)));
     if (shape.element_type != first[0]) {
-      return Unimplemented("operands of different element types (", 
+      return Unimplemented("operands of different element types (",
                            GetElementTypeInfo(first[0]).name, " and ",
                            GetElementTypeInfo(shape.element_type).name, ") for one body");
     }
@@ -415,33 +415,34 @@ Status LowerAllGather(Lowering& lowering, const ir::Operation& op) {
   return lowering.EmitWithRegions(
       op,
       [groups = std::move(groups), count, dim](RunContext& ctx) -> Status {
-        return MeetGroup(
-            ctx, groups, Operands(ctx, count),
-            [&](std::span<void* const> all, size_t, size_t size) -> Status {
-              const auto d = static_cast<size_t>(dim);
-              for (size_t k = 0; k < count; ++k) {
-                const Shape& in = ctx.in_shape(k);
-                const Shape& out = ctx.out_shape(k);
-                if (out.dims[d] != in.dims[d] * static_cast<int64_t>(size)) {
-                  return InvalidArgument("all_gather_dim ", dim, ": the result has size ",
-                                         out.dims[d], " but ", size, " processes of size ",
-                                         in.dims[d], " gather ",
-                                         in.dims[d] * static_cast<int64_t>(size));
-                }
-                const size_t bytes = ElementBytes(in.element_type);
-                SmallVector<int64_t> in_strides(in.dims.size()), out_strides(out.dims.size());
-                kernels::DenseStrides(in.dims, in_strides);
-                kernels::DenseStrides(out.dims, out_strides);
-                for (size_t m = 0; m < size; ++m) {
-                  auto* dst = static_cast<uint8_t*>(ctx.out(k)) +
-                              static_cast<int64_t>(m) * in.dims[d] * out_strides[d] *
-                                  static_cast<int64_t>(bytes);
-                  kernels::CopyBox(bytes, in.dims, all[m * count + k], in_strides, dst,
-                                   out_strides);
-                }
-              }
-              return Status::Ok();
-            });
+        return MeetGroup(ctx, groups, Operands(ctx, count),
+                         [&](std::span<void* const> all, size_t, size_t size) -> Status {
+                           const auto d = static_cast<size_t>(dim);
+                           for (size_t k = 0; k < count; ++k) {
+                             const Shape& in = ctx.in_shape(k);
+                             const Shape& out = ctx.out_shape(k);
+                             if (out.dims[d] != in.dims[d] * static_cast<int64_t>(size)) {
+                               return InvalidArgument("all_gather_dim ", dim,
+                                                      ": the result has size ", out.dims[d],
+                                                      " but ", size, " processes of size ",
+                                                      in.dims[d], " gather ",
+                                                      in.dims[d] * static_cast<int64_t>(size));
+                             }
+                             const size_t bytes = ElementBytes(in.element_type);
+                             SmallVector<int64_t> in_strides(in.dims.size()),
+                                 out_strides(out.dims.size());
+                             kernels::DenseStrides(in.dims, in_strides);
+                             kernels::DenseStrides(out.dims, out_strides);
+                             for (size_t m = 0; m < size; ++m) {
+                               auto* dst = static_cast<uint8_t*>(ctx.out(k)) +
+                                           static_cast<int64_t>(m) * in.dims[d] * out_strides[d] *
+                                               static_cast<int64_t>(bytes);
+                               kernels::CopyBox(bytes, in.dims, all[m * count + k], in_strides, dst,
+                                                out_strides);
+                             }
+                           }
+                           return Status::Ok();
+                         });
       },
       /*foldable=*/false);
 }
@@ -458,36 +459,37 @@ Status LowerAllToAll(Lowering& lowering, const ir::Operation& op) {
   return lowering.EmitWithRegions(
       op,
       [groups = std::move(groups), count, split, concat, split_count](RunContext& ctx) -> Status {
-        return MeetGroup(
-            ctx, groups, Operands(ctx, count),
-            [&](std::span<void* const> all, size_t rank, size_t size) -> Status {
-              if (static_cast<int64_t>(size) != split_count) {
-                return InvalidArgument("split_count is ", split_count, " but the group has ",
-                                       size, " processes");
-              }
-              const auto sd = static_cast<size_t>(split);
-              const auto cd = static_cast<size_t>(concat);
-              for (size_t k = 0; k < count; ++k) {
-                const Shape& in = ctx.in_shape(k);
-                const Shape& out = ctx.out_shape(k);
-                const size_t bytes = ElementBytes(in.element_type);
-                SmallVector<int64_t> box(in.dims.begin(), in.dims.end());
-                box[sd] = in.dims[sd] / split_count;
-                SmallVector<int64_t> in_strides(in.dims.size()), out_strides(out.dims.size());
-                kernels::DenseStrides(in.dims, in_strides);
-                kernels::DenseStrides(out.dims, out_strides);
-                const int64_t src_offset = static_cast<int64_t>(rank) * box[sd] * in_strides[sd];
-                for (size_t s = 0; s < size; ++s) {
-                  const auto* src = static_cast<const uint8_t*>(all[s * count + k]) +
-                                    src_offset * static_cast<int64_t>(bytes);
-                  auto* dst = static_cast<uint8_t*>(ctx.out(k)) +
-                              static_cast<int64_t>(s) * box[cd] * out_strides[cd] *
-                                  static_cast<int64_t>(bytes);
-                  kernels::CopyBox(bytes, box, src, in_strides, dst, out_strides);
-                }
-              }
-              return Status::Ok();
-            });
+        return MeetGroup(ctx, groups, Operands(ctx, count),
+                         [&](std::span<void* const> all, size_t rank, size_t size) -> Status {
+                           if (static_cast<int64_t>(size) != split_count) {
+                             return InvalidArgument("split_count is ", split_count,
+                                                    " but the group has ", size, " processes");
+                           }
+                           const auto sd = static_cast<size_t>(split);
+                           const auto cd = static_cast<size_t>(concat);
+                           for (size_t k = 0; k < count; ++k) {
+                             const Shape& in = ctx.in_shape(k);
+                             const Shape& out = ctx.out_shape(k);
+                             const size_t bytes = ElementBytes(in.element_type);
+                             SmallVector<int64_t> box(in.dims.begin(), in.dims.end());
+                             box[sd] = in.dims[sd] / split_count;
+                             SmallVector<int64_t> in_strides(in.dims.size()),
+                                 out_strides(out.dims.size());
+                             kernels::DenseStrides(in.dims, in_strides);
+                             kernels::DenseStrides(out.dims, out_strides);
+                             const int64_t src_offset = static_cast<int64_t>(rank) * box[sd] *
+                                                        in_strides[sd];
+                             for (size_t s = 0; s < size; ++s) {
+                               const auto* src = static_cast<const uint8_t*>(all[s * count + k]) +
+                                                 src_offset * static_cast<int64_t>(bytes);
+                               auto* dst = static_cast<uint8_t*>(ctx.out(k)) +
+                                           static_cast<int64_t>(s) * box[cd] * out_strides[cd] *
+                                               static_cast<int64_t>(bytes);
+                               kernels::CopyBox(bytes, box, src, in_strides, dst, out_strides);
+                             }
+                           }
+                           return Status::Ok();
+                         });
       },
       /*foldable=*/false);
 }
@@ -502,27 +504,27 @@ Status LowerCollectivePermute(Lowering& lowering, const ir::Operation& op) {
   return lowering.EmitWithRegions(
       op,
       [groups = std::move(groups), pairs = std::move(pairs)](RunContext& ctx) -> Status {
-        return MeetGroup(
-            ctx, groups, Operands(ctx, 1),
-            [&](std::span<void* const> all, size_t rank, size_t size) -> Status {
-              const int64_t bytes = ctx.out_shape(0).ByteSize();
-              for (const std::vector<int64_t>& pair : pairs) {
-                if (pair.size() != 2 || pair[0] >= static_cast<int64_t>(size) ||
-                    pair[1] >= static_cast<int64_t>(size)) {
-                  return InvalidArgument("source_target_pairs names an id outside the ", size,
-                                         " processes of the group");
-                }
-              }
-              for (const std::vector<int64_t>& pair : pairs) {
-                if (pair[1] == static_cast<int64_t>(rank)) {
-                  std::memcpy(ctx.out(0), all[static_cast<size_t>(pair[0])],
-                              static_cast<size_t>(bytes));
-                  return Status::Ok();
-                }
-              }
-              std::memset(ctx.out(0), 0, static_cast<size_t>(bytes));
-              return Status::Ok();
-            });
+        return MeetGroup(ctx, groups, Operands(ctx, 1),
+                         [&](std::span<void* const> all, size_t rank, size_t size) -> Status {
+                           const int64_t bytes = ctx.out_shape(0).ByteSize();
+                           for (const std::vector<int64_t>& pair : pairs) {
+                             if (pair.size() != 2 || pair[0] >= static_cast<int64_t>(size) ||
+                                 pair[1] >= static_cast<int64_t>(size)) {
+                               return InvalidArgument(
+                                   "source_target_pairs names an id outside the ", size,
+                                   " processes of the group");
+                             }
+                           }
+                           for (const std::vector<int64_t>& pair : pairs) {
+                             if (pair[1] == static_cast<int64_t>(rank)) {
+                               std::memcpy(ctx.out(0), all[static_cast<size_t>(pair[0])],
+                                           static_cast<size_t>(bytes));
+                               return Status::Ok();
+                             }
+                           }
+                           std::memset(ctx.out(0), 0, static_cast<size_t>(bytes));
+                           return Status::Ok();
+                         });
       },
       /*foldable=*/false);
 }
@@ -536,8 +538,8 @@ StatusOr<size_t> RootOf(const RunContext& ctx, bool dynamic_root, size_t count, 
   const int64_t root = kernels::LoadIndex(ctx.in_shape(count).element_type, ctx.in(count),
                                           static_cast<int64_t>(k));
   if (root < 0 || root >= static_cast<int64_t>(size)) {
-    return InvalidArgument("the root of result ", k, " is ", root, ", outside the group of ",
-                           size, " processes");
+    return InvalidArgument("the root of result ", k, " is ", root, ", outside the group of ", size,
+                           " processes");
   }
   return static_cast<size_t>(root);
 }
@@ -643,8 +645,9 @@ StatusOr<ParallelPrograms> ReadPrograms(Lowering& lowering, const ir::Operation&
   }
   ParallelPrograms result;
   result.replicas = programs->elements.size();
-  const size_t partitions =
-      programs->elements[0].Is(ir::AttrKind::kArray) ? programs->elements[0]->elements.size() : 0;
+  const size_t partitions = programs->elements[0].Is(ir::AttrKind::kArray)
+                                ? programs->elements[0]->elements.size()
+                                : 0;
   result.partitions = partitions;
   for (const ir::Attribute& row : programs->elements) {
     if (!row.Is(ir::AttrKind::kArray) || row->elements.size() != partitions || partitions == 0) {
@@ -700,33 +703,34 @@ Status RunPrograms(RunContext& ctx, ProcessGrid& grid, const ParallelPrograms& p
   // Check ops inside the programs count in the caller's env once all ran.
   std::vector<int64_t> checks(graphs.size());
   std::vector<std::vector<std::string>> failures(graphs.size());
-  Status status = grid.RunAll(
-      static_cast<int64_t>(graphs.size()),
-      [&](int64_t process, DeviceCollectives* collectives, DeviceFeeds* feeds,
-          HostTransfer* host) -> Status {
-        const auto g = static_cast<size_t>(process);
-        std::vector<const void*> parameters;
-        for (size_t i = first_input[g]; i < first_input[g + 1]; ++i) {
-          parameters.push_back(ctx.in(i));
-        }
-        std::vector<void*> results;
-        for (size_t i = first_output[g]; i < first_output[g + 1]; ++i) {
-          results.push_back(ctx.out(i));
-        }
-        ExecutionEnv env;
-        env.interpreter = ctx.env().interpreter;
-        env.collectives = collectives;
-        env.feeds = feeds;
-        env.host = host;
-        env.replica_id = process / static_cast<int64_t>(programs.partitions);
-        env.partition_id = process % static_cast<int64_t>(programs.partitions);
-        env.num_replicas = static_cast<int64_t>(programs.replicas);
-        env.num_partitions = static_cast<int64_t>(programs.partitions);
-        Status ran = Execute(*graphs[g], parameters, results, env);
-        checks[g] = env.checks_run;
-        failures[g] = std::move(env.check_failures);
-        return ran;
-      });
+  Status status = grid.RunAll(static_cast<int64_t>(graphs.size()),
+                              [&](int64_t process, DeviceCollectives* collectives,
+                                  DeviceFeeds* feeds, HostTransfer* host) -> Status {
+                                const auto g = static_cast<size_t>(process);
+                                std::vector<const void*> parameters;
+                                for (size_t i = first_input[g]; i < first_input[g + 1]; ++i) {
+                                  parameters.push_back(ctx.in(i));
+                                }
+                                std::vector<void*> results;
+                                for (size_t i = first_output[g]; i < first_output[g + 1]; ++i) {
+                                  results.push_back(ctx.out(i));
+                                }
+                                ExecutionEnv env;
+                                env.interpreter = ctx.env().interpreter;
+                                env.collectives = collectives;
+                                env.feeds = feeds;
+                                env.host = host;
+                                env.replica_id = process /
+                                                 static_cast<int64_t>(programs.partitions);
+                                env.partition_id = process %
+                                                   static_cast<int64_t>(programs.partitions);
+                                env.num_replicas = static_cast<int64_t>(programs.replicas);
+                                env.num_partitions = static_cast<int64_t>(programs.partitions);
+                                Status ran = Execute(*graphs[g], parameters, results, env);
+                                checks[g] = env.checks_run;
+                                failures[g] = std::move(env.check_failures);
+                                return ran;
+                              });
   for (size_t g = 0; g < graphs.size(); ++g) {
     ctx.env().checks_run += checks[g];
     for (std::string& failure : failures[g]) {

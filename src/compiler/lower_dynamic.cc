@@ -22,8 +22,8 @@ namespace kiln::compiler {
 namespace {
 
 // The integers of operand `i` when they are known at compile time.
-StatusOr<std::optional<std::vector<int64_t>>> KnownInts(Lowering& lowering,
-                                                        const ir::Operation& op, size_t i) {
+StatusOr<std::optional<std::vector<int64_t>>> KnownInts(Lowering& lowering, const ir::Operation& op,
+                                                        size_t i) {
   KILN_ASSIGN_OR_RETURN(ValueId id, lowering.Input(op, i));
   const ValueInfo& value = lowering.graph().values[static_cast<size_t>(id)];
   if (value.constant == nullptr) return std::optional<std::vector<int64_t>>();
@@ -65,18 +65,17 @@ Status CheckShapeOperand(Lowering& lowering, const ir::Operation& op, size_t i,
   }
   KILN_ASSIGN_OR_RETURN(ValueId id, lowering.Input(op, i));
   return lowering
-      .EmitNode(op, {id}, {},
-                [expected = std::move(expected), what = std::move(what)](RunContext& ctx) {
-                  const SmallVector<int64_t> actual = InputInts(ctx, 0);
-                  if (!std::equal(actual.begin(), actual.end(), expected.begin(),
-                                  expected.end())) {
-                    return InvalidArgument(what, " is ", Join(actual),
-                                           " at run time; the result type needs ",
-                                           Join(expected));
-                  }
-                  return Status::Ok();
-                },
-                {}, {}, /*foldable=*/false)
+      .EmitNode(
+          op, {id}, {},
+          [expected = std::move(expected), what = std::move(what)](RunContext& ctx) {
+            const SmallVector<int64_t> actual = InputInts(ctx, 0);
+            if (!std::equal(actual.begin(), actual.end(), expected.begin(), expected.end())) {
+              return InvalidArgument(what, " is ", Join(actual),
+                                     " at run time; the result type needs ", Join(expected));
+            }
+            return Status::Ok();
+          },
+          {}, {}, /*foldable=*/false)
       .status();
 }
 
@@ -151,11 +150,11 @@ Status LowerDynamicPad(Lowering& lowering, const ir::Operation& op) {
   KILN_ASSIGN_OR_RETURN(auto known_high, KnownInts(lowering, op, 3));
   KILN_ASSIGN_OR_RETURN(auto known_interior, KnownInts(lowering, op, 4));
   if (known_low && known_high && known_interior) {
-    return LowerWithAttributes(
-        lowering, op, "stablehlo.pad", {0, 1},
-        {{"edge_padding_low", ir::Attribute::DenseI64Array(*known_low)},
-         {"edge_padding_high", ir::Attribute::DenseI64Array(*known_high)},
-         {"interior_padding", ir::Attribute::DenseI64Array(*known_interior)}});
+    return LowerWithAttributes(lowering, op, "stablehlo.pad", {0, 1},
+                               {{"edge_padding_low", ir::Attribute::DenseI64Array(*known_low)},
+                                {"edge_padding_high", ir::Attribute::DenseI64Array(*known_high)},
+                                {"interior_padding",
+                                 ir::Attribute::DenseI64Array(*known_interior)}});
   }
   KILN_ASSIGN_OR_RETURN(Shape out, StaticResult(lowering, op));
   KILN_ASSIGN_OR_RETURN(Shape operand, lowering.ShapeOf(op.operand(0)));
@@ -165,8 +164,8 @@ Status LowerDynamicPad(Lowering& lowering, const ir::Operation& op) {
     const SmallVector<int64_t> high = InputInts(ctx, 3);
     const SmallVector<int64_t> interior = InputInts(ctx, 4);
     for (size_t d = 0; d < in.size(); ++d) {
-      const int64_t size =
-          in[d] == 0 ? low[d] + high[d] : low[d] + high[d] + in[d] + (in[d] - 1) * interior[d];
+      const int64_t size = in[d] == 0 ? low[d] + high[d]
+                                      : low[d] + high[d] + in[d] + (in[d] - 1) * interior[d];
       if (interior[d] < 0 || size != out[d]) {
         return InvalidArgument("dynamic_pad of dimension ", d, " (size ", in[d], ") with low ",
                                low[d], ", high ", high[d], ", interior ", interior[d], " gives ",
@@ -207,8 +206,8 @@ Status LowerRealDynamicSlice(Lowering& lowering, const ir::Operation& op) {
       const bool valid = step[d] > 0 && start[d] >= 0 && start[d] <= limit[d] && limit[d] <= in[d];
       const int64_t size = valid ? (limit[d] - start[d] + step[d] - 1) / step[d] : -1;
       if (size != out[d]) {
-        return InvalidArgument("real_dynamic_slice of dimension ", d, " (size ", in[d],
-                               ") from ", start[d], " to ", limit[d], " by ", step[d],
+        return InvalidArgument("real_dynamic_slice of dimension ", d, " (size ", in[d], ") from ",
+                               start[d], " to ", limit[d], " by ", step[d],
                                valid ? StrCat(" gives ", size, " elements; the result type has ",
                                               out[d])
                                      : std::string(": needs 0 <= start <= limit <= size and "
@@ -218,7 +217,8 @@ Status LowerRealDynamicSlice(Lowering& lowering, const ir::Operation& op) {
       strides[d] = step[d] * dense[d];
     }
     kernels::CopyStrided(bytes, out,
-                         static_cast<const uint8_t*>(ctx.in(0)) + offset * static_cast<int64_t>(bytes),
+                         static_cast<const uint8_t*>(ctx.in(0)) +
+                             offset * static_cast<int64_t>(bytes),
                          strides, ctx.out(0));
     return Status::Ok();
   });
@@ -252,12 +252,14 @@ Status LowerDynamicGather(Lowering& lowering, const ir::Operation& op) {
     } else if (next_offset < offset_dims.size()) {
       implied.push_back(out.dims[static_cast<size_t>(offset_dims[next_offset++])]);
     } else {
-      return InvalidArgument("dynamic_gather: operand dimension ", d, " is neither collapsed, "
+      return InvalidArgument("dynamic_gather: operand dimension ", d,
+                             " is neither collapsed, "
                              "batching nor an offset dimension of the result");
     }
   }
   KILN_RETURN_IF_ERROR(LowerWithAttributes(lowering, op, "stablehlo.gather", {0, 1},
-                                           {{"slice_sizes", ir::Attribute::DenseI64Array(implied)}}));
+                                           {{"slice_sizes",
+                                             ir::Attribute::DenseI64Array(implied)}}));
   return CheckShapeOperand(lowering, op, 2, std::move(implied), "dynamic_gather's slice_sizes");
 }
 

@@ -95,9 +95,10 @@ StatusOr<bool> LowerMhloElementwiseCall(Lowering& lowering, const ir::Operation&
   }
   if (entry == nullptr) return false;
   if (op.operands().size() != 1 || op.num_results() != 1) {
-    return InvalidArgument("custom_call @", target, " takes one operand and gives one result, "
-                           "found ", op.operands().size(), " operands and ", op.num_results(),
-                           " results");
+    return InvalidArgument("custom_call @", target,
+                           " takes one operand and gives one result, "
+                           "found ",
+                           op.operands().size(), " operands and ", op.num_results(), " results");
   }
   KILN_RETURN_IF_ERROR(EmitUnary(lowering, op, entry->op));
   return true;
@@ -241,8 +242,8 @@ Status LowerSelect(Lowering& lowering, const ir::Operation& op) {
     });
   }
   return lowering.Emit(op, [scalar, type, count](RunContext& ctx) {
-    return kernels::Select(type, static_cast<const bool*>(ctx.in(0)), scalar, ctx.in(1),
-                           ctx.in(2), ctx.out(0), count);
+    return kernels::Select(type, static_cast<const bool*>(ctx.in(0)), scalar, ctx.in(1), ctx.in(2),
+                           ctx.out(0), count);
   });
 }
 
@@ -261,8 +262,8 @@ Status LowerClamp(Lowering& lowering, const ir::Operation& op) {
     });
   }
   return lowering.Emit(op, [=](RunContext& ctx) {
-    return kernels::Clamp(type, ctx.in(0), min_scalar, ctx.in(1), ctx.in(2), max_scalar,
-                          ctx.out(0), count);
+    return kernels::Clamp(type, ctx.in(0), min_scalar, ctx.in(1), ctx.in(2), max_scalar, ctx.out(0),
+                          count);
   });
 }
 
@@ -296,10 +297,9 @@ Status LowerComplex(Lowering& lowering, const ir::Operation& op) {
 #define KILN_BINARY(name, ...) {ir::OpCode::k##name, LowerBinary},
 constexpr LoweringRule kRules[] = {
 #include "ir/ops.def"
-    {ir::OpCode::kDivide, LowerDivide},
-    {ir::OpCode::kCompare, LowerCompare}, {ir::OpCode::kSelect, LowerSelect},
-    {ir::OpCode::kClamp, LowerClamp}, {ir::OpCode::kConvert, LowerConvert},
-    {ir::OpCode::kComplex, LowerComplex},
+    {ir::OpCode::kDivide, LowerDivide},   {ir::OpCode::kCompare, LowerCompare},
+    {ir::OpCode::kSelect, LowerSelect},   {ir::OpCode::kClamp, LowerClamp},
+    {ir::OpCode::kConvert, LowerConvert}, {ir::OpCode::kComplex, LowerComplex},
 };
 #undef KILN_OP
 #undef KILN_SYNTAX_ONLY

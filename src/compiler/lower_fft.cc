@@ -30,8 +30,8 @@ Status LowerFft(Lowering& lowering, const ir::Operation& op) {
   const size_t rank = operand.dims.size();
   if (lengths.empty() || lengths.size() > 3 || lengths.size() > rank ||
       result.dims.size() != rank) {
-    return InvalidArgument("fft_length must have 1 to 3 entries, at most the operand's rank ",
-                           rank, "; found ", lengths.size());
+    return InvalidArgument("fft_length must have 1 to 3 entries, at most the operand's rank ", rank,
+                           "; found ", lengths.size());
   }
   const bool real_in = type == kernels::FftType::kRfft;
   const bool real_out = type == kernels::FftType::kIrfft;
@@ -57,8 +57,8 @@ Status LowerFft(Lowering& lowering, const ir::Operation& op) {
   }
   int64_t batch = 1;
   for (size_t i = 0; i < first; ++i) batch *= operand.dims[i];
-  const bool double_precision =
-      operand.element_type == ElementType::kC128 || operand.element_type == ElementType::kF64;
+  const bool double_precision = operand.element_type == ElementType::kC128 ||
+                                operand.element_type == ElementType::kF64;
   KILN_ASSIGN_OR_RETURN(std::shared_ptr<const kernels::FftPlan> plan,
                         kernels::FftPlan::Create(type, double_precision, batch, lengths));
   return lowering.Emit(op, [plan](RunContext& ctx) {

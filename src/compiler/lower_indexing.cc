@@ -252,8 +252,8 @@ Status EmitTypedScatter(Lowering& lowering, const ir::Operation& op, ScatterShap
         // the operand is already there: the update costs only its windows.
         std::memcpy(ctx.out(i), ctx.in(i), bytes[i] * static_cast<size_t>(elements));
       }
-      KILN_RETURN_IF_ERROR(kernels::Scatter(types[i], ops[i], geometry, index_type,
-                                            ctx.in(count), ctx.in(count + 1 + i), ctx.out(i)));
+      KILN_RETURN_IF_ERROR(kernels::Scatter(types[i], ops[i], geometry, index_type, ctx.in(count),
+                                            ctx.in(count + 1 + i), ctx.out(i)));
     }
     return Status::Ok();
   };
@@ -271,10 +271,10 @@ Status EmitTypedScatter(Lowering& lowering, const ir::Operation& op, ScatterShap
 Status EmitRegionScatter(Lowering& lowering, const ir::Operation& op, ScatterShape scatter) {
   const size_t count = scatter.count;
   const size_t before = lowering.graph().nodes.size();
-  KILN_RETURN_IF_ERROR(lowering.EmitWithRegions(
-      op, [count, bytes = std::move(scatter.bytes), elements = scatter.elements,
-           index_type = scatter.index_type,
-           geometry = std::move(scatter.geometry)](RunContext& ctx) {
+  KILN_RETURN_IF_ERROR(
+      lowering.EmitWithRegions(op, [count, bytes = std::move(scatter.bytes),
+                                    elements = scatter.elements, index_type = scatter.index_type,
+                                    geometry = std::move(scatter.geometry)](RunContext& ctx) {
         for (size_t i = 0; i < count; ++i) {
           if (elements > 0 && ctx.out(i) != ctx.in(i)) {
             std::memcpy(ctx.out(i), ctx.in(i), bytes[i] * static_cast<size_t>(elements));
@@ -289,14 +289,14 @@ Status EmitRegionScatter(Lowering& lowering, const ir::Operation& op, ScatterSha
               for (size_t i = 0; i < count; ++i) {
                 const auto element = static_cast<int64_t>(bytes[i]);
                 args[i] = static_cast<const uint8_t*>(ctx.out(i)) + big * element;
-                args[count + i] =
-                    static_cast<const uint8_t*>(ctx.in(count + 1 + i)) + small * element;
+                args[count + i] = static_cast<const uint8_t*>(ctx.in(count + 1 + i)) +
+                                  small * element;
               }
               KILN_RETURN_IF_ERROR(ctx.RunRegion(0, args, results));
               for (size_t i = 0; i < count; ++i) {
                 const auto element = static_cast<int64_t>(bytes[i]);
-                std::memcpy(static_cast<uint8_t*>(ctx.out(i)) + big * element,
-                            scratch[i].data(), bytes[i]);
+                std::memcpy(static_cast<uint8_t*>(ctx.out(i)) + big * element, scratch[i].data(),
+                            bytes[i]);
               }
               return Status::Ok();
             });
@@ -375,7 +375,8 @@ Status LowerDynamicSlice(Lowering& lowering, const ir::Operation& op) {
                             strides = Strides(operand.dims)](RunContext& ctx) {
     const int64_t offset = ClampedOffset(ctx, 1, index_type, dims, sizes, strides);
     kernels::CopyStrided(bytes, sizes,
-                         static_cast<const uint8_t*>(ctx.in(0)) + offset * static_cast<int64_t>(bytes),
+                         static_cast<const uint8_t*>(ctx.in(0)) +
+                             offset * static_cast<int64_t>(bytes),
                          strides, ctx.out(0));
     return Status::Ok();
   });

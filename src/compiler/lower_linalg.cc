@@ -23,17 +23,26 @@ namespace kiln::compiler {
 
 ElementType ComputeTypeFor(ElementType result) {
   switch (result) {
-    case ElementType::kPred: case ElementType::kS8: case ElementType::kS16:
-    case ElementType::kS32: case ElementType::kS64: case ElementType::kU8:
-    case ElementType::kU16: case ElementType::kU32: case ElementType::kU64:
-    case ElementType::kF32: case ElementType::kF64: case ElementType::kC64:
-    case ElementType::kC128:
-      return result;
-    case ElementType::kS1: case ElementType::kS2: case ElementType::kS4:
-    case ElementType::kU1: case ElementType::kU2: case ElementType::kU4:
-      return ElementType::kS32;
-    default:
-      return ElementType::kF32;
+    case ElementType::kPred:
+    case ElementType::kS8:
+    case ElementType::kS16:
+    case ElementType::kS32:
+    case ElementType::kS64:
+    case ElementType::kU8:
+    case ElementType::kU16:
+    case ElementType::kU32:
+    case ElementType::kU64:
+    case ElementType::kF32:
+    case ElementType::kF64:
+    case ElementType::kC64:
+    case ElementType::kC128: return result;
+    case ElementType::kS1:
+    case ElementType::kS2:
+    case ElementType::kS4:
+    case ElementType::kU1:
+    case ElementType::kU2:
+    case ElementType::kU4: return ElementType::kS32;
+    default: return ElementType::kF32;
   }
 }
 
@@ -41,8 +50,7 @@ namespace {
 
 // Whether a strided read of `dims` at `strides` from `offset` is just the
 // dense array itself (size-1 dimensions may have any stride).
-bool IsDenseRead(std::span<const int64_t> dims, std::span<const int64_t> strides,
-                 int64_t offset) {
+bool IsDenseRead(std::span<const int64_t> dims, std::span<const int64_t> strides, int64_t offset) {
   if (offset != 0) return false;
   const std::vector<int64_t> dense = Strides(dims);
   for (size_t k = 0; k < dims.size(); ++k) {
@@ -116,20 +124,19 @@ StatusOr<ValueId> EmitConvert(Lowering& lowering, const ir::Operation& op, Value
   if (from == type) return input;
   shape.element_type = type;
   const int64_t count = shape.NumElements();
-  KILN_ASSIGN_OR_RETURN(std::vector<ValueId> outputs,
-                        lowering.EmitNode(op, {input}, {std::move(shape)},
-                                          [from, type, count](RunContext& ctx) {
-                                            return kernels::Convert(from, ctx.in(0), type,
-                                                                    ctx.out(0), count);
-                                          }));
+  KILN_ASSIGN_OR_RETURN(
+      std::vector<ValueId> outputs,
+      lowering.EmitNode(op, {input}, {std::move(shape)}, [from, type, count](RunContext& ctx) {
+        return kernels::Convert(from, ctx.in(0), type, ctx.out(0), count);
+      }));
   return outputs[0];
 }
 
 namespace {
 
 // The GEMM node: out (of `shape`, in `type`) = lhs x rhs.
-StatusOr<ValueId> EmitMatMul(Lowering& lowering, const ir::Operation& op, ValueId lhs,
-                             ValueId rhs, ElementType type, const kernels::MatMulShape& shape,
+StatusOr<ValueId> EmitMatMul(Lowering& lowering, const ir::Operation& op, ValueId lhs, ValueId rhs,
+                             ElementType type, const kernels::MatMulShape& shape,
                              std::vector<int64_t> out_dims) {
   KILN_ASSIGN_OR_RETURN(std::vector<ValueId> outputs,
                         lowering.EmitNode(op, {lhs, rhs}, {Shape{type, std::move(out_dims)}},
@@ -202,10 +209,9 @@ Status EmitContraction(Lowering& lowering, const ir::Operation& op, ValueId lhs,
   // widening tiles (kernels::MatMul), without f32 copies of the operands and
   // the product.
   const ElementType narrow = out.element_type;
-  const bool widened_in_tiles =
-      (narrow == ElementType::kBF16 || narrow == ElementType::kF16) &&
-      lowering.graph().shape(lhs).element_type == narrow &&
-      lowering.graph().shape(rhs).element_type == narrow;
+  const bool widened_in_tiles = (narrow == ElementType::kBF16 || narrow == ElementType::kF16) &&
+                                lowering.graph().shape(lhs).element_type == narrow &&
+                                lowering.graph().shape(rhs).element_type == narrow;
   const ElementType type = widened_in_tiles ? narrow : ComputeTypeFor(out.element_type);
   if (!kernels::MatMulAccepts(type)) {
     return Unimplemented("Kiln cannot multiply matrices of ",
@@ -326,8 +332,7 @@ std::vector<int64_t> SpatialAttr(const ir::Operation& op, std::string_view name,
 }
 
 StatusOr<kernels::ConvGeometry> ReadGeometry(const ir::Operation& op, const ConvDims& dims,
-                                             const Shape& lhs, const Shape& rhs,
-                                             const Shape& out) {
+                                             const Shape& lhs, const Shape& rhs, const Shape& out) {
   const size_t spatial = dims.input_spatial.size();
   kernels::ConvGeometry g;
   g.batch = lhs.dims[static_cast<size_t>(dims.input_batch)];
@@ -356,13 +361,12 @@ StatusOr<kernels::ConvGeometry> ReadGeometry(const ir::Operation& op, const Conv
 
 // The kernel as [groups, window..., group input features, group output
 // features], reversed along window_reversal dimensions, in one read.
-StatusOr<ValueId> EmitCanonicalKernel(Lowering& lowering, const ir::Operation& op,
-                                      ValueId kernel, const ConvDims& dims,
-                                      const kernels::ConvGeometry& g) {
+StatusOr<ValueId> EmitCanonicalKernel(Lowering& lowering, const ir::Operation& op, ValueId kernel,
+                                      const ConvDims& dims, const kernels::ConvGeometry& g) {
   const std::vector<int64_t>& kernel_dims = lowering.graph().shape(kernel).dims;
   const std::vector<int64_t> strides = Strides(kernel_dims);
-  const std::vector<int64_t> reversal =
-      SpatialAttr(op, "window_reversal", dims.kernel_spatial.size(), 0);
+  const std::vector<int64_t> reversal = SpatialAttr(op, "window_reversal",
+                                                    dims.kernel_spatial.size(), 0);
   const auto in_dim = static_cast<size_t>(dims.kernel_input_feature);
   const auto out_dim = static_cast<size_t>(dims.kernel_output_feature);
   const int64_t group_outputs = kernel_dims[out_dim] / g.groups();
@@ -397,7 +401,9 @@ StatusOr<kernels::ConvGeometry> RunGeometry(const kernels::ConvGeometry& g, cons
   for (size_t i = 0; i < g.window.size(); ++i) {
     const int64_t low = kernels::LoadIndex(type, ctx.in(index), static_cast<int64_t>(2 * i));
     const int64_t high = kernels::LoadIndex(type, ctx.in(index), static_cast<int64_t>(2 * i + 1));
-    const int64_t input = g.input_spatial[i] == 0 ? 0 : (g.input_spatial[i] - 1) * g.lhs_dilation[i] + 1;
+    const int64_t input = g.input_spatial[i] == 0
+                              ? 0
+                              : (g.input_spatial[i] - 1) * g.lhs_dilation[i] + 1;
     const int64_t window = g.window[i] == 0 ? 0 : (g.window[i] - 1) * g.rhs_dilation[i] + 1;
     const int64_t padded = input + low + high;
     const int64_t outputs = padded < window ? 0 : (padded - window) / g.strides[i] + 1;
@@ -464,8 +470,8 @@ Status EmitDepthwise(Lowering& lowering, const ir::Operation& op, ValueId input,
                      ElementType type, ValueId padding) {
   const std::vector<int64_t>& kernel_dims = lowering.graph().shape(rhs).dims;
   const std::vector<int64_t> kernel_strides = Strides(kernel_dims);
-  const std::vector<int64_t> reversal =
-      SpatialAttr(op, "window_reversal", dims.kernel_spatial.size(), 0);
+  const std::vector<int64_t> reversal = SpatialAttr(op, "window_reversal",
+                                                    dims.kernel_spatial.size(), 0);
   std::vector<int64_t> read_dims, read_strides;
   int64_t offset = 0;
   for (size_t i = 0; i < dims.kernel_spatial.size(); ++i) {
@@ -492,8 +498,8 @@ Status EmitDepthwise(Lowering& lowering, const ir::Operation& op, ValueId input,
                                             if (ctx.num_inputs() > 2) {
                                               KILN_ASSIGN_OR_RETURN(auto run,
                                                                     RunGeometry(g, ctx, 2));
-                                              return kernels::DepthwiseConv(
-                                                  type, run, ctx.in(0), ctx.in(1), ctx.out(0));
+                                              return kernels::DepthwiseConv(type, run, ctx.in(0),
+                                                                            ctx.in(1), ctx.out(0));
                                             }
                                             return kernels::DepthwiseConv(type, g, ctx.in(0),
                                                                           ctx.in(1), ctx.out(0));
@@ -511,12 +517,13 @@ Status EmitConvByBlocks(Lowering& lowering, const ir::Operation& op, ValueId inp
                         ElementType type) {
   KILN_ASSIGN_OR_RETURN(ValueId kernel, EmitCanonicalKernel(lowering, op, rhs, dims, g));
   KILN_ASSIGN_OR_RETURN(kernel, EmitConvert(lowering, op, kernel, type));
-  KILN_ASSIGN_OR_RETURN(
-      std::vector<ValueId> outputs,
-      lowering.EmitNode(op, {input, kernel}, {Shape{type, {g.rows(), g.output_features}}},
-                        [type, g](RunContext& ctx) {
-                          return kernels::ConvByBlocks(type, g, ctx.in(0), ctx.in(1), ctx.out(0));
-                        }));
+  KILN_ASSIGN_OR_RETURN(std::vector<ValueId> outputs,
+                        lowering.EmitNode(op, {input, kernel},
+                                          {Shape{type, {g.rows(), g.output_features}}},
+                                          [type, g](RunContext& ctx) {
+                                            return kernels::ConvByBlocks(type, g, ctx.in(0),
+                                                                         ctx.in(1), ctx.out(0));
+                                          }));
   return EmitConvResult(lowering, op, outputs[0], dims, g, out);
 }
 
@@ -551,8 +558,7 @@ StatusOr<bool> LowerTransposedProduct(Lowering& lowering, const ir::Operation& t
   return true;
 }
 
-Status LowerConvolutionWithPadding(Lowering& lowering, const ir::Operation& op,
-                                   ValueId padding) {
+Status LowerConvolutionWithPadding(Lowering& lowering, const ir::Operation& op, ValueId padding) {
   ir::Attribute numbers = op.GetAttr("dimension_numbers");
   if (!numbers.Is(ir::AttrKind::kStruct)) {
     return InvalidArgument("convolution without #stablehlo.conv dimension numbers");
@@ -563,8 +569,7 @@ Status LowerConvolutionWithPadding(Lowering& lowering, const ir::Operation& op,
   const Shape lhs_shape = lowering.graph().shape(lhs);
   const Shape rhs_shape = lowering.graph().shape(rhs);
   KILN_ASSIGN_OR_RETURN(Shape out, lowering.ShapeOf(op.result(0)));
-  KILN_ASSIGN_OR_RETURN(kernels::ConvGeometry g,
-                        ReadGeometry(op, dims, lhs_shape, rhs_shape, out));
+  KILN_ASSIGN_OR_RETURN(kernels::ConvGeometry g, ReadGeometry(op, dims, lhs_shape, rhs_shape, out));
   const ElementType type = ComputeTypeFor(out.element_type);
   if (!kernels::MatMulAccepts(type)) {
     return Unimplemented("Kiln cannot convolve ", GetElementTypeInfo(out.element_type).name);
@@ -593,14 +598,13 @@ Status LowerConvolutionWithPadding(Lowering& lowering, const ir::Operation& op,
   shape.m = g.rows();
   shape.n = group_outputs;
   shape.k = g.window_size() * g.group_features();
-  KILN_ASSIGN_OR_RETURN(ValueId product,
-                        EmitMatMul(lowering, op, columns, kernel, type, shape,
-                                   {groups, shape.m, group_outputs}));
+  KILN_ASSIGN_OR_RETURN(ValueId product, EmitMatMul(lowering, op, columns, kernel, type, shape,
+                                                    {groups, shape.m, group_outputs}));
   // [groups, rows, group outputs] -> [rows, groups x group outputs]: the
   // canonical output [batch, spatial..., features].
-  KILN_ASSIGN_OR_RETURN(product, EmitStridedRead(lowering, op, product,
-                                                 {shape.m, groups, group_outputs},
-                                                 {group_outputs, shape.m * group_outputs, 1}));
+  KILN_ASSIGN_OR_RETURN(product,
+                        EmitStridedRead(lowering, op, product, {shape.m, groups, group_outputs},
+                                        {group_outputs, shape.m * group_outputs, 1}));
   return EmitConvResult(lowering, op, product, dims, g, out);
 }
 

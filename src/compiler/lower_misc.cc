@@ -95,16 +95,17 @@ Status LowerCustomCall(Lowering& lowering, const ir::Operation& op) {
 Status LowerDeviceId(Lowering& lowering, const ir::Operation& op) {
   const bool replica = op.code() == ir::OpCode::kReplicaId;
   KILN_ASSIGN_OR_RETURN(Shape shape, lowering.ShapeOf(op.result(0)));
-  KILN_ASSIGN_OR_RETURN(
-      std::vector<ValueId> outputs,
-      lowering.EmitNode(op, {}, {shape},
-                        [replica](RunContext& ctx) {
-                          const auto id = static_cast<uint32_t>(
-                              replica ? ctx.env().replica_id : ctx.env().partition_id);
-                          std::memcpy(ctx.out(0), &id, sizeof(id));
-                          return Status::Ok();
-                        },
-                        {}, {}, /*foldable=*/false));
+  KILN_ASSIGN_OR_RETURN(std::vector<ValueId> outputs,
+                        lowering.EmitNode(
+                            op, {}, {shape},
+                            [replica](RunContext& ctx) {
+                              const auto id = static_cast<uint32_t>(replica
+                                                                        ? ctx.env().replica_id
+                                                                        : ctx.env().partition_id);
+                              std::memcpy(ctx.out(0), &id, sizeof(id));
+                              return Status::Ok();
+                            },
+                            {}, {}, /*foldable=*/false));
   lowering.Bind(op.result(0), outputs[0]);
   return Status::Ok();
 }
@@ -134,7 +135,7 @@ StatusOr<int64_t> DeviceChannel(const ir::Operation& op) {
 
 Status NoFeeds(std::string_view what) {
   return FailedPrecondition(what, ": this run has no device queues (programs run by the "
-                            "runtime on a device, or by `kiln run`, have them)");
+                                  "runtime on a device, or by `kiln run`, have them)");
 }
 
 // The host channel of a send/recv to or from the host (JAX's host callbacks).
@@ -145,15 +146,16 @@ StatusOr<int64_t> HostChannel(const ir::Operation& op, int64_t expected_type) {
   }
   const int64_t type = FieldInt(channel, "type");
   if (type != expected_type) {
-    return InvalidArgument(op.name(), " to the host needs a channel of type ", expected_type,
-                           " (", expected_type == 2 ? "DEVICE_TO_HOST" : "HOST_TO_DEVICE",
+    return InvalidArgument(op.name(), " to the host needs a channel of type ", expected_type, " (",
+                           expected_type == 2 ? "DEVICE_TO_HOST" : "HOST_TO_DEVICE",
                            "), found type ", type);
   }
   return FieldInt(channel, "handle");
 }
 
 Status NoHost(const char* op, int64_t channel) {
-  return FailedPrecondition(op, " on host channel ", channel, ": this run has no host "
+  return FailedPrecondition(op, " on host channel ", channel,
+                            ": this run has no host "
                             "callbacks (PJRT_ExecuteOptions.send_callbacks / recv_callbacks); "
                             "programs with jax.debug.print or other callbacks run from JAX");
 }
@@ -181,82 +183,85 @@ StatusOr<std::vector<Shape>> DataResults(Lowering& lowering, const ir::Operation
 
 // A side-effecting node that hands its data operands to `put` (outfeed, a
 // send between devices) and gives a token.
-Status EmitPut(Lowering& lowering, const ir::Operation& op,
-               std::function<Status(RunContext&, std::span<const Shape>,
-                                    std::span<const void* const>)> put) {
+Status EmitPut(
+    Lowering& lowering, const ir::Operation& op,
+    std::function<Status(RunContext&, std::span<const Shape>, std::span<const void* const>)> put) {
   std::vector<ValueId> inputs;
   std::vector<Shape> shapes;
   KILN_RETURN_IF_ERROR(DataOperands(lowering, op, inputs, shapes));
-  KILN_ASSIGN_OR_RETURN(
-      std::vector<ValueId> outputs,
-      lowering.EmitNode(op, inputs, {Shape{ElementType::kToken, {}}},
-                        [shapes, put = std::move(put)](RunContext& ctx) {
-                          const void** data = const_cast<const void**>(
-                              ctx.env().Pointers(&ctx.node(), shapes.size()));
-                          for (size_t i = 0; i < shapes.size(); ++i) data[i] = ctx.in(i);
-                          return put(ctx, shapes, std::span(data, shapes.size()));
-                        },
-                        {}, {}, /*foldable=*/false));
+  KILN_ASSIGN_OR_RETURN(std::vector<ValueId> outputs,
+                        lowering.EmitNode(
+                            op, inputs, {Shape{ElementType::kToken, {}}},
+                            [shapes, put = std::move(put)](RunContext& ctx) {
+                              const void** data = const_cast<const void**>(
+                                  ctx.env().Pointers(&ctx.node(), shapes.size()));
+                              for (size_t i = 0; i < shapes.size(); ++i) data[i] = ctx.in(i);
+                              return put(ctx, shapes, std::span(data, shapes.size()));
+                            },
+                            {}, {}, /*foldable=*/false));
   lowering.Bind(op.result(0), outputs[0]);
   return Status::Ok();
 }
 
 // A side-effecting node whose data results come from `take` (infeed, a
 // recv between devices), plus a token.
-Status EmitTake(Lowering& lowering, const ir::Operation& op,
-                std::function<Status(RunContext&, std::span<const Shape>, std::span<void* const>)>
-                    take) {
+Status EmitTake(
+    Lowering& lowering, const ir::Operation& op,
+    std::function<Status(RunContext&, std::span<const Shape>, std::span<void* const>)> take) {
   KILN_ASSIGN_OR_RETURN(std::vector<Shape> shapes, DataResults(lowering, op));
   std::vector<Shape> outputs = shapes;
   outputs.push_back(Shape{ElementType::kToken, {}});
-  KILN_ASSIGN_OR_RETURN(
-      std::vector<ValueId> ids,
-      lowering.EmitNode(op, {}, std::move(outputs),
-                        [shapes, take = std::move(take)](RunContext& ctx) {
-                          void** data = ctx.env().Pointers(&ctx.node(), shapes.size());
-                          for (size_t r = 0; r < shapes.size(); ++r) data[r] = ctx.out(r);
-                          return take(ctx, shapes, std::span(data, shapes.size()));
-                        },
-                        {}, {}, /*foldable=*/false));
+  KILN_ASSIGN_OR_RETURN(std::vector<ValueId> ids,
+                        lowering.EmitNode(
+                            op, {}, std::move(outputs),
+                            [shapes, take = std::move(take)](RunContext& ctx) {
+                              void** data = ctx.env().Pointers(&ctx.node(), shapes.size());
+                              for (size_t r = 0; r < shapes.size(); ++r) data[r] = ctx.out(r);
+                              return take(ctx, shapes, std::span(data, shapes.size()));
+                            },
+                            {}, {}, /*foldable=*/false));
   for (size_t r = 0; r < ids.size(); ++r) lowering.Bind(op.result(r), ids[r]);
   return Status::Ok();
 }
 
 // infeed(token) -> (results..., token): the next entry of the device's infeed.
 Status LowerInfeed(Lowering& lowering, const ir::Operation& op) {
-  return EmitTake(lowering, op, [](RunContext& ctx, std::span<const Shape> shapes,
-                                   std::span<void* const> data) {
-    if (ctx.env().feeds == nullptr) return NoFeeds("stablehlo.infeed");
-    return ctx.env().feeds->Infeed(shapes, data);
-  });
+  return EmitTake(lowering, op,
+                  [](RunContext& ctx, std::span<const Shape> shapes, std::span<void* const> data) {
+                    if (ctx.env().feeds == nullptr) return NoFeeds("stablehlo.infeed");
+                    return ctx.env().feeds->Infeed(shapes, data);
+                  });
 }
 
 // outfeed(inputs..., token) -> token: one entry onto the device's outfeed.
 Status LowerOutfeed(Lowering& lowering, const ir::Operation& op) {
-  return EmitPut(lowering, op, [](RunContext& ctx, std::span<const Shape> shapes,
-                                  std::span<const void* const> data) {
-    if (ctx.env().feeds == nullptr) return NoFeeds("stablehlo.outfeed");
-    return ctx.env().feeds->Outfeed(shapes, data);
-  });
+  return EmitPut(lowering, op,
+                 [](RunContext& ctx, std::span<const Shape> shapes,
+                    std::span<const void* const> data) {
+                   if (ctx.env().feeds == nullptr) return NoFeeds("stablehlo.outfeed");
+                   return ctx.env().feeds->Outfeed(shapes, data);
+                 });
 }
 
 // send / recv between devices: an entry on the channel's queue.
 Status LowerDeviceSend(Lowering& lowering, const ir::Operation& op) {
   KILN_ASSIGN_OR_RETURN(int64_t channel, DeviceChannel(op));
-  return EmitPut(lowering, op, [channel](RunContext& ctx, std::span<const Shape> shapes,
-                                         std::span<const void* const> data) {
-    if (ctx.env().feeds == nullptr) return NoFeeds("stablehlo.send");
-    return ctx.env().feeds->Send(channel, shapes, data);
-  });
+  return EmitPut(lowering, op,
+                 [channel](RunContext& ctx, std::span<const Shape> shapes,
+                           std::span<const void* const> data) {
+                   if (ctx.env().feeds == nullptr) return NoFeeds("stablehlo.send");
+                   return ctx.env().feeds->Send(channel, shapes, data);
+                 });
 }
 
 Status LowerDeviceRecv(Lowering& lowering, const ir::Operation& op) {
   KILN_ASSIGN_OR_RETURN(int64_t channel, DeviceChannel(op));
-  return EmitTake(lowering, op, [channel](RunContext& ctx, std::span<const Shape> shapes,
-                                          std::span<void* const> data) {
-    if (ctx.env().feeds == nullptr) return NoFeeds("stablehlo.recv");
-    return ctx.env().feeds->Recv(channel, shapes, data);
-  });
+  return EmitTake(lowering, op,
+                  [channel](RunContext& ctx, std::span<const Shape> shapes,
+                            std::span<void* const> data) {
+                    if (ctx.env().feeds == nullptr) return NoFeeds("stablehlo.recv");
+                    return ctx.env().feeds->Recv(channel, shapes, data);
+                  });
 }
 
 // The one partition a host transfer runs on, when JAX placed it on one
@@ -289,19 +294,20 @@ Status LowerSend(Lowering& lowering, const ir::Operation& op) {
     inputs.push_back(input);
     shapes.push_back(lowering.graph().shape(input));
   }
-  KILN_ASSIGN_OR_RETURN(
-      std::vector<ValueId> outputs,
-      lowering.EmitNode(op, inputs, {Shape{ElementType::kToken, {}}},
-                        [channel, shapes, only](RunContext& ctx) {
-                          if (only && ctx.env().partition_id != *only) return Status::Ok();
-                          if (ctx.env().host == nullptr) return NoHost("stablehlo.send", channel);
-                          for (size_t i = 0; i < shapes.size(); ++i) {
-                            KILN_RETURN_IF_ERROR(ctx.env().host->Send(channel, shapes[i],
-                                                                      ctx.in(i)));
-                          }
-                          return Status::Ok();
-                        },
-                        {}, {}, /*foldable=*/false));
+  KILN_ASSIGN_OR_RETURN(std::vector<ValueId> outputs,
+                        lowering.EmitNode(
+                            op, inputs, {Shape{ElementType::kToken, {}}},
+                            [channel, shapes, only](RunContext& ctx) {
+                              if (only && ctx.env().partition_id != *only) return Status::Ok();
+                              if (ctx.env().host == nullptr)
+                                return NoHost("stablehlo.send", channel);
+                              for (size_t i = 0; i < shapes.size(); ++i) {
+                                KILN_RETURN_IF_ERROR(ctx.env().host->Send(channel, shapes[i],
+                                                                          ctx.in(i)));
+                              }
+                              return Status::Ok();
+                            },
+                            {}, {}, /*foldable=*/false));
   lowering.Bind(op.result(0), outputs[0]);
   return Status::Ok();
 }
@@ -345,22 +351,22 @@ Status LowerRecv(Lowering& lowering, const ir::Operation& op) {
   }
   std::vector<Shape> outputs = shapes;
   outputs.push_back(Shape{ElementType::kToken, {}});
-  KILN_ASSIGN_OR_RETURN(
-      std::vector<ValueId> ids,
-      lowering.EmitNode(op, {}, std::move(outputs),
-                        [channel, shapes, only](RunContext& ctx) {
-                          if (!only || ctx.env().partition_id == *only) {
-                            if (ctx.env().host == nullptr) {
-                              return NoHost("stablehlo.recv", channel);
-                            }
-                            for (size_t r = 0; r < shapes.size(); ++r) {
-                              KILN_RETURN_IF_ERROR(ctx.env().host->Recv(channel, shapes[r],
-                                                                        ctx.out(r)));
-                            }
-                          }
-                          return only ? ShareFromPartition(ctx, *only, shapes) : Status::Ok();
-                        },
-                        {}, {}, /*foldable=*/false));
+  KILN_ASSIGN_OR_RETURN(std::vector<ValueId> ids,
+                        lowering.EmitNode(
+                            op, {}, std::move(outputs),
+                            [channel, shapes, only](RunContext& ctx) {
+                              if (!only || ctx.env().partition_id == *only) {
+                                if (ctx.env().host == nullptr) {
+                                  return NoHost("stablehlo.recv", channel);
+                                }
+                                for (size_t r = 0; r < shapes.size(); ++r) {
+                                  KILN_RETURN_IF_ERROR(ctx.env().host->Recv(channel, shapes[r],
+                                                                            ctx.out(r)));
+                                }
+                              }
+                              return only ? ShareFromPartition(ctx, *only, shapes) : Status::Ok();
+                            },
+                            {}, {}, /*foldable=*/false));
   // Named apart: a recv whose results are shared meets the other partitions,
   // so the launch must queue its devices' runs together (UsesCollectives).
   if (only && lowering.spmd() != nullptr) lowering.graph().nodes.back().op = kSharedHostRecv;
@@ -408,8 +414,7 @@ StatusOr<const ir::Value*> TupleElement(const ir::Operation& op) {
     }
     if (producer == nullptr || producer->code() != ir::OpCode::kTuple) {
       return Unimplemented("a tuple from ",
-                           producer == nullptr ? std::string("a block argument")
-                                               : producer->name(),
+                           producer == nullptr ? std::string("a block argument") : producer->name(),
                            "; Kiln takes tuples apart only where stablehlo.tuple builds them "
                            "in the same function");
     }

@@ -17,24 +17,41 @@ namespace {
 // they compute exactly what they compute on quantized values.
 bool MovesElements(ir::OpCode code) {
   switch (code) {
-    case ir::OpCode::kConstant: case ir::OpCode::kBitcastConvert: case ir::OpCode::kReshape:
-    case ir::OpCode::kTranspose: case ir::OpCode::kBroadcastInDim: case ir::OpCode::kSlice:
-    case ir::OpCode::kDynamicSlice: case ir::OpCode::kDynamicUpdateSlice:
-    case ir::OpCode::kConcatenate: case ir::OpCode::kReverse: case ir::OpCode::kGather:
-    case ir::OpCode::kPad: case ir::OpCode::kSelect: case ir::OpCode::kGetDimensionSize:
-    case ir::OpCode::kOptimizationBarrier: case ir::OpCode::kTuple:
-    case ir::OpCode::kGetTupleElement: case ir::OpCode::kWhile: case ir::OpCode::kIf:
-    case ir::OpCode::kCase: case ir::OpCode::kReturn: case ir::OpCode::kFuncReturn:
-    case ir::OpCode::kCustomCall: case ir::OpCode::kComposite:
+    case ir::OpCode::kConstant:
+    case ir::OpCode::kBitcastConvert:
+    case ir::OpCode::kReshape:
+    case ir::OpCode::kTranspose:
+    case ir::OpCode::kBroadcastInDim:
+    case ir::OpCode::kSlice:
+    case ir::OpCode::kDynamicSlice:
+    case ir::OpCode::kDynamicUpdateSlice:
+    case ir::OpCode::kConcatenate:
+    case ir::OpCode::kReverse:
+    case ir::OpCode::kGather:
+    case ir::OpCode::kPad:
+    case ir::OpCode::kSelect:
+    case ir::OpCode::kGetDimensionSize:
+    case ir::OpCode::kOptimizationBarrier:
+    case ir::OpCode::kTuple:
+    case ir::OpCode::kGetTupleElement:
+    case ir::OpCode::kWhile:
+    case ir::OpCode::kIf:
+    case ir::OpCode::kCase:
+    case ir::OpCode::kReturn:
+    case ir::OpCode::kFuncReturn:
+    case ir::OpCode::kCustomCall:
+    case ir::OpCode::kComposite:
     // Ops with bodies move elements and let the body compute: the body's
     // own ops on quantized scalars dequantize, compute and quantize (the
     // spec's semantics), and the kernels' fast paths only accept bodies on
     // plain element types, so these run their regions on storage values.
-    case ir::OpCode::kReduce: case ir::OpCode::kReduceWindow: case ir::OpCode::kSort:
-    case ir::OpCode::kScatter: case ir::OpCode::kSelectAndScatter: case ir::OpCode::kMap:
-      return true;
-    default:
-      return false;
+    case ir::OpCode::kReduce:
+    case ir::OpCode::kReduceWindow:
+    case ir::OpCode::kSort:
+    case ir::OpCode::kScatter:
+    case ir::OpCode::kSelectAndScatter:
+    case ir::OpCode::kMap: return true;
+    default: return false;
   }
 }
 
@@ -55,7 +72,7 @@ struct Params {
 StatusOr<Params> ParamsOf(const ir::Type& type) {
   const ir::QuantizedParams* q = QuantizationOf(type);
   if (q == nullptr) return Internal("not a quantized tensor");
-  Params params{q->scales, q->zero_points, 1, 1, q->storage_min, q->storage_max,
+  Params params{q->scales,       q->zero_points,   1, 1, q->storage_min, q->storage_max,
                 q->storage_type, q->expressed_type};
   if (q->scales.empty() || q->scales.size() != q->zero_points.size()) {
     return InvalidArgument("a quantized type needs as many zero points as scales, found ",
@@ -65,8 +82,10 @@ StatusOr<Params> ParamsOf(const ir::Type& type) {
     const auto axis = static_cast<size_t>(*q->quantized_dimension);
     const std::vector<int64_t>& dims = type.dims();
     if (axis >= dims.size() || static_cast<size_t>(dims[axis]) != q->scales.size()) {
-      return InvalidArgument("per-axis quantization along dimension ", axis, " needs one scale "
-                             "per slice; found ", q->scales.size(), " scales");
+      return InvalidArgument("per-axis quantization along dimension ", axis,
+                             " needs one scale "
+                             "per slice; found ",
+                             q->scales.size(), " scales");
     }
     params.channels = dims[axis];
     for (size_t d = axis + 1; d < dims.size(); ++d) params.inner *= dims[d];
@@ -81,13 +100,13 @@ StatusOr<ValueId> EmitDequantize(Lowering& lowering, const ir::Operation& op, Va
                                  const ir::Type& type) {
   KILN_ASSIGN_OR_RETURN(Params params, ParamsOf(type));
   const int64_t count = type.NumElements();
-  KILN_ASSIGN_OR_RETURN(
-      std::vector<ValueId> outputs,
-      lowering.EmitNode(op, {value}, {Shape{params.expressed, type.dims()}},
-                        [params, count](RunContext& ctx) {
-                          return kernels::Dequantize(params.storage, ctx.in(0), params.expressed,
-                                                     ctx.out(0), count, params.View());
-                        }));
+  KILN_ASSIGN_OR_RETURN(std::vector<ValueId> outputs,
+                        lowering.EmitNode(op, {value}, {Shape{params.expressed, type.dims()}},
+                                          [params, count](RunContext& ctx) {
+                                            return kernels::Dequantize(params.storage, ctx.in(0),
+                                                                       params.expressed, ctx.out(0),
+                                                                       count, params.View());
+                                          }));
   return outputs[0];
 }
 
@@ -96,13 +115,13 @@ StatusOr<ValueId> EmitQuantize(Lowering& lowering, const ir::Operation& op, Valu
                                ElementType from, const ir::Type& type) {
   KILN_ASSIGN_OR_RETURN(Params params, ParamsOf(type));
   const int64_t count = type.NumElements();
-  KILN_ASSIGN_OR_RETURN(
-      std::vector<ValueId> outputs,
-      lowering.EmitNode(op, {value}, {Shape{params.storage, type.dims()}},
-                        [params, from, count](RunContext& ctx) {
-                          return kernels::Quantize(from, ctx.in(0), params.storage, ctx.out(0),
-                                                   count, params.View());
-                        }));
+  KILN_ASSIGN_OR_RETURN(std::vector<ValueId> outputs,
+                        lowering.EmitNode(op, {value}, {Shape{params.storage, type.dims()}},
+                                          [params, from, count](RunContext& ctx) {
+                                            return kernels::Quantize(from, ctx.in(0),
+                                                                     params.storage, ctx.out(0),
+                                                                     count, params.View());
+                                          }));
   return outputs[0];
 }
 
@@ -127,8 +146,7 @@ Status LowerUniformQuantize(Lowering& lowering, const ir::Operation& op) {
 
 Status LowerUniformDequantize(Lowering& lowering, const ir::Operation& op) {
   KILN_ASSIGN_OR_RETURN(ValueId value, lowering.Input(op, 0));
-  KILN_ASSIGN_OR_RETURN(ValueId result,
-                        EmitDequantize(lowering, op, value, op.operand(0)->type()));
+  KILN_ASSIGN_OR_RETURN(ValueId result, EmitDequantize(lowering, op, value, op.operand(0)->type()));
   lowering.Bind(op.result(0), result);
   return Status::Ok();
 }
@@ -141,7 +159,8 @@ ir::Type ExpressedType(const ir::Type& type) {
 // Any other op: dequantize -> the op on expressed floats -> quantize.
 Status LowerThroughExpressedType(Lowering& lowering, const ir::Operation& op) {
   if (op.num_regions() > 0) {
-    return Unimplemented(op.name(), " on quantized tensors: Kiln runs quantized elementwise, "
+    return Unimplemented(op.name(),
+                         " on quantized tensors: Kiln runs quantized elementwise, "
                          "dot_general, convolution and data-movement ops, not ops with bodies");
   }
   // The dequantized operands become the results of a placeholder op, so the

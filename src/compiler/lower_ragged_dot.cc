@@ -49,11 +49,12 @@ StatusOr<std::vector<int64_t>> ListField(std::string_view text, std::string_view
   while (!list.empty()) {
     const size_t comma = list.find(',');
     std::string_view item = list.substr(0, comma);
-    while (!item.empty() && std::isspace(static_cast<unsigned char>(item.front()))) item.remove_prefix(1);
-    while (!item.empty() && std::isspace(static_cast<unsigned char>(item.back()))) item.remove_suffix(1);
+    while (!item.empty() && std::isspace(static_cast<unsigned char>(item.front())))
+      item.remove_prefix(1);
+    while (!item.empty() && std::isspace(static_cast<unsigned char>(item.back())))
+      item.remove_suffix(1);
     if (!item.empty()) {
-      KILN_ASSIGN_OR_RETURN(int64_t value,
-                            ParseInt64(item, StrCat("#chlo.ragged_dot's ", field)));
+      KILN_ASSIGN_OR_RETURN(int64_t value, ParseInt64(item, StrCat("#chlo.ragged_dot's ", field)));
       values.push_back(value);
     }
     if (comma == std::string_view::npos) break;
@@ -139,8 +140,8 @@ StatusOr<RaggedLayout> LayOutRows(const RaggedDims& dims, const Shape& lhs, cons
   for (int64_t d : free) {
     if (d != ragged) other_free.push_back(d);
   }
-  const std::vector<int64_t> rhs_free =
-      Others(rhs_rank, {dims.rhs_batch, dims.rhs_contract, dims.rhs_group});
+  const std::vector<int64_t> rhs_free = Others(rhs_rank,
+                                               {dims.rhs_batch, dims.rhs_contract, dims.rhs_group});
   const int64_t ragged_list[] = {ragged};
   RaggedLayout layout;
   layout.lhs_order = Concat({dims.lhs_batch, ragged_list, other_free, dims.lhs_contract});
@@ -163,8 +164,8 @@ StatusOr<RaggedLayout> LayOutRows(const RaggedDims& dims, const Shape& lhs, cons
   }
   for (size_t j = 0; j < free.size(); ++j) {
     const auto at = std::find(canonical_free.begin(), canonical_free.end(), free[j]);
-    layout.permutation[static_cast<size_t>(batch) + j] =
-        batch + static_cast<int64_t>(at - canonical_free.begin());
+    layout.permutation[static_cast<size_t>(batch) + j] = batch + static_cast<int64_t>(
+                                                                     at - canonical_free.begin());
   }
   return layout;
 }
@@ -239,7 +240,8 @@ Status LowerRaggedDot(Lowering& lowering, const ir::Operation& op) {
                                                  : LayOutDepth(dims, lhs, rhs, shape));
   if (layout.canonical_dims.size() != out.dims.size() ||
       DimsOf(Shape{out.element_type, layout.canonical_dims}, layout.permutation) != out.dims) {
-    return InvalidArgument("chlo.ragged_dot's result ", out.ToString(), " does not have the "
+    return InvalidArgument("chlo.ragged_dot's result ", out.ToString(),
+                           " does not have the "
                            "shape its operands and dimension numbers give");
   }
   KILN_ASSIGN_OR_RETURN(ValueId a, EmitPermute(lowering, op, lhs_value, layout.lhs_order));
@@ -253,8 +255,7 @@ Status LowerRaggedDot(Lowering& lowering, const ir::Operation& op) {
                           return kernels::RaggedMatMul(type, shape, ctx.in(0), ctx.in(1),
                                                        sizes_type, ctx.in(2), ctx.out(0));
                         }));
-  KILN_ASSIGN_OR_RETURN(ValueId result,
-                        EmitPermute(lowering, op, product[0], layout.permutation));
+  KILN_ASSIGN_OR_RETURN(ValueId result, EmitPermute(lowering, op, product[0], layout.permutation));
   KILN_ASSIGN_OR_RETURN(result, EmitConvert(lowering, op, result, out.element_type));
   lowering.Bind(op.result(0), result);
   return Status::Ok();

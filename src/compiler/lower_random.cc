@@ -28,8 +28,7 @@ Status LowerRngBitGenerator(Lowering& lowering, const ir::Operation& op) {
                          state.ToString());
   }
   const int64_t state_size = state.dims[0];
-  KILN_RETURN_IF_ERROR(
-      kernels::CheckRngBitGenerator(algorithm, state_size, output.element_type));
+  KILN_RETURN_IF_ERROR(kernels::CheckRngBitGenerator(algorithm, state_size, output.element_type));
   return lowering.Emit(op, [algorithm, state_size, output](RunContext& ctx) {
     // Read the state before writing: the outputs never alias the input, but
     // the kernel copes either way.
@@ -74,16 +73,16 @@ Status LowerRng(Lowering& lowering, const ir::Operation& op) {
   const int64_t words = result.NumElements() * (bytes == 8 ? 2 : 1) *
                         (distribution == kernels::RngDistribution::kNormal ? 2 : 1);
   const auto counters = static_cast<uint64_t>((words + 3) / 4 + 1);
-  KILN_ASSIGN_OR_RETURN(
-      std::vector<ValueId> outputs,
-      lowering.EmitNode(
-          op, std::move(inputs), {result},
-          [distribution, type, dims = result.dims, counters](RunContext& ctx) {
-            const uint64_t counter[2] = {rng_counter.fetch_add(counters), 0};
-            return kernels::RngDistributionKernel(distribution, type, ctx.in(0), ctx.in(1),
-                                                  dims, kRngKey, counter, ctx.out(0));
-          },
-          {}, {}, /*foldable=*/false));
+  KILN_ASSIGN_OR_RETURN(std::vector<ValueId> outputs,
+                        lowering.EmitNode(
+                            op, std::move(inputs), {result},
+                            [distribution, type, dims = result.dims, counters](RunContext& ctx) {
+                              const uint64_t counter[2] = {rng_counter.fetch_add(counters), 0};
+                              return kernels::RngDistributionKernel(distribution, type, ctx.in(0),
+                                                                    ctx.in(1), dims, kRngKey,
+                                                                    counter, ctx.out(0));
+                            },
+                            {}, {}, /*foldable=*/false));
   lowering.Bind(op.result(0), outputs[0]);
   return Status::Ok();
 }

@@ -143,8 +143,8 @@ ReduceLayout LayoutOf(const Shape& input, const std::vector<int64_t>& reduced) {
   std::vector<int64_t> strides(input.dims.size());
   kernels::DenseStrides(input.dims, strides);
   for (size_t d = 0; d < input.dims.size(); ++d) {
-    const bool is_reduced =
-        std::binary_search(reduced.begin(), reduced.end(), static_cast<int64_t>(d));
+    const bool is_reduced = std::binary_search(reduced.begin(), reduced.end(),
+                                               static_cast<int64_t>(d));
     (is_reduced ? layout.reduced_dims : layout.kept_dims).push_back(input.dims[d]);
     (is_reduced ? layout.reduced_strides : layout.kept_strides).push_back(strides[d]);
     (is_reduced ? layout.per_output : layout.outputs) *= input.dims[d];
@@ -370,8 +370,8 @@ Status LowerReduce(Lowering& lowering, const ir::Operation& op) {
     RunFn run = [ops = *ops, types, dims = input.dims, reduced](RunContext& ctx) {
       const size_t n = types.size();
       for (size_t i = 0; i < n; ++i) {
-        KILN_RETURN_IF_ERROR(
-            kernels::Reduce(ops[i], types[i], ctx.in(i), dims, reduced, ctx.in(n + i), ctx.out(i)));
+        KILN_RETURN_IF_ERROR(kernels::Reduce(ops[i], types[i], ctx.in(i), dims, reduced,
+                                             ctx.in(n + i), ctx.out(i)));
       }
       return Status::Ok();
     };
@@ -410,8 +410,8 @@ Status LowerReduce(Lowering& lowering, const ir::Operation& op) {
       acc.Reset(ctx, types.size());
       const int64_t base = OffsetOf(o, layout.kept_dims, layout.kept_strides);
       for (int64_t r = 0; r < layout.per_output; ++r) {
-        KILN_RETURN_IF_ERROR(
-            acc.Fold(ctx, base + OffsetOf(r, layout.reduced_dims, layout.reduced_strides)));
+        KILN_RETURN_IF_ERROR(acc.Fold(ctx, base + OffsetOf(r, layout.reduced_dims,
+                                                           layout.reduced_strides)));
       }
       acc.Store(ctx, o);
     }
@@ -426,9 +426,10 @@ std::vector<kernels::WindowDim> WindowOf(const ir::Operation& op, size_t rank) {
   const bool dilated = op.code() == ir::OpCode::kReduceWindow;
   const std::vector<int64_t> sizes = IntsAttr(op, "window_dimensions");
   const std::vector<int64_t> strides = IntsAttr(op, "window_strides");
-  const std::vector<int64_t> base = dilated ? IntsAttr(op, "base_dilations") : std::vector<int64_t>{};
-  const std::vector<int64_t> dilations =
-      dilated ? IntsAttr(op, "window_dilations") : std::vector<int64_t>{};
+  const std::vector<int64_t> base = dilated ? IntsAttr(op, "base_dilations")
+                                            : std::vector<int64_t>{};
+  const std::vector<int64_t> dilations = dilated ? IntsAttr(op, "window_dilations")
+                                                 : std::vector<int64_t>{};
   const std::vector<int64_t> padding = IntsAttr(op, "padding");
   std::vector<kernels::WindowDim> window(rank);
   for (size_t d = 0; d < rank; ++d) {
@@ -496,12 +497,12 @@ Status LowerSelectAndScatter(Lowering& lowering, const ir::Operation& op) {
     return lowering.Emit(op, [type, direction = *select, scatter = (*scatter)[0],
                               dims = operand.dims, window,
                               source_dims = source.dims](RunContext& ctx) {
-      return kernels::SelectAndScatter(type, direction, scatter, ctx.in(0), dims, window,
-                                       ctx.in(1), source_dims, ctx.in(2), ctx.out(0));
+      return kernels::SelectAndScatter(type, direction, scatter, ctx.in(0), dims, window, ctx.in(1),
+                                       source_dims, ctx.in(2), ctx.out(0));
     });
   }
-  auto geometry =
-      std::make_shared<const kernels::WindowGeometry>(operand.dims, window, source.dims);
+  auto geometry = std::make_shared<const kernels::WindowGeometry>(operand.dims, window,
+                                                                  source.dims);
   const size_t bytes = ElementBytes(type);
   const int64_t elements = operand.NumElements();
   return lowering.EmitWithRegions(op, [geometry, bytes, elements](RunContext& ctx) -> Status {

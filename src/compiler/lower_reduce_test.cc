@@ -49,12 +49,12 @@ TEST(LowerReduceTest, SumsRowsColumnsAndAll) {
   auto columns = MustRun(
       SimpleReduce("stablehlo.add", "tensor<2x3xf32>", "tensor<3xf32>", "f32", "0"), {x, zero});
   EXPECT_EQ(columns[0].As<float>(), (std::vector<float>{5, 7, 9}));
-  auto all = MustRun(
-      SimpleReduce("stablehlo.add", "tensor<2x3xf32>", "tensor<f32>", "f32", "0, 1"), {x, zero});
+  auto all = MustRun(SimpleReduce("stablehlo.add", "tensor<2x3xf32>", "tensor<f32>", "f32", "0, 1"),
+                     {x, zero});
   EXPECT_EQ(all[0].As<float>(), (std::vector<float>{21}));
   // The init value is applied once, also when nothing is reduced.
-  auto none = MustRun(
-      SimpleReduce("stablehlo.add", "tensor<2x3xf32>", "tensor<2x3xf32>", "f32", ""),
+  auto none = MustRun(SimpleReduce("stablehlo.add", "tensor<2x3xf32>", "tensor<2x3xf32>", "f32",
+                                   ""),
                       {x, Array::Of<float>({10})});
   EXPECT_EQ(none[0].As<float>(), (std::vector<float>{11, 12, 13, 14, 15, 16}));
 }
@@ -104,13 +104,13 @@ TEST(LowerReduceTest, PredAndOr) {
 }
 
 TEST(LowerReduceTest, ZeroSizedInputsGiveTheInitValue) {
-  auto empty = MustRun(
-      SimpleReduce("stablehlo.add", "tensor<0x3xf32>", "tensor<3xf32>", "f32", "0"),
+  auto empty = MustRun(SimpleReduce("stablehlo.add", "tensor<0x3xf32>", "tensor<3xf32>", "f32",
+                                    "0"),
                        {Array{}, Array::Of<float>({10})});
   EXPECT_EQ(empty[0].As<float>(), (std::vector<float>{10, 10, 10}));
-  auto no_outputs = MustRun(
-      SimpleReduce("stablehlo.add", "tensor<3x0xf32>", "tensor<0xf32>", "f32", "0"),
-      {Array{}, Array::Of<float>({10})});
+  auto no_outputs = MustRun(SimpleReduce("stablehlo.add", "tensor<3x0xf32>", "tensor<0xf32>", "f32",
+                                         "0"),
+                            {Array{}, Array::Of<float>({10})});
   EXPECT_TRUE(no_outputs[0].bytes.empty());
 }
 
@@ -139,7 +139,7 @@ func.func @main(%arg0: tensor<3x4xf32>) -> tensor<4xi32> {
 
 TEST(LowerReduceTest, ArgmaxRunsTheBodyPerElement) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
-  auto argmax = MustRun(kArgmax, {Array::Of<float>({1, 5, 2, 0,  //
+  auto argmax = MustRun(kArgmax, {Array::Of<float>({1, 5, 2, 0,    //
                                                     3, 5, nan, 0,  //
                                                     2, 4, 9, 0})});
   EXPECT_EQ(argmax[0].As<int32_t>(), (std::vector<int32_t>{1, 0, 1, 0}));
@@ -166,9 +166,8 @@ std::string Argmax(int64_t rows, int64_t columns, int dimension) {
 TEST(LowerReduceTest, BatchedArgmaxOverLongAndManyReductions) {
   // Long reductions fold as trees, many short ones lane by lane; both must
   // give the first index of the maximum.
-  for (const auto& [rows, columns, dimension] :
-       std::vector<std::tuple<int64_t, int64_t, int>>{{1000, 3, 0}, {3, 1000, 1}, {700, 5, 1},
-                                                     {1, 1, 0}, {300, 300, 0}}) {
+  for (const auto& [rows, columns, dimension] : std::vector<std::tuple<int64_t, int64_t, int>>{
+           {1000, 3, 0}, {3, 1000, 1}, {700, 5, 1}, {1, 1, 0}, {300, 300, 0}}) {
     std::vector<float> values(static_cast<size_t>(rows * columns));
     for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>((i * 7919) % 613);
     auto results = MustRun(Argmax(rows, columns, dimension), {Array::Of(values)});
@@ -210,8 +209,8 @@ func.func @main(%x: tensor<4xf32>, %scale: tensor<f32>) -> tensor<f32> {
   EXPECT_EQ(results[0].As<float>()[0], 101);
 }
 
-std::string ReduceWindow(const std::string& body_op, const std::string& in,
-                         const std::string& out, const std::string& attributes) {
+std::string ReduceWindow(const std::string& body_op, const std::string& in, const std::string& out,
+                         const std::string& attributes) {
   return Main("%arg0: " + in + ", %init: tensor<f32>", out,
               "  %0 = \"stablehlo.reduce_window\"(%arg0, %init) <{" + attributes +
                   "}> ({\n  ^bb0(%a: tensor<f32>, %b: tensor<f32>):\n    %s = " + body_op +
@@ -274,15 +273,15 @@ TEST(LowerReduceWindowTest, GenericBodyMatchesTheKernel) {
   const std::string out = "tensor<4x3xf32>";
   auto fast = MustRun(ReduceWindow("stablehlo.add", in, out, attributes),
                       {Array::Of(values), Array::Of<float>({0.5f})});
-  const std::string generic = Main(
-      "%arg0: " + in + ", %init: tensor<f32>", out,
-      "  %0 = \"stablehlo.reduce_window\"(%arg0, %init) <{" + attributes +
-          "}> ({\n  ^bb0(%a: tensor<f32>, %b: tensor<f32>):\n"
-          "    %one = stablehlo.constant dense<1.0> : tensor<f32>\n"
-          "    %s = stablehlo.add %a, %b : tensor<f32>\n"
-          "    %t = stablehlo.multiply %s, %one : tensor<f32>\n"
-          "    stablehlo.return %t : tensor<f32>\n  }) : (" + in + ", tensor<f32>) -> " + out +
-          "\n  return %0 : " + out);
+  const std::string generic = Main("%arg0: " + in + ", %init: tensor<f32>", out,
+                                   "  %0 = \"stablehlo.reduce_window\"(%arg0, %init) <{" +
+                                       attributes +
+                                       "}> ({\n  ^bb0(%a: tensor<f32>, %b: tensor<f32>):\n"
+                                       "    %one = stablehlo.constant dense<1.0> : tensor<f32>\n"
+                                       "    %s = stablehlo.add %a, %b : tensor<f32>\n"
+                                       "    %t = stablehlo.multiply %s, %one : tensor<f32>\n"
+                                       "    stablehlo.return %t : tensor<f32>\n  }) : (" +
+                                       in + ", tensor<f32>) -> " + out + "\n  return %0 : " + out);
   auto slow = MustRun(generic, {Array::Of(values), Array::Of<float>({0.5f})});
   ASSERT_FALSE(fast.empty());
   ASSERT_FALSE(slow.empty());
@@ -296,15 +295,16 @@ std::string SelectAndScatter(const std::string& compare_type) {
               "padding = dense<[[1, 0]]> : tensor<1x2xi64>, window_dimensions = array<i64: 3>, "
               "window_strides = array<i64: 2>}> ({\n"
               "  ^bb0(%a: tensor<f32>, %b: tensor<f32>):\n"
-              "    %p = stablehlo.compare GE, %a, %b, " + compare_type +
+              "    %p = stablehlo.compare GE, %a, %b, " +
+                  compare_type +
                   " : (tensor<f32>, tensor<f32>) -> tensor<i1>\n"
-              "    stablehlo.return %p : tensor<i1>\n"
-              "  }, {\n"
-              "  ^bb0(%a: tensor<f32>, %b: tensor<f32>):\n"
-              "    %s = stablehlo.add %a, %b : tensor<f32>\n"
-              "    stablehlo.return %s : tensor<f32>\n"
-              "  }) : (tensor<6xf32>, tensor<3xf32>, tensor<f32>) -> tensor<6xf32>\n"
-              "  return %0 : tensor<6xf32>");
+                  "    stablehlo.return %p : tensor<i1>\n"
+                  "  }, {\n"
+                  "  ^bb0(%a: tensor<f32>, %b: tensor<f32>):\n"
+                  "    %s = stablehlo.add %a, %b : tensor<f32>\n"
+                  "    stablehlo.return %s : tensor<f32>\n"
+                  "  }) : (tensor<6xf32>, tensor<3xf32>, tensor<f32>) -> tensor<6xf32>\n"
+                  "  return %0 : tensor<6xf32>");
 }
 
 TEST(LowerSelectAndScatterTest, ScattersToTheFirstMaximumOfEachWindow) {

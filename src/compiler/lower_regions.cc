@@ -246,12 +246,24 @@ Status LowerCase(Lowering& lowering, const ir::Operation& op) {
 bool SortableKey(ElementType type) {
   switch (type) {
     case ElementType::kPred:
-    case ElementType::kS1: case ElementType::kS2: case ElementType::kS4: case ElementType::kS8:
-    case ElementType::kS16: case ElementType::kS32: case ElementType::kS64:
-    case ElementType::kU1: case ElementType::kU2: case ElementType::kU4: case ElementType::kU8:
-    case ElementType::kU16: case ElementType::kU32: case ElementType::kU64:
-    case ElementType::kF16: case ElementType::kBF16: case ElementType::kF32: case ElementType::kF64:
-      return true;
+    case ElementType::kS1:
+    case ElementType::kS2:
+    case ElementType::kS4:
+    case ElementType::kS8:
+    case ElementType::kS16:
+    case ElementType::kS32:
+    case ElementType::kS64:
+    case ElementType::kU1:
+    case ElementType::kU2:
+    case ElementType::kU4:
+    case ElementType::kU8:
+    case ElementType::kU16:
+    case ElementType::kU32:
+    case ElementType::kU64:
+    case ElementType::kF16:
+    case ElementType::kBF16:
+    case ElementType::kF32:
+    case ElementType::kF64: return true;
     default: return false;
   }
 }
@@ -280,8 +292,8 @@ Status LowerSort(Lowering& lowering, const ir::Operation& op) {
   bool fast = keys.has_value();
   for (size_t k = 0; fast && k < keys->size(); ++k) {
     const kernels::SortKey& key = (*keys)[k];
-    fast = key.operand < count && (key.part != kernels::SortKeyPart::kWhole ||
-                                   SortableKey(types[key.operand]));
+    fast = key.operand < count &&
+           (key.part != kernels::SortKeyPart::kWhole || SortableKey(types[key.operand]));
   }
   if (fast) {
     return lowering.Emit(op, [operands_of, dims = first.dims, dimension,
@@ -291,9 +303,9 @@ Status LowerSort(Lowering& lowering, const ir::Operation& op) {
   }
   return lowering.EmitWithRegions(op, [operands_of, dims = first.dims, dimension,
                                        types](RunContext& ctx) {
-    std::span<const void*> args(
-        const_cast<const void**>(ctx.env().Pointers(&ctx.node(), 2 * types.size())),
-        2 * types.size());
+    std::span<const void*> args(const_cast<const void**>(ctx.env().Pointers(&ctx.node(),
+                                                                            2 * types.size())),
+                                2 * types.size());
     bool less = false;
     void* result[] = {&less};
     auto compare = [&](int64_t lhs, int64_t rhs) -> StatusOr<bool> {
@@ -332,8 +344,8 @@ Status LowerMap(Lowering& lowering, const ir::Operation& op) {
         }
         void* out[] = {static_cast<uint8_t*>(ctx.out(0)) +
                        start * static_cast<int64_t>(result_bytes)};
-        KILN_RETURN_IF_ERROR(program->Run(
-            std::min(ScalarProgram::kMaxLanes, elements - start), args, out, scratch));
+        KILN_RETURN_IF_ERROR(program->Run(std::min(ScalarProgram::kMaxLanes, elements - start),
+                                          args, out, scratch));
       }
       return Status::Ok();
     });
@@ -374,8 +386,7 @@ struct ScanPlan {
 // The run-time plan of chlo.scan `op`: its segments, direction and length,
 // each stacked value's rows and each carry's spare copy in scratch.
 StatusOr<std::shared_ptr<ScanPlan>> PlanScan(Lowering& lowering, const ir::Operation& op) {
-  std::optional<std::vector<int64_t>> segments =
-      ir::IntegersOf(op.GetAttr("operandSegmentSizes"));
+  std::optional<std::vector<int64_t>> segments = ir::IntegersOf(op.GetAttr("operandSegmentSizes"));
   if (!segments || segments->size() != 2) {
     return InvalidArgument("chlo.scan needs operandSegmentSizes [inputs, inits]");
   }
@@ -449,8 +460,7 @@ Status RunScanStep(const ScanPlan& p, RunContext& ctx, uint8_t* scratch, int64_t
   }
   for (size_t k = 0; k < p.outputs; ++k) {
     const ScanStacked& s = p.stacked[p.inputs + k];
-    outs[k] = s.scratch < 0 ? static_cast<uint8_t*>(ctx.out(k)) + t * s.inner
-                            : scratch + s.scratch;
+    outs[k] = s.scratch < 0 ? static_cast<uint8_t*>(ctx.out(k)) + t * s.inner : scratch + s.scratch;
   }
   for (size_t j = 0; j < p.carries; ++j) outs[p.outputs + j] = spare[j];
   KILN_RETURN_IF_ERROR(ctx.RunRegion(0, args, outs));
@@ -525,12 +535,9 @@ Status LowerScan(Lowering& lowering, const ir::Operation& op) {
 }
 
 constexpr LoweringRule kRules[] = {
-    {ir::OpCode::kWhile, LowerWhile},
-    {ir::OpCode::kIf, LowerIf},
-    {ir::OpCode::kCase, LowerCase},
-    {ir::OpCode::kSort, LowerSort},
-    {ir::OpCode::kMap, LowerMap},
-    {ir::OpCode::kChloScan, LowerScan},
+    {ir::OpCode::kWhile, LowerWhile}, {ir::OpCode::kIf, LowerIf},
+    {ir::OpCode::kCase, LowerCase},   {ir::OpCode::kSort, LowerSort},
+    {ir::OpCode::kMap, LowerMap},     {ir::OpCode::kChloScan, LowerScan},
 };
 
 }  // namespace

@@ -103,7 +103,8 @@ func.func @main(%index: tensor<i32>, %x: tensor<2xf32>) -> tensor<2xf32> {
 std::string StackingLoop(bool read_after_update) {
   const std::string after = read_after_update ? R"(
     %s = stablehlo.reduce(%stack init: %zero) applies stablehlo.add across dimensions = [0, 1] : (tensor<4x3xf32>, tensor<f32>) -> tensor<f32>
-    %t = stablehlo.add %total, %s : tensor<f32>)" : R"(
+    %t = stablehlo.add %total, %s : tensor<f32>)"
+                                              : R"(
     %t = stablehlo.add %total, %zero : tensor<f32>)";
   return R"(
 func.func @main(%x: tensor<3xf32>) -> (tensor<4x3xf32>, tensor<f32>) {
@@ -244,8 +245,8 @@ TEST(LowerControlFlowTest, ScanOutputsTakeOverTheMemoryOfTheirInits) {
       EXPECT_LT(graph.arena_bytes, 2 * 4 * 8 * 4);
     }
 
-    auto results = MustRun(text, {Array::Of<float>({1, 2, 3, 4, 5, 6, 7, -8}),
-                                  Array::Of<float>({0.5f})});
+    auto results = MustRun(text,
+                           {Array::Of<float>({1, 2, 3, 4, 5, 6, 7, -8}), Array::Of<float>({0.5f})});
     ASSERT_EQ(results.size(), 3u);
     // Rows i * w for i < 4: (0 + 1 + 2 + 3) * sum(w) = 6 * 20.
     EXPECT_EQ(results[0].As<float>()[0], 120.0f) << init_read_after;
@@ -262,7 +263,8 @@ TEST(LowerControlFlowTest, ScanOutputsTakeOverTheMemoryOfTheirInits) {
 std::string ScatterLoop(bool read_after) {
   const std::string after = read_after ? R"(
     %s = stablehlo.reduce(%xs init: %zero) applies stablehlo.add across dimensions = [0] : (tensor<6xf32>, tensor<f32>) -> tensor<f32>
-    %t = stablehlo.add %total, %s : tensor<f32>)" : R"(
+    %t = stablehlo.add %total, %s : tensor<f32>)"
+                                       : R"(
     %t = stablehlo.add %total, %zero : tensor<f32>)";
   return R"(
 func.func @main(%x: tensor<6xf32>) -> (tensor<6xf32>, tensor<f32>) {
@@ -279,7 +281,8 @@ func.func @main(%x: tensor<6xf32>) -> (tensor<6xf32>, tensor<f32>) {
     %set = "stablehlo.scatter"(%xs, %index, %f) <{indices_are_sorted = true, scatter_dimension_numbers = #stablehlo.scatter<inserted_window_dims = [0], scatter_dims_to_operand_dims = [0]>, unique_indices = true}> ({
     ^bb0(%old: tensor<f32>, %new: tensor<f32>):
       stablehlo.return %new : tensor<f32>
-    }) : (tensor<6xf32>, tensor<1xi32>, tensor<f32>) -> tensor<6xf32>)" + after + R"(
+    }) : (tensor<6xf32>, tensor<1xi32>, tensor<f32>) -> tensor<6xf32>)" +
+         after + R"(
     %one = stablehlo.constant dense<1> : tensor<i32>
     %next = stablehlo.add %i, %one : tensor<i32>
     stablehlo.return %next, %set, %t : tensor<i32>, tensor<6xf32>, tensor<f32>
@@ -424,22 +427,29 @@ std::string JaxSort(const std::string& shape, int dimension, bool with_indices) 
   std::string canonical;
   for (const char* arg : {"%a", "%b"}) {
     const std::string n = std::string(arg).substr(1);
-    canonical += "    %z" + n + " = stablehlo.constant dense<0.0> : tensor<f32>\n"
-                 "    %e" + n + " = stablehlo.compare EQ, " + arg + ", %z" + n +
+    canonical += "    %z" + n +
+                 " = stablehlo.constant dense<0.0> : tensor<f32>\n"
+                 "    %e" +
+                 n + " = stablehlo.compare EQ, " + arg + ", %z" + n +
                  ", FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>\n"
-                 "    %s" + n + " = stablehlo.select %e" + n + ", %z" + n + ", " + arg +
+                 "    %s" +
+                 n + " = stablehlo.select %e" + n + ", %z" + n + ", " + arg +
                  " : tensor<i1>, tensor<f32>\n"
-                 "    %n" + n + " = stablehlo.compare NE, " + arg + ", " + arg +
+                 "    %n" +
+                 n + " = stablehlo.compare NE, " + arg + ", " + arg +
                  ", FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>\n"
-                 "    %q" + n + " = stablehlo.constant dense<0x7FC00000> : tensor<f32>\n"
-                 "    %k" + n + " = stablehlo.select %n" + n + ", %q" + n + ", %s" + n +
+                 "    %q" +
+                 n +
+                 " = stablehlo.constant dense<0x7FC00000> : tensor<f32>\n"
+                 "    %k" +
+                 n + " = stablehlo.select %n" + n + ", %q" + n + ", %s" + n +
                  " : tensor<i1>, tensor<f32>\n";
   }
   const std::string operands = with_indices ? "%arg0, %iota" : "%arg0";
   const std::string types = with_indices ? f + ", " + i : f;
-  const std::string block_args = with_indices
-      ? "%a: tensor<f32>, %b: tensor<f32>, %c: tensor<i32>, %d: tensor<i32>"
-      : "%a: tensor<f32>, %b: tensor<f32>";
+  const std::string block_args =
+      with_indices ? "%a: tensor<f32>, %b: tensor<f32>, %c: tensor<i32>, %d: tensor<i32>"
+                   : "%a: tensor<f32>, %b: tensor<f32>";
   return Main("%arg0: " + f, types,
               (with_indices ? "  %iota = stablehlo.iota dim = " + std::to_string(dimension) +
                                   " : " + i + "\n"
@@ -455,8 +465,8 @@ std::string JaxSort(const std::string& shape, int dimension, bool with_indices) 
 
 TEST(LowerSortTest, JaxComparatorOrdersNaNLastAndZerosAsEqual) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
-  auto results =
-      MustRun(JaxSort("6", 0, true), {Array::Of<float>({3, nan, -0.0f, 0.0f, -1, -nan})});
+  auto results = MustRun(JaxSort("6", 0, true),
+                         {Array::Of<float>({3, nan, -0.0f, 0.0f, -1, -nan})});
   ASSERT_EQ(results.size(), 2u);
   const std::vector<float> sorted = results[0].As<float>();
   EXPECT_EQ(results[1].As<int32_t>(), (std::vector<int32_t>{4, 2, 3, 0, 1, 5}));

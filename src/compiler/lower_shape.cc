@@ -41,8 +41,8 @@ Status LowerView(Lowering& lowering, const ir::Operation& op) {
 
 kernels::BitField BitFieldOf(ElementType type) {
   const ElementTypeInfo& info = GetElementTypeInfo(type);
-  const bool sign_extended =
-      type == ElementType::kS1 || type == ElementType::kS2 || type == ElementType::kS4;
+  const bool sign_extended = type == ElementType::kS1 || type == ElementType::kS2 ||
+                             type == ElementType::kS4;
   return {info.bit_width, info.storage_bytes, sign_extended};
 }
 
@@ -99,8 +99,7 @@ Status LowerTranspose(Lowering& lowering, const ir::Operation& op) {
   std::vector<int> axis;
   for (int64_t p : IntsAttr(op, "permutation")) axis.push_back(static_cast<int>(p));
   return lowering.EmitRead(op, MakeRead(input, out.dims, std::vector<int64_t>(in.dims.size(), 0),
-                                        std::move(axis),
-                                        std::vector<int64_t>(out.dims.size(), 1)));
+                                        std::move(axis), std::vector<int64_t>(out.dims.size(), 1)));
 }
 
 // The read of every element of `dims` in order, to adjust per op.

@@ -83,8 +83,8 @@ Status LowerCholesky(Lowering& lowering, const ir::Operation& op) {
   KILN_ASSIGN_OR_RETURN(Shape shape, lowering.ShapeOf(op.operand(0)));
   KILN_RETURN_IF_ERROR(CheckLinalgType(shape, "cholesky"));
   KILN_ASSIGN_OR_RETURN(Matrices a, MatricesOf(shape, "cholesky's operand"));
-  if (a.rows != a.cols) return InvalidArgument("cholesky needs square matrices, found ",
-                                               shape.ToString());
+  if (a.rows != a.cols)
+    return InvalidArgument("cholesky needs square matrices, found ", shape.ToString());
   const bool lower = BoolAttr(op, "lower", false);
   return lowering.Emit(op, [type = shape.element_type, a, lower](RunContext& ctx) {
     return kernels::Cholesky(type, ctx.in(0), ctx.out(0), a.batch, a.rows, lower);
@@ -118,15 +118,14 @@ Status LowerTriangularSolve(Lowering& lowering, const ir::Operation& op) {
   const bool unit = BoolAttr(op, "unit_diagonal", false);
   return lowering.Emit(op, [type = b_shape.element_type, b, left_side, lower, unit,
                             transpose](RunContext& ctx) {
-    return kernels::TriangularSolve(type, ctx.in(0), ctx.in(1), ctx.out(0), b.batch, b.rows,
-                                    b.cols, left_side, lower, unit, transpose);
+    return kernels::TriangularSolve(type, ctx.in(0), ctx.in(1), ctx.out(0), b.batch, b.rows, b.cols,
+                                    left_side, lower, unit, transpose);
   });
 }
 
 // --- batch norm --------------------------------------------------------------
 
-StatusOr<kernels::BatchNormShape> BatchNormShapeOf(Lowering& lowering,
-                                                   const ir::Operation& op) {
+StatusOr<kernels::BatchNormShape> BatchNormShapeOf(Lowering& lowering, const ir::Operation& op) {
   KILN_ASSIGN_OR_RETURN(Shape shape, lowering.ShapeOf(op.operand(0)));
   const int64_t feature = IntAttr(op, "feature_index", -1);
   const auto rank = static_cast<int64_t>(shape.dims.size());
@@ -143,8 +142,8 @@ StatusOr<kernels::BatchNormShape> BatchNormShapeOf(Lowering& lowering,
                              GetElementTypeInfo(shape.element_type).name, " elements");
     }
     if (operand.NumElements() != shape.NumElements() && operand.NumElements() != result.features) {
-      return InvalidArgument("operand ", i, " ", operand.ToString(), " must have ",
-                             result.features, " features");
+      return InvalidArgument("operand ", i, " ", operand.ToString(), " must have ", result.features,
+                             " features");
     }
   }
   return result;
@@ -173,9 +172,8 @@ Status LowerBatchNorm(Lowering& lowering, const ir::Operation& op) {
       });
     default:
       return lowering.Emit(op, [=](RunContext& ctx) {
-        return kernels::BatchNormGrad(type, ctx.in(0), ctx.in(1), ctx.in(2), ctx.in(3),
-                                      ctx.in(4), ctx.out(0), ctx.out(1), ctx.out(2), shape,
-                                      epsilon);
+        return kernels::BatchNormGrad(type, ctx.in(0), ctx.in(1), ctx.in(2), ctx.in(3), ctx.in(4),
+                                      ctx.out(0), ctx.out(1), ctx.out(2), shape, epsilon);
       });
   }
 }
@@ -201,8 +199,8 @@ Status EmitTopK(Lowering& lowering, const ir::Operation& op, std::vector<ValueId
     const Shape& input = lowering.graph().shape(inputs[i]);
     KILN_ASSIGN_OR_RETURN(Shape output, lowering.ShapeOf(op.result(i)));
     if (input.dims != keys.dims || output.dims != result.dims || k > size) {
-      return InvalidArgument("top-k operand ", input.ToString(), " and result ",
-                             output.ToString(), " do not match keys ", keys.ToString());
+      return InvalidArgument("top-k operand ", input.ToString(), " and result ", output.ToString(),
+                             " do not match keys ", keys.ToString());
     }
     if (i > 0) {
       payload_bytes.push_back(
@@ -213,8 +211,8 @@ Status EmitTopK(Lowering& lowering, const ir::Operation& op, std::vector<ValueId
   if (with_indices) {
     KILN_ASSIGN_OR_RETURN(Shape indices, lowering.ShapeOf(op.result(inputs.size())));
     if (indices.element_type != ElementType::kS32 || indices.dims != result.dims) {
-      return InvalidArgument("top-k indices must be s32 of shape ", result.ToString(),
-                             ", found ", indices.ToString());
+      return InvalidArgument("top-k indices must be s32 of shape ", result.ToString(), ", found ",
+                             indices.ToString());
     }
     outputs.push_back(std::move(indices));
   }
@@ -230,13 +228,13 @@ Status EmitTopK(Lowering& lowering, const ir::Operation& op, std::vector<ValueId
                             payloads.push_back(ctx.in(p));
                             out_payloads.push_back(ctx.out(p));
                           }
-                          return kernels::TopK(type, ctx.in(0), ctx.out(0), outer, size,
-                                               inner, k, order, payloads.data(),
-                                               out_payloads.data(), payload_bytes.data(),
-                                               static_cast<int64_t>(payload_bytes.size()),
-                                               with_indices ? static_cast<int32_t*>(ctx.out(
-                                                                  payload_bytes.size() + 1))
-                                                            : nullptr);
+                          return kernels::TopK(
+                              type, ctx.in(0), ctx.out(0), outer, size, inner, k, order,
+                              payloads.data(), out_payloads.data(), payload_bytes.data(),
+                              static_cast<int64_t>(payload_bytes.size()),
+                              with_indices
+                                  ? static_cast<int32_t*>(ctx.out(payload_bytes.size() + 1))
+                                  : nullptr);
                         }));
   for (size_t i = 0; i < ids.size(); ++i) lowering.Bind(op.result(i), ids[i]);
   return Status::Ok();
@@ -259,8 +257,8 @@ StatusOr<bool> ComparatorIsGreater(Lowering& lowering, const ir::Operation& op) 
   if (called.Is(ir::AttrKind::kArray) && called->elements.size() == 1 &&
       called->elements[0].Is(ir::AttrKind::kSymbolRef) &&
       !called->elements[0]->symbol_path.empty()) {
-    const ir::Operation* function =
-        lowering.module().LookupFunction(called->elements[0]->symbol_path.back());
+    const ir::Operation* function = lowering.module().LookupFunction(
+        called->elements[0]->symbol_path.back());
     if (function != nullptr && function->num_regions() == 1 &&
         function->region(0).num_blocks() == 1) {
       const ir::Block& body = function->region(0).block(0);
@@ -292,8 +290,8 @@ Status LowerApproxTopK(Lowering& lowering, const ir::Operation& op) {
                            op.operands().size(), " operands and ", count, " results");
   }
   ir::Attribute config = op.GetAttr("mhlo.backend_config");
-  ir::Attribute dimension =
-      config.Is(ir::AttrKind::kDictionary) ? config.Get("reduction_dim") : ir::Attribute();
+  ir::Attribute dimension = config.Is(ir::AttrKind::kDictionary) ? config.Get("reduction_dim")
+                                                                 : ir::Attribute();
   if (!dimension.Is(ir::AttrKind::kInteger)) {
     return InvalidArgument("ApproxTopK needs mhlo.backend_config = {reduction_dim = ...}");
   }
@@ -308,8 +306,7 @@ Status LowerApproxTopK(Lowering& lowering, const ir::Operation& op) {
   const Shape keys = lowering.graph().shape(inputs[0]);
   KILN_ASSIGN_OR_RETURN(Shape result, lowering.ShapeOf(op.result(0)));
   const auto d = static_cast<size_t>(dimension->int_value);
-  const bool all = d < keys.dims.size() && d < result.dims.size() &&
-                   keys.dims[d] == result.dims[d];
+  const bool all = d < keys.dims.size() && d < result.dims.size() && keys.dims[d] == result.dims[d];
   kernels::TopKOrder order = kernels::TopKOrder::kApproxMin;
   if (greater) {
     order = all ? kernels::TopKOrder::kApproxMaxAll : kernels::TopKOrder::kTotalOrderDescending;
@@ -330,12 +327,11 @@ Status LowerQr(Lowering& lowering, const ir::Operation& op) {
   KILN_ASSIGN_OR_RETURN(Shape taus, lowering.ShapeOf(op.result(1)));
   if (packed.dims != shape.dims || taus.NumElements() != a.batch * std::min(a.rows, a.cols)) {
     return InvalidArgument("Qr of ", shape.ToString(), " gives ", shape.ToString(),
-                           " and taus of min(m, n) per matrix, found ", packed.ToString(),
-                           " and ", taus.ToString());
+                           " and taus of min(m, n) per matrix, found ", packed.ToString(), " and ",
+                           taus.ToString());
   }
   return lowering.Emit(op, [type = shape.element_type, a](RunContext& ctx) {
-    return kernels::HouseholderQr(type, ctx.in(0), ctx.out(0), ctx.out(1), a.batch, a.rows,
-                                  a.cols);
+    return kernels::HouseholderQr(type, ctx.in(0), ctx.out(0), ctx.out(1), a.batch, a.rows, a.cols);
   });
 }
 
@@ -381,8 +377,7 @@ Status LowerEigh(Lowering& lowering, const ir::Operation& op) {
   const ElementType real = RealTypeOf(shape.element_type);
   std::vector<int64_t> values_dims(shape.dims.begin(), shape.dims.end() - 1);
   if (a.rows != a.cols || vectors.element_type != shape.element_type ||
-      vectors.dims != shape.dims || values.element_type != real ||
-      values.dims != values_dims) {
+      vectors.dims != shape.dims || values.element_type != real || values.dims != values_dims) {
     Shape expected{real, values_dims};
     return InvalidArgument("Eigh of square matrices ", shape.ToString(), " gives ",
                            shape.ToString(), " and ", expected.ToString(), ", found ",
@@ -394,8 +389,8 @@ Status LowerEigh(Lowering& lowering, const ir::Operation& op) {
     const std::string_view text = config->text;
     const std::string_view first = text.substr(0, text.find(','));
     if (first != "0" && first != "1") {
-      return InvalidArgument("Eigh's backend_config must start with 0 or 1 (lower), found \"",
-                             text, "\"");
+      return InvalidArgument("Eigh's backend_config must start with 0 or 1 (lower), found \"", text,
+                             "\"");
     }
     lower = first == "1";
   }
@@ -411,7 +406,8 @@ Status LowerEig(Lowering& lowering, const ir::Operation& op) {
   const std::string_view text = BackendConfig(op);
   if (text != "0,0" && text != "0,1" && text != "1,0" && text != "1,1") {
     return InvalidArgument("Eig's backend_config must be \"left,right\" with 0 or 1 each, "
-                           "found \"", text, "\"");
+                           "found \"",
+                           text, "\"");
   }
   const bool left = text[0] == '1', right = text[2] == '1';
   const size_t results = 1 + (left ? 1 : 0) + (right ? 1 : 0);
@@ -435,7 +431,8 @@ Status LowerEig(Lowering& lowering, const ir::Operation& op) {
   }
   if (!fits) {
     return InvalidArgument("Eig of square matrices ", shape.ToString(), " gives ",
-                           GetElementTypeInfo(complex).name, " eigenvalues [..., n] and "
+                           GetElementTypeInfo(complex).name,
+                           " eigenvalues [..., n] and "
                            "eigenvectors [..., n, n]; the result types differ");
   }
   return lowering.Emit(op, [type = shape.element_type, a, left, right](RunContext& ctx) {
@@ -451,8 +448,8 @@ Status LowerEig(Lowering& lowering, const ir::Operation& op) {
 Status LowerTridiagonal(Lowering& lowering, const ir::Operation& op) {
   const std::string_view text = BackendConfig(op);
   if (text != "0" && text != "1") {
-    return InvalidArgument("Tridiagonal's backend_config must be \"lower\", 0 or 1, found \"",
-                           text, "\"");
+    return InvalidArgument("Tridiagonal's backend_config must be \"lower\", 0 or 1, found \"", text,
+                           "\"");
   }
   if (op.operands().size() != 1 || op.num_results() != 4) {
     return InvalidArgument("Tridiagonal takes one operand and gives (a, d, e, taus)");
@@ -463,8 +460,10 @@ Status LowerTridiagonal(Lowering& lowering, const ir::Operation& op) {
   const ElementType real = RealTypeOf(shape.element_type);
   const int64_t off = std::max<int64_t>(a.rows - 1, 0);
   const std::pair<ElementType, int64_t> expected[] = {
-      {shape.element_type, a.batch * a.rows * a.rows}, {real, a.batch * a.rows},
-      {real, a.batch * off}, {shape.element_type, a.batch * off}};
+      {shape.element_type, a.batch * a.rows * a.rows},
+      {real, a.batch * a.rows},
+      {real, a.batch * off},
+      {shape.element_type, a.batch * off}};
   bool fits = a.rows == a.cols;
   for (size_t r = 0; r < 4 && fits; ++r) {
     KILN_ASSIGN_OR_RETURN(Shape result, lowering.ShapeOf(op.result(r)));
@@ -477,8 +476,8 @@ Status LowerTridiagonal(Lowering& lowering, const ir::Operation& op) {
   }
   const bool lower = text == "1";
   return lowering.Emit(op, [type = shape.element_type, a, lower](RunContext& ctx) {
-    return kernels::Tridiagonalize(type, ctx.in(0), ctx.out(0), ctx.out(1), ctx.out(2),
-                                   ctx.out(3), a.batch, a.rows, lower);
+    return kernels::Tridiagonalize(type, ctx.in(0), ctx.out(0), ctx.out(1), ctx.out(2), ctx.out(3),
+                                   a.batch, a.rows, lower);
   });
 }
 
@@ -507,16 +506,16 @@ Status LowerTridiagonalSolve(Lowering& lowering, const ir::Operation& op) {
                            result.ToString());
   }
   return lowering.Emit(op, [type = b.element_type, system](RunContext& ctx) {
-    return kernels::TridiagonalSolve(type, ctx.in(0), ctx.in(1), ctx.in(2), ctx.in(3),
-                                     ctx.out(0), system.batch, system.rows, system.cols);
+    return kernels::TridiagonalSolve(type, ctx.in(0), ctx.in(1), ctx.in(2), ctx.in(3), ctx.out(0),
+                                     system.batch, system.rows, system.cols);
   });
 }
 
 // --- Schur, Hessenberg, PivotedQr ------------------------------------------------
 
 // Checks that result `index` of op has type `expected`.
-Status CheckResult(Lowering& lowering, const ir::Operation& op, size_t index,
-                   const Shape& expected, std::string_view what) {
+Status CheckResult(Lowering& lowering, const ir::Operation& op, size_t index, const Shape& expected,
+                   std::string_view what) {
   KILN_ASSIGN_OR_RETURN(Shape result, lowering.ShapeOf(op.result(index)));
   if (result.element_type == expected.element_type && result.dims == expected.dims) {
     return Status::Ok();
@@ -545,7 +544,8 @@ Status LowerSchur(Lowering& lowering, const ir::Operation& op) {
   const std::string_view text = BackendConfig(op);
   if (text != "0" && text != "1") {
     return InvalidArgument("Schur's backend_config must be \"compute_schur_vectors\", 0 or 1, "
-                           "found \"", text, "\"");
+                           "found \"",
+                           text, "\"");
   }
   const bool vectors = text == "1";
   const size_t results = vectors ? 2 : 1;
@@ -599,8 +599,10 @@ Status LowerPivotedQr(Lowering& lowering, const ir::Operation& op) {
   pivots.dims.back() = a.cols;
   if (jpvt.element_type != ElementType::kS32 || jpvt.dims != pivots.dims) {
     return InvalidArgument("PivotedQr's jpvt must be ", pivots.ToString(), " for a ",
-                           shape.ToString(), " (LAPACK's 32-bit integers, as JAX's CPU backend "
-                           "takes them), found ", jpvt.ToString());
+                           shape.ToString(),
+                           " (LAPACK's 32-bit integers, as JAX's CPU backend "
+                           "takes them), found ",
+                           jpvt.ToString());
   }
   Shape taus{shape.element_type, pivots.dims};
   taus.dims.back() = std::min(a.rows, a.cols);

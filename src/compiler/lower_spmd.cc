@@ -94,8 +94,8 @@ Status LowerManualComputation(Lowering& lowering, const ir::Operation& op) {
   std::vector<ValueId> returned;
   KILN_RETURN_IF_ERROR(lowering.InlineBody(op.region(0), arguments, &returned));
   if (returned.size() != op.num_results()) {
-    return InvalidArgument("the body returns ", returned.size(), " values for ",
-                           op.num_results(), " results");
+    return InvalidArgument("the body returns ", returned.size(), " values for ", op.num_results(),
+                           " results");
   }
   for (size_t r = 0; r < returned.size(); ++r) {
     KILN_ASSIGN_OR_RETURN(Shape global, lowering.ShapeOf(op.result(r)));
@@ -116,8 +116,8 @@ Status LowerNamedComputation(Lowering& lowering, const ir::Operation& op) {
   std::vector<ValueId> returned;
   KILN_RETURN_IF_ERROR(lowering.InlineBody(op.region(0), arguments, &returned));
   if (returned.size() != op.num_results()) {
-    return InvalidArgument("the body returns ", returned.size(), " values for ",
-                           op.num_results(), " results");
+    return InvalidArgument("the body returns ", returned.size(), " values for ", op.num_results(),
+                           " results");
   }
   for (size_t r = 0; r < returned.size(); ++r) lowering.Bind(op.result(r), returned[r]);
   return Status::Ok();

@@ -1,7 +1,5 @@
 #include "compiler/lowering.h"
 
-#include "ir/verifier.h"
-
 #include <algorithm>
 #include <array>
 #include <cstring>
@@ -26,11 +24,11 @@ constexpr size_t kMaxFoldedBytes = 16 * 1024;
 const std::array<const LoweringRule*, 1024>& Rules() {
   static const auto* table = [] {
     auto* rules = new std::array<const LoweringRule*, 1024>{};
-    for (auto family : {ElementwiseLowerings(), ShapeLowerings(), MiscLowerings(),
-                        CheckLowerings(), ReduceLowerings(), RegionLowerings(),
-                        LinalgLowerings(), RaggedDotLowerings(), IndexingLowerings(),
-                        DynamicLowerings(), RandomLowerings(), FftLowerings(), SolverLowerings(),
-                        ChloLowerings(), CollectiveLowerings(), SpmdLowerings()}) {
+    for (auto family :
+         {ElementwiseLowerings(), ShapeLowerings(), MiscLowerings(), CheckLowerings(),
+          ReduceLowerings(), RegionLowerings(), LinalgLowerings(), RaggedDotLowerings(),
+          IndexingLowerings(), DynamicLowerings(), RandomLowerings(), FftLowerings(),
+          SolverLowerings(), ChloLowerings(), CollectiveLowerings(), SpmdLowerings()}) {
       for (const LoweringRule& rule : family) rules->at(static_cast<size_t>(rule.code)) = &rule;
     }
     return rules;
@@ -84,7 +82,8 @@ Status Lowering::LowerEntry(const ir::Module& module, const ir::Operation& entry
     const ValueId global = graph.results[r];
     const Shape shape = graph.shape(global);
     auto known = lowering.tiles_.find(global);
-    if (known != lowering.tiles_.end() && SameTiling(known->second.sharding, sharding, shape.dims)) {
+    if (known != lowering.tiles_.end() &&
+        SameTiling(known->second.sharding, sharding, shape.dims)) {
       graph.results[r] = known->second.local;
       continue;
     }
@@ -116,14 +115,13 @@ const ir::Operation& SubByteOutOp() {
 StatusOr<ValueId> Lowering::SubByteInComputeForm(ValueId parameter) {
   const Shape shape = graph_.shape(parameter);
   if (!IsSignedSubByte(shape.element_type) || shape.NumElements() == 0) return parameter;
-  KILN_ASSIGN_OR_RETURN(std::vector<ValueId> outputs,
-                        EmitNode(SubByteInOp(), {parameter}, {shape},
-                                 [type = shape.element_type,
-                                  count = shape.NumElements()](RunContext& ctx) {
-                                   kernels::SubByteToComputeForm(type, ctx.in(0), ctx.out(0),
-                                                                 count);
-                                   return Status::Ok();
-                                 }));
+  KILN_ASSIGN_OR_RETURN(
+      std::vector<ValueId> outputs,
+      EmitNode(SubByteInOp(), {parameter}, {shape},
+               [type = shape.element_type, count = shape.NumElements()](RunContext& ctx) {
+                 kernels::SubByteToComputeForm(type, ctx.in(0), ctx.out(0), count);
+                 return Status::Ok();
+               }));
   return outputs[0];
 }
 
@@ -136,8 +134,7 @@ Status Lowering::ConvertSubByteResults() {
                           EmitNode(SubByteOutOp(), {result}, {shape},
                                    [type = shape.element_type,
                                     count = shape.NumElements()](RunContext& ctx) {
-                                     kernels::SubByteToHostForm(type, ctx.in(0), ctx.out(0),
-                                                                count);
+                                     kernels::SubByteToHostForm(type, ctx.in(0), ctx.out(0), count);
                                      return Status::Ok();
                                    }));
     result = outputs[0];
@@ -273,9 +270,8 @@ Status Lowering::InlineRegion(const ir::Region& region, std::vector<ValueId>* re
 Status Lowering::InlineBody(const ir::Region& region, std::span<const ValueId> arguments,
                             std::vector<ValueId>* results) {
   if (region.num_blocks() != 1 || region.block(0).num_arguments() != arguments.size()) {
-    return InvalidArgument("the body takes ", region.num_blocks() == 1
-                                                   ? region.block(0).num_arguments()
-                                                   : 0,
+    return InvalidArgument("the body takes ",
+                           region.num_blocks() == 1 ? region.block(0).num_arguments() : 0,
                            " arguments, the op gives ", arguments.size());
   }
   for (size_t i = 0; i < arguments.size(); ++i) Bind(region.block(0).argument(i), arguments[i]);
@@ -301,9 +297,7 @@ StatusOr<ValueId> Lowering::GatherTiles(ValueId local, const Shape& global,
   return id;
 }
 
-Status Lowering::InlineCall(const ir::Operation& call) {
-  return InlineFunction(call, "callee");
-}
+Status Lowering::InlineCall(const ir::Operation& call) { return InlineFunction(call, "callee"); }
 
 Status Lowering::InlineFunction(const ir::Operation& call, std::string_view attribute) {
   ir::Attribute callee = call.GetAttr(attribute);
@@ -438,10 +432,12 @@ Status Lowering::EmitPointwise(const ir::Operation& op, PointwiseMap map, Pointw
   return Status::Ok();
 }
 
-StatusOr<std::vector<ValueId>> Lowering::EmitNode(
-    const ir::Operation& op, std::vector<ValueId> inputs, std::vector<Shape> outputs, RunFn run,
-    std::vector<std::shared_ptr<const Graph>> regions,
-    std::vector<std::vector<size_t>> captures, bool foldable) {
+StatusOr<std::vector<ValueId>> Lowering::EmitNode(const ir::Operation& op,
+                                                  std::vector<ValueId> inputs,
+                                                  std::vector<Shape> outputs, RunFn run,
+                                                  std::vector<std::shared_ptr<const Graph>> regions,
+                                                  std::vector<std::vector<size_t>> captures,
+                                                  bool foldable) {
   Node node;
   node.op = op.name();
   node.location = Where(op);

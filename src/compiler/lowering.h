@@ -138,8 +138,7 @@ class Lowering {
   StatusOr<ValueId> LocalTile(const ir::Value* value, const TensorSharding& sharding);
   // The whole array of `global` shape from every device's tile `local`
   // (a meeting of the devices); remembered as `local`'s gathered form.
-  StatusOr<ValueId> GatherTiles(ValueId local, const Shape& global,
-                                const TensorSharding& sharding);
+  StatusOr<ValueId> GatherTiles(ValueId local, const Shape& global, const TensorSharding& sharding);
   // Binds the results of a region inlined in place of `op` with its block
   // arguments bound to `arguments` (sdy bodies), returning its terminator's
   // operands (sdy.return, func.return, stablehlo.return).
@@ -202,8 +201,7 @@ std::span<const LoweringRule> ShapeLowerings();
 std::span<const LoweringRule> MiscLowerings();
 std::span<const LoweringRule> CheckLowerings();
 // custom_call @check.* (lower_check.cc), reached from custom_call's rule.
-Status LowerCheckCustomCall(Lowering& lowering, const ir::Operation& op,
-                            std::string_view target);
+Status LowerCheckCustomCall(Lowering& lowering, const ir::Operation& op, std::string_view target);
 std::span<const LoweringRule> ReduceLowerings();
 std::span<const LoweringRule> RegionLowerings();
 std::span<const LoweringRule> LinalgLowerings();

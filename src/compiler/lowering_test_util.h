@@ -2,12 +2,12 @@
 // it through compiler::Execute on raw arrays.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "compiler/compile.h"
 #include "compiler/executor.h"
@@ -85,7 +85,8 @@ inline std::string Main(const std::string& signature, const std::string& result,
 template <typename T>
 std::vector<T> Ramp(size_t count, double scale = 1.0, double shift = 0.0) {
   std::vector<T> values(count);
-  for (size_t i = 0; i < count; ++i) values[i] = static_cast<T>(static_cast<double>(i) * scale + shift);
+  for (size_t i = 0; i < count; ++i)
+    values[i] = static_cast<T>(static_cast<double>(i) * scale + shift);
   return values;
 }
 

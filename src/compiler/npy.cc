@@ -18,11 +18,14 @@ bool IsFloat(ElementType type) {
 
 bool IsSigned(ElementType type) {
   switch (type) {
-    case ElementType::kS1: case ElementType::kS2: case ElementType::kS4: case ElementType::kS8:
-    case ElementType::kS16: case ElementType::kS32: case ElementType::kS64:
-      return true;
-    default:
-      return false;
+    case ElementType::kS1:
+    case ElementType::kS2:
+    case ElementType::kS4:
+    case ElementType::kS8:
+    case ElementType::kS16:
+    case ElementType::kS32:
+    case ElementType::kS64: return true;
+    default: return false;
   }
 }
 
@@ -108,15 +111,16 @@ StatusOr<std::vector<uint8_t>> ReadNpy(const std::string& path, const Shape& sha
   }
   const size_t expected_bytes = GetElementTypeInfo(shape.element_type).storage_bytes;
   if (dims != shape.dims || element_bytes != expected_bytes) {
-    return InvalidArgument(path, " holds ", Shape{shape.element_type, dims}.ToString(),
-                           " of ", element_bytes, "-byte elements; expected ", shape.ToString());
+    return InvalidArgument(path, " holds ", Shape{shape.element_type, dims}.ToString(), " of ",
+                           element_bytes, "-byte elements; expected ", shape.ToString());
   }
   const size_t data_bytes = shape.ByteSize();
   if (10 + length + data_bytes > bytes.size()) {
     return InvalidArgument(path, " ends before its ", data_bytes, " bytes of data");
   }
   return std::vector<uint8_t>(bytes.begin() + static_cast<std::ptrdiff_t>(10 + length),
-                              bytes.begin() + static_cast<std::ptrdiff_t>(10 + length + data_bytes));
+                              bytes.begin() +
+                                  static_cast<std::ptrdiff_t>(10 + length + data_bytes));
 }
 
 }  // namespace kiln::compiler

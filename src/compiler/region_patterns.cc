@@ -132,9 +132,9 @@ std::optional<KeyTerm> MatchArgumentPart(const ir::Value* value, const ir::Block
   if (index < 0 || !type || (*type != ElementType::kC64 && *type != ElementType::kC128)) {
     return std::nullopt;
   }
-  return KeyTerm{index, false,
-                 op->code() == ir::OpCode::kReal ? kernels::SortKeyPart::kReal
-                                                 : kernels::SortKeyPart::kImag};
+  return KeyTerm{
+      index, false,
+      op->code() == ir::OpCode::kReal ? kernels::SortKeyPart::kReal : kernels::SortKeyPart::kImag};
 }
 
 std::optional<KeyTerm> MatchKeyTerm(const ir::Value* value, const ir::Block& block) {
@@ -220,7 +220,8 @@ bool MatchLexicographic(const ir::Value* value, const ir::Block& block,
     if (!key) continue;
     const ir::Value* rest = nullptr;
     if (IsEqualOf(both->first, *less)) rest = both->second;
-    else if (IsEqualOf(both->second, *less)) rest = both->first;
+    else if (IsEqualOf(both->second, *less))
+      rest = both->first;
     if (rest == nullptr) continue;
     const size_t size = keys.size();
     keys.push_back(*key);

@@ -100,9 +100,8 @@ bool JoinsRows(const Graph& graph, const Node& node, const FusedLoop* loop, int6
     const RowReduction* row = node.row_reduction.get();
     // A reduction over empty rows (cols 0) has rows 0 for its nonempty
     // result: its kernel fills the result with init, no fold does.
-    if (row == nullptr || node.inputs.size() != 2 || node.outputs.size() != 1 ||
-        row->rows <= 0 || row->cols <= 0 || row->rows % rows != 0 ||
-        produced.contains(node.inputs[1])) {
+    if (row == nullptr || node.inputs.size() != 2 || node.outputs.size() != 1 || row->rows <= 0 ||
+        row->cols <= 0 || row->rows % rows != 0 || produced.contains(node.inputs[1])) {
       return false;
     }
     per_row = row->rows / rows * row->cols;
@@ -140,8 +139,7 @@ int64_t GroupRowsAt(const Node& node, const FusedLoop* loop) {
 
 // Rows [r0, r1) of a group through a row reduction: each group row holds
 // per_row / cols of its rows.
-Status FoldRows(const RowReduction& row, RunContext& ctx, int64_t per_row, int64_t r0,
-                int64_t r1) {
+Status FoldRows(const RowReduction& row, RunContext& ctx, int64_t per_row, int64_t r0, int64_t r1) {
   const int64_t factor = per_row / row.cols;
   const auto bytes = static_cast<int64_t>(GetElementTypeInfo(row.type).storage_bytes);
   const int64_t first = r0 * factor, count = (r1 - r0) * factor;
@@ -159,12 +157,12 @@ Status MapRows(const Pointwise& map, RunContext& ctx, int64_t per_row, int64_t r
   const int64_t first = r0 * per_row;
   SmallVector<const void*, 4> in;
   for (size_t i = 0; i < ctx.num_inputs(); ++i) {
-    const auto bytes =
-        static_cast<int64_t>(GetElementTypeInfo(ctx.in_shape(i).element_type).storage_bytes);
+    const auto bytes = static_cast<int64_t>(
+        GetElementTypeInfo(ctx.in_shape(i).element_type).storage_bytes);
     in.push_back(static_cast<const uint8_t*>(ctx.in(i)) + first * bytes);
   }
-  const auto bytes =
-      static_cast<int64_t>(GetElementTypeInfo(ctx.out_shape(0).element_type).storage_bytes);
+  const auto bytes = static_cast<int64_t>(
+      GetElementTypeInfo(ctx.out_shape(0).element_type).storage_bytes);
   return map.map(std::span<const void* const>(in.data(), in.size()),
                  static_cast<uint8_t*>(ctx.out(0)) + first * bytes, (r1 - r0) * per_row);
 }
@@ -172,8 +170,7 @@ Status MapRows(const Pointwise& map, RunContext& ctx, int64_t per_row, int64_t r
 // Blocks [begin, end) of `group` on this thread, with `table` the run's
 // value memory (this thread's copy: the locals point into `slots`).
 Status RunBlocks(const RowGroup& group, const Graph& graph, std::span<uint8_t*> table,
-                 ExecutionEnv& env, int64_t begin, int64_t end, uint8_t* slots,
-                 uint8_t* scratch) {
+                 ExecutionEnv& env, int64_t begin, int64_t end, uint8_t* slots, uint8_t* scratch) {
   for (int64_t block = begin; block < end; ++block) {
     const int64_t r0 = block * group.block_rows;
     const int64_t r1 = std::min(group.rows, r0 + group.block_rows);
@@ -191,8 +188,8 @@ Status RunBlocks(const RowGroup& group, const Graph& graph, std::span<uint8_t*> 
                             ? MapRows(*member.node.pointwise, context, member.per_row, r0, r1)
                             : FoldRows(*member.node.row_reduction, context, member.per_row, r0, r1);
         if (!status.ok()) {
-          return Status(status.code(), StrCat(member.node.location, ": ", member.node.op, ": ",
-                                              status.message()));
+          return Status(status.code(),
+                        StrCat(member.node.location, ": ", member.node.op, ": ", status.message()));
         }
         continue;
       }

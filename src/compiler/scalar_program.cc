@@ -19,13 +19,26 @@ std::optional<ElementType> KernelScalar(const ir::Value* value) {
   const ElementType result = element.element_type();
   switch (result) {
     case ElementType::kPred:
-    case ElementType::kS1: case ElementType::kS2: case ElementType::kS4: case ElementType::kS8:
-    case ElementType::kS16: case ElementType::kS32: case ElementType::kS64:
-    case ElementType::kU1: case ElementType::kU2: case ElementType::kU4: case ElementType::kU8:
-    case ElementType::kU16: case ElementType::kU32: case ElementType::kU64:
-    case ElementType::kF16: case ElementType::kBF16: case ElementType::kF32: case ElementType::kF64:
-    case ElementType::kC64: case ElementType::kC128:
-      return result;
+    case ElementType::kS1:
+    case ElementType::kS2:
+    case ElementType::kS4:
+    case ElementType::kS8:
+    case ElementType::kS16:
+    case ElementType::kS32:
+    case ElementType::kS64:
+    case ElementType::kU1:
+    case ElementType::kU2:
+    case ElementType::kU4:
+    case ElementType::kU8:
+    case ElementType::kU16:
+    case ElementType::kU32:
+    case ElementType::kU64:
+    case ElementType::kF16:
+    case ElementType::kBF16:
+    case ElementType::kF32:
+    case ElementType::kF64:
+    case ElementType::kC64:
+    case ElementType::kC128: return result;
     default: return std::nullopt;
   }
 }
@@ -64,8 +77,8 @@ std::optional<ScalarProgram> ScalarProgram::Compile(const ir::Region& region) {
     std::optional<ElementType> result_type = KernelScalar(result);
     if (!result_type) return std::nullopt;
     if (op->code() == ir::OpCode::kConstant) {
-      StatusOr<std::vector<uint8_t>> data =
-          DenseData(op->GetAttr("value"), Shape{*result_type, {}});
+      StatusOr<std::vector<uint8_t>> data = DenseData(op->GetAttr("value"),
+                                                      Shape{*result_type, {}});
       if (!data.ok() || data->size() != Bytes(*result_type)) return std::nullopt;
       std::vector<uint8_t> lanes(data->size() * kMaxLanes);
       for (size_t l = 0; l < static_cast<size_t>(kMaxLanes); ++l) {
@@ -93,8 +106,8 @@ std::optional<ScalarProgram> ScalarProgram::Compile(const ir::Region& region) {
       instruction.kind = Kind::kBinary;
       instruction.binary = *binary;
     } else if (code == ir::OpCode::kCompare && count == 2) {
-      StatusOr<kernels::CompareDirection> direction =
-          CompareDirectionOf(EnumAttr(*op, "comparison_direction"));
+      StatusOr<kernels::CompareDirection> direction = CompareDirectionOf(
+          EnumAttr(*op, "comparison_direction"));
       if (!direction.ok()) return std::nullopt;
       instruction.kind = Kind::kCompare;
       instruction.direction = *direction;
@@ -162,8 +175,8 @@ Status ScalarProgram::Run(int64_t lanes, std::span<const void* const> args,
         KILN_RETURN_IF_ERROR(kernels::Unary(instruction.unary, instruction.type, a, out, lanes));
         break;
       case Kind::kBinary:
-        KILN_RETURN_IF_ERROR(
-            kernels::Binary(instruction.binary, instruction.type, a, b, out, lanes));
+        KILN_RETURN_IF_ERROR(kernels::Binary(instruction.binary, instruction.type, a, b, out,
+                                             lanes));
         break;
       case Kind::kCompare:
         KILN_RETURN_IF_ERROR(kernels::Compare(instruction.direction, instruction.compare,
@@ -176,8 +189,8 @@ Status ScalarProgram::Run(int64_t lanes, std::span<const void* const> args,
                                              out, lanes));
         break;
       case Kind::kConvert:
-        KILN_RETURN_IF_ERROR(
-            kernels::Convert(instruction.type, a, instruction.result_type, out, lanes));
+        KILN_RETURN_IF_ERROR(kernels::Convert(instruction.type, a, instruction.result_type, out,
+                                              lanes));
         break;
     }
   }

@@ -61,7 +61,7 @@ class ScalarProgram {
     kernels::BinaryOp binary{};
     kernels::CompareDirection direction{};
     kernels::CompareKind compare{};
-    ElementType type;         // of the (second, for select) operand
+    ElementType type;  // of the (second, for select) operand
     ElementType result_type;
     int operands[3] = {-1, -1, -1};  // registers
     int result = -1;                 // register

@@ -41,8 +41,8 @@ TEST(ShardingTest, TilesOfAShardingOverTwoAxes) {
 }
 
 TEST(ShardingTest, SubAxesOpenDimensionsPrioritiesAndReplicatedAxes) {
-  auto sharding = ParseSharding(
-      R"(#sdy.sharding<@mesh, [{"y":(2)2, ?}p1, {?}], replicated={"x"}>)", Meshes());
+  auto sharding = ParseSharding(R"(#sdy.sharding<@mesh, [{"y":(2)2, ?}p1, {?}], replicated={"x"}>)",
+                                Meshes());
   ASSERT_TRUE(sharding.ok()) << sharding.status().ToString();
   EXPECT_EQ(sharding->Tiles(0), 2);
   // "y":(2)2 is the minor half of y: y = 3 -> 1, y = 2 -> 0.

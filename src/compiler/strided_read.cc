@@ -81,15 +81,15 @@ Status Lowering::EmitRead(const ir::Operation& op, StridedRead read) {
   pointwise->base = offset;
   pointwise->element_bytes = bytes;
   const size_t before = graph_.nodes.size();
-  KILN_ASSIGN_OR_RETURN(
-      std::vector<ValueId> outputs,
-      EmitNode(op, {read.source}, {shape},
-               [bytes, dims = read.dims, strides = std::move(strides), offset](RunContext& ctx) {
-                 const auto* base = static_cast<const uint8_t*>(ctx.in(0)) +
-                                    offset * static_cast<int64_t>(bytes);
-                 kernels::CopyStrided(bytes, dims, base, strides, ctx.out(0));
-                 return Status::Ok();
-               }));
+  KILN_ASSIGN_OR_RETURN(std::vector<ValueId> outputs,
+                        EmitNode(op, {read.source}, {shape},
+                                 [bytes, dims = read.dims, strides = std::move(strides),
+                                  offset](RunContext& ctx) {
+                                   const auto* base = static_cast<const uint8_t*>(ctx.in(0)) +
+                                                      offset * static_cast<int64_t>(bytes);
+                                   kernels::CopyStrided(bytes, dims, base, strides, ctx.out(0));
+                                   return Status::Ok();
+                                 }));
   if (graph_.nodes.size() > before) graph_.nodes.back().pointwise = std::move(pointwise);
   Bind(op.result(0), outputs[0]);
   // A folded read is a constant: later reads of it copy from the constant.

@@ -70,12 +70,12 @@ struct Expectation {
 
 struct Case {
   std::string name;
-  int line = 0;                         // of the `case` line, for messages
-  std::vector<std::string> base;        // the `base` line's words
+  int line = 0;                   // of the `case` line, for messages
+  std::vector<std::string> base;  // the `base` line's words
   std::vector<std::vector<std::string>> mutations;
-  std::optional<Expectation> expect;    // ReadPortableArtifact (and ReadProgram)
-  std::optional<Expectation> program;   // ReadProgram, where it differs (no magic)
-  std::optional<Expectation> verify;    // reading succeeds; ir::Verify fails
+  std::optional<Expectation> expect;   // ReadPortableArtifact (and ReadProgram)
+  std::optional<Expectation> program;  // ReadProgram, where it differs (no magic)
+  std::optional<Expectation> verify;   // reading succeeds; ir::Verify fails
 };
 
 std::vector<std::string> Words(const std::string& line) {
@@ -100,9 +100,8 @@ StatusOr<Expectation> ParseExpectation(std::string_view rest) {
   if (!code || (space == std::string_view::npos && code != StatusCode::kOk)) {
     return InvalidArgument("expected 'CODE message' or 'OK', found '", rest, "'");
   }
-  return Expectation{*code, space == std::string_view::npos
-                                ? std::string()
-                                : std::string(rest.substr(space + 1))};
+  return Expectation{
+      *code, space == std::string_view::npos ? std::string() : std::string(rest.substr(space + 1))};
 }
 
 StatusOr<std::vector<Case>> ParseManifest(const fs::path& path) {
@@ -133,9 +132,9 @@ StatusOr<std::vector<Case>> ParseManifest(const fs::path& path) {
         Status status = expectation.status();
         return status.AddNote(StrCat("line ", number));
       }
-      (keyword == "expect" ? current.expect
-                           : keyword == "expect-program" ? current.program : current.verify) =
-          *expectation;
+      (keyword == "expect"           ? current.expect
+       : keyword == "expect-program" ? current.program
+                                     : current.verify) = *expectation;
     } else {
       return InvalidArgument("line ", number, ": unknown keyword '", keyword, "'");
     }
@@ -175,8 +174,8 @@ struct FuncModule {
     Writer region;  // one block, `values` slots, %arg0 without location, no use-list orders
     region.VarInt(1).VarInt(values).Flagged(2, true).VarInt(1).Flagged(tensor, false).Byte(0);
     region.Append(body.bytes);
-    return test_util::BuildModuleWithFunction(a, module, func, unknown, module_props, func_props,
-                                              0, region.bytes);
+    return test_util::BuildModuleWithFunction(a, module, func, unknown, module_props, func_props, 0,
+                                              region.bytes);
   }
 };
 
@@ -235,7 +234,7 @@ std::vector<uint8_t> HandmadeNested(uint64_t depth) {
   ir.Flagged(1, false);
   for (uint64_t level = 0; level < depth; ++level) {
     ir.VarInt(module).Byte(0x10).VarInt(unknown).Flagged(1, false);  // one region
-    ir.VarInt(1).VarInt(0).Flagged(1, false);                         // one block, one op
+    ir.VarInt(1).VarInt(0).Flagged(1, false);                        // one block, one op
   }
   ir.VarInt(leaf).Byte(0x40).VarInt(unknown).VarInt(props);
   a.ir = ir.bytes;
@@ -248,9 +247,10 @@ StatusOr<uint64_t> ParseNumber(std::string_view text) {
   if (hex) text.remove_prefix(2);
   if (text.empty()) return InvalidArgument("expected a number, found nothing");
   for (char c : text) {
-    const int digit = c >= '0' && c <= '9' ? c - '0'
+    const int digit = c >= '0' && c <= '9'          ? c - '0'
                       : hex && c >= 'a' && c <= 'f' ? c - 'a' + 10
-                      : hex && c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+                      : hex && c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                                    : -1;
     if (digit < 0) return InvalidArgument("expected a number, found '", text, "'");
     value = value * (hex ? 16 : 10) + static_cast<uint64_t>(digit);
   }
@@ -443,11 +443,13 @@ StatusOr<uint64_t> Position(const std::vector<uint8_t>& bytes, std::string_view 
   if (place == "end") base = layout.end;
   if (auto found = layout.by_name.find(place); found != layout.by_name.end()) {
     const Layout::Section& section = found->second;
-    base = part == "header" ? section.header
+    base = part == "header"   ? section.header
            : part == "length" ? section.length
-           : part == "end" ? section.end : section.data;
+           : part == "end"    ? section.end
+                              : section.data;
   }
-  for (auto [name, table] : {std::pair{"attr", &layout.attributes}, {"type", &layout.types},
+  for (auto [name, table] : {std::pair{"attr", &layout.attributes},
+                             {"type", &layout.types},
                              {"prop", &layout.properties}}) {
     if (place != name) continue;
     KILN_ASSIGN_OR_RETURN(uint64_t index, ParseNumber(part));
@@ -570,8 +572,8 @@ std::string ReadUnderMemoryLimit(const std::vector<uint8_t>& bytes) {
   }
   if (pages <= 0) return "";  // no /proc: nothing to measure against
   const rlim_t allowance = (rlim_t{64} << 20) + 64 * static_cast<rlim_t>(bytes.size());
-  const rlim_t limit =
-      static_cast<rlim_t>(pages) * static_cast<rlim_t>(sysconf(_SC_PAGESIZE)) + allowance;
+  const rlim_t limit = static_cast<rlim_t>(pages) * static_cast<rlim_t>(sysconf(_SC_PAGESIZE)) +
+                       allowance;
   std::fflush(nullptr);
   const pid_t child = fork();
   if (child < 0) return "";
@@ -593,7 +595,8 @@ std::string ReadUnderMemoryLimit(const std::vector<uint8_t>& bytes) {
   waitpid(child, &status, 0);
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return "";
   if (WIFEXITED(status) && WEXITSTATUS(status) == 3) {
-    return StrCat("needed more than ", allowance >> 20, " MiB of new address space "
+    return StrCat("needed more than ", allowance >> 20,
+                  " MiB of new address space "
                   "(std::bad_alloc)");
   }
   return WIFSIGNALED(status) ? StrCat("died of signal ", WTERMSIG(status))
@@ -696,8 +699,8 @@ TEST(BrokenBytecodeTest, CorpusCasesFailAsExpected) {
 
 // The hand-built bases themselves must read and verify, so every case breaks one thing.
 TEST(BrokenBytecodeTest, HandBuiltBasesAreValid) {
-  for (const std::vector<uint8_t>& bytes : {HandmadeAdd(2), HandmadeConstant({2}, 8, 8),
-                                            test_util::StablehloModule().Build()}) {
+  for (const std::vector<uint8_t>& bytes :
+       {HandmadeAdd(2), HandmadeConstant({2}, 8, 8), test_util::StablehloModule().Build()}) {
     StatusOr<ir::Module> module = ReadProgram(bytes);
     ASSERT_TRUE(module.ok()) << module.status().ToString();
     Status verified = ir::Verify(*module);

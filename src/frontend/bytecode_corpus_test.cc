@@ -21,9 +21,9 @@ namespace fs = std::filesystem;
 
 const fs::path kCorpusDir = testing::CorpusDir() / "vhlo";
 
-#define KILN_REQUIRE_CORPUS()                                                              \
-  if (kCorpusDir.empty() || !fs::is_directory(kCorpusDir)) {                               \
-    GTEST_SKIP() << "no test corpus at '" << kCorpusDir.string()                           \
+#define KILN_REQUIRE_CORPUS()                                                                \
+  if (kCorpusDir.empty() || !fs::is_directory(kCorpusDir)) {                                 \
+    GTEST_SKIP() << "no test corpus at '" << kCorpusDir.string()                             \
                  << "' (../shared/corpus/vhlo beside the checkout; a plain clone has none)"; \
   }
 
@@ -144,8 +144,8 @@ TEST(BytecodeCorpusTest, TheFutureArtifactIsAContainerLevelSuccess) {
 
 TEST(BytecodeCorpusTest, ALargeArtifactInDetail) {
   KILN_REQUIRE_CORPUS();
-  StatusOr<File> file =
-      ReadFile(ReadBytes(kCorpusDir / "stablehlo_legalize_to_vhlo.1_20_0.mlir.bc"));
+  StatusOr<File> file = ReadFile(ReadBytes(kCorpusDir /
+                                           "stablehlo_legalize_to_vhlo.1_20_0.mlir.bc"));
   ASSERT_TRUE(file.ok()) << file.status().ToString();
   // Counts checked against jaxlib's own reader (docs/formats/mlir-bytecode.md).
   EXPECT_EQ(file->operations.size(), 828u);
@@ -167,8 +167,7 @@ void ExpectTruncationsFail(const std::vector<uint8_t>& bytes, size_t stride) {
     StatusOr<File> file = ReadFile(std::span<const uint8_t>(bytes.data(), size));
     ASSERT_FALSE(file.ok()) << "a prefix of " << size << " bytes read without error";
     ASSERT_EQ(file.status().code(), StatusCode::kInvalidArgument);
-    ASSERT_NE(file.status().message().find("byte "), std::string::npos)
-        << file.status().message();
+    ASSERT_NE(file.status().message().find("byte "), std::string::npos) << file.status().message();
   }
 }
 
@@ -177,11 +176,10 @@ TEST(BytecodeCorpusTest, EveryTruncationIsAnError) {
   ExpectTruncationsFail(ReadBytes(kCorpusDir / "vhlo_emit_version_api.1_1_0.mlir.bc"), 1);
   ExpectTruncationsFail(ReadBytes(kCorpusDir / "invalid_vhlo_future.mlir.bc"), 1);
   // Larger files, one per container version, at a stride to keep the test quick.
-  for (const char* name : {"stablehlo_legalize_to_vhlo.0_9_0.mlir.bc",
-                           "stablehlo_legalize_to_vhlo.0_10_0.mlir.bc",
-                           "stablehlo_legalize_to_vhlo.0_12_0.mlir.bc",
-                           "stablehlo_legalize_to_vhlo.0_14_0.mlir.bc",
-                           "stablehlo_legalize_to_vhlo.1_20_0.mlir.bc"}) {
+  for (const char* name :
+       {"stablehlo_legalize_to_vhlo.0_9_0.mlir.bc", "stablehlo_legalize_to_vhlo.0_10_0.mlir.bc",
+        "stablehlo_legalize_to_vhlo.0_12_0.mlir.bc", "stablehlo_legalize_to_vhlo.0_14_0.mlir.bc",
+        "stablehlo_legalize_to_vhlo.1_20_0.mlir.bc"}) {
     SCOPED_TRACE(name);
     ExpectTruncationsFail(ReadBytes(kCorpusDir / name), 7);
   }
@@ -231,9 +229,9 @@ void ExpectSectionTruncationsFail(const std::vector<uint8_t>& bytes, size_t stri
 TEST(BytecodeCorpusTest, EverySectionTruncationIsAnError) {
   KILN_REQUIRE_CORPUS();
   ExpectSectionTruncationsFail(ReadBytes(kCorpusDir / "vhlo_emit_version_api.1_1_0.mlir.bc"), 1);
-  for (const char* name : {"stablehlo_legalize_to_vhlo.0_9_0.mlir.bc",
-                           "stablehlo_legalize_to_vhlo.0_12_0.mlir.bc",
-                           "stablehlo_legalize_to_vhlo.1_20_0.mlir.bc"}) {
+  for (const char* name :
+       {"stablehlo_legalize_to_vhlo.0_9_0.mlir.bc", "stablehlo_legalize_to_vhlo.0_12_0.mlir.bc",
+        "stablehlo_legalize_to_vhlo.1_20_0.mlir.bc"}) {
     SCOPED_TRACE(name);
     ExpectSectionTruncationsFail(ReadBytes(kCorpusDir / name), 29);
   }

@@ -77,8 +77,16 @@ struct TinyModule {
     return Writer().Text("loc(unknown)").Text("i32").bytes;
   }
   static std::vector<uint8_t> AttrTypeOffsets() {
-    return Writer().VarInt(1).VarInt(1).VarInt(0).VarInt(1).Flagged(13, false)
-        .VarInt(0).VarInt(1).Flagged(4, false).bytes;
+    return Writer()
+        .VarInt(1)
+        .VarInt(1)
+        .VarInt(0)
+        .VarInt(1)
+        .Flagged(13, false)
+        .VarInt(0)
+        .VarInt(1)
+        .Flagged(4, false)
+        .bytes;
   }
 
   // The start of an op: name, mask, location 0. The caller writes the rest.
@@ -88,22 +96,22 @@ struct TinyModule {
 
   std::vector<uint8_t> ModuleBody() const {
     Writer writer;
-    writer.VarInt(1).VarInt(3);     // one block, three values
-    writer.Flagged(3, true);        // three ops, has arguments
-    writer.VarInt(1);               // one argument
+    writer.VarInt(1).VarInt(3);  // one block, three values
+    writer.Flagged(3, true);     // three ops, has arguments
+    writer.VarInt(1);            // one argument
     if (version >= 4) {
-      writer.Flagged(0, false);     // type 0, no location
+      writer.Flagged(0, false);  // type 0, no location
     } else {
-      writer.VarInt(0).VarInt(0);   // type 0, location 0
+      writer.VarInt(0).VarInt(0);  // type 0, location 0
     }
     if (version >= 3) writer.Byte(0);  // no use-list orders
     Op(writer, kUseOp, 0x04);
     writer.VarInt(2).VarInt(0).VarInt(2);
     Op(writer, kWrapOp, 0x02 | 0x10);
-    writer.VarInt(1).VarInt(0);     // one result of type 0
-    writer.Flagged(1, false);       // one region, not isolated
-    writer.VarInt(1).VarInt(1);     // one block, one value
-    writer.Flagged(2, false);       // two ops, no arguments
+    writer.VarInt(1).VarInt(0);  // one result of type 0
+    writer.Flagged(1, false);    // one region, not isolated
+    writer.VarInt(1).VarInt(1);  // one block, one value
+    writer.Flagged(2, false);    // two ops, no arguments
     Op(writer, kDefOp, 0x02);
     writer.VarInt(1).VarInt(0);
     Op(writer, kUseOp, 0x04);
@@ -173,8 +181,7 @@ void ExpectTinyModule(const File& file, uint64_t version) {
   ASSERT_EQ(module.regions[0].blocks.size(), 1u);
   const File::Block& body = module.regions[0].blocks[0];
   ASSERT_EQ(body.arguments.size(), 1u);
-  EXPECT_EQ(body.arguments[0].location,
-            version >= 4 ? std::nullopt : std::optional<uint64_t>(0));
+  EXPECT_EQ(body.arguments[0].location, version >= 4 ? std::nullopt : std::optional<uint64_t>(0));
   ASSERT_EQ(body.ops.size(), 3u);
   const File::Operation& use = file.operations[body.ops[0]];
   const File::Operation& wrap = file.operations[body.ops[1]];

@@ -239,7 +239,7 @@ struct StablehloModule {
     // arg_attrs?, function_type, no_inline?, res_attrs?, sym_name, sym_visibility?
     const uint64_t func_props = a.Properties(Bytes({0, type, 0, 0, name, 0}));
     const uint64_t compare_props = a.Properties(Bytes({0, direction}));  // compare_type? absent
-    Writer region;  // one block: %arg0 and %0
+    Writer region;                                                       // one block: %arg0 and %0
     region.VarInt(1).VarInt(2).Flagged(2, true).VarInt(1).Flagged(tensor, false).Byte(0);
     region.VarInt(compare).Byte(0x02 | 0x04 | 0x40).VarInt(loc).VarInt(compare_props);
     region.VarInt(1).VarInt(tensor_i1).VarInt(2).VarInt(0).VarInt(0);

@@ -104,18 +104,13 @@ Status ParseBuildOptions(const Field& message, CompileOptions& options) {
         KILN_RETURN_IF_ERROR(Expect(field, WireType::kVarint, "num_partitions"));
         options.num_partitions = static_cast<int64_t>(field.value);
         break;
-      case kUseSpmdPartitioning:
-        options.use_spmd_partitioning = field.value != 0;
-        break;
-      case kUseShardyPartitioner:
-        options.use_shardy_partitioner = field.value != 0;
-        break;
+      case kUseSpmdPartitioning: options.use_spmd_partitioning = field.value != 0; break;
+      case kUseShardyPartitioner: options.use_shardy_partitioner = field.value != 0; break;
       case kDeviceAssignment:
         KILN_RETURN_IF_ERROR(Expect(field, WireType::kLengthDelimited, "device_assignment"));
         KILN_RETURN_IF_ERROR(ParseDeviceAssignment(field, options));
         break;
-      default:
-        break;
+      default: break;
     }
   }
   return Status::Ok();

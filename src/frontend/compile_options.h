@@ -50,7 +50,6 @@ Status CheckOptionOverride(const OptionOverride& option);
 
 // A serialized xla.DeviceAssignmentProto of `assignment[replica][partition]`
 // (what PJRT_LoadedExecutable_GetDeviceAssignment returns).
-std::vector<uint8_t> SerializeDeviceAssignment(
-    const std::vector<std::vector<int64_t>>& assignment);
+std::vector<uint8_t> SerializeDeviceAssignment(const std::vector<std::vector<int64_t>>& assignment);
 
 }  // namespace kiln::frontend

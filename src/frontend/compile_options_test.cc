@@ -48,8 +48,8 @@ void ExpectRejected(const Status& status, const std::string& message) {
 }
 
 TEST(CompileOptionsTest, OverridesAreReadWithTheirTypes) {
-  StatusOr<CompileOptions> options =
-      ParseCompileOptions(WithOverride("xla_backend_optimization_level", 2));
+  StatusOr<CompileOptions> options = ParseCompileOptions(
+      WithOverride("xla_backend_optimization_level", 2));
   ASSERT_TRUE(options.ok()) << options.status().ToString();
   ASSERT_EQ(options->option_overrides.size(), 1u);
   EXPECT_EQ(options->option_overrides[0].name, "xla_backend_optimization_level");
@@ -77,7 +77,8 @@ TEST(CompileOptionsTest, EveryDebugOptionOfTheRightTypeIsAccepted) {
   EXPECT_TRUE(Parse("xla_disable_hlo_passes", "foo,bar").ok());
   EXPECT_TRUE(Parse("xla_gpu_enable_command_buffer", "").ok());
   EXPECT_TRUE(Parse("xla_cpu_experimental_xnn_fusion_type",
-                    "LIBRARY_FUSION_TYPE_DOT,LIBRARY_FUSION_TYPE_ELTWISE").ok());
+                    "LIBRARY_FUSION_TYPE_DOT,LIBRARY_FUSION_TYPE_ELTWISE")
+                  .ok());
   EXPECT_TRUE(Parse("xla_gpu_auto_spmd_partitioning_memory_budget_ratio", "nan").ok());
 }
 

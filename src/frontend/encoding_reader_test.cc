@@ -119,8 +119,7 @@ TEST(EncodingReaderTest, AlignmentIsRelativeToTheFileStart) {
 
   EncodingReader bad_padding(std::span<const uint8_t>(bytes).subspan(2), 6, "test");
   Status status = bad_padding.AlignTo(8);
-  EXPECT_NE(status.message().find("expected alignment padding 0xCB, found 0x2A"),
-            std::string::npos)
+  EXPECT_NE(status.message().find("expected alignment padding 0xCB, found 0x2A"), std::string::npos)
       << status.message();
   EncodingReader reader3(bytes, 0, "test");
   EXPECT_FALSE(reader3.AlignTo(3).ok());

@@ -67,13 +67,14 @@ bool SameModule(const ir::Module& a, const ir::Module& b, std::string* why) {
     auto [x, y] = pending.back();
     pending.pop_back();
     if (x->name() != y->name()) return fail(*x, "op name differs from '" + y->name() + "'");
-    if (x->attributes().size() != y->attributes().size()) return fail(*x, "attribute count differs");
+    if (x->attributes().size() != y->attributes().size())
+      return fail(*x, "attribute count differs");
     for (size_t i = 0; i < x->attributes().size(); ++i) {
       const ir::NamedAttribute& p = x->attributes()[i];
       const ir::NamedAttribute& q = y->attributes()[i];
       if (p.name != q.name || p.value != q.value) {
-        return fail(*x, StrCat("attribute ", p.name, " = ", ir::PrintAttribute(p.value), " vs ", q.name,
-                               " = ", ir::PrintAttribute(q.value)));
+        return fail(*x, StrCat("attribute ", p.name, " = ", ir::PrintAttribute(p.value), " vs ",
+                               q.name, " = ", ir::PrintAttribute(q.value)));
       }
     }
     if (ir::PrintLocation(x->location()) != ir::PrintLocation(y->location())) {
@@ -95,12 +96,14 @@ bool SameModule(const ir::Module& a, const ir::Module& b, std::string* why) {
       for (size_t k = 0; k < p.num_blocks(); ++k) {
         const ir::Block& s = p.block(k);
         const ir::Block& t = q.block(k);
-        if (s.num_arguments() != t.num_arguments() || s.operations().size() != t.operations().size()) {
+        if (s.num_arguments() != t.num_arguments() ||
+            s.operations().size() != t.operations().size()) {
           return fail(*x, "block arguments or op count differ");
         }
         for (size_t i = 0; i < s.num_arguments(); ++i) {
           if (s.argument(i)->type() != t.argument(i)->type() ||
-              ir::PrintLocation(s.argument(i)->location()) != ir::PrintLocation(t.argument(i)->location())) {
+              ir::PrintLocation(s.argument(i)->location()) !=
+                  ir::PrintLocation(t.argument(i)->location())) {
             return fail(*x, "block argument type or location differs");
           }
           values[s.argument(i)] = t.argument(i);
@@ -114,7 +117,8 @@ bool SameModule(const ir::Module& a, const ir::Module& b, std::string* why) {
   for (auto [x, y] : operand_checks) {
     for (size_t i = 0; i < x->operands().size(); ++i) {
       auto it = values.find(x->operand(i));
-      if (it == values.end() || it->second != y->operand(i)) return fail(*x, StrCat("operand ", i, " differs"));
+      if (it == values.end() || it->second != y->operand(i))
+        return fail(*x, StrCat("operand ", i, " differs"));
     }
   }
   return true;
@@ -136,7 +140,8 @@ void ExpectRoundTrip(std::string_view text, bool locations = false) {
 
 // A module using most pretty forms, exactly as MLIR prints it (checked with
 // jaxlib's MLIR).
-constexpr std::string_view kForms = R"mlir(module @forms attributes {mhlo.num_partitions = 1 : i32} {
+constexpr std::string_view kForms =
+    R"mlir(module @forms attributes {mhlo.num_partitions = 1 : i32} {
   func.func public @main(%arg0: tensor<2x3xf32>, %arg1: tensor<3xf32> {mhlo.sharding = "{replicated}"}, %arg2: tensor<2xui64>, %arg3: tensor<i32>, %arg4: tensor<4xi32>, %arg5: tensor<2x3xi1>, %arg6: tensor<1x4x4x2xf32>, %arg7: tensor<3x3x2x5xf32>, %arg8: tensor<2xcomplex<f32>>, %arg9: tensor<f32>) -> (tensor<2x3xf32> {jax.result_info = "result"}) {
     %cst = stablehlo.constant dense<[[1.000000e+00, 2.000000e+00, 3.000000e+00], [4.000000e+00, 5.000000e+00, 6.000000e+00]]> : tensor<2x3xf32>
     %c = stablehlo.constant dense<[true, false]> : tensor<2xi1>
@@ -328,7 +333,8 @@ TEST(TextParserTest, ParsesOneAttributeOrType) {
 
 TEST(TextParserTest, ChunksReportPositionsInTheWholeFile) {
   StatusOr<std::vector<ir::Module>> modules = ParseChunks(
-      "module {\n}\n// -----\nfunc.func @f() {\n  return\n}\n// -----\n\nfunc.func @g() {\n  return %x : tensor<f32>\n}\n");
+      "module {\n}\n// -----\nfunc.func @f() {\n  return\n}\n// -----\n\nfunc.func @g() {\n  "
+      "return %x : tensor<f32>\n}\n");
   ASSERT_FALSE(modules.ok());
   EXPECT_EQ(modules.status().ToString(), "INVALID_ARGUMENT: 10:10: use of undefined value '%x'");
   modules = ParseChunks("module {\n}\n// -----\nfunc.func @f() {\n  return\n}\n");
@@ -344,14 +350,15 @@ TEST(TextParserTest, ReducePrecisionFormatWithBadCountsIsAnError) {
     const char* format;
     const char* message;
   };
-  for (const Case& c : {Case{"em10", "exponent bits: expected a decimal integer, found \"\""},
-                        Case{"e5m", "expected an exponent and mantissa format such as 'e5m10', found 'e5m'"},
-                        Case{"e-m10", "expected an exponent and mantissa format such as 'e5m10', found 'e'"},
-                        Case{"e5m-", "such as 'e5m10', found 'e5m'"},
-                        Case{"e5mx", "mantissa bits: expected a decimal integer, found \"x\""},
-                        Case{"e5m99999999999999999999", "fits in 64 bits, found \"99999999999999999999\""},
-                        Case{"e5m10x", "mantissa bits: expected a decimal integer, found \"10x\""},
-                        Case{"e5m4294967296", "expected an integer in [0, 2147483647], found 4294967296"}}) {
+  for (const Case& c :
+       {Case{"em10", "exponent bits: expected a decimal integer, found \"\""},
+        Case{"e5m", "expected an exponent and mantissa format such as 'e5m10', found 'e5m'"},
+        Case{"e-m10", "expected an exponent and mantissa format such as 'e5m10', found 'e'"},
+        Case{"e5m-", "such as 'e5m10', found 'e5m'"},
+        Case{"e5mx", "mantissa bits: expected a decimal integer, found \"x\""},
+        Case{"e5m99999999999999999999", "fits in 64 bits, found \"99999999999999999999\""},
+        Case{"e5m10x", "mantissa bits: expected a decimal integer, found \"10x\""},
+        Case{"e5m4294967296", "expected an integer in [0, 2147483647], found 4294967296"}}) {
     const std::string text = std::string("func.func @f(%arg0: tensor<2xf32>) -> tensor<2xf32> {\n"
                                          "  %0 = stablehlo.reduce_precision %arg0, format = ") +
                              c.format + " : tensor<2xf32>\n  return %0 : tensor<2xf32>\n}\n";
@@ -361,9 +368,10 @@ TEST(TextParserTest, ReducePrecisionFormatWithBadCountsIsAnError) {
     EXPECT_NE(module.status().message().find(c.message), std::string::npos)
         << c.format << ": " << module.status().ToString();
   }
-  const std::string good = "func.func @f(%arg0: tensor<2xf32>) -> tensor<2xf32> {\n"
-                           "  %0 = stablehlo.reduce_precision %arg0, format = e8m23 : tensor<2xf32>\n"
-                           "  return %0 : tensor<2xf32>\n}\n";
+  const std::string good =
+      "func.func @f(%arg0: tensor<2xf32>) -> tensor<2xf32> {\n"
+      "  %0 = stablehlo.reduce_precision %arg0, format = e8m23 : tensor<2xf32>\n"
+      "  return %0 : tensor<2xf32>\n}\n";
   StatusOr<ir::Module> module = ParseModule(good);
   EXPECT_TRUE(module.ok()) << module.status().ToString();
 }
@@ -417,7 +425,8 @@ std::vector<fs::path> FilesIn(const fs::path& dir) {
 }
 
 bool EndsWith(const std::string& text, std::string_view suffix) {
-  return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return text.size() >= suffix.size() &&
+         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 TEST(TextCorpusTest, JaxTextPrintsBackAndRoundTrips) {

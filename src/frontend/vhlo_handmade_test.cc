@@ -46,10 +46,10 @@ struct ModuleWithAttribute {
     const uint64_t dict = artifact.Attribute(Artifact::kBuiltin,
                                              Bytes({kDictionaryAttr, 1, name, value}));
     Writer ir;
-    ir.Flagged(1, false);                              // top-level block: one op
+    ir.Flagged(1, false);  // top-level block: one op
     ir.VarInt(module_op).Byte(0x01 | 0x10).VarInt(loc).VarInt(dict);
-    ir.Flagged(1, false);                              // one region, not isolated
-    ir.VarInt(1).VarInt(0).Flagged(body_ops, false);   // one block, no values
+    ir.Flagged(1, false);                             // one region, not isolated
+    ir.VarInt(1).VarInt(0).Flagged(body_ops, false);  // one block, no values
     ir.Append(body);
     artifact.ir = ir.bytes;
     return artifact.Build();
@@ -163,8 +163,7 @@ TEST(VhloHandmadeTest, DoublingTypeNamesStayBounded) {
 
 // A module whose body is one op `name` (of `dialect`) with `properties`.
 std::vector<uint8_t> ModuleWithOp(ModuleWithAttribute& module, uint32_t dialect,
-                                  const std::string& name,
-                                  const std::vector<uint8_t>& properties) {
+                                  const std::string& name, const std::vector<uint8_t>& properties) {
   Artifact& a = module.artifact;
   const uint64_t op = a.Op(dialect, name);
   a.properties.push_back(properties);
@@ -176,8 +175,8 @@ std::vector<uint8_t> ModuleWithOp(ModuleWithAttribute& module, uint32_t dialect,
 
 TEST(VhloHandmadeTest, UnknownVhloOpIsUnimplemented) {
   ModuleWithAttribute module;
-  StatusOr<ir::Module> read =
-      ReadPortableArtifact(ModuleWithOp(module, Artifact::kVhlo, "frobnicate_v1", {}));
+  StatusOr<ir::Module> read = ReadPortableArtifact(ModuleWithOp(module, Artifact::kVhlo,
+                                                                "frobnicate_v1", {}));
   ASSERT_FALSE(read.ok());
   EXPECT_EQ(read.status().code(), StatusCode::kUnimplemented);
   EXPECT_NE(read.status().message().find("vhlo.frobnicate_v1"), std::string::npos)
@@ -189,8 +188,8 @@ TEST(VhloHandmadeTest, PropertiesMustMatchTheOpSchema) {
   // vhlo.iota_v1 has one inherent attribute; give it two.
   ModuleWithAttribute module;
   const uint64_t dim = module.artifact.Attribute(Artifact::kBuiltin, Bytes({kUnitAttr}));
-  StatusOr<ir::Module> read = ReadPortableArtifact(
-      ModuleWithOp(module, Artifact::kVhlo, "iota_v1", Bytes({dim, dim})));
+  StatusOr<ir::Module> read = ReadPortableArtifact(ModuleWithOp(module, Artifact::kVhlo, "iota_v1",
+                                                                Bytes({dim, dim})));
   ASSERT_FALSE(read.ok());
   EXPECT_EQ(read.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(read.status().message().find("expected the end of the properties of vhlo.iota_v1"),
@@ -214,8 +213,8 @@ TEST(VhloHandmadeTest, TextualEntriesBecomeOpaque) {
   Writer text;
   text.Text("#other.thing<1, 2>");
   module.artifact.attributes.push_back({Artifact::kOther, text.bytes, /*custom=*/false});
-  StatusOr<ir::Module> read =
-      ReadPortableArtifact(module.Build(module.artifact.attributes.size() - 1));
+  StatusOr<ir::Module> read = ReadPortableArtifact(module.Build(module.artifact.attributes.size() -
+                                                                1));
   ASSERT_TRUE(read.ok()) << read.status().ToString();
   EXPECT_EQ(read->op().GetAttr("x"), ir::Attribute::Opaque("#other.thing<1, 2>"));
 }
@@ -245,8 +244,8 @@ TEST(VhloHandmadeTest, DecodesStablehloDialectTypesAndAttributes) {
   // A discardable attribute of StableHLO's encoding: kind 2, GT.
   const uint64_t direction = a.Attribute(kStablehlo, Bytes({2, 3}));
   const uint64_t key = a.Attribute(Artifact::kBuiltin, Bytes({kStringAttr, a.String("x")}));
-  const uint64_t attributes =
-      a.Attribute(Artifact::kBuiltin, Bytes({kDictionaryAttr, 1, key, direction}));
+  const uint64_t attributes = a.Attribute(Artifact::kBuiltin,
+                                          Bytes({kDictionaryAttr, 1, key, direction}));
   const uint64_t module_props = a.Properties(Bytes({0, 0}));
   const uint64_t func_props = a.Properties(Bytes({empty, type, empty, name, visibility}));
   Writer region;  // one block: %arg0 (no location), the return, no use-list orders
@@ -374,7 +373,7 @@ TEST(VhloNumbersTest, DecodesSmallFloatFormats) {
   EXPECT_TRUE(std::isinf(Decode(ElementType::kF8E5M2, 0x7C)));
   EXPECT_EQ(Decode(ElementType::kF8E5M2, 0x3C), 1.0);
   EXPECT_TRUE(std::isnan(Decode(ElementType::kF8E4M3FNUZ, 0x80)));
-  EXPECT_EQ(Decode(ElementType::kF8E4M3FNUZ, 0x40), 1.0);  // bias 8
+  EXPECT_EQ(Decode(ElementType::kF8E4M3FNUZ, 0x40), 1.0);     // bias 8
   EXPECT_EQ(Decode(ElementType::kF8E4M3B11FNUZ, 0x58), 1.0);  // bias 11
   EXPECT_EQ(Decode(ElementType::kF8E8M0FNU, 0x7F), 1.0);
   EXPECT_TRUE(std::isnan(Decode(ElementType::kF8E8M0FNU, 0xFF)));
@@ -404,9 +403,9 @@ TEST(VhloOpTableTest, KnowsEveryVhloOpVersion) {
   EXPECT_TRUE(std::is_sorted(dot->attributes.begin(), dot->attributes.end()));
   const VhloOpInfo* func = FindVhloOp("func_v1");
   ASSERT_NE(func, nullptr);
-  EXPECT_EQ(func->attributes, (std::vector<std::string_view>{"arg_attrs", "function_type",
-                                                             "res_attrs", "sym_name",
-                                                             "sym_visibility"}));
+  EXPECT_EQ(func->attributes,
+            (std::vector<std::string_view>{"arg_attrs", "function_type", "res_attrs", "sym_name",
+                                           "sym_visibility"}));
   const VhloOpInfo* v1 = FindVhloOp("dot_general_v1");
   ASSERT_NE(v1, nullptr);
   EXPECT_FALSE(v1->newest);

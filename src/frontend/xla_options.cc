@@ -16,8 +16,18 @@
 namespace kiln::frontend {
 namespace {
 
-enum class Kind { kBool, kInt32, kInt64, kUint32, kUint64, kFloat, kDouble, kString, kEnum,
-                  kMessage };
+enum class Kind {
+  kBool,
+  kInt32,
+  kInt64,
+  kUint32,
+  kUint64,
+  kFloat,
+  kDouble,
+  kString,
+  kEnum,
+  kMessage
+};
 
 struct XlaOption {
   std::string_view name;
@@ -102,10 +112,12 @@ bool IntegerFits(int64_t value, Kind kind) {
 bool ParsesAs(std::string_view text, const XlaOption& option) {
   switch (option.kind) {
     case kBool: return text == "True" || text == "False";
-    case kInt32: return ParseInteger(text, std::numeric_limits<int32_t>::min(),
-                                     std::numeric_limits<int32_t>::max());
-    case kInt64: return ParseInteger(text, std::numeric_limits<int64_t>::min(),
-                                     std::numeric_limits<int64_t>::max());
+    case kInt32:
+      return ParseInteger(text, std::numeric_limits<int32_t>::min(),
+                          std::numeric_limits<int32_t>::max());
+    case kInt64:
+      return ParseInteger(text, std::numeric_limits<int64_t>::min(),
+                          std::numeric_limits<int64_t>::max());
     case kUint32: return ParseInteger(text, 0, std::numeric_limits<uint32_t>::max());
     case kUint64: return ParseInteger(text, 0, std::numeric_limits<uint64_t>::max());
     case kFloat:
@@ -173,9 +185,8 @@ Status CheckOptionOverride(const OptionOverride& option) {
     return field->kind == kBool ? Status::Ok() : NotValid(name, *flag ? "1" : "0", field->kind);
   }
   if (const int64_t* integer = std::get_if<int64_t>(&option.value)) {
-    const bool fits = (field->kind == kInt32 || field->kind == kInt64 ||
-                       field->kind == kUint32 || field->kind == kUint64 ||
-                       field->kind == kEnum) &&
+    const bool fits = (field->kind == kInt32 || field->kind == kInt64 || field->kind == kUint32 ||
+                       field->kind == kUint64 || field->kind == kEnum) &&
                       IntegerFits(*integer, field->kind);
     return fits ? Status::Ok() : NotValid(name, std::to_string(*integer), field->kind);
   }

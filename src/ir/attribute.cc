@@ -94,7 +94,9 @@ Attribute Attribute::DenseElements(Type tensor_type, std::vector<uint8_t> data, 
 
 Attribute Attribute::Dictionary(std::vector<NamedAttribute> fields) {
   std::stable_sort(fields.begin(), fields.end(),
-                   [](const NamedAttribute& a, const NamedAttribute& b) { return a.name < b.name; });
+                   [](const NamedAttribute& a, const NamedAttribute& b) {
+                     return a.name < b.name;
+                   });
   AttributeStorage storage;
   storage.kind = AttrKind::kDictionary;
   storage.fields = std::move(fields);
@@ -146,9 +148,8 @@ bool operator==(const Attribute& a, const Attribute& b) {
   const AttributeStorage& y = *b.storage_;
   if (x.kind != y.kind || x.bool_value != y.bool_value || x.int_value != y.int_value ||
       x.text != y.text || x.enum_value != y.enum_value || x.type != y.type ||
-      x.elements != y.elements || x.int_values != y.int_values ||
-      x.symbol_path != y.symbol_path || x.data != y.data || x.splat != y.splat ||
-      x.fields.size() != y.fields.size()) {
+      x.elements != y.elements || x.int_values != y.int_values || x.symbol_path != y.symbol_path ||
+      x.data != y.data || x.splat != y.splat || x.fields.size() != y.fields.size()) {
     return false;
   }
   // Bitwise float comparison: NaN payloads and signed zeros are part of identity.
@@ -159,8 +160,7 @@ bool operator==(const Attribute& a, const Attribute& b) {
     if (!same_bits(x.float_values[i], y.float_values[i])) return false;
   }
   for (size_t i = 0; i < x.fields.size(); ++i) {
-    if (x.fields[i].name != y.fields[i].name ||
-        x.fields[i].value != y.fields[i].value) {
+    if (x.fields[i].name != y.fields[i].name || x.fields[i].value != y.fields[i].value) {
       return false;
     }
   }
@@ -204,9 +204,7 @@ Location Location::Fused(std::vector<Location> locations, Attribute metadata) {
   return MakeLocation(std::move(storage));
 }
 
-LocationKind Location::kind() const {
-  return storage_ ? storage_->kind : LocationKind::kUnknown;
-}
+LocationKind Location::kind() const { return storage_ ? storage_->kind : LocationKind::kUnknown; }
 
 std::string Location::ToUserString() const {
   // Walk to the first file position, preferring a call site's callee; a
@@ -225,9 +223,7 @@ std::string Location::ToUserString() const {
       case LocationKind::kFused:
         current = current->children.empty() ? nullptr : &current->children.front().storage();
         break;
-      case LocationKind::kUnknown:
-        current = nullptr;
-        break;
+      case LocationKind::kUnknown: current = nullptr; break;
     }
   }
   return name.empty() ? "unknown location" : name;

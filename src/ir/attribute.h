@@ -83,17 +83,17 @@ struct NamedAttribute {
 struct AttributeStorage {
   AttrKind kind = AttrKind::kUnit;
   bool bool_value = false;
-  int64_t int_value = 0;       // kInteger (two's complement bits for unsigned)
-  double float_value = 0.0;    // kFloat
-  std::string text;            // kString bytes, kEnum family, kStruct name, kOpaque text
-  std::string enum_value;      // kEnum: the value's spelling, e.g. "LT"
-  Type type;                   // kInteger/kFloat type, kType, kDenseElements tensor type,
-                               // kDenseArray element type
-  std::vector<Attribute> elements;          // kArray
-  std::vector<NamedAttribute> fields;       // kDictionary, kStruct
-  std::vector<int64_t> int_values;          // kDenseArray of integers or bools
-  std::vector<double> float_values;         // kDenseArray of floats
-  std::vector<std::string> symbol_path;     // kSymbolRef: root then nested names
+  int64_t int_value = 0;                 // kInteger (two's complement bits for unsigned)
+  double float_value = 0.0;              // kFloat
+  std::string text;                      // kString bytes, kEnum family, kStruct name, kOpaque text
+  std::string enum_value;                // kEnum: the value's spelling, e.g. "LT"
+  Type type;                             // kInteger/kFloat type, kType, kDenseElements tensor type,
+                                         // kDenseArray element type
+  std::vector<Attribute> elements;       // kArray
+  std::vector<NamedAttribute> fields;    // kDictionary, kStruct
+  std::vector<int64_t> int_values;       // kDenseArray of integers or bools
+  std::vector<double> float_values;      // kDenseArray of floats
+  std::vector<std::string> symbol_path;  // kSymbolRef: root then nested names
   // kDenseElements: one element's bytes if `splat`, else every element's.
   // Element storage as in a Kiln buffer (base/element_type.h): i1 and sub-byte
   // types take one byte per element; complex is (real, imaginary).
@@ -123,8 +123,8 @@ class Location {
 
   static Location Unknown();
   // end_line/end_column 0 when absent (FileLineColRange may give them).
-  static Location FileLineCol(std::string file, int64_t line, int64_t column,
-                              int64_t end_line = 0, int64_t end_column = 0);
+  static Location FileLineCol(std::string file, int64_t line, int64_t column, int64_t end_line = 0,
+                              int64_t end_column = 0);
   static Location Name(std::string name, Location child);
   static Location CallSite(Location callee, Location caller);
   static Location Fused(std::vector<Location> locations, Attribute metadata);

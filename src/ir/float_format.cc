@@ -126,8 +126,7 @@ Decomposed Decompose(const FloatSemantics& s, uint64_t bits) {
         return d;
       }
       break;
-    case FloatNonFinite::kFiniteOnly:
-      break;
+    case FloatNonFinite::kFiniteOnly: break;
   }
   int min_exponent = 1 - s.bias;
   if (!s.has_zero) {
@@ -180,8 +179,8 @@ void RoundDigits(std::vector<char>& digits, int& exponent, unsigned precision) {
 }
 
 // APFloat::toString for a finite non-zero value.
-std::string ToStringNormal(const Decomposed& d, unsigned format_precision,
-                           unsigned max_padding, bool truncate_zero) {
+std::string ToStringNormal(const Decomposed& d, unsigned format_precision, unsigned max_padding,
+                           bool truncate_zero) {
   std::string out;
   if (d.negative) out.push_back('-');
   if (format_precision == 0) {
@@ -311,13 +310,11 @@ uint64_t LargestFinite(const FloatSemantics& s) {
   uint64_t max_field = Mask(s.exponent_bits);
   uint64_t all_mantissa = Mask(s.mantissa_bits);
   switch (s.non_finite) {
-    case FloatNonFinite::kIeee:
-      return (max_field - 1) << s.mantissa_bits | all_mantissa;
+    case FloatNonFinite::kIeee: return (max_field - 1) << s.mantissa_bits | all_mantissa;
     case FloatNonFinite::kAllOnesNan:
       return max_field << s.mantissa_bits | (all_mantissa == 0 ? 0 : all_mantissa - 1);
     case FloatNonFinite::kNegZeroNan:
-    case FloatNonFinite::kFiniteOnly:
-      return max_field << s.mantissa_bits | all_mantissa;
+    case FloatNonFinite::kFiniteOnly: return max_field << s.mantissa_bits | all_mantissa;
   }
   return 0;
 }
@@ -356,8 +353,7 @@ std::optional<FloatSemantics> GetFloatSemantics(ElementType type) {
       s.has_zero = false;
       return s;
     }
-    default:
-      return std::nullopt;
+    default: return std::nullopt;
   }
 }
 
@@ -365,14 +361,9 @@ double FloatBitsToDouble(const FloatSemantics& s, uint64_t bits) {
   Decomposed d = Decompose(s, bits & Mask(s.bit_width()));
   double magnitude = 0.0;
   switch (d.category) {
-    case Category::kZero:
-      magnitude = 0.0;
-      break;
-    case Category::kInfinity:
-      magnitude = HUGE_VAL;
-      break;
-    case Category::kNan:
-      return std::nan("");
+    case Category::kZero: magnitude = 0.0; break;
+    case Category::kInfinity: magnitude = HUGE_VAL; break;
+    case Category::kNan: return std::nan("");
     case Category::kNormal:
       magnitude = std::ldexp(static_cast<double>(d.significand), d.exponent);
       break;
@@ -384,12 +375,9 @@ uint64_t QuietNanBits(const FloatSemantics& s) {
   switch (s.non_finite) {
     case FloatNonFinite::kIeee:
       return Mask(s.exponent_bits) << s.mantissa_bits | uint64_t{1} << (s.mantissa_bits - 1);
-    case FloatNonFinite::kAllOnesNan:
-      return Mask(s.exponent_bits + s.mantissa_bits);
-    case FloatNonFinite::kNegZeroNan:
-      return uint64_t{1} << (s.exponent_bits + s.mantissa_bits);
-    case FloatNonFinite::kFiniteOnly:
-      return 0;
+    case FloatNonFinite::kAllOnesNan: return Mask(s.exponent_bits + s.mantissa_bits);
+    case FloatNonFinite::kNegZeroNan: return uint64_t{1} << (s.exponent_bits + s.mantissa_bits);
+    case FloatNonFinite::kFiniteOnly: return 0;
   }
   return 0;
 }
@@ -411,13 +399,10 @@ uint64_t DoubleToFloatBits(const FloatSemantics& s, double value) {
   uint64_t sign = negative ? uint64_t{1} << body_bits : 0;
   auto overflow = [&]() -> uint64_t {
     switch (s.non_finite) {
-      case FloatNonFinite::kIeee:
-        return sign | Mask(s.exponent_bits) << s.mantissa_bits;
+      case FloatNonFinite::kIeee: return sign | Mask(s.exponent_bits) << s.mantissa_bits;
       case FloatNonFinite::kAllOnesNan:
-      case FloatNonFinite::kNegZeroNan:
-        return QuietNanBits(s);
-      case FloatNonFinite::kFiniteOnly:
-        return sign | LargestFinite(s);
+      case FloatNonFinite::kNegZeroNan: return QuietNanBits(s);
+      case FloatNonFinite::kFiniteOnly: return sign | LargestFinite(s);
     }
     return 0;
   };
@@ -454,16 +439,12 @@ uint64_t DoubleToFloatBits(const FloatSemantics& s, double value) {
   uint64_t max_field = Mask(s.exponent_bits);
   bool too_large = false;
   switch (s.non_finite) {
-    case FloatNonFinite::kIeee:
-      too_large = field >= max_field;
-      break;
+    case FloatNonFinite::kIeee: too_large = field >= max_field; break;
     case FloatNonFinite::kAllOnesNan:
       too_large = field > max_field || (field == max_field && mantissa == Mask(s.mantissa_bits));
       break;
     case FloatNonFinite::kNegZeroNan:
-    case FloatNonFinite::kFiniteOnly:
-      too_large = field > max_field;
-      break;
+    case FloatNonFinite::kFiniteOnly: too_large = field > max_field; break;
   }
   if (too_large) return overflow();
   return sign | field << s.mantissa_bits | mantissa;

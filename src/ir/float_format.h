@@ -14,10 +14,10 @@ namespace kiln::ir {
 
 // How a format encodes NaN (and whether it has infinities).
 enum class FloatNonFinite : uint8_t {
-  kIeee,         // exponent all ones: infinities and NaNs
-  kAllOnesNan,   // "FN": no infinities; NaN is exponent and mantissa all ones
-  kNegZeroNan,   // "FNUZ": no infinities, no -0; NaN is the sign bit alone
-  kFiniteOnly,   // f4E2M1FN, f6*: neither
+  kIeee,        // exponent all ones: infinities and NaNs
+  kAllOnesNan,  // "FN": no infinities; NaN is exponent and mantissa all ones
+  kNegZeroNan,  // "FNUZ": no infinities, no -0; NaN is the sign bit alone
+  kFiniteOnly,  // f4E2M1FN, f6*: neither
 };
 
 // The layout of a binary floating-point format.
@@ -25,8 +25,8 @@ struct FloatSemantics {
   int exponent_bits = 0;
   int mantissa_bits = 0;  // explicit fraction bits
   int bias = 0;
-  bool has_sign = true;   // false for f8E8M0FNU
-  bool has_zero = true;   // false for f8E8M0FNU
+  bool has_sign = true;  // false for f8E8M0FNU
+  bool has_zero = true;  // false for f8E8M0FNU
   FloatNonFinite non_finite = FloatNonFinite::kIeee;
 
   int bit_width() const { return (has_sign ? 1 : 0) + exponent_bits + mantissa_bits; }

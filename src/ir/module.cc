@@ -16,23 +16,26 @@ Operation::~Operation() {
 }
 
 Value* Operation::AddResult(Type type) {
-  results_.push_back(
-      std::make_unique<Value>(std::move(type), this, nullptr, static_cast<int>(results_.size())));
+  results_.push_back(std::make_unique<Value>(std::move(type), this, nullptr,
+                                             static_cast<int>(results_.size())));
   return results_.back().get();
 }
 
 Attribute Operation::GetAttr(std::string_view name) const {
   if (AttributeReadCheck::Active()) NoteAttributeRead(code(), name);
   auto it = std::lower_bound(attributes_.begin(), attributes_.end(), name,
-                             [](const NamedAttribute& a, std::string_view key) { return a.name < key; });
+                             [](const NamedAttribute& a, std::string_view key) {
+                               return a.name < key;
+                             });
   if (it != attributes_.end() && it->name == name) return it->value;
   return Attribute();
 }
 
 void Operation::SetAttr(std::string name, Attribute value) {
-  auto it = std::lower_bound(
-      attributes_.begin(), attributes_.end(), name,
-      [](const NamedAttribute& a, const std::string& key) { return a.name < key; });
+  auto it = std::lower_bound(attributes_.begin(), attributes_.end(), name,
+                             [](const NamedAttribute& a, const std::string& key) {
+                               return a.name < key;
+                             });
   if (it != attributes_.end() && it->name == name) {
     it->value = std::move(value);
   } else {
@@ -42,7 +45,9 @@ void Operation::SetAttr(std::string name, Attribute value) {
 
 bool Operation::RemoveAttr(std::string_view name) {
   auto it = std::lower_bound(attributes_.begin(), attributes_.end(), name,
-                             [](const NamedAttribute& a, std::string_view key) { return a.name < key; });
+                             [](const NamedAttribute& a, std::string_view key) {
+                               return a.name < key;
+                             });
   if (it == attributes_.end() || it->name != name) return false;
   attributes_.erase(it);
   return true;

@@ -29,11 +29,21 @@ struct Row {
 constexpr Row kRows[] = {
 #define KILN_OP(e, n, form, attrs, lower, traits) \
   {OpCode::k##e, n, F::form, attrs, lower, static_cast<uint8_t>(traits), std::nullopt},
-#define KILN_UNARY(e, n, form, attrs, classes, result, kernel, traits)      \
-  {OpCode::k##e, n, F::form, attrs, kLowered, static_cast<uint8_t>(traits), \
+#define KILN_UNARY(e, n, form, attrs, classes, result, kernel, traits) \
+  {OpCode::k##e,                                                       \
+   n,                                                                  \
+   F::form,                                                            \
+   attrs,                                                              \
+   kLowered,                                                           \
+   static_cast<uint8_t>(traits),                                       \
    ElementwiseDescription{1, static_cast<uint16_t>(classes), result}},
-#define KILN_BINARY(e, n, form, attrs, classes, result, kernel, traits)     \
-  {OpCode::k##e, n, F::form, attrs, kLowered, static_cast<uint8_t>(traits), \
+#define KILN_BINARY(e, n, form, attrs, classes, result, kernel, traits) \
+  {OpCode::k##e,                                                        \
+   n,                                                                   \
+   F::form,                                                             \
+   attrs,                                                               \
+   kLowered,                                                            \
+   static_cast<uint8_t>(traits),                                        \
    ElementwiseDescription{2, static_cast<uint16_t>(classes), result}},
 #define KILN_SYNTAX_ONLY(n, form, attrs) \
   {OpCode::kUnknown, n, F::form, attrs, kUnimplemented, kNoTraits, std::nullopt},
@@ -44,9 +54,8 @@ constexpr Row kRows[] = {
 #undef KILN_SYNTAX_ONLY
 };
 
-constexpr std::string_view kTypeNames[] = {"any", "i64",  "f",      "bool", "unit",
-                                           "str", "sym",  "type",   "enum", "struct",
-                                           "ints", "array", "dense"};
+constexpr std::string_view kTypeNames[] = {"any",  "i64",  "f",      "bool", "unit",  "str",  "sym",
+                                           "type", "enum", "struct", "ints", "array", "dense"};
 
 // Mistakes in ops.def's attribute text (a kind it does not name); the
 // description test asserts there are none.
@@ -80,7 +89,8 @@ std::vector<AttributeDescription> ParseAttributes(std::string_view text, std::st
     }
     const size_t colon = token.find(':');
     std::string_view name = token.substr(0, colon);
-    if (colon != std::string_view::npos) attribute.type = ParseAttrType(token.substr(colon + 1), op);
+    if (colon != std::string_view::npos)
+      attribute.type = ParseAttrType(token.substr(colon + 1), op);
     if (!name.empty() && name.back() == '?') {
       attribute.optional = true;
       name.remove_suffix(1);
@@ -109,7 +119,8 @@ const Table& GetTable() {
     auto* t = new Table;
     t->rows.reserve(std::size(kRows));
     for (const Row& row : kRows) {
-      const auto& attributes = t->attributes.emplace_back(ParseAttributes(row.attributes, row.name));
+      const auto& attributes = t->attributes.emplace_back(ParseAttributes(row.attributes,
+                                                                          row.name));
       t->rows.push_back({row.code, row.name, row.form, attributes, row.lowering, row.traits,
                          row.elementwise});
     }

@@ -21,14 +21,14 @@ namespace kiln::ir {
 // Classes of element types, as the spec's "Types" section names them; an
 // op's inputs allow a set of them (a mask).
 enum ElementClass : uint16_t {
-  kBoolClass = 1 << 0,          // i1
-  kSignedClass = 1 << 1,        // si2..si64 (MLIR's signless iN)
-  kUnsignedClass = 1 << 2,      // ui2..ui64
-  kFloatClass = 1 << 3,         // f4..f64, bf16, tf32
-  kComplexClass = 1 << 4,       // complex<f32>, complex<f64>
+  kBoolClass = 1 << 0,      // i1
+  kSignedClass = 1 << 1,    // si2..si64 (MLIR's signless iN)
+  kUnsignedClass = 1 << 2,  // ui2..ui64
+  kFloatClass = 1 << 3,     // f4..f64, bf16, tf32
+  kComplexClass = 1 << 4,   // complex<f32>, complex<f64>
   kPerTensorQuantClass = 1 << 5,
   kPerAxisQuantClass = 1 << 6,
-  kIndexClass = 1 << 7,         // index (shape computations)
+  kIndexClass = 1 << 7,  // index (shape computations)
   kIntegerClasses = kSignedClass | kUnsignedClass,
   kQuantClasses = kPerTensorQuantClass | kPerAxisQuantClass,
 };
@@ -37,10 +37,10 @@ enum ElementClass : uint16_t {
 inline constexpr uint16_t kFpComplex = kFloatClass | kComplexClass;
 inline constexpr uint16_t kFpComplexQ = kFloatClass | kComplexClass | kPerTensorQuantClass;
 inline constexpr uint16_t kFpQ = kFloatClass | kPerTensorQuantClass;
-inline constexpr uint16_t kArithmetic =
-    kIntegerClasses | kFloatClass | kComplexClass | kPerTensorQuantClass;
-inline constexpr uint16_t kSignedArithmetic =
-    kSignedClass | kFloatClass | kComplexClass | kPerTensorQuantClass;
+inline constexpr uint16_t kArithmetic = kIntegerClasses | kFloatClass | kComplexClass |
+                                        kPerTensorQuantClass;
+inline constexpr uint16_t kSignedArithmetic = kSignedClass | kFloatClass | kComplexClass |
+                                              kPerTensorQuantClass;
 inline constexpr uint16_t kLogical = kBoolClass | kIntegerClasses;
 inline constexpr uint16_t kAnyTensor = kBoolClass | kArithmetic;
 
@@ -61,9 +61,9 @@ enum class LoweringStatus : uint8_t {
 // Facts about an op the compiler uses (ops.def's Traits column; a mask).
 enum OpTraits : uint8_t {
   kNoTraits = 0,
-  kPointwise = 1 << 0,       // output element k from input elements k only
+  kPointwise = 1 << 0,        // output element k from input elements k only
   kCheapArithmetic = 1 << 1,  // counted as one flop per element
-  kTranscendental = 1 << 2,  // counted as one transcendental per element
+  kTranscendental = 1 << 2,   // counted as one transcendental per element
 };
 
 // The kind of value an attribute holds (ops.def's `name:kind`).

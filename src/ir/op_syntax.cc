@@ -15,15 +15,18 @@ constexpr std::string_view kRngBitGeneratorResults[] = {"output_state", "output"
 constexpr std::string_view kTopKResults[] = {"values", "indices"};
 
 constexpr std::string_view kElementSpellings[] = {
-    "i1",
-    "i1", "i2", "i4", "i8", "i16", "i32", "i64",
-    "ui1", "ui2", "ui4", "ui8", "ui16", "ui32", "ui64",
-    "f16", "bf16", "f32", "f64",
-    "complex<f32>", "complex<f64>",
-    "f8E5M2", "f8E4M3FN", "f8E4M3B11FNUZ", "f8E5M2FNUZ", "f8E4M3FNUZ", "f8E4M3", "f8E3M4",
-    "f8E8M0FNU", "f4E2M1FN", "f6E2M3FN", "f6E3M2FN",
-    "!stablehlo.token",
-    "tf32", "index",
+    "i1",         "i1",           "i2",
+    "i4",         "i8",           "i16",
+    "i32",        "i64",          "ui1",
+    "ui2",        "ui4",          "ui8",
+    "ui16",       "ui32",         "ui64",
+    "f16",        "bf16",         "f32",
+    "f64",        "complex<f32>", "complex<f64>",
+    "f8E5M2",     "f8E4M3FN",     "f8E4M3B11FNUZ",
+    "f8E5M2FNUZ", "f8E4M3FNUZ",   "f8E4M3",
+    "f8E3M4",     "f8E8M0FNU",    "f4E2M1FN",
+    "f6E2M3FN",   "f6E3M2FN",     "!stablehlo.token",
+    "tf32",       "index",
 };
 static_assert(std::size(kElementSpellings) == static_cast<size_t>(ElementType::kIndex) + 1);
 
@@ -35,12 +38,9 @@ constexpr StructField kDotFields[] = {
     {"rhs_contracting_dimensions", K::kDims, true},
 };
 constexpr StructField kGatherFields[] = {
-    {"offset_dims", K::kDims, true},
-    {"collapsed_slice_dims", K::kDims, true},
-    {"operand_batching_dims", K::kDims, true},
-    {"start_indices_batching_dims", K::kDims, true},
-    {"start_index_map", K::kDims, true},
-    {"index_vector_dim", K::kInteger, true},
+    {"offset_dims", K::kDims, true},           {"collapsed_slice_dims", K::kDims, true},
+    {"operand_batching_dims", K::kDims, true}, {"start_indices_batching_dims", K::kDims, true},
+    {"start_index_map", K::kDims, true},       {"index_vector_dim", K::kInteger, true},
 };
 constexpr StructField kScatterFields[] = {
     {"update_window_dims", K::kDims, true},
@@ -78,10 +78,10 @@ constexpr StructField kTypeExtensionsFields[] = {
     {"bounds", K::kDims, false},
 };
 constexpr std::string_view kConvFields[] = {
-    "input_batch_dimension",          "input_feature_dimension",
-    "input_spatial_dimensions",       "kernel_input_feature_dimension",
+    "input_batch_dimension",           "input_feature_dimension",
+    "input_spatial_dimensions",        "kernel_input_feature_dimension",
     "kernel_output_feature_dimension", "kernel_spatial_dimensions",
-    "output_batch_dimension",         "output_feature_dimension",
+    "output_batch_dimension",          "output_feature_dimension",
     "output_spatial_dimensions",
 };
 
@@ -134,9 +134,12 @@ std::optional<ElementType> ParseElementTypeSpelling(std::string_view spelling) {
     }
     (*map)["i1"] = ElementType::kPred;
     map->erase("!stablehlo.token");
-    for (auto [name, type] : {std::pair{"si2", ElementType::kS2}, {"si4", ElementType::kS4},
-                              {"si8", ElementType::kS8}, {"si16", ElementType::kS16},
-                              {"si32", ElementType::kS32}, {"si64", ElementType::kS64}}) {
+    for (auto [name, type] : {std::pair{"si2", ElementType::kS2},
+                              {"si4", ElementType::kS4},
+                              {"si8", ElementType::kS8},
+                              {"si16", ElementType::kS16},
+                              {"si32", ElementType::kS32},
+                              {"si64", ElementType::kS64}}) {
       map->emplace(name, type);
     }
     return map;

@@ -23,64 +23,64 @@ namespace kiln::ir {
 enum class PrettyForm : uint8_t {
   kNone,
   // stablehlo
-  kSameType,            // operands attr-dict : T, or a function type when types differ
-  kComplex,             // stablehlo.complex
-  kSelect,              // stablehlo.select
-  kFunctional,          // operands attr-dict : (T, ...) -> R
-  kNullary,             // attr-dict : R (create_token, replica_id, partition_id)
-  kIota,                // dim = N
-  kDynamicIota,         // %shape, dim = N
-  kGetTupleElement,     // %t[N]
-  kTuple,               // %a, %b : tuple<...>
-  kCompare,             // DIR, %a, %b(, TYPE)?
-  kSlice,               // %x [a:b:c, ...]
-  kDynamicSlice,        // %x, %i, ..., sizes = [...]
-  kBroadcast,           // %x, sizes = [...]
-  kBroadcastInDim,      // %x, dims = [...]
+  kSameType,         // operands attr-dict : T, or a function type when types differ
+  kComplex,          // stablehlo.complex
+  kSelect,           // stablehlo.select
+  kFunctional,       // operands attr-dict : (T, ...) -> R
+  kNullary,          // attr-dict : R (create_token, replica_id, partition_id)
+  kIota,             // dim = N
+  kDynamicIota,      // %shape, dim = N
+  kGetTupleElement,  // %t[N]
+  kTuple,            // %a, %b : tuple<...>
+  kCompare,          // DIR, %a, %b(, TYPE)?
+  kSlice,            // %x [a:b:c, ...]
+  kDynamicSlice,     // %x, %i, ..., sizes = [...]
+  kBroadcast,        // %x, sizes = [...]
+  kBroadcastInDim,   // %x, dims = [...]
   kDynamicBroadcastInDim,
-  kCholesky,            // %x(, lower = true)?
-  kConcatenate,         // %a, %b, dim = N
-  kComposite,           // "name" %a, %b
-  kConvolution,         // (%a, %b) dim_numbers = ..., window = {...}
-  kCustomCall,          // @target(%a, %b)
-  kDot,                 // %a, %b(, precision = [...])?
-  kDotGeneral,          // %a, %b, (batching_dims = .. x .., )?contracting_dims = ...
-  kEinsum,              // %a, %b, config = "..."
-  kUnaryEinsum,         // %a, config = "..."
-  kFft,                 // %x, type = FFT, length = [...]
-  kGetDimensionSize,    // %x, dim = N
-  kSetDimensionSize,    // %x, %size, dim = N
-  kReverse,             // %x, dims = [...] : T
-  kPad,                 // %x, %v, low = [...], high = [...], interior = [...]
-  kTranspose,           // %x, dims = [...]
-  kReturn,              // stablehlo.return %a, %b : T, U
-  kOptimizationBarrier, // %a, %b : T, U   or   ()
-  kRng,                 // %a, %b, %shape, distribution = UNIFORM
-  kRngBitGenerator,     // %state, algorithm = DEFAULT
-  kReducePrecision,     // %x, format = e5m10
-  kWhile,               // (%iterArg = %x, ...) : T cond {...} do {...}
-  kReduce,              // (%x init: %y) applies op across dimensions = [...] | reducer
-  kConstant,            // dense<...> : T
+  kCholesky,             // %x(, lower = true)?
+  kConcatenate,          // %a, %b, dim = N
+  kComposite,            // "name" %a, %b
+  kConvolution,          // (%a, %b) dim_numbers = ..., window = {...}
+  kCustomCall,           // @target(%a, %b)
+  kDot,                  // %a, %b(, precision = [...])?
+  kDotGeneral,           // %a, %b, (batching_dims = .. x .., )?contracting_dims = ...
+  kEinsum,               // %a, %b, config = "..."
+  kUnaryEinsum,          // %a, config = "..."
+  kFft,                  // %x, type = FFT, length = [...]
+  kGetDimensionSize,     // %x, dim = N
+  kSetDimensionSize,     // %x, %size, dim = N
+  kReverse,              // %x, dims = [...] : T
+  kPad,                  // %x, %v, low = [...], high = [...], interior = [...]
+  kTranspose,            // %x, dims = [...]
+  kReturn,               // stablehlo.return %a, %b : T, U
+  kOptimizationBarrier,  // %a, %b : T, U   or   ()
+  kRng,                  // %a, %b, %shape, distribution = UNIFORM
+  kRngBitGenerator,      // %state, algorithm = DEFAULT
+  kReducePrecision,      // %x, format = e5m10
+  kWhile,                // (%iterArg = %x, ...) : T cond {...} do {...}
+  kReduce,               // (%x init: %y) applies op across dimensions = [...] | reducer
+  kConstant,             // dense<...> : T
   // func, builtin
   kFuncFunc,
-  kFuncCall,            // call @f(%a) : (T) -> R
-  kFuncReturn,          // return %a : T (attr-dict first)
+  kFuncCall,    // call @f(%a) : (T) -> R
+  kFuncReturn,  // return %a : T (attr-dict first)
   kModule,
   // sdy (attributes are Opaque text; see op_syntax.cc for the stripped forms)
-  kSdyMesh,             // sdy.mesh @name = <...>
-  kSdySharding,         // sdy.sharding_constraint / sdy.reshard %x <...> : T
+  kSdyMesh,      // sdy.mesh @name = <...>
+  kSdySharding,  // sdy.sharding_constraint / sdy.reshard %x <...> : T
   kSdyManualComputation,
   kSdyNamedComputation,
   // chlo
-  kChloUnary,           // %x : T -> R
-  kChloBroadcastBinary, // %a, %b : (T, U) -> R
-  kChloPair,            // %a, %b : T, U -> R
-  kChloBroadcastSelect, // %p, %a, %b : (P, T, U) -> R
-  kChloTopK,            // (%x, k = N) : T -> (R, S)
-  kChloConstant,        // dense<...> : T
-  kChloScan,            // (%x) inits(%c) dimension=0 attributes {...} {^bb0(...): ...} : (T, C) -> (R, C)
+  kChloUnary,            // %x : T -> R
+  kChloBroadcastBinary,  // %a, %b : (T, U) -> R
+  kChloPair,             // %a, %b : T, U -> R
+  kChloBroadcastSelect,  // %p, %a, %b : (P, T, U) -> R
+  kChloTopK,             // (%x, k = N) : T -> (R, S)
+  kChloConstant,         // dense<...> : T
+  kChloScan,  // (%x) inits(%c) dimension=0 attributes {...} {^bb0(...): ...} : (T, C) -> (R, C)
   // the StableHLO interpreter's check dialect (read only; printed generically)
-  kCheck,               // %a, %b (, key = v)* : T  /  %a, dense<...> : T
+  kCheck,  // %a, %b (, key = v)* : T  /  %a, dense<...> : T
 };
 
 // The pretty form of an op name; kNone for ops printed generically.

@@ -80,8 +80,8 @@ void NameTable::SetName(const Value* value, std::string_view name) {
 }
 
 void NameTable::NameRegion(const Region& region) {
-  if (!generic_ && region.parent_op() != nullptr &&
-      region.parent_op()->code() == OpCode::kWhile && !region.empty()) {
+  if (!generic_ && region.parent_op() != nullptr && region.parent_op()->code() == OpCode::kWhile &&
+      !region.empty()) {
     const Block& entry = region.block(0);
     for (size_t i = 0; i < entry.num_arguments(); ++i) SetName(entry.argument(i), "iterArg");
   }
@@ -220,7 +220,8 @@ size_t LocationAliases::Register(const Location& location) {
     if (!children_done) {
       stack.back().second = true;
       for (const Location& child : node->children) {
-        if (child && by_storage_.count(&child.storage()) == 0) stack.push_back({&child.storage(), false});
+        if (child && by_storage_.count(&child.storage()) == 0)
+          stack.push_back({&child.storage(), false});
       }
       continue;
     }
@@ -248,9 +249,7 @@ size_t LocationAliases::Register(const Location& location) {
           body += "(" + child(0) + ")";
         }
         break;
-      case LocationKind::kCallSite:
-        body = "callsite(" + child(0) + " at " + child(1) + ")";
-        break;
+      case LocationKind::kCallSite: body = "callsite(" + child(0) + " at " + child(1) + ")"; break;
       case LocationKind::kFused:
         body = "fused";
         if (node->metadata) {
@@ -503,9 +502,9 @@ class ModulePrinter {
     const Block& block = region.block(frame.block);
     if (!frame.header_done) {
       frame.header_done = true;
-      bool print_header =
-          frame.block != 0 || (frame.entry_arguments && block.num_arguments() != 0) ||
-          (frame.empty_block_header && block.operations().empty());
+      bool print_header = frame.block != 0 ||
+                          (frame.entry_arguments && block.num_arguments() != 0) ||
+                          (frame.empty_block_header && block.operations().empty());
       if (print_header) WriteBlockHeader(block, frame.indent);
     }
     if (frame.next_op == block.operations().size()) {

@@ -81,9 +81,7 @@ void AppendQuantized(std::string& out, const QuantizedParams& q) {
   out += '>';
 }
 
-bool IsUnsigned(ElementType type) {
-  return type >= ElementType::kU1 && type <= ElementType::kU64;
-}
+bool IsUnsigned(ElementType type) { return type >= ElementType::kU1 && type <= ElementType::kU64; }
 
 // Reads one stored element as a 64-bit integer (sign- or zero-extended from
 // its bit width; i1 as 0/1).
@@ -227,10 +225,10 @@ size_t ElementBytes(const Type& element) {
   if (element.Is(TypeKind::kQuantized)) {
     return GetElementTypeInfo(GetQuantizedParams(element).storage_type).storage_bytes;
   }
-  if (element.Is(TypeKind::kElement)) return GetElementTypeInfo(element.element_type()).storage_bytes;
+  if (element.Is(TypeKind::kElement))
+    return GetElementTypeInfo(element.element_type()).storage_bytes;
   return 0;
 }
-
 
 bool IsBareIdentifier(std::string_view text) {
   if (text.empty() || !IsIdentifierStart(text[0])) return false;
@@ -298,12 +296,8 @@ void AppendType(std::string& out, const Type& type) {
     return;
   }
   switch (type.kind()) {
-    case TypeKind::kElement:
-      out += ElementTypeSpelling(type.element_type());
-      return;
-    case TypeKind::kQuantized:
-      AppendQuantized(out, GetQuantizedParams(type));
-      return;
+    case TypeKind::kElement: out += ElementTypeSpelling(type.element_type()); return;
+    case TypeKind::kQuantized: AppendQuantized(out, GetQuantizedParams(type)); return;
     case TypeKind::kTensor: {
       out += "tensor<";
       for (int64_t dim : type.dims()) {
@@ -328,9 +322,7 @@ void AppendType(std::string& out, const Type& type) {
       AppendType(out, type.element());
       out += '>';
       return;
-    case TypeKind::kToken:
-      out += "!stablehlo.token";
-      return;
+    case TypeKind::kToken: out += "!stablehlo.token"; return;
     case TypeKind::kTuple: {
       out += "tuple<";
       const std::vector<Type>& members = type.members();
@@ -359,17 +351,14 @@ void AppendType(std::string& out, const Type& type) {
       if (parens) out += ')';
       return;
     }
-    case TypeKind::kNone:
-      out += "none";
-      return;
-    case TypeKind::kOpaque:
-      out += type.text();
-      return;
+    case TypeKind::kNone: out += "none"; return;
+    case TypeKind::kOpaque: out += type.text(); return;
   }
 }
 
 void AppendFloatValue(std::string& out, double value, const Type& type) {
-  ElementType element = type && type.Is(TypeKind::kElement) ? type.element_type() : ElementType::kF64;
+  ElementType element = type && type.Is(TypeKind::kElement) ? type.element_type()
+                                                            : ElementType::kF64;
   std::optional<FloatSemantics> semantics = GetFloatSemantics(element);
   if (!semantics) semantics = GetFloatSemantics(ElementType::kF64);
   out += FormatFloat(*semantics, DoubleToFloatBits(*semantics, value));
@@ -454,16 +443,17 @@ namespace {
 
 // An integer attribute and its type (` : i32`; i64's is dropped when
 // `elide_default_type`); i1 prints as true / false.
-void AppendIntegerAttribute(std::string& out, const Attribute& attribute,
-                            bool elide_default_type) {
+void AppendIntegerAttribute(std::string& out, const Attribute& attribute, bool elide_default_type) {
   const AttributeStorage& s = attribute.storage();
-  bool is_i1 = s.type && s.type.Is(TypeKind::kElement) && s.type.element_type() == ElementType::kPred;
+  bool is_i1 = s.type && s.type.Is(TypeKind::kElement) &&
+               s.type.element_type() == ElementType::kPred;
   if (is_i1) {
     out += s.int_value != 0 ? "true" : "false";
     return;
   }
   AppendIntegerValue(out, attribute);
-  bool is_i64 = s.type && s.type.Is(TypeKind::kElement) && s.type.element_type() == ElementType::kS64;
+  bool is_i64 = s.type && s.type.Is(TypeKind::kElement) &&
+                s.type.element_type() == ElementType::kS64;
   if (elide_default_type && is_i64) return;
   out += " : ";
   AppendType(out, s.type ? s.type : Type::Element(ElementType::kS64));
@@ -474,8 +464,9 @@ void AppendIntegerAttribute(std::string& out, const Attribute& attribute,
 void AppendFloatAttribute(std::string& out, const Attribute& attribute, bool elide_default_type) {
   const AttributeStorage& s = attribute.storage();
   Type type = s.type ? s.type : Type::Element(ElementType::kF64);
-  std::optional<FloatSemantics> semantics =
-      type.Is(TypeKind::kElement) ? GetFloatSemantics(type.element_type()) : std::nullopt;
+  std::optional<FloatSemantics> semantics = type.Is(TypeKind::kElement)
+                                                ? GetFloatSemantics(type.element_type())
+                                                : std::nullopt;
   if (!semantics) semantics = GetFloatSemantics(ElementType::kF64);
   bool hex = false;
   out += FormatFloat(*semantics, DoubleToFloatBits(*semantics, s.float_value), &hex);
@@ -499,24 +490,12 @@ void AppendAttribute(std::string& out, const Attribute& attribute, bool elide_de
   }
   const AttributeStorage& s = attribute.storage();
   switch (s.kind) {
-    case AttrKind::kUnit:
-      out += "unit";
-      return;
-    case AttrKind::kBool:
-      out += s.bool_value ? "true" : "false";
-      return;
-    case AttrKind::kInteger:
-      AppendIntegerAttribute(out, attribute, elide_default_type);
-      return;
-    case AttrKind::kFloat:
-      AppendFloatAttribute(out, attribute, elide_default_type);
-      return;
-    case AttrKind::kString:
-      AppendQuoted(out, s.text);
-      return;
-    case AttrKind::kType:
-      AppendType(out, s.type);
-      return;
+    case AttrKind::kUnit: out += "unit"; return;
+    case AttrKind::kBool: out += s.bool_value ? "true" : "false"; return;
+    case AttrKind::kInteger: AppendIntegerAttribute(out, attribute, elide_default_type); return;
+    case AttrKind::kFloat: AppendFloatAttribute(out, attribute, elide_default_type); return;
+    case AttrKind::kString: AppendQuoted(out, s.text); return;
+    case AttrKind::kType: AppendType(out, s.type); return;
     case AttrKind::kArray:
       out += '[';
       for (size_t i = 0; i < s.elements.size(); ++i) {
@@ -525,32 +504,22 @@ void AppendAttribute(std::string& out, const Attribute& attribute, bool elide_de
       }
       out += ']';
       return;
-    case AttrKind::kDenseArray:
-      AppendDenseArray(out, s);
-      return;
+    case AttrKind::kDenseArray: AppendDenseArray(out, s); return;
     case AttrKind::kDenseElements:
       AppendDenseLiteral(out, attribute);
       out += " : ";
       AppendType(out, s.type);
       return;
-    case AttrKind::kDictionary:
-      AppendDictionary(out, s.fields);
-      return;
+    case AttrKind::kDictionary: AppendDictionary(out, s.fields); return;
     case AttrKind::kSymbolRef:
       for (size_t i = 0; i < s.symbol_path.size(); ++i) {
         if (i > 0) out += "::";
         AppendSymbol(out, s.symbol_path[i]);
       }
       return;
-    case AttrKind::kEnum:
-      AppendEnum(out, s);
-      return;
-    case AttrKind::kStruct:
-      AppendStructAttribute(out, attribute);
-      return;
-    case AttrKind::kOpaque:
-      out += s.text;
-      return;
+    case AttrKind::kEnum: AppendEnum(out, s); return;
+    case AttrKind::kStruct: AppendStructAttribute(out, attribute); return;
+    case AttrKind::kOpaque: out += s.text; return;
   }
 }
 
@@ -566,9 +535,7 @@ void AppendLocationBody(std::string& out, const Location& location) {
   }
   const LocationStorage& s = location.storage();
   switch (s.kind) {
-    case LocationKind::kUnknown:
-      out += "unknown";
-      return;
+    case LocationKind::kUnknown: out += "unknown"; return;
     case LocationKind::kFileLineCol:
       AppendQuoted(out, s.text);
       out += ':';

@@ -121,7 +121,7 @@ class LocationAliases {
 struct Piece {
   std::string text;
   const Region* region = nullptr;
-  bool entry_arguments = false;  // print the entry block's `^bb0(...)` header
+  bool entry_arguments = false;     // print the entry block's `^bb0(...)` header
   bool empty_block_header = false;  // print `^bb0:` for an empty entry block
 };
 

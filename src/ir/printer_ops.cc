@@ -44,7 +44,8 @@ void Functional(OpWriter& w, const Operation& op) {
 }
 
 bool IsDefaultAccuracy(const Attribute& accuracy) {
-  if (!accuracy.Is(AttrKind::kStruct) || accuracy->text != "stablehlo.result_accuracy") return false;
+  if (!accuracy.Is(AttrKind::kStruct) || accuracy->text != "stablehlo.result_accuracy")
+    return false;
   for (const NamedAttribute& field : accuracy->fields) {
     const Attribute& v = field.value;
     if (field.name == "mode") {
@@ -98,7 +99,8 @@ bool WriteComplex(const Operation& op, OpWriter& w) {
                        : element == ElementType::kC128 ? ElementType::kF64
                                                        : ElementType::kPred;
     Type real = Type::Tensor(Type::Element(part), result.dims(), result.bounds());
-    compact = part != ElementType::kPred && OperandType(op, 0) == real && OperandType(op, 1) == real;
+    compact = part != ElementType::kPred && OperandType(op, 0) == real &&
+              OperandType(op, 1) == real;
   }
   w.Name(op);
   w.out() += ' ';
@@ -340,8 +342,9 @@ bool WriteConvolution(const Operation& op, OpWriter& w) {
               type.dims().size() == 2 && type.dims()[1] == 2 && type.HasStaticShape() &&
               type.element().Is(TypeKind::kElement) &&
               type.element().element_type() == ElementType::kS64 &&
-              (padding->splat ? padding->data.size() == 8
-                              : padding->data.size() == static_cast<size_t>(type.NumElements()) * 8);
+              (padding->splat
+                   ? padding->data.size() == 8
+                   : padding->data.size() == static_cast<size_t>(type.NumElements()) * 8);
     if (!ok) return false;
   }
   struct WindowField {
@@ -400,8 +403,9 @@ bool WriteConvolution(const Operation& op, OpWriter& w) {
     w.out() += ']';
   }
   w.out() += '}';
-  AttrDictWithout(w, op, {"dimension_numbers", "window_strides", "padding", "lhs_dilation",
-                          "rhs_dilation", "window_reversal"});
+  AttrDictWithout(w, op,
+                  {"dimension_numbers", "window_strides", "padding", "lhs_dilation", "rhs_dilation",
+                   "window_reversal"});
   Functional(w, op);
   return true;
 }
@@ -411,7 +415,8 @@ bool WriteCustomCall(const Operation& op, OpWriter& w) {
   if (!target.Is(AttrKind::kString) || op.num_regions() != 0) return false;
   std::vector<std::string_view> elided = {"call_target_name"};
   Attribute side_effect = op.GetAttr("has_side_effect");
-  if (side_effect.Is(AttrKind::kBool) && !side_effect->bool_value) elided.push_back("has_side_effect");
+  if (side_effect.Is(AttrKind::kBool) && !side_effect->bool_value)
+    elided.push_back("has_side_effect");
   Attribute api = op.GetAttr("api_version");
   if (IsInteger(api) && api->int_value == 1) elided.push_back("api_version");
   for (std::string_view list : {"called_computations", "output_operand_aliases"}) {
@@ -462,7 +467,8 @@ bool WriteDotGeneral(const Operation& op, OpWriter& w) {
   Attribute algorithm = op.GetAttr("algorithm");
   if (!numbers.Is(AttrKind::kStruct) || numbers->text != "stablehlo.dot" ||
       op.operands().size() != 2 || op.num_results() != 1 ||
-      (algorithm && (!algorithm.Is(AttrKind::kStruct) || algorithm->text != "stablehlo.dot_algorithm"))) {
+      (algorithm &&
+       (!algorithm.Is(AttrKind::kStruct) || algorithm->text != "stablehlo.dot_algorithm"))) {
     return false;
   }
   for (const NamedAttribute& field : numbers->fields) {
@@ -544,7 +550,8 @@ bool WritePad(const Operation& op, OpWriter& w) {
   const std::vector<int64_t>* low = AsI64Array(op.GetAttr("edge_padding_low"));
   const std::vector<int64_t>* high = AsI64Array(op.GetAttr("edge_padding_high"));
   const std::vector<int64_t>* interior = AsI64Array(op.GetAttr("interior_padding"));
-  if (!low || !high || !interior || op.operands().size() != 2 || op.num_results() != 1) return false;
+  if (!low || !high || !interior || op.operands().size() != 2 || op.num_results() != 1)
+    return false;
   w.Name(op);
   w.out() += ' ';
   w.Values(op.operands());
@@ -660,13 +667,17 @@ bool WritePrettyOp(const Operation& op, OpWriter& w) {
     case F::kFunctional: written = WriteFunctional(op, w); break;
     case F::kNullary: written = WriteNullary(op, w); break;
     case F::kIota: written = WriteIota(op, w); break;
-    case F::kDynamicIota: written = WriteOperandsAndInteger(op, w, "dim", "iota_dimension", false); break;
+    case F::kDynamicIota:
+      written = WriteOperandsAndInteger(op, w, "dim", "iota_dimension", false);
+      break;
     case F::kGetTupleElement: written = WriteGetTupleElement(op, w); break;
     case F::kTuple: written = WriteTuple(op, w); break;
     case F::kCompare: written = WriteCompare(op, w); break;
     case F::kSlice: written = WriteSlice(op, w); break;
     case F::kDynamicSlice: written = WriteDynamicSlice(op, w); break;
-    case F::kBroadcast: written = WriteOperandsAndDims(op, w, "sizes", "broadcast_sizes", false); break;
+    case F::kBroadcast:
+      written = WriteOperandsAndDims(op, w, "sizes", "broadcast_sizes", false);
+      break;
     case F::kBroadcastInDim:
     case F::kDynamicBroadcastInDim:
       written = WriteOperandsAndDims(op, w, "dims", "broadcast_dimensions", false);
@@ -692,7 +703,9 @@ bool WritePrettyOp(const Operation& op, OpWriter& w) {
     case F::kFuncReturn: written = WriteReturn(op, w, true); break;
     case F::kOptimizationBarrier: written = WriteOptimizationBarrier(op, w); break;
     case F::kRng: written = WriteEnumKeyword(op, w, "distribution", "rng_distribution"); break;
-    case F::kRngBitGenerator: written = WriteEnumKeyword(op, w, "algorithm", "rng_algorithm"); break;
+    case F::kRngBitGenerator:
+      written = WriteEnumKeyword(op, w, "algorithm", "rng_algorithm");
+      break;
     case F::kReducePrecision: written = WriteReducePrecision(op, w); break;
     case F::kConstant:
     case F::kChloConstant: written = WriteConstant(op, w); break;

@@ -21,10 +21,8 @@ bool IsCommutativeBinary(OpCode code) {
     case OpCode::kMinimum:
     case OpCode::kAnd:
     case OpCode::kOr:
-    case OpCode::kXor:
-      return true;
-    default:
-      return false;
+    case OpCode::kXor: return true;
+    default: return false;
   }
 }
 
@@ -216,7 +214,8 @@ bool WriteFunc(const Operation& op, OpWriter& w) {
 
 bool WriteCall(const Operation& op, OpWriter& w) {
   Attribute callee = op.GetAttr("callee");
-  if (!callee.Is(AttrKind::kSymbolRef) || callee->symbol_path.size() != 1 || op.num_regions() != 0) {
+  if (!callee.Is(AttrKind::kSymbolRef) || callee->symbol_path.size() != 1 ||
+      op.num_regions() != 0) {
     return false;
   }
   w.Name(op);
@@ -233,8 +232,9 @@ bool WriteCall(const Operation& op, OpWriter& w) {
 
 bool WriteModule(const Operation& op, OpWriter& w) {
   Attribute name = op.GetAttr("sym_name");
-  if ((name && !name.Is(AttrKind::kString)) || op.num_regions() != 1 || !SingleBlock(op.region(0)) ||
-      op.region(0).block(0).num_arguments() != 0 || !op.operands().empty() || op.num_results() != 0) {
+  if ((name && !name.Is(AttrKind::kString)) || op.num_regions() != 1 ||
+      !SingleBlock(op.region(0)) || op.region(0).block(0).num_arguments() != 0 ||
+      !op.operands().empty() || op.num_results() != 0) {
     return false;
   }
   w.Name(op);
@@ -344,7 +344,8 @@ bool WriteSdyComputation(const Operation& op, OpWriter& w, bool manual) {
          Stripped(out_attr, kPerValue, ">", out_shardings) &&
          Stripped(op.GetAttr("manual_axes"), "#sdy<manual_axes", ">", axes);
   } else {
-    ok = ok && name.Is(AttrKind::kString) && (!in_attr || Stripped(in_attr, kPerValue, ">", in_shardings)) &&
+    ok = ok && name.Is(AttrKind::kString) &&
+         (!in_attr || Stripped(in_attr, kPerValue, ">", in_shardings)) &&
          (!out_attr || Stripped(out_attr, kPerValue, ">", out_shardings));
   }
   if (!ok) return false;
@@ -439,10 +440,8 @@ bool WriteRegionOp(const Operation& op, OpWriter& w) {
     case F::kChloBroadcastBinary:
     case F::kChloPair:
     case F::kChloBroadcastSelect:
-    case F::kChloTopK:
-      return WriteChlo(op, w, form);
-    default:
-      return false;
+    case F::kChloTopK: return WriteChlo(op, w, form);
+    default: return false;
   }
 }
 

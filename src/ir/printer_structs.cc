@@ -33,7 +33,8 @@ bool AppendConvDimensions(std::string& out, const Attribute& conv) {
     size_t rank = spatial->size() + 2;
     std::vector<int64_t> slots(rank, -1);
     auto place = [&](int64_t position, int64_t value) {
-      if (position < 0 || static_cast<size_t>(position) >= rank || slots[position] != -1) return false;
+      if (position < 0 || static_cast<size_t>(position) >= rank || slots[position] != -1)
+        return false;
       slots[position] = value;
       return true;
     };
@@ -128,9 +129,7 @@ void AppendStructBody(std::string& out, const Attribute& structure) {
         }
         break;
       case StructFieldKind::kBool:
-      case StructFieldKind::kAttribute:
-        AppendAttribute(out, value);
-        break;
+      case StructFieldKind::kAttribute: AppendAttribute(out, value); break;
     }
   }
   out += '>';
@@ -197,8 +196,8 @@ bool AppendMeshStruct(std::string& out, const Attribute& attribute) {
     text += '>';
   } else if (name == "stablehlo.axis_ref") {
     Attribute info = attribute.Get("sub_axis_info");
-    ok = info ? IsStructOf(attribute, name, {{"name", AttrKind::kString},
-                                             {"sub_axis_info", AttrKind::kStruct}})
+    ok = info ? IsStructOf(attribute, name,
+                           {{"name", AttrKind::kString}, {"sub_axis_info", AttrKind::kStruct}})
               : IsStructOf(attribute, name, {{"name", AttrKind::kString}});
     text = "#stablehlo.axis_ref<name = ";
     if (ok) AppendQuoted(text, attribute.Get("name")->text);
@@ -210,9 +209,10 @@ bool AppendMeshStruct(std::string& out, const Attribute& attribute) {
   } else if (name == "stablehlo.mesh") {
     Attribute axes = attribute.Get("axes");
     Attribute device_ids = attribute.Get("device_ids");
-    ok = device_ids ? IsStructOf(attribute, name, {{"axes", AttrKind::kArray},
-                                                   {"device_ids", AttrKind::kDenseElements}})
-                    : IsStructOf(attribute, name, {{"axes", AttrKind::kArray}});
+    ok = device_ids
+             ? IsStructOf(attribute, name,
+                          {{"axes", AttrKind::kArray}, {"device_ids", AttrKind::kDenseElements}})
+             : IsStructOf(attribute, name, {{"axes", AttrKind::kArray}});
     text = "#stablehlo.mesh<axes=[";
     for (size_t i = 0; ok && i < axes->elements.size(); ++i) {
       if (i > 0) text += ", ";

@@ -118,16 +118,19 @@ TEST(PrintAttributeTest, SpellsDenseLiterals) {
     return PrintAttribute(Attribute::DenseElements(std::move(type), std::move(data), splat));
   };
   EXPECT_EQ(dense(F32({}), Bytes<float>({1.0f})), "dense<1.000000e+00> : tensor<f32>");
-  EXPECT_EQ(dense(F32({2, 2}), Bytes<float>({1, 2, 3, 4})),
-            "dense<[[1.000000e+00, 2.000000e+00], [3.000000e+00, 4.000000e+00]]> : tensor<2x2xf32>");
+  EXPECT_EQ(
+      dense(F32({2, 2}), Bytes<float>({1, 2, 3, 4})),
+      "dense<[[1.000000e+00, 2.000000e+00], [3.000000e+00, 4.000000e+00]]> : tensor<2x2xf32>");
   EXPECT_EQ(dense(I32({3}), Bytes<int32_t>({7}), true), "dense<7> : tensor<3xi32>");
   // All elements equal: MLIR keeps (and prints) a splat.
   EXPECT_EQ(dense(I32({3}), Bytes<int32_t>({7, 7, 7})), "dense<7> : tensor<3xi32>");
   EXPECT_EQ(dense(Tensor(ElementType::kPred, {2}), {1, 0}), "dense<[true, false]> : tensor<2xi1>");
-  EXPECT_EQ(dense(Tensor(ElementType::kS4, {3}), {0x0F, 0x08, 0x07}), "dense<[-1, -8, 7]> : tensor<3xi4>");
+  EXPECT_EQ(dense(Tensor(ElementType::kS4, {3}), {0x0F, 0x08, 0x07}),
+            "dense<[-1, -8, 7]> : tensor<3xi4>");
   EXPECT_EQ(dense(Tensor(ElementType::kU8, {2}), {255, 0}), "dense<[255, 0]> : tensor<2xui8>");
   EXPECT_EQ(dense(Tensor(ElementType::kC64, {2}), Bytes<float>({1, 2, 0.5f, -1.5f})),
-            "dense<[(1.000000e+00,2.000000e+00), (5.000000e-01,-1.500000e+00)]> : tensor<2xcomplex<f32>>");
+            "dense<[(1.000000e+00,2.000000e+00), (5.000000e-01,-1.500000e+00)]> : "
+            "tensor<2xcomplex<f32>>");
   EXPECT_EQ(dense(F32({0, 3}), {}), "dense<> : tensor<0x3xf32>");
   EXPECT_EQ(dense(F32({1, 0}), {}), "dense<> : tensor<1x0xf32>");
   // More than 100 elements: hexadecimal bytes.
@@ -140,16 +143,20 @@ TEST(PrintAttributeTest, SpellsDenseLiterals) {
 TEST(PrintAttributeTest, SpellsBuiltinAndStableHloAttributes) {
   Type i64 = Element(ElementType::kS64);
   EXPECT_EQ(PrintAttribute(Attribute::Integer(3, i64)), "3 : i64");
-  EXPECT_EQ(PrintAttribute(Attribute::Integer(-1, Element(ElementType::kU8))), "18446744073709551615 : ui8");
-  EXPECT_EQ(PrintAttribute(Attribute::Float(1e-3, Element(ElementType::kF32))), "1.000000e-03 : f32");
-  EXPECT_EQ(PrintAttribute(Attribute::Float(1.5, Element(ElementType::kF64))), "1.500000e+00 : f64");
+  EXPECT_EQ(PrintAttribute(Attribute::Integer(-1, Element(ElementType::kU8))),
+            "18446744073709551615 : ui8");
+  EXPECT_EQ(PrintAttribute(Attribute::Float(1e-3, Element(ElementType::kF32))),
+            "1.000000e-03 : f32");
+  EXPECT_EQ(PrintAttribute(Attribute::Float(1.5, Element(ElementType::kF64))),
+            "1.500000e+00 : f64");
   EXPECT_EQ(PrintAttribute(Attribute::Array({Attribute::Integer(1, i64), Attribute::String("s"),
                                              Attribute::Float(2.5, Element(ElementType::kF32))})),
             "[1, \"s\", 2.500000e+00 : f32]");
   EXPECT_EQ(PrintAttribute(Attribute::String("q\"uo\\te\n\x01")), "\"q\\22uo\\\\te\\0A\\01\"");
-  EXPECT_EQ(PrintAttribute(Attribute::Dictionary({{"z", Attribute::Integer(1, Element(ElementType::kS32))},
-                                                  {"a", Attribute::Unit()},
-                                                  {"b c", Attribute::Bool(true)}})),
+  EXPECT_EQ(PrintAttribute(
+                Attribute::Dictionary({{"z", Attribute::Integer(1, Element(ElementType::kS32))},
+                                       {"a", Attribute::Unit()},
+                                       {"b c", Attribute::Bool(true)}})),
             "{a, \"b c\" = true, z = 1 : i32}");
   EXPECT_EQ(PrintAttribute(Attribute::SymbolRef({"a", "b c"})), "@a::@\"b c\"");
   EXPECT_EQ(PrintAttribute(Attribute::DenseI64Array({})), "array<i64>");
@@ -159,13 +166,14 @@ TEST(PrintAttributeTest, SpellsBuiltinAndStableHloAttributes) {
             "#stablehlo<comparison_direction LT>");
   EXPECT_EQ(PrintAttribute(Attribute::Enum("stablehlo.result_accuracy_mode", "HIGHEST")),
             "#stablehlo.result_accuracy_mode<HIGHEST>");
-  EXPECT_EQ(PrintAttribute(Attribute::Struct(
-                "stablehlo.gather", {{"collapsed_slice_dims", Attribute::DenseI64Array({0})},
-                                     {"start_index_map", Attribute::DenseI64Array({0})},
-                                     {"index_vector_dim", Attribute::Integer(1, i64)}})),
-            "#stablehlo.gather<collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>");
+  EXPECT_EQ(
+      PrintAttribute(Attribute::Struct("stablehlo.gather",
+                                       {{"collapsed_slice_dims", Attribute::DenseI64Array({0})},
+                                        {"start_index_map", Attribute::DenseI64Array({0})},
+                                        {"index_vector_dim", Attribute::Integer(1, i64)}})),
+      "#stablehlo.gather<collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>");
   EXPECT_EQ(PrintAttribute(Attribute::Struct("stablehlo.dot", {{"lhs_contracting_dimensions",
-                                                                 Attribute::DenseI64Array({1})}})),
+                                                                Attribute::DenseI64Array({1})}})),
             "#stablehlo.dot<lhs_contracting_dimensions = [1]>");
   Attribute conv = Attribute::Struct(
       "stablehlo.conv", {{"input_batch_dimension", Attribute::Integer(0, i64)},
@@ -180,7 +188,8 @@ TEST(PrintAttributeTest, SpellsBuiltinAndStableHloAttributes) {
   EXPECT_EQ(PrintAttribute(conv), "#stablehlo.conv<[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]>");
   EXPECT_EQ(PrintAttribute(Attribute::Opaque("#sdy.sharding<@mesh, [{\"x\"}]>")),
             "#sdy.sharding<@mesh, [{\"x\"}]>");
-  EXPECT_EQ(PrintLocation(Location::Name("f", Location::CallSite(Location::FileLineCol("a.py", 1, 2, 1, 9),
+  EXPECT_EQ(PrintLocation(Location::Name("f", Location::CallSite(Location::FileLineCol("a.py", 1, 2,
+                                                                                       1, 9),
                                                                  Location::Unknown()))),
             "loc(\"f\"(callsite(\"a.py\":1:2 to :9 at unknown)))");
 }
@@ -199,10 +208,9 @@ TEST(PrintAttributeTest, SpellsMeshAttributesAsUpstream) {
   Attribute mesh = Attribute::Struct(
       "stablehlo.mesh", {{"axes", Attribute::Array({mesh_axis("x", 8), mesh_axis("y", 2)})}});
   Attribute ordered = Attribute::Struct(
-      "stablehlo.mesh",
-      {{"axes", Attribute::Array({mesh_axis("x", 2)})},
-       {"device_ids", Attribute::DenseElements(Tensor(ElementType::kS64, {2}),
-                                               Bytes<int64_t>({1, 0}), false)}});
+      "stablehlo.mesh", {{"axes", Attribute::Array({mesh_axis("x", 2)})},
+                         {"device_ids", Attribute::DenseElements(Tensor(ElementType::kS64, {2}),
+                                                                 Bytes<int64_t>({1, 0}), false)}});
   Attribute axis_ref = Attribute::Struct("stablehlo.axis_ref", {{"name", Attribute::String("x")},
                                                                 {"sub_axis_info", sub_axis}});
   EXPECT_EQ(PrintAttribute(mesh),
@@ -234,8 +242,10 @@ Module BuildLoop() {
   auto func = std::make_unique<Operation>("func.func");
   func->SetAttr("sym_name", Attribute::String("main"));
   func->SetAttr("sym_visibility", Attribute::String("public"));
-  func->SetAttr("function_type", Attribute::TypeAttr(Type::Function({F32({2}), I32({})}, {F32({2})})));
-  func->SetAttr("res_attrs", Attribute::Array({Attribute::Dictionary({{"jax.result_info", Attribute::String("r")}})}));
+  func->SetAttr("function_type",
+                Attribute::TypeAttr(Type::Function({F32({2}), I32({})}, {F32({2})})));
+  func->SetAttr("res_attrs", Attribute::Array({Attribute::Dictionary({{"jax.result_info",
+                                                                       Attribute::String("r")}})}));
   Block& body = func->AddRegion().AddBlock();
   Value* x = body.AddArgument(F32({2}));
   Value* n = body.AddArgument(I32({}));
@@ -352,8 +362,8 @@ TEST(PrintModuleTest, UnknownOpsAndMalformedOpsPrintGenerically) {
 TEST(PrintModuleTest, LocationsPrintAsAliasesAfterTheModule) {
   Module module(std::make_unique<Operation>("builtin.module", Location::Unknown()));
   module.op().AddRegion().AddBlock();
-  auto op = std::make_unique<Operation>("stablehlo.create_token",
-                                        Location::Name("jit(f)/x", Location::FileLineCol("f.py", 3, 7)));
+  auto op = std::make_unique<Operation>(
+      "stablehlo.create_token", Location::Name("jit(f)/x", Location::FileLineCol("f.py", 3, 7)));
   op->AddResult(Type::Token());
   module.body().Append(std::move(op));
   PrintOptions options;
@@ -387,19 +397,23 @@ TEST(PrintModuleTest, DeepNestingPrintsWithoutRecursion) {
 // results under `kiln run --interpreter-format`), as upstream's
 // tests/interpret/printing.mlir expects it.
 TEST(PrintInterpreterTensorTest, LaysOutTensorsAsTheInterpreter) {
-  EXPECT_EQ(PrintInterpreterTensor(Tensor(ElementType::kU8, {}), std::vector<uint8_t>{1}), "tensor<ui8> {1}");
-  EXPECT_EQ(PrintInterpreterTensor(Tensor(ElementType::kS8, {4}), std::vector<uint8_t>{1, 2, 0xFD, 0xFC}),
+  EXPECT_EQ(PrintInterpreterTensor(Tensor(ElementType::kU8, {}), std::vector<uint8_t>{1}),
+            "tensor<ui8> {1}");
+  EXPECT_EQ(PrintInterpreterTensor(Tensor(ElementType::kS8, {4}),
+                                   std::vector<uint8_t>{1, 2, 0xFD, 0xFC}),
             "tensor<4xi8> {\n  [1, 2, -3, -4]\n}");
   EXPECT_EQ(PrintInterpreterTensor(Tensor(ElementType::kPred, {2}), std::vector<uint8_t>{1, 0}),
             "tensor<2xi1> {\n  [true, false]\n}");
-  EXPECT_EQ(PrintInterpreterTensor(Tensor(ElementType::kS8, {2, 2}), std::vector<uint8_t>{1, 2, 3, 4}),
+  EXPECT_EQ(PrintInterpreterTensor(Tensor(ElementType::kS8, {2, 2}),
+                                   std::vector<uint8_t>{1, 2, 3, 4}),
             "tensor<2x2xi8> {\n  [\n    [1, 2],\n    [3, 4]\n  ]\n}");
   EXPECT_EQ(PrintInterpreterTensor(Tensor(ElementType::kS8, {0, 2}), {}),
             "tensor<0x2xi8> {\n  []\n}");
   EXPECT_EQ(PrintInterpreterTensor(Tensor(ElementType::kS8, {2, 0}), {}),
             "tensor<2x0xi8> {\n  [\n    [],\n    []\n  ]\n}");
   EXPECT_EQ(PrintInterpreterTensor(Tensor(ElementType::kC64, {2}), Bytes<float>({3.14f, 1, 0, -2})),
-            "tensor<2xcomplex<f32>> {\n  [[3.140000e+00, 1.000000e+00], [0.000000e+00, -2.000000e+00]]\n}");
+            "tensor<2xcomplex<f32>> {\n  [[3.140000e+00, 1.000000e+00], [0.000000e+00, "
+            "-2.000000e+00]]\n}");
 }
 
 }  // namespace

@@ -109,8 +109,7 @@ bool operator==(const Type& a, const Type& b) {
   const TypeStorage& y = *b.storage_;
   if (x.kind != y.kind) return false;
   switch (x.kind) {
-    case TypeKind::kElement:
-      return x.element_type == y.element_type;
+    case TypeKind::kElement: return x.element_type == y.element_type;
     case TypeKind::kQuantized: {
       const QuantizedParams& p = x.quantized;
       const QuantizedParams& q = y.quantized;
@@ -121,17 +120,12 @@ bool operator==(const Type& a, const Type& b) {
     }
     case TypeKind::kTensor:
       return x.element == y.element && x.dims == y.dims && x.bounds == y.bounds;
-    case TypeKind::kUnrankedTensor:
-      return x.element == y.element;
-    case TypeKind::kTuple:
-      return x.members == y.members;
-    case TypeKind::kFunction:
-      return x.members == y.members && x.results == y.results;
-    case TypeKind::kOpaque:
-      return x.text == y.text;
+    case TypeKind::kUnrankedTensor: return x.element == y.element;
+    case TypeKind::kTuple: return x.members == y.members;
+    case TypeKind::kFunction: return x.members == y.members && x.results == y.results;
+    case TypeKind::kOpaque: return x.text == y.text;
     case TypeKind::kToken:
-    case TypeKind::kNone:
-      return true;
+    case TypeKind::kNone: return true;
   }
   return false;
 }

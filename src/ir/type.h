@@ -17,15 +17,15 @@ namespace kiln::ir {
 inline constexpr int64_t kDynamic = std::numeric_limits<int64_t>::min();
 
 enum class TypeKind : uint8_t {
-  kElement,          // a scalar element type: i32, f32, complex<f32>, index, ...
-  kQuantized,        // !quant.uniform<...>, per tensor or per axis
-  kTensor,           // tensor<2x?xf32>, with optional bounds
-  kUnrankedTensor,   // tensor<*xf32>
-  kToken,            // !stablehlo.token
-  kTuple,            // tuple<...>
-  kFunction,         // (inputs) -> results
-  kNone,             // none
-  kOpaque,           // a type of a dialect Kiln does not model, kept as text
+  kElement,         // a scalar element type: i32, f32, complex<f32>, index, ...
+  kQuantized,       // !quant.uniform<...>, per tensor or per axis
+  kTensor,          // tensor<2x?xf32>, with optional bounds
+  kUnrankedTensor,  // tensor<*xf32>
+  kToken,           // !stablehlo.token
+  kTuple,           // tuple<...>
+  kFunction,        // (inputs) -> results
+  kNone,            // none
+  kOpaque,          // a type of a dialect Kiln does not model, kept as text
 };
 
 class Attribute;
@@ -60,7 +60,7 @@ class Type {
   // kTuple members, kFunction inputs.
   const std::vector<Type>& members() const;
   const std::vector<Type>& results() const;  // kFunction results
-  const std::string& text() const;          // kOpaque
+  const std::string& text() const;           // kOpaque
   const TypeStorage& storage() const { return *storage_; }
 
   bool HasStaticShape() const;

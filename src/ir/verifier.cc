@@ -175,10 +175,10 @@ const std::array<const OpRule*, kNumOpCodes>& Rules() {
       if (!description.elementwise || description.code == OpCode::kUnknown) continue;
       const auto arity = static_cast<int16_t>(description.elementwise->arity);
       const verify_internal::VerifyFn verify = description.name.starts_with("chlo.")
-                                  ? verify_internal::VerifyChloElementwise
-                                  : verify_internal::VerifyElementwise;
-      elementwise->push_back(
-          {description.code, verify, arity, arity, 1, 1, 0, verify_internal::kTensors});
+                                                   ? verify_internal::VerifyChloElementwise
+                                                   : verify_internal::VerifyElementwise;
+      elementwise->push_back({description.code, verify, arity, arity, 1, 1, 0,
+                              verify_internal::kTensors});
       (*rules)[static_cast<size_t>(description.code)] = &elementwise->back();
     }
     return rules;
@@ -229,8 +229,8 @@ class ValueSet {
 
  private:
   size_t IndexOf(const Value* value) const {
-    return static_cast<size_t>((reinterpret_cast<uintptr_t>(value) * 0x9E3779B97F4A7C15ull) >>
-                               32) & (slots_.size() - 1);
+    return static_cast<size_t>((reinterpret_cast<uintptr_t>(value) * 0x9E3779B97F4A7C15ull) >> 32) &
+           (slots_.size() - 1);
   }
   void Grow() {
     std::vector<const Value*> old(slots_.size() * 2);
@@ -360,8 +360,8 @@ class ModuleVerifier {
     for (size_t r = frame.runs_begin; r < frame.runs_end; ++r) {
       const size_t begin = run_starts_[r];
       if (begin >= current) break;
-      const size_t end =
-          std::min(r + 1 < frame.runs_end ? run_starts_[r + 1] : ops.size(), current);
+      const size_t end = std::min(r + 1 < frame.runs_end ? run_starts_[r + 1] : ops.size(),
+                                  current);
       auto it = std::lower_bound(ops.begin() + begin, ops.begin() + end, definer,
                                  [&](const std::unique_ptr<Operation>& op, const Operation* key) {
                                    return less(op.get(), key);
@@ -479,9 +479,9 @@ class ModuleVerifier {
     const bool parent_is_sdy = parent_code == OpCode::kSdyManualComputation ||
                                parent_code == OpCode::kSdyNamedComputation;
     const bool fits = op.code() == OpCode::kFuncReturn ? parent_code == OpCode::kFuncFunc
-                      : op.code() == OpCode::kSdyReturn ? parent_is_sdy
-                                                        : parent_code != OpCode::kFuncFunc &&
-                                                              !parent_is_sdy;
+                      : op.code() == OpCode::kSdyReturn
+                          ? parent_is_sdy
+                          : parent_code != OpCode::kFuncFunc && !parent_is_sdy;
     if (!fits) return context.Fail("", "may not end a region of ", parent->name());
     return Status::Ok();
   }
@@ -537,8 +537,7 @@ class ModuleVerifier {
       const Region& region = op.region(r);
       if (region.num_blocks() == 0 && op.code() == OpCode::kFuncFunc) continue;
       if (region.num_blocks() != 1) {
-        return context.Fail("", "region #", r, " must have one block, found ",
-                            region.num_blocks());
+        return context.Fail("", "region #", r, " must have one block, found ", region.num_blocks());
       }
       std::string_view terminator = (rule.flags & kReturnTerminated) ? "stablehlo.return"
                                     : (rule.flags & kSdyTerminated)  ? "sdy.return"
@@ -597,7 +596,7 @@ class ModuleVerifier {
   const Module& module_;
   SymbolTable symbols_;
   std::vector<Frame> frames_;
-  std::vector<size_t> run_starts_;  // the frames' runs, in frame order
+  std::vector<size_t> run_starts_;                        // the frames' runs, in frame order
   std::unordered_map<const Block*, size_t> open_blocks_;  // block -> its frame
   ValueSet unordered_results_;  // results of ops in blocks not in address order
 };

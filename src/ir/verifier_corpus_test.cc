@@ -72,8 +72,8 @@ void ExpectAllVerify(const std::vector<fs::path>& files, Reader read,
     const std::string bytes = ReadFile(file);
     StatusOr<Module> module = read(bytes);
     if (!module.ok()) {
-      skipped.push_back(StrCat(file.filename().string(), " (unreadable): ",
-                               module.status().message()));
+      skipped.push_back(StrCat(file.filename().string(),
+                               " (unreadable): ", module.status().message()));
       continue;
     }
     if (drop_compare_types) DropCompareTypes(*module);
@@ -92,8 +92,8 @@ TEST(VerifierCorpusTest, JaxTextProgramsVerify) {
 }
 
 StatusOr<Module> ReadArtifact(const std::string& bytes) {
-  return frontend::vhlo::ReadPortableArtifact(std::span<const uint8_t>(
-      reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
+  return frontend::vhlo::ReadPortableArtifact(
+      std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
 }
 
 TEST(VerifierCorpusTest, JaxArtifactsVerify) {

@@ -28,9 +28,7 @@ uint16_t ClassOf(const Type& element);
 std::string ClassesText(uint16_t mask);
 
 // type.Is(kind) without the out-of-line call, for the hot paths.
-inline bool HasKind(const Type& type, TypeKind kind) {
-  return type && type.storage().kind == kind;
-}
+inline bool HasKind(const Type& type, TypeKind kind) { return type && type.storage().kind == kind; }
 inline bool IsRankedTensor(const Type& type) {
   return type && type.storage().kind == TypeKind::kTensor;
 }
@@ -73,11 +71,11 @@ std::optional<int64_t> ElementCount(std::span<const int64_t> dims);
 // Sizes of one dimension of a windowed op (reduce_window, convolution,
 // select_and_scatter): the spec's num_windows, or an error text.
 struct WindowDim {
-  int64_t size = 1;           // window size (kernel size for convolution)
+  int64_t size = 1;  // window size (kernel size for convolution)
   int64_t stride = 1;
   int64_t padding_low = 0;
   int64_t padding_high = 0;
-  int64_t base_dilation = 1;  // lhs_dilation
+  int64_t base_dilation = 1;    // lhs_dilation
   int64_t window_dilation = 1;  // rhs_dilation
 };
 // num_windows of `base` (kDynamic stays kDynamic); nullopt if the padded
@@ -175,13 +173,12 @@ class OpContext {
   Status ExpectClasses(std::string_view constraint, std::string_view what, const Type& type,
                        uint16_t classes) const;
   // A rank-0 tensor.
-  Status ExpectScalar(std::string_view constraint, std::string_view what,
-                      const Type& type) const;
+  Status ExpectScalar(std::string_view constraint, std::string_view what, const Type& type) const;
   // Every value in `dims` lies in [0, rank) (else fails citing
   // `range_constraint`) and none repeats (`unique_constraint`).
-  Status ExpectDimsInRange(std::string_view range_constraint,
-                           std::string_view unique_constraint, std::string_view what,
-                           std::span<const int64_t> dims, int64_t rank) const;
+  Status ExpectDimsInRange(std::string_view range_constraint, std::string_view unique_constraint,
+                           std::string_view what, std::span<const int64_t> dims,
+                           int64_t rank) const;
   // The result of the op has shape `expected` (dynamic sizes match anything).
   Status ExpectResultShape(std::string_view constraint, size_t result,
                            std::span<const int64_t> expected) const;
@@ -201,8 +198,8 @@ Status ExpectSorted(const OpContext& context, std::string_view constraint, std::
 Status ExpectSortedUnique(const OpContext& context, std::string_view constraint,
                           std::string_view what, std::span<const int64_t> dims);
 Status ExpectDistinct(const OpContext& context, std::string_view constraint,
-                      std::string_view a_name, std::span<const int64_t> a,
-                      std::string_view b_name, std::span<const int64_t> b);
+                      std::string_view a_name, std::span<const int64_t> a, std::string_view b_name,
+                      std::span<const int64_t> b);
 
 // Window attributes: `name` holds `count` entries, each > 0 unless
 // `positive_constraint` is empty; all ones when absent.
@@ -216,15 +213,14 @@ StatusOr<std::vector<int64_t>> PaddingList(const OpContext& context, std::string
 // ---------------------------------------------------------------------------
 // Op rules: what the walk checks for each op before its own verifier runs.
 
-
 using VerifyFn = Status (*)(const OpContext&);
 
 enum RuleFlags : uint8_t {
-  kTensorOperands = 1 << 0,   // every operand is a ranked tensor
-  kTensorResults = 1 << 1,    // every result is a ranked tensor
-  kReturnTerminated = 1 << 2, // each region ends with stablehlo.return
-  kSdyTerminated = 1 << 3,    // each region ends with sdy.return
-  kOpaqueAttributes = 1 << 4, // attributes are Opaque (sdy): no deep checks
+  kTensorOperands = 1 << 0,    // every operand is a ranked tensor
+  kTensorResults = 1 << 1,     // every result is a ranked tensor
+  kReturnTerminated = 1 << 2,  // each region ends with stablehlo.return
+  kSdyTerminated = 1 << 3,     // each region ends with sdy.return
+  kOpaqueAttributes = 1 << 4,  // attributes are Opaque (sdy): no deep checks
   kTensors = kTensorOperands | kTensorResults,
 };
 
@@ -236,8 +232,8 @@ struct OpRule {
   int16_t min_operands;
   int16_t max_operands;  // kVariadic: no maximum
   int16_t min_results;
-  int16_t max_results;   // kVariadic: no maximum
-  int16_t regions;       // kVariadic: any number
+  int16_t max_results;  // kVariadic: no maximum
+  int16_t regions;      // kVariadic: any number
   uint8_t flags;
 };
 
@@ -263,10 +259,9 @@ std::span<const OpRule> ChloRules();
 // is_promotable), as upstream's verifyReducerShape. `allowed_dims` are the
 // result dimensions the body's arguments may carry (empty: rank 0).
 // Returns the body's result (accumulator) types in `accumulators`.
-Status VerifyReducer(const OpContext& context, std::string_view constraint,
-                     const Region& body, std::span<const Type> inputs,
-                     std::span<const Type> init_values, std::span<const int64_t> allowed_dims,
-                     std::vector<Type>* accumulators);
+Status VerifyReducer(const OpContext& context, std::string_view constraint, const Region& body,
+                     std::span<const Type> inputs, std::span<const Type> init_values,
+                     std::span<const int64_t> allowed_dims, std::vector<Type>* accumulators);
 
 // The values a region's terminator returns.
 std::vector<Type> TerminatorTypes(const Region& region);

@@ -35,14 +35,14 @@ Status Take(const char* slice_sizes_result, std::vector<int64_t> slice_sizes,
   IrBuilder b;
   Value* operand = b.Arg("5x3xf32");
   Value* indices = b.Arg("4x1xi32");
-  Value* result = b.Add1(
-      "stablehlo.gather", {operand, indices}, slice_sizes_result,
-      {{"dimension_numbers",
-        Attribute::Struct("stablehlo.gather", {{"offset_dims", Dims(std::move(offset_dims))},
-                                               {"collapsed_slice_dims", Dims({0})},
-                                               {"start_index_map", Dims({0})},
-                                               {"index_vector_dim", I64(1)}})},
-       {"slice_sizes", Dims(std::move(slice_sizes))}});
+  Value* result = b.Add1("stablehlo.gather", {operand, indices}, slice_sizes_result,
+                         {{"dimension_numbers",
+                           Attribute::Struct("stablehlo.gather",
+                                             {{"offset_dims", Dims(std::move(offset_dims))},
+                                              {"collapsed_slice_dims", Dims({0})},
+                                              {"start_index_map", Dims({0})},
+                                              {"index_vector_dim", I64(1)}})},
+                          {"slice_sizes", Dims(std::move(slice_sizes))}});
   return b.Verify({result});
 }
 
@@ -65,16 +65,16 @@ TEST(VerifierIndexingTest, GatherWithBatchingDimensions) {
   IrBuilder b;
   Value* operand = b.Arg("2x5x3xf32");
   Value* indices = b.Arg("2x4x1xi32");
-  Value* result = b.Add1(
-      "stablehlo.gather", {operand, indices}, "2x4x3xf32",
-      {{"dimension_numbers",
-        Attribute::Struct("stablehlo.gather", {{"offset_dims", Dims({2})},
-                                               {"collapsed_slice_dims", Dims({1})},
-                                               {"operand_batching_dims", Dims({0})},
-                                               {"start_indices_batching_dims", Dims({0})},
-                                               {"start_index_map", Dims({1})},
-                                               {"index_vector_dim", I64(2)}})},
-       {"slice_sizes", Dims({1, 1, 3})}});
+  Value* result = b.Add1("stablehlo.gather", {operand, indices}, "2x4x3xf32",
+                         {{"dimension_numbers",
+                           Attribute::Struct("stablehlo.gather",
+                                             {{"offset_dims", Dims({2})},
+                                              {"collapsed_slice_dims", Dims({1})},
+                                              {"operand_batching_dims", Dims({0})},
+                                              {"start_indices_batching_dims", Dims({0})},
+                                              {"start_index_map", Dims({1})},
+                                              {"index_vector_dim", I64(2)}})},
+                          {"slice_sizes", Dims({1, 1, 3})}});
   EXPECT_VERIFY_OK(b.Verify({result}));
 }
 
@@ -84,13 +84,13 @@ Status ScatterAdd(const char* updates_type, const char* body_type = "f32") {
   Value* input = b.Arg("5x3xf32");
   Value* indices = b.Arg("4x1xi32");
   Value* updates = b.Arg(updates_type);
-  Operation* scatter = b.Add(
-      "stablehlo.scatter", {input, indices, updates}, {"5x3xf32"},
-      {{"scatter_dimension_numbers",
-        Attribute::Struct("stablehlo.scatter", {{"update_window_dims", Dims({1})},
-                                                {"inserted_window_dims", Dims({0})},
-                                                {"scatter_dims_to_operand_dims", Dims({0})},
-                                                {"index_vector_dim", I64(1)}})}});
+  Operation* scatter = b.Add("stablehlo.scatter", {input, indices, updates}, {"5x3xf32"},
+                             {{"scatter_dimension_numbers",
+                               Attribute::Struct("stablehlo.scatter",
+                                                 {{"update_window_dims", Dims({1})},
+                                                  {"inserted_window_dims", Dims({0})},
+                                                  {"scatter_dims_to_operand_dims", Dims({0})},
+                                                  {"index_vector_dim", I64(1)}})}});
   SumBody(b, scatter, body_type);
   return b.Verify({scatter->result(0)});
 }
@@ -146,19 +146,21 @@ TEST(VerifierLinalgTest, Dot) {
   EXPECT_VERIFY_OK(b.Verify({b.Add1("stablehlo.dot", {b.Arg("2x3xf32"), b.Arg("3xf32")},
                                     "2xf32")}));
   IrBuilder bad;
-  EXPECT_VERIFY_ERROR(bad.Verify({bad.Add1("stablehlo.dot", {bad.Arg("2x3xf32"),
-                                                             bad.Arg("4xf32")}, "2xf32")}),
+  EXPECT_VERIFY_ERROR(bad.Verify({bad.Add1("stablehlo.dot", {bad.Arg("2x3xf32"), bad.Arg("4xf32")},
+                                           "2xf32")}),
                       "lhs contracting dimension 1 has size 3 but rhs contracting dimension 0");
 }
 
 Attribute NhwcDimensions() {
-  return Attribute::Struct(
-      "stablehlo.conv",
-      {{"input_batch_dimension", I64(0)}, {"input_feature_dimension", I64(3)},
-       {"input_spatial_dimensions", Dims({1, 2})}, {"kernel_input_feature_dimension", I64(2)},
-       {"kernel_output_feature_dimension", I64(3)}, {"kernel_spatial_dimensions", Dims({0, 1})},
-       {"output_batch_dimension", I64(0)}, {"output_feature_dimension", I64(3)},
-       {"output_spatial_dimensions", Dims({1, 2})}});
+  return Attribute::Struct("stablehlo.conv", {{"input_batch_dimension", I64(0)},
+                                              {"input_feature_dimension", I64(3)},
+                                              {"input_spatial_dimensions", Dims({1, 2})},
+                                              {"kernel_input_feature_dimension", I64(2)},
+                                              {"kernel_output_feature_dimension", I64(3)},
+                                              {"kernel_spatial_dimensions", Dims({0, 1})},
+                                              {"output_batch_dimension", I64(0)},
+                                              {"output_feature_dimension", I64(3)},
+                                              {"output_spatial_dimensions", Dims({1, 2})}});
 }
 
 // lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=("NHWC",
@@ -267,8 +269,8 @@ TEST(VerifierRegionTest, Reduce) {
     IrBuilder b;
     Value* x = b.Arg("2x3xf32");
     Value* zero = b.Zeros("f32");
-    Operation* reduce =
-        b.Add("stablehlo.reduce", {x, zero}, {"2xf32"}, {{"dimensions", Dims({1})}});
+    Operation* reduce = b.Add("stablehlo.reduce", {x, zero}, {"2xf32"},
+                              {{"dimensions", Dims({1})}});
     SumBody(b, reduce);
     EXPECT_VERIFY_OK(b.Verify({reduce->result(0)}));
   }
@@ -276,8 +278,8 @@ TEST(VerifierRegionTest, Reduce) {
     IrBuilder b;
     Value* x = b.Arg("2x3xf32");
     Value* zero = b.Zeros("f32");
-    Operation* reduce =
-        b.Add("stablehlo.reduce", {x, zero}, {"3xf32"}, {{"dimensions", Dims({1})}});
+    Operation* reduce = b.Add("stablehlo.reduce", {x, zero}, {"3xf32"},
+                              {{"dimensions", Dims({1})}});
     SumBody(b, reduce);
     EXPECT_VERIFY_ERROR(b.Verify({reduce->result(0)}),
                         "stablehlo.reduce (C7): result must have shape [2], found tensor<3xf32>");
@@ -286,8 +288,8 @@ TEST(VerifierRegionTest, Reduce) {
     IrBuilder b;
     Value* x = b.Arg("2x3xf32");
     Value* zero = b.Zeros("f32");
-    Operation* reduce =
-        b.Add("stablehlo.reduce", {x, zero}, {"2xf32"}, {{"dimensions", Dims({1})}});
+    Operation* reduce = b.Add("stablehlo.reduce", {x, zero}, {"2xf32"},
+                              {{"dimensions", Dims({1})}});
     std::vector<Value*> args = b.Open(reduce, {"f32", "f32", "f32"});
     b.Close({b.Add1("stablehlo.add", {args[0], args[1]}, "f32")});
     EXPECT_VERIFY_ERROR(b.Verify({reduce->result(0)}),
@@ -298,8 +300,8 @@ TEST(VerifierRegionTest, Reduce) {
     IrBuilder b;
     Value* x = b.Arg("2x3xbf16");
     Value* zero = b.Zeros("bf16");
-    Operation* reduce =
-        b.Add("stablehlo.reduce", {x, zero}, {"2xbf16"}, {{"dimensions", Dims({1})}});
+    Operation* reduce = b.Add("stablehlo.reduce", {x, zero}, {"2xbf16"},
+                              {{"dimensions", Dims({1})}});
     SumBody(b, reduce, "f32");
     EXPECT_VERIFY_ERROR(b.Verify({reduce->result(0)}),
                         "stablehlo.reduce (C8): result #0 must have the body's element type f32");
@@ -308,8 +310,8 @@ TEST(VerifierRegionTest, Reduce) {
     IrBuilder b;
     Value* x = b.Arg("2x3xf32");
     Value* zero = b.Zeros("f32");
-    Operation* reduce =
-        b.Add("stablehlo.reduce", {x, zero}, {"f32"}, {{"dimensions", Dims({1, 1})}});
+    Operation* reduce = b.Add("stablehlo.reduce", {x, zero}, {"f32"},
+                              {{"dimensions", Dims({1, 1})}});
     SumBody(b, reduce);
     EXPECT_VERIFY_ERROR(b.Verify({reduce->result(0)}),
                         "stablehlo.reduce (C5): dimensions contains dimension 1 more than once");
@@ -464,8 +466,7 @@ TEST(VerifierCollectiveTest, CollectiveReduce) {
     IrBuilder b;
     std::vector<Value*> args;
     for (const char* type : operands) args.push_back(b.Arg(type));
-    std::vector<NamedAttribute> attributes = {
-        {"replica_groups", DenseI64({1, 2}, {0, 1})}};
+    std::vector<NamedAttribute> attributes = {{"replica_groups", DenseI64({1, 2}, {0, 1})}};
     if (dynamic_root) attributes.push_back({"has_dynamic_root", Attribute::Unit()});
     Operation* op = b.Add("stablehlo.collective_reduce", args, {result}, attributes);
     SumBody(b, op);
@@ -507,7 +508,8 @@ TEST(VerifierCollectiveTest, AllGatherReduceScatterAllToAll) {
   auto all_to_all = [](int64_t count, const char* result) {
     IrBuilder b;
     Value* y = b.Add1("stablehlo.all_to_all", {b.Arg("4x2xf32")}, result,
-                      {{"split_dimension", I64(0)}, {"concat_dimension", I64(1)},
+                      {{"split_dimension", I64(0)},
+                       {"concat_dimension", I64(1)},
                        {"split_count", I64(count)},
                        {"replica_groups", DenseI64({1, 2}, {0, 1})}});
     return b.Verify({y});
@@ -544,8 +546,8 @@ TEST(VerifierMiscTest, TuplesAndTokens) {
   {
     IrBuilder b;
     Value* x = b.Arg("2xf32");
-    Value* t = b.AddTyped("stablehlo.tuple", {x, x}, {Type::Tuple({T("2xf32"), T("2xf32")})})
-                   ->result(0);
+    Value* t =
+        b.AddTyped("stablehlo.tuple", {x, x}, {Type::Tuple({T("2xf32"), T("2xf32")})})->result(0);
     Value* y = b.Add1("stablehlo.get_tuple_element", {t}, "2xf32", {{"index", testing::I32(1)}});
     Value* token = b.AddTyped("stablehlo.create_token", {}, {Type::Token()})->result(0);
     b.AddTyped("stablehlo.after_all", {token, token}, {Type::Token()});
@@ -619,8 +621,8 @@ TEST(VerifierMiscTest, Composite) {
                        {"decomposition", Attribute::SymbolRef({"gelu_impl"})}});
     auto func = std::make_unique<Operation>("func.func");
     func->SetAttr("sym_name", Attribute::String("gelu_impl"));
-    func->SetAttr("function_type", Attribute::TypeAttr(Type::Function(
-                                       {T(decomposition_type)}, {T(decomposition_type)})));
+    func->SetAttr("function_type", Attribute::TypeAttr(Type::Function({T(decomposition_type)},
+                                                                      {T(decomposition_type)})));
     Block& body = func->AddRegion().AddBlock();
     auto ret = std::make_unique<Operation>("func.return");
     ret->AddOperand(body.AddArgument(T(decomposition_type)));
@@ -647,8 +649,9 @@ TEST(VerifierChloTest, UnaryAndPredicates) {
   EXPECT_VERIFY_OK(unary("chlo.erf", "3xf32", "3xf32"));
   EXPECT_VERIFY_OK(unary("chlo.acosh", "3xf64", "3xf64"));
   EXPECT_VERIFY_OK(unary("chlo.is_inf", "3xbf16", "3xi1"));
-  EXPECT_VERIFY_ERROR(unary("chlo.erf", "3xi32", "3xi32"),
-                      "chlo.erf: operand #0 must be a tensor of floating-point elements, found tensor<3xi32>");
+  EXPECT_VERIFY_ERROR(
+      unary("chlo.erf", "3xi32", "3xi32"),
+      "chlo.erf: operand #0 must be a tensor of floating-point elements, found tensor<3xi32>");
   EXPECT_VERIFY_ERROR(unary("chlo.sinh", "3xf32", "4xf32"),
                       "chlo.sinh: result must have the operand type tensor<3xf32>, found "
                       "tensor<4xf32>");

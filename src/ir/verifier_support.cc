@@ -15,9 +15,7 @@ bool IsIntegerLike(const Type& element) {
   return (ClassOf(element) & (kBoolClass | kIntegerClasses | kIndexClass)) != 0;
 }
 
-bool IsUnsigned(const Type& element) {
-  return ClassOf(element) & (kUnsignedClass | kBoolClass);
-}
+bool IsUnsigned(const Type& element) { return ClassOf(element) & (kUnsignedClass | kBoolClass); }
 
 std::string ElementText(const Type& element) {
   if (HasKind(element, TypeKind::kElement)) {
@@ -62,7 +60,7 @@ std::string AttrDescription(const Attribute& attribute) {
 uint16_t ClassOf(const Type& element) {
   if (HasKind(element, TypeKind::kQuantized)) {
     return GetQuantizedParams(element).quantized_dimension ? kPerAxisQuantClass
-                                                          : kPerTensorQuantClass;
+                                                           : kPerTensorQuantClass;
   }
   if (!HasKind(element, TypeKind::kElement)) return 0;
   const ElementType type = element.element_type();
@@ -191,8 +189,7 @@ std::string TypeText(const Type& type) {
   if (!type) return "<no type>";
   switch (type.kind()) {
     case TypeKind::kElement:
-    case TypeKind::kQuantized:
-      return ElementText(type);
+    case TypeKind::kQuantized: return ElementText(type);
     case TypeKind::kTensor: {
       std::string text = "tensor<";
       for (int64_t dim : type.dims()) text += DimText(dim) + "x";
@@ -200,8 +197,7 @@ std::string TypeText(const Type& type) {
     }
     case TypeKind::kUnrankedTensor:
       return StrCat("tensor<*x", ElementOf(type) ? ElementText(ElementOf(type)) : "?", ">");
-    case TypeKind::kToken:
-      return "!stablehlo.token";
+    case TypeKind::kToken: return "!stablehlo.token";
     case TypeKind::kTuple: {
       std::string members = TypesText(type.members());  // "(a, b)"
       return StrCat("tuple<", members.substr(1, members.size() - 2), ">");
@@ -211,10 +207,8 @@ std::string TypeText(const Type& type) {
       if (type.results().size() == 1) results = TypeText(type.results()[0]);
       return StrCat(TypesText(type.members()), " -> ", results);
     }
-    case TypeKind::kNone:
-      return "none";
-    case TypeKind::kOpaque:
-      return type.text();
+    case TypeKind::kNone: return "none";
+    case TypeKind::kOpaque: return type.text();
   }
   return "<type>";
 }
@@ -311,8 +305,7 @@ std::optional<IntList> ReadInts(const Attribute& attribute) {
       std::copy(type.dims().begin(), type.dims().end(), list.shape_dims.begin());
       return list;
     }
-    default:
-      return std::nullopt;
+    default: return std::nullopt;
   }
   list.shape_dims[0] = static_cast<int64_t>(list.values.size());
   return list;
@@ -346,9 +339,10 @@ std::string OpContext::Prefix(std::string_view constraint) const {
 
 const Attribute* OpContext::Find(std::string_view name) const {
   const std::vector<NamedAttribute>& attributes = op_.attributes();
-  auto it = std::lower_bound(
-      attributes.begin(), attributes.end(), name,
-      [](const NamedAttribute& a, std::string_view key) { return a.name < key; });
+  auto it = std::lower_bound(attributes.begin(), attributes.end(), name,
+                             [](const NamedAttribute& a, std::string_view key) {
+                               return a.name < key;
+                             });
   return it != attributes.end() && it->name == name ? &it->value : nullptr;
 }
 
@@ -416,8 +410,7 @@ StatusOr<std::string_view> OpContext::String(std::string_view name) const {
   return std::string_view((*value)->text);
 }
 
-StatusOr<Attribute> OpContext::Struct(std::string_view name,
-                                      std::string_view struct_name) const {
+StatusOr<Attribute> OpContext::Struct(std::string_view name, std::string_view struct_name) const {
   Attribute value = op_.GetAttr(name);
   if (!value) return Fail("", "missing attribute '", name, "' (#", struct_name, "<...>)");
   if (!value.Is(AttrKind::kStruct) || value->text != struct_name) {
@@ -432,8 +425,8 @@ StatusOr<IntList> OpContext::FieldInts(const Attribute& record, std::string_view
   if (!value) return IntList{};
   std::optional<IntList> list = ReadInts(value);
   if (!list) {
-    return Fail("", "field '", field, "' of #", record->text,
-                " must be a list of integers, found ", AttrDescription(value));
+    return Fail("", "field '", field, "' of #", record->text, " must be a list of integers, found ",
+                AttrDescription(value));
   }
   return std::move(*list);
 }
@@ -464,8 +457,8 @@ const Operation* OpContext::LookupFunction(std::string_view name) const {
 Status OpContext::ExpectClasses(std::string_view constraint, std::string_view what,
                                 const Type& type, uint16_t classes) const {
   if (IsRankedTensor(type) && (ClassOf(ElementOf(type)) & classes)) return Status::Ok();
-  return Fail(constraint, what, " must be a tensor of ", ClassesText(classes),
-              " elements, found ", TypeText(type));
+  return Fail(constraint, what, " must be a tensor of ", ClassesText(classes), " elements, found ",
+              TypeText(type));
 }
 
 Status OpContext::ExpectScalar(std::string_view constraint, std::string_view what,
@@ -532,8 +525,7 @@ Status ExpectInRange(const OpContext& context, std::string_view constraint, std:
 
 // No value appears twice in `a` ++ `b`.
 Status ExpectDistinct(const OpContext& context, std::string_view constraint,
-                      std::string_view a_name,
-                      std::span<const int64_t> a, std::string_view b_name,
+                      std::string_view a_name, std::span<const int64_t> a, std::string_view b_name,
                       std::span<const int64_t> b) {
   std::vector<int64_t> all(a.begin(), a.end());
   all.insert(all.end(), b.begin(), b.end());
@@ -547,8 +539,8 @@ Status ExpectDistinct(const OpContext& context, std::string_view constraint,
 // A window attribute with one positive entry per spatial dimension, or
 // all ones when absent.
 StatusOr<std::vector<int64_t>> WindowList(const OpContext& context, std::string_view name,
-                                           std::string_view size_constraint,
-                                           std::string_view positive_constraint, int64_t count) {
+                                          std::string_view size_constraint,
+                                          std::string_view positive_constraint, int64_t count) {
   KILN_ASSIGN_OR_RETURN(IntList list, context.IntsOr(name));
   if (!list.present) return std::vector<int64_t>(static_cast<size_t>(count), 1);
   if (static_cast<int64_t>(list.size()) != count) {
@@ -567,10 +559,9 @@ StatusOr<std::vector<int64_t>> PaddingList(const OpContext& context, std::string
                                            int64_t count) {
   KILN_ASSIGN_OR_RETURN(IntList padding, context.IntsOr("padding"));
   if (!padding.present) return std::vector<int64_t>(static_cast<size_t>(count * 2), 0);
-  const bool shape_ok = padding.rank == 2 ? padding.shape_dims[0] == count &&
-                                                padding.shape_dims[1] == 2
-                                                  : static_cast<int64_t>(padding.size()) ==
-                                                        count * 2;
+  const bool shape_ok = padding.rank == 2
+                            ? padding.shape_dims[0] == count && padding.shape_dims[1] == 2
+                            : static_cast<int64_t>(padding.size()) == count * 2;
   if (!shape_ok) {
     return context.Fail(constraint, "padding must have shape [", count, ", 2], found ",
                         DimsText(padding.shape()));

@@ -14,8 +14,8 @@
 namespace kiln::ir {
 namespace {
 
-using testing::Dims;
 using testing::DenseI64;
+using testing::Dims;
 using testing::Enum;
 using testing::I64;
 using testing::IrBuilder;
@@ -44,11 +44,11 @@ TEST(VerifierTest, ErrorNamesLocationOpConstraintExpectedAndFound) {
   IrBuilder b;
   Value* lhs = b.Arg("2x3xf32");
   Value* rhs = b.Arg("4x5xf32");
-  Operation* dot = b.Add(
-      "stablehlo.dot_general", {lhs, rhs}, {"2x5xf32"},
-      {{"dot_dimension_numbers",
-        Attribute::Struct("stablehlo.dot", {{"lhs_contracting_dimensions", Dims({1})},
-                                            {"rhs_contracting_dimensions", Dims({0})}})}});
+  Operation* dot = b.Add("stablehlo.dot_general", {lhs, rhs}, {"2x5xf32"},
+                         {{"dot_dimension_numbers",
+                           Attribute::Struct("stablehlo.dot",
+                                             {{"lhs_contracting_dimensions", Dims({1})},
+                                              {"rhs_contracting_dimensions", Dims({0})}})}});
   dot->set_location(Location::FileLineCol("model.py", 12, 4));
   Status status = b.Verify({dot->result(0)});
   EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
@@ -183,8 +183,8 @@ TEST(VerifierTest, FuncReturnMustMatchFunctionType) {
   IrBuilder b;
   Value* x = b.Arg("2xf32");
   Module& module = b.Finish({x});
-  b.func()->SetAttr("function_type", Attribute::TypeAttr(Type::Function({T("2xf32")},
-                                                                         {T("3xf32")})));
+  b.func()->SetAttr("function_type",
+                    Attribute::TypeAttr(Type::Function({T("2xf32")}, {T("3xf32")})));
   EXPECT_VERIFY_ERROR(Verify(module),
                       "func.return: returned value #0 has type tensor<2xf32> but the "
                       "function_type of @main declares tensor<3xf32>");
@@ -194,8 +194,8 @@ TEST(VerifierTest, FuncEntryArgumentsMustMatchFunctionType) {
   IrBuilder b;
   Value* x = b.Arg("2xf32");
   Module& module = b.Finish({x});
-  b.func()->SetAttr("function_type", Attribute::TypeAttr(Type::Function({T("2xi32")},
-                                                                         {T("2xf32")})));
+  b.func()->SetAttr("function_type",
+                    Attribute::TypeAttr(Type::Function({T("2xi32")}, {T("2xf32")})));
   EXPECT_VERIFY_ERROR(Verify(module),
                       "model.py:1:1: func.func @main: entry block argument #0 has type "
                       "tensor<2xf32> but function_type declares tensor<2xi32>");
@@ -249,8 +249,7 @@ TEST(VerifierTest, RegionsMustEndWithStablehloReturn) {
   IrBuilder b;
   Value* x = b.Arg("2x3xf32");
   Value* zero = b.Zeros("f32");
-  Operation* reduce = b.Add("stablehlo.reduce", {x, zero}, {"2xf32"},
-                            {{"dimensions", Dims({1})}});
+  Operation* reduce = b.Add("stablehlo.reduce", {x, zero}, {"2xf32"}, {{"dimensions", Dims({1})}});
   std::vector<Value*> args = b.Open(reduce, {"f32", "f32"});
   b.Close({b.Add1("stablehlo.add", {args[0], args[1]}, "f32")}, "func.return");
   EXPECT_VERIFY_ERROR(b.Verify({reduce->result(0)}),
@@ -359,13 +358,13 @@ TEST(VerifierElementwiseTest, ElementClassesFollowTheSpec) {
     bool ok;
   };
   const Case cases[] = {
-      {"stablehlo.add", "4xi1", true},          {"stablehlo.add", "4xc64", true},
-      {"stablehlo.sine", "4xi32", false},       {"stablehlo.sine", "4xc64", true},
-      {"stablehlo.and", "4xf32", false},        {"stablehlo.xor", "4xi1", true},
-      {"stablehlo.shift_left", "4xi1", false},  {"stablehlo.popcnt", "4xui8", true},
-      {"stablehlo.floor", "4xc64", false},      {"stablehlo.negate", "4xi1", false},
-      {"stablehlo.sign", "4xui32", false},      {"stablehlo.divide", "4xi8", true},
-      {"stablehlo.remainder", "4xi1", false},   {"stablehlo.tanh", "4xbf16", true},
+      {"stablehlo.add", "4xi1", true},         {"stablehlo.add", "4xc64", true},
+      {"stablehlo.sine", "4xi32", false},      {"stablehlo.sine", "4xc64", true},
+      {"stablehlo.and", "4xf32", false},       {"stablehlo.xor", "4xi1", true},
+      {"stablehlo.shift_left", "4xi1", false}, {"stablehlo.popcnt", "4xui8", true},
+      {"stablehlo.floor", "4xc64", false},     {"stablehlo.negate", "4xi1", false},
+      {"stablehlo.sign", "4xui32", false},     {"stablehlo.divide", "4xi8", true},
+      {"stablehlo.remainder", "4xi1", false},  {"stablehlo.tanh", "4xbf16", true},
   };
   for (const Case& c : cases) {
     IrBuilder b;
@@ -484,13 +483,11 @@ TEST(VerifierElementwiseTest, ConvertAndBitcastConvert) {
   }
   {
     IrBuilder b;
-    EXPECT_VERIFY_OK(
-        b.Verify({b.Add1("stablehlo.bitcast_convert", {b.Arg("2xui64")}, "2x2xf32")}));
+    EXPECT_VERIFY_OK(b.Verify({b.Add1("stablehlo.bitcast_convert", {b.Arg("2xui64")}, "2x2xf32")}));
   }
   {
     IrBuilder b;
-    EXPECT_VERIFY_OK(
-        b.Verify({b.Add1("stablehlo.bitcast_convert", {b.Arg("2x4xi8")}, "2xi32")}));
+    EXPECT_VERIFY_OK(b.Verify({b.Add1("stablehlo.bitcast_convert", {b.Arg("2x4xi8")}, "2xi32")}));
   }
   {
     IrBuilder b;
@@ -570,15 +567,15 @@ TEST(VerifierShapeTest, ReshapeTransposeReverse) {
   }
   {
     IrBuilder b;
-    EXPECT_VERIFY_ERROR(b.Verify({b.Add1("stablehlo.transpose", {b.Arg("2x3x4xf32")},
-                                         "4x2x3xf32", {{"permutation", Dims({2, 0, 0})}})}),
+    EXPECT_VERIFY_ERROR(b.Verify({b.Add1("stablehlo.transpose", {b.Arg("2x3x4xf32")}, "4x2x3xf32",
+                                         {{"permutation", Dims({2, 0, 0})}})}),
                         "stablehlo.transpose (C2): permutation contains dimension 0 more than "
                         "once");
   }
   {
     IrBuilder b;
-    EXPECT_VERIFY_ERROR(b.Verify({b.Add1("stablehlo.transpose", {b.Arg("2x3x4xf32")},
-                                         "2x3x4xf32", {{"permutation", Dims({2, 0, 1})}})}),
+    EXPECT_VERIFY_ERROR(b.Verify({b.Add1("stablehlo.transpose", {b.Arg("2x3x4xf32")}, "2x3x4xf32",
+                                         {{"permutation", Dims({2, 0, 1})}})}),
                         "stablehlo.transpose (C3): result must have shape [4, 2, 3], found "
                         "tensor<2x3x4xf32>");
   }
@@ -641,8 +638,7 @@ TEST(VerifierShapeTest, DynamicSliceAndUpdate) {
     Value* x = b.Arg("8x6xf32");
     Value* u = b.Arg("2x6xf32");
     Value* i = b.Arg("i32");
-    EXPECT_VERIFY_OK(
-        b.Verify({b.Add1("stablehlo.dynamic_update_slice", {x, u, i, i}, "8x6xf32")}));
+    EXPECT_VERIFY_OK(b.Verify({b.Add1("stablehlo.dynamic_update_slice", {x, u, i, i}, "8x6xf32")}));
   }
   {
     IrBuilder b;
@@ -725,16 +721,16 @@ TEST(VerifierShapeTest, IotaAndConstant) {
   {
     IrBuilder b;
     Value* c = b.Add1("stablehlo.constant", {}, "2xf32",
-                      {{"value", Attribute::DenseElements(T("3xf32"),
-                                                          std::vector<uint8_t>(12), false)}});
+                      {{"value",
+                        Attribute::DenseElements(T("3xf32"), std::vector<uint8_t>(12), false)}});
     EXPECT_VERIFY_ERROR(b.Verify({c}), "stablehlo.constant (C1): value has type tensor<3xf32> "
                                        "but output has type tensor<2xf32>");
   }
   {
     IrBuilder b;
     Value* c = b.Add1("stablehlo.constant", {}, "2xf32",
-                      {{"value", Attribute::DenseElements(T("2xf32"),
-                                                          std::vector<uint8_t>(7), false)}});
+                      {{"value",
+                        Attribute::DenseElements(T("2xf32"), std::vector<uint8_t>(7), false)}});
     EXPECT_VERIFY_ERROR(b.Verify({c}), "holds 7 bytes, expected 8");
   }
 }

@@ -26,11 +26,11 @@ inline Type T(std::string_view spelling) {
     spelling.remove_prefix(x + 1);
   }
   static const std::pair<std::string_view, ElementType> kElements[] = {
-      {"i1", ElementType::kPred},    {"i8", ElementType::kS8},      {"i16", ElementType::kS16},
-      {"i32", ElementType::kS32},    {"i64", ElementType::kS64},    {"ui8", ElementType::kU8},
-      {"ui16", ElementType::kU16},   {"ui32", ElementType::kU32},   {"ui64", ElementType::kU64},
-      {"f16", ElementType::kF16},    {"bf16", ElementType::kBF16},  {"f32", ElementType::kF32},
-      {"f64", ElementType::kF64},    {"c64", ElementType::kC64},    {"c128", ElementType::kC128},
+      {"i1", ElementType::kPred},  {"i8", ElementType::kS8},     {"i16", ElementType::kS16},
+      {"i32", ElementType::kS32},  {"i64", ElementType::kS64},   {"ui8", ElementType::kU8},
+      {"ui16", ElementType::kU16}, {"ui32", ElementType::kU32},  {"ui64", ElementType::kU64},
+      {"f16", ElementType::kF16},  {"bf16", ElementType::kBF16}, {"f32", ElementType::kF32},
+      {"f64", ElementType::kF64},  {"c64", ElementType::kC64},   {"c128", ElementType::kC128},
   };
   for (const auto& [name, element] : kElements) {
     if (spelling == name) return Type::Tensor(Type::Element(element), dims);
@@ -153,12 +153,12 @@ class IrBuilder {
 };
 
 // Expects INVALID_ARGUMENT whose message contains `fragment`.
-#define EXPECT_VERIFY_ERROR(status_expr, fragment)                              \
-  do {                                                                          \
-    ::kiln::Status verify_status_ = (status_expr);                              \
-    EXPECT_EQ(verify_status_.code(), ::kiln::StatusCode::kInvalidArgument)      \
-        << verify_status_.ToString();                                           \
-    EXPECT_NE(verify_status_.message().find(fragment), std::string::npos)       \
+#define EXPECT_VERIFY_ERROR(status_expr, fragment)                                  \
+  do {                                                                              \
+    ::kiln::Status verify_status_ = (status_expr);                                  \
+    EXPECT_EQ(verify_status_.code(), ::kiln::StatusCode::kInvalidArgument)          \
+        << verify_status_.ToString();                                               \
+    EXPECT_NE(verify_status_.message().find(fragment), std::string::npos)           \
         << "message: " << verify_status_.message() << "\nexpected: " << (fragment); \
   } while (false)
 

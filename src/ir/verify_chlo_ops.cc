@@ -23,8 +23,8 @@ Status VerifySameType(const OpContext& context) {
     KILN_RETURN_IF_ERROR(context.ExpectClasses("", StrCat("operand #", i), context.operand(i),
                                                classes));
     if (!TypesCompatible(context.operand(i), first)) {
-      return context.Fail("", "operand #", i, " must have the type of operand #0 ",
-                          TypeText(first), ", found ", TypeText(context.operand(i)));
+      return context.Fail("", "operand #", i, " must have the type of operand #0 ", TypeText(first),
+                          ", found ", TypeText(context.operand(i)));
     }
   }
   if (!TypesCompatible(context.result(0), first)) {
@@ -38,8 +38,8 @@ Status VerifySameType(const OpContext& context) {
 Status VerifyFloatPredicate(const OpContext& context) {
   const Type& operand = context.operand(0);
   const Type& result = context.result(0);
-  KILN_RETURN_IF_ERROR(context.ExpectClasses(
-      "", "operand", operand, DescribeOp(context.op().code()).elementwise->classes));
+  KILN_RETURN_IF_ERROR(context.ExpectClasses("", "operand", operand,
+                                             DescribeOp(context.op().code()).elementwise->classes));
   KILN_RETURN_IF_ERROR(context.ExpectClasses("", "result", result, kBoolClass));
   if (!ShapesCompatible(result.dims(), operand.dims())) {
     return context.Fail("", "result must have the operand shape ", DimsText(operand.dims()),
@@ -50,8 +50,7 @@ Status VerifyFloatPredicate(const OpContext& context) {
 
 // The shape two operands broadcast to, numpy style (trailing dimensions
 // aligned; a size 1 stretches); an error names the first clash.
-StatusOr<std::vector<int64_t>> BroadcastShape(const OpContext& context,
-                                              std::span<const int64_t> a,
+StatusOr<std::vector<int64_t>> BroadcastShape(const OpContext& context, std::span<const int64_t> a,
                                               std::span<const int64_t> b) {
   const size_t rank = std::max(a.size(), b.size());
   std::vector<int64_t> shape(rank);
@@ -110,8 +109,10 @@ Status VerifyBroadcastSelect(const OpContext& context) {
   KILN_RETURN_IF_ERROR(context.ExpectClasses("", "pred", pred, kBoolClass));
   if (!SameElement(ElementOf(on_true), ElementOf(on_false)) ||
       !SameElement(ElementOf(context.result(0)), ElementOf(on_true))) {
-    return context.Fail("", "on_true, on_false and the result must have one element type, "
-                        "found ", TypeText(on_true), ", ", TypeText(on_false), " and ",
+    return context.Fail("",
+                        "on_true, on_false and the result must have one element type, "
+                        "found ",
+                        TypeText(on_true), ", ", TypeText(on_false), " and ",
                         TypeText(context.result(0)));
   }
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> shape,
@@ -156,7 +157,8 @@ Status VerifyScan(const OpContext& context) {
       static_cast<size_t>(segments[0] + segments[1]) != context.num_operands()) {
     return context.Fail("", "operandSegmentSizes must be [inputs, inits] summing to the ",
                         context.num_operands(), " operands, found ", segments.size(),
-                        " entries summing to ", std::accumulate(segments.begin(), segments.end(), int64_t{0}));
+                        " entries summing to ",
+                        std::accumulate(segments.begin(), segments.end(), int64_t{0}));
   }
   const auto inputs = static_cast<size_t>(segments[0]);
   const auto carries = static_cast<size_t>(segments[1]);
@@ -173,8 +175,8 @@ Status VerifyScan(const OpContext& context) {
   for (size_t i = 0; i < inputs; ++i) {
     const Type& input = context.operand(i);
     if (dimension < 0 || dimension >= Rank(input)) {
-      return context.Fail("", "scan dimension ", dimension, " is out of bounds for input #", i,
-                          " ", TypeText(input));
+      return context.Fail("", "scan dimension ", dimension, " is out of bounds for input #", i, " ",
+                          TypeText(input));
     }
     const int64_t size = input.dims()[static_cast<size_t>(dimension)];
     if (size != kDynamic && length != kDynamic && size != length) {
@@ -212,9 +214,8 @@ Status VerifyScan(const OpContext& context) {
           (length != kDynamic && result.dims()[static_cast<size_t>(dimension)] != kDynamic &&
            result.dims()[static_cast<size_t>(dimension)] != length) ||
           !TypesCompatible(sliced(result), returned[i])) {
-        return context.Fail("", "output #", i, " ", TypeText(result),
-                            " must stack the body's ", TypeText(returned[i]), " along dimension ",
-                            dimension);
+        return context.Fail("", "output #", i, " ", TypeText(result), " must stack the body's ",
+                            TypeText(returned[i]), " along dimension ", dimension);
       }
     } else if (!TypesCompatible(result, returned[i]) ||
                !TypesCompatible(result, context.operand(inputs + i - outputs))) {

@@ -37,14 +37,15 @@ StatusOr<ReplicaGroups> ReadReplicaGroups(const OpContext& context, std::string_
     if (id == -1 && padded) continue;
     if (id < 0) return context.Fail(constraint, "replica_groups contains the negative id ", id);
     if (!seen.insert(id).second) {
-      return context.Fail(constraint, "replica id ", id, " appears more than once in "
+      return context.Fail(constraint, "replica id ", id,
+                          " appears more than once in "
                           "replica_groups");
     }
   }
   for (int64_t id = 0; cover && id < static_cast<int64_t>(seen.size()); ++id) {
     if (!seen.count(id)) {
-      return context.Fail(constraint, "replica_groups lists ", seen.size(),
-                          " ids but not id ", id, "; expected ids 0..", seen.size() - 1);
+      return context.Fail(constraint, "replica_groups lists ", seen.size(), " ids but not id ", id,
+                          "; expected ids 0..", seen.size() - 1);
     }
   }
   groups.ids = std::move(*ids);
@@ -153,9 +154,8 @@ Status VerifyReduceScatter(const OpContext& context) {
   }
   const Type init = Type::Tensor(ElementOf(operand), {});
   std::vector<Type> accumulators;
-  KILN_RETURN_IF_ERROR(VerifyReducer(context, "C7", context.op().region(0),
-                                     std::span(&operand, 1), std::span(&init, 1), {},
-                                     &accumulators));
+  KILN_RETURN_IF_ERROR(VerifyReducer(context, "C7", context.op().region(0), std::span(&operand, 1),
+                                     std::span(&init, 1), {}, &accumulators));
   bool fits = Rank(result) == Rank(operand);
   for (int64_t d = 0; fits && d < Rank(operand); ++d) {
     const int64_t from = operand.dims()[static_cast<size_t>(d)];
@@ -164,8 +164,8 @@ Status VerifyReduceScatter(const OpContext& context) {
                     : DimsCompatible(from, to);
   }
   if (!fits) {
-    return context.Fail("C8", "result ", TypeText(result), " must be operand ",
-                        TypeText(operand), " with dimension ", dim, " divided by the group size");
+    return context.Fail("C8", "result ", TypeText(result), " must be operand ", TypeText(operand),
+                        " with dimension ", dim, " divided by the group size");
   }
   if (!SameElement(ElementOf(result), ElementOf(accumulators[0]))) {
     return context.Fail("C9", "result must have the computation's element type ",
@@ -192,8 +192,8 @@ Status VerifyAllToAll(const OpContext& context) {
                           ")");
     }
     if (concat_dim < 0 || concat_dim >= Rank(operand)) {
-      return context.Fail("C3", "concat_dimension ", concat_dim, " must be in [0, ",
-                          Rank(operand), ")");
+      return context.Fail("C3", "concat_dimension ", concat_dim, " must be in [0, ", Rank(operand),
+                          ")");
     }
     std::vector<int64_t> expected = operand.dims();
     int64_t& split = expected[static_cast<size_t>(split_dim)];
@@ -244,8 +244,8 @@ StatusOr<size_t> DataOperands(const OpContext& context, std::string_view label) 
   KILN_ASSIGN_OR_RETURN(bool dynamic_root, context.BoolOr("has_dynamic_root", false));
   const size_t data = context.num_operands() - (dynamic_root ? 1 : 0);
   if (context.num_operands() < (dynamic_root ? 2u : 1u) || context.num_results() != data) {
-    return context.Fail(label, "expected ", dynamic_root ? "N data operands and a root index"
-                                                         : "N operands",
+    return context.Fail(label, "expected ",
+                        dynamic_root ? "N data operands and a root index" : "N operands",
                         " and N results, found ", context.num_operands(), " operands and ",
                         context.num_results(), " results");
   }
@@ -275,8 +275,7 @@ Status VerifyCollectiveBroadcast(const OpContext& context) {
 // collective_reduce (VHLO 1.19, not yet in the spec): all_reduce's reduction
 // delivered to a root, with collective_broadcast's optional dynamic root.
 Status VerifyCollectiveReduce(const OpContext& context) {
-  KILN_RETURN_IF_ERROR(
-      ReadReplicaGroups(context, "C1", /*padded=*/true, /*cover=*/false).status());
+  KILN_RETURN_IF_ERROR(ReadReplicaGroups(context, "C1", /*padded=*/true, /*cover=*/false).status());
   KILN_RETURN_IF_ERROR(VerifyGlobalDeviceIds(context, "C4", 1));
   KILN_ASSIGN_OR_RETURN(size_t data, DataOperands(context, "C6"));
   return VerifyReducedOperands(context, data);

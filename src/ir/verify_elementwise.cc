@@ -35,8 +35,8 @@ Status VerifyElementwise(const OpContext& context) {
       }
     }
     if (!TypesCompatible(result, first)) {
-      return context.Fail("C1", "result must have the operand type ", TypeText(first),
-                          ", found ", TypeText(result));
+      return context.Fail("C1", "result must have the operand type ", TypeText(first), ", found ",
+                          TypeText(result));
     }
     return Status::Ok();
   }
@@ -60,8 +60,7 @@ namespace {
 Status VerifyComplex(const OpContext& context) {
   const Type& lhs = context.operand(0);
   if (!ComplexOf(ElementOf(lhs))) {
-    return context.Fail("I1", "lhs must be a tensor of f32 or f64 elements, found ",
-                        TypeText(lhs));
+    return context.Fail("I1", "lhs must be a tensor of f32 or f64 elements, found ", TypeText(lhs));
   }
   if (!TypesCompatible(lhs, context.operand(1))) {
     return context.Fail("C1", "lhs has type ", TypeText(lhs), " but rhs has type ",
@@ -73,8 +72,8 @@ Status VerifyComplex(const OpContext& context) {
                         TypeText(result));
   }
   if (ElementOf(result) != ComplexOf(ElementOf(lhs))) {
-    return context.Fail("C3", "result must have element type ",
-                        TypeText(ComplexOf(ElementOf(lhs))), ", found ", TypeText(result));
+    return context.Fail("C3", "result must have element type ", TypeText(ComplexOf(ElementOf(lhs))),
+                        ", found ", TypeText(result));
   }
   return Status::Ok();
 }
@@ -97,8 +96,8 @@ Status VerifyCompare(const OpContext& context) {
   }
   const Type& result = context.result(0);
   if (!ShapesCompatible(lhs.dims(), rhs.dims()) || !ShapesCompatible(lhs.dims(), result.dims())) {
-    return context.Fail("C2", "lhs, rhs and result must have the same shape, found ",
-                        TypeText(lhs), ", ", TypeText(rhs), " and ", TypeText(result));
+    return context.Fail("C2", "lhs, rhs and result must have the same shape, found ", TypeText(lhs),
+                        ", ", TypeText(rhs), " and ", TypeText(result));
   }
   KILN_RETURN_IF_ERROR(context.ExpectClasses("", "result", result, kBoolClass));
   KILN_ASSIGN_OR_RETURN(std::string_view direction, context.Enum("comparison_direction"));
@@ -119,8 +118,8 @@ Status VerifyCompare(const OpContext& context) {
   if ((element_class & kQuantClasses) || CompareTypeFits(compare_type, element_class)) {
     return Status::Ok();
   }
-  std::string_view expected = element_class == kSignedClass  ? "SIGNED"
-                              : element_class == kFloatClass ? "FLOAT or TOTALORDER"
+  std::string_view expected = element_class == kSignedClass    ? "SIGNED"
+                              : element_class == kFloatClass   ? "FLOAT or TOTALORDER"
                               : element_class == kComplexClass ? "FLOAT"
                                                                : "UNSIGNED";
   return context.Fail("C3", "compare_type for ", TypeText(ElementOf(lhs)), " operands must be ",
@@ -162,8 +161,8 @@ Status VerifyClamp(const OpContext& context) {
     }
   }
   if (!TypesCompatible(operand, context.result(0))) {
-    return context.Fail("C4", "result must have the operand type ", TypeText(operand),
-                        ", found ", TypeText(context.result(0)));
+    return context.Fail("C4", "result must have the operand type ", TypeText(operand), ", found ",
+                        TypeText(context.result(0)));
   }
   return Status::Ok();
 }
@@ -186,8 +185,8 @@ Status VerifyBitcastConvert(const OpContext& context) {
   const Type& result = context.result(0);
   const bool operand_complex = ClassOf(ElementOf(operand)) == kComplexClass;
   if (operand_complex != (ClassOf(ElementOf(result)) == kComplexClass)) {
-    return context.Fail("C2", "cannot convert between real and complex types: ",
-                        TypeText(operand), " to ", TypeText(result));
+    return context.Fail("C2", "cannot convert between real and complex types: ", TypeText(operand),
+                        " to ", TypeText(result));
   }
   const int64_t operand_bits = BitWidth(ElementOf(operand));
   const int64_t result_bits = BitWidth(ElementOf(result));
@@ -207,13 +206,13 @@ Status VerifyBitcastConvert(const OpContext& context) {
     if (last != kDynamic && last * small_bits != large_bits) {
       return context.Fail("C1", "converting ", TypeText(operand), " to ", TypeText(result),
                           " needs a last dimension of ",
-                          large_bits / std::max<int64_t>(small_bits, 1),
-                          ", found ", last);
+                          large_bits / std::max<int64_t>(small_bits, 1), ", found ", last);
     }
     prefix = prefix.first(prefix.size() - 1);
   }
   if (!ShapesCompatible(prefix, large.dims())) {
-    return context.Fail("C1", "operand and result shapes must match (except the last "
+    return context.Fail("C1",
+                        "operand and result shapes must match (except the last "
                         "dimension of the narrower type), found ",
                         TypeText(operand), " and ", TypeText(result));
   }
@@ -267,8 +266,8 @@ Status VerifyUniformDequantize(const OpContext& context) {
   }
   const Type expressed = Type::Element(GetQuantizedParams(ElementOf(operand)).expressed_type);
   if (ElementOf(result) != expressed) {
-    return context.Fail("C2", "result must have element type ", TypeText(expressed),
-                        ", found ", TypeText(result));
+    return context.Fail("C2", "result must have element type ", TypeText(expressed), ", found ",
+                        TypeText(result));
   }
   return Status::Ok();
 }

@@ -63,10 +63,10 @@ Status VerifyGatherDims(const OpContext& context, const GatherDims& dims, const 
   KILN_RETURN_IF_ERROR(ExpectDistinct(context, "C6", "collapsed_slice_dims", dims.collapsed.span(),
                                       "operand_batching_dims", dims.operand_batching.span()));
   KILN_RETURN_IF_ERROR(ExpectSorted(context, "C7", "collapsed_slice_dims", dims.collapsed.span()));
-  KILN_RETURN_IF_ERROR(ExpectInRange(context, "C8", "collapsed_slice_dims",
-                                     dims.collapsed.span(), rank, "the operand rank"));
-  KILN_RETURN_IF_ERROR(
-      ExpectSorted(context, "C10", "operand_batching_dims", dims.operand_batching.span()));
+  KILN_RETURN_IF_ERROR(ExpectInRange(context, "C8", "collapsed_slice_dims", dims.collapsed.span(),
+                                     rank, "the operand rank"));
+  KILN_RETURN_IF_ERROR(ExpectSorted(context, "C10", "operand_batching_dims",
+                                    dims.operand_batching.span()));
   KILN_RETURN_IF_ERROR(ExpectInRange(context, "C11", "operand_batching_dims",
                                      dims.operand_batching.span(), rank, "the operand rank"));
   KILN_RETURN_IF_ERROR(ExpectDistinct(context, "C13", "start_indices_batching_dims",
@@ -134,8 +134,8 @@ Status VerifyGather(const OpContext& context) {
   const int64_t ivd = dims.index_vector_dim;
   const int64_t indices_rank = Rank(indices) + (ivd == Rank(indices) ? 1 : 0);
   const int64_t result_rank = static_cast<int64_t>(dims.offset.size()) + indices_rank - 1;
-  KILN_RETURN_IF_ERROR(ExpectInRange(context, "C5", "offset_dims", dims.offset.span(),
-                                     result_rank, "the result rank"));
+  KILN_RETURN_IF_ERROR(ExpectInRange(context, "C5", "offset_dims", dims.offset.span(), result_rank,
+                                     "the result rank"));
   std::vector<int64_t> offset_sizes;
   for (size_t d = 0; d < sizes.size(); ++d) {
     const int64_t dim = static_cast<int64_t>(d);
@@ -171,26 +171,28 @@ struct ScatterDims {
 Status VerifyScatterDims(const OpContext& context, const ScatterDims& dims, const Type& input,
                          std::span<const int64_t> indices_shape, const Type& updates) {
   const int64_t rank = Rank(input);
-  const int64_t implied = static_cast<int64_t>(
-      dims.update_window.size() + dims.inserted_window.size() + dims.input_batching.size());
+  const int64_t implied = static_cast<int64_t>(dims.update_window.size() +
+                                               dims.inserted_window.size() +
+                                               dims.input_batching.size());
   if (implied != rank) {
-    return context.Fail("C2", "update_window_dims, inserted_window_dims and input_batching_dims "
-                        "have ", implied, " entries in all, expected the input rank ", rank);
+    return context.Fail("C2",
+                        "update_window_dims, inserted_window_dims and input_batching_dims "
+                        "have ",
+                        implied, " entries in all, expected the input rank ", rank);
   }
-  KILN_RETURN_IF_ERROR(
-      ExpectSortedUnique(context, "C7", "update_window_dims", dims.update_window.span()));
-  KILN_RETURN_IF_ERROR(ExpectInRange(context, "C8", "update_window_dims",
-                                     dims.update_window.span(), Rank(updates),
-                                     "the updates rank"));
+  KILN_RETURN_IF_ERROR(ExpectSortedUnique(context, "C7", "update_window_dims",
+                                          dims.update_window.span()));
+  KILN_RETURN_IF_ERROR(ExpectInRange(context, "C8", "update_window_dims", dims.update_window.span(),
+                                     Rank(updates), "the updates rank"));
   KILN_RETURN_IF_ERROR(ExpectDistinct(context, "C9", "inserted_window_dims",
                                       dims.inserted_window.span(), "input_batching_dims",
                                       dims.input_batching.span()));
-  KILN_RETURN_IF_ERROR(
-      ExpectSorted(context, "C10", "inserted_window_dims", dims.inserted_window.span()));
+  KILN_RETURN_IF_ERROR(ExpectSorted(context, "C10", "inserted_window_dims",
+                                    dims.inserted_window.span()));
   KILN_RETURN_IF_ERROR(ExpectInRange(context, "C11", "inserted_window_dims",
                                      dims.inserted_window.span(), rank, "the input rank"));
-  KILN_RETURN_IF_ERROR(
-      ExpectSorted(context, "C12", "input_batching_dims", dims.input_batching.span()));
+  KILN_RETURN_IF_ERROR(ExpectSorted(context, "C12", "input_batching_dims",
+                                    dims.input_batching.span()));
   KILN_RETURN_IF_ERROR(ExpectInRange(context, "C13", "input_batching_dims",
                                      dims.input_batching.span(), rank, "the input rank"));
   KILN_RETURN_IF_ERROR(ExpectDistinct(context, "C14", "scatter_indices_batching_dims",
@@ -216,8 +218,8 @@ Status VerifyScatterDims(const OpContext& context, const ScatterDims& dims, cons
   KILN_RETURN_IF_ERROR(ExpectDistinct(context, "C20", "scatter_dims_to_operand_dims",
                                       dims.to_operand.span(), "input_batching_dims",
                                       dims.input_batching.span()));
-  return ExpectInRange(context, "C21", "scatter_dims_to_operand_dims", dims.to_operand.span(),
-                       rank, "the input rank");
+  return ExpectInRange(context, "C21", "scatter_dims_to_operand_dims", dims.to_operand.span(), rank,
+                       "the input rank");
 }
 
 // scatter C4: update window sizes fit the input; update scatter sizes are
@@ -255,8 +257,10 @@ Status VerifyUpdateShape(const OpContext& context, const ScatterDims& dims, cons
 Status VerifyScatter(const OpContext& context) {
   const size_t count = context.num_operands() / 2;
   if (context.num_operands() % 2 == 0 || context.num_results() != count) {
-    return context.Fail("C5", "expected N inputs, scatter_indices, N updates and N results, "
-                        "found ", context.num_operands(), " operands and ", context.num_results(),
+    return context.Fail("C5",
+                        "expected N inputs, scatter_indices, N updates and N results, "
+                        "found ",
+                        context.num_operands(), " operands and ", context.num_results(),
                         " results");
   }
   const Type& input = context.operand(0);
@@ -296,8 +300,8 @@ Status VerifyScatter(const OpContext& context) {
   }
   std::vector<int64_t> indices_shape = indices.dims();  // with the implied trailing 1
   if (ivd == Rank(indices)) indices_shape.push_back(1);
-  const int64_t updates_rank =
-      static_cast<int64_t>(indices_shape.size() - 1 + dims.update_window.size());
+  const int64_t updates_rank = static_cast<int64_t>(indices_shape.size() - 1 +
+                                                    dims.update_window.size());
   if (Rank(updates) != updates_rank) {
     return context.Fail("C4", "updates ", TypeText(updates), " must have rank ", updates_rank,
                         " (the scatter_indices rank - 1 + the number of update_window_dims)");
@@ -320,9 +324,10 @@ Status VerifyScatter(const OpContext& context) {
                           DimsText(context.operand(i).dims()), ", found ", TypeText(result));
     }
     if (!SameElement(ElementOf(result), ElementOf(accumulators[i]))) {
-      return context.Fail("C25", "result #", i, " must have the update_computation's element "
-                          "type ", TypeText(ElementOf(accumulators[i])), ", found ",
-                          TypeText(result));
+      return context.Fail("C25", "result #", i,
+                          " must have the update_computation's element "
+                          "type ",
+                          TypeText(ElementOf(accumulators[i])), ", found ", TypeText(result));
     }
   }
   return Status::Ok();

@@ -24,7 +24,7 @@ StatusOr<bool> VerifyPrecisionConfig(const OpContext& context, std::string_view 
                                        : std::string_view();
     if (value != "DEFAULT" && value != "HIGH" && value != "HIGHEST") {
       return context.Fail(constraint, "precision_config entries must be DEFAULT, HIGH or "
-                          "HIGHEST");
+                                      "HIGHEST");
     }
     all_default = all_default && value == "DEFAULT";
   }
@@ -81,10 +81,10 @@ Status VerifyDotGeneral(const OpContext& context) {
                                      Rank(rhs), "the rhs rank"));
   KILN_RETURN_IF_ERROR(ExpectInRange(context, "C8", "rhs_contracting_dimensions",
                                      rhs_contract.span(), Rank(rhs), "the rhs rank"));
-  KILN_RETURN_IF_ERROR(
-      ExpectMatchingSizes(context, "C9", "batching", lhs, lhs_batch, rhs, rhs_batch));
-  KILN_RETURN_IF_ERROR(
-      ExpectMatchingSizes(context, "C10", "contracting", lhs, lhs_contract, rhs, rhs_contract));
+  KILN_RETURN_IF_ERROR(ExpectMatchingSizes(context, "C9", "batching", lhs, lhs_batch, rhs,
+                                           rhs_batch));
+  KILN_RETURN_IF_ERROR(ExpectMatchingSizes(context, "C10", "contracting", lhs, lhs_contract, rhs,
+                                           rhs_contract));
   KILN_ASSIGN_OR_RETURN(bool default_precision, VerifyPrecisionConfig(context, "C11"));
 
   std::vector<int64_t> expected;
@@ -159,8 +159,7 @@ StatusOr<ConvDims> ReadConvDims(const OpContext& context) {
   KILN_ASSIGN_OR_RETURN(dims.kernel_output_feature,
                         context.FieldInt(numbers, "kernel_output_feature_dimension"));
   KILN_ASSIGN_OR_RETURN(dims.output_batch, context.FieldInt(numbers, "output_batch_dimension"));
-  KILN_ASSIGN_OR_RETURN(dims.output_feature,
-                        context.FieldInt(numbers, "output_feature_dimension"));
+  KILN_ASSIGN_OR_RETURN(dims.output_feature, context.FieldInt(numbers, "output_feature_dimension"));
   KILN_ASSIGN_OR_RETURN(dims.input_spatial, context.FieldInts(numbers, "input_spatial_dimensions"));
   KILN_ASSIGN_OR_RETURN(dims.kernel_spatial,
                         context.FieldInts(numbers, "kernel_spatial_dimensions"));
@@ -178,11 +177,23 @@ Status VerifyConvDims(const OpContext& context, const ConvDims& dims, int64_t ra
     std::vector<int64_t> all;
   };
   Group groups[] = {
-      {"input", "input dimension numbers", "C12", "C13", dims.input_spatial,
+      {"input",
+       "input dimension numbers",
+       "C12",
+       "C13",
+       dims.input_spatial,
        {dims.input_batch, dims.input_feature}},
-      {"kernel", "kernel dimension numbers", "C17", "C18", dims.kernel_spatial,
+      {"kernel",
+       "kernel dimension numbers",
+       "C17",
+       "C18",
+       dims.kernel_spatial,
        {dims.kernel_input_feature, dims.kernel_output_feature}},
-      {"output", "output dimension numbers", "C19", "C20", dims.output_spatial,
+      {"output",
+       "output dimension numbers",
+       "C19",
+       "C20",
+       dims.output_spatial,
        {dims.output_batch, dims.output_feature}},
   };
   for (Group& group : groups) {
@@ -191,8 +202,8 @@ Status VerifyConvDims(const OpContext& context, const ConvDims& dims, int64_t ra
                           group.spatial.size(), " entries, expected rank - 2 = ", rank - 2);
     }
     group.all.insert(group.all.end(), group.spatial.begin(), group.spatial.end());
-    KILN_RETURN_IF_ERROR(
-        context.ExpectDimsInRange(group.constraint, group.constraint, group.what, group.all, rank));
+    KILN_RETURN_IF_ERROR(context.ExpectDimsInRange(group.constraint, group.constraint, group.what,
+                                                   group.all, rank));
   }
   return Status::Ok();
 }
@@ -207,8 +218,8 @@ Status VerifyConvGroups(const OpContext& context, const ConvDims& dims, const Ty
     return context.Fail("C22", "batch_group_count must be > 0, found ", batch_groups);
   }
   if (feature_groups > 1 && batch_groups > 1) {
-    return context.Fail("C23", "feature_group_count (", feature_groups,
-                        ") and batch_group_count (", batch_groups, ") may not both exceed 1");
+    return context.Fail("C23", "feature_group_count (", feature_groups, ") and batch_group_count (",
+                        batch_groups, ") may not both exceed 1");
   }
   const int64_t batch = lhs.dims()[static_cast<size_t>(dims.input_batch)];
   const int64_t features = lhs.dims()[static_cast<size_t>(dims.input_feature)];
@@ -288,8 +299,8 @@ Status VerifyConvolution(const OpContext& context) {
     window.padding_high = padding[2 * i + 1];
     window.base_dilation = lhs_dilation[i];
     window.window_dilation = rhs_dilation[i];
-    std::optional<int64_t> windows =
-        NumWindows(lhs.dims()[static_cast<size_t>(dims.input_spatial[i])], window);
+    std::optional<int64_t> windows = NumWindows(
+        lhs.dims()[static_cast<size_t>(dims.input_spatial[i])], window);
     if (!windows) {
       return context.Fail("C25", "padding (", window.padding_low, ", ", window.padding_high,
                           ") of spatial dimension ", i, " leaves a negative input size");
@@ -312,8 +323,8 @@ Status VerifyFft(const OpContext& context) {
   }
   const int64_t count = static_cast<int64_t>(length.size());
   if (count > Rank(operand)) {
-    return context.Fail("C1", "fft_length has ", count, " entries but operand ",
-                        TypeText(operand), " has rank ", Rank(operand));
+    return context.Fail("C1", "fft_length has ", count, " entries but operand ", TypeText(operand),
+                        " has rank ", Rank(operand));
   }
   // Element types (C2): FFT/IFFT complex -> same complex; RFFT real -> complex;
   // IRFFT complex -> real.
@@ -356,8 +367,8 @@ Status VerifyFft(const OpContext& context) {
 
 Status VerifyCholesky(const OpContext& context) {
   const Type& a = context.operand(0);
-  KILN_RETURN_IF_ERROR(context.ExpectClasses(
-      "I1", "a", a, kFloatClass | kComplexClass | kPerTensorQuantClass));
+  KILN_RETURN_IF_ERROR(context.ExpectClasses("I1", "a", a,
+                                             kFloatClass | kComplexClass | kPerTensorQuantClass));
   if (!TypesCompatible(a, context.result(0))) {
     return context.Fail("C1", "result must have the type of a ", TypeText(a), ", found ",
                         TypeText(context.result(0)));
@@ -380,19 +391,18 @@ Status VerifyTriangularSolve(const OpContext& context) {
                         " but b has element type ", TypeText(ElementOf(b)));
   }
   if (Rank(a) < 2 || Rank(a) != Rank(b)) {
-    return context.Fail("C2", "a and b must have the same rank >= 2, found ", TypeText(a),
-                        " and ", TypeText(b));
+    return context.Fail("C2", "a and b must have the same rank >= 2, found ", TypeText(a), " and ",
+                        TypeText(b));
   }
   KILN_ASSIGN_OR_RETURN(bool left_side, context.BoolOr("left_side", false));
   const size_t rank = a.dims().size();
   const int64_t shared = b.dims()[left_side ? rank - 2 : rank - 1];
   if (!DimsCompatible(a.dims()[rank - 2], a.dims()[rank - 1]) ||
       !DimsCompatible(a.dims()[rank - 1], shared) ||
-      !ShapesCompatible(std::span(a.dims()).first(rank - 2),
-                        std::span(b.dims()).first(rank - 2))) {
+      !ShapesCompatible(std::span(a.dims()).first(rank - 2), std::span(b.dims()).first(rank - 2))) {
     return context.Fail("C3", "a must be square, share batch dimensions with b and match b's ",
-                        left_side ? "second-to-last" : "last", " dimension, found ",
-                        TypeText(a), " and ", TypeText(b));
+                        left_side ? "second-to-last" : "last", " dimension, found ", TypeText(a),
+                        " and ", TypeText(b));
   }
   if (!TypesCompatible(b, context.result(0))) {
     return context.Fail("C4", "result must have the type of b ", TypeText(b), ", found ",
@@ -451,14 +461,17 @@ Status VerifyBatchNorm(const OpContext& context, std::span<const NamedType> full
 
 Status VerifyBatchNormInference(const OpContext& context) {
   const NamedType full[] = {{"operand", context.operand(0)}, {"result", context.result(0)}};
-  const NamedType per_feature[] = {{"scale", context.operand(1)}, {"offset", context.operand(2)},
-                                   {"mean", context.operand(3)}, {"variance", context.operand(4)}};
+  const NamedType per_feature[] = {{"scale", context.operand(1)},
+                                   {"offset", context.operand(2)},
+                                   {"mean", context.operand(3)},
+                                   {"variance", context.operand(4)}};
   return VerifyBatchNorm(context, full, per_feature, "C7", "C3");
 }
 
 Status VerifyBatchNormTraining(const OpContext& context) {
   const NamedType full[] = {{"operand", context.operand(0)}, {"output", context.result(0)}};
-  const NamedType per_feature[] = {{"scale", context.operand(1)}, {"offset", context.operand(2)},
+  const NamedType per_feature[] = {{"scale", context.operand(1)},
+                                   {"offset", context.operand(2)},
                                    {"batch_mean", context.result(1)},
                                    {"batch_var", context.result(2)}};
   return VerifyBatchNorm(context, full, per_feature, "C7", "C3");
@@ -468,7 +481,8 @@ Status VerifyBatchNormGrad(const OpContext& context) {
   const NamedType full[] = {{"operand", context.operand(0)},
                             {"grad_output", context.operand(4)},
                             {"grad_operand", context.result(0)}};
-  const NamedType per_feature[] = {{"scale", context.operand(1)}, {"mean", context.operand(2)},
+  const NamedType per_feature[] = {{"scale", context.operand(1)},
+                                   {"mean", context.operand(2)},
                                    {"variance", context.operand(3)},
                                    {"grad_scale", context.result(1)},
                                    {"grad_offset", context.result(2)}};

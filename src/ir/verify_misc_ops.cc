@@ -25,8 +25,7 @@ Status VerifyGetTupleElement(const OpContext& context) {
   KILN_ASSIGN_OR_RETURN(int64_t index, context.Int("index"));
   const int64_t size = static_cast<int64_t>(tuple.members().size());
   if (index < 0 || index >= size) {
-    return context.Fail("C1", "index ", index, " must be in [0, ", size, ") for ",
-                        TypeText(tuple));
+    return context.Fail("C1", "index ", index, " must be in [0, ", size, ") for ", TypeText(tuple));
   }
   const Type& expected = tuple.members()[static_cast<size_t>(index)];
   if (context.result(0) != expected) {
@@ -97,8 +96,8 @@ Status VerifyRngBitGenerator(const OpContext& context) {
                         algorithm);
   }
   if (!TypesCompatible(context.result(0), state)) {
-    return context.Fail("C1", "output_state must have the type of initial_state ",
-                        TypeText(state), ", found ", TypeText(context.result(0)));
+    return context.Fail("C1", "output_state must have the type of initial_state ", TypeText(state),
+                        ", found ", TypeText(context.result(0)));
   }
   KILN_RETURN_IF_ERROR(context.ExpectClasses("", "output", context.result(1),
                                              kIntegerClasses | kFloatClass));
@@ -158,7 +157,8 @@ bool IsNamespacedOpName(std::string_view name) {
 Status VerifyComposite(const OpContext& context) {
   KILN_ASSIGN_OR_RETURN(std::string_view name, context.String("name"));
   if (!IsNamespacedOpName(name)) {
-    return context.Fail("C1", "name \"", name, "\" must be a namespaced op name such as "
+    return context.Fail("C1", "name \"", name,
+                        "\" must be a namespaced op name such as "
                         "\"my_namespace.my_op\"");
   }
   KILN_RETURN_IF_ERROR(context.IntOr("version", 0).status());

@@ -33,8 +33,8 @@ Status ExpectScalarArguments(const OpContext& context, std::string_view constrai
   for (size_t i = 0; i < elements.size(); ++i) {
     const Type& type = block.argument(i)->type();
     if (!IsRankedTensor(type) || Rank(type) != 0 || !SameElement(ElementOf(type), elements[i])) {
-      return context.Fail(constraint, region, " argument #", i, " must be ",
-                          ScalarOf(elements[i]), ", found ", TypeText(type));
+      return context.Fail(constraint, region, " argument #", i, " must be ", ScalarOf(elements[i]),
+                          ", found ", TypeText(type));
     }
   }
   return Status::Ok();
@@ -59,9 +59,11 @@ Status ExpectInputsAndInits(const OpContext& context, std::string_view count_con
                             std::string_view element_constraint) {
   const size_t count = context.num_operands() / 2;
   if (count == 0 || context.num_operands() % 2 != 0 || context.num_results() != count) {
-    return context.Fail(count_constraint, "expected N > 0 inputs, N init values and N results, "
-                        "found ", context.num_operands(), " operands and ",
-                        context.num_results(), " results");
+    return context.Fail(count_constraint,
+                        "expected N > 0 inputs, N init values and N results, "
+                        "found ",
+                        context.num_operands(), " operands and ", context.num_results(),
+                        " results");
   }
   const Type& first = context.operand(0);
   for (size_t i = 0; i < count; ++i) {
@@ -85,8 +87,8 @@ Status ExpectInputsAndInits(const OpContext& context, std::string_view count_con
 
 // Results of reduce and reduce_window: `shape` and the body's elements.
 Status ExpectReductionResults(const OpContext& context, std::string_view shape_constraint,
-                              std::string_view element_constraint,
-                              std::span<const int64_t> shape, std::span<const Type> accumulators) {
+                              std::string_view element_constraint, std::span<const int64_t> shape,
+                              std::span<const Type> accumulators) {
   for (size_t i = 0; i < context.num_results(); ++i) {
     KILN_RETURN_IF_ERROR(context.ExpectResultShape(shape_constraint, i, shape));
     if (!SameElement(ElementOf(context.result(i)), ElementOf(accumulators[i]))) {
@@ -144,8 +146,7 @@ Status VerifyReduceWindow(const OpContext& context) {
                                      window.span(), &accumulators));
   std::vector<int64_t> expected;
   for (size_t d = 0; d < static_cast<size_t>(rank); ++d) {
-    WindowDim dim{window[d], strides[d], padding[2 * d], padding[2 * d + 1], base[d],
-                  dilations[d]};
+    WindowDim dim{window[d], strides[d], padding[2 * d], padding[2 * d + 1], base[d], dilations[d]};
     std::optional<int64_t> windows = NumWindows(first.dims()[d], dim);
     if (!windows) {
       return context.Fail("C15", "padding (", dim.padding_low, ", ", dim.padding_high,
@@ -236,8 +237,8 @@ Status VerifySort(const OpContext& context) {
   }
   KILN_RETURN_IF_ERROR(context.BoolOr("is_stable", false).status());
   const Region& comparator = context.op().region(0);
-  KILN_RETURN_IF_ERROR(
-      ExpectScalarArguments(context, "C5", "comparator", comparator.block(0), elements));
+  KILN_RETURN_IF_ERROR(ExpectScalarArguments(context, "C5", "comparator", comparator.block(0),
+                                             elements));
   return ExpectScalarReturn(context, "C5", "comparator", comparator,
                             Type::Element(ElementType::kPred));
 }
@@ -263,8 +264,8 @@ Status VerifyMap(const OpContext& context) {
                         DimsText(dims.span()));
   }
   const Region& computation = context.op().region(0);
-  KILN_RETURN_IF_ERROR(
-      ExpectScalarArguments(context, "C4", "computation", computation.block(0), elements));
+  KILN_RETURN_IF_ERROR(ExpectScalarArguments(context, "C4", "computation", computation.block(0),
+                                             elements));
   return ExpectScalarReturn(context, "C4", "computation", computation, ElementOf(result));
 }
 
@@ -407,9 +408,8 @@ Status VerifyReducer(const OpContext& context, std::string_view constraint, cons
                         ClassOf(ElementOf(second)) == kFloatClass;
     if (!ShapesCompatible(accumulator.dims(), second.dims()) ||
         (!floats && !SameElement(ElementOf(accumulator), ElementOf(second)))) {
-      return context.Fail(constraint, "body argument #", count + i, " has type ",
-                          TypeText(second), " but the body returns ", TypeText(accumulator),
-                          " for it");
+      return context.Fail(constraint, "body argument #", count + i, " has type ", TypeText(second),
+                          " but the body returns ", TypeText(accumulator), " for it");
     }
     if (!ShapesCompatible(init_values[i].dims(), accumulator.dims()) ||
         !IsPromotable(ElementOf(init_values[i]), ElementOf(accumulator), true)) {

@@ -13,8 +13,8 @@ namespace {
 Status ExpectSameElement(const OpContext& context, std::string_view constraint,
                          std::string_view what, const Type& type, const Type& expected) {
   if (SameElement(ElementOf(type), ElementOf(expected))) return Status::Ok();
-  return context.Fail(constraint, what, " must have element type ",
-                      TypeText(ElementOf(expected)), ", found ", TypeText(type));
+  return context.Fail(constraint, what, " must have element type ", TypeText(ElementOf(expected)),
+                      ", found ", TypeText(type));
 }
 
 // `list` has one entry per dimension of `what` (rank `rank`).
@@ -49,10 +49,10 @@ Status VerifyBroadcastInDim(const OpContext& context) {
   const Type& result = context.result(0);
   KILN_RETURN_IF_ERROR(ExpectSameElement(context, "C1", "result", result, operand));
   KILN_ASSIGN_OR_RETURN(IntList dims, context.Ints("broadcast_dimensions"));
-  KILN_RETURN_IF_ERROR(ExpectSize(context, "C2", "broadcast_dimensions", dims.size(),
-                                  Rank(operand), "operand"));
-  KILN_RETURN_IF_ERROR(
-      context.ExpectDimsInRange("C3", "C4", "broadcast_dimensions", dims.span(), Rank(result)));
+  KILN_RETURN_IF_ERROR(ExpectSize(context, "C2", "broadcast_dimensions", dims.size(), Rank(operand),
+                                  "operand"));
+  KILN_RETURN_IF_ERROR(context.ExpectDimsInRange("C3", "C4", "broadcast_dimensions", dims.span(),
+                                                 Rank(result)));
   for (size_t d = 0; d < dims.size(); ++d) {
     const int64_t size = operand.dims()[d];
     const int64_t target = result.dims()[static_cast<size_t>(dims[d])];
@@ -98,8 +98,8 @@ Status VerifyTranspose(const OpContext& context) {
                         " must be a permutation of the ", Rank(operand),
                         " dimensions of the operand");
   }
-  KILN_RETURN_IF_ERROR(
-      context.ExpectDimsInRange("C2", "C2", "permutation", permutation.span(), Rank(operand)));
+  KILN_RETURN_IF_ERROR(context.ExpectDimsInRange("C2", "C2", "permutation", permutation.span(),
+                                                 Rank(operand)));
   std::vector<int64_t> expected;
   for (int64_t dim : permutation) expected.push_back(operand.dims()[static_cast<size_t>(dim)]);
   return context.ExpectResultShape("C3", 0, expected);
@@ -108,8 +108,8 @@ Status VerifyTranspose(const OpContext& context) {
 Status VerifyReverse(const OpContext& context) {
   const Type& operand = context.operand(0);
   if (!TypesCompatible(operand, context.result(0))) {
-    return context.Fail("C1", "result must have the operand type ", TypeText(operand),
-                        ", found ", TypeText(context.result(0)));
+    return context.Fail("C1", "result must have the operand type ", TypeText(operand), ", found ",
+                        TypeText(context.result(0)));
   }
   KILN_ASSIGN_OR_RETURN(IntList dims, context.Ints("dimensions"));
   return context.ExpectDimsInRange("C3", "C2", "dimensions", dims.span(), Rank(operand));
@@ -153,8 +153,8 @@ Status VerifyDynamicSlice(const OpContext& context) {
   for (size_t d = 0; d < sizes.size(); ++d) {
     const int64_t size = operand.dims()[d];
     if (sizes[d] < 0 || (size != kDynamic && sizes[d] > size)) {
-      return context.Fail("C4", "slice size ", sizes[d], " of dimension ", d,
-                          " must be in [0, ", DimText(size), "]");
+      return context.Fail("C4", "slice size ", sizes[d], " of dimension ", d, " must be in [0, ",
+                          DimText(size), "]");
     }
   }
   return context.ExpectResultShape("C5", 0, sizes.span());
@@ -164,8 +164,8 @@ Status VerifyDynamicUpdateSlice(const OpContext& context) {
   const Type& operand = context.operand(0);
   const Type& update = context.operand(1);
   if (!TypesCompatible(operand, context.result(0))) {
-    return context.Fail("C1", "result must have the operand type ", TypeText(operand),
-                        ", found ", TypeText(context.result(0)));
+    return context.Fail("C1", "result must have the operand type ", TypeText(operand), ", found ",
+                        TypeText(context.result(0)));
   }
   KILN_RETURN_IF_ERROR(ExpectSameElement(context, "C2", "update", update, operand));
   if (Rank(update) != Rank(operand)) {
@@ -213,9 +213,8 @@ Status VerifyConcatenate(const OpContext& context) {
                               ? kDynamic
                               : *sum;
       } else if (!DimsCompatible(input.dims()[index], first.dims()[index])) {
-        return context.Fail("C2", "input #", i, " ", TypeText(input),
-                            " must match input #0 ", TypeText(first),
-                            " in every dimension but ", dimension);
+        return context.Fail("C2", "input #", i, " ", TypeText(input), " must match input #0 ",
+                            TypeText(first), " in every dimension but ", dimension);
       }
     }
   }
@@ -236,8 +235,8 @@ Status VerifyPad(const OpContext& context) {
   const std::string_view kOperand = "operand";
   KILN_RETURN_IF_ERROR(ExpectSize(context, "C2", "edge_padding_low", low.size(), rank, kOperand));
   KILN_RETURN_IF_ERROR(ExpectSize(context, "C2", "edge_padding_high", high.size(), rank, kOperand));
-  KILN_RETURN_IF_ERROR(
-      ExpectSize(context, "C2", "interior_padding", interior.size(), rank, kOperand));
+  KILN_RETURN_IF_ERROR(ExpectSize(context, "C2", "interior_padding", interior.size(), rank,
+                                  kOperand));
   std::vector<int64_t> expected;
   for (size_t d = 0; d < low.size(); ++d) {
     if (interior[d] < 0) {
@@ -254,8 +253,8 @@ Status VerifyPad(const OpContext& context) {
     if (padded) padded = CheckedAdd(*padded, low[d]);
     if (padded) padded = CheckedAdd(*padded, high[d]);
     if (!padded || *padded < 0) {
-      return context.Fail("C4", "padding dimension ", d, " of size ", size, " by (", low[d],
-                          ", ", high[d], ", ", interior[d], ") gives a negative or too large size");
+      return context.Fail("C4", "padding dimension ", d, " of size ", size, " by (", low[d], ", ",
+                          high[d], ", ", interior[d], ") gives a negative or too large size");
     }
     expected.push_back(*padded);
   }
@@ -306,8 +305,8 @@ Status VerifyConstant(const OpContext& context) {
 Status VerifyGetDimensionSize(const OpContext& context) {
   KILN_ASSIGN_OR_RETURN(int64_t dimension, context.Int("dimension"));
   if (dimension < 0 || dimension >= Rank(context.operand(0))) {
-    return context.Fail("C1", "dimension ", dimension, " must be in [0, ",
-                        Rank(context.operand(0)), ")");
+    return context.Fail("C1", "dimension ", dimension, " must be in [0, ", Rank(context.operand(0)),
+                        ")");
   }
   const Type& result = context.result(0);
   if (Rank(result) != 0 || ElementOf(result) != Type::Element(ElementType::kS32)) {
@@ -376,8 +375,8 @@ Status VerifyDynamicIota(const OpContext& context) {
 
 Status VerifyDynamicPad(const OpContext& context) {
   const Type& operand = context.operand(0);
-  KILN_RETURN_IF_ERROR(
-      ExpectSameElement(context, "C1", "padding_value", context.operand(1), operand));
+  KILN_RETURN_IF_ERROR(ExpectSameElement(context, "C1", "padding_value", context.operand(1),
+                                         operand));
   KILN_RETURN_IF_ERROR(ExpectSameElement(context, "C1", "result", context.result(0), operand));
   static constexpr std::string_view kNames[] = {"edge_padding_low", "edge_padding_high",
                                                 "interior_padding"};

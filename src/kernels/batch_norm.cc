@@ -50,8 +50,7 @@ std::vector<Accumulator> FeatureSums(BatchNormShape shape, F&& value) {
 // out[e] = (x[e] - shift[c]) * multiplier[c] + offset[c] for e in feature c.
 template <typename T>
 void Normalize(const T* x, T* out, BatchNormShape shape, const std::vector<Compute<T>>& shift,
-               const std::vector<Compute<T>>& multiplier,
-               const std::vector<Compute<T>>& offset) {
+               const std::vector<Compute<T>>& multiplier, const std::vector<Compute<T>>& offset) {
   ParallelFor(shape.outer * shape.features, shape.inner * 3, [&](int64_t begin, int64_t end) {
     for (int64_t row = begin; row < end; ++row) {
       const auto c = static_cast<size_t>(row % shape.features);
@@ -66,9 +65,10 @@ void Normalize(const T* x, T* out, BatchNormShape shape, const std::vector<Compu
 template <typename F>
 Status DispatchFloat(ElementType type, F&& f) {
   switch (type) {
-    case ElementType::kF16: case ElementType::kBF16: case ElementType::kF32:
-    case ElementType::kF64:
-      return DispatchType(type, f);
+    case ElementType::kF16:
+    case ElementType::kBF16:
+    case ElementType::kF32:
+    case ElementType::kF64: return DispatchType(type, f);
     default:
       return Unimplemented("batch norm runs in f16, bf16, f32 and f64; found ",
                            GetElementTypeInfo(type).name);
@@ -77,9 +77,9 @@ Status DispatchFloat(ElementType type, F&& f) {
 
 }  // namespace
 
-Status BatchNormInference(ElementType type, const void* x, const void* scale,
-                          const void* offset, const void* mean, const void* variance,
-                          void* out, BatchNormShape shape, float epsilon) {
+Status BatchNormInference(ElementType type, const void* x, const void* scale, const void* offset,
+                          const void* mean, const void* variance, void* out, BatchNormShape shape,
+                          float epsilon) {
   return DispatchFloat(type, [&]<typename T>() {
     if constexpr (kIsFloat<T>) {
       using C = Compute<T>;
@@ -94,16 +94,17 @@ Status BatchNormInference(ElementType type, const void* x, const void* scale,
   });
 }
 
-Status BatchNormTraining(ElementType type, const void* x, const void* scale,
-                         const void* offset, void* out, void* batch_mean,
-                         void* batch_variance, BatchNormShape shape, float epsilon) {
+Status BatchNormTraining(ElementType type, const void* x, const void* scale, const void* offset,
+                         void* out, void* batch_mean, void* batch_variance, BatchNormShape shape,
+                         float epsilon) {
   return DispatchFloat(type, [&]<typename T>() {
     if constexpr (kIsFloat<T>) {
       using C = Compute<T>;
       const T* data = static_cast<const T*>(x);
       const auto count = static_cast<Accumulator>(shape.outer * shape.inner);
-      std::vector<Accumulator> means =
-          FeatureSums(shape, [&](int64_t e) { return Accumulator(Compute<T>(data[e])); });
+      std::vector<Accumulator> means = FeatureSums(shape, [&](int64_t e) {
+        return Accumulator(Compute<T>(data[e]));
+      });
       std::vector<Accumulator> variances = FeatureSums(shape, [&](int64_t e) {
         const auto value = Accumulator(Compute<T>(data[e]));
         return value * value;
@@ -124,9 +125,8 @@ Status BatchNormTraining(ElementType type, const void* x, const void* scale,
 }
 
 Status BatchNormGrad(ElementType type, const void* x, const void* scale, const void* mean,
-                     const void* variance, const void* grad_output, void* grad_x,
-                     void* grad_scale, void* grad_offset, BatchNormShape shape,
-                     float epsilon) {
+                     const void* variance, const void* grad_output, void* grad_x, void* grad_scale,
+                     void* grad_offset, BatchNormShape shape, float epsilon) {
   return DispatchFloat(type, [&]<typename T>() {
     if constexpr (kIsFloat<T>) {
       using C = Compute<T>;
@@ -138,8 +138,9 @@ Status BatchNormGrad(ElementType type, const void* x, const void* scale, const v
       const int64_t features = shape.features, inner = shape.inner;
       const auto feature = [&](int64_t e) { return static_cast<size_t>(e / inner % features); };
       // sum(dy) and sum(dy * (x - mean)) per feature.
-      const std::vector<Accumulator> grad_sums =
-          FeatureSums(shape, [&](int64_t e) { return Accumulator(Compute<T>(grad[e])); });
+      const std::vector<Accumulator> grad_sums = FeatureSums(shape, [&](int64_t e) {
+        return Accumulator(Compute<T>(grad[e]));
+      });
       const std::vector<Accumulator> weighted = FeatureSums(shape, [&](int64_t e) {
         return Accumulator(Compute<T>(grad[e])) *
                Accumulator(Compute<T>(data[e]) - means[feature(e)]);

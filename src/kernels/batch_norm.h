@@ -21,21 +21,20 @@ struct BatchNormShape {
 };
 
 // out = (x - mean) * rsqrt(variance + epsilon) * scale + offset.
-Status BatchNormInference(ElementType type, const void* x, const void* scale,
-                          const void* offset, const void* mean, const void* variance,
-                          void* out, BatchNormShape shape, float epsilon);
+Status BatchNormInference(ElementType type, const void* x, const void* scale, const void* offset,
+                          const void* mean, const void* variance, void* out, BatchNormShape shape,
+                          float epsilon);
 
 // Normalizes x by its own per-feature mean and biased variance, which it
 // also writes to batch_mean and batch_variance.
-Status BatchNormTraining(ElementType type, const void* x, const void* scale,
-                         const void* offset, void* out, void* batch_mean,
-                         void* batch_variance, BatchNormShape shape, float epsilon);
+Status BatchNormTraining(ElementType type, const void* x, const void* scale, const void* offset,
+                         void* out, void* batch_mean, void* batch_variance, BatchNormShape shape,
+                         float epsilon);
 
 // The gradients of batch_norm_training's output with respect to x, scale and
 // offset, given the mean and variance it used and the output's gradient.
 Status BatchNormGrad(ElementType type, const void* x, const void* scale, const void* mean,
-                     const void* variance, const void* grad_output, void* grad_x,
-                     void* grad_scale, void* grad_offset, BatchNormShape shape,
-                     float epsilon);
+                     const void* variance, const void* grad_output, void* grad_x, void* grad_scale,
+                     void* grad_offset, BatchNormShape shape, float epsilon);
 
 }  // namespace kiln::kernels

@@ -67,9 +67,8 @@ class SourceTables {
 // The input offset under window position k of output position y, given
 // the offset of the row's batch element (and group) `base`; -1 where the
 // position falls on padding or between dilated input elements.
-int64_t SourceOffset(const ConvGeometry& g, const SourceTables& source,
-                     std::span<const int64_t> y, std::span<const int64_t> k,
-                     std::span<const int64_t> stride, int64_t base) {
+int64_t SourceOffset(const ConvGeometry& g, const SourceTables& source, std::span<const int64_t> y,
+                     std::span<const int64_t> k, std::span<const int64_t> stride, int64_t base) {
   int64_t offset = base;
   for (size_t d = 0; d < g.window.size(); ++d) {
     const int64_t x = source[d][y[d] * g.window[d] + k[d]];
@@ -228,8 +227,8 @@ namespace {
 // innermost run read consecutive input pixels: such a run is one copy
 // between its padding's zeros.
 void Im2ColRange(size_t element_bytes, const ConvGeometry& g, const SourceTables& source,
-                 const void* input, int64_t begin, int64_t end, int64_t w_begin,
-                 int64_t w_end, void* columns) {
+                 const void* input, int64_t begin, int64_t end, int64_t w_begin, int64_t w_end,
+                 void* columns) {
   // No window positions (a window dimension of size 0): rows of no bytes.
   if (w_begin >= w_end) return;
   const size_t rank = g.window.size();
@@ -321,8 +320,7 @@ void Im2Col(size_t element_bytes, const ConvGeometry& g, const void* input, void
   const int64_t window = g.window_size();
   const size_t row_bytes = static_cast<size_t>(window * g.group_features()) * element_bytes;
   auto* out = static_cast<uint8_t*>(columns);
-  ParallelFor(g.groups() * g.rows(), window * g.group_features(),
-              [&](int64_t begin, int64_t end) {
+  ParallelFor(g.groups() * g.rows(), window * g.group_features(), [&](int64_t begin, int64_t end) {
     Im2ColRange(element_bytes, g, source, input, begin, end, 0, window,
                 out + static_cast<size_t>(begin) * row_bytes);
   });
@@ -331,9 +329,8 @@ void Im2Col(size_t element_bytes, const ConvGeometry& g, const void* input, void
 int64_t ConvBlockRows(const ConvGeometry& g, size_t element_bytes) {
   // A block's columns in about 256 KiB: they stay in L2 while its GEMM
   // reads them.
-  const auto row_bytes =
-      static_cast<int64_t>(static_cast<size_t>(g.window_size() * g.group_features()) *
-                           element_bytes);
+  const auto row_bytes = static_cast<int64_t>(
+      static_cast<size_t>(g.window_size() * g.group_features()) * element_bytes);
   const int64_t rows = (int64_t{256} << 10) / std::max<int64_t>(row_bytes, 1);
   return std::clamp<int64_t>(rows / 8 * 8, 8, 1024);
 }
@@ -362,41 +359,41 @@ Status ConvByDepthSlices(ElementType type, const ConvGeometry& g, const SourceTa
   const int64_t slice = std::max<int64_t>(1, kSliceDepth / features);  // window positions
   // Rows per block: a slice's columns within the block budget, and the
   // blocks a multiple of the threads so that each thread gets as many.
-  const int64_t budget_rows =
-      std::max<int64_t>(8, (int64_t{256} << 10) / static_cast<int64_t>(
-                                                    static_cast<size_t>(slice * features) * bytes));
+  const int64_t budget_rows = std::max<int64_t>(
+      8,
+      (int64_t{256} << 10) / static_cast<int64_t>(static_cast<size_t>(slice * features) * bytes));
   const int64_t threads = std::max(1, NumThreads());
   const int64_t per_thread = (rows + threads - 1) / threads;
   const int64_t blocks = threads * ((per_thread + budget_rows - 1) / budget_rows);
   const int64_t block = (rows + blocks - 1) / blocks;
-  return ParallelForStatus(blocks, block * window * features * outputs,
-                           [&](int64_t begin, int64_t end) {
-    ScratchArray<uint8_t> columns(static_cast<size_t>(block * slice * features) * bytes);
-    for (int64_t b = begin; b < end; ++b) {
-      const int64_t r0 = std::min(rows, b * block), r1 = std::min(rows, r0 + block);
-      if (r0 == r1) continue;
-      auto* result = static_cast<uint8_t*>(out) + static_cast<size_t>(r0 * outputs) * bytes;
-      for (int64_t w0 = 0; w0 < window; w0 += slice) {
-        const int64_t w1 = std::min(window, w0 + slice);
-        Im2ColRange(bytes, g, source, input, r0, r1, w0, w1, columns.data());
-        MatMulShape shape;
-        shape.m = r1 - r0;
-        shape.n = outputs;
-        shape.k = (w1 - w0) * features;
-        shape.accumulate = w0 > 0;
-        const auto* rhs = static_cast<const uint8_t*>(kernel) +
-                          static_cast<size_t>(w0 * features * outputs) * bytes;
-        KILN_RETURN_IF_ERROR(MatMul(type, shape, columns.data(), rhs, result));
-      }
-    }
-    return Status::Ok();
-  });
+  return ParallelForStatus(
+      blocks, block * window * features * outputs, [&](int64_t begin, int64_t end) {
+        ScratchArray<uint8_t> columns(static_cast<size_t>(block * slice * features) * bytes);
+        for (int64_t b = begin; b < end; ++b) {
+          const int64_t r0 = std::min(rows, b * block), r1 = std::min(rows, r0 + block);
+          if (r0 == r1) continue;
+          auto* result = static_cast<uint8_t*>(out) + static_cast<size_t>(r0 * outputs) * bytes;
+          for (int64_t w0 = 0; w0 < window; w0 += slice) {
+            const int64_t w1 = std::min(window, w0 + slice);
+            Im2ColRange(bytes, g, source, input, r0, r1, w0, w1, columns.data());
+            MatMulShape shape;
+            shape.m = r1 - r0;
+            shape.n = outputs;
+            shape.k = (w1 - w0) * features;
+            shape.accumulate = w0 > 0;
+            const auto* rhs = static_cast<const uint8_t*>(kernel) +
+                              static_cast<size_t>(w0 * features * outputs) * bytes;
+            KILN_RETURN_IF_ERROR(MatMul(type, shape, columns.data(), rhs, result));
+          }
+        }
+        return Status::Ok();
+      });
 }
 
 }  // namespace
 
-Status ConvByBlocks(ElementType type, const ConvGeometry& g, const void* input,
-                    const void* kernel, void* out) {
+Status ConvByBlocks(ElementType type, const ConvGeometry& g, const void* input, const void* kernel,
+                    void* out) {
   if (g.groups() != 1) {
     return InvalidArgument("ConvByBlocks takes one group, found ", g.groups());
   }
@@ -408,29 +405,29 @@ Status ConvByBlocks(ElementType type, const ConvGeometry& g, const void* input,
   const int64_t block = ConvBlockRows(g, bytes);
   const int64_t blocks = (rows + block - 1) / block;
   // Each block's GEMM runs on its chunk's thread.
-  return ParallelForStatus(blocks, block * depth * g.output_features,
-                           [&](int64_t begin, int64_t end) {
-    ScratchArray<uint8_t> columns(static_cast<size_t>(block * depth) * bytes);
-    for (int64_t b = begin; b < end; ++b) {
-      const int64_t r0 = b * block, r1 = std::min(rows, r0 + block);
-      Im2ColRange(bytes, g, source, input, r0, r1, 0, g.window_size(), columns.data());
-      MatMulShape shape;
-      shape.m = r1 - r0;
-      shape.n = g.output_features;
-      shape.k = depth;
-      KILN_RETURN_IF_ERROR(MatMul(type, shape, columns.data(), kernel,
-                                  static_cast<uint8_t*>(out) +
-                                      static_cast<size_t>(r0 * g.output_features) * bytes));
-    }
-    return Status::Ok();
-  });
+  return ParallelForStatus(
+      blocks, block * depth * g.output_features, [&](int64_t begin, int64_t end) {
+        ScratchArray<uint8_t> columns(static_cast<size_t>(block * depth) * bytes);
+        for (int64_t b = begin; b < end; ++b) {
+          const int64_t r0 = b * block, r1 = std::min(rows, r0 + block);
+          Im2ColRange(bytes, g, source, input, r0, r1, 0, g.window_size(), columns.data());
+          MatMulShape shape;
+          shape.m = r1 - r0;
+          shape.n = g.output_features;
+          shape.k = depth;
+          KILN_RETURN_IF_ERROR(MatMul(type, shape, columns.data(), kernel,
+                                      static_cast<uint8_t*>(out) +
+                                          static_cast<size_t>(r0 * g.output_features) * bytes));
+        }
+        return Status::Ok();
+      });
 }
 
 bool ConvSlicesDepth(const ConvGeometry& g, ElementType type) {
   if (type != ElementType::kF32 && type != ElementType::kF64) return false;
-  const auto row_bytes = static_cast<int64_t>(
-      static_cast<size_t>(g.window_size() * g.group_features()) *
-      GetElementTypeInfo(type).storage_bytes);
+  const auto row_bytes = static_cast<int64_t>(static_cast<size_t>(g.window_size() *
+                                                                  g.group_features()) *
+                                              GetElementTypeInfo(type).storage_bytes);
   // Fewer than 32 whole rows fit in a block's budget.
   return row_bytes * 32 > (int64_t{256} << 10);
 }
@@ -441,8 +438,8 @@ bool DepthwiseConvAccepts(ElementType type, const ConvGeometry& g) {
          g.output_features % g.features == 0;
 }
 
-Status DepthwiseConv(ElementType type, const ConvGeometry& g, const void* input,
-                     const void* kernel, void* out) {
+Status DepthwiseConv(ElementType type, const ConvGeometry& g, const void* input, const void* kernel,
+                     void* out) {
   if (!DepthwiseConvAccepts(type, g)) {
     return Unimplemented("depthwise convolution of this shape or element type");
   }

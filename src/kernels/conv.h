@@ -46,8 +46,7 @@ struct ConvGeometry {
 // position w (row-major) the group's features of the input element under w,
 // or zeros where w falls on padding or between dilated input elements.
 // Element type agnostic: zeros are all-zero bytes.
-void Im2Col(size_t element_bytes, const ConvGeometry& geometry, const void* input,
-            void* columns);
+void Im2Col(size_t element_bytes, const ConvGeometry& geometry, const void* input, void* columns);
 
 // A one-group convolution as im2col + GEMM a block of output rows at a
 // time (ConvBlockRows of them): each thread writes a block's columns into

@@ -183,8 +183,8 @@ TEST(ConvByBlocksTest, BlocksHoldAboutAQuarterMegabyteOfColumns) {
   EXPECT_EQ(ConvBlockRows(g, sizeof(float)), 112);  // 112 rows x 576 x 4 bytes = 252 KiB
   EXPECT_FALSE(ConvSlicesDepth(g, ElementType::kF32));
   // That layer's weight gradient: rows of 56 x 56 x 8 columns.
-  const ConvGeometry gradient =
-      GeometryOf({64, 8, 64, {58, 58}, {56, 56}, {1, 1}, {0, 0}, {1, 1}, {1, 1}});
+  const ConvGeometry gradient = GeometryOf(
+      {64, 8, 64, {58, 58}, {56, 56}, {1, 1}, {0, 0}, {1, 1}, {1, 1}});
   EXPECT_TRUE(ConvSlicesDepth(gradient, ElementType::kF32));
   EXPECT_FALSE(ConvSlicesDepth(gradient, ElementType::kS32));  // only f32 and f64 add slices
   g.feature_groups = 2;

@@ -19,8 +19,8 @@ struct Bytes16 {
 // Copies the rows [begin, end) of the array viewed as rows of its last
 // dimension; each row is a strided gather.
 template <typename T>
-void CopyRows(std::span<const int64_t> dims, const uint8_t* src,
-              std::span<const int64_t> strides, uint8_t* dst, int64_t begin, int64_t end) {
+void CopyRows(std::span<const int64_t> dims, const uint8_t* src, std::span<const int64_t> strides,
+              uint8_t* dst, int64_t begin, int64_t end) {
   const size_t rank = dims.size();
   const int64_t inner = dims[rank - 1];
   const int64_t inner_stride = strides[rank - 1];

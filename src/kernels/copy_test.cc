@@ -46,14 +46,14 @@ struct Case {
 
 TEST(CopyStridedTest, TransposesMatchIndexArithmetic) {
   const Case cases[] = {
-      {{2, 5, 7, 19}, {3, 1, 2, 0}},   // NHWC -> CHWN: C contiguous, N innermost
-      {{3, 33}, {1, 0}},               // a matrix, 33 not a multiple of a block
-      {{4, 6, 40}, {0, 2, 1}},         // contiguous dimension in the middle
-      {{9, 2, 3}, {2, 0, 1}},          // innermost contiguous in the output too
-      {{5, 7}, {1, 0}},                // shorter than a block: rows as before
-      {{1, 17, 1, 3}, {3, 1, 0, 2}},   // ones around
-      {{3, 300}, {1, 0}},              // several blocks (256 bytes each) of the contiguous one
-      {{40, 30, 70}, {2, 0, 1}},       // output runs of 1200: several chunks
+      {{2, 5, 7, 19}, {3, 1, 2, 0}},  // NHWC -> CHWN: C contiguous, N innermost
+      {{3, 33}, {1, 0}},              // a matrix, 33 not a multiple of a block
+      {{4, 6, 40}, {0, 2, 1}},        // contiguous dimension in the middle
+      {{9, 2, 3}, {2, 0, 1}},         // innermost contiguous in the output too
+      {{5, 7}, {1, 0}},               // shorter than a block: rows as before
+      {{1, 17, 1, 3}, {3, 1, 0, 2}},  // ones around
+      {{3, 300}, {1, 0}},             // several blocks (256 bytes each) of the contiguous one
+      {{40, 30, 70}, {2, 0, 1}},      // output runs of 1200: several chunks
   };
   for (const size_t bytes : {1u, 2u, 4u, 8u, 16u, 3u}) {
     for (const Case& c : cases) {

@@ -98,9 +98,11 @@ void LoopGemm(const GemmArgs<T>& g) {
     for (int64_t p = 0; p < g.k; ++p) {
       const T a = a_at(i, p);
       const T* b_row = g.b + p * g.ldb;
-      for (int64_t j = 0; j < g.n; ++j) row[static_cast<size_t>(j)] = MulAdd<T, Acc>(row[static_cast<size_t>(j)], a, b_row[j]);
+      for (int64_t j = 0; j < g.n; ++j)
+        row[static_cast<size_t>(j)] = MulAdd<T, Acc>(row[static_cast<size_t>(j)], a, b_row[j]);
     }
-    for (int64_t j = 0; j < g.n; ++j) g.c[i * g.ldc + j] = static_cast<T>(row[static_cast<size_t>(j)]);
+    for (int64_t j = 0; j < g.n; ++j)
+      g.c[i * g.ldc + j] = static_cast<T>(row[static_cast<size_t>(j)]);
   }
 }
 
@@ -123,8 +125,8 @@ void Gemm(const GemmArgs<T>& g) {
 
 // The GemmArgs of the block rows [m0, m1) x columns [n0, n1) of product b.
 template <typename T>
-GemmArgs<T> Block(const MatMulShape& s, const T* lhs, const T* rhs, T* out, int64_t b,
-                  int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
+GemmArgs<T> Block(const MatMulShape& s, const T* lhs, const T* rhs, T* out, int64_t b, int64_t m0,
+                  int64_t m1, int64_t n0, int64_t n1) {
   GemmArgs<T> g{};
   g.m = m1 - m0;
   g.n = n1 - n0;
@@ -160,8 +162,8 @@ void RunMatMul(const MatMulShape& s, const T* lhs, const T* rhs, T* out) {
   // Fewer products than threads: split each along its larger side too.
   const bool split_rows = s.m >= s.n;
   const int64_t side = split_rows ? s.m : s.n;
-  const int64_t parts = std::max<int64_t>(
-      1, std::min((threads + s.batch - 1) / s.batch, side / kMinBlockSide));
+  const int64_t parts = std::max<int64_t>(1, std::min((threads + s.batch - 1) / s.batch,
+                                                      side / kMinBlockSide));
   ParallelFor(s.batch * parts, product_cost / parts, [&](int64_t begin, int64_t end) {
     for (int64_t task = begin; task < end; ++task) {
       const int64_t b = task / parts;
@@ -214,8 +216,8 @@ void Widen(const bfloat16* src, int64_t stride, int64_t rows, int64_t cols, floa
 void Widen(const half* src, int64_t stride, int64_t rows, int64_t cols, float* dst) {
 #if defined(KILN_DOT_ISA_VARIANTS)
   if (HasF16c()) {
-    return dot_internal::avx2::WidenHalfRows(reinterpret_cast<const uint16_t*>(src), stride,
-                                             rows, cols, dst);
+    return dot_internal::avx2::WidenHalfRows(reinterpret_cast<const uint16_t*>(src), stride, rows,
+                                             cols, dst);
   }
 #endif
   for (int64_t r = 0; r < rows; ++r) {
@@ -328,8 +330,7 @@ constexpr int64_t kMaxPackedBytes = int64_t{32} << 20;
 // B is packed once, by panels across the threads, into scratch the tasks
 // share; a task is a tile of rows times a group of panels (96 rows of A,
 // 2 KiB each at depth 1024, stay in L2 across the group).
-bool RunNativeBf16(const MatMulShape& s, const bfloat16* lhs, const bfloat16* rhs,
-                   bfloat16* out) {
+bool RunNativeBf16(const MatMulShape& s, const bfloat16* lhs, const bfloat16* rhs, bfloat16* out) {
   namespace native = dot_internal::avx512bf16;
   if (s.lhs_transposed || s.k % 2 != 0 || s.n < 8 || !HasAvx512Bf16()) return false;
   const int64_t panels = (s.n + native::kPanelColumns - 1) / native::kPanelColumns;
@@ -343,8 +344,8 @@ bool RunNativeBf16(const MatMulShape& s, const bfloat16* lhs, const bfloat16* rh
     for (int64_t t = begin; t < end;) {
       const int64_t item = t / panels, first = t % panels;
       const int64_t last = std::min(panels, first + (end - t));
-      native::PackPanels(b + item * s.k * s.n, s.rhs_transposed ? s.k : s.n, s.rhs_transposed,
-                         s.k, s.n, first, last, packed.data() + item * panels * panel_elements);
+      native::PackPanels(b + item * s.k * s.n, s.rhs_transposed ? s.k : s.n, s.rhs_transposed, s.k,
+                         s.n, first, last, packed.data() + item * panels * panel_elements);
       t += last - first;
     }
   });
@@ -359,15 +360,16 @@ bool RunNativeBf16(const MatMulShape& s, const bfloat16* lhs, const bfloat16* rh
   const int64_t panel_tiles = (panels + tile_panels - 1) / tile_panels;
   ParallelFor(count(), tile_rows * tile_panels * native::kPanelColumns * std::max<int64_t>(1, s.k),
               [&](int64_t begin, int64_t end) {
-    for (int64_t task = begin; task < end; ++task) {
-      const int64_t item = task / (row_tiles * panel_tiles);
-      const int64_t m0 = task / panel_tiles % row_tiles * tile_rows;
-      const int64_t p0 = task % panel_tiles * tile_panels;
-      native::Multiply(a + item * s.m * s.k, s.k, packed.data() + item * panels * panel_elements,
-                       s.k, s.n, m0, std::min(s.m, m0 + tile_rows), p0,
-                       std::min(panels, p0 + tile_panels), c + item * s.m * s.n, s.n);
-    }
-  });
+                for (int64_t task = begin; task < end; ++task) {
+                  const int64_t item = task / (row_tiles * panel_tiles);
+                  const int64_t m0 = task / panel_tiles % row_tiles * tile_rows;
+                  const int64_t p0 = task % panel_tiles * tile_panels;
+                  native::Multiply(a + item * s.m * s.k, s.k,
+                                   packed.data() + item * panels * panel_elements, s.k, s.n, m0,
+                                   std::min(s.m, m0 + tile_rows), p0,
+                                   std::min(panels, p0 + tile_panels), c + item * s.m * s.n, s.n);
+                }
+              });
   return true;
 }
 #endif
@@ -411,8 +413,8 @@ Status MatMul(ElementType type, const MatMulShape& shape, const void* lhs, const
   if (shape.batch == 0 || shape.m == 0 || shape.n == 0) return Status::Ok();
   if (type == ElementType::kBF16) {
 #if defined(KILN_DOT_BF16_NATIVE)
-    if (RunNativeBf16(shape, static_cast<const bfloat16*>(lhs),
-                      static_cast<const bfloat16*>(rhs), static_cast<bfloat16*>(out))) {
+    if (RunNativeBf16(shape, static_cast<const bfloat16*>(lhs), static_cast<const bfloat16*>(rhs),
+                      static_cast<bfloat16*>(out))) {
       return Status::Ok();
     }
 #endif
@@ -431,8 +433,8 @@ Status MatMul(ElementType type, const MatMulShape& shape, const void* lhs, const
   });
 }
 
-Status MatMulReference(ElementType type, const MatMulShape& shape, const void* lhs,
-                       const void* rhs, void* out) {
+Status MatMulReference(ElementType type, const MatMulShape& shape, const void* lhs, const void* rhs,
+                       void* out) {
   return DispatchType(type, [&]<typename T>() {
     RunReference<T>(shape, static_cast<const T*>(lhs), static_cast<const T*>(rhs),
                     static_cast<T*>(out));

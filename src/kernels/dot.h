@@ -40,8 +40,8 @@ Status MatMul(ElementType type, const MatMulShape& shape, const void* lhs, const
 
 // The same product as a plain triple loop accumulating in the compute type:
 // the reference MatMul is tested against.
-Status MatMulReference(ElementType type, const MatMulShape& shape, const void* lhs,
-                       const void* rhs, void* out);
+Status MatMulReference(ElementType type, const MatMulShape& shape, const void* lhs, const void* rhs,
+                       void* out);
 
 // Whether MatMul computes in `type`.
 bool MatMulAccepts(ElementType type);

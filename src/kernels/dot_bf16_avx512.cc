@@ -44,12 +44,11 @@ void Block(const uint16_t* a, int64_t lda, const uint16_t* panel, int64_t pairs,
       high[r] = _mm512_dpbf16_ps(high[r], x, b1);
     }
   }
-  const __mmask16 mask_low =
-      columns >= 16 ? __mmask16{0xFFFF} : static_cast<__mmask16>((1u << columns) - 1);
-  const __mmask16 mask_high =
-      columns >= 32 ? __mmask16{0xFFFF}
-      : columns <= 16 ? __mmask16{0}
-                      : static_cast<__mmask16>((1u << (columns - 16)) - 1);
+  const __mmask16 mask_low = columns >= 16 ? __mmask16{0xFFFF}
+                                           : static_cast<__mmask16>((1u << columns) - 1);
+  const __mmask16 mask_high = columns >= 32   ? __mmask16{0xFFFF}
+                              : columns <= 16 ? __mmask16{0}
+                                              : static_cast<__mmask16>((1u << (columns - 16)) - 1);
   for (int r = 0; r < R; ++r) {
     uint16_t* row = out + r * ldo;
     _mm256_mask_storeu_epi16(row, mask_low, (__m256i)_mm512_cvtneps_pbh(low[r]));
@@ -77,8 +76,8 @@ void PackPanels(const uint16_t* b, int64_t ldb, bool b_transposed, int64_t k, in
       for (int64_t c = 0; c < width; ++c) {
         const int64_t column = c0 + c;
         pair_row[2 * c] = b_transposed ? b[column * ldb + 2 * p] : b[2 * p * ldb + column];
-        pair_row[2 * c + 1] =
-            b_transposed ? b[column * ldb + 2 * p + 1] : b[(2 * p + 1) * ldb + column];
+        pair_row[2 * c + 1] = b_transposed ? b[column * ldb + 2 * p + 1]
+                                           : b[(2 * p + 1) * ldb + column];
       }
       std::fill(pair_row + 2 * width, pair_row + 2 * kPanelColumns, uint16_t{0});
     }

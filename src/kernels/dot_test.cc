@@ -6,8 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstdio>
 #include <complex>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <span>
@@ -61,8 +61,8 @@ struct Case {
 
 template <typename T>
 void CheckAgainstReference(ElementType type, double tolerance) {
-  const Case cases[] = {{1, 1, 1, 1},   {1, 3, 5, 7},   {2, 17, 33, 9}, {1, 130, 70, 40},
-                        {1, 5, 200, 31}, {3, 64, 64, 64}, {1, 4, 4, 0},  {5, 1, 9, 13}};
+  const Case cases[] = {{1, 1, 1, 1},    {1, 3, 5, 7},    {2, 17, 33, 9}, {1, 130, 70, 40},
+                        {1, 5, 200, 31}, {3, 64, 64, 64}, {1, 4, 4, 0},   {5, 1, 9, 13}};
   for (const Case& c : cases) {
     for (int transposes = 0; transposes < 4; ++transposes) {
       MatMulShape shape{c.batch, c.m, c.n, c.k, (transposes & 1) != 0, (transposes & 2) != 0};
@@ -74,8 +74,8 @@ void CheckAgainstReference(ElementType type, double tolerance) {
       ASSERT_TRUE(MatMulReference(type, shape, lhs.data(), rhs.data(), want.data()).ok());
       for (size_t i = 0; i < got.size(); ++i) {
         ASSERT_LE(Distance<T>(got[i], want[i]), tolerance)
-            << GetElementTypeInfo(type).name << " " << c.batch << "x" << c.m << "x" << c.n
-            << "x" << c.k << " transposes " << transposes << " element " << i;
+            << GetElementTypeInfo(type).name << " " << c.batch << "x" << c.m << "x" << c.n << "x"
+            << c.k << " transposes " << transposes << " element " << i;
       }
     }
   }
@@ -117,8 +117,8 @@ void CheckWidenedTiles(ElementType type, double ulp, std::span<const Case> cases
       for (size_t i = 0; i < got.size(); ++i) {
         const double w = static_cast<float>(want[i]);
         ASSERT_NEAR(static_cast<float>(got[i]), w, std::abs(w) * ulp + 1e-3)
-            << GetElementTypeInfo(type).name << " " << c.batch << "x" << c.m << "x" << c.n
-            << "x" << c.k << " transposes " << transposes << " element " << i;
+            << GetElementTypeInfo(type).name << " " << c.batch << "x" << c.m << "x" << c.n << "x"
+            << c.k << " transposes " << transposes << " element " << i;
       }
     }
   }
@@ -141,7 +141,7 @@ TEST(MatMul, Bf16ProductsOnVdpbf16psCoverEveryElement) {
   if (!MatMulBf16Native()) {
     GTEST_SKIP() << "this CPU has no AVX512_BF16: bf16 products widen to f32 here";
   }
-  const Case cases[] = {{1, 25, 33, 2},   {2, 100, 65, 130}, {1, 13, 1, 4},  {1, 97, 257, 64},
+  const Case cases[] = {{1, 25, 33, 2},   {2, 100, 65, 130}, {1, 13, 1, 4},    {1, 97, 257, 64},
                         {1, 12, 32, 512}, {4, 7, 47, 6},     {1, 193, 31, 300}};
   CheckWidenedTiles<bfloat16>(ElementType::kBF16, 1.0 / 128, cases);
 }
@@ -185,7 +185,8 @@ void CheckWidenedRounding(ElementType type, float u) {
                      got.data())
                   .ok());
   for (size_t j = 0; j < 16; ++j) {
-    EXPECT_EQ(static_cast<float>(got[j]), 1.0f + 2 * u) << GetElementTypeInfo(type).name << " " << j;
+    EXPECT_EQ(static_cast<float>(got[j]), 1.0f + 2 * u)
+        << GetElementTypeInfo(type).name << " " << j;
   }
 }
 
@@ -253,8 +254,8 @@ void CheckVariant(Gemm gemm, const char* name) {
     const auto b = Values<T>(static_cast<size_t>(k * n), 4);
     // Output rows strided (ldc > n) to check the leading dimension.
     std::vector<T> c(static_cast<size_t>(m * (n + 3)), T(-7));
-    dot_internal::GemmArgs<T> args{m, n, k, a.data(), a_t ? m : k, a_t, b.data(), b_t ? k : n,
-                                   b_t, c.data(), n + 3, false};
+    dot_internal::GemmArgs<T> args{m,        n,           k,   a.data(), a_t ? m : k, a_t,
+                                   b.data(), b_t ? k : n, b_t, c.data(), n + 3,       false};
     gemm(args);
     std::vector<T> want(static_cast<size_t>(m * n));
     MatMulShape shape{1, m, n, k, a_t, b_t};

@@ -55,8 +55,7 @@ template <typename C>
 bool ComplexEig(const C* a, int64_t n, bool want_vectors,
                 Eigen::Matrix<C, Eigen::Dynamic, 1>& eigenvalues, ColumnMajor<C>& vectors) {
   using Real = typename C::value_type;
-  const ElementType type =
-      std::is_same_v<C, complex64> ? ElementType::kC64 : ElementType::kC128;
+  const ElementType type = std::is_same_v<C, complex64> ? ElementType::kC64 : ElementType::kC128;
   std::vector<C> t(static_cast<size_t>(n * n)), z(t.size());
   if (!Schur(type, a, t.data(), z.data(), 1, n).ok()) return false;
   auto at = [n](std::vector<C>& m, int64_t r, int64_t c) -> C& {
@@ -139,8 +138,8 @@ void EigOne(const T* a, C* values, C* left, C* right, int64_t n) {
 
 }  // namespace
 
-Status Eig(ElementType type, const void* a, void* values, void* left, void* right,
-           int64_t batch, int64_t n) {
+Status Eig(ElementType type, const void* a, void* values, void* left, void* right, int64_t batch,
+           int64_t n) {
   auto run = [&]<typename T>() {
     using C = std::complex<typename Eigen::NumTraits<T>::Real>;
     ParallelFor(batch, std::max<int64_t>(1, 25 * n * n * n), [&](int64_t begin, int64_t end) {

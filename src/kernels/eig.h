@@ -21,7 +21,7 @@ namespace kiln::kernels {
 // of the right ones, so a defective matrix gives inaccurate ones. A matrix
 // with NaN or infinity, or one the iteration does not converge on, gives NaN
 // everywhere, as XLA's CPU backend gives for a LAPACK failure.
-Status Eig(ElementType type, const void* a, void* values, void* left, void* right,
-           int64_t batch, int64_t n);
+Status Eig(ElementType type, const void* a, void* values, void* left, void* right, int64_t batch,
+           int64_t n);
 
 }  // namespace kiln::kernels

@@ -58,14 +58,13 @@ void EighOne(const T* a, T* vectors, typename Eigen::NumTraits<T>::Real* values,
 
 }  // namespace
 
-Status Eigh(ElementType type, const void* a, void* vectors, void* values, int64_t batch,
-            int64_t n, bool lower) {
+Status Eigh(ElementType type, const void* a, void* vectors, void* values, int64_t batch, int64_t n,
+            bool lower) {
   auto run = [&]<typename T>() {
     using Real = typename Eigen::NumTraits<T>::Real;
     ParallelFor(batch, std::max<int64_t>(1, 9 * n * n * n), [&](int64_t begin, int64_t end) {
       for (int64_t item = begin; item < end; ++item) {
-        EighOne<T>(static_cast<const T*>(a) + item * n * n,
-                   static_cast<T*>(vectors) + item * n * n,
+        EighOne<T>(static_cast<const T*>(a) + item * n * n, static_cast<T*>(vectors) + item * n * n,
                    static_cast<Real*>(values) + item * n, n, lower);
       }
     });

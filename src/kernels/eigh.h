@@ -15,7 +15,7 @@ namespace kiln::kernels {
 // [batch, n] (the real type of `type`) the eigenvalues in ascending order. A
 // matrix with NaN or infinity, or one the iteration does not converge on,
 // gives NaN in both, as XLA's CPU backend gives for a LAPACK failure.
-Status Eigh(ElementType type, const void* a, void* vectors, void* values, int64_t batch,
-            int64_t n, bool lower);
+Status Eigh(ElementType type, const void* a, void* vectors, void* values, int64_t batch, int64_t n,
+            bool lower);
 
 }  // namespace kiln::kernels

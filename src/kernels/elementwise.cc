@@ -102,8 +102,7 @@ Status Compare(CompareDirection direction, CompareKind kind, ElementType type, c
       });
     } else {
       WithDirection(direction, [&]<CompareDirection kDirection>() {
-        Map2<T, bool>(lhs, rhs, out, count, 1,
-                      [](T x, T y) { return Decide<kDirection>(x, y); });
+        Map2<T, bool>(lhs, rhs, out, count, 1, [](T x, T y) { return Decide<kDirection>(x, y); });
       });
     }
   }));
@@ -192,10 +191,12 @@ To ConvertOne(From x) {
   if constexpr (std::is_same_v<To, bool>) {
     // The spec (and its interpreter) converts complex to pred by the real part.
     if constexpr (kIsComplex<From>) return x.real() != 0;
-    else return static_cast<ComputeType<From>>(x) != ComputeType<From>(0);
+    else
+      return static_cast<ComputeType<From>>(x) != ComputeType<From>(0);
   } else if constexpr (kIsComplex<To>) {
     if constexpr (kIsComplex<From>) return To(x);
-    else return To(static_cast<typename To::value_type>(static_cast<ComputeType<From>>(x)), 0);
+    else
+      return To(static_cast<typename To::value_type>(static_cast<ComputeType<From>>(x)), 0);
   } else if constexpr (kIsComplex<From>) {
     return ConvertOne<typename From::value_type, To>(x.real());
   } else if constexpr (kIsFloat<From> && !kIsFloat<To>) {
@@ -347,7 +348,8 @@ Status ReducePrecision(ElementType type, const void* in, void* out, int64_t coun
                        int exponent_bits, int mantissa_bits) {
   if (exponent_bits < 1 || mantissa_bits < 0) {
     return InvalidArgument("reduce_precision needs exponent_bits >= 1 and mantissa_bits >= 0, "
-                           "found ", exponent_bits, " and ", mantissa_bits);
+                           "found ",
+                           exponent_bits, " and ", mantissa_bits);
   }
   Status status = Status::Ok();
   KILN_RETURN_IF_ERROR(DispatchType(type, [&]<typename T>() {
@@ -358,7 +360,7 @@ Status ReducePrecision(ElementType type, const void* in, void* out, int64_t coun
     } else if constexpr (kIsFloat<T>) {
       Map1<T, T>(in, out, count, 4, [=](T x) {
         return static_cast<T>(ReduceBits<float, uint32_t, 23, 8>(static_cast<float>(x),
-                                                                exponent_bits, mantissa_bits));
+                                                                 exponent_bits, mantissa_bits));
       });
     } else {
       status = BadType("reduce_precision", type);

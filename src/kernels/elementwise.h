@@ -24,12 +24,51 @@ inline T ComplexMultiply(const T& x, const T& y) {
 }
 
 enum class UnaryOp : uint8_t {
-  kAbs, kCbrt, kCeil, kCosine, kCountLeadingZeros, kExponential, kExponentialMinusOne,
-  kFloor, kImag, kIsFinite, kLog, kLogPlusOne, kLogistic, kNegate, kNot, kPopcnt, kReal,
-  kRoundNearestAfz, kRoundNearestEven, kRsqrt, kSign, kSine, kSqrt, kTan, kTanh,
+  kAbs,
+  kCbrt,
+  kCeil,
+  kCosine,
+  kCountLeadingZeros,
+  kExponential,
+  kExponentialMinusOne,
+  kFloor,
+  kImag,
+  kIsFinite,
+  kLog,
+  kLogPlusOne,
+  kLogistic,
+  kNegate,
+  kNot,
+  kPopcnt,
+  kReal,
+  kRoundNearestAfz,
+  kRoundNearestEven,
+  kRsqrt,
+  kSign,
+  kSine,
+  kSqrt,
+  kTan,
+  kTanh,
   // chlo ops (StableHLO text as JAX prints it; artifacts carry decompositions).
-  kAcos, kAcosh, kAsin, kAsinh, kAtan, kAtanh, kCosh, kSinh, kConj, kDigamma, kErf, kErfc,
-  kErfInv, kLgamma, kSquare, kIsInf, kIsNegInf, kIsPosInf, kBesselI1e,
+  kAcos,
+  kAcosh,
+  kAsin,
+  kAsinh,
+  kAtan,
+  kAtanh,
+  kCosh,
+  kSinh,
+  kConj,
+  kDigamma,
+  kErf,
+  kErfc,
+  kErfInv,
+  kLgamma,
+  kSquare,
+  kIsInf,
+  kIsNegInf,
+  kIsPosInf,
+  kBesselI1e,
 };
 
 // Whether `op` gives pred (is_finite, is_inf, is_neg_inf, is_pos_inf).
@@ -39,10 +78,25 @@ inline bool UnaryGivesPred(UnaryOp op) {
 }
 
 enum class BinaryOp : uint8_t {
-  kAdd, kAnd, kAtan2, kDivide, kMaximum, kMinimum, kMultiply, kOr, kPower, kRemainder,
-  kShiftLeft, kShiftRightArithmetic, kShiftRightLogical, kSubtract, kXor,
-  kNextAfter, kPolygamma, kZeta,  // chlo.next_after, polygamma(n, x), zeta(x, q)
-  kMulHi,                         // chlo.mulhi: the high half of the double-width product
+  kAdd,
+  kAnd,
+  kAtan2,
+  kDivide,
+  kMaximum,
+  kMinimum,
+  kMultiply,
+  kOr,
+  kPower,
+  kRemainder,
+  kShiftLeft,
+  kShiftRightArithmetic,
+  kShiftRightLogical,
+  kSubtract,
+  kXor,
+  kNextAfter,
+  kPolygamma,
+  kZeta,   // chlo.next_after, polygamma(n, x), zeta(x, q)
+  kMulHi,  // chlo.mulhi: the high half of the double-width product
 };
 
 enum class CompareDirection : uint8_t { kEq, kNe, kGe, kGt, kLe, kLt };

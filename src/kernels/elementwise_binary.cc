@@ -169,9 +169,8 @@ template <typename T>
 Status BinaryFloat(BinaryOp op, const void* a, const void* b, void* out, int64_t n) {
   using C = ComputeType<T>;
   auto map = [&](int64_t cost, auto f) {
-    Map2<T, T>(a, b, out, n, cost, [f](T x, T y) {
-      return static_cast<T>(f(static_cast<C>(x), static_cast<C>(y)));
-    });
+    Map2<T, T>(a, b, out, n, cost,
+               [f](T x, T y) { return static_cast<T>(f(static_cast<C>(x), static_cast<C>(y))); });
   };
   switch (op) {
     case BinaryOp::kAdd: map(1, [](C x, C y) { return x + y; }); break;
@@ -189,8 +188,7 @@ Status BinaryFloat(BinaryOp op, const void* a, const void* b, void* out, int64_t
       break;
     case BinaryOp::kPolygamma: map(200, [](C x, C y) { return Polygamma(x, y); }); break;
     case BinaryOp::kZeta: map(200, [](C x, C y) { return HurwitzZeta(x, y); }); break;
-    default:
-      return InvalidArgument("this binary op does not accept floating-point elements");
+    default: return InvalidArgument("this binary op does not accept floating-point elements");
   }
   return Status::Ok();
 }
@@ -214,8 +212,7 @@ Status BinaryComplex(BinaryOp op, const void* a, const void* b, void* out, int64
         return -i * std::log((x + i * y) / std::sqrt(x * x + y * y));
       });
       break;
-    default:
-      return InvalidArgument("this binary op does not accept complex elements");
+    default: return InvalidArgument("this binary op does not accept complex elements");
   }
   return Status::Ok();
 }
@@ -240,8 +237,7 @@ Status BinaryInteger(BinaryOp op, const void* a, const void* b, void* out, int64
     case BinaryOp::kShiftRightArithmetic:
       map([](T x, T y) { return ShiftRightArithmetic(x, y); });
       break;
-    default:
-      return InvalidArgument("this binary op does not accept integer elements");
+    default: return InvalidArgument("this binary op does not accept integer elements");
   }
   return Status::Ok();
 }
@@ -258,8 +254,7 @@ Status BinaryPred(BinaryOp op, const void* a, const void* b, void* out, int64_t 
     case BinaryOp::kAnd: map([](bool x, bool y) { return x && y; }); break;
     case BinaryOp::kXor:
     case BinaryOp::kSubtract: map([](bool x, bool y) { return x != y; }); break;
-    default:
-      return InvalidArgument("this binary op does not accept pred elements");
+    default: return InvalidArgument("this binary op does not accept pred elements");
   }
   return Status::Ok();
 }

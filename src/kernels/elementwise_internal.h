@@ -48,9 +48,13 @@ using Unsigned = std::make_unsigned_t<T>;
 // Integer arithmetic wraps (two's complement), as on XLA; done in unsigned
 // arithmetic so C++ has no undefined behaviour.
 template <typename T>
-T WrapAdd(T a, T b) { return static_cast<T>(static_cast<Unsigned<T>>(a) + static_cast<Unsigned<T>>(b)); }
+T WrapAdd(T a, T b) {
+  return static_cast<T>(static_cast<Unsigned<T>>(a) + static_cast<Unsigned<T>>(b));
+}
 template <typename T>
-T WrapSub(T a, T b) { return static_cast<T>(static_cast<Unsigned<T>>(a) - static_cast<Unsigned<T>>(b)); }
+T WrapSub(T a, T b) {
+  return static_cast<T>(static_cast<Unsigned<T>>(a) - static_cast<Unsigned<T>>(b));
+}
 template <typename T>
 T WrapMul(T a, T b) {
   using U = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, Unsigned<T>>;
@@ -97,8 +101,12 @@ inline void WrapToWidth(ElementType type, void* data, int64_t n) {
 // The byte type sub-byte integers compute in; other types unchanged.
 inline ElementType ComputeStorage(ElementType type) {
   switch (type) {
-    case ElementType::kS1: case ElementType::kS2: case ElementType::kS4: return ElementType::kS8;
-    case ElementType::kU1: case ElementType::kU2: case ElementType::kU4: return ElementType::kU8;
+    case ElementType::kS1:
+    case ElementType::kS2:
+    case ElementType::kS4: return ElementType::kS8;
+    case ElementType::kU1:
+    case ElementType::kU2:
+    case ElementType::kU4: return ElementType::kU8;
     default: return type;
   }
 }

@@ -35,8 +35,7 @@ TEST(ElementwiseComplex, MultiplyIsTheTextbookFormula) {
   EXPECT_EQ(product.imag(), -kInf);
   // The real part contracts into an FMA, as LLVM does for XLA: 1e60 - 1e60
   // is fma(1e30, 1e30, -inf) = -inf, not inf - inf = NaN.
-  EXPECT_EQ(Apply(BinaryOp::kMultiply, c64(1e30f, -1e30f), c64(1e30f, -1e30f)),
-            c64(-kInf, -kInf));
+  EXPECT_EQ(Apply(BinaryOp::kMultiply, c64(1e30f, -1e30f), c64(1e30f, -1e30f)), c64(-kInf, -kInf));
   const c64 with_nan = Apply(BinaryOp::kMultiply, c64(NAN, -3e38f), c64(3e38f, 0));
   EXPECT_TRUE(std::isnan(with_nan.real()) && std::isnan(with_nan.imag()));
 }
@@ -71,8 +70,8 @@ TEST(Iota, EveryElementIsItsIndexAlongTheDimension) {
   struct Case {
     int64_t outer, size, inner;
   };
-  const Case cases[] = {{1, 1, 1},   {1, 7, 1},    {3, 5, 1},   {1, 4, 9},   {2, 300, 3},
-                        {4, 1, 17},  {1, 1000, 1}, {5, 6, 256}, {2, 513, 1}, {1, 3, 1000}};
+  const Case cases[] = {{1, 1, 1},  {1, 7, 1},    {3, 5, 1},   {1, 4, 9},   {2, 300, 3},
+                        {4, 1, 17}, {1, 1000, 1}, {5, 6, 256}, {2, 513, 1}, {1, 3, 1000}};
   for (ElementType type : {ElementType::kS32, ElementType::kF32, ElementType::kBF16,
                            ElementType::kS8, ElementType::kU4, ElementType::kC64}) {
     const size_t bytes = GetElementTypeInfo(type).storage_bytes;
@@ -107,8 +106,9 @@ TEST(Select, EveryWidthPicksByItsPredicateByte) {
       a[k] = static_cast<uint8_t>(k * 7 + 1);
       b[k] = static_cast<uint8_t>(k * 13 + 200);
     }
-    ASSERT_TRUE(Select(type, reinterpret_cast<const bool*>(pred.data()), false, a.data(),
-                       b.data(), out.data(), n).ok());
+    ASSERT_TRUE(Select(type, reinterpret_cast<const bool*>(pred.data()), false, a.data(), b.data(),
+                       out.data(), n)
+                    .ok());
     for (int64_t i = 0; i < n; ++i) {
       const uint8_t* expected = (pred[i] != 0 ? a.data() : b.data()) + i * bytes;
       EXPECT_EQ(std::memcmp(out.data() + i * bytes, expected, bytes), 0)
@@ -122,10 +122,10 @@ TEST(Select, EveryWidthPicksByItsPredicateByte) {
 // loops inside).
 TEST(Compare, EveryDirectionIsItsOperator) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
-  const std::vector<float> x = {1.0f, 2.0f, nan, -0.0f, 0.0f, -kInf, 3.0f, nan, 5.0f, 7.0f,
-                                1.0f, 2.0f, 0.0f, -1.0f, kInf, 4.0f, 4.0f, 9.0f, -2.0f};
-  const std::vector<float> y = {1.0f, 1.0f, 1.0f, 0.0f, -0.0f, -kInf, nan, nan, 6.0f, 7.0f,
-                                2.0f, 2.0f, 1.0f, -1.0f, 3.0f, 4.0f, 5.0f, -9.0f, -2.0f};
+  const std::vector<float> x = {1.0f, 2.0f, nan,  -0.0f, 0.0f, -kInf, 3.0f, nan,  5.0f, 7.0f,
+                                1.0f, 2.0f, 0.0f, -1.0f, kInf, 4.0f,  4.0f, 9.0f, -2.0f};
+  const std::vector<float> y = {1.0f, 1.0f, 1.0f, 0.0f,  -0.0f, -kInf, nan,  nan,   6.0f, 7.0f,
+                                2.0f, 2.0f, 1.0f, -1.0f, 3.0f,  4.0f,  5.0f, -9.0f, -2.0f};
   std::vector<int32_t> xi(x.size()), yi(y.size());
   for (size_t i = 0; i < x.size(); ++i) {
     xi[i] = static_cast<int32_t>(i % 5) - 2;
@@ -133,8 +133,8 @@ TEST(Compare, EveryDirectionIsItsOperator) {
   }
   const auto n = static_cast<int64_t>(x.size());
   for (CompareDirection direction :
-       {CompareDirection::kEq, CompareDirection::kNe, CompareDirection::kGe,
-        CompareDirection::kGt, CompareDirection::kLe, CompareDirection::kLt}) {
+       {CompareDirection::kEq, CompareDirection::kNe, CompareDirection::kGe, CompareDirection::kGt,
+        CompareDirection::kLe, CompareDirection::kLt}) {
     const auto expect = [direction](auto a, auto b) {
       switch (direction) {
         case CompareDirection::kEq: return a == b;
@@ -148,9 +148,11 @@ TEST(Compare, EveryDirectionIsItsOperator) {
     };
     std::vector<uint8_t> out(x.size()), out_int(x.size());
     ASSERT_TRUE(Compare(direction, CompareKind::kFloat, ElementType::kF32, x.data(), y.data(),
-                        reinterpret_cast<bool*>(out.data()), n).ok());
+                        reinterpret_cast<bool*>(out.data()), n)
+                    .ok());
     ASSERT_TRUE(Compare(direction, CompareKind::kFloat, ElementType::kS32, xi.data(), yi.data(),
-                        reinterpret_cast<bool*>(out_int.data()), n).ok());
+                        reinterpret_cast<bool*>(out_int.data()), n)
+                    .ok());
     for (size_t i = 0; i < x.size(); ++i) {
       EXPECT_EQ(out[i] != 0, expect(x[i], y[i]))
           << "direction " << static_cast<int>(direction) << " f32 element " << i;
@@ -184,8 +186,8 @@ TEST(MulHi, HighHalfOfTheDoubleWidthProduct) {
   EXPECT_EQ(run(ElementType::kS64, std::vector<int64_t>{1152921504606846976, -1152921504606846976},
                 std::vector<int64_t>{16, 16}),
             (std::vector<int64_t>{1, -1}));
-  EXPECT_EQ(run(ElementType::kU64, std::vector<uint64_t>{17293822569102704640ull,
-                                                         9223372036854775808ull},
+  EXPECT_EQ(run(ElementType::kU64,
+                std::vector<uint64_t>{17293822569102704640ull, 9223372036854775808ull},
                 std::vector<uint64_t>{16, 2}),
             (std::vector<uint64_t>{15, 1}));
   // s4 in its byte: 7 * 7 = 49 = 0b0011'0001, high four bits 3.

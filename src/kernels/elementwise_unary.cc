@@ -35,7 +35,9 @@ C FloatSign(C x) {
 
 // Rounds half away from zero.
 template <typename C>
-C RoundAfz(C x) { return std::round(x); }
+C RoundAfz(C x) {
+  return std::round(x);
+}
 
 // A denormal as the signed zero it is under DAZ. The run's DAZ mode (see
 // float_env.h) flushes denormal inputs of SSE arithmetic, but libm's log
@@ -100,14 +102,12 @@ Status UnaryFloat(UnaryOp op, const void* in, void* out, int64_t n) {
       Map1<T, bool>(in, out, n, 1, [](T x) { return std::isinf(static_cast<C>(x)); });
       break;
     case UnaryOp::kIsNegInf:
-      Map1<T, bool>(in, out, n, 1, [](T x) {
-        return static_cast<C>(x) == -std::numeric_limits<C>::infinity();
-      });
+      Map1<T, bool>(in, out, n, 1,
+                    [](T x) { return static_cast<C>(x) == -std::numeric_limits<C>::infinity(); });
       break;
     case UnaryOp::kIsPosInf:
-      Map1<T, bool>(in, out, n, 1, [](T x) {
-        return static_cast<C>(x) == std::numeric_limits<C>::infinity();
-      });
+      Map1<T, bool>(in, out, n, 1,
+                    [](T x) { return static_cast<C>(x) == std::numeric_limits<C>::infinity(); });
       break;
     case UnaryOp::kAcos: map(20, [](C x) { return std::acos(x); }); break;
     case UnaryOp::kAcosh: map(20, [](C x) { return std::acosh(x); }); break;
@@ -125,8 +125,7 @@ Status UnaryFloat(UnaryOp op, const void* in, void* out, int64_t n) {
     case UnaryOp::kLgamma: map(40, [](C x) { return LogGamma(x); }); break;
     case UnaryOp::kSquare: map(1, [](C x) { return x * x; }); break;
     case UnaryOp::kBesselI1e: map(80, [](C x) { return BesselI1e(x); }); break;
-    default:
-      return InvalidArgument("this unary op does not accept floating-point elements");
+    default: return InvalidArgument("this unary op does not accept floating-point elements");
   }
   return Status::Ok();
 }
@@ -184,7 +183,7 @@ T ComplexTanh(T z) {
   const R sum = up + down;
   const R denominator = sum + (cb * cb) * R(4);
   R re = sum == std::numeric_limits<R>::infinity() ? std::copysign(R(1), a)
-                                                    : (up - down) / denominator;
+                                                   : (up - down) / denominator;
   R im = imag_numerator / denominator;
   const bool sin_nan = std::isnan(imag_numerator);
   const bool a_infinite = std::isinf(a);
@@ -251,8 +250,7 @@ Status UnaryComplex(UnaryOp op, const void* in, void* out, int64_t n) {
         return magnitude == R(0) ? T(0) : x / magnitude;
       });
       break;
-    default:
-      return InvalidArgument("this unary op does not accept complex elements");
+    default: return InvalidArgument("this unary op does not accept complex elements");
   }
   return Status::Ok();
 }
@@ -262,9 +260,7 @@ Status UnaryInteger(UnaryOp op, const void* in, void* out, int64_t n) {
   auto map = [&](auto f) { Map1<T, T>(in, out, n, 1, f); };
   using U = Unsigned<T>;
   switch (op) {
-    case UnaryOp::kAbs:
-      map([](T x) { return x < T(0) ? WrapSub(T(0), x) : x; });
-      break;
+    case UnaryOp::kAbs: map([](T x) { return x < T(0) ? WrapSub(T(0), x) : x; }); break;
     case UnaryOp::kNegate: map([](T x) { return WrapSub(T(0), x); }); break;
     case UnaryOp::kSquare: map([](T x) { return WrapMul(x, x); }); break;
     case UnaryOp::kNot: map([](T x) { return static_cast<T>(~x); }); break;
@@ -275,8 +271,7 @@ Status UnaryInteger(UnaryOp op, const void* in, void* out, int64_t n) {
     case UnaryOp::kSign:
       map([](T x) { return static_cast<T>(x > T(0) ? 1 : (x < T(0) ? -1 : 0)); });
       break;
-    default:
-      return InvalidArgument("this unary op does not accept integer elements");
+    default: return InvalidArgument("this unary op does not accept integer elements");
   }
   return Status::Ok();
 }

@@ -18,21 +18,33 @@ struct Cx {
   T re, im;
 };
 template <typename T>
-inline Cx<T> operator+(Cx<T> a, Cx<T> b) { return {a.re + b.re, a.im + b.im}; }
+inline Cx<T> operator+(Cx<T> a, Cx<T> b) {
+  return {a.re + b.re, a.im + b.im};
+}
 template <typename T>
-inline Cx<T> operator-(Cx<T> a, Cx<T> b) { return {a.re - b.re, a.im - b.im}; }
+inline Cx<T> operator-(Cx<T> a, Cx<T> b) {
+  return {a.re - b.re, a.im - b.im};
+}
 template <typename T>
 inline Cx<T> operator*(Cx<T> a, Cx<T> b) {
   return {a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
 }
 template <typename T>
-inline Cx<T> operator*(Cx<T> a, T s) { return {a.re * s, a.im * s}; }
+inline Cx<T> operator*(Cx<T> a, T s) {
+  return {a.re * s, a.im * s};
+}
 template <typename T>
-inline Cx<T> Conj(Cx<T> a) { return {a.re, -a.im}; }
+inline Cx<T> Conj(Cx<T> a) {
+  return {a.re, -a.im};
+}
 template <typename T>
-inline Cx<T> TimesMinusI(Cx<T> a) { return {a.im, -a.re}; }
+inline Cx<T> TimesMinusI(Cx<T> a) {
+  return {a.im, -a.re};
+}
 template <typename T>
-inline Cx<T> TimesI(Cx<T> a) { return {-a.im, a.re}; }
+inline Cx<T> TimesI(Cx<T> a) {
+  return {-a.im, a.re};
+}
 
 // exp(-2 pi i numerator / denominator), computed in long double with the
 // numerator reduced first, so large tables stay accurate.
@@ -112,7 +124,8 @@ class Plan1D {
       sizes_.push_back(size);
       std::vector<Cx<T>> table(static_cast<size_t>((radix - 1) * m));
       for (int q = 1; q < radix; ++q) {
-        for (int64_t k = 0; k < m; ++k) table[static_cast<size_t>((q - 1) * m + k)] = Root<T>(q * k, size);
+        for (int64_t k = 0; k < m; ++k)
+          table[static_cast<size_t>((q - 1) * m + k)] = Root<T>(q * k, size);
       }
       twiddles_.push_back(std::move(table));
       std::vector<Cx<T>> roots(static_cast<size_t>(radix));
@@ -152,7 +165,8 @@ class Plan1D {
     std::vector<Cx<T>> b(static_cast<size_t>(m), Cx<T>{0, 0});
     b[0] = Conj(chirp_[0]);
     for (int64_t k = 1; k < n_; ++k) {
-      b[static_cast<size_t>(k)] = b[static_cast<size_t>(m - k)] = Conj(chirp_[static_cast<size_t>(k)]);
+      b[static_cast<size_t>(k)] = b[static_cast<size_t>(m - k)] = Conj(
+          chirp_[static_cast<size_t>(k)]);
     }
     kernel_.resize(static_cast<size_t>(m));
     inner_->Forward(b.data(), kernel_.data(), nullptr);
@@ -168,7 +182,8 @@ class Plan1D {
     std::fill(a + n_, a + m, Cx<T>{0, 0});
     inner_->Forward(a, spectrum, nullptr);
     // The inverse transform as conj(DFT(conj(.))).
-    for (int64_t k = 0; k < m; ++k) spectrum[k] = Conj(spectrum[k] * kernel_[static_cast<size_t>(k)]);
+    for (int64_t k = 0; k < m; ++k)
+      spectrum[k] = Conj(spectrum[k] * kernel_[static_cast<size_t>(k)]);
     inner_->Forward(spectrum, a, nullptr);
     for (int64_t k = 0; k < n_; ++k) out[k] = chirp_[static_cast<size_t>(k)] * Conj(a[k]);
   }
@@ -186,7 +201,8 @@ class Plan1D {
         default: return LeafGeneric(in, stride, out, level);
       }
     }
-    for (int q = 0; q < radix; ++q) Recurse(in + q * stride, stride * radix, out + q * m, level + 1);
+    for (int q = 0; q < radix; ++q)
+      Recurse(in + q * stride, stride * radix, out + q * m, level + 1);
     const Cx<T>* twiddles = twiddles_[level].data();
     switch (radix) {
       case 2: return Combine<2>(out, m, twiddles);
@@ -250,10 +266,10 @@ class Plan1D {
 
   int64_t n_;
   std::vector<int> factors_;
-  std::vector<int64_t> sizes_;                  // transform length at each level
-  std::vector<std::vector<Cx<T>>> twiddles_;    // per level: w^(q k), q >= 1
-  std::vector<std::vector<Cx<T>>> roots_;       // per level: the radix's roots
-  std::unique_ptr<Plan1D> inner_;               // Bluestein: the power-of-two plan
+  std::vector<int64_t> sizes_;                // transform length at each level
+  std::vector<std::vector<Cx<T>>> twiddles_;  // per level: w^(q k), q >= 1
+  std::vector<std::vector<Cx<T>>> roots_;     // per level: the radix's roots
+  std::unique_ptr<Plan1D> inner_;             // Bluestein: the power-of-two plan
   std::vector<Cx<T>> chirp_, kernel_;
 };
 
@@ -387,7 +403,8 @@ class NdPlan final : public FftPlan {
         auto* out = static_cast<Cx<T>*>(output);
         ParallelFor(rows, TransformCost(n), [&](int64_t begin, int64_t end) {
           ScratchArray<Cx<T>> scratch(static_cast<size_t>(real_->scratch_size()), Cx<T>{});
-          for (int64_t row = begin; row < end; ++row) real_->Forward(in + row * n, out + row * h, scratch.data());
+          for (int64_t row = begin; row < end; ++row)
+            real_->Forward(in + row * n, out + row * h, scratch.data());
         });
         AxisPasses(out, false);
         return;
@@ -484,8 +501,8 @@ class NdPlan final : public FftPlan {
 }  // namespace
 
 StatusOr<std::shared_ptr<const FftPlan>> FftPlan::Create(FftType type, bool double_precision,
-                                                        int64_t batch,
-                                                        std::span<const int64_t> lengths) {
+                                                         int64_t batch,
+                                                         std::span<const int64_t> lengths) {
   if (lengths.empty() || lengths.size() > 3) {
     return InvalidArgument("an FFT runs over 1 to 3 dimensions, found ", lengths.size());
   }
@@ -495,7 +512,8 @@ StatusOr<std::shared_ptr<const FftPlan>> FftPlan::Create(FftType type, bool doub
     // Bluestein's power of two must stay addressable.
     if (length > (int64_t{1} << 40)) return InvalidArgument("FFT length ", length, " is too large");
   }
-  if (double_precision) return std::shared_ptr<const FftPlan>(new NdPlan<double>(type, batch, lengths));
+  if (double_precision)
+    return std::shared_ptr<const FftPlan>(new NdPlan<double>(type, batch, lengths));
   return std::shared_ptr<const FftPlan>(new NdPlan<float>(type, batch, lengths));
 }
 
@@ -517,6 +535,7 @@ std::vector<std::complex<T>> ReferenceDft(std::span<const std::complex<T>> input
 }
 
 template std::vector<std::complex<float>> ReferenceDft(std::span<const std::complex<float>>, bool);
-template std::vector<std::complex<double>> ReferenceDft(std::span<const std::complex<double>>, bool);
+template std::vector<std::complex<double>> ReferenceDft(std::span<const std::complex<double>>,
+                                                        bool);
 
 }  // namespace kiln::kernels

@@ -28,8 +28,8 @@ class FftPlan {
   // [batch, lengths...] (complex; IRFFT: real), except that the last
   // dimension of the complex side of RFFT/IRFFT is lengths.back() / 2 + 1.
   static StatusOr<std::shared_ptr<const FftPlan>> Create(FftType type, bool double_precision,
-                                                        int64_t batch,
-                                                        std::span<const int64_t> lengths);
+                                                         int64_t batch,
+                                                         std::span<const int64_t> lengths);
   virtual ~FftPlan() = default;
   // Runs the transform; `input` is only read. Safe to call concurrently.
   virtual void Run(const void* input, void* output) const = 0;

@@ -53,7 +53,8 @@ TEST_P(FftLengthTest, ComplexMatchesTheDftBothWays) {
   for (int64_t row = 0; row < 2; ++row) {
     std::span<const std::complex<double>> x(input.data() + row * n, static_cast<size_t>(n));
     auto want = ReferenceDft<double>(x, false);
-    std::vector<std::complex<double>> got(forward.begin() + row * n, forward.begin() + (row + 1) * n);
+    std::vector<std::complex<double>> got(forward.begin() + row * n,
+                                          forward.begin() + (row + 1) * n);
     EXPECT_LT(RelativeError(got, want), 1e-12) << "n=" << n;
     want = ReferenceDft<double>(x, true);
     for (auto& v : want) v /= static_cast<double>(n);
@@ -96,8 +97,8 @@ TEST_P(FftLengthTest, RealTransformsMatchTheDftAndRoundTrip) {
 
 INSTANTIATE_TEST_SUITE_P(Lengths, FftLengthTest,
                          ::testing::Values(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16,
-                                           17, 25, 27, 30, 49, 60, 64, 97, 100, 121, 128, 143,
-                                           169, 210, 243, 256, 289, 1000, 1009, 1024));
+                                           17, 25, 27, 30, 49, 60, 64, 97, 100, 121, 128, 143, 169,
+                                           210, 243, 256, 289, 1000, 1009, 1024));
 
 TEST(FftKernelTest, TwoAndThreeDimensionsAreSeparable) {
   // A 3-D transform of [3, 4, 5] equals the DFT along each axis in turn.
@@ -111,9 +112,11 @@ TEST(FftKernelTest, TwoAndThreeDimensionsAreSeparable) {
     for (int64_t start = 0; start < 60; ++start) {
       if ((start / strides[axis]) % n != 0) continue;  // first element of a line
       std::vector<std::complex<double>> line(static_cast<size_t>(n));
-      for (int64_t t = 0; t < n; ++t) line[static_cast<size_t>(t)] = want[static_cast<size_t>(start + t * strides[axis])];
+      for (int64_t t = 0; t < n; ++t)
+        line[static_cast<size_t>(t)] = want[static_cast<size_t>(start + t * strides[axis])];
       const auto transformed = ReferenceDft<double>(line, false);
-      for (int64_t t = 0; t < n; ++t) want[static_cast<size_t>(start + t * strides[axis])] = transformed[static_cast<size_t>(t)];
+      for (int64_t t = 0; t < n; ++t)
+        want[static_cast<size_t>(start + t * strides[axis])] = transformed[static_cast<size_t>(t)];
     }
   }
   EXPECT_LT(RelativeError(got, want), 1e-12);
@@ -137,7 +140,8 @@ TEST(FftKernelTest, TwoDimensionalRealRoundTrip) {
   (*forward)->Run(real.data(), spectrum.data());
   std::vector<float> back(static_cast<size_t>(count));
   (*inverse)->Run(spectrum.data(), back.data());
-  for (int64_t i = 0; i < count; ++i) EXPECT_NEAR(back[static_cast<size_t>(i)], real[static_cast<size_t>(i)], 1e-5);
+  for (int64_t i = 0; i < count; ++i)
+    EXPECT_NEAR(back[static_cast<size_t>(i)], real[static_cast<size_t>(i)], 1e-5);
 }
 
 TEST(FftKernelTest, EmptyAndInvalid) {

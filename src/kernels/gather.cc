@@ -133,7 +133,9 @@ int64_t NumElements(std::span<const int64_t> dims) {
 template <typename F>
 void DispatchIndex(ElementType type, F&& f) {
   switch (type) {
-    case ElementType::kS1: case ElementType::kS2: case ElementType::kS4:
+    case ElementType::kS1:
+    case ElementType::kS2:
+    case ElementType::kS4:
     case ElementType::kS8: f.template operator()<int8_t>(); return;
     case ElementType::kS16: f.template operator()<int16_t>(); return;
     case ElementType::kS32: f.template operator()<int32_t>(); return;
@@ -162,8 +164,7 @@ inline int64_t ToIndex(I value) {
 // dimension runs as a tight loop over locals (no divisions, nothing the
 // body's stores could alias); the others are decomposed once per row.
 template <bool kClamp, typename Indices, typename F>
-void ForEachWindow(const IndexedWindows& g, Indices indices, int64_t begin, int64_t end,
-                   F&& f) {
+void ForEachWindow(const IndexedWindows& g, Indices indices, int64_t begin, int64_t end, F&& f) {
   if constexpr (!kClamp) {
     // A window larger than its dimension fits nowhere.
     for (size_t d = 0; d < g.big_dims.size(); ++d) {
@@ -301,9 +302,11 @@ inline T Combine(T a, T b) {
   } else if constexpr (kIsInteger<T>) {
     using U = std::make_unsigned_t<T>;
     using Wide = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, U>;
-    if constexpr (kOp == ReduceOp::kAdd) return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
+    if constexpr (kOp == ReduceOp::kAdd)
+      return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
     if constexpr (kOp == ReduceOp::kMultiply) {
-      return static_cast<T>(static_cast<Wide>(static_cast<U>(a)) * static_cast<Wide>(static_cast<U>(b)));
+      return static_cast<T>(static_cast<Wide>(static_cast<U>(a)) *
+                            static_cast<Wide>(static_cast<U>(b)));
     }
     if constexpr (kOp == ReduceOp::kMaximum) return a >= b ? a : b;
     return a <= b ? a : b;
@@ -528,10 +531,12 @@ Status Scatter(ElementType type, std::optional<ReduceOp> op, const IndexedWindow
         ScatterTyped<ReduceOp::kMultiply>(g, index_type, indices, u, o);
         break;
       case ReduceOp::kMaximum:
-        if constexpr (!kIsComplex<T>) ScatterTyped<ReduceOp::kMaximum>(g, index_type, indices, u, o);
+        if constexpr (!kIsComplex<T>)
+          ScatterTyped<ReduceOp::kMaximum>(g, index_type, indices, u, o);
         break;
       case ReduceOp::kMinimum:
-        if constexpr (!kIsComplex<T>) ScatterTyped<ReduceOp::kMinimum>(g, index_type, indices, u, o);
+        if constexpr (!kIsComplex<T>)
+          ScatterTyped<ReduceOp::kMinimum>(g, index_type, indices, u, o);
         break;
       default: break;
     }

@@ -25,8 +25,7 @@ int64_t LoadIndex(ElementType type, const void* indices, int64_t i);
 // from src + sum(ik * src_strides[k]) to dst + sum(ik * dst_strides[k])
 // (strides in elements). Inner runs contiguous on both sides are memcpy'd.
 void CopyBox(size_t element_bytes, std::span<const int64_t> dims, const void* src,
-             std::span<const int64_t> src_strides, void* dst,
-             std::span<const int64_t> dst_strides);
+             std::span<const int64_t> src_strides, void* dst, std::span<const int64_t> dst_strides);
 
 // Writes `count` copies of the element at `value` to `dst`.
 void Fill(size_t element_bytes, const void* value, void* dst, int64_t count);

@@ -49,14 +49,13 @@ void ExpectPairsGatheredFromOddStarts() {
   g.window_sizes = {2};
   g.index_map = {0};
   g.index_vector_stride = 1;
-  g.batch = {{3, 2, 1, -1}};    // three windows, one index each
+  g.batch = {{3, 2, 1, -1}};  // three windows, one index each
   g.window = {{2, 1, 1}};
   const std::vector<T> operand = {10, 11, 12, 13, 14};
   const std::vector<int32_t> starts = {1, 3, 0};
   std::vector<T> out(6, 0);
-  ASSERT_TRUE(Gather(sizeof(T), g, operand.data(), ElementType::kS32, starts.data(),
-                     out.data())
-                  .ok());
+  ASSERT_TRUE(
+      Gather(sizeof(T), g, operand.data(), ElementType::kS32, starts.data(), out.data()).ok());
   EXPECT_EQ(out, (std::vector<T>{11, 12, 13, 14, 10, 11})) << sizeof(T) << "-byte elements";
 }
 

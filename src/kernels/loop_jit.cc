@@ -84,12 +84,15 @@ constexpr int kMaxArrays = kMaxLoopArrays;
 
 bool IsTranscendental(UnaryOp op) {
   switch (op) {
-    case UnaryOp::kExponential: case UnaryOp::kLog: case UnaryOp::kTanh:
-    case UnaryOp::kLogistic: case UnaryOp::kLogPlusOne: case UnaryOp::kExponentialMinusOne:
-    case UnaryOp::kSine: case UnaryOp::kCosine:
-      return true;
-    default:
-      return false;
+    case UnaryOp::kExponential:
+    case UnaryOp::kLog:
+    case UnaryOp::kTanh:
+    case UnaryOp::kLogistic:
+    case UnaryOp::kLogPlusOne:
+    case UnaryOp::kExponentialMinusOne:
+    case UnaryOp::kSine:
+    case UnaryOp::kCosine: return true;
+    default: return false;
   }
 }
 
@@ -122,8 +125,20 @@ constexpr uint8_t kAddPs = 0x58, kMulPs = 0x59, kSubPs = 0x5C, kDivPs = 0x5E, kS
 // result's exponent field. Beyond ln(FLT_MAX) the result is inf; below
 // ln(FLT_MIN) it is 0, as the flushed denormals of programs are.
 enum ExpConstant : int {
-  kLog2e, kRoundBias, kLn2Hi, kLn2Lo, kC6, kC5, kC4, kC3, kC2, kOneC, kOverflowAbove,
-  kZeroBelow, kInfinity, kExpConstants
+  kLog2e,
+  kRoundBias,
+  kLn2Hi,
+  kLn2Lo,
+  kC6,
+  kC5,
+  kC4,
+  kC3,
+  kC2,
+  kOneC,
+  kOverflowAbove,
+  kZeroBelow,
+  kInfinity,
+  kExpConstants
 };
 constexpr int kExpLanes = 16;
 struct alignas(64) ExpTable {
@@ -132,12 +147,12 @@ struct alignas(64) ExpTable {
 const ExpTable& ExpConstants() {
   static const ExpTable table = [] {
     const uint32_t bits[kExpConstants] = {
-        0x3fb8aa3b,  // log2(e)
-        0x4b400000,  // 1.5 * 2^23
-        0x3f317200,  // ln 2, high part
-        0x35bfbe8e,  // ln 2 - high part
+        0x3fb8aa3b,                                                  // log2(e)
+        0x4b400000,                                                  // 1.5 * 2^23
+        0x3f317200,                                                  // ln 2, high part
+        0x35bfbe8e,                                                  // ln 2 - high part
         0x3ab51225, 0x3c091cea, 0x3d2aac79, 0x3e2aaa49, 0x3efffffe,  // c6 .. c2
-        0x3f800000,  // 1
+        0x3f800000,                                                  // 1
         0x42b17217,  // the largest float whose exp is finite
         0xc2aeac4f,  // the smallest float whose exp is a normal float
         0x7f800000,  // inf
@@ -180,18 +195,15 @@ class LoopWriter {
         };
         switch (step.kind) {
           case LoopStep::Kind::kSplat:
-          case LoopStep::Kind::kLoadScalar:
-            invariant_[static_cast<size_t>(s)] = true;
-            break;
+          case LoopStep::Kind::kLoadScalar: invariant_[static_cast<size_t>(s)] = true; break;
           case LoopStep::Kind::kUnary:
-            invariant_[static_cast<size_t>(s)] =
-                invariant(step.a) && !IsTranscendental(static_cast<UnaryOp>(step.op));
+            invariant_[static_cast<size_t>(s)] = invariant(step.a) &&
+                                                 !IsTranscendental(static_cast<UnaryOp>(step.op));
             break;
           case LoopStep::Kind::kBinary:
             invariant_[static_cast<size_t>(s)] = invariant(step.a) && invariant(step.b);
             break;
-          default:
-            break;
+          default: break;
         }
         if (!invariant_[static_cast<size_t>(s)]) {
           for (int operand : {step.a, step.b}) {
@@ -255,8 +267,7 @@ class LoopWriter {
   // A value whose last use is step `s` gives its register back.
   void Release(int s, int value) {
     if (value >= 0 && !pinned_[static_cast<size_t>(value)] &&
-        last_use_[static_cast<size_t>(value)] == s &&
-        reg_of_[static_cast<size_t>(value)] >= 0) {
+        last_use_[static_cast<size_t>(value)] == s && reg_of_[static_cast<size_t>(value)] >= 0) {
       free_ &= ~(1u << reg_of_[static_cast<size_t>(value)]);
       reg_of_[static_cast<size_t>(value)] = -1;
     }
@@ -352,8 +363,7 @@ class LoopWriter {
         as.Vcmpps(kScratchMask, ra, ra, kCmpUnordQ);
         as.Vblendvps(dst, kScratch, ra, kScratchMask);
         break;
-      default:
-        return false;
+      default: return false;
     }
     return true;
   }
@@ -372,9 +382,9 @@ class LoopWriter {
       WriteExpPolynomial(as, x, dst, c);
       as.KCmpps(kMask, x, c(kOverflowAbove), kCmpGtOq);
       as.Vblendmps(poly, kMask, poly, c(kInfinity));
-      as.KCmpps(kMask, x, c(kZeroBelow), kCmpNltUq);    // not below (or NaN): kept
+      as.KCmpps(kMask, x, c(kZeroBelow), kCmpNltUq);  // not below (or NaN): kept
       as.VmovapsZeroed(poly, kMask, poly);
-      as.KCmpps(kMask, x, x, kCmpUnordQ);                // NaN stays NaN
+      as.KCmpps(kMask, x, x, kCmpUnordQ);  // NaN stays NaN
       as.Vblendmps(dst, kMask, poly, x);
     } else {
       const auto at = [](int k) { return Mem{kR15, -1, kExpLanes * 4 * k}; };
@@ -384,7 +394,7 @@ class LoopWriter {
       as.Vblendvps(poly, poly, at(kInfinity), scale);
       as.Vcmpps(scale, x, at(kZeroBelow), kCmpLtOq);
       as.VexRRR(1, 0, kAndnPs, poly, scale, poly);
-      as.Vcmpps(scale, x, x, kCmpUnordQ);                // NaN stays NaN
+      as.Vcmpps(scale, x, x, kCmpUnordQ);  // NaN stays NaN
       as.Vblendvps(dst, poly, x, scale);
     }
     Release(s, a);
@@ -397,15 +407,15 @@ class LoopWriter {
   static void WriteExpPolynomial(Assembler& as, int x, int dst, Constant constant) {
     constexpr int n = kScratchMask, scale = kScratch, poly = kScratchMask;
     as.Vmov(scale, constant(kLog2e));
-    as.Vfmadd213ps(scale, x, constant(kRoundBias));         // x log2(e) + bias
-    as.Vsubps(n, scale, constant(kRoundBias));              // n
-    as.Vpslld(scale, scale, 23);                            // n in the exponent field
+    as.Vfmadd213ps(scale, x, constant(kRoundBias));  // x log2(e) + bias
+    as.Vsubps(n, scale, constant(kRoundBias));       // n
+    as.Vpslld(scale, scale, 23);                     // n in the exponent field
     as.Vmovaps(dst, x);
-    as.Vfnmadd231ps(dst, n, constant(kLn2Hi));              // t = x - n ln 2
+    as.Vfnmadd231ps(dst, n, constant(kLn2Hi));  // t = x - n ln 2
     as.Vfnmadd231ps(dst, n, constant(kLn2Lo));
     as.Vmov(poly, constant(kC6));
     for (int k : {kC5, kC4, kC3, kC2, kOneC, kOneC}) as.Vfmadd213ps(poly, dst, constant(k));
-    as.VexRRR(1, 1, kPaddD, poly, poly, scale);             // times 2^n
+    as.VexRRR(1, 1, kPaddD, poly, poly, scale);  // times 2^n
   }
 
   bool WriteUnary(Assembler& as, int s, UnaryOp op, int a) {
@@ -431,8 +441,7 @@ class LoopWriter {
         as.Vbroadcastss(kScratchMask, ConstantAt(as, special_base_ + kOne));
         as.VexRRR(1, 0, kDivPs, dst, kScratchMask, kScratch);
         break;
-      default:
-        return false;
+      default: return false;
     }
     return true;
   }
@@ -469,7 +478,7 @@ class LoopWriter {
   float* constants_;
   std::vector<int> last_use_, reg_of_;
   std::vector<bool> invariant_, pinned_;  // computed before the loop; kept through it
-  uint32_t free_ = 0;  // bit r set: vector register r holds a value
+  uint32_t free_ = 0;                     // bit r set: vector register r holds a value
   int splat_index_ = 0;
   int special_base_ = 0;
 };
@@ -478,9 +487,11 @@ class LoopWriter {
 
 bool LoopJitSupports(UnaryOp op) {
   switch (op) {
-    case UnaryOp::kNegate: case UnaryOp::kAbs: case UnaryOp::kSquare: case UnaryOp::kSqrt:
-    case UnaryOp::kRsqrt:
-      return true;
+    case UnaryOp::kNegate:
+    case UnaryOp::kAbs:
+    case UnaryOp::kSquare:
+    case UnaryOp::kSqrt:
+    case UnaryOp::kRsqrt: return true;
     default:
       return IsTranscendental(op) && vector_math_internal::avx2::PacketUnaryF32(op) != nullptr;
   }
@@ -491,8 +502,7 @@ bool LoopJitSupports(UnaryOp op) {
 // its own over the tile was faster (softmax 1024 x 1024 in the plan tool:
 // 506-575 us inline on eight lanes, 422-463 us as its own stage, on a Zen 4).
 bool LoopJitInlines(UnaryOp op) {
-  static const bool inline_exp =
-      WideLoops() || std::string_view(VectorMathIsa()) != "avx512";
+  static const bool inline_exp = WideLoops() || std::string_view(VectorMathIsa()) != "avx512";
   return op == UnaryOp::kExponential && inline_exp;
 }
 
@@ -539,8 +549,7 @@ std::unique_ptr<LoopCode> CompileLoop(std::span<const LoopStep> steps, int num_i
         if (!value(step.a) || !LoopJitSupports(static_cast<UnaryOp>(step.op))) return nullptr;
         break;
       case LoopStep::Kind::kBinary:
-        if (!value(step.a) || !value(step.b) ||
-            !LoopJitSupports(static_cast<BinaryOp>(step.op))) {
+        if (!value(step.a) || !value(step.b) || !LoopJitSupports(static_cast<BinaryOp>(step.op))) {
           return nullptr;
         }
         break;
@@ -578,8 +587,8 @@ std::unique_ptr<LoopCode> CompileLoop(std::span<const LoopStep> steps, int num_i
     munmap(memory, bytes);
     return nullptr;
   }
-  return std::make_unique<LoopCode>(memory, bytes, num_inputs, num_outputs,
-                                    std::move(constants), scalar_inputs, wide ? 16 : 8);
+  return std::make_unique<LoopCode>(memory, bytes, num_inputs, num_outputs, std::move(constants),
+                                    scalar_inputs, wide ? 16 : 8);
 }
 
 LoopCode::~LoopCode() {

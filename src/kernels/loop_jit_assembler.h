@@ -12,8 +12,19 @@
 namespace kiln::kernels::loop_jit_internal {
 
 // The general-purpose registers the generated loops use, by encoding.
-enum Gpr : int { kRax = 0, kRsp = 4, kRbp = 5, kRbx = 3, kRsi = 6, kRdi = 7, kRdx = 2,
-                 kR12 = 12, kR13 = 13, kR14 = 14, kR15 = 15 };
+enum Gpr : int {
+  kRax = 0,
+  kRsp = 4,
+  kRbp = 5,
+  kRbx = 3,
+  kRsi = 6,
+  kRdi = 7,
+  kRdx = 2,
+  kR12 = 12,
+  kR13 = 13,
+  kR14 = 14,
+  kR15 = 15
+};
 
 // [base + index * 4 + disp]; index < 0: none.
 struct Mem {
@@ -31,29 +42,63 @@ class Assembler {
   std::vector<uint8_t>& code() { return code_; }
   size_t size() const { return code_.size(); }
 
-  void Push(int r) { if (r >= 8) Byte(0x41); Byte(static_cast<uint8_t>(0x50 + (r & 7))); }
-  void Pop(int r) { if (r >= 8) Byte(0x41); Byte(static_cast<uint8_t>(0x58 + (r & 7))); }
+  void Push(int r) {
+    if (r >= 8) Byte(0x41);
+    Byte(static_cast<uint8_t>(0x50 + (r & 7)));
+  }
+  void Pop(int r) {
+    if (r >= 8) Byte(0x41);
+    Byte(static_cast<uint8_t>(0x58 + (r & 7)));
+  }
   void Ret() { Byte(0xC3); }
-  void Vzeroupper() { Byte(0xC5); Byte(0xF8); Byte(0x77); }
+  void Vzeroupper() {
+    Byte(0xC5);
+    Byte(0xF8);
+    Byte(0x77);
+  }
   // mov dst, src (64-bit).
-  void Mov(int dst, int src) { Rex(src, -1, dst); Byte(0x89); ModRmReg(src, dst); }
+  void Mov(int dst, int src) {
+    Rex(src, -1, dst);
+    Byte(0x89);
+    ModRmReg(src, dst);
+  }
   // mov dst, [m].
-  void Load(int dst, Mem m) { Rex(dst, m.index, m.base); Byte(0x8B); ModRmMem(dst, m); }
+  void Load(int dst, Mem m) {
+    Rex(dst, m.index, m.base);
+    Byte(0x8B);
+    ModRmMem(dst, m);
+  }
   // lea dst, [m].
-  void Lea(int dst, Mem m) { Rex(dst, m.index, m.base); Byte(0x8D); ModRmMem(dst, m); }
+  void Lea(int dst, Mem m) {
+    Rex(dst, m.index, m.base);
+    Byte(0x8D);
+    ModRmMem(dst, m);
+  }
   void MovImm64(int dst, uint64_t value) {
     Rex(0, -1, dst);
     Byte(static_cast<uint8_t>(0xB8 + (dst & 7)));
     for (int i = 0; i < 8; ++i) Byte(static_cast<uint8_t>(value >> (8 * i)));
   }
-  void Xor(int dst, int src) { Rex(src, -1, dst); Byte(0x31); ModRmReg(src, dst); }
+  void Xor(int dst, int src) {
+    Rex(src, -1, dst);
+    Byte(0x31);
+    ModRmReg(src, dst);
+  }
   // add / sub / and dst, imm32 (sign-extended): 0x81 with /0, /5, /4.
   void Add(int dst, int32_t value) { Arith(0, dst, value); }
   void Sub(int dst, int32_t value) { Arith(5, dst, value); }
   void And(int dst, int32_t value) { Arith(4, dst, value); }
   // cmp a, b: the flags of a - b.
-  void Cmp(int a, int b) { Rex(b, -1, a); Byte(0x39); ModRmReg(b, a); }
-  void CallReg(int r) { if (r >= 8) Byte(0x41); Byte(0xFF); ModRmReg(2, r); }
+  void Cmp(int a, int b) {
+    Rex(b, -1, a);
+    Byte(0x39);
+    ModRmReg(b, a);
+  }
+  void CallReg(int r) {
+    if (r >= 8) Byte(0x41);
+    Byte(0xFF);
+    ModRmReg(2, r);
+  }
   // jb to an earlier offset.
   void JumpIfBelow(size_t target) {
     Byte(0x0F);

@@ -47,7 +47,9 @@ std::vector<std::vector<float>> Reference(const std::vector<LoopStep>& steps,
       case Kind::kLoad: v = in[static_cast<size_t>(step.slot)]; break;
       case Kind::kLoadScalar: v.assign(n, in[static_cast<size_t>(step.slot)][0]); break;
       case Kind::kSplat: v.assign(n, step.constant); break;
-      case Kind::kStore: out[static_cast<size_t>(step.slot)] = values[static_cast<size_t>(step.a)]; break;
+      case Kind::kStore:
+        out[static_cast<size_t>(step.slot)] = values[static_cast<size_t>(step.a)];
+        break;
       case Kind::kUnary: {
         const float* args[] = {values[static_cast<size_t>(step.a)].data()};
         TileUnaryF32(static_cast<UnaryOp>(step.op))(args, v.data(), static_cast<int64_t>(n));
@@ -67,7 +69,11 @@ std::vector<std::vector<float>> Reference(const std::vector<LoopStep>& steps,
 std::vector<float> Values(std::mt19937& random, size_t n) {
   const float specials[] = {std::numeric_limits<float>::quiet_NaN(),
                             std::numeric_limits<float>::infinity(),
-                            -std::numeric_limits<float>::infinity(), 0.0f, -0.0f, 1.0f, 2.5f};
+                            -std::numeric_limits<float>::infinity(),
+                            0.0f,
+                            -0.0f,
+                            1.0f,
+                            2.5f};
   std::uniform_real_distribution<float> uniform(-4.0f, 4.0f);
   std::vector<float> values(n);
   for (float& x : values) {
@@ -88,8 +94,8 @@ void ExpectClose(const std::vector<float>& expected, const std::vector<float>& a
     const bool tiny = (std::bit_cast<uint32_t>(expected[i]) & 0x7f800000u) == 0 &&
                       (std::bit_cast<uint32_t>(actual[i]) & 0x7f800000u) == 0;
     if (ulps > 0 && tiny) continue;
-    ASSERT_LE(std::abs(a - b), ulps) << what << " element " << i << ": " << expected[i]
-                                     << " (expected) vs " << actual[i];
+    ASSERT_LE(std::abs(a - b), ulps)
+        << what << " element " << i << ": " << expected[i] << " (expected) vs " << actual[i];
   }
 }
 
@@ -121,7 +127,8 @@ void Check(const std::vector<LoopStep>& steps, int num_inputs, int num_outputs, 
   ASSERT_EQ(code->lanes(), isa == LoopIsa::kAvx512 && !CallsAPacketForm(steps) ? 16 : 8);
   std::vector<std::vector<float>> in;
   for (int j = 0; j < num_inputs; ++j) in.push_back(Values(random, n));
-  std::vector<std::vector<float>> out(static_cast<size_t>(num_outputs), std::vector<float>(n, 7.0f));
+  std::vector<std::vector<float>> out(static_cast<size_t>(num_outputs),
+                                      std::vector<float>(n, 7.0f));
   std::vector<const float*> in_ptrs;
   for (auto& v : in) in_ptrs.push_back(v.data());
   std::vector<float*> out_ptrs;
@@ -164,21 +171,21 @@ INSTANTIATE_TEST_SUITE_P(Isa, LoopJitTest, ::testing::Values(LoopIsa::kAvx2, Loo
                          [](const auto& test) { return LoopJitTest::Name(test.param); });
 
 TEST_P(LoopJitTest, EveryOpMatchesItsTileKernel) {
-  const BinaryOp binary[] = {BinaryOp::kAdd, BinaryOp::kSubtract, BinaryOp::kMultiply,
-                             BinaryOp::kDivide, BinaryOp::kMaximum, BinaryOp::kMinimum};
+  const BinaryOp binary[] = {BinaryOp::kAdd,    BinaryOp::kSubtract, BinaryOp::kMultiply,
+                             BinaryOp::kDivide, BinaryOp::kMaximum,  BinaryOp::kMinimum};
   for (BinaryOp op : binary) {
     ASSERT_TRUE(LoopJitSupports(op));
     for (size_t n : {1u, 7u, 8u, 9u, 15u, 16u, 17u, 64u, 515u}) {
-      Check({Load(0), Load(1), Bin(op, 0, 1), Store(2, 0), Bin(op, 1, 0), Store(4, 1)}, 2, 2, n,
-            0, "binary " + std::to_string(static_cast<int>(op)));
+      Check({Load(0), Load(1), Bin(op, 0, 1), Store(2, 0), Bin(op, 1, 0), Store(4, 1)}, 2, 2, n, 0,
+            "binary " + std::to_string(static_cast<int>(op)));
     }
   }
   const UnaryOp exact[] = {UnaryOp::kNegate, UnaryOp::kAbs, UnaryOp::kSquare, UnaryOp::kSqrt,
                            UnaryOp::kRsqrt};
-  const UnaryOp transcendental[] = {UnaryOp::kExponential, UnaryOp::kLog, UnaryOp::kTanh,
-                                    UnaryOp::kLogistic, UnaryOp::kLogPlusOne,
-                                    UnaryOp::kExponentialMinusOne, UnaryOp::kSine,
-                                    UnaryOp::kCosine};
+  const UnaryOp transcendental[] = {UnaryOp::kExponential, UnaryOp::kLog,
+                                    UnaryOp::kTanh,        UnaryOp::kLogistic,
+                                    UnaryOp::kLogPlusOne,  UnaryOp::kExponentialMinusOne,
+                                    UnaryOp::kSine,        UnaryOp::kCosine};
   for (UnaryOp op : exact) {
     for (size_t n : {1u, 8u, 13u, 515u}) {
       Check({Load(0), Un(op, 0), Store(1, 0)}, 1, 1, n, 0,
@@ -195,15 +202,26 @@ TEST_P(LoopJitTest, EveryOpMatchesItsTileKernel) {
 
 TEST_P(LoopJitTest, InlineExpIsWithinOneUlpAndKeepsItsSpecialValues) {
   ASSERT_TRUE(LoopJitSupports(UnaryOp::kExponential));
-  std::unique_ptr<LoopCode> code =
-      Compile(std::vector<LoopStep>{Load(0), Un(UnaryOp::kExponential, 0), Store(1, 0)}, 1, 1);
+  std::unique_ptr<LoopCode> code = Compile(
+      std::vector<LoopStep>{Load(0), Un(UnaryOp::kExponential, 0), Store(1, 0)}, 1, 1);
   ASSERT_NE(code, nullptr);
   const float inf = std::numeric_limits<float>::infinity();
-  const float largest = std::bit_cast<float>(0x42b17217u);  // exp finite
+  const float largest = std::bit_cast<float>(0x42b17217u);   // exp finite
   const float smallest = std::bit_cast<float>(0xc2aeac4fu);  // exp normal
-  std::vector<float> x = {0.0f,      -0.0f,    1.0f,  -1.0f,    inf,      -inf,
-                          std::nanf(""), largest, std::nextafter(largest, inf), smallest,
-                          std::nextafter(smallest, -inf), -100.0f, 100.0f, 1e-20f};
+  std::vector<float> x = {0.0f,
+                          -0.0f,
+                          1.0f,
+                          -1.0f,
+                          inf,
+                          -inf,
+                          std::nanf(""),
+                          largest,
+                          std::nextafter(largest, inf),
+                          smallest,
+                          std::nextafter(smallest, -inf),
+                          -100.0f,
+                          100.0f,
+                          1e-20f};
   std::uniform_real_distribution<float> wide(-87.3f, 88.7f), narrow(-1.0f, 1.0f);
   while (x.size() < 200000) x.push_back(x.size() % 2 ? wide(random_) : narrow(random_));
   std::vector<float> out(x.size());
@@ -247,8 +265,8 @@ TEST_P(LoopJitTest, SixteenLaneExpIsTheGeneratedExpToTheBit) {
               LoopJitAvailable(LoopIsa::kAvx512) || !sixteen);
   }
   if (!sixteen) GTEST_SKIP() << "vector_math runs " << VectorMathIsa() << " here";
-  std::unique_ptr<LoopCode> code =
-      Compile(std::vector<LoopStep>{Load(0), Un(UnaryOp::kExponential, 0), Store(1, 0)}, 1, 1);
+  std::unique_ptr<LoopCode> code = Compile(
+      std::vector<LoopStep>{Load(0), Un(UnaryOp::kExponential, 0), Store(1, 0)}, 1, 1);
   ASSERT_NE(code, nullptr);
   std::uniform_real_distribution<float> wide(-100.0f, 100.0f), narrow(-1.0f, 1.0f);
   std::vector<float> x = {std::nanf(""), std::numeric_limits<float>::infinity(),
@@ -274,8 +292,8 @@ TEST_P(LoopJitTest, SixteenLaneExpIsTheGeneratedExpToTheBit) {
 // floating-point exception flag (found in review: the sixteen-lane code
 // first used a signaling predicate).
 TEST_P(LoopJitTest, ExpOfNaNRaisesNoInvalidFlag) {
-  std::unique_ptr<LoopCode> code =
-      Compile(std::vector<LoopStep>{Load(0), Un(UnaryOp::kExponential, 0), Store(1, 0)}, 1, 1);
+  std::unique_ptr<LoopCode> code = Compile(
+      std::vector<LoopStep>{Load(0), Un(UnaryOp::kExponential, 0), Store(1, 0)}, 1, 1);
   ASSERT_NE(code, nullptr);
   std::vector<float> x(32, std::numeric_limits<float>::quiet_NaN()), out(32);
   const float* in[] = {x.data()};
@@ -347,9 +365,11 @@ TEST_P(LoopJitTest, ScalarLoadsBroadcastTheFirstElement) {
     }
   }
   // One input read both ways is refused.
-  EXPECT_EQ(Compile(std::vector<LoopStep>{Load(0), {Kind::kLoadScalar, 0, -1, -1, 0, 0},
-                                              Bin(BinaryOp::kAdd, 0, 1), Store(2, 0)},
-                        1, 1),
+  EXPECT_EQ(Compile(std::vector<LoopStep>{Load(0),
+                                          {Kind::kLoadScalar, 0, -1, -1, 0, 0},
+                                          Bin(BinaryOp::kAdd, 0, 1),
+                                          Store(2, 0)},
+                    1, 1),
             nullptr);
 }
 
@@ -360,11 +380,11 @@ TEST_P(LoopJitTest, SplatsAndUnusedValues) {
 }
 
 TEST_P(LoopJitTest, RandomProgramsMatchTheTileKernels) {
-  const BinaryOp binary[] = {BinaryOp::kAdd, BinaryOp::kSubtract, BinaryOp::kMultiply,
-                             BinaryOp::kDivide, BinaryOp::kMaximum, BinaryOp::kMinimum};
-  const UnaryOp unary[] = {UnaryOp::kNegate, UnaryOp::kAbs, UnaryOp::kSquare, UnaryOp::kSqrt,
-                           UnaryOp::kRsqrt, UnaryOp::kExponential, UnaryOp::kTanh,
-                           UnaryOp::kLogistic};
+  const BinaryOp binary[] = {BinaryOp::kAdd,    BinaryOp::kSubtract, BinaryOp::kMultiply,
+                             BinaryOp::kDivide, BinaryOp::kMaximum,  BinaryOp::kMinimum};
+  const UnaryOp unary[] = {UnaryOp::kNegate, UnaryOp::kAbs,     UnaryOp::kSquare,
+                           UnaryOp::kSqrt,   UnaryOp::kRsqrt,   UnaryOp::kExponential,
+                           UnaryOp::kTanh,   UnaryOp::kLogistic};
   for (int trial = 0; trial < 300; ++trial) {
     const int num_inputs = 1 + static_cast<int>(random_() % 3);
     std::vector<LoopStep> steps;
@@ -404,9 +424,9 @@ TEST_P(LoopJitTest, ValuesTheSameForEveryElementAreHoisted) {
   // x * (1 / s) with s read once: the reciprocal is computed before the
   // loop and kept in its register.
   const LoopStep scalar = {Kind::kLoadScalar, 0, -1, -1, 1, 0};
-  const std::vector<LoopStep> steps = {Load(0), scalar, Splat(1.0f),
-                                       Bin(BinaryOp::kDivide, 2, 1),
-                                       Bin(BinaryOp::kMultiply, 0, 3), Store(4, 0)};
+  const std::vector<LoopStep> steps = {
+      Load(0),    scalar, Splat(1.0f), Bin(BinaryOp::kDivide, 2, 1), Bin(BinaryOp::kMultiply, 0, 3),
+      Store(4, 0)};
   std::unique_ptr<LoopCode> code = Compile(steps, 2, 1);
   ASSERT_NE(code, nullptr);
   const float s = 3.0f;

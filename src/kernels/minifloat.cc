@@ -10,10 +10,10 @@ namespace {
 
 // How a type spends its special encodings.
 enum class Special : uint8_t {
-  kIeee,        // all-ones exponent: infinity (mantissa 0) or NaN
-  kNanOnly,     // only all-ones exponent and mantissa is NaN ("fn"); no infinity
-  kNegZeroNan,  // the negative-zero pattern is NaN; no infinity, no -0 ("fnuz")
-  kFiniteOnly,  // every pattern is a finite number
+  kIeee,          // all-ones exponent: infinity (mantissa 0) or NaN
+  kNanOnly,       // only all-ones exponent and mantissa is NaN ("fn"); no infinity
+  kNegZeroNan,    // the negative-zero pattern is NaN; no infinity, no -0 ("fnuz")
+  kFiniteOnly,    // every pattern is a finite number
   kExponentOnly,  // e8m0: unsigned powers of two, 0xFF is NaN
 };
 
@@ -125,7 +125,7 @@ uint8_t FloatToMinifloat(ElementType type, float value) {
     if (value <= 0 || std::isinf(value)) return value <= 0 ? 0xFF : 0xFF;
     int exponent;
     const float fraction = std::frexp(value, &exponent);  // value = fraction * 2^exponent
-    int e = exponent - 1;                                   // value = 2 * fraction * 2^e
+    int e = exponent - 1;                                 // value = 2 * fraction * 2^e
     if (2 * fraction > 1.5f) ++e;
     const int biased = e + f.bias;
     if (biased < 0) return 0;

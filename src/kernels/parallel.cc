@@ -232,7 +232,7 @@ void ParallelFor(int64_t count, int64_t cost_per_item, RangeFn body) {
     return;
   }
   const int64_t chunks = std::min<int64_t>(count, std::min<int64_t>(threads * 4,
-                                                                   cost / kMinParallelCost + 1));
+                                                                    cost / kMinParallelCost + 1));
   Job job{body};
   job.count = count;
   job.step = (count + chunks - 1) / chunks;

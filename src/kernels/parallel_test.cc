@@ -1,6 +1,8 @@
 // ParallelForStatus: every item runs once when nothing fails, and the
 // first failure comes back. ParallelFor with workers kept polling
 // (KeepWorkersWarm) and without, in turns.
+#include "kernels/parallel.h"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -10,8 +12,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include "kernels/parallel.h"
 
 namespace kiln::kernels {
 namespace {

@@ -127,8 +127,8 @@ void PivotedQrOne(ColumnMajor<T> a, int64_t m, int64_t n, int32_t* jpvt, T* taus
 
 }  // namespace
 
-Status PivotedQr(ElementType type, const void* a, const int32_t* jpvt, void* out,
-                 int32_t* pivots, void* taus, int64_t batch, int64_t m, int64_t n) {
+Status PivotedQr(ElementType type, const void* a, const int32_t* jpvt, void* out, int32_t* pivots,
+                 void* taus, int64_t batch, int64_t m, int64_t n) {
   return DispatchLinalgType(type, "geqp3", [&]<typename T>() {
     const int64_t k = std::min(m, n);
     if (pivots != jpvt) {

@@ -21,7 +21,7 @@ namespace kiln::kernels {
 // the diagonal and the vectors of the reflectors H(i) = I - tau_i v_i v_i^H
 // below it (v_i(i) = 1 not stored), `taus` [batch, min(m, n)];
 // Q = H(0) ... H(min(m, n) - 1). out may alias a.
-Status PivotedQr(ElementType type, const void* a, const int32_t* jpvt, void* out,
-                 int32_t* pivots, void* taus, int64_t batch, int64_t m, int64_t n);
+Status PivotedQr(ElementType type, const void* a, const int32_t* jpvt, void* out, int32_t* pivots,
+                 void* taus, int64_t batch, int64_t m, int64_t n);
 
 }  // namespace kiln::kernels

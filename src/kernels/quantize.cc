@@ -25,11 +25,15 @@ Status DispatchExpressed(ElementType type, F&& f) {
 template <typename F>
 Status DispatchStorage(ElementType type, F&& f) {
   switch (type) {
-    case ElementType::kS1: case ElementType::kS2: case ElementType::kS4:
+    case ElementType::kS1:
+    case ElementType::kS2:
+    case ElementType::kS4:
     case ElementType::kS8: f.template operator()<int8_t>(); return Status::Ok();
     case ElementType::kS16: f.template operator()<int16_t>(); return Status::Ok();
     case ElementType::kS32: f.template operator()<int32_t>(); return Status::Ok();
-    case ElementType::kU1: case ElementType::kU2: case ElementType::kU4:
+    case ElementType::kU1:
+    case ElementType::kU2:
+    case ElementType::kU4:
     case ElementType::kU8: f.template operator()<uint8_t>(); return Status::Ok();
     case ElementType::kU16: f.template operator()<uint16_t>(); return Status::Ok();
     case ElementType::kU32: f.template operator()<uint32_t>(); return Status::Ok();
@@ -45,8 +49,8 @@ int64_t Channel(const Quantization& params, int64_t i) {
 
 }  // namespace
 
-Status Quantize(ElementType expressed, const void* x, ElementType storage, void* q,
-                int64_t count, const Quantization& params) {
+Status Quantize(ElementType expressed, const void* x, ElementType storage, void* q, int64_t count,
+                const Quantization& params) {
   Status status = Status::Ok();
   KILN_RETURN_IF_ERROR(DispatchExpressed(expressed, [&]<typename X>() {
     status = DispatchStorage(storage, [&]<typename Q>() {
@@ -77,8 +81,8 @@ Status Quantize(ElementType expressed, const void* x, ElementType storage, void*
   return status;
 }
 
-Status Dequantize(ElementType storage, const void* q, ElementType expressed, void* x,
-                  int64_t count, const Quantization& params) {
+Status Dequantize(ElementType storage, const void* q, ElementType expressed, void* x, int64_t count,
+                  const Quantization& params) {
   Status status = Status::Ok();
   KILN_RETURN_IF_ERROR(DispatchExpressed(expressed, [&]<typename X>() {
     status = DispatchStorage(storage, [&]<typename Q>() {

@@ -25,11 +25,11 @@ struct Quantization {
 // q = clamp(round_half_even(x / scale) + zero_point, storage_min, storage_max),
 // computed in the expressed type (f16/bf16 in f32). `expressed` is f16, bf16,
 // f32 or f64; `storage` an integer type.
-Status Quantize(ElementType expressed, const void* x, ElementType storage, void* q,
-                int64_t count, const Quantization& params);
+Status Quantize(ElementType expressed, const void* x, ElementType storage, void* q, int64_t count,
+                const Quantization& params);
 
 // x = (q - zero_point) * scale in the expressed type.
-Status Dequantize(ElementType storage, const void* q, ElementType expressed, void* x,
-                  int64_t count, const Quantization& params);
+Status Dequantize(ElementType storage, const void* q, ElementType expressed, void* x, int64_t count,
+                  const Quantization& params);
 
 }  // namespace kiln::kernels

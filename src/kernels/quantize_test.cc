@@ -42,8 +42,8 @@ TEST(Quantize, RejectsTypesItCannotHold) {
   int64_t q = 0;
   const std::vector<double> scales = {1.0};
   const std::vector<int64_t> zero_points = {0};
-  const Status status =
-      Quantize(ElementType::kF32, &x, ElementType::kS64, &q, 1, {scales, zero_points, 1, 1, 0, 1});
+  const Status status = Quantize(ElementType::kF32, &x, ElementType::kS64, &q, 1,
+                                 {scales, zero_points, 1, 1, 0, 1});
   EXPECT_EQ(status.code(), StatusCode::kUnimplemented);
   EXPECT_NE(status.message().find("i64"), std::string::npos) << status.message();
 }

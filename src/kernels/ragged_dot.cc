@@ -8,8 +8,8 @@
 
 namespace kiln::kernels {
 
-Status RaggedMatMul(ElementType type, const RaggedDotShape& shape, const void* lhs,
-                    const void* rhs, ElementType sizes_type, const void* group_sizes, void* out) {
+Status RaggedMatMul(ElementType type, const RaggedDotShape& shape, const void* lhs, const void* rhs,
+                    ElementType sizes_type, const void* group_sizes, void* out) {
   const auto bytes = static_cast<int64_t>(GetElementTypeInfo(type).storage_bytes);
   const auto* a = static_cast<const uint8_t*>(lhs);
   const auto* b = static_cast<const uint8_t*>(rhs);

@@ -32,7 +32,7 @@ struct RaggedDotShape {
 // `type`: the product's element type (all three arrays); group_sizes of the
 // integer type `sizes_type`. Negative sizes count as 0, and groups past the
 // ragged dimension's end are cut to fit.
-Status RaggedMatMul(ElementType type, const RaggedDotShape& shape, const void* lhs,
-                    const void* rhs, ElementType sizes_type, const void* group_sizes, void* out);
+Status RaggedMatMul(ElementType type, const RaggedDotShape& shape, const void* lhs, const void* rhs,
+                    ElementType sizes_type, const void* group_sizes, void* out);
 
 }  // namespace kiln::kernels

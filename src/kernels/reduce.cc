@@ -79,9 +79,8 @@ T FoldLanes(const T* x, int64_t n) {
     return acc;
   }
 #ifdef KILN_VECTOR_MATH_AVX2
-  if constexpr (std::is_same_v<T, float> && (kOp == ReduceOp::kAdd ||
-                                             kOp == ReduceOp::kMaximum ||
-                                             kOp == ReduceOp::kMinimum)) {
+  if constexpr (std::is_same_v<T, float> &&
+                (kOp == ReduceOp::kAdd || kOp == ReduceOp::kMaximum || kOp == ReduceOp::kMinimum)) {
     if (UseAvx2Variants()) return reduce_internal::FoldLanesF32Avx2(kOp, x, n);
   }
 #endif
@@ -313,17 +312,17 @@ void ReduceKeptInner(const T* in, std::span<const Group> kept, std::span<const G
   }
   ParallelFor(outer_count * chunks, fold_count * std::min(width, kChunk),
               [&](int64_t begin, int64_t end) {
-    for (int64_t task = begin; task < end; ++task) {
-      const int64_t row = task / chunks;
-      const int64_t start = (task % chunks) * kChunk;
-      const int64_t length = std::min(kChunk, width - start);
-      T* acc = out + row * width + start;
-      std::fill(acc, acc + length, init);
-      const T* base = in + OffsetOf(row, outer) + start;
-      FoldRows<kOp>(acc, length, fold_count,
-                    [&](int64_t f) { return base + OffsetOf(f, folded); });
-    }
-  });
+                for (int64_t task = begin; task < end; ++task) {
+                  const int64_t row = task / chunks;
+                  const int64_t start = (task % chunks) * kChunk;
+                  const int64_t length = std::min(kChunk, width - start);
+                  T* acc = out + row * width + start;
+                  std::fill(acc, acc + length, init);
+                  const T* base = in + OffsetOf(row, outer) + start;
+                  FoldRows<kOp>(acc, length, fold_count,
+                                [&](int64_t f) { return base + OffsetOf(f, folded); });
+                }
+              });
 }
 
 // The innermost run is reduced: each output folds contiguous rows; one long
@@ -343,8 +342,8 @@ void ReduceFoldedInner(const T* in, std::span<const Group> kept, std::span<const
     ParallelFor(chunks, kChunk, [&](int64_t begin, int64_t end) {
       for (int64_t c = begin; c < end; ++c) {
         const int64_t start = c * kChunk;
-        partials[static_cast<size_t>(c)] =
-            FoldRow<kOp>(in + start, std::min(kChunk, row_length - start));
+        partials[static_cast<size_t>(c)] = FoldRow<kOp>(in + start,
+                                                        std::min(kChunk, row_length - start));
       }
     });
     Cascade<kOp, T> cascade;
@@ -410,9 +409,7 @@ void ReduceTyped(const T* in, std::span<const int64_t> dims, std::span<const int
 
 bool ReduceOpAccepts(ReduceOp op, ElementType type) {
   bool accepted = false;
-  Status status = DispatchType(StorageType(type), [&]<typename T>() {
-    accepted = Defined<T>(op);
-  });
+  Status status = DispatchType(StorageType(type), [&]<typename T>() { accepted = Defined<T>(op); });
   return status.ok() && accepted;
 }
 

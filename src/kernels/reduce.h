@@ -70,8 +70,7 @@ class WindowGeometry {
   // Sets `offsets` to the dense row-major element offsets in the input of
   // the elements window `output` (row-major over the output) covers, in
   // row-major window order. `scratch` is reused memory.
-  void Offsets(int64_t output, std::vector<int64_t>& offsets,
-               std::vector<int64_t>& scratch) const;
+  void Offsets(int64_t output, std::vector<int64_t>& offsets, std::vector<int64_t>& scratch) const;
 
  private:
   SmallVector<int64_t> input_dims_;

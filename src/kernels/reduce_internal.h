@@ -87,8 +87,8 @@ inline T Apply(T a, T b) {
 // with log n rather than n, as XLA's CPU backend (whose tree reduction
 // rewriter folds in blocks) stays accurate on long reductions.
 template <ReduceOp kOp, typename T>
-constexpr bool kTreeFold =
-    (kOp == ReduceOp::kAdd || kOp == ReduceOp::kMultiply) && (kIsFloat<T> || kIsComplex<T>);
+constexpr bool kTreeFold = (kOp == ReduceOp::kAdd || kOp == ReduceOp::kMultiply) &&
+                           (kIsFloat<T> || kIsComplex<T>);
 
 // acc[i] = acc[i] op x[i] for i < n.
 template <ReduceOp kOp, typename T>
@@ -99,8 +99,12 @@ inline void FoldInto(T* acc, const T* x, int64_t n) {
 // The byte type sub-byte integers compute in; other types unchanged.
 inline ElementType StorageType(ElementType type) {
   switch (type) {
-    case ElementType::kS1: case ElementType::kS2: case ElementType::kS4: return ElementType::kS8;
-    case ElementType::kU1: case ElementType::kU2: case ElementType::kU4: return ElementType::kU8;
+    case ElementType::kS1:
+    case ElementType::kS2:
+    case ElementType::kS4: return ElementType::kS8;
+    case ElementType::kU1:
+    case ElementType::kU2:
+    case ElementType::kU4: return ElementType::kU8;
     default: return type;
   }
 }

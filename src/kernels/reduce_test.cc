@@ -65,8 +65,8 @@ std::vector<int32_t> ReferenceReduce(ReduceOp op, const std::vector<int32_t>& in
 TEST(ReduceKernelTest, MatchesTheReferenceOnManyShapes) {
   std::mt19937 random(7);
   const std::vector<std::vector<int64_t>> shapes = {
-      {7}, {3, 5}, {1, 9}, {9, 1}, {4, 1, 6}, {2, 3, 4, 5}, {70000}, {3, 5000}, {5000, 3},
-      {2, 1, 3, 1, 2}, {0, 3}, {3, 0}, {}};
+      {7},       {3, 5},          {1, 9}, {9, 1}, {4, 1, 6}, {2, 3, 4, 5}, {70000}, {3, 5000},
+      {5000, 3}, {2, 1, 3, 1, 2}, {0, 3}, {3, 0}, {}};
   for (const auto& dims : shapes) {
     int64_t count = 1;
     for (int64_t d : dims) count *= d;
@@ -145,8 +145,8 @@ TEST(ReduceKernelTest, RowSumsFollowTheirBlockOrderToTheBit) {
     std::vector<float> x(static_cast<size_t>(rows * width));
     for (float& value : x) value = uniform(random);
     std::vector<float> sums(rows, 0.0f);
-    ASSERT_TRUE(FoldRowsInto(ReduceOp::kAdd, ElementType::kF32, x.data(), rows, width,
-                             sums.data()).ok());
+    ASSERT_TRUE(
+        FoldRowsInto(ReduceOp::kAdd, ElementType::kF32, x.data(), rows, width, sums.data()).ok());
     for (int64_t r = 0; r < rows; ++r) {
       const float* row = x.data() + r * width;
       std::vector<std::pair<int, float>> counter;  // (level, value), highest level first
@@ -163,10 +163,9 @@ TEST(ReduceKernelTest, RowSumsFollowTheirBlockOrderToTheBit) {
       float sum = counter.front().second;
       for (size_t k = 1; k < counter.size(); ++k) sum += counter[k].second;
       sum = 0.0f + sum;
-      EXPECT_EQ(std::bit_cast<uint32_t>(sums[static_cast<size_t>(r)]),
-                std::bit_cast<uint32_t>(sum))
-          << "width " << width << " row " << r << ": " << sums[static_cast<size_t>(r)]
-          << " vs " << sum;
+      EXPECT_EQ(std::bit_cast<uint32_t>(sums[static_cast<size_t>(r)]), std::bit_cast<uint32_t>(sum))
+          << "width " << width << " row " << r << ": " << sums[static_cast<size_t>(r)] << " vs "
+          << sum;
     }
   }
 }
@@ -188,9 +187,9 @@ TEST(ReduceKernelTest, FloatColumnSumsOfManyRowsAreAccurate) {
       std::vector<float> out(static_cast<size_t>(width));
       const int64_t dims[] = {rows, width};
       const int64_t reduced[] = {0};
-      ASSERT_TRUE(
-          Reduce(ReduceOp::kAdd, ElementType::kF32, in.data(), dims, reduced, &init, out.data())
-              .ok());
+      ASSERT_TRUE(Reduce(ReduceOp::kAdd, ElementType::kF32, in.data(), dims, reduced, &init,
+                         out.data())
+                      .ok());
       for (int64_t c = 0; c < width; ++c) {
         EXPECT_NEAR(out[c], expected[c], 1e-6 * static_cast<double>(rows))
             << rows << "x" << width << " column " << c;
@@ -211,23 +210,28 @@ TEST(ReduceKernelTest, Avx2LaneFoldsMatchTheScalarLanesToTheBit) {
     if (std::isnan(x)) return x;
     return (op == ReduceOp::kMaximum ? lane >= x : lane <= x) ? lane : x;
   };
-  const float specials[] = {0.0f, -0.0f, std::numeric_limits<float>::infinity(),
+  const float specials[] = {0.0f,
+                            -0.0f,
+                            std::numeric_limits<float>::infinity(),
                             -std::numeric_limits<float>::infinity(),
-                            std::bit_cast<float>(0x7fc00001u), std::bit_cast<float>(0xffc00002u),
-                            1.0f, -1.0f};
+                            std::bit_cast<float>(0x7fc00001u),
+                            std::bit_cast<float>(0xffc00002u),
+                            1.0f,
+                            -1.0f};
   std::mt19937 random(11);
   for (int trial = 0; trial < 300; ++trial) {
     const int64_t n = 32 + static_cast<int64_t>(random() % 400);
     std::vector<float> x(static_cast<size_t>(n));
     // Odd trials have no NaN or infinity, so that sums stay finite.
     for (float& value : x) {
-      value = random() % 8 == 0 ? specials[random() % 8]
-                                : static_cast<float>(static_cast<int>(random() % 2001) - 1000) /
-                                      64.0f;
+      value = random() % 8 == 0
+                  ? specials[random() % 8]
+                  : static_cast<float>(static_cast<int>(random() % 2001) - 1000) / 64.0f;
       if (trial % 2 == 1 && !std::isfinite(value)) value = 0.5f;
       // Every fourth trial: no positive values and zeros of both signs, so
       // max is a zero and which one the lanes keep shows.
-      if (trial % 4 == 3) value = random() % 4 == 0 ? (random() % 2 ? 0.0f : -0.0f) : -std::abs(value);
+      if (trial % 4 == 3)
+        value = random() % 4 == 0 ? (random() % 2 ? 0.0f : -0.0f) : -std::abs(value);
     }
     for (ReduceOp op : {ReduceOp::kAdd, ReduceOp::kMaximum, ReduceOp::kMinimum}) {
       float lanes[16];
@@ -300,7 +304,8 @@ TEST(ReduceKernelTest, WindowsMatchTheReferenceAndScansAreExact) {
     const int32_t init = 1;
     std::vector<int32_t> out(expected.size());
     ASSERT_TRUE(ReduceWindow(ReduceOp::kAdd, ElementType::kS32, in.data(), dims, window, out_dims,
-                             &init, out.data()).ok());
+                             &init, out.data())
+                    .ok());
     EXPECT_EQ(out, expected) << "trial " << trial;
   }
 }

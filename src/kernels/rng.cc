@@ -55,8 +55,8 @@ void PhiloxAt(uint32_t key0, uint32_t key1, U128 counter, uint32_t words[4]) {
 // 2h of that dimension takes word 0 of counter h, element 2h + 1 word 1.
 // Returns the number of counters used.
 template <typename U>
-int64_t ThreeFryNarrow(uint32_t key0, uint32_t key1, uint64_t base,
-                       std::span<const int64_t> dims, U* out) {
+int64_t ThreeFryNarrow(uint32_t key0, uint32_t key1, uint64_t base, std::span<const int64_t> dims,
+                       U* out) {
   if (dims.empty()) {
     uint32_t words[2];
     ThreeFry2x32(key0, key1, Low(base), High(base), words);
@@ -213,7 +213,8 @@ Status CheckRngBitGenerator(RngAlgorithm algorithm, int64_t state_size, ElementT
   if (!sized || output_type == ElementType::kPred || output_type == ElementType::kC64 ||
       output_type == ElementType::kToken) {
     return Unimplemented("rng_bit_generator produces integers and floats of 8, 16, 32 or 64 "
-                         "bits, not ", info.name);
+                         "bits, not ",
+                         info.name);
   }
   return Status::Ok();
 }
@@ -228,9 +229,15 @@ void RngBitGenerator(RngAlgorithm algorithm, const uint64_t* state, int64_t stat
     const uint64_t base = state[1];
     int64_t used = count;
     switch (bytes) {
-      case 1: used = ThreeFryNarrow(Low(key), High(key), base, dims, static_cast<uint8_t*>(output)); break;
-      case 2: used = ThreeFryNarrow(Low(key), High(key), base, dims, static_cast<uint16_t*>(output)); break;
-      case 4: used = ThreeFryNarrow(Low(key), High(key), base, dims, static_cast<uint32_t*>(output)); break;
+      case 1:
+        used = ThreeFryNarrow(Low(key), High(key), base, dims, static_cast<uint8_t*>(output));
+        break;
+      case 2:
+        used = ThreeFryNarrow(Low(key), High(key), base, dims, static_cast<uint16_t*>(output));
+        break;
+      case 4:
+        used = ThreeFryNarrow(Low(key), High(key), base, dims, static_cast<uint32_t*>(output));
+        break;
       default: ThreeFryWide(Low(key), High(key), base, count, static_cast<uint64_t*>(output));
     }
     new_state[0] = key;
@@ -240,7 +247,8 @@ void RngBitGenerator(RngAlgorithm algorithm, const uint64_t* state, int64_t stat
   // Philox: a 2-word state keeps the counter's low word in state[1] and
   // uses the key as its high word; a 3-word state holds both.
   const U128 counter = state_size >= 3 ? U128{state[1], state[2]} : U128{state[1], state[0]};
-  const U128 next = counter.Plus(static_cast<uint64_t>(PhiloxBits(key, counter, bytes, count, output)));
+  const U128 next = counter.Plus(static_cast<uint64_t>(PhiloxBits(key, counter, bytes, count,
+                                                                  output)));
   new_state[0] = key;
   new_state[1] = next.low;
   if (state_size >= 3) new_state[2] = next.high;
@@ -352,8 +360,7 @@ Status Distribution(RngDistribution distribution, const void* a, const void* b,
 // f16/bf16 run in f32, as XLA's RngExpander does.
 template <typename Narrow>
 Status NarrowDistribution(RngDistribution distribution, const void* a, const void* b,
-                          std::span<const int64_t> dims, uint64_t key, U128 counter,
-                          void* output) {
+                          std::span<const int64_t> dims, uint64_t key, U128 counter, void* output) {
   Narrow narrow_a, narrow_b;
   std::memcpy(&narrow_a, a, sizeof(Narrow));
   std::memcpy(&narrow_b, b, sizeof(Narrow));
@@ -361,8 +368,8 @@ Status NarrowDistribution(RngDistribution distribution, const void* a, const voi
   const float wide_b = static_cast<float>(narrow_b);
   const int64_t count = Product(dims);
   std::vector<float> wide(static_cast<size_t>(std::max<int64_t>(count, 1)));
-  KILN_RETURN_IF_ERROR(
-      Distribution<float>(distribution, &wide_a, &wide_b, dims, key, counter, wide.data()));
+  KILN_RETURN_IF_ERROR(Distribution<float>(distribution, &wide_a, &wide_b, dims, key, counter,
+                                           wide.data()));
   Narrow* out = static_cast<Narrow*>(output);
   for (int64_t i = 0; i < count; ++i) out[i] = static_cast<Narrow>(wide[static_cast<size_t>(i)]);
   return Status::Ok();

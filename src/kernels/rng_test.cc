@@ -102,8 +102,8 @@ TEST(RngKernelTest, DistributionsHaveTheirMoments) {
   const uint64_t counter[2] = {0, 0};
   std::vector<float> values(20001);
   const float a = 2.0f, b = 5.0f;
-  ASSERT_TRUE(RngDistributionKernel(RngDistribution::kUniform, ElementType::kF32, &a, &b, dims,
-                                    42, counter, values.data())
+  ASSERT_TRUE(RngDistributionKernel(RngDistribution::kUniform, ElementType::kF32, &a, &b, dims, 42,
+                                    counter, values.data())
                   .ok());
   double sum = 0;
   for (float v : values) {
@@ -126,8 +126,8 @@ TEST(RngKernelTest, DistributionsHaveTheirMoments) {
   EXPECT_NEAR(std::sqrt(squares / 20001 - average * average), 3.0, 0.1);
   std::vector<int32_t> integers(20001);
   const int32_t low = -3, high = 4;
-  ASSERT_TRUE(RngDistributionKernel(RngDistribution::kUniform, ElementType::kS32, &low, &high,
-                                    dims, 42, counter, integers.data())
+  ASSERT_TRUE(RngDistributionKernel(RngDistribution::kUniform, ElementType::kS32, &low, &high, dims,
+                                    42, counter, integers.data())
                   .ok());
   for (int32_t v : integers) {
     ASSERT_GE(v, -3);

@@ -250,8 +250,8 @@ struct Active {
 template <typename R>
 void StandardizeBlock(R& a, R& b, R& c, R& d, R& cs, R& sn) {
   const R eps = lapack::Precision<R>();
-  const R safe_min2 = std::pow(
-      R(2), R(static_cast<int>(std::log(lapack::SafeMinimum<R>() / eps) / std::log(R(2)) / R(2))));
+  const R safe_min2 = std::pow(R(2), R(static_cast<int>(std::log(lapack::SafeMinimum<R>() / eps) /
+                                                        std::log(R(2)) / R(2))));
   const R safe_max2 = R(1) / safe_min2;
   const auto sign = [](R x) { return std::copysign(R(1), x); };
   if (c == R(0)) {
@@ -359,8 +359,7 @@ template <typename R>
 std::array<R, 4> RealShifts(const Active<R>& m, int64_t l, int64_t i, int64_t deflations) {
   const ColumnMajor<R> h = m.h;
   R h11, h12, h21, h22;
-  if (deflations % (2 * kExceptionalShiftEvery) == 0 ||
-      deflations % kExceptionalShiftEvery == 0) {
+  if (deflations % (2 * kExceptionalShiftEvery) == 0 || deflations % kExceptionalShiftEvery == 0) {
     const bool bottom = deflations % (2 * kExceptionalShiftEvery) == 0;
     const R s = bottom ? std::fabs(h(i, i - 1)) + std::fabs(h(i - 1, i - 2))
                        : std::fabs(h(l + 1, l)) + std::fabs(h(l + 2, l + 1));
@@ -393,8 +392,7 @@ std::array<R, 4> RealShifts(const Active<R>& m, int64_t l, int64_t i, int64_t de
 // Applies the reflector I - t1 (1, v2, v3)(1, v2, v3)^T (order nr = 2 or 3)
 // at rows/columns k.. of the double-shift sweep over [l, i].
 template <typename R>
-void ApplyBulgeReflector(const Active<R>& m, int64_t k, int64_t i, int64_t nr, R t1,
-                         R v2, R v3) {
+void ApplyBulgeReflector(const Active<R>& m, int64_t k, int64_t i, int64_t nr, R t1, R v2, R v3) {
   const ColumnMajor<R> h = m.h;
   const R t2 = t1 * v2, t3 = t1 * v3;
   const bool three = nr == 3;
@@ -435,8 +433,7 @@ void RealSweep(const Active<R>& m, int64_t l, int64_t i, int64_t deflations) {
     const int64_t s0 = start;
     R s = std::fabs(h(s0, s0) - rt2r) + std::fabs(rt2i) + std::fabs(h(s0 + 1, s0));
     const R h21s = h(s0 + 1, s0) / s;
-    v[0] = h21s * h(s0, s0 + 1) + (h(s0, s0) - rt1r) * ((h(s0, s0) - rt2r) / s) -
-           rt1i * (rt2i / s);
+    v[0] = h21s * h(s0, s0 + 1) + (h(s0, s0) - rt1r) * ((h(s0, s0) - rt2r) / s) - rt1i * (rt2i / s);
     v[1] = h21s * (h(s0, s0) + h(s0 + 1, s0 + 1) - rt1r - rt2r);
     v[2] = h21s * h(s0 + 2, s0 + 1);
     s = std::fabs(v[0]) + std::fabs(v[1]) + std::fabs(v[2]);
@@ -660,8 +657,8 @@ bool SchurIteration(const Active<T>& m) {
 // did is swapped into triangular form (dgees, scaling back towards
 // underflow). `pairs[i]`: rows i, i+1 held a 2x2 block before.
 template <typename R>
-void FixUnderflowedBlocks(ColumnMajor<R> t, ColumnMajor<R>* z, int64_t n, int64_t ilo,
-                          int64_t ihi, const std::vector<bool>& pairs) {
+void FixUnderflowedBlocks(ColumnMajor<R> t, ColumnMajor<R>* z, int64_t n, int64_t ilo, int64_t ihi,
+                          const std::vector<bool>& pairs) {
   for (int64_t i = ilo; i < ihi; ++i) {
     if (!pairs[static_cast<size_t>(i)]) continue;
     if (t(i + 1, i) != R(0) && t(i, i + 1) == R(0)) {

@@ -20,8 +20,7 @@ namespace kiln::kernels {
 // H(i) = I - tau_i v_i v_i^H (v_i is zero above row i + 1 and 1 at it, not
 // stored); `taus` [batch, n - 1]; Q = H(0) H(1) ... H(n - 2). Complex input
 // gives a real subdiagonal. out may alias a.
-Status Hessenberg(ElementType type, const void* a, void* out, void* taus, int64_t batch,
-                  int64_t n);
+Status Hessenberg(ElementType type, const void* a, void* out, void* taus, int64_t batch, int64_t n);
 
 // Schur decomposition A = Z T Z^H of `batch` n x n matrices, as LAPACK gees
 // computes it without sorting: scaling of matrices with tiny or huge

@@ -1,13 +1,12 @@
 // select_and_scatter (reduce.h's SelectAndScatter): each window's selected
 // element accumulates its source element, with the combine functions of
 // reduce_internal.h.
-#include "kernels/reduce.h"
-
 #include <algorithm>
 #include <cstdint>
 
 #include "base/small_vector.h"
 #include "kernels/parallel.h"
+#include "kernels/reduce.h"
 #include "kernels/reduce_internal.h"
 #include "kernels/scratch.h"
 #include "kernels/types.h"
@@ -68,8 +67,9 @@ class WindowTables {
         for (int64_t k = 0; k < w.size; ++k) {
           const int64_t at = p * w.stride + k * w.window_dilation - w.padding_low;
           const bool real = at >= 0 && at <= last && at % w.base_dilation == 0;
-          data_[static_cast<size_t>(start + p * w.size + k)] =
-              real ? at / w.base_dilation * strides[d] : -1;
+          data_[static_cast<size_t>(start + p * w.size + k)] = real ? at / w.base_dilation *
+                                                                          strides[d]
+                                                                    : -1;
         }
       }
       start += output_dims[d] * w.size;
@@ -136,9 +136,8 @@ void ForEachInside(std::span<const int64_t* const> row, std::span<const WindowDi
 // dimension's parts. The positions are visited in the same order either way.
 template <ReduceOp kOp, typename T>
 void SelectAndScatterRange(CompareDirection select, const T* x, const T* s, T* y,
-                           std::span<const WindowDim> window,
-                           std::span<const int64_t> output_dims, const WindowTables& tables,
-                           int64_t begin, int64_t end) {
+                           std::span<const WindowDim> window, std::span<const int64_t> output_dims,
+                           const WindowTables& tables, int64_t begin, int64_t end) {
   const size_t rank = window.size();
   if (rank == 0) {  // one window of one element
     for (int64_t w = begin; w < end; ++w) y[0] = Apply<kOp>(y[0], s[w]);

@@ -198,10 +198,9 @@ int64_t OrderKey(T value, [[maybe_unused]] TopKOrder order) {
 }
 
 template <typename T>
-void TopKTyped(const T* keys, T* out_keys, int64_t outer, int64_t size, int64_t inner,
-               int64_t k, TopKOrder order, const void* const* payloads,
-               void* const* out_payloads, const int64_t* payload_bytes,
-               int64_t num_payloads, int32_t* out_indices) {
+void TopKTyped(const T* keys, T* out_keys, int64_t outer, int64_t size, int64_t inner, int64_t k,
+               TopKOrder order, const void* const* payloads, void* const* out_payloads,
+               const int64_t* payload_bytes, int64_t num_payloads, int32_t* out_indices) {
   ParallelFor(outer * inner, size * 8, [&](int64_t begin, int64_t end) {
     struct Ranked {
       int64_t key;
@@ -230,8 +229,7 @@ void TopKTyped(const T* keys, T* out_keys, int64_t outer, int64_t size, int64_t 
         for (int64_t p = 0; p < num_payloads; ++p) {
           const auto bytes = static_cast<size_t>(payload_bytes[p]);
           std::memcpy(static_cast<uint8_t*>(out_payloads[p]) + static_cast<size_t>(to) * bytes,
-                      static_cast<const uint8_t*>(payloads[p]) +
-                          static_cast<size_t>(from) * bytes,
+                      static_cast<const uint8_t*>(payloads[p]) + static_cast<size_t>(from) * bytes,
                       bytes);
         }
       }
@@ -241,8 +239,7 @@ void TopKTyped(const T* keys, T* out_keys, int64_t outer, int64_t size, int64_t 
 
 }  // namespace
 
-Status Cholesky(ElementType type, const void* a, void* out, int64_t batch, int64_t n,
-                bool lower) {
+Status Cholesky(ElementType type, const void* a, void* out, int64_t batch, int64_t n, bool lower) {
   return DispatchLinalgType(type, "cholesky", [&]<typename T>() {
     ParallelFor(batch, CubicCost(n), [&](int64_t begin, int64_t end) {
       for (int64_t item = begin; item < end; ++item) {
@@ -255,9 +252,9 @@ Status Cholesky(ElementType type, const void* a, void* out, int64_t batch, int64
   });
 }
 
-Status TriangularSolve(ElementType type, const void* a, const void* b, void* out,
-                       int64_t batch, int64_t m, int64_t n, bool left_side, bool lower,
-                       bool unit_diagonal, TriangularTranspose transpose) {
+Status TriangularSolve(ElementType type, const void* a, const void* b, void* out, int64_t batch,
+                       int64_t m, int64_t n, bool left_side, bool lower, bool unit_diagonal,
+                       TriangularTranspose transpose) {
   return DispatchLinalgType(type, "triangular_solve", [&]<typename T>() {
     const TriangularProblem problem{m, n, left_side, lower, unit_diagonal, transpose};
     const int64_t k = left_side ? m : n;
@@ -290,7 +287,8 @@ Status HouseholderProduct(ElementType type, const void* a, const void* taus, voi
                           int64_t batch, int64_t m, int64_t n, int64_t k) {
   if (m < n || n < k) {
     return InvalidArgument("ProductOfElementaryHouseholderReflectors needs rows >= columns >= "
-                           "reflectors; found ", m, " x ", n, " with ", k, " reflectors");
+                           "reflectors; found ",
+                           m, " x ", n, " with ", k, " reflectors");
   }
   return DispatchLinalgType(type, "ProductOfElementaryHouseholderReflectors", [&]<typename T>() {
     ParallelFor(batch, std::max<int64_t>(1, 2 * m * n * k), [&](int64_t begin, int64_t end) {
@@ -303,10 +301,10 @@ Status HouseholderProduct(ElementType type, const void* a, const void* taus, voi
   });
 }
 
-Status TopK(ElementType key_type, const void* keys, void* out_keys, int64_t outer,
-            int64_t size, int64_t inner, int64_t k, TopKOrder order,
-            const void* const* payloads, void* const* out_payloads,
-            const int64_t* payload_bytes, int64_t num_payloads, int32_t* out_indices) {
+Status TopK(ElementType key_type, const void* keys, void* out_keys, int64_t outer, int64_t size,
+            int64_t inner, int64_t k, TopKOrder order, const void* const* payloads,
+            void* const* out_payloads, const int64_t* payload_bytes, int64_t num_payloads,
+            int32_t* out_indices) {
   if (k < 0 || k > size) return InvalidArgument("top-k of ", k, " out of ", size, " elements");
   if (key_type == ElementType::kC64 || key_type == ElementType::kC128) {
     return Unimplemented("top-k of complex keys (they have no order)");

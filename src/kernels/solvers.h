@@ -17,8 +17,7 @@ namespace kiln::kernels {
 // upper triangle and writes U (A = U^H U); the other triangle is zeroed. A
 // matrix that is not positive definite (or has NaN) gives all NaN, as XLA's
 // CPU backend does.
-Status Cholesky(ElementType type, const void* a, void* out, int64_t batch, int64_t n,
-                bool lower);
+Status Cholesky(ElementType type, const void* a, void* out, int64_t batch, int64_t n, bool lower);
 
 // How triangular_solve uses a: op(a) = a, a^T or a^H.
 enum class TriangularTranspose { kNoTranspose, kTranspose, kAdjoint };
@@ -27,9 +26,9 @@ enum class TriangularTranspose { kNoTranspose, kTranspose, kAdjoint };
 // is [batch, k, k] with k = m (left) or n (right), b and out [batch, m, n].
 // Only a's `lower` (else upper) triangle is read; `unit_diagonal` assumes
 // ones on its diagonal without reading it. out may not alias a.
-Status TriangularSolve(ElementType type, const void* a, const void* b, void* out,
-                       int64_t batch, int64_t m, int64_t n, bool left_side, bool lower,
-                       bool unit_diagonal, TriangularTranspose transpose);
+Status TriangularSolve(ElementType type, const void* a, const void* b, void* out, int64_t batch,
+                       int64_t m, int64_t n, bool left_side, bool lower, bool unit_diagonal,
+                       TriangularTranspose transpose);
 
 // Householder QR of [batch, m, n] matrices in LAPACK geqrf's form: R on and
 // above the diagonal of `out`, the reflectors' vectors v_i (v_i[i] = 1
@@ -51,17 +50,17 @@ enum class TopKOrder {
   // with k < size it runs kTotalOrderDescending): NaN of either sign
   // first, -0 == +0.
   kApproxMaxAll,
-  kApproxMin,             // ApproxTopK with LT: ascending, NaN of either sign last, -0 == +0
+  kApproxMin,  // ApproxTopK with LT: ascending, NaN of either sign last, -0 == +0
 };
 
 // Exact top-k along the middle dimension of [outer, size, inner] `keys`:
-// the first `k` elements in `order`. Writes the keys to `out_keys` [outer, k, inner] and, per payload
-// array (same shape as keys, `payload_bytes[p]` per element), the elements
-// at the same positions, and to `out_indices` (if not null; i32) their
-// positions along the dimension. k <= size.
-Status TopK(ElementType key_type, const void* keys, void* out_keys, int64_t outer,
-            int64_t size, int64_t inner, int64_t k, TopKOrder order,
-            const void* const* payloads, void* const* out_payloads,
-            const int64_t* payload_bytes, int64_t num_payloads, int32_t* out_indices);
+// the first `k` elements in `order`. Writes the keys to `out_keys` [outer, k, inner] and, per
+// payload array (same shape as keys, `payload_bytes[p]` per element), the elements at the same
+// positions, and to `out_indices` (if not null; i32) their positions along the dimension. k <=
+// size.
+Status TopK(ElementType key_type, const void* keys, void* out_keys, int64_t outer, int64_t size,
+            int64_t inner, int64_t k, TopKOrder order, const void* const* payloads,
+            void* const* out_payloads, const int64_t* payload_bytes, int64_t num_payloads,
+            int32_t* out_indices);
 
 }  // namespace kiln::kernels

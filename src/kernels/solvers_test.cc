@@ -125,9 +125,8 @@ TEST(TriangularSolveTest, EveryCombinationSolves) {
           ASSERT_TRUE(TriangularSolve(ElementType::kF64, a.data(), b.data(), x.data(), 1, m, n,
                                       left, lower, unit, transpose)
                           .ok());
-          const Matrix op = transpose == TriangularTranspose::kNoTranspose
-                                ? used
-                                : Transpose(used, k, k);
+          const Matrix op = transpose == TriangularTranspose::kNoTranspose ? used
+                                                                           : Transpose(used, k, k);
           const Matrix product = left ? Multiply(op, x, m, m, n) : Multiply(x, op, m, n, n);
           ExpectNear(product, b, 1e-10);
         }
@@ -142,8 +141,8 @@ TEST(TriangularSolveTest, ComplexAdjointConjugates) {
   const std::vector<C> a = {{2, 0}, {0, 0}, {0, 1}, {1, 0}};
   const std::vector<C> b = {{1, 0}, {1, 0}};
   std::vector<C> x(2);
-  ASSERT_TRUE(TriangularSolve(ElementType::kC128, a.data(), b.data(), x.data(), 1, 2, 1, true,
-                              true, false, TriangularTranspose::kAdjoint)
+  ASSERT_TRUE(TriangularSolve(ElementType::kC128, a.data(), b.data(), x.data(), 1, 2, 1, true, true,
+                              false, TriangularTranspose::kAdjoint)
                   .ok());
   EXPECT_NEAR(std::abs(x[1] - C(1, 0)), 0, 1e-12);
   EXPECT_NEAR(std::abs(x[0] - C(0.5, 0.5)), 0, 1e-12);  // (1 + i x1) / 2
@@ -153,10 +152,10 @@ TEST(QrTest, ReflectorsReconstructTheMatrix) {
   for (auto [m, n] : std::vector<std::pair<int64_t, int64_t>>{{6, 4}, {4, 4}, {40, 33}}) {
     const Matrix a = Random(m * n, 4);
     Matrix packed(a.size()), taus(static_cast<size_t>(n)), q(a.size());
-    ASSERT_TRUE(HouseholderQr(ElementType::kF64, a.data(), packed.data(), taus.data(), 1, m, n)
-                    .ok());
-    ASSERT_TRUE(HouseholderProduct(ElementType::kF64, packed.data(), taus.data(), q.data(), 1, m,
-                                   n, n)
+    ASSERT_TRUE(
+        HouseholderQr(ElementType::kF64, a.data(), packed.data(), taus.data(), 1, m, n).ok());
+    ASSERT_TRUE(HouseholderProduct(ElementType::kF64, packed.data(), taus.data(), q.data(), 1, m, n,
+                                   n)
                     .ok());
     Matrix r(static_cast<size_t>(n * n), 0.0);
     for (int64_t i = 0; i < n; ++i) {
@@ -172,9 +171,9 @@ TEST(QrTest, ReflectorsReconstructTheMatrix) {
 TEST(QrTest, HouseholderProductRejectsWideMatrices) {
   const Matrix a(6), taus(2);
   Matrix out(6);
-  EXPECT_EQ(HouseholderProduct(ElementType::kF64, a.data(), taus.data(), out.data(), 1, 2, 3, 2)
-                .code(),
-            StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      HouseholderProduct(ElementType::kF64, a.data(), taus.data(), out.data(), 1, 2, 3, 2).code(),
+      StatusCode::kInvalidArgument);
 }
 
 TEST(TopKTest, LargestFirstTiesByPositionAndPayload) {
@@ -186,9 +185,9 @@ TEST(TopKTest, LargestFirstTiesByPositionAndPayload) {
   const void* payloads[] = {index.data()};
   void* outputs[] = {positions.data()};
   const int64_t bytes[] = {4};
-  ASSERT_TRUE(
-      TopK(ElementType::kF32, keys.data(), top.data(), 1, 5, 2, 3, TopKOrder::kTotalOrderDescending, payloads, outputs, bytes, 1, nullptr)
-          .ok());
+  ASSERT_TRUE(TopK(ElementType::kF32, keys.data(), top.data(), 1, 5, 2, 3,
+                   TopKOrder::kTotalOrderDescending, payloads, outputs, bytes, 1, nullptr)
+                  .ok());
   // Slice 0: 3, 5, 5, NaN, 1 -> NaN (total order), 5 (position 1), 5 (2).
   EXPECT_TRUE(std::isnan(top[0]));
   EXPECT_EQ(positions[0], 3);
@@ -199,9 +198,9 @@ TEST(TopKTest, LargestFirstTiesByPositionAndPayload) {
   EXPECT_EQ(positions[1], 2);
   EXPECT_EQ(positions[3], 0);
   EXPECT_EQ(positions[5], 1);
-  ASSERT_TRUE(
-      TopK(ElementType::kF32, keys.data(), top.data(), 1, 5, 2, 2, TopKOrder::kApproxMin, nullptr, nullptr, nullptr, 0, nullptr)
-          .ok());
+  ASSERT_TRUE(TopK(ElementType::kF32, keys.data(), top.data(), 1, 5, 2, 2, TopKOrder::kApproxMin,
+                   nullptr, nullptr, nullptr, 0, nullptr)
+                  .ok());
   EXPECT_EQ(top[0], 1);
   EXPECT_EQ(top[2], 3);
   EXPECT_EQ(top[1], -1);
@@ -244,9 +243,8 @@ TEST(BatchNormTest, GradMatchesFiniteDifferences) {
                                 out.data(), mean.data(), variance.data(), shape, epsilon)
                   .ok());
   Matrix dx(static_cast<size_t>(count)), dscale(2), doffset(2);
-  ASSERT_TRUE(BatchNormGrad(ElementType::kF64, x.data(), scale.data(), mean.data(),
-                            variance.data(), dy.data(), dx.data(), dscale.data(), doffset.data(),
-                            shape, epsilon)
+  ASSERT_TRUE(BatchNormGrad(ElementType::kF64, x.data(), scale.data(), mean.data(), variance.data(),
+                            dy.data(), dx.data(), dscale.data(), doffset.data(), shape, epsilon)
                   .ok());
   for (int64_t i = 0; i < count; i += 5) {
     Matrix plus = x, minus = x;

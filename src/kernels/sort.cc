@@ -34,9 +34,7 @@ struct Layout {
   int64_t inner = 1;   // product of the dimensions after it
 
   int64_t slices() const { return lines * inner; }
-  Slice slice(int64_t s) const {
-    return {(s / inner) * length * inner + s % inner, inner, length};
-  }
+  Slice slice(int64_t s) const { return {(s / inner) * length * inner + s % inner, inner, length}; }
 };
 
 Layout LayoutOf(std::span<const int64_t> dims, int64_t dimension) {
@@ -83,12 +81,20 @@ uint64_t LoadOne(T value, SortKeyKind kind, SortKeyPart part) {
 
 Rep RepOf(ElementType type, SortKeyKind kind) {
   switch (type) {
-    case ElementType::kPred: case ElementType::kU1: case ElementType::kU2: case ElementType::kU4:
-    case ElementType::kU8: case ElementType::kU16: case ElementType::kU32: case ElementType::kU64:
-      return Rep::kUnsigned;
-    case ElementType::kF16: case ElementType::kBF16: case ElementType::kF32: case ElementType::kF64:
-    case ElementType::kC64: case ElementType::kC128:
-      return kind == SortKeyKind::kNative ? Rep::kDouble : Rep::kSigned;
+    case ElementType::kPred:
+    case ElementType::kU1:
+    case ElementType::kU2:
+    case ElementType::kU4:
+    case ElementType::kU8:
+    case ElementType::kU16:
+    case ElementType::kU32:
+    case ElementType::kU64: return Rep::kUnsigned;
+    case ElementType::kF16:
+    case ElementType::kBF16:
+    case ElementType::kF32:
+    case ElementType::kF64:
+    case ElementType::kC64:
+    case ElementType::kC128: return kind == SortKeyKind::kNative ? Rep::kDouble : Rep::kSigned;
     default: return Rep::kSigned;
   }
 }
@@ -96,8 +102,12 @@ Rep RepOf(ElementType type, SortKeyKind kind) {
 // The byte type sub-byte integers are stored in.
 ElementType StorageType(ElementType type) {
   switch (type) {
-    case ElementType::kS1: case ElementType::kS2: case ElementType::kS4: return ElementType::kS8;
-    case ElementType::kU1: case ElementType::kU2: case ElementType::kU4: return ElementType::kU8;
+    case ElementType::kS1:
+    case ElementType::kS2:
+    case ElementType::kS4: return ElementType::kS8;
+    case ElementType::kU1:
+    case ElementType::kU2:
+    case ElementType::kU4: return ElementType::kU8;
     default: return type;
   }
 }
@@ -129,7 +139,6 @@ bool LessDynamic(Rep rep, uint64_t a, uint64_t b) {
   return false;
 }
 
-
 // out[slice i] = in[slice permutation[i]] for every operand.
 void Gather(std::span<const SortOperand> operands, const Slice& slice,
             std::span<const int64_t> permutation) {
@@ -139,8 +148,8 @@ void Gather(std::span<const SortOperand> operands, const Slice& slice,
       const U* in = static_cast<const U*>(operand.in);
       U* out = static_cast<U*>(operand.out);
       for (int64_t i = 0; i < slice.length; ++i) {
-        out[slice.base + i * slice.step] = in[slice.base + permutation[static_cast<size_t>(i)] *
-                                                               slice.step];
+        out[slice.base + i * slice.step] =
+            in[slice.base + permutation[static_cast<size_t>(i)] * slice.step];
       }
     };
     switch (bytes) {
@@ -222,16 +231,15 @@ Status CheckOperands(std::span<const SortOperand> operands, std::span<const int6
                      int64_t dimension) {
   if (operands.empty()) return InvalidArgument("sort needs at least one operand");
   if (dimension < 0 || dimension >= static_cast<int64_t>(dims.size())) {
-    return InvalidArgument("sort dimension ", dimension, " is out of range for rank ",
-                           dims.size());
+    return InvalidArgument("sort dimension ", dimension, " is out of range for rank ", dims.size());
   }
   return Status::Ok();
 }
 
 }  // namespace
 
-Status Sort(std::span<const SortOperand> operands, std::span<const int64_t> dims,
-            int64_t dimension, std::span<const SortKey> keys) {
+Status Sort(std::span<const SortOperand> operands, std::span<const int64_t> dims, int64_t dimension,
+            std::span<const SortKey> keys) {
   KILN_RETURN_IF_ERROR(CheckOperands(operands, dims, dimension));
   if (keys.empty()) return InvalidArgument("sort needs at least one key");
   SmallVector<Rep> reps;
@@ -272,26 +280,31 @@ Status Sort(std::span<const SortOperand> operands, std::span<const int64_t> dims
         KeyIndex* buffer = pairs.data() + length;
         const bool descending = keys[0].descending;
         switch (reps[0]) {
-          case Rep::kSigned: SortPairs<Rep::kSigned>(pairs.data(), buffer, length, descending); break;
+          case Rep::kSigned:
+            SortPairs<Rep::kSigned>(pairs.data(), buffer, length, descending);
+            break;
           case Rep::kUnsigned:
             SortPairs<Rep::kUnsigned>(pairs.data(), buffer, length, descending);
             break;
-          case Rep::kDouble: SortPairs<Rep::kDouble>(pairs.data(), buffer, length, descending); break;
+          case Rep::kDouble:
+            SortPairs<Rep::kDouble>(pairs.data(), buffer, length, descending);
+            break;
         }
         for (size_t i = 0; i < length; ++i) permutation[i] = pairs[i].index;
       } else {
         for (int64_t i = 0; i < n; ++i) permutation[static_cast<size_t>(i)] = i;
-        MergeSort(permutation.data(), permutation.data() + length, length, [&](int64_t a, int64_t b) {
-          for (size_t k = 0; k < keys.size(); ++k) {
-            const uint64_t* column = loaded.data() + k * static_cast<size_t>(n);
-            uint64_t x = column[a];
-            uint64_t y = column[b];
-            if (keys[k].descending) std::swap(x, y);
-            if (LessDynamic(reps[k], x, y)) return true;
-            if (LessDynamic(reps[k], y, x)) return false;
-          }
-          return false;
-        });
+        MergeSort(permutation.data(), permutation.data() + length, length,
+                  [&](int64_t a, int64_t b) {
+                    for (size_t k = 0; k < keys.size(); ++k) {
+                      const uint64_t* column = loaded.data() + k * static_cast<size_t>(n);
+                      uint64_t x = column[a];
+                      uint64_t y = column[b];
+                      if (keys[k].descending) std::swap(x, y);
+                      if (LessDynamic(reps[k], x, y)) return true;
+                      if (LessDynamic(reps[k], y, x)) return false;
+                    }
+                    return false;
+                  });
       }
       Gather(operands, slice, std::span<const int64_t>(permutation.data(), length));
     }

@@ -45,8 +45,8 @@ struct SortOperand {
 // lexicographically by `keys` (earlier keys first). Equal elements keep
 // their order (a stable sort also satisfies is_stable = false). Slices run
 // in parallel.
-Status Sort(std::span<const SortOperand> operands, std::span<const int64_t> dims,
-            int64_t dimension, std::span<const SortKey> keys);
+Status Sort(std::span<const SortOperand> operands, std::span<const int64_t> dims, int64_t dimension,
+            std::span<const SortKey> keys);
 
 // A comparator callback: whether the element at flat index `lhs` sorts
 // before the one at flat index `rhs` (both in one slice, indexes into the

@@ -62,8 +62,9 @@ C Digamma(C value) {
   const double square = inverse * inverse;
   // ln x - 1/(2x) - sum B_2k / (2k x^2k)
   const double series =
-      square * (1.0 / 12 - square * (1.0 / 120 - square * (1.0 / 252 - square *
-                                                                          (1.0 / 240 - square * (1.0 / 132)))));
+      square *
+      (1.0 / 12 -
+       square * (1.0 / 120 - square * (1.0 / 252 - square * (1.0 / 240 - square * (1.0 / 132)))));
   result += std::log(x) - 0.5 * inverse - series;
   return static_cast<C>(result);
 }
@@ -91,8 +92,8 @@ C HurwitzZeta(C s_value, C q_value) {
     q += 1.0;
   }
   // B_2j / (2j)! for j = 1..6.
-  constexpr double kBernoulli[] = {1.0 / 12, -1.0 / 720, 1.0 / 30240, -1.0 / 1209600,
-                                   1.0 / 47900160, -691.0 / 1307674368000.0};
+  constexpr double kBernoulli[] = {1.0 / 12,       -1.0 / 720,     1.0 / 30240,
+                                   -1.0 / 1209600, 1.0 / 47900160, -691.0 / 1307674368000.0};
   double tail = std::pow(q, 1.0 - s) / (s - 1.0) + 0.5 * std::pow(q, -s);
   double rising = s;                   // s (s + 1) ... (s + 2j - 2)
   double power = std::pow(q, -s - 1);  // q^(-s - 2j + 1)
@@ -159,7 +160,8 @@ T NextAfter(T x, T y) {
                                   std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>>;
   const double dx = static_cast<double>(x);
   const double dy = static_cast<double>(y);
-  if (std::isnan(dx) || std::isnan(dy)) return static_cast<T>(std::numeric_limits<float>::quiet_NaN());
+  if (std::isnan(dx) || std::isnan(dy))
+    return static_cast<T>(std::numeric_limits<float>::quiet_NaN());
   if (dx == dy) return y;
   constexpr Bits kSign = Bits{1} << (sizeof(T) * 8 - 1);
   if (dx == 0.0) {

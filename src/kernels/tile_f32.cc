@@ -1,6 +1,7 @@
 // The baseline tile kernels, and the choice between them and the AVX2 ones.
 #define KILN_TILE_F32_VARIANT baseline
 #include "kernels/tile_f32.inc"
+
 #include "kernels/vector_math.h"
 
 namespace kiln::kernels {

@@ -22,10 +22,10 @@ TileKernel TileUnaryF32(UnaryOp op);
 TileKernel TileBinaryF32(BinaryOp op);
 
 namespace tile_f32_internal {
-#define KILN_DECLARE_TILE_F32(variant)    \
-  namespace variant {                     \
-  TileKernel Unary(UnaryOp op);           \
-  TileKernel Binary(BinaryOp op);         \
+#define KILN_DECLARE_TILE_F32(variant) \
+  namespace variant {                  \
+  TileKernel Unary(UnaryOp op);        \
+  TileKernel Binary(BinaryOp op);      \
   }
 KILN_DECLARE_TILE_F32(baseline)
 KILN_DECLARE_TILE_F32(avx2)

@@ -4,15 +4,15 @@
 
 #include <gtest/gtest.h>
 
-#include "kernels/float_env.h"
-
 #include <bit>
 #include <cmath>
-#include <cstdlib>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 #include <random>
 #include <vector>
+
+#include "kernels/float_env.h"
 
 namespace kiln::kernels {
 namespace {
@@ -23,7 +23,14 @@ std::vector<float> Values(uint32_t seed, size_t n) {
   const float specials[] = {std::numeric_limits<float>::quiet_NaN(),
                             std::numeric_limits<float>::infinity(),
                             -std::numeric_limits<float>::infinity(),
-                            0.0f, -0.0f, 1e-40f, -1e-40f, 1.0f, -1.0f, 88.5f, -104.0f};
+                            0.0f,
+                            -0.0f,
+                            1e-40f,
+                            -1e-40f,
+                            1.0f,
+                            -1.0f,
+                            88.5f,
+                            -104.0f};
   std::mt19937 random(seed);
   std::uniform_real_distribution<float> uniform(-10.0f, 10.0f);
   std::vector<float> values(n);
@@ -40,9 +47,7 @@ void ExpectSameBits(const std::vector<float>& expected, const std::vector<float>
   for (size_t i = 0; i < expected.size(); ++i) {
     if (std::isnan(expected[i]) && std::isnan(actual[i])) continue;
     // A denormal and a zero are the same value where denormals flush.
-    const auto tiny = [](float x) {
-      return (std::bit_cast<uint32_t>(x) & 0x7f800000u) == 0;
-    };
+    const auto tiny = [](float x) { return (std::bit_cast<uint32_t>(x) & 0x7f800000u) == 0; };
     if (ulps > 0 && tiny(expected[i]) && tiny(actual[i])) continue;
     const auto a = static_cast<int64_t>(std::bit_cast<int32_t>(expected[i]));
     const auto b = static_cast<int64_t>(std::bit_cast<int32_t>(actual[i]));
@@ -69,7 +74,8 @@ TEST(TileF32Test, BinaryKernelsMatchBinary) {
       const std::vector<float> a = Values(1 + op, n), b = Values(100 + op, n);
       std::vector<float> expected(n), actual(n);
       ASSERT_TRUE(Binary(static_cast<BinaryOp>(op), ElementType::kF32, a.data(), b.data(),
-                         expected.data(), static_cast<int64_t>(n)).ok());
+                         expected.data(), static_cast<int64_t>(n))
+                      .ok());
       const float* in[] = {a.data(), b.data()};
       kernel(in, actual.data(), static_cast<int64_t>(n));
       ExpectSameBits(expected, actual, "binary");
@@ -90,7 +96,8 @@ TEST(TileF32Test, UnaryKernelsMatchUnary) {
       const std::vector<float> x = Values(7 + op, n);
       std::vector<float> expected(n), actual(n);
       ASSERT_TRUE(Unary(static_cast<UnaryOp>(op), ElementType::kF32, x.data(), expected.data(),
-                        static_cast<int64_t>(n)).ok());
+                        static_cast<int64_t>(n))
+                      .ok());
       const float* in[] = {x.data()};
       kernel(in, actual.data(), static_cast<int64_t>(n));
       SCOPED_TRACE(op);

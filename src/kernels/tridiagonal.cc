@@ -146,8 +146,8 @@ bool SolveOne(T* sub, T* diag, T* super, T* b, int64_t n, int64_t nrhs) {
 
 }  // namespace
 
-Status Tridiagonalize(ElementType type, const void* a, void* out, void* d, void* e,
-                      void* taus, int64_t batch, int64_t n, bool lower) {
+Status Tridiagonalize(ElementType type, const void* a, void* out, void* d, void* e, void* taus,
+                      int64_t batch, int64_t n, bool lower) {
   return DispatchLinalgType(type, "tridiagonal", [&]<typename T>() {
     using R = RealOf<T>;
     if (out != a) std::memmove(out, a, static_cast<size_t>(batch * n * n) * sizeof(T));
@@ -156,8 +156,8 @@ Status Tridiagonalize(ElementType type, const void* a, void* out, void* d, void*
       std::vector<T> work;
       for (int64_t i = begin; i < end; ++i) {
         TridiagonalizeOne(static_cast<T*>(out) + i * n * n, static_cast<R*>(d) + i * n,
-                          static_cast<R*>(e) + i * off, static_cast<T*>(taus) + i * off, n,
-                          lower, work);
+                          static_cast<R*>(e) + i * off, static_cast<T*>(taus) + i * off, n, lower,
+                          work);
       }
     });
   });

@@ -20,8 +20,8 @@ namespace kiln::kernels {
 // diagonal and off-diagonal (real: f32 for c64, f64 for c128), `taus`
 // [batch, n - 1] the reflectors' scalars, Q = H(1) ... H(n-1) (lower) or
 // H(n-1) ... H(1) (upper).
-Status Tridiagonalize(ElementType type, const void* a, void* out, void* d, void* e,
-                      void* taus, int64_t batch, int64_t n, bool lower);
+Status Tridiagonalize(ElementType type, const void* a, void* out, void* d, void* e, void* taus,
+                      int64_t batch, int64_t n, bool lower);
 
 // Solves tridiagonal systems A x = b per batch item by Gaussian elimination
 // with partial pivoting (LAPACK gtsv): dl, d, du [batch, n] hold A's sub-,

@@ -21,8 +21,7 @@ using complex64 = std::complex<float>;
 using complex128 = std::complex<double>;
 
 template <typename T>
-inline constexpr bool kIsComplex =
-    std::is_same_v<T, complex64> || std::is_same_v<T, complex128>;
+inline constexpr bool kIsComplex = std::is_same_v<T, complex64> || std::is_same_v<T, complex128>;
 template <typename T>
 inline constexpr bool kIsLowFloat = std::is_same_v<T, half> || std::is_same_v<T, bfloat16>;
 template <typename T>

@@ -32,10 +32,10 @@ bool UseAvx2Variants();
 
 namespace vector_math_internal {
 // Each variant's entry points (vector_math.inc).
-#define KILN_DECLARE_VECTOR_MATH(variant)                                 \
-  namespace variant {                                                     \
-  bool Unary(UnaryOp op, const float* in, float* out, int64_t n);         \
-  bool Unary(UnaryOp op, const double* in, double* out, int64_t n);       \
+#define KILN_DECLARE_VECTOR_MATH(variant)                           \
+  namespace variant {                                               \
+  bool Unary(UnaryOp op, const float* in, float* out, int64_t n);   \
+  bool Unary(UnaryOp op, const double* in, double* out, int64_t n); \
   }
 KILN_DECLARE_VECTOR_MATH(baseline)
 KILN_DECLARE_VECTOR_MATH(avx2)

@@ -6,8 +6,6 @@
 // smallest normal float is zero, as on XLA's CPU backend.
 #include "kernels/vector_math.h"
 
-#include "kernels/float_env.h"
-
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -17,6 +15,8 @@
 #include <random>
 #include <string>
 #include <vector>
+
+#include "kernels/float_env.h"
 
 namespace kiln::kernels {
 namespace {
@@ -31,8 +31,18 @@ int64_t UlpDistance(float a, float b) {
 }
 
 std::vector<float> Inputs(float low, float high) {
-  std::vector<float> values = {0.0f, -0.0f, 1.0f, -1.0f, 0.5f, 1e-7f, -1e-7f, 88.0f, -88.0f,
-                               89.0f, -104.0f, std::numeric_limits<float>::infinity(),
+  std::vector<float> values = {0.0f,
+                               -0.0f,
+                               1.0f,
+                               -1.0f,
+                               0.5f,
+                               1e-7f,
+                               -1e-7f,
+                               88.0f,
+                               -88.0f,
+                               89.0f,
+                               -104.0f,
+                               std::numeric_limits<float>::infinity(),
                                -std::numeric_limits<float>::infinity(),
                                std::numeric_limits<float>::quiet_NaN()};
   std::mt19937 rng(7);
@@ -109,17 +119,15 @@ void Check(const Case& c, const std::vector<float>& x, const std::vector<float>&
 
 INSTANTIATE_TEST_SUITE_P(
     F32, VectorMathTest,
-    testing::Values(Case{UnaryOp::kExponential, [](double x) { return std::exp(x); }, -90, 90, 2, 0},
-                    Case{UnaryOp::kLog, [](double x) { return std::log(x); }, 0, 1e6, 2, 0},
-                    Case{UnaryOp::kTanh, [](double x) { return std::tanh(x); }, -10, 10, 5, 0},
-                    Case{UnaryOp::kLogistic, Logistic, -30, 30, 4, 1e-30},
-                    Case{UnaryOp::kLogPlusOne, [](double x) { return std::log1p(x); }, -1, 100, 3,
-                         0},
-                    Case{UnaryOp::kExponentialMinusOne, [](double x) { return std::expm1(x); },
-                         -20, 20, 3, 0},
-                    Case{UnaryOp::kSine, [](double x) { return std::sin(x); }, -100, 100, 3, 1e-6},
-                    Case{UnaryOp::kCosine, [](double x) { return std::cos(x); }, -100, 100, 3,
-                         1e-6}),
+    testing::Values(
+        Case{UnaryOp::kExponential, [](double x) { return std::exp(x); }, -90, 90, 2, 0},
+        Case{UnaryOp::kLog, [](double x) { return std::log(x); }, 0, 1e6, 2, 0},
+        Case{UnaryOp::kTanh, [](double x) { return std::tanh(x); }, -10, 10, 5, 0},
+        Case{UnaryOp::kLogistic, Logistic, -30, 30, 4, 1e-30},
+        Case{UnaryOp::kLogPlusOne, [](double x) { return std::log1p(x); }, -1, 100, 3, 0},
+        Case{UnaryOp::kExponentialMinusOne, [](double x) { return std::expm1(x); }, -20, 20, 3, 0},
+        Case{UnaryOp::kSine, [](double x) { return std::sin(x); }, -100, 100, 3, 1e-6},
+        Case{UnaryOp::kCosine, [](double x) { return std::cos(x); }, -100, 100, 3, 1e-6}),
     [](const testing::TestParamInfo<Case>& param) { return std::to_string(param.index); });
 
 TEST(VectorMath, OpsWithoutVectorFormsAreLeftToTheCaller) {

@@ -42,7 +42,8 @@ Status AliasPromise::Fulfill(Buffer& source) {
     }
     if (source.memory_space() != space_) {
       return InvalidArgument("the buffer fulfilling an alias must be in the alias's memory "
-                             "space, found it in ", source.memory_space()->debug_string());
+                             "space, found it in ",
+                             source.memory_space()->debug_string());
     }
     KILN_ASSIGN_OR_RETURN(std::shared_ptr<DeviceMemory> current, source.memory());
     if (current->Reaches(*memory_)) {

@@ -30,7 +30,9 @@ class AliasPromise {
   friend struct AliasBuffer;
   AliasPromise(Shape shape, const MemorySpace* space, std::shared_ptr<DeviceMemory> memory,
                std::shared_ptr<Event> ready)
-      : shape_(std::move(shape)), space_(space), memory_(std::move(memory)),
+      : shape_(std::move(shape)),
+        space_(space),
+        memory_(std::move(memory)),
         ready_(std::move(ready)) {}
   // Marks the promise kept; false when it was already.
   bool Keep();

@@ -16,10 +16,10 @@ struct Manager::Slot {
   std::shared_ptr<DeviceMemory> memory;
   std::shared_ptr<Event> ready = Event::Create();
   std::mutex mutex;
-  int64_t in_flight = 0;    // pieces sent whose copy has not finished
-  bool last_sent = false;   // the piece marked last was sent (or the manager is gone)
+  int64_t in_flight = 0;   // pieces sent whose copy has not finished
+  bool last_sent = false;  // the piece marked last was sent (or the manager is gone)
   bool retrieved = false;
-  Status first_error;       // of a piece's copy
+  Status first_error;  // of a piece's copy
 
   // A piece's copy finished with `status`; the last one makes the buffer ready.
   void Landed(const Status& status) {
@@ -35,13 +35,12 @@ struct Manager::Slot {
   }
 };
 
-StatusOr<std::unique_ptr<Manager>> Manager::Create(std::vector<Shape> shapes,
-                                                   MemorySpace* space) {
+StatusOr<std::unique_ptr<Manager>> Manager::Create(std::vector<Shape> shapes, MemorySpace* space) {
   std::vector<std::shared_ptr<Slot>> slots;
   for (size_t i = 0; i < shapes.size(); ++i) {
     const size_t element_bytes = GetElementTypeInfo(shapes[i].element_type).storage_bytes;
-    KILN_RETURN_IF_ERROR(
-        ValidateDims(shapes[i].dims, element_bytes, StrCat("shape_specs[", i, "]")));
+    KILN_RETURN_IF_ERROR(ValidateDims(shapes[i].dims, element_bytes,
+                                      StrCat("shape_specs[", i, "]")));
     auto slot = std::make_shared<Slot>();
     KILN_ASSIGN_OR_RETURN(slot->memory, space->Allocate(shapes[i].ByteSize()));
     slot->shape = std::move(shapes[i]);
@@ -66,8 +65,7 @@ Manager::~AsyncHostToDeviceTransferManager() {
 
 Device* Manager::device() const { return space_->device(); }
 
-StatusOr<std::shared_ptr<Manager::Slot>>
-Manager::Find(int index) const {
+StatusOr<std::shared_ptr<Manager::Slot>> Manager::Find(int index) const {
   if (index < 0 || static_cast<size_t>(index) >= buffers_.size()) {
     const auto count = static_cast<int64_t>(buffers_.size());
     return InvalidArgument("buffer_index is ", index, "; expected 0 to ", count - 1,
@@ -81,9 +79,9 @@ StatusOr<size_t> Manager::buffer_size(int index) const {
   return slot->memory->size();
 }
 
-StatusOr<std::shared_ptr<Event>> Manager::Send(
-    const std::shared_ptr<Slot>& slot, int index, bool is_last,
-    std::function<Status(void* memory)> copy) {
+StatusOr<std::shared_ptr<Event>> Manager::Send(const std::shared_ptr<Slot>& slot, int index,
+                                               bool is_last,
+                                               std::function<Status(void* memory)> copy) {
   {
     std::lock_guard lock(slot->mutex);
     if (std::optional<Status> ready = slot->ready->TryGetStatus()) {
@@ -103,25 +101,26 @@ StatusOr<std::shared_ptr<Event>> Manager::Send(
     slot->last_sent = is_last;
   }
   auto done = Event::Create();
-  EnqueueWhenReady(Event::Ready(), &device()->queue(),
-                   [slot, copy = std::move(copy)] {
-                     Status status = copy(slot->memory->data());
-                     slot->Landed(status);
-                     return status;
-                   },
-                   done);
+  EnqueueWhenReady(
+      Event::Ready(), &device()->queue(),
+      [slot, copy = std::move(copy)] {
+        Status status = copy(slot->memory->data());
+        slot->Landed(status);
+        return status;
+      },
+      done);
   return done;
 }
 
-StatusOr<std::shared_ptr<Event>> Manager::TransferData(
-    int index, const void* data, int64_t offset, int64_t size, bool is_last) {
+StatusOr<std::shared_ptr<Event>> Manager::TransferData(int index, const void* data, int64_t offset,
+                                                       int64_t size, bool is_last) {
   KILN_ASSIGN_OR_RETURN(std::shared_ptr<Slot> slot, Find(index));
   const auto total = static_cast<int64_t>(slot->memory->size());
   if (offset < 0 || size < 0 || offset > total || size > total - offset) {
     return InvalidArgument("a transfer of ", size, " bytes at offset ", offset,
                            " does not fit buffer ", index, " (", slot->shape.ToString(), ", ",
-                           total, " bytes); expected 0 <= offset and offset + transfer_size <= ",
-                           total);
+                           total,
+                           " bytes); expected 0 <= offset and offset + transfer_size <= ", total);
   }
   if (data == nullptr && size > 0) {
     return InvalidArgument("`data` is null for a transfer of ", size, " bytes to buffer ", index);
@@ -129,13 +128,14 @@ StatusOr<std::shared_ptr<Event>> Manager::TransferData(
   return Send(slot, index, is_last,
               [backend = space_->backend(), data, offset, size](void* memory) {
                 if (size == 0) return Status::Ok();
-                return backend->CopyHostToDevice(static_cast<unsigned char*>(memory) + offset,
-                                                 data, static_cast<size_t>(size));
+                return backend->CopyHostToDevice(static_cast<unsigned char*>(memory) + offset, data,
+                                                 static_cast<size_t>(size));
               });
 }
 
-StatusOr<std::shared_ptr<Event>> Manager::TransferLiteral(
-    int index, const void* data, const Shape& shape, std::span<const int64_t> host_strides) {
+StatusOr<std::shared_ptr<Event>> Manager::TransferLiteral(int index, const void* data,
+                                                          const Shape& shape,
+                                                          std::span<const int64_t> host_strides) {
   KILN_ASSIGN_OR_RETURN(std::shared_ptr<Slot> slot, Find(index));
   if (shape.element_type != slot->shape.element_type || shape.dims != slot->shape.dims) {
     return InvalidArgument("the literal for buffer ", index, " must be ", slot->shape.ToString(),
@@ -186,8 +186,7 @@ Status Manager::SetBufferError(int index, Status error) {
   return Status::Ok();
 }
 
-void Manager::AddMetadata(
-    std::span<const std::pair<std::string, std::string>> entries) {
+void Manager::AddMetadata(std::span<const std::pair<std::string, std::string>> entries) {
   std::lock_guard lock(metadata_mutex_);
   for (const auto& [key, value] : entries) metadata_[key] = value;
 }

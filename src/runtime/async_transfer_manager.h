@@ -45,8 +45,7 @@ class AsyncHostToDeviceTransferManager {
   // Copies a whole host array into buffer `index` as its last piece;
   // `host_strides` lay it out (the dense row-major strides when empty). Its
   // shape must be the buffer's.
-  StatusOr<std::shared_ptr<Event>> TransferLiteral(int index, const void* data,
-                                                   const Shape& shape,
+  StatusOr<std::shared_ptr<Event>> TransferLiteral(int index, const void* data, const Shape& shape,
                                                    std::span<const int64_t> host_strides);
   // Buffer `index`, once: FAILED_PRECONDITION the second time.
   StatusOr<std::unique_ptr<Buffer>> RetrieveBuffer(int index);

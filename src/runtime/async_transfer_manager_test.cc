@@ -60,7 +60,8 @@ TEST_F(AsyncTransferManagerTest, LiteralsUseTheirStridesAndMustMatchTheShape) {
   const auto* data = static_cast<const float*>((*buffer)->unsafe_data());
   EXPECT_EQ(std::vector<float>(data, data + 4), (std::vector<float>{1, 2, 3, 4}));
   EXPECT_EQ(manager_->TransferLiteral(0, column_major, Shape{ElementType::kF32, {2, 2}}, {})
-                .status().code(),
+                .status()
+                .code(),
             StatusCode::kInvalidArgument);
 }
 
@@ -69,8 +70,7 @@ TEST_F(AsyncTransferManagerTest, ErrorsAndMetadata) {
   ASSERT_TRUE(manager_->SetBufferError(1, Internal("source went away")).ok());
   auto buffer = manager_->RetrieveBuffer(1);
   EXPECT_EQ((*buffer)->ready_event()->Await().message(), "source went away");
-  EXPECT_EQ(manager_->SetBufferError(1, Internal("again")).code(),
-            StatusCode::kFailedPrecondition);
+  EXPECT_EQ(manager_->SetBufferError(1, Internal("again")).code(), StatusCode::kFailedPrecondition);
   const std::pair<std::string, std::string> first[] = {{"a", "1"}, {"b", "2"}};
   const std::pair<std::string, std::string> second[] = {{"b", "3"}};
   manager_->AddMetadata(first);

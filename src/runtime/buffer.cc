@@ -108,8 +108,7 @@ StatusOr<std::unique_ptr<Buffer>> Buffer::Bitcast(Shape shape) {
                                     "bitcast shape"));
   if (SizeInBits(shape) != SizeInBits(shape_)) {
     return InvalidArgument("a bitcast keeps the size: ", shape_.ToString(), " holds ",
-                           SizeInBits(shape_), " bits, ", shape.ToString(), " ",
-                           SizeInBits(shape));
+                           SizeInBits(shape_), " bits, ", shape.ToString(), " ", SizeInBits(shape));
   }
   if (shape.element_type != shape_.element_type &&
       (IsSubByte(shape.element_type) || IsSubByte(shape_.element_type))) {
@@ -125,8 +124,7 @@ StatusOr<std::unique_ptr<Buffer>> Buffer::DonateWithControlDependency(
     const std::shared_ptr<Event>& dependency) {
   KILN_ASSIGN_OR_RETURN(std::shared_ptr<DeviceMemory> memory, Donate());
   const std::shared_ptr<Event> both[] = {ready_, dependency};
-  return std::make_unique<Buffer>(shape_, memory_space_, std::move(memory),
-                                  Event::AfterAll(both));
+  return std::make_unique<Buffer>(shape_, memory_space_, std::move(memory), Event::AfterAll(both));
 }
 
 }  // namespace kiln::runtime

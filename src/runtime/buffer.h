@@ -4,8 +4,8 @@
 #include <memory>
 #include <mutex>
 
-#include "runtime/device_memory.h"
 #include "base/element_type.h"
+#include "runtime/device_memory.h"
 #include "runtime/event.h"
 
 namespace kiln::runtime {

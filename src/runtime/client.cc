@@ -19,8 +19,8 @@ constexpr uintptr_t kZeroCopyAlignment = 16;
 StatusOr<int64_t> NumDevicesFromValue(const AttributeValue& value) {
   if (const auto* number = std::get_if<int64_t>(&value)) {
     if (*number < 1 || *number > kMaxDevices) {
-      return InvalidArgument("create option num_devices: expected an integer in [1, ",
-                             kMaxDevices, "], found ", *number);
+      return InvalidArgument("create option num_devices: expected an integer in [1, ", kMaxDevices,
+                             "], found ", *number);
     }
     return *number;
   }
@@ -37,9 +37,8 @@ StatusOr<int64_t> NumDevicesFromValue(const AttributeValue& value) {
 StatusOr<ClientOptions> ClientOptions::FromAttributes(std::span<const Attribute> options) {
   ClientOptions result;
   if (auto env = GetEnv("KILN_NUM_DEVICES")) {
-    KILN_ASSIGN_OR_RETURN(int64_t count,
-                          ParseInt64(*env, "environment variable KILN_NUM_DEVICES", 1,
-                                     kMaxDevices));
+    KILN_ASSIGN_OR_RETURN(int64_t count, ParseInt64(*env, "environment variable KILN_NUM_DEVICES",
+                                                    1, kMaxDevices));
     result.num_devices = static_cast<int>(count);
   }
   for (const Attribute& option : options) {
@@ -181,8 +180,8 @@ StatusOr<std::unique_ptr<LoadedExecutable>> Client::Load(
   return CompileText(program->text, options);
 }
 
-StatusOr<std::unique_ptr<LoadedExecutable>> Client::CompileText(
-    std::string_view text, std::span<const uint8_t> options) {
+StatusOr<std::unique_ptr<LoadedExecutable>> Client::CompileText(std::string_view text,
+                                                                std::span<const uint8_t> options) {
   return Compile(std::span(reinterpret_cast<const uint8_t*>(text.data()), text.size()), "mlir",
                  options);
 }
@@ -202,16 +201,17 @@ StatusOr<std::vector<int>> Client::DefaultDeviceAssignment(int num_replicas,
   }
   int64_t needed = int64_t{num_replicas} * num_partitions;
   if (needed > static_cast<int64_t>(devices_.size())) {
-    return InvalidArgument("a device assignment of ", num_replicas, " replicas x ",
-                           num_partitions, " partitions needs ", needed, " devices; this client has ",
+    return InvalidArgument("a device assignment of ", num_replicas, " replicas x ", num_partitions,
+                           " partitions needs ", needed, " devices; this client has ",
                            devices_.size(), " (set KILN_NUM_DEVICES or the num_devices option)");
   }
   // As XLA's default placer: partition-major device ids.
   std::vector<int> assignment(static_cast<size_t>(needed));
   for (int replica = 0; replica < num_replicas; ++replica) {
     for (int partition = 0; partition < num_partitions; ++partition) {
-      assignment[static_cast<size_t>(replica) * num_partitions + partition] =
-          partition * num_replicas + replica;
+      assignment[static_cast<size_t>(replica) * num_partitions + partition] = partition *
+                                                                                  num_replicas +
+                                                                              replica;
     }
   }
   return assignment;
@@ -220,7 +220,7 @@ StatusOr<std::vector<int>> Client::DefaultDeviceAssignment(int num_replicas,
 Status Client::CheckOwns(const MemorySpace* space, std::string_view what) const {
   if (space == nullptr || space->device()->client() != this) {
     return InvalidArgument(what, " belongs to another client; expected a memory space or device of "
-                           "the client the call was made on");
+                                 "the client the call was made on");
   }
   return Status::Ok();
 }
@@ -257,10 +257,11 @@ StatusOr<HostTransfer> Client::BufferFromHostBuffer(const HostBuffer& host,
       reinterpret_cast<uintptr_t>(host.data) % kZeroCopyAlignment == 0) {
     auto counters = memory_space->counters();
     counters->RecordAllocation(static_cast<int64_t>(bytes));
-    auto memory = DeviceMemory::Borrow(const_cast<void*>(host.data), bytes, [done, counters, bytes] {
-      counters->RecordFree(static_cast<int64_t>(bytes));
-      done->Set();
-    });
+    auto memory = DeviceMemory::Borrow(const_cast<void*>(host.data), bytes,
+                                       [done, counters, bytes] {
+                                         counters->RecordFree(static_cast<int64_t>(bytes));
+                                         done->Set();
+                                       });
     auto buffer = std::make_unique<Buffer>(host.shape, memory_space, std::move(memory),
                                            Event::Ready());
     return HostTransfer{std::move(buffer), std::move(done)};
@@ -307,15 +308,15 @@ StatusOr<std::unique_ptr<Buffer>> Client::CreateViewOfDeviceBuffer(
                                     "device buffer view"));
   if (data == nullptr && shape.ByteSize() > 0) {
     return InvalidArgument("device buffer view: the device pointer is null for the non-empty "
-                           "array ", shape.ToString());
+                           "array ",
+                           shape.ToString());
   }
   auto memory = DeviceMemory::Borrow(data, shape.ByteSize(), std::move(on_delete));
   return std::make_unique<Buffer>(std::move(shape), memory_space, std::move(memory),
                                   Event::Ready());
 }
 
-StatusOr<std::unique_ptr<Buffer>> Client::CreateErrorBuffer(Shape shape,
-                                                            MemorySpace* memory_space,
+StatusOr<std::unique_ptr<Buffer>> Client::CreateErrorBuffer(Shape shape, MemorySpace* memory_space,
                                                             Status error) {
   KILN_RETURN_IF_ERROR(CheckOwns(memory_space, "the error buffer's memory space"));
   KILN_RETURN_IF_ERROR(ValidateDims(shape.dims,
@@ -337,12 +338,12 @@ StatusOr<std::unique_ptr<Buffer>> Client::CopyToMemorySpace(const Buffer& source
   const size_t bytes = source.shape().ByteSize();
   KILN_ASSIGN_OR_RETURN(auto memory, memory_space->Allocate(bytes));
   auto ready = Event::Create();
-  EnqueueWhenReady(source.ready_event(), &memory_space->device()->queue(),
-                   [backend = backend_, destination = memory, source_memory, bytes] {
-                     return backend->CopyDeviceToDevice(destination->data(),
-                                                        source_memory->data(), bytes);
-                   },
-                   ready);
+  EnqueueWhenReady(
+      source.ready_event(), &memory_space->device()->queue(),
+      [backend = backend_, destination = memory, source_memory, bytes] {
+        return backend->CopyDeviceToDevice(destination->data(), source_memory->data(), bytes);
+      },
+      ready);
   return std::make_unique<Buffer>(source.shape(), memory_space, std::move(memory), ready);
 }
 
@@ -366,8 +367,8 @@ StatusOr<std::shared_ptr<Event>> Client::ToHostBuffer(const Buffer& source, void
           return Status::Ok();
         }
         std::vector<unsigned char> staging(memory->size());
-        KILN_RETURN_IF_ERROR(
-            backend->CopyDeviceToHost(staging.data(), memory->data(), memory->size()));
+        KILN_RETURN_IF_ERROR(backend->CopyDeviceToHost(staging.data(), memory->data(),
+                                                       memory->size()));
         CopyStrided(dst, dst_strides, staging.data(), src_strides, shape.dims, element_bytes);
         return Status::Ok();
       },
@@ -392,14 +393,14 @@ Status CheckRawRange(const DeviceMemory& memory, int64_t offset, int64_t size) {
 void Client::EnqueueRawCopy(const Buffer& source, std::shared_ptr<DeviceMemory> memory,
                             std::shared_ptr<Event> after, std::function<void*()> destination,
                             int64_t offset, int64_t size, std::shared_ptr<Event> done) {
-  EnqueueWhenReady(after, &source.device()->queue(),
-                   [backend = backend_, memory = std::move(memory),
-                    destination = std::move(destination), offset, size] {
-                     const auto* start = static_cast<const unsigned char*>(memory->data()) + offset;
-                     return backend->CopyDeviceToHost(destination(), start,
-                                                      static_cast<size_t>(size));
-                   },
-                   std::move(done));
+  EnqueueWhenReady(
+      after, &source.device()->queue(),
+      [backend = backend_, memory = std::move(memory), destination = std::move(destination), offset,
+       size] {
+        const auto* start = static_cast<const unsigned char*>(memory->data()) + offset;
+        return backend->CopyDeviceToHost(destination(), start, static_cast<size_t>(size));
+      },
+      std::move(done));
 }
 
 StatusOr<std::shared_ptr<Event>> Client::CopyRawToHost(const Buffer& source, void* dst,
@@ -408,8 +409,8 @@ StatusOr<std::shared_ptr<Event>> Client::CopyRawToHost(const Buffer& source, voi
   KILN_RETURN_IF_ERROR(CheckRawRange(*memory, offset, size));
   if (dst == nullptr && size > 0) return InvalidArgument("raw copy: the destination is null");
   auto done = Event::Create();
-  EnqueueRawCopy(source, std::move(memory), source.ready_event(), [dst] { return dst; }, offset,
-                 size, done);
+  EnqueueRawCopy(
+      source, std::move(memory), source.ready_event(), [dst] { return dst; }, offset, size, done);
   return done;
 }
 
@@ -419,9 +420,9 @@ StatusOr<FutureHostCopy> Client::CopyRawToHostFuture(const Buffer& source, int64
   KILN_RETURN_IF_ERROR(CheckRawRange(*memory, offset, size));
   FutureHostCopy copy{std::make_shared<HostDestination>(size), Event::Create()};
   const std::shared_ptr<Event> both[] = {source.ready_event(), copy.destination->set()};
-  EnqueueRawCopy(source, std::move(memory), Event::AfterAll(both),
-                 [destination = copy.destination] { return destination->dst(); }, offset, size,
-                 copy.done);
+  EnqueueRawCopy(
+      source, std::move(memory), Event::AfterAll(both),
+      [destination = copy.destination] { return destination->dst(); }, offset, size, copy.done);
   return copy;
 }
 
@@ -430,8 +431,7 @@ bool HostDestination::Claim() { return !claimed_.exchange(true); }
 Status HostDestination::Provide(void* dst) {
   if (!Claim()) return FailedPrecondition("the destination of this raw copy was set already");
   if (dst == nullptr && bytes_ > 0) {
-    set_->Set(InvalidArgument("raw copy: the destination provided for ", bytes_,
-                              " bytes is null"));
+    set_->Set(InvalidArgument("raw copy: the destination provided for ", bytes_, " bytes is null"));
     return Status::Ok();
   }
   dst_ = dst;

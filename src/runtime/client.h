@@ -88,8 +88,9 @@ struct FutureHostCopy {
 
 // Reads, verifies and compiles a program (`format` as in PJRT_Program;
 // `options` a serialized CompileOptionsProto) without placing it on devices.
-StatusOr<std::shared_ptr<const compiler::Program>> CompileProgram(
-    std::span<const uint8_t> code, std::string_view format, std::span<const uint8_t> options);
+StatusOr<std::shared_ptr<const compiler::Program>> CompileProgram(std::span<const uint8_t> code,
+                                                                  std::string_view format,
+                                                                  std::span<const uint8_t> options);
 // CompileProgram for the devices of `topology` (PJRT_Compile, no client):
 // INVALID_ARGUMENT when the options' replicas, partitions or device
 // assignment need devices the topology lacks.
@@ -134,13 +135,12 @@ class Client {
   StatusOr<std::shared_ptr<Event>> ToHostBuffer(const Buffer& source, void* dst,
                                                 std::span<const int64_t> dst_byte_strides);
   // Copies `size` raw bytes from `offset` of the buffer's storage into `dst`.
-  StatusOr<std::shared_ptr<Event>> CopyRawToHost(const Buffer& source, void* dst,
-                                                 int64_t offset, int64_t size);
+  StatusOr<std::shared_ptr<Event>> CopyRawToHost(const Buffer& source, void* dst, int64_t offset,
+                                                 int64_t size);
   // CopyRawToHost whose destination the caller provides later
   // (PJRT_Buffer_CopyRawToHostFuture): the copy runs once the buffer is
   // ready and the destination is set; failing the destination fails it.
-  StatusOr<FutureHostCopy> CopyRawToHostFuture(const Buffer& source, int64_t offset,
-                                               int64_t size);
+  StatusOr<FutureHostCopy> CopyRawToHostFuture(const Buffer& source, int64_t offset, int64_t size);
   // A buffer whose memory another buffer of this client provides later
   // (PJRT_Client_CreateAliasBuffer).
   StatusOr<AliasBuffer> CreateAliasBuffer(Shape shape, MemorySpace* memory_space);
@@ -154,14 +154,14 @@ class Client {
   // Loads a compiled program (PJRT_Client_Load) on the devices of its
   // device assignment; `options`, when not empty, replace the ones it was
   // compiled with (it is compiled again from its text).
-  StatusOr<std::unique_ptr<LoadedExecutable>> Load(
-      std::shared_ptr<const compiler::Program> program, std::span<const uint8_t> options);
+  StatusOr<std::unique_ptr<LoadedExecutable>> Load(std::shared_ptr<const compiler::Program> program,
+                                                   std::span<const uint8_t> options);
 
   // Loads an executable from LoadedExecutable::Serialize bytes; `options`,
   // when not empty, replace the serialized compile options. Bytes Kiln did
   // not write, or corrupted ones, are INVALID_ARGUMENT.
-  StatusOr<std::unique_ptr<LoadedExecutable>> DeserializeAndLoad(
-      std::span<const uint8_t> bytes, std::span<const uint8_t> options);
+  StatusOr<std::unique_ptr<LoadedExecutable>> DeserializeAndLoad(std::span<const uint8_t> bytes,
+                                                                 std::span<const uint8_t> options);
 
   // INVALID_ARGUMENT unless `space` belongs to this client.
   Status CheckOwns(const MemorySpace* space, std::string_view what) const;

@@ -53,7 +53,9 @@ TEST(ClientTest, AsyncTransferRoundTripAndStats) {
   auto client = MakeClient(2);
   std::vector<float> data(1000);
   for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<float>(i) * 0.5f;
-  HostBuffer host{data.data(), Shape{ElementType::kF32, {10, 100}}, {},
+  HostBuffer host{data.data(),
+                  Shape{ElementType::kF32, {10, 100}},
+                  {},
                   HostBufferSemantics::kImmutableUntilTransferCompletes};
   MemorySpace* space = client->devices()[1]->default_memory_space();
   auto transfer = client->BufferFromHostBuffer(host, space);
@@ -117,14 +119,18 @@ TEST(ClientTest, DestroyWhileChainedCopiesAreInFlight) {
   std::vector<std::unique_ptr<Buffer>> buffers;
   {
     auto client = MakeClient(4);
-    HostBuffer host{data.data(), Shape{ElementType::kF32, {1 << 16}}, {},
+    HostBuffer host{data.data(),
+                    Shape{ElementType::kF32, {1 << 16}},
+                    {},
                     HostBufferSemantics::kImmutableUntilTransferCompletes};
     for (int round = 0; round < 8; ++round) {
-      auto transfer = client->BufferFromHostBuffer(host, client->devices()[3]->default_memory_space());
+      auto transfer = client->BufferFromHostBuffer(host,
+                                                   client->devices()[3]->default_memory_space());
       ASSERT_TRUE(transfer.ok());
       std::unique_ptr<Buffer> current = std::move(transfer->buffer);
       for (int hop = 2; hop >= 0; --hop) {
-        auto copy = client->CopyToMemorySpace(*current, client->devices()[hop]->default_memory_space());
+        auto copy = client->CopyToMemorySpace(*current,
+                                              client->devices()[hop]->default_memory_space());
         ASSERT_TRUE(copy.ok());
         buffers.push_back(std::move(current));
         current = std::move(copy).value();
@@ -164,8 +170,7 @@ TEST(CompileForTopologyTest, CompiledWithoutAClientThenLoaded) {
   const std::vector<uint8_t> two = ReplicaOptions(2);
   auto program = CompileForTopology(topology, Bytes(kDouble), "mlir", two);
   ASSERT_TRUE(program.ok()) << program.status().ToString();
-  EXPECT_EQ(CompileForTopology(topology, Bytes(kDouble), "mlir", ReplicaOptions(3))
-                .status().code(),
+  EXPECT_EQ(CompileForTopology(topology, Bytes(kDouble), "mlir", ReplicaOptions(3)).status().code(),
             StatusCode::kInvalidArgument);
   // A client with too few devices cannot load it; one with enough runs it.
   auto small = MakeClient(1);

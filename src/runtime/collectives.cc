@@ -71,8 +71,8 @@ void Launch::Abort(const Status& status) {
   std::lock_guard lock(mutex_);
   if (aborted_.ok()) {
     cause_ = status;
-    aborted_ = Status(status.code(), StrCat("another device's run of this launch failed: ",
-                                            status.message()));
+    aborted_ = Status(status.code(),
+                      StrCat("another device's run of this launch failed: ", status.message()));
   }
   changed_.notify_all();
 }
@@ -112,9 +112,9 @@ Status Launch::Meet(int64_t process, int64_t sequence, std::span<const int64_t> 
   if (!std::equal(group.begin(), group.end(), meeting->group.begin(), meeting->group.end()) ||
       meeting->width != mine.size()) {
     return InvalidArgument("the devices' programs disagree at collective #", sequence + 1,
-                           ": process ", process, " meets ", IdsText(group), " with ",
-                           mine.size(), " operands, another member expects ",
-                           IdsText(meeting->group), " with ", meeting->width);
+                           ": process ", process, " meets ", IdsText(group), " with ", mine.size(),
+                           " operands, another member expects ", IdsText(meeting->group), " with ",
+                           meeting->width);
   }
   std::copy(mine.begin(), mine.end(), meeting->pointers.begin() + rank * mine.size());
   ++meeting->arrived;
@@ -123,11 +123,11 @@ Status Launch::Meet(int64_t process, int64_t sequence, std::span<const int64_t> 
   while (meeting->arrived < group.size() && aborted_.ok()) {
     if (changed_.wait_until(lock, deadline) == std::cv_status::timeout &&
         meeting->arrived < group.size() && aborted_.ok()) {
-      const Status late(
-          StatusCode::kDeadlineExceeded,
-          StrCat("collective #", sequence + 1, " of processes ", IdsText(group), ": ",
-                 meeting->arrived, " of ", group.size(), " arrived within ",
-                 timeout_.count() / 1000, " s (KILN_COLLECTIVE_TIMEOUT_SECONDS sets the wait)"));
+      const Status late(StatusCode::kDeadlineExceeded,
+                        StrCat("collective #", sequence + 1, " of processes ", IdsText(group), ": ",
+                               meeting->arrived, " of ", group.size(), " arrived within ",
+                               timeout_.count() / 1000,
+                               " s (KILN_COLLECTIVE_TIMEOUT_SECONDS sets the wait)"));
       aborted_ = late;
       cause_ = late;
       changed_.notify_all();
@@ -177,10 +177,9 @@ void GridRunner::PushInfeed(std::span<const Shape> shapes, std::span<const void*
 }
 
 Status GridRunner::RunAll(
-    int64_t count,
-    FunctionRef<Status(int64_t process, compiler::DeviceCollectives* collectives,
-                       compiler::DeviceFeeds* feeds, compiler::HostTransfer* host)>
-        run) {
+    int64_t count, FunctionRef<Status(int64_t process, compiler::DeviceCollectives* collectives,
+                                      compiler::DeviceFeeds* feeds, compiler::HostTransfer* host)>
+                       run) {
   std::vector<int64_t> processes;
   for (int64_t p = 0; p < count; ++p) processes.push_back(p);
   Launch launch(std::move(processes));

@@ -62,8 +62,7 @@ class Launch {
   struct Meeting;
 
   Status Meet(int64_t process, int64_t sequence, std::span<const int64_t> group,
-              std::span<void* const> mine,
-              FunctionRef<Status(std::span<void* const> all)> work);
+              std::span<void* const> mine, FunctionRef<Status(std::span<void* const> all)> work);
 
   std::vector<int64_t> processes_;
   std::vector<std::unique_ptr<MemberImpl>> members_;

@@ -8,8 +8,8 @@
 #include <thread>
 #include <vector>
 
-#include "runtime/client.h"
 #include "frontend/proto/wire.h"
+#include "runtime/client.h"
 #include "runtime/device_backend.h"
 
 namespace kiln::runtime {
@@ -177,10 +177,12 @@ class LaunchExecutableTest : public ::testing::Test {
   }
 
   std::unique_ptr<Buffer> Upload(std::vector<float>& data, int device) {
-    HostBuffer host{data.data(), Shape{ElementType::kF32, {static_cast<int64_t>(data.size())}},
-                    {}, HostBufferSemantics::kImmutableOnlyDuringCall};
-    auto transfer =
-        client_->BufferFromHostBuffer(host, client_->devices()[device]->default_memory_space());
+    HostBuffer host{data.data(),
+                    Shape{ElementType::kF32, {static_cast<int64_t>(data.size())}},
+                    {},
+                    HostBufferSemantics::kImmutableOnlyDuringCall};
+    auto transfer = client_->BufferFromHostBuffer(
+        host, client_->devices()[device]->default_memory_space());
     EXPECT_TRUE(transfer.ok()) << transfer.status().ToString();
     return std::move(transfer->buffer);
   }
@@ -323,9 +325,9 @@ TEST_F(LaunchExecutableTest, ConcurrentLaunchesFromSeveralThreadsMeetWithoutDead
             ++wrong;
             continue;
           }
-          const std::vector<float> expected =
-              use_reduce ? std::vector<float>{6, 60, 120}
-                         : std::vector<float>{0, 0, 1, 10, 2, 20, 3, 30};
+          const std::vector<float> expected = use_reduce
+                                                  ? std::vector<float>{6, 60, 120}
+                                                  : std::vector<float>{0, 0, 1, 10, 2, 20, 3, 30};
           if (Download<float>(*run.outputs[0]) != expected) ++wrong;
         }
       }

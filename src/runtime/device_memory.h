@@ -28,9 +28,10 @@ class DeviceMemory {
  public:
   // Allocates `bytes` from `backend`, counted in `counters`. Zero bytes
   // allocate nothing and point at a static, aligned, empty region.
-  static StatusOr<std::shared_ptr<DeviceMemory>> Allocate(
-      std::shared_ptr<DeviceBackend> backend, std::shared_ptr<MemoryCounters> counters,
-      MemoryKind kind, int ordinal, size_t bytes);
+  static StatusOr<std::shared_ptr<DeviceMemory>> Allocate(std::shared_ptr<DeviceBackend> backend,
+                                                          std::shared_ptr<MemoryCounters> counters,
+                                                          MemoryKind kind, int ordinal,
+                                                          size_t bytes);
   // Memory Kiln does not own (a view, or an aliased host buffer); `on_release`
   // runs once when the last reference drops. Not counted in memory stats.
   static std::shared_ptr<DeviceMemory> Borrow(void* data, size_t bytes,

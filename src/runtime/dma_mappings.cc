@@ -22,8 +22,8 @@ Status DmaMappings::Map(const void* data, size_t size) {
     return InvalidArgument("DMA map: `data` is null; expected the start of a host range");
   }
   if (size == 0) {
-    return InvalidArgument("DMA map: `size` is 0; expected the length of the host range at ",
-                           data, " in bytes");
+    return InvalidArgument("DMA map: `size` is 0; expected the length of the host range at ", data,
+                           " in bytes");
   }
   if (size > std::numeric_limits<uintptr_t>::max() - start) {
     return InvalidArgument("DMA map: ", size, " bytes at ", data,

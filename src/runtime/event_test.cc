@@ -47,8 +47,7 @@ TEST(EventTest, ManyThreadsAwaitOneEvent) {
 }
 
 TEST(EventTest, AfterAllCarriesFirstErrorAndWaitsForAll) {
-  std::vector<std::shared_ptr<Event>> events = {Event::Create(), Event::Create(),
-                                                Event::Create()};
+  std::vector<std::shared_ptr<Event>> events = {Event::Create(), Event::Create(), Event::Create()};
   auto joined = Event::AfterAll(events);
   events[1]->Set(NotFound("missing"));
   EXPECT_FALSE(joined->IsReady());

@@ -50,14 +50,17 @@ std::vector<uint8_t> SerializeExecutable(const compiler::Program& program) {
 
 StatusOr<SerializedExecutable> ParseSerializedExecutable(std::span<const uint8_t> bytes) {
   if (bytes.size() < 24 || !std::equal(kMagic, kMagic + sizeof(kMagic), bytes.begin())) {
-    return InvalidArgument("not a Kiln executable: expected ", bytes.size() < 24 ? "at least 24 "
-                           "bytes starting with" : "the magic", " \"KILNEXE1\", found ",
-                           bytes.size(), " bytes");
+    return InvalidArgument("not a Kiln executable: expected ",
+                           bytes.size() < 24 ? "at least 24 "
+                                               "bytes starting with"
+                                             : "the magic",
+                           " \"KILNEXE1\", found ", bytes.size(), " bytes");
   }
   const std::span<const uint8_t> body = bytes.subspan(16);
   if (Checksum(body) != GetU64(bytes, 8)) {
     return InvalidArgument("the serialized Kiln executable is corrupted: its checksum does not "
-                           "match its ", body.size(), " bytes");
+                           "match its ",
+                           body.size(), " bytes");
   }
   SerializedExecutable parts;
   const uint64_t options_size = GetU64(body, 0);
@@ -88,17 +91,17 @@ StatusOr<std::unique_ptr<LoadedExecutable>> LoadedExecutable::Create(
   } else if (options.device_ordinal >= 0) {
     ids.push_back(static_cast<int>(options.device_ordinal));
   } else {
-    KILN_ASSIGN_OR_RETURN(ids, client->DefaultDeviceAssignment(
-                                   static_cast<int>(options.num_replicas),
-                                   static_cast<int>(options.num_partitions)));
+    KILN_ASSIGN_OR_RETURN(
+        ids, client->DefaultDeviceAssignment(static_cast<int>(options.num_replicas),
+                                             static_cast<int>(options.num_partitions)));
   }
   std::vector<Device*> devices;
   for (int id : ids) {
-    KILN_ASSIGN_OR_RETURN(Device* device, client->LookupDevice(id));
+    KILN_ASSIGN_OR_RETURN(auto* device, client->LookupDevice(id));
     devices.push_back(device);
   }
-  return std::unique_ptr<LoadedExecutable>(
-      new LoadedExecutable(client, std::move(program), std::move(devices)));
+  return std::unique_ptr<LoadedExecutable>(new LoadedExecutable(client, std::move(program),
+                                                                std::move(devices)));
 }
 
 Status LoadedExecutable::CheckLoadable(const compiler::Program& program) {
@@ -167,8 +170,7 @@ StatusOr<std::vector<bool>> DonatedArguments(const compiler::Program& program,
 
 }  // namespace
 
-Status LoadedExecutable::CheckArguments(std::span<Buffer* const> arguments,
-                                        Device* device) const {
+Status LoadedExecutable::CheckArguments(std::span<Buffer* const> arguments, Device* device) const {
   if (IsDeleted()) {
     return FailedPrecondition("the executable ", program_->name, " was deleted");
   }
@@ -192,8 +194,8 @@ Status LoadedExecutable::CheckArguments(std::span<Buffer* const> arguments,
     }
     if (argument.device() != device) {
       return InvalidArgument(program.name, ": argument ", i, " is on ",
-                             argument.device()->description().debug_string,
-                             ", expected it on ", device->description().debug_string);
+                             argument.device()->description().debug_string, ", expected it on ",
+                             device->description().debug_string);
     }
     if (argument.IsDeleted()) {
       return InvalidArgument(program.name, ": argument ", i, " (", argument.shape().ToString(),
@@ -247,8 +249,7 @@ StatusOr<LoadedExecutable::Prepared> LoadedExecutable::Prepare(
     const int result = program.parameter_aliased_result[i];
     if (!donated[i] || result < 0 || !program.alias_in_place[i]) continue;
     if (arguments[i]->memory_space() == spaces[static_cast<size_t>(result)] &&
-        prepared.inputs[i]->owned() &&
-        prepared.inputs[i].use_count() == 1) {
+        prepared.inputs[i]->owned() && prepared.inputs[i].use_count() == 1) {
       reused[static_cast<size_t>(result)] = prepared.inputs[i];
     }
   }
@@ -260,8 +261,8 @@ StatusOr<LoadedExecutable::Prepared> LoadedExecutable::Prepare(
       KILN_ASSIGN_OR_RETURN(memory, spaces[r]->Allocate(shape.ByteSize()));
     }
     prepared.outputs.push_back(memory);
-    prepared.run.outputs.push_back(
-        std::make_unique<Buffer>(shape, spaces[r], std::move(memory), prepared.run.done));
+    prepared.run.outputs.push_back(std::make_unique<Buffer>(shape, spaces[r], std::move(memory),
+                                                            prepared.run.done));
   }
   prepared.device = device;
   prepared.process = ProcessOf(device);
@@ -269,16 +270,14 @@ StatusOr<LoadedExecutable::Prepared> LoadedExecutable::Prepare(
   return prepared;
 }
 
-std::function<Status()> LoadedExecutable::Work(Prepared& prepared,
-                                               std::shared_ptr<Launch> launch) {
-  compiler::DeviceFeeds* feeds =
-      prepared.device->client()->feeds().ForDevice(prepared.device->id());
+std::function<Status()> LoadedExecutable::Work(Prepared& prepared, std::shared_ptr<Launch> launch) {
+  compiler::DeviceFeeds* feeds = prepared.device->client()->feeds().ForDevice(
+      prepared.device->id());
   const int64_t partitions = std::max(1, num_partitions());
   return [program = program_, envs = envs_, inputs = std::move(prepared.inputs),
           outputs = std::move(prepared.outputs), host = std::move(prepared.host), feeds,
           launch = std::move(launch), process = prepared.process, replicas = num_replicas(),
-          partitions, done = prepared.run.done,
-          context = std::move(prepared.context)]() -> Status {
+          partitions, done = prepared.run.done, context = std::move(prepared.context)]() -> Status {
     // Poisoned before it started (PJRT_Device_PoisonExecution): the run's
     // event carries the error already; the launch's peers are released.
     if (std::optional<Status> poisoned = done->TryGetStatus()) {
@@ -356,8 +355,7 @@ void LoadedExecutable::Start(Prepared& prepared, bool may_run_inline) {
       return;
     }
   }
-  EnqueueWhenReady(prepared.ready, &prepared.device->queue(), std::move(work),
-                   prepared.run.done);
+  EnqueueWhenReady(prepared.ready, &prepared.device->queue(), std::move(work), prepared.run.done);
 }
 
 StatusOr<std::vector<LoadedExecutable::Run>> LoadedExecutable::ExecuteLaunch(
@@ -387,9 +385,8 @@ StatusOr<std::vector<LoadedExecutable::Run>> LoadedExecutable::ExecuteLaunch(
   }
   std::vector<Prepared> prepared;
   for (size_t d = 0; d < devices.size(); ++d) {
-    KILN_ASSIGN_OR_RETURN(Prepared one,
-                          Prepare(arguments[d], devices[d], std::move(donated[d]),
-                                  options.host ? options.host(d) : nullptr));
+    KILN_ASSIGN_OR_RETURN(Prepared one, Prepare(arguments[d], devices[d], std::move(donated[d]),
+                                                options.host ? options.host(d) : nullptr));
     one.context = options.context;
     prepared.push_back(std::move(one));
   }

@@ -52,15 +52,17 @@ class ExecutableTest : public OneDeviceTest {
  protected:
   // Compiles StableHLO text for the client's device.
   StatusOr<std::unique_ptr<LoadedExecutable>> Compile(std::string_view text) {
-    return client_->Compile(
-        std::span(reinterpret_cast<const uint8_t*>(text.data()), text.size()), "mlir", {});
+    return client_->Compile(std::span(reinterpret_cast<const uint8_t*>(text.data()), text.size()),
+                            "mlir", {});
   }
 
   // Runs `executable` on {1, 2, 3, 4}: the run's status, and its result in
   // `result` when it succeeded.
   Status RunOnRamp(LoadedExecutable& executable, std::vector<float>* result) {
     std::vector<float> data = {1, 2, 3, 4};
-    HostBuffer host{data.data(), Shape{ElementType::kF32, {4}}, {},
+    HostBuffer host{data.data(),
+                    Shape{ElementType::kF32, {4}},
+                    {},
                     HostBufferSemantics::kImmutableOnlyDuringCall};
     KILN_ASSIGN_OR_RETURN(auto transfer, client_->BufferFromHostBuffer(host, space_));
     Buffer* arguments[] = {transfer.buffer.get()};

@@ -11,10 +11,13 @@ TEST(ExecuteContextTest, HoldsOneDatumPerTypeIdAndFreesThem) {
   {
     ExecuteContext context;
     int* value = new int(5);
-    ASSERT_TRUE(context.InsertUserData(42, value, [](void* data) {
-      delete static_cast<int*>(data);
-      ++freed;
-    }).ok());
+    ASSERT_TRUE(context
+                    .InsertUserData(42, value,
+                                    [](void* data) {
+                                      delete static_cast<int*>(data);
+                                      ++freed;
+                                    })
+                    .ok());
     int borrowed = 9;
     ASSERT_TRUE(context.InsertUserData(7, &borrowed, nullptr).ok());
     EXPECT_EQ(context.LookupUserData(42), value);

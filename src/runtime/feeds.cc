@@ -46,8 +46,8 @@ class Feeds::View : public compiler::DeviceFeeds {
       std::lock_guard lock(feeds_.mutex_);
       queue = &feeds_.channels_[channel];
     }
-    return feeds_.Take(*queue, shapes, data, StrCat("channel ", channel, " (a recv on device ",
-                                                    device_, ")"));
+    return feeds_.Take(*queue, shapes, data,
+                       StrCat("channel ", channel, " (a recv on device ", device_, ")"));
   }
 
  private:
@@ -112,8 +112,7 @@ Status Feeds::Take(Queue& queue, std::span<const Shape> shapes, std::span<void* 
     if (entry[i].shape.element_type != shapes[i].element_type ||
         entry[i].shape.dims != shapes[i].dims) {
       return InvalidArgument(what, ": array ", i, " of the queued entry is ",
-                             entry[i].shape.ToString(), ", the op expects ",
-                             shapes[i].ToString());
+                             entry[i].shape.ToString(), ", the op expects ", shapes[i].ToString());
     }
   }
   for (size_t i = 0; i < shapes.size(); ++i) {

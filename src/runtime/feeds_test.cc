@@ -127,7 +127,9 @@ func.func @main() {
 })";
   std::vector<float> received;
   Status receive_status;
-  std::thread device1([&] { receive_status = RunWithFeeds(receiver, feeds.ForDevice(1), &received); });
+  std::thread device1([&] {
+    receive_status = RunWithFeeds(receiver, feeds.ForDevice(1), &received);
+  });
   std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the recv is waiting
   Status send_status = RunWithFeeds(sender, feeds.ForDevice(0), nullptr);
   device1.join();

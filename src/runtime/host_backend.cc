@@ -31,7 +31,8 @@ class BlockCache {
   BlockCache() {
     // An unreadable value leaves the default, as before.
     if (std::optional<std::string> text = GetEnv("KILN_HOST_BLOCK_CACHE_MB")) {
-      StatusOr<int64_t> megabytes = ParseInt64(*text, "KILN_HOST_BLOCK_CACHE_MB", 0, int64_t{1} << 30);
+      StatusOr<int64_t> megabytes = ParseInt64(*text, "KILN_HOST_BLOCK_CACHE_MB", 0,
+                                               int64_t{1} << 30);
       if (megabytes.ok()) limit_ = static_cast<size_t>(*megabytes) << 20;
     }
   }

@@ -23,8 +23,8 @@ std::optional<MemoryKind> MemoryKindNamed(std::string_view name) {
 MemorySpace::MemorySpace(int id, MemoryKind kind, Device* device,
                          std::shared_ptr<DeviceBackend> backend)
     : id_(id), kind_(kind), device_(device), backend_(std::move(backend)) {
-  debug_string_ = StrCat("kiln:", device->id(), ":", MemoryKindName(kind), " (memory space ",
-                         id, ")");
+  debug_string_ = StrCat("kiln:", device->id(), ":", MemoryKindName(kind), " (memory space ", id,
+                         ")");
   to_string_ = StrCat("MEMORY_SPACE_", id, "(", MemoryKindName(kind), ", device=", device->id(),
                       ")");
 }

@@ -12,8 +12,7 @@ constexpr std::string_view kMagic = "kiln-topology/1;";
 
 }  // namespace
 
-Topology::Topology(int num_devices, std::string_view device_kind)
-    : device_kind_(device_kind) {
+Topology::Topology(int num_devices, std::string_view device_kind) : device_kind_(device_kind) {
   for (int id = 0; id < num_devices; ++id) {
     descriptions_.push_back(MakeDeviceDescription(id, device_kind));
   }
@@ -30,11 +29,11 @@ StatusOr<Shape> Topology::CanonicalShape(int kind_id, Shape shape) const {
       memory_kind_ids_.end()) {
     std::string known;
     for (MemoryKind kind : kMemoryKinds) {
-      known += StrCat(known.empty() ? "" : ", ", static_cast<int>(kind), " (",
-                      MemoryKindName(kind), ")");
+      known += StrCat(known.empty() ? "" : ", ", static_cast<int>(kind), " (", MemoryKindName(kind),
+                      ")");
     }
-    return InvalidArgument("memory space kind id ", kind_id, " is not one of this topology's: ",
-                           known);
+    return InvalidArgument("memory space kind id ", kind_id,
+                           " is not one of this topology's: ", known);
   }
   KILN_RETURN_IF_ERROR(ValidateDims(shape.dims,
                                     GetElementTypeInfo(shape.element_type).storage_bytes,
@@ -49,8 +48,8 @@ std::string Topology::Serialize() const {
 
 StatusOr<Topology> Topology::Deserialize(std::string_view bytes) {
   if (bytes.substr(0, kMagic.size()) != kMagic) {
-    return InvalidArgument("not a serialized Kiln topology: expected it to start with \"",
-                           kMagic, "\" (", bytes.size(), " bytes given)");
+    return InvalidArgument("not a serialized Kiln topology: expected it to start with \"", kMagic,
+                           "\" (", bytes.size(), " bytes given)");
   }
   std::string_view rest = bytes.substr(kMagic.size());
   constexpr std::string_view kDevices = "devices=";

@@ -90,8 +90,8 @@ Status RunTask(const std::function<Status()>& work, std::string_view what) {
 
 void EnqueueWhenReady(const std::shared_ptr<Event>& ready, WorkQueue* queue,
                       std::function<Status()> work, std::shared_ptr<Event> done) {
-  ready->OnReady([queue, work = std::move(work), done = std::move(done)](
-                     const Status& status) mutable {
+  ready->OnReady([queue, work = std::move(work),
+                  done = std::move(done)](const Status& status) mutable {
     if (!status.ok()) {
       work = nullptr;
       done->Set(status);

@@ -74,36 +74,44 @@ TEST(WorkQueueTest, AnExceptionOnAPoolWorkerFailsItsTaskOnly) {
   if (kernels::NumThreads() < 2) GTEST_SKIP() << "no pool workers (KILN_NUM_THREADS=1 or one core)";
   WorkQueue queue("test-queue");
   auto failed = Event::Create();
-  EnqueueWhenReady(Event::Ready(), &queue, [] {
-    const std::thread::id caller = std::this_thread::get_id();
-    std::atomic<bool> thrown{false};
-    kernels::ParallelFor(64, 1 << 20, [&](int64_t, int64_t) {
-      if (std::this_thread::get_id() != caller) {
-        thrown = true;
-        throw std::bad_alloc();
-      }
-      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-      while (!thrown.load() && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
-    });
-    return Status::Ok();
-  }, failed);
+  EnqueueWhenReady(
+      Event::Ready(), &queue,
+      [] {
+        const std::thread::id caller = std::this_thread::get_id();
+        std::atomic<bool> thrown{false};
+        kernels::ParallelFor(64, 1 << 20, [&](int64_t, int64_t) {
+          if (std::this_thread::get_id() != caller) {
+            thrown = true;
+            throw std::bad_alloc();
+          }
+          const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+          while (!thrown.load() && std::chrono::steady_clock::now() < deadline)
+            std::this_thread::yield();
+        });
+        return Status::Ok();
+      },
+      failed);
   Status status = failed->Await();
   EXPECT_EQ(status.code(), StatusCode::kResourceExhausted) << status.ToString();
   EXPECT_NE(status.message().find("test-queue"), std::string::npos) << status.ToString();
 
   auto other = Event::Create();
-  EnqueueWhenReady(Event::Ready(), &queue, []() -> Status { throw std::runtime_error("bad day"); },
-                   other);
+  EnqueueWhenReady(
+      Event::Ready(), &queue, []() -> Status { throw std::runtime_error("bad day"); }, other);
   status = other->Await();
   EXPECT_EQ(status.code(), StatusCode::kInternal) << status.ToString();
   EXPECT_NE(status.message().find("bad day"), std::string::npos) << status.ToString();
 
   auto next = Event::Create();
   std::atomic<int64_t> items{0};
-  EnqueueWhenReady(Event::Ready(), &queue, [&items] {
-    kernels::ParallelFor(64, 1 << 20, [&](int64_t begin, int64_t end) { items += end - begin; });
-    return Status::Ok();
-  }, next);
+  EnqueueWhenReady(
+      Event::Ready(), &queue,
+      [&items] {
+        kernels::ParallelFor(64, 1 << 20,
+                             [&](int64_t begin, int64_t end) { items += end - begin; });
+        return Status::Ok();
+      },
+      next);
   EXPECT_TRUE(next->Await().ok());
   EXPECT_EQ(items.load(), 64);
 }

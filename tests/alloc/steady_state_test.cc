@@ -16,7 +16,11 @@
 // malloc is replaced for the whole binary through glibc's __libc_* entry
 // points, so this test is not built with sanitizers (which replace malloc
 // themselves).
+#include <dlfcn.h>
+#include <execinfo.h>
 #include <gtest/gtest.h>
+#include <malloc.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -27,11 +31,6 @@
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <dlfcn.h>
-#include <execinfo.h>
-#include <malloc.h>
-#include <unistd.h>
 
 #include "compiler/compile.h"
 #include "compiler/executor.h"
@@ -69,7 +68,8 @@ void Count() {
       const bool found = dladdr(frames[i], &info) != 0 && info.dli_fbase != nullptr;
       const auto offset = reinterpret_cast<uintptr_t>(frames[i]) -
                           (found ? reinterpret_cast<uintptr_t>(info.dli_fbase) : 0);
-      const int length = std::snprintf(line, sizeof(line), "%#lx\n", static_cast<unsigned long>(offset));
+      const int length = std::snprintf(line, sizeof(line), "%#lx\n",
+                                       static_cast<unsigned long>(offset));
       (void)!write(STDERR_FILENO, line, static_cast<size_t>(length));
     }
     (void)!write(STDERR_FILENO, "--\n", 3);
@@ -124,11 +124,18 @@ std::vector<uint8_t> Argument(const Shape& shape) {
     for (int64_t i = 0; i < count; ++i) data[i] = static_cast<T>(1 + i % 3);
   };
   switch (shape.element_type) {
-    case ElementType::kPred: fill(uint8_t{}); for (auto& b : bytes) b &= 1; break;
-    case ElementType::kS8: case ElementType::kU8: fill(uint8_t{}); break;
-    case ElementType::kS16: case ElementType::kU16: fill(uint16_t{}); break;
-    case ElementType::kS32: case ElementType::kU32: fill(uint32_t{}); break;
-    case ElementType::kS64: case ElementType::kU64: fill(uint64_t{}); break;
+    case ElementType::kPred:
+      fill(uint8_t{});
+      for (auto& b : bytes) b &= 1;
+      break;
+    case ElementType::kS8:
+    case ElementType::kU8: fill(uint8_t{}); break;
+    case ElementType::kS16:
+    case ElementType::kU16: fill(uint16_t{}); break;
+    case ElementType::kS32:
+    case ElementType::kU32: fill(uint32_t{}); break;
+    case ElementType::kS64:
+    case ElementType::kU64: fill(uint64_t{}); break;
     case ElementType::kF32: fill(float{}); break;
     case ElementType::kF64: fill(double{}); break;
     default: break;
@@ -137,9 +144,9 @@ std::vector<uint8_t> Argument(const Shape& shape) {
 }
 
 struct Outcome {
-  bool ran = false;             // the program compiled and ran (warm-up)
-  std::string why_not;          // when it did not
-  int64_t allocations = 0;      // in the measured runs
+  bool ran = false;         // the program compiled and ran (warm-up)
+  std::string why_not;      // when it did not
+  int64_t allocations = 0;  // in the measured runs
 };
 
 // Compiles `text`, runs it twice to warm up, then counts the allocations of

@@ -5,16 +5,13 @@
 namespace conformance {
 
 const std::vector<ApiFunction>& ApiFunctions() {
-#define CONFORMANCE_API_FUNCTION(name)                                    \
-  {#name, offsetof(PJRT_Api, name), name##_Args_STRUCT_SIZE, false,       \
-   [](void* args) -> PJRT_Error* {                                        \
-     return api()->name(static_cast<name##_Args*>(args));                 \
-   }},
-#define CONFORMANCE_API_VOID_FUNCTION(name)                               \
-  {#name, offsetof(PJRT_Api, name), name##_Args_STRUCT_SIZE, true,        \
-   [](void* args) -> PJRT_Error* {                                        \
-     api()->name(static_cast<name##_Args*>(args));                        \
-     return nullptr;                                                      \
+#define CONFORMANCE_API_FUNCTION(name)                              \
+  {#name, offsetof(PJRT_Api, name), name##_Args_STRUCT_SIZE, false, \
+   [](void* args) -> PJRT_Error* { return api()->name(static_cast<name##_Args*>(args)); }},
+#define CONFORMANCE_API_VOID_FUNCTION(name)                                                        \
+  {#name, offsetof(PJRT_Api, name), name##_Args_STRUCT_SIZE, true, [](void* args) -> PJRT_Error* { \
+     api()->name(static_cast<name##_Args*>(args));                                                 \
+     return nullptr;                                                                               \
    }},
   static const std::vector<ApiFunction> functions = {
 #include "api_functions.inc"
@@ -25,7 +22,7 @@ const std::vector<ApiFunction>& ApiFunctions() {
 }
 
 // Every args struct fits in kMaxArgsSize bytes.
-#define CONFORMANCE_API_FUNCTION(name)                                     \
+#define CONFORMANCE_API_FUNCTION(name) \
   static_assert(sizeof(name##_Args) <= kMaxArgsSize, #name "_Args too big");
 #define CONFORMANCE_API_VOID_FUNCTION(name) CONFORMANCE_API_FUNCTION(name)
 #include "api_functions.inc"
@@ -44,8 +41,6 @@ static_assert(kListedFunctions * sizeof(void*) ==
                   PJRT_Api_STRUCT_SIZE - offsetof(PJRT_Api, PJRT_Error_Destroy),
               "api_functions.inc is out of date with pjrt_c_api.h");
 
-void PrintTo(const ApiFunction& function, std::ostream* os) {
-  *os << function.name;
-}
+void PrintTo(const ApiFunction& function, std::ostream* os) { *os << function.name; }
 
 }  // namespace conformance

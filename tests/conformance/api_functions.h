@@ -13,10 +13,10 @@ namespace conformance {
 
 // One function slot of PJRT_Api.
 struct ApiFunction {
-  const char* name;       // e.g. "PJRT_Client_Devices"
-  size_t offset;          // of the slot in PJRT_Api
-  size_t args_size;       // the current header's name##_Args_STRUCT_SIZE
-  bool returns_void;      // PJRT_Error_Destroy and PJRT_Error_Message
+  const char* name;   // e.g. "PJRT_Client_Devices"
+  size_t offset;      // of the slot in PJRT_Api
+  size_t args_size;   // the current header's name##_Args_STRUCT_SIZE
+  bool returns_void;  // PJRT_Error_Destroy and PJRT_Error_Message
   // Calls the loaded plugin's function with `args` as its args struct; the
   // error, if any, is the caller's (null for void functions).
   PJRT_Error* (*call)(void* args);

@@ -18,12 +18,12 @@ struct ArgsStorage {
   ArgsStorage() { std::memset(bytes, 0, sizeof(bytes)); }
   void set_struct_size(size_t size) { std::memcpy(bytes, &size, sizeof(size)); }
   template <typename Args>
-  Args* as() { return reinterpret_cast<Args*>(bytes); }
+  Args* as() {
+    return reinterpret_cast<Args*>(bytes);
+  }
 };
 
-bool Named(const ApiFunction& function, std::string_view name) {
-  return name == function.name;
-}
+bool Named(const ApiFunction& function, std::string_view name) { return name == function.name; }
 
 // Functions whose args hold a PJRT_Error* that must be a real error.
 bool TakesAnError(const ApiFunction& function) {
@@ -37,8 +37,7 @@ void ReleaseOutputs(const ApiFunction& function, ArgsStorage& storage) {
   } else if (Named(function, "PJRT_TopologyDescription_Create")) {
     TopologyPtr release(storage.as<PJRT_TopologyDescription_Create_Args>()->topology);
   } else if (Named(function, "PJRT_TopologyDescription_Deserialize")) {
-    TopologyPtr release(
-        storage.as<PJRT_TopologyDescription_Deserialize_Args>()->topology);
+    TopologyPtr release(storage.as<PJRT_TopologyDescription_Deserialize_Args>()->topology);
   } else if (Named(function, "PJRT_Event_Create")) {
     EventPtr release(storage.as<PJRT_Event_Create_Args>()->event);
   } else if (Named(function, "PJRT_ExecuteContext_Create")) {
@@ -75,8 +74,7 @@ TEST_P(KilnApiSweepTest, ZeroFilledArgsNeverCrash) {
     ReleaseOutputs(function, storage);
   } else {
     EXPECT_FALSE(status.message.empty())
-        << function.name << " returned " << CodeName(status.code)
-        << " with an empty message";
+        << function.name << " returned " << CodeName(status.code) << " with an empty message";
   }
 }
 
@@ -110,8 +108,8 @@ std::string FunctionName(const ::testing::TestParamInfo<ApiFunction>& info) {
   return std::string(info.param.name).substr(std::strlen("PJRT_"));
 }
 
-INSTANTIATE_TEST_SUITE_P(AllFunctions, KilnApiSweepTest,
-                         ::testing::ValuesIn(ApiFunctions()), FunctionName);
+INSTANTIATE_TEST_SUITE_P(AllFunctions, KilnApiSweepTest, ::testing::ValuesIn(ApiFunctions()),
+                         FunctionName);
 
 }  // namespace
 }  // namespace conformance

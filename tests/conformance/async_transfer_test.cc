@@ -192,8 +192,8 @@ TEST_F(AsyncTransferTest, ABufferIsRetrievedOnce) {
   BufferPtr first, second;
   ASSERT_TRUE(IsOk(Retrieve(manager_.get(), 0, &first)));
   Status again = Retrieve(manager_.get(), 0, &second);
-  EXPECT_TRUE(HasCodeIn(again, {PJRT_Error_Code_FAILED_PRECONDITION,
-                                PJRT_Error_Code_INVALID_ARGUMENT}));
+  EXPECT_TRUE(HasCodeIn(again,
+                        {PJRT_Error_Code_FAILED_PRECONDITION, PJRT_Error_Code_INVALID_ARGUMENT}));
   EXPECT_EQ(second, nullptr);
 }
 

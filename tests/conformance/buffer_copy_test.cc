@@ -92,14 +92,12 @@ TEST_F(CopyTest, RawCopyOutOfRangeFails) {
   struct Range {
     int64_t offset, size;
   };
-  for (Range range : {Range{40, 16}, Range{0, 52}, Range{48, 1}, Range{-4, 8},
-                      Range{4, -4}}) {
-    SCOPED_TRACE("offset " + std::to_string(range.offset) + ", size " +
-                 std::to_string(range.size));
+  for (Range range : {Range{40, 16}, Range{0, 52}, Range{48, 1}, Range{-4, 8}, Range{4, -4}}) {
+    SCOPED_TRACE("offset " + std::to_string(range.offset) + ", size " + std::to_string(range.size));
     Status status = CopyRaw(buffer_.get(), dst.data(), range.offset, range.size);
     SKIP_IF_UNIMPLEMENTED(status);
-    EXPECT_TRUE(HasCodeIn(status, {PJRT_Error_Code_INVALID_ARGUMENT,
-                                   PJRT_Error_Code_OUT_OF_RANGE}));
+    EXPECT_TRUE(HasCodeIn(status,
+                          {PJRT_Error_Code_INVALID_ARGUMENT, PJRT_Error_Code_OUT_OF_RANGE}));
   }
 }
 
@@ -165,8 +163,7 @@ TEST_F(KilnCopyTest, CopyToPinnedHostAndBack) {
   EXPECT_EQ(BufferDevice(away.get()), devices_[0]);
   EXPECT_EQ(Read<float>(away.get()), values_);
   BufferPtr back;
-  ASSERT_TRUE(IsOk(CopyToMemory(away.get(), FindMemory(devices_[0], "device"),
-                                &back)));
+  ASSERT_TRUE(IsOk(CopyToMemory(away.get(), FindMemory(devices_[0], "device"), &back)));
   EXPECT_EQ(Read<float>(back.get()), values_);
 }
 

@@ -13,9 +13,9 @@ class CreateBufferTest : public ClientFixture {};
 
 // ------------------------------------------------------------ uninitialized --
 
-Status CreateUninitialized(PJRT_Client* client, PJRT_Device* device,
-                           PJRT_Memory* memory, PJRT_Buffer_Type type,
-                           const std::vector<int64_t>& dims, BufferPtr* buffer) {
+Status CreateUninitialized(PJRT_Client* client, PJRT_Device* device, PJRT_Memory* memory,
+                           PJRT_Buffer_Type type, const std::vector<int64_t>& dims,
+                           BufferPtr* buffer) {
   auto args = MAKE_ARGS(PJRT_Client_CreateUninitializedBuffer_Args);
   args.client = client;
   args.shape_dims = dims.data();
@@ -33,8 +33,8 @@ Status CreateUninitialized(PJRT_Client* client, PJRT_Device* device,
 
 TEST_F(CreateBufferTest, UninitializedBufferHasTheShapeAskedFor) {
   BufferPtr buffer;
-  Status status = CreateUninitialized(client_.get(), device_, nullptr,
-                                      PJRT_Buffer_Type_S16, {4, 5}, &buffer);
+  Status status = CreateUninitialized(client_.get(), device_, nullptr, PJRT_Buffer_Type_S16, {4, 5},
+                                      &buffer);
   SKIP_IF_UNIMPLEMENTED(status);
   ASSERT_TRUE(IsOk(status));
   EXPECT_EQ(ElementType(buffer.get()), PJRT_Buffer_Type_S16);
@@ -49,8 +49,8 @@ TEST_F(CreateBufferTest, UninitializedBufferHasTheShapeAskedFor) {
 TEST_F(CreateBufferTest, UninitializedBufferInAMemory) {
   PJRT_Memory* memory = DefaultMemory(device_);
   BufferPtr buffer;
-  Status status = CreateUninitialized(client_.get(), nullptr, memory,
-                                      PJRT_Buffer_Type_F64, {3}, &buffer);
+  Status status = CreateUninitialized(client_.get(), nullptr, memory, PJRT_Buffer_Type_F64, {3},
+                                      &buffer);
   SKIP_IF_UNIMPLEMENTED(status);
   ASSERT_TRUE(IsOk(status));
   EXPECT_EQ(BufferMemory(buffer.get()), memory);
@@ -70,9 +70,8 @@ void RecordDelete(void* device_buffer_ptr, void* user_arg) {
   ++record->calls;
 }
 
-Status CreateView(PJRT_Client* client, PJRT_Device* device, PJRT_Memory* memory,
-                  void* data, const std::vector<int64_t>& dims,
-                  DeleteRecord* record, BufferPtr* buffer) {
+Status CreateView(PJRT_Client* client, PJRT_Device* device, PJRT_Memory* memory, void* data,
+                  const std::vector<int64_t>& dims, DeleteRecord* record, BufferPtr* buffer) {
   auto args = MAKE_ARGS(PJRT_Client_CreateViewOfDeviceBuffer_Args);
   args.client = client;
   args.device_buffer_ptr = data;
@@ -95,8 +94,7 @@ TEST_F(CreateBufferTest, ViewShowsTheCallersMemory) {
   alignas(64) float data[6] = {1, 2, 3, 4, 5, 6};
   DeleteRecord record;
   BufferPtr view;
-  Status status = CreateView(client_.get(), device_, nullptr, data, {2, 3},
-                             &record, &view);
+  Status status = CreateView(client_.get(), device_, nullptr, data, {2, 3}, &record, &view);
   SKIP_IF_UNIMPLEMENTED(status);
   ASSERT_TRUE(IsOk(status));
   EXPECT_EQ(Dimensions(view.get()), (std::vector<int64_t>{2, 3}));
@@ -112,8 +110,8 @@ TEST_F(CreateBufferTest, ViewByMemoryCallsBackOnceAfterDelete) {
   alignas(64) float data[4] = {9, 8, 7, 6};
   DeleteRecord record;
   BufferPtr view;
-  Status status = CreateView(client_.get(), nullptr, DefaultMemory(device_),
-                             data, {4}, &record, &view);
+  Status status = CreateView(client_.get(), nullptr, DefaultMemory(device_), data, {4}, &record,
+                             &view);
   SKIP_IF_UNIMPLEMENTED(status);
   ASSERT_TRUE(IsOk(status));
   EXPECT_EQ(Read<float>(view.get()), std::vector<float>(data, data + 4));
@@ -126,9 +124,8 @@ TEST_F(CreateBufferTest, ViewByMemoryCallsBackOnceAfterDelete) {
 
 // ------------------------------------------------------------------ errors --
 
-Status CreateErrorBuffer(PJRT_Client* client, PJRT_Memory* memory,
-                         PJRT_Error_Code code, const std::string& message,
-                         BufferPtr* buffer) {
+Status CreateErrorBuffer(PJRT_Client* client, PJRT_Memory* memory, PJRT_Error_Code code,
+                         const std::string& message, BufferPtr* buffer) {
   auto args = MAKE_ARGS(PJRT_Client_CreateErrorBuffer_Args);
   args.client = client;
   args.error_code = code;
@@ -171,9 +168,8 @@ TEST_F(CreateBufferTest, ErrorBufferCarriesItsError) {
 
 TEST_F(CreateBufferTest, ReadingAnErrorBufferYieldsItsError) {
   BufferPtr buffer;
-  Status status = CreateErrorBuffer(client_.get(), DefaultMemory(device_),
-                                    PJRT_Error_Code_ABORTED, "aborted upstream",
-                                    &buffer);
+  Status status = CreateErrorBuffer(client_.get(), DefaultMemory(device_), PJRT_Error_Code_ABORTED,
+                                    "aborted upstream", &buffer);
   SKIP_IF_UNIMPLEMENTED(status);
   ASSERT_TRUE(IsOk(status));
   std::vector<uint8_t> bytes;

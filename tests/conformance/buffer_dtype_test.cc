@@ -50,8 +50,7 @@ class ElementTypeTest : public ::testing::TestWithParam<PJRT_Buffer_Type> {
 
   // Transfers SampleBytes(type) with `semantics`; the buffer must be freed
   // before `host` when the semantics are zero-copy.
-  BufferPtr Transfer(const std::vector<uint8_t>& host,
-                     PJRT_HostBufferSemantics semantics) {
+  BufferPtr Transfer(const std::vector<uint8_t>& host, PJRT_HostBufferSemantics semantics) {
     HostTransfer transfer;
     transfer.data = host.data();
     transfer.type = GetParam();
@@ -71,9 +70,8 @@ class ElementTypeTest : public ::testing::TestWithParam<PJRT_Buffer_Type> {
 TEST_P(ElementTypeTest, RoundTripsBitExactly) {
   PJRT_Buffer_Type type = GetParam();
   std::vector<uint8_t> host = SampleBytes(type);
-  for (PJRT_HostBufferSemantics semantics :
-       {PJRT_HostBufferSemantics_kImmutableOnlyDuringCall,
-        PJRT_HostBufferSemantics_kImmutableZeroCopy}) {
+  for (PJRT_HostBufferSemantics semantics : {PJRT_HostBufferSemantics_kImmutableOnlyDuringCall,
+                                             PJRT_HostBufferSemantics_kImmutableZeroCopy}) {
     SCOPED_TRACE("semantics " + std::to_string(semantics));
     BufferPtr buffer = Transfer(host, semantics);
     ASSERT_NE(buffer, nullptr);
@@ -86,8 +84,7 @@ TEST_P(ElementTypeTest, RoundTripsBitExactly) {
     for (size_t n = 0; n < kCount; ++n) {
       if (std::memcmp(&back[n * size], &host[n * size], size) != 0) {
         ADD_FAILURE() << TypeName(type) << " element " << n << " changed: byte 0 "
-                      << int{host[n * size]} << " came back as "
-                      << int{back[n * size]};
+                      << int{host[n * size]} << " came back as " << int{back[n * size]};
         break;
       }
     }
@@ -148,10 +145,10 @@ std::string TypeParamName(const ::testing::TestParamInfo<PJRT_Buffer_Type>& info
   return TypeName(info.param);
 }
 
-INSTANTIATE_TEST_SUITE_P(AllTypes, ElementTypeTest,
-                         ::testing::ValuesIn(AllElementTypes()), TypeParamName);
-INSTANTIATE_TEST_SUITE_P(AllTypes, KilnElementTypeTest,
-                         ::testing::ValuesIn(AllElementTypes()), TypeParamName);
+INSTANTIATE_TEST_SUITE_P(AllTypes, ElementTypeTest, ::testing::ValuesIn(AllElementTypes()),
+                         TypeParamName);
+INSTANTIATE_TEST_SUITE_P(AllTypes, KilnElementTypeTest, ::testing::ValuesIn(AllElementTypes()),
+                         TypeParamName);
 
 }  // namespace
 }  // namespace conformance

@@ -272,7 +272,7 @@ TEST_F(KilnHandoffTest, ADependencyCallbackRunsOnce) {
   Donation donation;
   ASSERT_TRUE(IsOk(Donate(source.get(), &donation)));
   donation.Fire(PJRT_Error_Code_INTERNAL, "first");
-  donation.Fire();  // ignored: its data was used
+  donation.Fire();          // ignored: its data was used
   donation.ready(nullptr);  // ignored
   Status error = Await(ReadyEvent(donation.buffer.get()).get());
   EXPECT_TRUE(Contains(error.message, "first"));

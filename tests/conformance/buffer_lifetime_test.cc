@@ -187,8 +187,7 @@ TEST_F(LifetimeTest, DestroyWhileACopyToHostIsInFlight) {
   constexpr size_t kElements = 16 * 1024 * 1024;  // 64 MiB of F32
   std::vector<float> values(kElements);
   for (size_t n = 0; n < kElements; ++n) values[n] = static_cast<float>(n % 1021);
-  BufferPtr buffer = MakeBuffer(client_.get(), device_, values,
-                                {static_cast<int64_t>(kElements)});
+  BufferPtr buffer = MakeBuffer(client_.get(), device_, values, {static_cast<int64_t>(kElements)});
   ASSERT_NE(buffer, nullptr);
   std::vector<float> dst(kElements, -1.0f);
   auto args = MAKE_ARGS(PJRT_Buffer_ToHostBuffer_Args);

@@ -10,8 +10,7 @@ namespace conformance {
 namespace {
 
 int64_t ElementCount(const std::vector<int64_t>& dims) {
-  return std::accumulate(dims.begin(), dims.end(), int64_t{1},
-                         std::multiplies<int64_t>());
+  return std::accumulate(dims.begin(), dims.end(), int64_t{1}, std::multiplies<int64_t>());
 }
 
 std::vector<float> Iota(size_t count, float start = 0) {
@@ -57,8 +56,7 @@ TEST_F(BufferTest, DefaultLayoutIsRowMajorWithoutTiles) {
   ASSERT_EQ(args.layout.type, PJRT_Buffer_MemoryLayout_Type_Tiled);
   const PJRT_Buffer_MemoryLayout_Tiled& tiled = args.layout.tiled;
   ASSERT_EQ(tiled.minor_to_major_size, 3u);
-  EXPECT_EQ(std::vector<int64_t>(tiled.minor_to_major,
-                                 tiled.minor_to_major + 3),
+  EXPECT_EQ(std::vector<int64_t>(tiled.minor_to_major, tiled.minor_to_major + 3),
             (std::vector<int64_t>{2, 1, 0}));
   EXPECT_EQ(tiled.num_tiles, 0u);
 }
@@ -92,14 +90,14 @@ TEST_F(BufferTest, DeviceMemoryPointersShowTheData) {
   opaque.buffer = buffer.get();
   ASSERT_PJRT_OK(api()->PJRT_Buffer_OpaqueDeviceMemoryDataPointer(&opaque));
   ASSERT_NE(opaque.device_memory_ptr, nullptr);
-  EXPECT_EQ(std::memcmp(opaque.device_memory_ptr, values.data(),
-                        values.size() * sizeof(float)), 0);
+  EXPECT_EQ(std::memcmp(opaque.device_memory_ptr, values.data(), values.size() * sizeof(float)), 0);
   auto unsafe = MAKE_ARGS(PJRT_Buffer_UnsafePointer_Args);
   unsafe.buffer = buffer.get();
   ASSERT_PJRT_OK(api()->PJRT_Buffer_UnsafePointer(&unsafe));
   ASSERT_NE(unsafe.buffer_pointer, 0u);
-  EXPECT_EQ(std::memcmp(reinterpret_cast<const void*>(unsafe.buffer_pointer),
-                        values.data(), values.size() * sizeof(float)), 0);
+  EXPECT_EQ(std::memcmp(reinterpret_cast<const void*>(unsafe.buffer_pointer), values.data(),
+                        values.size() * sizeof(float)),
+            0);
   auto decrease = MAKE_ARGS(PJRT_Buffer_DecreaseExternalReferenceCount_Args);
   decrease.buffer = buffer.get();
   EXPECT_PJRT_OK(api()->PJRT_Buffer_DecreaseExternalReferenceCount(&decrease));
@@ -147,8 +145,7 @@ TEST_F(BufferTest, DestroyingANullBufferIsANoOp) {
 TEST_F(BufferTest, ManyBuffersCoexist) {
   std::vector<BufferPtr> buffers;
   for (int i = 0; i < 64; ++i) {
-    buffers.push_back(MakeBuffer(client_.get(), device_,
-                                 std::vector<int32_t>{i, -i}, {2}));
+    buffers.push_back(MakeBuffer(client_.get(), device_, std::vector<int32_t>{i, -i}, {2}));
   }
   for (int i = 0; i < 64; ++i) {
     EXPECT_EQ(Read<int32_t>(buffers[i].get()), (std::vector<int32_t>{i, -i}));
@@ -184,16 +181,15 @@ std::string ShapeName(const ::testing::TestParamInfo<std::vector<int64_t>>& info
   return "d" + name;
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Shapes, BufferShapeTest,
-    ::testing::Values(std::vector<int64_t>{}, std::vector<int64_t>{0},
-                      std::vector<int64_t>{3, 0, 2}, std::vector<int64_t>{1},
-                      std::vector<int64_t>{7}, std::vector<int64_t>{2, 3},
-                      std::vector<int64_t>{2, 3, 4},
-                      std::vector<int64_t>{2, 1, 3, 2},
-                      std::vector<int64_t>{1, 2, 3, 2, 2},
-                      std::vector<int64_t>{2, 2, 1, 3, 1, 2}),
-    ShapeName);
+INSTANTIATE_TEST_SUITE_P(Shapes, BufferShapeTest,
+                         ::testing::Values(std::vector<int64_t>{}, std::vector<int64_t>{0},
+                                           std::vector<int64_t>{3, 0, 2}, std::vector<int64_t>{1},
+                                           std::vector<int64_t>{7}, std::vector<int64_t>{2, 3},
+                                           std::vector<int64_t>{2, 3, 4},
+                                           std::vector<int64_t>{2, 1, 3, 2},
+                                           std::vector<int64_t>{1, 2, 3, 2, 2},
+                                           std::vector<int64_t>{2, 2, 1, 3, 1, 2}),
+                         ShapeName);
 
 // ------------------------------------------------------ Kiln's promises --
 

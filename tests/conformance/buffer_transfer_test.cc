@@ -113,8 +113,7 @@ TEST_F(TransferTest, UntilTransferCompletesReleasesDataAtTheEvent) {
 
 TEST_F(TransferTest, ZeroCopyReleasesDataByTheTimeTheBufferIsGone) {
   for (PJRT_HostBufferSemantics semantics :
-       {PJRT_HostBufferSemantics_kImmutableZeroCopy,
-        PJRT_HostBufferSemantics_kMutableZeroCopy}) {
+       {PJRT_HostBufferSemantics_kImmutableZeroCopy, PJRT_HostBufferSemantics_kMutableZeroCopy}) {
     SCOPED_TRACE("semantics " + std::to_string(semantics));
     alignas(64) float host[16];
     for (int i = 0; i < 16; ++i) host[i] = static_cast<float>(i) * 0.25f;
@@ -248,8 +247,7 @@ TEST_F(TransferTest, ZeroStrideBroadcastsAColumn) {
 
 TEST_F(TransferTest, AllZeroStridesBroadcastAScalar) {
   float scalar = 42.5f;
-  ExpectStridedTransfer(&scalar, {2, 3, 2}, {0, 0, 0},
-                        std::vector<float>(12, 42.5f));
+  ExpectStridedTransfer(&scalar, {2, 3, 2}, {0, 0, 0}, std::vector<float>(12, 42.5f));
 }
 
 // -------------------------------------------------------------- to host --
@@ -383,8 +381,7 @@ TEST_F(ToHostTest, TooSmallADestinationIsInvalid) {
 }
 
 TEST_F(ToHostTest, EmptyBufferCopiesNothingButSignals) {
-  BufferPtr empty = MakeBuffer(client_.get(), device_, std::vector<float>{},
-                               {0, 3});
+  BufferPtr empty = MakeBuffer(client_.get(), device_, std::vector<float>{}, {0, 3});
   ASSERT_NE(empty, nullptr);
   buffer_ = std::move(empty);
   float placeholder = 7.0f;
@@ -395,8 +392,7 @@ TEST_F(ToHostTest, EmptyBufferCopiesNothingButSignals) {
 TEST_F(ToHostTest, LargeCopyCompletesAtItsEvent) {
   std::vector<float> values(1 << 20);
   for (size_t n = 0; n < values.size(); ++n) values[n] = static_cast<float>(n % 4099);
-  buffer_ = MakeBuffer(client_.get(), device_, values,
-                       {static_cast<int64_t>(values.size())});
+  buffer_ = MakeBuffer(client_.get(), device_, values, {static_cast<int64_t>(values.size())});
   ASSERT_NE(buffer_, nullptr);
   std::vector<float> dst(values.size(), -1.0f);
   Watchdog watchdog(seconds(60), "a 4 MiB ToHostBuffer");

@@ -100,8 +100,7 @@ TEST_F(KilnClientOptionsTest, TopologyHonoursTheDeviceCountOption) {
   ASSERT_NE(topology, nullptr);
   auto descriptions = MAKE_ARGS(PJRT_TopologyDescription_GetDeviceDescriptions_Args);
   descriptions.topology = topology.get();
-  ASSERT_PJRT_OK(
-      api()->PJRT_TopologyDescription_GetDeviceDescriptions(&descriptions));
+  ASSERT_PJRT_OK(api()->PJRT_TopologyDescription_GetDeviceDescriptions(&descriptions));
   EXPECT_EQ(descriptions.num_descriptions, 3u);
 }
 

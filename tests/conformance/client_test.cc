@@ -27,8 +27,7 @@ Status LookupDevice(PJRT_Client* client, int id, PJRT_Device** device) {
 // Client_DefaultDeviceAssignment into `assignment` (resized to r × p).
 Status DefaultAssignment(PJRT_Client* client, int replicas, int partitions,
                          std::vector<int>* assignment) {
-  assignment->assign(static_cast<size_t>(std::max(replicas * partitions, 1)),
-                     -1);
+  assignment->assign(static_cast<size_t>(std::max(replicas * partitions, 1)), -1);
   auto args = MAKE_ARGS(PJRT_Client_DefaultDeviceAssignment_Args);
   args.client = client;
   args.num_replicas = replicas;
@@ -53,9 +52,7 @@ class ClientTest : public ::testing::Test {
   ClientPtr client_;
 };
 
-TEST_F(ClientTest, PlatformNameIsNonEmpty) {
-  EXPECT_FALSE(PlatformName(client_.get()).empty());
-}
+TEST_F(ClientTest, PlatformNameIsNonEmpty) { EXPECT_FALSE(PlatformName(client_.get()).empty()); }
 
 TEST_F(ClientTest, PlatformVersionIsNonEmpty) {
   auto args = MAKE_ARGS(PJRT_Client_PlatformVersion_Args);
@@ -65,9 +62,7 @@ TEST_F(ClientTest, PlatformVersionIsNonEmpty) {
   EXPECT_GT(args.platform_version_size, 0u);
 }
 
-TEST_F(ClientTest, ProcessIndexIsZeroInOneProcess) {
-  EXPECT_EQ(ProcessIndex(client_.get()), 0);
-}
+TEST_F(ClientTest, ProcessIndexIsZeroInOneProcess) { EXPECT_EQ(ProcessIndex(client_.get()), 0); }
 
 TEST_F(ClientTest, HasAtLeastOneDevice) {
   EXPECT_FALSE(Devices(client_.get()).empty());
@@ -84,8 +79,7 @@ TEST_F(ClientTest, DevicesAreAllAddressableInOneProcess) {
 
 TEST_F(ClientTest, DeviceListsAreStableAcrossCalls) {
   EXPECT_EQ(Devices(client_.get()), Devices(client_.get()));
-  EXPECT_EQ(AddressableMemories(client_.get()),
-            AddressableMemories(client_.get()));
+  EXPECT_EQ(AddressableMemories(client_.get()), AddressableMemories(client_.get()));
 }
 
 TEST_F(ClientTest, LookupDeviceFindsEveryDevice) {
@@ -100,8 +94,7 @@ TEST_F(ClientTest, LookupDeviceRejectsUnknownIds) {
   for (int id : {-1, 1 << 20}) {
     PJRT_Device* found = nullptr;
     EXPECT_TRUE(HasCodeIn(LookupDevice(client_.get(), id, &found),
-                          {PJRT_Error_Code_INVALID_ARGUMENT,
-                           PJRT_Error_Code_NOT_FOUND}))
+                          {PJRT_Error_Code_INVALID_ARGUMENT, PJRT_Error_Code_NOT_FOUND}))
         << "id " << id;
   }
 }
@@ -127,8 +120,8 @@ TEST_F(ClientTest, AddressableMemoriesIncludeEveryDevicesMemories) {
   for (PJRT_Device* device : AddressableDevices(client_.get())) {
     for (PJRT_Memory* memory : DeviceMemories(device)) {
       EXPECT_EQ(client_memories.count(memory), 1u)
-          << "memory " << MemoryKind(memory) << " of device "
-          << DeviceId(device) << " is not among the client's memories";
+          << "memory " << MemoryKind(memory) << " of device " << DeviceId(device)
+          << " is not among the client's memories";
     }
   }
 }
@@ -145,11 +138,10 @@ TEST(ClientAssignmentTest, AssignmentsUseDistinctDevices) {
   std::set<int> ids = DeviceIds(Devices(client.get()));
   for (auto [replicas, partitions] :
        std::vector<std::pair<int, int>>{{4, 1}, {1, 4}, {2, 2}, {3, 1}}) {
-    SCOPED_TRACE(std::to_string(replicas) + " replicas × " +
-                 std::to_string(partitions) + " partitions");
+    SCOPED_TRACE(std::to_string(replicas) + " replicas × " + std::to_string(partitions) +
+                 " partitions");
     std::vector<int> assignment;
-    ASSERT_TRUE(IsOk(
-        DefaultAssignment(client.get(), replicas, partitions, &assignment)));
+    ASSERT_TRUE(IsOk(DefaultAssignment(client.get(), replicas, partitions, &assignment)));
     std::set<int> used(assignment.begin(), assignment.end());
     EXPECT_EQ(used.size(), assignment.size()) << "a device is used twice";
     for (int id : assignment) EXPECT_EQ(ids.count(id), 1u) << "id " << id;
@@ -160,8 +152,7 @@ TEST_F(ClientTest, AssignmentLargerThanTheDevicesFails) {
   int devices = static_cast<int>(Devices(client_.get()).size());
   std::vector<int> assignment;
   Status status = DefaultAssignment(client_.get(), devices + 1, 1, &assignment);
-  EXPECT_FALSE(status.ok()) << devices + 1 << " replicas on " << devices
-                            << " devices";
+  EXPECT_FALSE(status.ok()) << devices + 1 << " replicas on " << devices << " devices";
 }
 
 TEST(ClientLifetimeTest, TwoClientsAreIndependent) {
@@ -174,8 +165,7 @@ TEST(ClientLifetimeTest, TwoClientsAreIndependent) {
   first.reset();
   EXPECT_EQ(Devices(second.get()).size(), first_devices.size());
   std::vector<float> values = {1, 2, 3};
-  BufferPtr buffer = MakeBuffer(second.get(), Devices(second.get())[0], values,
-                                {3});
+  BufferPtr buffer = MakeBuffer(second.get(), Devices(second.get())[0], values, {3});
   ASSERT_NE(buffer, nullptr);
   EXPECT_EQ(Read<float>(buffer.get()), values);
 }
@@ -236,8 +226,7 @@ TEST_F(KilnClientTest, AssignmentLargerThanTheDevicesIsInvalid) {
   SKIP_UNLESS_KILN();
   int devices = static_cast<int>(Devices(client_.get()).size());
   std::vector<int> assignment;
-  EXPECT_TRUE(HasCode(DefaultAssignment(client_.get(), 1, devices + 1,
-                                        &assignment),
+  EXPECT_TRUE(HasCode(DefaultAssignment(client_.get(), 1, devices + 1, &assignment),
                       PJRT_Error_Code_INVALID_ARGUMENT));
 }
 

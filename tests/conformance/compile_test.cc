@@ -77,8 +77,7 @@ TEST_F(CompileTest, CompileForATopologyThenLoadOnAClient) {
   Status status = Load(client_.get(), executable_.get(), &loaded);
   SKIP_IF_UNIMPLEMENTED(status);
   ASSERT_TRUE(IsOk(status));
-  EXPECT_EQ(RunAddition(client_.get(), device_, loaded.get()),
-            (std::vector<float>{3.0f, -4.0f}));
+  EXPECT_EQ(RunAddition(client_.get(), device_, loaded.get()), (std::vector<float>{3.0f, -4.0f}));
 }
 
 TEST_F(CompileTest, ACompiledExecutableSerializesAndLoadsElsewhere) {

@@ -43,8 +43,7 @@ void ExpectFrameworkTypes(const PJRT_NamedValue* values, size_t count) {
     std::string name = ValueName(value);
     EXPECT_FALSE(name.empty());
     EXPECT_TRUE(names.insert(name).second) << "duplicate attribute " << name;
-    EXPECT_TRUE(value.type == PJRT_NamedValue_kString ||
-                value.type == PJRT_NamedValue_kInt64 ||
+    EXPECT_TRUE(value.type == PJRT_NamedValue_kString || value.type == PJRT_NamedValue_kInt64 ||
                 value.type == PJRT_NamedValue_kInt64List)
         << "attribute " << name << " has type " << value.type;
   }
@@ -131,8 +130,7 @@ TEST_F(DeviceTest, DefaultMemoryIsAmongTheDevicesMemories) {
     EXPECT_FALSE(memories.empty());
     PJRT_Memory* memory = DefaultMemory(device);
     ASSERT_NE(memory, nullptr);
-    EXPECT_NE(std::find(memories.begin(), memories.end(), memory),
-              memories.end());
+    EXPECT_NE(std::find(memories.begin(), memories.end(), memory), memories.end());
   }
 }
 
@@ -142,11 +140,9 @@ TEST_F(DeviceTest, MemoriesAreAddressableByTheirDevice) {
       auto args = MAKE_ARGS(PJRT_Memory_AddressableByDevices_Args);
       args.memory = memory;
       ASSERT_PJRT_OK(api()->PJRT_Memory_AddressableByDevices(&args));
-      std::vector<PJRT_Device*> by(args.devices,
-                                   args.devices + args.num_devices);
+      std::vector<PJRT_Device*> by(args.devices, args.devices + args.num_devices);
       EXPECT_NE(std::find(by.begin(), by.end(), device), by.end())
-          << "memory " << MemoryKind(memory) << " of device "
-          << DeviceId(device);
+          << "memory " << MemoryKind(memory) << " of device " << DeviceId(device);
     }
   }
 }

@@ -5,22 +5,17 @@ namespace conformance {
 
 const std::vector<PJRT_Buffer_Type>& AllElementTypes() {
   static const std::vector<PJRT_Buffer_Type> types = {
-      PJRT_Buffer_Type_PRED,          PJRT_Buffer_Type_S8,
-      PJRT_Buffer_Type_S16,           PJRT_Buffer_Type_S32,
-      PJRT_Buffer_Type_S64,           PJRT_Buffer_Type_U8,
-      PJRT_Buffer_Type_U16,           PJRT_Buffer_Type_U32,
-      PJRT_Buffer_Type_U64,           PJRT_Buffer_Type_F16,
-      PJRT_Buffer_Type_F32,           PJRT_Buffer_Type_F64,
-      PJRT_Buffer_Type_BF16,          PJRT_Buffer_Type_C64,
-      PJRT_Buffer_Type_C128,          PJRT_Buffer_Type_F8E5M2,
-      PJRT_Buffer_Type_F8E4M3FN,      PJRT_Buffer_Type_F8E4M3B11FNUZ,
-      PJRT_Buffer_Type_F8E5M2FNUZ,    PJRT_Buffer_Type_F8E4M3FNUZ,
-      PJRT_Buffer_Type_S4,            PJRT_Buffer_Type_U4,
-      PJRT_Buffer_Type_S2,            PJRT_Buffer_Type_U2,
-      PJRT_Buffer_Type_F8E4M3,        PJRT_Buffer_Type_F8E3M4,
-      PJRT_Buffer_Type_F8E8M0FNU,     PJRT_Buffer_Type_F4E2M1FN,
-      PJRT_Buffer_Type_S1,            PJRT_Buffer_Type_U1,
-      PJRT_Buffer_Type_F6E2M3FN,      PJRT_Buffer_Type_F6E3M2FN,
+      PJRT_Buffer_Type_PRED,       PJRT_Buffer_Type_S8,         PJRT_Buffer_Type_S16,
+      PJRT_Buffer_Type_S32,        PJRT_Buffer_Type_S64,        PJRT_Buffer_Type_U8,
+      PJRT_Buffer_Type_U16,        PJRT_Buffer_Type_U32,        PJRT_Buffer_Type_U64,
+      PJRT_Buffer_Type_F16,        PJRT_Buffer_Type_F32,        PJRT_Buffer_Type_F64,
+      PJRT_Buffer_Type_BF16,       PJRT_Buffer_Type_C64,        PJRT_Buffer_Type_C128,
+      PJRT_Buffer_Type_F8E5M2,     PJRT_Buffer_Type_F8E4M3FN,   PJRT_Buffer_Type_F8E4M3B11FNUZ,
+      PJRT_Buffer_Type_F8E5M2FNUZ, PJRT_Buffer_Type_F8E4M3FNUZ, PJRT_Buffer_Type_S4,
+      PJRT_Buffer_Type_U4,         PJRT_Buffer_Type_S2,         PJRT_Buffer_Type_U2,
+      PJRT_Buffer_Type_F8E4M3,     PJRT_Buffer_Type_F8E3M4,     PJRT_Buffer_Type_F8E8M0FNU,
+      PJRT_Buffer_Type_F4E2M1FN,   PJRT_Buffer_Type_S1,         PJRT_Buffer_Type_U1,
+      PJRT_Buffer_Type_F6E2M3FN,   PJRT_Buffer_Type_F6E3M2FN,
   };
   return types;
 }
@@ -30,24 +25,18 @@ size_t HostElementSize(PJRT_Buffer_Type type) {
     case PJRT_Buffer_Type_S16:
     case PJRT_Buffer_Type_U16:
     case PJRT_Buffer_Type_F16:
-    case PJRT_Buffer_Type_BF16:
-      return 2;
+    case PJRT_Buffer_Type_BF16: return 2;
     case PJRT_Buffer_Type_S32:
     case PJRT_Buffer_Type_U32:
-    case PJRT_Buffer_Type_F32:
-      return 4;
+    case PJRT_Buffer_Type_F32: return 4;
     case PJRT_Buffer_Type_S64:
     case PJRT_Buffer_Type_U64:
     case PJRT_Buffer_Type_F64:
-    case PJRT_Buffer_Type_C64:
-      return 8;
-    case PJRT_Buffer_Type_C128:
-      return 16;
+    case PJRT_Buffer_Type_C64: return 8;
+    case PJRT_Buffer_Type_C128: return 16;
     case PJRT_Buffer_Type_INVALID:
-    case PJRT_Buffer_Type_TOKEN:
-      return 0;
-    default:
-      return 1;  // PRED, 8-bit types, and sub-byte types one per byte
+    case PJRT_Buffer_Type_TOKEN: return 0;
+    default: return 1;  // PRED, 8-bit types, and sub-byte types one per byte
   }
 }
 
@@ -55,26 +44,20 @@ int ElementBits(PJRT_Buffer_Type type) {
   switch (type) {
     case PJRT_Buffer_Type_PRED:
     case PJRT_Buffer_Type_S1:
-    case PJRT_Buffer_Type_U1:
-      return 1;
+    case PJRT_Buffer_Type_U1: return 1;
     case PJRT_Buffer_Type_S2:
-    case PJRT_Buffer_Type_U2:
-      return 2;
+    case PJRT_Buffer_Type_U2: return 2;
     case PJRT_Buffer_Type_S4:
     case PJRT_Buffer_Type_U4:
-    case PJRT_Buffer_Type_F4E2M1FN:
-      return 4;
+    case PJRT_Buffer_Type_F4E2M1FN: return 4;
     case PJRT_Buffer_Type_F6E2M3FN:
-    case PJRT_Buffer_Type_F6E3M2FN:
-      return 6;
-    default:
-      return static_cast<int>(8 * HostElementSize(type));
+    case PJRT_Buffer_Type_F6E3M2FN: return 6;
+    default: return static_cast<int>(8 * HostElementSize(type));
   }
 }
 
 bool IsSignedSubByteInteger(PJRT_Buffer_Type type) {
-  return type == PJRT_Buffer_Type_S1 || type == PJRT_Buffer_Type_S2 ||
-         type == PJRT_Buffer_Type_S4;
+  return type == PJRT_Buffer_Type_S1 || type == PJRT_Buffer_Type_S2 || type == PJRT_Buffer_Type_S4;
 }
 
 const char* TypeName(PJRT_Buffer_Type type) {

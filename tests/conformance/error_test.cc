@@ -36,8 +36,8 @@ void Destroy(PJRT_Error* error) {
 }
 
 // Counts payload visits and checks each payload's key.
-void CountPayload(const char* key, size_t key_size, const char* value,
-                  size_t value_size, void* user_arg) {
+void CountPayload(const char* key, size_t key_size, const char* value, size_t value_size,
+                  void* user_arg) {
   EXPECT_NE(key, nullptr);
   EXPECT_GT(key_size, 0u);
   if (value_size > 0) {
@@ -59,8 +59,7 @@ TEST_F(ErrorTest, UnknownDeviceLookupFails) {
   PJRT_Error* error = LookUpUnknownDevice(client_.get());
   ASSERT_NE(error, nullptr);
   Status status = Consume(error);
-  EXPECT_TRUE(HasCodeIn(status, {PJRT_Error_Code_INVALID_ARGUMENT,
-                                 PJRT_Error_Code_NOT_FOUND}));
+  EXPECT_TRUE(HasCodeIn(status, {PJRT_Error_Code_INVALID_ARGUMENT, PJRT_Error_Code_NOT_FOUND}));
   EXPECT_FALSE(status.message.empty());
 }
 
@@ -118,15 +117,13 @@ TEST_F(ErrorTest, ForEachPayloadVisitsWellFormedPayloads) {
 
 TEST_F(ErrorTest, FunctionTableAgreesWithTheApi) {
   if (api()->pjrt_api_version.minor_version < kErrorFunctionTableMinor) {
-    GTEST_SKIP() << "errors have no function table before 0."
-                 << kErrorFunctionTableMinor;
+    GTEST_SKIP() << "errors have no function table before 0." << kErrorFunctionTableMinor;
   }
   PJRT_Error* error = LookUpUnknownDevice(client_.get());
   ASSERT_NE(error, nullptr);
   const PJRT_Error_FunctionTable* table = error->vtable;
   ASSERT_NE(table, nullptr) << "a PJRT_Error must start with its function table";
-  EXPECT_GE(table->struct_size,
-            static_cast<size_t>(PJRT_Error_FunctionTable_STRUCT_SIZE));
+  EXPECT_GE(table->struct_size, static_cast<size_t>(PJRT_Error_FunctionTable_STRUCT_SIZE));
   ASSERT_NE(table->destroy, nullptr);
   ASSERT_NE(table->message, nullptr);
   ASSERT_NE(table->get_code, nullptr);
@@ -159,8 +156,7 @@ TEST_F(ErrorTest, FunctionTableAgreesWithTheApi) {
 
 TEST_F(ErrorTest, EveryErrorHasAFunctionTable) {
   if (api()->pjrt_api_version.minor_version < kErrorFunctionTableMinor) {
-    GTEST_SKIP() << "errors have no function table before 0."
-                 << kErrorFunctionTableMinor;
+    GTEST_SKIP() << "errors have no function table before 0." << kErrorFunctionTableMinor;
   }
   // Errors from different paths (a client call, an event) share the layout.
   PJRT_Error* from_call = LookUpUnknownDevice(client_.get());

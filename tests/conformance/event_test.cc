@@ -39,8 +39,7 @@ TEST_F(EventTest, SetWithOkMakesItReadyWithoutError) {
 }
 
 TEST_F(EventTest, SetWithAnErrorCarriesCodeAndMessage) {
-  ASSERT_TRUE(IsOk(
-      SetEvent(event_.get(), PJRT_Error_Code_RESOURCE_EXHAUSTED, "out of tea")));
+  ASSERT_TRUE(IsOk(SetEvent(event_.get(), PJRT_Error_Code_RESOURCE_EXHAUSTED, "out of tea")));
   EXPECT_TRUE(IsReady(event_.get()));
   Status error = EventError(event_.get());
   EXPECT_TRUE(HasCode(error, PJRT_Error_Code_RESOURCE_EXHAUSTED));
@@ -52,8 +51,7 @@ TEST_F(EventTest, SetWithAnErrorCarriesCodeAndMessage) {
 
 TEST_F(EventTest, EveryErrorCodeRoundTrips) {
   event_.reset();
-  for (int code = PJRT_Error_Code_CANCELLED;
-       code <= PJRT_Error_Code_UNAUTHENTICATED; ++code) {
+  for (int code = PJRT_Error_Code_CANCELLED; code <= PJRT_Error_Code_UNAUTHENTICATED; ++code) {
     auto error_code = static_cast<PJRT_Error_Code>(code);
     SCOPED_TRACE(CodeName(error_code));
     EventPtr event = CreateEvent();

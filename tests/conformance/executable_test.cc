@@ -69,8 +69,7 @@ std::string AddProgramAsHlo() {
 
 TEST_F(ExecutableTest, CompilingGarbageFailsCleanly) {
   LoadedExecutablePtr executable;
-  Status status = Compile(client_.get(), "mlir",
-                          std::string_view("not a program\0\xff\x01", 16),
+  Status status = Compile(client_.get(), "mlir", std::string_view("not a program\0\xff\x01", 16),
                           &executable);
   EXPECT_FALSE(status.ok());
   EXPECT_FALSE(status.message.empty());
@@ -89,8 +88,7 @@ TEST_F(ExecutableTest, CompileAndRunAnHloModuleProto) {
     if (IsKiln()) ADD_FAILURE() << "Kiln reads format \"hlo\": " << status;
     GTEST_SKIP() << "cannot compile format \"hlo\": " << status;
   }
-  EXPECT_EQ(RunAddition(client_.get(), device_, loaded.get()),
-            (std::vector<float>{3.0f, -4.0f}));
+  EXPECT_EQ(RunAddition(client_.get(), device_, loaded.get()), (std::vector<float>{3.0f, -4.0f}));
 
   // XLA's client reads the optimized program back after every compile and
   // accepts "hlo_with_config" or "mlir"; PyTorch/XLA compiles HLO and needs
@@ -145,8 +143,7 @@ TEST_F(ExecutableTest, CompileAndRunAnAddition) {
   ASSERT_PJRT_OK(api()->PJRT_Executable_Name(&name));
   EXPECT_GT(name.executable_name_size, 0u);
 
-  EXPECT_EQ(RunAddition(client_.get(), device_, loaded.get()),
-            (std::vector<float>{3.0f, -4.0f}));
+  EXPECT_EQ(RunAddition(client_.get(), device_, loaded.get()), (std::vector<float>{3.0f, -4.0f}));
 
   auto remove = MAKE_ARGS(PJRT_LoadedExecutable_Delete_Args);
   remove.executable = loaded.get();
@@ -166,8 +163,7 @@ TEST_F(ExecutableTest, CompileAndRunStablehloDialectBytecode) {
     if (IsKiln()) ADD_FAILURE() << "Kiln reads StableHLO-dialect bytecode: " << status;
     GTEST_SKIP() << "cannot compile StableHLO-dialect bytecode: " << status;
   }
-  EXPECT_EQ(RunAddition(client_.get(), device_, loaded.get()),
-            (std::vector<float>{3.0f, -4.0f}));
+  EXPECT_EQ(RunAddition(client_.get(), device_, loaded.get()), (std::vector<float>{3.0f, -4.0f}));
 }
 
 // Serialize then DeserializeAndLoad runs identically; a corrupted copy is
@@ -195,8 +191,7 @@ TEST_F(ExecutableTest, SerializationRoundTripRunsIdentically) {
   load.serialized_executable_size = bytes.size();
   ASSERT_PJRT_OK(api()->PJRT_Executable_DeserializeAndLoad(&load));
   LoadedExecutablePtr reloaded(load.loaded_executable);
-  EXPECT_EQ(RunAddition(client_.get(), device_, reloaded.get()),
-            (std::vector<float>{3.0f, -4.0f}));
+  EXPECT_EQ(RunAddition(client_.get(), device_, reloaded.get()), (std::vector<float>{3.0f, -4.0f}));
 
   std::string corrupted = bytes;
   corrupted[corrupted.size() / 2] ^= 0x20;
@@ -237,11 +232,10 @@ class KilnExecutableTest : public ExecutableTest {
 TEST_F(KilnExecutableTest, CompileErrorsAreInvalidOrUnimplemented) {
   LoadedExecutablePtr executable;
   Status garbage = Compile(client_.get(), "mlir", "not a program", &executable);
-  EXPECT_TRUE(HasCodeIn(garbage, {PJRT_Error_Code_INVALID_ARGUMENT,
-                                  PJRT_Error_Code_UNIMPLEMENTED}));
+  EXPECT_TRUE(HasCodeIn(garbage,
+                        {PJRT_Error_Code_INVALID_ARGUMENT, PJRT_Error_Code_UNIMPLEMENTED}));
   Status format = Compile(client_.get(), "klingon", kAddProgram, &executable);
-  EXPECT_TRUE(HasCodeIn(format, {PJRT_Error_Code_INVALID_ARGUMENT,
-                                 PJRT_Error_Code_UNIMPLEMENTED}));
+  EXPECT_TRUE(HasCodeIn(format, {PJRT_Error_Code_INVALID_ARGUMENT, PJRT_Error_Code_UNIMPLEMENTED}));
 }
 
 // Compile reads and verifies the program before anything else, so every
@@ -271,7 +265,10 @@ TEST_F(KilnExecutableTest, CompileReportsReadAndVerifyErrors) {
   EXPECT_TRUE(HasCode(verify, PJRT_Error_Code_INVALID_ARGUMENT));
 
   // An HloModuleProto named "abc" with no computations.
-  Status hlo = Compile(client_.get(), "hlo", "\x0a\x03" "abc", &executable);
+  Status hlo = Compile(client_.get(), "hlo",
+                       "\x0a\x03"
+                       "abc",
+                       &executable);
   EXPECT_TRUE(HasCode(hlo, PJRT_Error_Code_INVALID_ARGUMENT));
   EXPECT_NE(hlo.message.find("HloModuleProto"), std::string::npos) << hlo.message;
 }
@@ -387,8 +384,7 @@ TEST_F(KilnExecutableTest, DonationDeletesTheArgumentUnlessExcluded) {
   Status range = ExecuteOnce(loaded.get(), {result.get()}, 1, &again, &done,
                              {.non_donatable = {3}});
   EXPECT_TRUE(HasCode(range, PJRT_Error_Code_INVALID_ARGUMENT));
-  EXPECT_NE(range.message.find("non-donatable input index 3"), std::string::npos)
-      << range.message;
+  EXPECT_NE(range.message.find("non-donatable input index 3"), std::string::npos) << range.message;
   EXPECT_FALSE(IsDeleted(result.get()));
 }
 
@@ -474,13 +470,12 @@ TEST_F(KilnExecutableTest, CostAnalysisCountsTheProgramsWork) {
     ASSERT_EQ(property.type, PJRT_NamedValue_kFloat);
     values[std::string(property.name, property.name_size)] = property.float_value;
   }
-  EXPECT_EQ(values["flops"], 2);  // one add per element
+  EXPECT_EQ(values["flops"], 2);            // one add per element
   EXPECT_EQ(values["bytes accessed"], 24);  // two 8-byte operands, one 8-byte result
   auto destroy = MAKE_ARGS(PJRT_Executable_Destroy_Args);
   destroy.executable = get.executable;
   ASSERT_PJRT_OK(api()->PJRT_Executable_Destroy(&destroy));
 }
-
 
 // --- Host transfers: stablehlo.send / recv to the host (JAX's callbacks) ---
 
@@ -779,8 +774,7 @@ TEST_F(KilnExecutableTest, ResultsLandInTheMemoryKindsTheProgramAsksFor) {
   auto parameters = MAKE_ARGS(PJRT_Executable_ParameterMemoryKinds_Args);
   parameters.executable = executable.get();
   ASSERT_PJRT_OK(api()->PJRT_Executable_ParameterMemoryKinds(&parameters));
-  EXPECT_EQ(Kinds(parameters.memory_kinds, parameters.memory_kind_sizes,
-                  parameters.num_parameters),
+  EXPECT_EQ(Kinds(parameters.memory_kinds, parameters.memory_kind_sizes, parameters.num_parameters),
             (std::vector<std::string>{"pinned_host"}));
 
   BufferPtr input = MakeBuffer(client_.get(), device_, std::vector<float>{1.5f, -2}, {2});

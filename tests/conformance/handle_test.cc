@@ -16,9 +16,15 @@ namespace {
 // null handle (creators and destroyers, which accept null, are left out).
 std::vector<ApiFunction> FunctionsTakingAHandle() {
   static constexpr std::string_view kFamilies[] = {
-      "PJRT_Client_",     "PJRT_Buffer_",          "PJRT_Device_",
-      "PJRT_DeviceDescription_", "PJRT_Memory_",   "PJRT_Event_",
-      "PJRT_Executable_", "PJRT_LoadedExecutable_", "PJRT_TopologyDescription_",
+      "PJRT_Client_",
+      "PJRT_Buffer_",
+      "PJRT_Device_",
+      "PJRT_DeviceDescription_",
+      "PJRT_Memory_",
+      "PJRT_Event_",
+      "PJRT_Executable_",
+      "PJRT_LoadedExecutable_",
+      "PJRT_TopologyDescription_",
   };
   static constexpr std::string_view kExcluded[] = {
       "PJRT_Client_Create",
@@ -60,8 +66,7 @@ std::string FunctionName(const ::testing::TestParamInfo<ApiFunction>& info) {
 }
 
 INSTANTIATE_TEST_SUITE_P(HandleFunctions, KilnNullHandleTest,
-                         ::testing::ValuesIn(FunctionsTakingAHandle()),
-                         FunctionName);
+                         ::testing::ValuesIn(FunctionsTakingAHandle()), FunctionName);
 
 // ------------------------------------------------------------ destroyed --
 

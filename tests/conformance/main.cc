@@ -20,8 +20,7 @@ std::string PluginPathFromArguments(int argc, char** argv) {
     } else if (argument == "--plugin" && i + 1 < argc) {
       path = argv[++i];
     } else {
-      std::fprintf(stderr, "conformance: ignoring unknown argument %s\n",
-                   argument.c_str());
+      std::fprintf(stderr, "conformance: ignoring unknown argument %s\n", argument.c_str());
     }
   }
   if (path.empty()) {
@@ -52,8 +51,7 @@ int main(int argc, char** argv) {
   std::printf("conformance: plugin %s: platform \"%s\", PJRT C API %d.%d "
               "(suite built against %d.%d)\n",
               path.c_str(), conformance::platform_name().c_str(),
-              api->pjrt_api_version.major_version,
-              api->pjrt_api_version.minor_version, PJRT_API_MAJOR,
-              PJRT_API_MINOR);
+              api->pjrt_api_version.major_version, api->pjrt_api_version.minor_version,
+              PJRT_API_MAJOR, PJRT_API_MINOR);
   return RUN_ALL_TESTS();
 }

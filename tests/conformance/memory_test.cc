@@ -90,8 +90,7 @@ class MemoryTableTest : public MemoryTest {
  protected:
   void SetUp() override {
     if (api()->pjrt_api_version.minor_version < kMemoryFunctionTableMinor) {
-      GTEST_SKIP() << "memories have no function table before 0."
-                   << kMemoryFunctionTableMinor;
+      GTEST_SKIP() << "memories have no function table before 0." << kMemoryFunctionTableMinor;
     }
     MemoryTest::SetUp();
   }
@@ -105,10 +104,8 @@ TEST_F(MemoryTableTest, EveryMemoryHasAValidTable) {
   for (PJRT_Memory* memory : memories_) {
     const PJRT_Memory_FunctionTable* table = memory->vtable;
     ASSERT_NE(table, nullptr) << "a PJRT_Memory must start with its table";
-    EXPECT_GE(table->struct_size,
-              static_cast<size_t>(PJRT_Memory_FunctionTable_STRUCT_SIZE));
-    EXPECT_EQ(table->instance_struct_size,
-              static_cast<size_t>(PJRT_Memory_STRUCT_SIZE));
+    EXPECT_GE(table->struct_size, static_cast<size_t>(PJRT_Memory_FunctionTable_STRUCT_SIZE));
+    EXPECT_EQ(table->instance_struct_size, static_cast<size_t>(PJRT_Memory_STRUCT_SIZE));
     EXPECT_NE(table->get_user_data, nullptr);
     EXPECT_NE(table->set_user_data, nullptr);
   }
@@ -139,10 +136,8 @@ void CountDestructorCall(void* data) {
 TEST_F(MemoryTableTest, UserDataDestructorRunsOnceAtClientDestroy) {
   destructor_calls = 0;
   PJRT_Memory* memory = memories_[0];
-  memory->vtable->set_user_data(memory, &kFirstKey, &destructor_calls,
-                                &CountDestructorCall);
-  EXPECT_EQ(memory->vtable->get_user_data(memory, &kFirstKey),
-            &destructor_calls);
+  memory->vtable->set_user_data(memory, &kFirstKey, &destructor_calls, &CountDestructorCall);
+  EXPECT_EQ(memory->vtable->get_user_data(memory, &kFirstKey), &destructor_calls);
   EXPECT_EQ(destructor_calls, 0) << "the destructor ran too early";
   client_.reset();
   EXPECT_EQ(destructor_calls, 1);

@@ -37,8 +37,7 @@ std::string DetectPlatformName() {
   auto name = MAKE_ARGS(PJRT_Client_PlatformName_Args);
   name.client = create.client;
   std::string result;
-  if (Consume(api()->PJRT_Client_PlatformName(&name)).ok() &&
-      name.platform_name != nullptr) {
+  if (Consume(api()->PJRT_Client_PlatformName(&name)).ok() && name.platform_name != nullptr) {
     result.assign(name.platform_name, name.platform_name_size);
   }
   auto destroy = MAKE_ARGS(PJRT_Client_Destroy_Args);
@@ -74,8 +73,7 @@ std::string LoadPlugin(const std::string& path) {
   plugin.api = plugin.get_api();
   if (plugin.api == nullptr) return "GetPjrtApi() returned null";
   if (!HAS_SLOT(PJRT_Plugin_Initialize)) {
-    plugin.initialize_status = {PJRT_Error_Code_UNIMPLEMENTED,
-                                "PJRT_Plugin_Initialize is absent"};
+    plugin.initialize_status = {PJRT_Error_Code_UNIMPLEMENTED, "PJRT_Plugin_Initialize is absent"};
   } else {
     auto args = MAKE_ARGS(PJRT_Plugin_Initialize_Args);
     plugin.initialize_status = Consume(plugin.api->PJRT_Plugin_Initialize(&args));
@@ -94,8 +92,7 @@ bool IsKiln() { return Loaded().platform_name == "kiln"; }
 bool HasSlot(size_t offset) {
   if (offset + sizeof(void*) > api()->struct_size) return false;
   void* slot = nullptr;
-  std::memcpy(&slot, reinterpret_cast<const char*>(api()) + offset,
-              sizeof(slot));
+  std::memcpy(&slot, reinterpret_cast<const char*>(api()) + offset, sizeof(slot));
   return slot != nullptr;
 }
 
@@ -123,8 +120,8 @@ Status Consume(PJRT_Error* error) {
     status.code = code.code;
   }
   if (status.code == PJRT_Error_Code_OK) {
-    ADD_FAILURE() << "a returned PJRT_Error has code OK (message: \""
-                  << status.message << "\"); a success must return null";
+    ADD_FAILURE() << "a returned PJRT_Error has code OK (message: \"" << status.message
+                  << "\"); a success must return null";
     status.code = PJRT_Error_Code_UNKNOWN;
   }
   auto destroy = MAKE_ARGS(PJRT_Error_Destroy_Args);
@@ -167,15 +164,13 @@ std::ostream& operator<<(std::ostream& os, const Status& status) {
   return ::testing::AssertionFailure() << "expected OK, got " << status;
 }
 
-::testing::AssertionResult HasCode(const Status& status,
-                                   PJRT_Error_Code expected) {
+::testing::AssertionResult HasCode(const Status& status, PJRT_Error_Code expected) {
   if (status.code == expected) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure()
-         << "expected " << CodeName(expected) << ", got " << status;
+  return ::testing::AssertionFailure() << "expected " << CodeName(expected) << ", got " << status;
 }
 
-::testing::AssertionResult HasCodeIn(
-    const Status& status, std::initializer_list<PJRT_Error_Code> expected) {
+::testing::AssertionResult HasCodeIn(const Status& status,
+                                     std::initializer_list<PJRT_Error_Code> expected) {
   for (PJRT_Error_Code code : expected) {
     if (status.code == code) return ::testing::AssertionSuccess();
   }
@@ -184,13 +179,11 @@ std::ostream& operator<<(std::ostream& os, const Status& status) {
   return failure << " }, got " << status;
 }
 
-::testing::AssertionResult Contains(std::string_view text,
-                                    std::string_view part) {
+::testing::AssertionResult Contains(std::string_view text, std::string_view part) {
   if (text.find(part) != std::string_view::npos) {
     return ::testing::AssertionSuccess();
   }
-  return ::testing::AssertionFailure()
-         << "\"" << text << "\" does not contain \"" << part << "\"";
+  return ::testing::AssertionFailure() << "\"" << text << "\" does not contain \"" << part << "\"";
 }
 
 // ------------------------------------------------------------------- RAII --
@@ -223,16 +216,13 @@ void TopologyDeleter::operator()(PJRT_TopologyDescription* topology) const {
 void ExecutableDeleter::operator()(PJRT_Executable* executable) const {
   auto args = MAKE_ARGS(PJRT_Executable_Destroy_Args);
   args.executable = executable;
-  EXPECT_PJRT_OK(api()->PJRT_Executable_Destroy(&args))
-      << "PJRT_Executable_Destroy";
+  EXPECT_PJRT_OK(api()->PJRT_Executable_Destroy(&args)) << "PJRT_Executable_Destroy";
 }
 
-void LoadedExecutableDeleter::operator()(
-    PJRT_LoadedExecutable* executable) const {
+void LoadedExecutableDeleter::operator()(PJRT_LoadedExecutable* executable) const {
   auto args = MAKE_ARGS(PJRT_LoadedExecutable_Destroy_Args);
   args.executable = executable;
-  EXPECT_PJRT_OK(api()->PJRT_LoadedExecutable_Destroy(&args))
-      << "PJRT_LoadedExecutable_Destroy";
+  EXPECT_PJRT_OK(api()->PJRT_LoadedExecutable_Destroy(&args)) << "PJRT_LoadedExecutable_Destroy";
 }
 
 // ---------------------------------------------------------------- Clients --
@@ -262,16 +252,14 @@ PJRT_NamedValue NamedBool(const char* name, bool value) {
   return named;
 }
 
-PJRT_NamedValue NamedInt64List(const char* name, const int64_t* values,
-                               size_t count) {
+PJRT_NamedValue NamedInt64List(const char* name, const int64_t* values, size_t count) {
   PJRT_NamedValue named = MakeNamed(name, PJRT_NamedValue_kInt64List);
   named.int64_array_value = values;
   named.value_size = count;
   return named;
 }
 
-Status CreateClient(const std::vector<PJRT_NamedValue>& options,
-                    ClientPtr* client) {
+Status CreateClient(const std::vector<PJRT_NamedValue>& options, ClientPtr* client) {
   auto args = MAKE_ARGS(PJRT_Client_Create_Args);
   args.create_options = options.empty() ? nullptr : options.data();
   args.num_options = options.size();
@@ -294,13 +282,11 @@ ClientPtr MakeClientWithDevices(int count) {
   if (IsKiln()) {
     ClientPtr client;
     Status status = CreateClient({NamedInt64("num_devices", count)}, &client);
-    EXPECT_TRUE(IsOk(status)) << "creating a client with " << count
-                              << " devices";
+    EXPECT_TRUE(IsOk(status)) << "creating a client with " << count << " devices";
     return client;
   }
   ClientPtr client = MakeClient();
-  if (client == nullptr ||
-      AddressableDevices(client.get()).size() < static_cast<size_t>(count)) {
+  if (client == nullptr || AddressableDevices(client.get()).size() < static_cast<size_t>(count)) {
     return nullptr;
   }
   return client;
@@ -347,8 +333,7 @@ std::vector<PJRT_Device*> AddressableDevices(PJRT_Client* client) {
   args.client = client;
   EXPECT_PJRT_OK(api()->PJRT_Client_AddressableDevices(&args));
   if (args.num_addressable_devices == 0) return {};
-  return {args.addressable_devices,
-          args.addressable_devices + args.num_addressable_devices};
+  return {args.addressable_devices, args.addressable_devices + args.num_addressable_devices};
 }
 
 std::vector<PJRT_Memory*> AddressableMemories(PJRT_Client* client) {
@@ -356,8 +341,7 @@ std::vector<PJRT_Memory*> AddressableMemories(PJRT_Client* client) {
   args.client = client;
   EXPECT_PJRT_OK(api()->PJRT_Client_AddressableMemories(&args));
   if (args.num_addressable_memories == 0) return {};
-  return {args.addressable_memories,
-          args.addressable_memories + args.num_addressable_memories};
+  return {args.addressable_memories, args.addressable_memories + args.num_addressable_memories};
 }
 
 // ------------------------------------------------------ Devices, memories --
@@ -424,8 +408,8 @@ std::string ValueName(const PJRT_NamedValue& value) {
   return std::string(value.name, value.name_size);
 }
 
-const PJRT_NamedValue* FindAttribute(const PJRT_NamedValue* attributes,
-                                     size_t count, std::string_view name) {
+const PJRT_NamedValue* FindAttribute(const PJRT_NamedValue* attributes, size_t count,
+                                     std::string_view name) {
   for (size_t i = 0; i < count; ++i) {
     if (ValueName(attributes[i]) == name) return &attributes[i];
   }
@@ -460,8 +444,7 @@ EventPtr CreateEvent() {
   return EventPtr(args.event);
 }
 
-Status SetEvent(PJRT_Event* event, PJRT_Error_Code code,
-                std::string_view message) {
+Status SetEvent(PJRT_Event* event, PJRT_Error_Code code, std::string_view message) {
   auto args = MAKE_ARGS(PJRT_Event_Set_Args);
   args.event = event;
   args.error_code = code;
@@ -488,9 +471,8 @@ Status CallbackRecorder::Register(PJRT_Event* event) {
 
 bool CallbackRecorder::WaitFor(int count, std::chrono::milliseconds timeout) {
   std::unique_lock<std::mutex> lock(mutex_);
-  return changed_.wait_for(lock, timeout, [&] {
-    return statuses_.size() >= static_cast<size_t>(count);
-  });
+  return changed_.wait_for(lock, timeout,
+                           [&] { return statuses_.size() >= static_cast<size_t>(count); });
 }
 
 int CallbackRecorder::count() const {
@@ -528,8 +510,8 @@ Watchdog::~Watchdog() {
 
 // ---------------------------------------------------------------- Buffers --
 
-Status BufferFromHost(PJRT_Client* client, const HostTransfer& transfer,
-                      BufferPtr* buffer, EventPtr* done) {
+Status BufferFromHost(PJRT_Client* client, const HostTransfer& transfer, BufferPtr* buffer,
+                      EventPtr* done) {
   auto args = MAKE_ARGS(PJRT_Client_BufferFromHostBuffer_Args);
   args.client = client;
   args.data = transfer.data;
@@ -548,23 +530,20 @@ Status BufferFromHost(PJRT_Client* client, const HostTransfer& transfer,
   EXPECT_NE(args.buffer, nullptr) << "BufferFromHostBuffer returned no buffer";
   buffer->reset(args.buffer);
   EventPtr event(args.done_with_host_buffer);
-  EXPECT_NE(event, nullptr)
-      << "BufferFromHostBuffer returned no done_with_host_buffer event";
+  EXPECT_NE(event, nullptr) << "BufferFromHostBuffer returned no done_with_host_buffer event";
   if (done != nullptr) {
     *done = std::move(event);
     return status;
   }
-  bool zero_copy =
-      transfer.semantics == PJRT_HostBufferSemantics_kImmutableZeroCopy ||
-      transfer.semantics == PJRT_HostBufferSemantics_kMutableZeroCopy;
+  bool zero_copy = transfer.semantics == PJRT_HostBufferSemantics_kImmutableZeroCopy ||
+                   transfer.semantics == PJRT_HostBufferSemantics_kMutableZeroCopy;
   if (event != nullptr && !zero_copy) {
     EXPECT_TRUE(IsOk(Await(event.get()))) << "awaiting done_with_host_buffer";
   }
   return status;
 }
 
-Status ToHost(PJRT_Buffer* buffer, std::vector<uint8_t>* bytes,
-              PJRT_Buffer_MemoryLayout* layout) {
+Status ToHost(PJRT_Buffer* buffer, std::vector<uint8_t>* bytes, PJRT_Buffer_MemoryLayout* layout) {
   auto query = MAKE_ARGS(PJRT_Buffer_ToHostBuffer_Args);
   query.src = buffer;
   query.host_layout = layout;
@@ -639,10 +618,6 @@ size_t OnDeviceSize(PJRT_Buffer* buffer) {
 
 }  // namespace conformance
 
-void PrintTo(PJRT_Error_Code code, std::ostream* os) {
-  *os << conformance::CodeName(code);
-}
+void PrintTo(PJRT_Error_Code code, std::ostream* os) { *os << conformance::CodeName(code); }
 
-void PrintTo(PJRT_Buffer_Type type, std::ostream* os) {
-  *os << conformance::TypeName(type);
-}
+void PrintTo(PJRT_Buffer_Type type, std::ostream* os) { *os << conformance::TypeName(type); }

@@ -69,8 +69,8 @@ bool HasSlot(size_t offset);
 #define HAS_SLOT(name) ::conformance::HasSlot(offsetof(PJRT_Api, name))
 
 // Skips the current test when the plugin lacks the function `name`.
-#define REQUIRE_SLOT(name)                                               \
-  do {                                                                   \
+#define REQUIRE_SLOT(name)                                                  \
+  do {                                                                      \
     if (!HAS_SLOT(name)) GTEST_SKIP() << #name " is absent from the table"; \
   } while (false)
 
@@ -85,27 +85,22 @@ const char* CodeName(PJRT_Error_Code code);
 std::ostream& operator<<(std::ostream& os, const Status& status);
 
 ::testing::AssertionResult IsOk(const Status& status);
-::testing::AssertionResult HasCode(const Status& status,
-                                   PJRT_Error_Code expected);
-::testing::AssertionResult HasCodeIn(
-    const Status& status, std::initializer_list<PJRT_Error_Code> expected);
+::testing::AssertionResult HasCode(const Status& status, PJRT_Error_Code expected);
+::testing::AssertionResult HasCodeIn(const Status& status,
+                                     std::initializer_list<PJRT_Error_Code> expected);
 // True if `text` contains `part` (messages are compared by substring).
-::testing::AssertionResult Contains(std::string_view text,
-                                    std::string_view part);
+::testing::AssertionResult Contains(std::string_view text, std::string_view part);
 
-#define EXPECT_PJRT_OK(call) \
-  EXPECT_TRUE(::conformance::IsOk(::conformance::Consume(call)))
-#define ASSERT_PJRT_OK(call) \
-  ASSERT_TRUE(::conformance::IsOk(::conformance::Consume(call)))
+#define EXPECT_PJRT_OK(call) EXPECT_TRUE(::conformance::IsOk(::conformance::Consume(call)))
+#define ASSERT_PJRT_OK(call) ASSERT_TRUE(::conformance::IsOk(::conformance::Consume(call)))
 
 // Skips the test if `status` is UNIMPLEMENTED and the plugin is not Kiln
 // (other plugins may leave optional functions out; Kiln promises them).
-#define SKIP_IF_UNIMPLEMENTED(status)                                      \
-  do {                                                                     \
-    if ((status).code == PJRT_Error_Code_UNIMPLEMENTED &&                  \
-        !::conformance::IsKiln()) {                                        \
-      GTEST_SKIP() << "not implemented by this plugin: " << (status);      \
-    }                                                                      \
+#define SKIP_IF_UNIMPLEMENTED(status)                                                 \
+  do {                                                                                \
+    if ((status).code == PJRT_Error_Code_UNIMPLEMENTED && !::conformance::IsKiln()) { \
+      GTEST_SKIP() << "not implemented by this plugin: " << (status);                 \
+    }                                                                                 \
   } while (false)
 
 // ------------------------------------------------------------------- Args --
@@ -149,8 +144,7 @@ using BufferPtr = std::unique_ptr<PJRT_Buffer, BufferDeleter>;
 using EventPtr = std::unique_ptr<PJRT_Event, EventDeleter>;
 using TopologyPtr = std::unique_ptr<PJRT_TopologyDescription, TopologyDeleter>;
 using ExecutablePtr = std::unique_ptr<PJRT_Executable, ExecutableDeleter>;
-using LoadedExecutablePtr =
-    std::unique_ptr<PJRT_LoadedExecutable, LoadedExecutableDeleter>;
+using LoadedExecutablePtr = std::unique_ptr<PJRT_LoadedExecutable, LoadedExecutableDeleter>;
 
 // ---------------------------------------------------------------- Clients --
 
@@ -160,12 +154,10 @@ PJRT_NamedValue NamedInt64(const char* name, int64_t value);
 PJRT_NamedValue NamedString(const char* name, const char* value);
 PJRT_NamedValue NamedFloat(const char* name, float value);
 PJRT_NamedValue NamedBool(const char* name, bool value);
-PJRT_NamedValue NamedInt64List(const char* name, const int64_t* values,
-                               size_t count);
+PJRT_NamedValue NamedInt64List(const char* name, const int64_t* values, size_t count);
 
 // Creates a client with `options`.
-Status CreateClient(const std::vector<PJRT_NamedValue>& options,
-                    ClientPtr* client);
+Status CreateClient(const std::vector<PJRT_NamedValue>& options, ClientPtr* client);
 
 // A client with default options; records a failure and returns null if that
 // fails.
@@ -177,10 +169,9 @@ ClientPtr MakeClient();
 ClientPtr MakeClientWithDevices(int count);
 
 // Declares `var`, a client with at least `count` devices, or skips the test.
-#define ASSIGN_CLIENT_WITH_DEVICES(var, count)                          \
-  ::conformance::ClientPtr var =                                        \
-      ::conformance::MakeClientWithDevices(count);                      \
-  if (::testing::Test::HasFailure()) return;                            \
+#define ASSIGN_CLIENT_WITH_DEVICES(var, count)                                \
+  ::conformance::ClientPtr var = ::conformance::MakeClientWithDevices(count); \
+  if (::testing::Test::HasFailure()) return;                                  \
   if (var == nullptr) GTEST_SKIP() << "needs " << (count) << " devices"
 
 // True if the plugin's platform name is "kiln" (see platform_name()).
@@ -235,8 +226,8 @@ Status MemoryStats(PJRT_Device* device, PJRT_Device_MemoryStats_Args* stats);
 
 // Plain views of attribute lists, for checking them.
 std::string ValueName(const PJRT_NamedValue& value);
-const PJRT_NamedValue* FindAttribute(const PJRT_NamedValue* attributes,
-                                     size_t count, std::string_view name);
+const PJRT_NamedValue* FindAttribute(const PJRT_NamedValue* attributes, size_t count,
+                                     std::string_view name);
 
 // ----------------------------------------------------------------- Events --
 
@@ -245,8 +236,7 @@ bool IsReady(PJRT_Event* event);
 Status EventError(PJRT_Event* event);
 // A user event (Event_Create); null and a failure if that fails.
 EventPtr CreateEvent();
-Status SetEvent(PJRT_Event* event, PJRT_Error_Code code,
-                std::string_view message);
+Status SetEvent(PJRT_Event* event, PJRT_Error_Code code, std::string_view message);
 
 // Counts PJRT_Event_OnReady callbacks and keeps the status of each.
 class CallbackRecorder {
@@ -289,8 +279,7 @@ struct HostTransfer {
   PJRT_Buffer_Type type = PJRT_Buffer_Type_F32;
   std::vector<int64_t> dims;
   std::vector<int64_t> byte_strides;  // empty: dense row-major
-  PJRT_HostBufferSemantics semantics =
-      PJRT_HostBufferSemantics_kImmutableOnlyDuringCall;
+  PJRT_HostBufferSemantics semantics = PJRT_HostBufferSemantics_kImmutableOnlyDuringCall;
   PJRT_Device* device = nullptr;
   PJRT_Memory* memory = nullptr;
 };
@@ -298,30 +287,42 @@ struct HostTransfer {
 // Runs `transfer`. If `done` is non-null it receives done_with_host_buffer;
 // otherwise that event is awaited (copying semantics) or just destroyed
 // (zero-copy semantics, where it fires only when the buffer is freed).
-Status BufferFromHost(PJRT_Client* client, const HostTransfer& transfer,
-                      BufferPtr* buffer, EventPtr* done = nullptr);
+Status BufferFromHost(PJRT_Client* client, const HostTransfer& transfer, BufferPtr* buffer,
+                      EventPtr* done = nullptr);
 
 // The PJRT_Buffer_Type of a C++ element type.
 template <typename T>
 constexpr PJRT_Buffer_Type BufferTypeOf();
 template <>
-constexpr PJRT_Buffer_Type BufferTypeOf<float>() { return PJRT_Buffer_Type_F32; }
+constexpr PJRT_Buffer_Type BufferTypeOf<float>() {
+  return PJRT_Buffer_Type_F32;
+}
 template <>
-constexpr PJRT_Buffer_Type BufferTypeOf<double>() { return PJRT_Buffer_Type_F64; }
+constexpr PJRT_Buffer_Type BufferTypeOf<double>() {
+  return PJRT_Buffer_Type_F64;
+}
 template <>
-constexpr PJRT_Buffer_Type BufferTypeOf<int8_t>() { return PJRT_Buffer_Type_S8; }
+constexpr PJRT_Buffer_Type BufferTypeOf<int8_t>() {
+  return PJRT_Buffer_Type_S8;
+}
 template <>
-constexpr PJRT_Buffer_Type BufferTypeOf<uint8_t>() { return PJRT_Buffer_Type_U8; }
+constexpr PJRT_Buffer_Type BufferTypeOf<uint8_t>() {
+  return PJRT_Buffer_Type_U8;
+}
 template <>
-constexpr PJRT_Buffer_Type BufferTypeOf<int32_t>() { return PJRT_Buffer_Type_S32; }
+constexpr PJRT_Buffer_Type BufferTypeOf<int32_t>() {
+  return PJRT_Buffer_Type_S32;
+}
 template <>
-constexpr PJRT_Buffer_Type BufferTypeOf<int64_t>() { return PJRT_Buffer_Type_S64; }
+constexpr PJRT_Buffer_Type BufferTypeOf<int64_t>() {
+  return PJRT_Buffer_Type_S64;
+}
 
 // A dense buffer on `device` holding `values` with shape `dims`; null and a
 // failure if the transfer fails.
 template <typename T>
-BufferPtr MakeBuffer(PJRT_Client* client, PJRT_Device* device,
-                     const std::vector<T>& values, std::vector<int64_t> dims) {
+BufferPtr MakeBuffer(PJRT_Client* client, PJRT_Device* device, const std::vector<T>& values,
+                     std::vector<int64_t> dims) {
   HostTransfer transfer;
   transfer.data = values.data();
   transfer.type = BufferTypeOf<T>();

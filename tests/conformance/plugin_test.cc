@@ -1,10 +1,11 @@
 // The plugin's entry point, its function table, PJRT_Plugin_Initialize and
 // PJRT_Plugin_Attributes.
+#include "plugin.h"
+
 #include <set>
 #include <string>
 
 #include "api_functions.h"
-#include "plugin.h"
 
 namespace conformance {
 namespace {
@@ -30,9 +31,7 @@ void ExpectWellFormed(const PJRT_NamedValue& value) {
     case PJRT_NamedValue_kBool:
       EXPECT_EQ(value.value_size, 1u) << "a scalar's value_size is 1";
       break;
-    default:
-      ADD_FAILURE() << "unknown PJRT_NamedValue_Type "
-                    << static_cast<int>(value.type);
+    default: ADD_FAILURE() << "unknown PJRT_NamedValue_Type " << static_cast<int>(value.type);
   }
 }
 
@@ -60,9 +59,7 @@ Attributes PluginAttributes() {
   return {args.attributes, args.num_attributes};
 }
 
-TEST(PluginTest, GetPjrtApiReturnsTheSameTableEachCall) {
-  EXPECT_EQ(get_pjrt_api()(), api());
-}
+TEST(PluginTest, GetPjrtApiReturnsTheSameTableEachCall) { EXPECT_EQ(get_pjrt_api()(), api()); }
 
 TEST(PluginTest, MajorVersionMatchesTheHeader) {
   EXPECT_EQ(api()->pjrt_api_version.major_version, PJRT_API_MAJOR);
@@ -94,11 +91,10 @@ TEST(PluginTest, InitializeSucceeded) {
 
 TEST(PluginTest, ExtensionChainIsWellFormed) {
   int count = 0;
-  for (const PJRT_Extension_Base* extension = api()->extension_start;
-       extension != nullptr; extension = extension->next) {
+  for (const PJRT_Extension_Base* extension = api()->extension_start; extension != nullptr;
+       extension = extension->next) {
     ASSERT_LT(++count, 64) << "the extension chain is cyclic or absurdly long";
-    EXPECT_GE(extension->struct_size,
-              static_cast<size_t>(PJRT_Extension_Base_STRUCT_SIZE));
+    EXPECT_GE(extension->struct_size, static_cast<size_t>(PJRT_Extension_Base_STRUCT_SIZE));
     EXPECT_GE(static_cast<int>(extension->type), 0);
   }
 }
@@ -116,23 +112,22 @@ TEST(PluginTest, AttributesAreWellFormed) {
 
 TEST(PluginTest, KnownAttributesHaveTheirFrameworkTypes) {
   Attributes attributes = PluginAttributes();
-  const PJRT_NamedValue* xla = FindAttribute(attributes.values, attributes.count,
-                                             "xla_version");
+  const PJRT_NamedValue* xla = FindAttribute(attributes.values, attributes.count, "xla_version");
   if (xla != nullptr) {
     EXPECT_EQ(xla->type, PJRT_NamedValue_kInt64);
   }
-  const PJRT_NamedValue* current = FindAttribute(
-      attributes.values, attributes.count, "stablehlo_current_version");
-  const PJRT_NamedValue* minimum = FindAttribute(
-      attributes.values, attributes.count, "stablehlo_minimum_version");
+  const PJRT_NamedValue* current = FindAttribute(attributes.values, attributes.count,
+                                                 "stablehlo_current_version");
+  const PJRT_NamedValue* minimum = FindAttribute(attributes.values, attributes.count,
+                                                 "stablehlo_minimum_version");
   if (current != nullptr && minimum != nullptr) {
     std::vector<int64_t> current_version = VersionTriple(*current);
     std::vector<int64_t> minimum_version = VersionTriple(*minimum);
     EXPECT_LE(minimum_version, current_version)
         << "stablehlo_minimum_version is newer than stablehlo_current_version";
   }
-  const PJRT_NamedValue* serialization = FindAttribute(
-      attributes.values, attributes.count, "supports_executable_serialization");
+  const PJRT_NamedValue* serialization = FindAttribute(attributes.values, attributes.count,
+                                                       "supports_executable_serialization");
   if (serialization != nullptr) {
     EXPECT_EQ(serialization->type, PJRT_NamedValue_kBool);
   }
@@ -153,8 +148,7 @@ TEST(KilnPluginTest, VersionIsTheHeaders) {
   SKIP_UNLESS_KILN();
   EXPECT_EQ(api()->pjrt_api_version.major_version, PJRT_API_MAJOR);
   EXPECT_EQ(api()->pjrt_api_version.minor_version, PJRT_API_MINOR);
-  EXPECT_EQ(api()->pjrt_api_version.struct_size,
-            static_cast<size_t>(PJRT_Api_Version_STRUCT_SIZE));
+  EXPECT_EQ(api()->pjrt_api_version.struct_size, static_cast<size_t>(PJRT_Api_Version_STRUCT_SIZE));
 }
 
 TEST(KilnPluginTest, ApiStructSizeIsTheHeaders) {
@@ -173,16 +167,14 @@ TEST(KilnPluginTest, AttributesIncludeVersionsAndCapabilities) {
   SKIP_UNLESS_KILN();
   Attributes attributes = PluginAttributes();
   auto find = [&](const char* name) {
-    const PJRT_NamedValue* value =
-        FindAttribute(attributes.values, attributes.count, name);
+    const PJRT_NamedValue* value = FindAttribute(attributes.values, attributes.count, name);
     EXPECT_NE(value, nullptr) << "missing plugin attribute " << name;
     return value;
   };
   if (const PJRT_NamedValue* xla = find("xla_version")) {
     EXPECT_EQ(xla->type, PJRT_NamedValue_kInt64);
   }
-  for (const char* name :
-       {"stablehlo_current_version", "stablehlo_minimum_version"}) {
+  for (const char* name : {"stablehlo_current_version", "stablehlo_minimum_version"}) {
     if (const PJRT_NamedValue* version = find(name)) {
       for (int64_t part : VersionTriple(*version)) EXPECT_GE(part, 0) << name;
     }

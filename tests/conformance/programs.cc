@@ -42,8 +42,8 @@ PJRT_Program MakeProgram(std::string_view format, std::string& code) {
   return program;
 }
 
-Status Compile(PJRT_Client* client, std::string_view format,
-               std::string_view code, LoadedExecutablePtr* executable) {
+Status Compile(PJRT_Client* client, std::string_view format, std::string_view code,
+               LoadedExecutablePtr* executable) {
   std::string code_copy(code);  // PJRT_Program.code is not const
   PJRT_Program program = MakeProgram(format, code_copy);
   auto args = MAKE_ARGS(PJRT_Client_Compile_Args);

@@ -110,8 +110,7 @@ class StructSizeTest : public ::testing::Test {
 TEST_F(StructSizeTest, TooSmallForNeededFieldsIsInvalid) {
   for (const Case& test : TooSmallCases()) {
     SCOPED_TRACE(test.args_name);
-    EXPECT_TRUE(HasCode(test.call(test.too_small),
-                        PJRT_Error_Code_INVALID_ARGUMENT));
+    EXPECT_TRUE(HasCode(test.call(test.too_small), PJRT_Error_Code_INVALID_ARGUMENT));
   }
 }
 
@@ -123,15 +122,13 @@ TEST_F(StructSizeTest, ZeroIsInvalid) {
 }
 
 TEST_F(StructSizeTest, LargerStructsFromNewerCallersWork) {
-  auto devices = MakePadded<PJRT_Client_Devices_Args>(
-      PJRT_Client_Devices_Args_STRUCT_SIZE);
+  auto devices = MakePadded<PJRT_Client_Devices_Args>(PJRT_Client_Devices_Args_STRUCT_SIZE);
   devices.args.struct_size += 64;
   devices.args.client = client_.get();
   ASSERT_PJRT_OK(api()->PJRT_Client_Devices(&devices.args));
   EXPECT_GT(devices.args.num_devices, 0u);
 
-  auto dims = MakePadded<PJRT_Buffer_Dimensions_Args>(
-      PJRT_Buffer_Dimensions_Args_STRUCT_SIZE);
+  auto dims = MakePadded<PJRT_Buffer_Dimensions_Args>(PJRT_Buffer_Dimensions_Args_STRUCT_SIZE);
   dims.args.struct_size += 64;
   dims.args.buffer = buffer_.get();
   ASSERT_PJRT_OK(api()->PJRT_Buffer_Dimensions(&dims.args));
@@ -202,8 +199,8 @@ TEST_F(StructSizeTest, OlderOutputStructsAreNotWrittenPastTheirEnd) {
   ASSERT_TRUE(IsOk(status));
   const auto* bytes = reinterpret_cast<const unsigned char*>(&stats);
   for (size_t i = old_size; i < sizeof(stats); ++i) {
-    ASSERT_EQ(bytes[i], kGarbage) << "byte " << i << " past struct_size "
-                                  << old_size << " was written";
+    ASSERT_EQ(bytes[i], kGarbage) << "byte " << i << " past struct_size " << old_size
+                                  << " was written";
   }
 }
 
@@ -269,8 +266,7 @@ class KilnStructSizeTest : public StructSizeTest {
 TEST_F(KilnStructSizeTest, RejectionNamesTheArgsStruct) {
   for (const Case& test : TooSmallCases()) {
     for (size_t size : {size_t{0}, test.too_small}) {
-      SCOPED_TRACE(std::string(test.args_name) + " with struct_size " +
-                   std::to_string(size));
+      SCOPED_TRACE(std::string(test.args_name) + " with struct_size " + std::to_string(size));
       Status status = test.call(size);
       EXPECT_TRUE(HasCode(status, PJRT_Error_Code_INVALID_ARGUMENT));
       EXPECT_TRUE(Contains(status.message, test.args_name));

@@ -17,8 +17,7 @@ std::string TopologyPlatformName(const PJRT_TopologyDescription* topology) {
   return std::string(args.platform_name, args.platform_name_size);
 }
 
-std::vector<PJRT_DeviceDescription*> DescriptionsOf(
-    const PJRT_TopologyDescription* topology) {
+std::vector<PJRT_DeviceDescription*> DescriptionsOf(const PJRT_TopologyDescription* topology) {
   auto args = MAKE_ARGS(PJRT_TopologyDescription_GetDeviceDescriptions_Args);
   args.topology = topology;
   EXPECT_PJRT_OK(api()->PJRT_TopologyDescription_GetDeviceDescriptions(&args));
@@ -175,12 +174,10 @@ TEST(KilnTopologyTest, RoundTripKeepsADeviceCountOfFour) {
 
 TEST(KilnTopologyTest, DeserializingGarbageIsInvalid) {
   SKIP_UNLESS_KILN();
-  for (const std::string& bytes :
-       {std::string(), std::string("not a topology"), std::string(7, '\xff'),
-        std::string(1, '\0')}) {
+  for (const std::string& bytes : {std::string(), std::string("not a topology"),
+                                   std::string(7, '\xff'), std::string(1, '\0')}) {
     TopologyPtr topology;
-    EXPECT_TRUE(HasCode(Deserialize(bytes, &topology),
-                        PJRT_Error_Code_INVALID_ARGUMENT))
+    EXPECT_TRUE(HasCode(Deserialize(bytes, &topology), PJRT_Error_Code_INVALID_ARGUMENT))
         << bytes.size() << " bytes";
   }
 }
@@ -197,8 +194,7 @@ std::vector<int> MemoryKindIds(const PJRT_TopologyDescription* topology) {
 }
 
 // The serialized ShapeProto of f32[2,3] in memory of kind `kind_id`.
-Status CanonicalShape(const PJRT_TopologyDescription* topology, int kind_id,
-                      std::string* bytes) {
+Status CanonicalShape(const PJRT_TopologyDescription* topology, int kind_id, std::string* bytes) {
   const int64_t dims[] = {2, 3};
   auto args = MAKE_ARGS(PJRT_TopologyDescription_MakeCanonicalShapeForMemorySpace_Args);
   args.topology = topology;
@@ -206,8 +202,7 @@ Status CanonicalShape(const PJRT_TopologyDescription* topology, int kind_id,
   args.dims = dims;
   args.num_dims = 2;
   args.element_type = PJRT_Buffer_Type_F32;
-  Status status =
-      Consume(api()->PJRT_TopologyDescription_MakeCanonicalShapeForMemorySpace(&args));
+  Status status = Consume(api()->PJRT_TopologyDescription_MakeCanonicalShapeForMemorySpace(&args));
   if (!status.ok()) return status;
   bytes->assign(args.serialized_shape, args.serialized_shape_size);
   EXPECT_NE(args.serialized_shape_deleter, nullptr);
@@ -251,7 +246,8 @@ TEST(KilnTopologyTest, CanonicalShapesAreRowMajorShapeProtos) {
     // element_type F32 (11), dimensions {2, 3} packed, layout {minor_to_major {1, 0}},
     // is_dynamic_dimension {false, false} packed.
     EXPECT_EQ(bytes, std::string("\x10\x0b\x1a\x02\x02\x03\x2a\x04\x0a\x02\x01\x00"
-                                 "\x32\x02\x00\x00", 16));
+                                 "\x32\x02\x00\x00",
+                                 16));
   }
   std::string bytes;
   Status unknown = CanonicalShape(get.topology, 7, &bytes);

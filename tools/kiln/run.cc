@@ -8,8 +8,8 @@
 #include <cctype>
 #include <chrono>
 #include <cstdio>
-#include <mutex>
 #include <cstring>
+#include <mutex>
 #include <optional>
 #include <utility>
 
@@ -95,11 +95,10 @@ StatusOr<runtime::FeedEntry> ParseEntry(const std::string& text) {
       return InvalidArgument("infeed entry '", literal, "': expected `dense<...> : tensor<...>`");
     }
     KILN_ASSIGN_OR_RETURN(ir::Module module,
-                          frontend::text::ParseModule(StrCat("func.func @f() -> ",
-                                                             literal.substr(colon + 1),
-                                                             " {\n  %0 = stablehlo.constant ",
-                                                             literal, "\n  return %0 : ",
-                                                             literal.substr(colon + 1), "\n}\n")));
+                          frontend::text::ParseModule(
+                              StrCat("func.func @f() -> ", literal.substr(colon + 1),
+                                     " {\n  %0 = stablehlo.constant ", literal,
+                                     "\n  return %0 : ", literal.substr(colon + 1), "\n}\n")));
     const ir::Operation* function = module.LookupFunction("f");
     const ir::Type& type = function->region(0).block(0).operations().front()->result(0)->type();
     if (!type.Is(ir::TypeKind::kTensor) || !type.HasStaticShape() ||
@@ -164,11 +163,12 @@ StatusOr<CaseResult> RunModule(const ir::Module& module, const RunOptions& optio
   env.interpreter = &io;
   runtime::GridRunner grid(feeds);
   env.grid = &grid;
-  KILN_RETURN_IF_ERROR(
-      compiler::Execute(*program->graph, buffers.parameters, buffers.outputs, env));
+  KILN_RETURN_IF_ERROR(compiler::Execute(*program->graph, buffers.parameters, buffers.outputs,
+                                         env));
   for (size_t i = 0; i < buffers.results.size(); ++i) {
     std::printf("%s\n", ResultText(program->result_shapes[i], buffers.results[i],
-                                    options.interpreter_format).c_str());
+                                   options.interpreter_format)
+                            .c_str());
   }
   while (std::optional<runtime::FeedEntry> entry = feeds.PopOutfeed(0)) {
     for (const runtime::FeedArray& array : *entry) {
@@ -210,20 +210,18 @@ std::vector<uint8_t> TimingArgument(const Shape& shape) {
   };
   switch (shape.element_type) {
     case ElementType::kF32:
-      fill.operator()<float>([&](int64_t) { return static_cast<double>(next() % 2000000) / 1e6 - 1; });
+      fill.operator()<float>([&](int64_t) {
+        return static_cast<double>(next() % 2000000) / 1e6 - 1;
+      });
       break;
     case ElementType::kF64:
-      fill.operator()<double>([&](int64_t) { return static_cast<double>(next() % 2000000) / 1e6 - 1; });
+      fill.operator()<double>([&](int64_t) {
+        return static_cast<double>(next() % 2000000) / 1e6 - 1;
+      });
       break;
-    case ElementType::kS32:
-      fill.operator()<int32_t>([&](int64_t) { return next() % 8; });
-      break;
-    case ElementType::kS64:
-      fill.operator()<int64_t>([&](int64_t) { return next() % 8; });
-      break;
-    case ElementType::kPred:
-      fill.operator()<uint8_t>([&](int64_t i) { return i % 2; });
-      break;
+    case ElementType::kS32: fill.operator()<int32_t>([&](int64_t) { return next() % 8; }); break;
+    case ElementType::kS64: fill.operator()<int64_t>([&](int64_t) { return next() % 8; }); break;
+    case ElementType::kPred: fill.operator()<uint8_t>([&](int64_t i) { return i % 2; }); break;
     default:  // other types: small byte patterns
       for (uint8_t& byte : data) byte = static_cast<uint8_t>(next() % 8);
   }
@@ -244,8 +242,8 @@ Status TimeNodes(const compiler::Program& program, int runs, std::vector<double>
   env.timed_graph = program.graph.get();
   env.timed_nodes = &seconds;
   for (int run = 0; run < runs; ++run) {
-    KILN_RETURN_IF_ERROR(
-        compiler::Execute(*program.graph, buffers.parameters, buffers.outputs, env));
+    KILN_RETURN_IF_ERROR(compiler::Execute(*program.graph, buffers.parameters, buffers.outputs,
+                                           env));
   }
   return Status::Ok();
 }
@@ -309,7 +307,8 @@ StatusOr<std::vector<std::string>> SplitArgsList(std::string_view text) {
   }
   if (text.size() < 2 || text.front() != '[' || text.back() != ']') {
     return InvalidArgument("--args takes a list of literals, --args=[dense<1> : tensor<2xi32>, "
-                           "...]; found '", text, "'");
+                           "...]; found '",
+                           text, "'");
   }
   text = text.substr(1, text.size() - 2);
   std::vector<std::string> literals;
@@ -326,7 +325,8 @@ StatusOr<std::vector<std::string>> SplitArgsList(std::string_view text) {
       if (!literal.empty()) {
         if (!literal.starts_with("dense<")) {
           return InvalidArgument("--args: expected dense elements, dense<...> : tensor<...>; "
-                                 "found '", literal, "'");
+                                 "found '",
+                                 literal, "'");
         }
         literals.emplace_back(literal);
       }

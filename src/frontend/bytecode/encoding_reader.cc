@@ -22,16 +22,22 @@ std::string HexByte(uint8_t byte) {
 
 std::string_view SectionName(uint8_t id) {
   static constexpr std::string_view kNames[kNumSectionIds] = {
-      "string",   "dialect",         "attribute/type",   "attribute/type offset", "IR",
-      "resource", "resource offset", "dialect versions", "properties"};
+      "string",    "dialect",  "attribute/type",  "attribute/type offset",
+      "IR",        "resource", "resource offset", "dialect versions",
+      "properties"};
   return id < kNumSectionIds ? kNames[id] : "unknown";
 }
 
 std::string_view SectionContext(uint8_t id) {
-  static constexpr std::string_view kContexts[kNumSectionIds] = {
-      "section string",   "section dialect",         "section attribute/type",
-      "section attribute/type offset", "section IR", "section resource",
-      "section resource offset", "section dialect versions", "section properties"};
+  static constexpr std::string_view kContexts[kNumSectionIds] = {"section string",
+                                                                 "section dialect",
+                                                                 "section attribute/type",
+                                                                 "section attribute/type offset",
+                                                                 "section IR",
+                                                                 "section resource",
+                                                                 "section resource offset",
+                                                                 "section dialect versions",
+                                                                 "section properties"};
   return id < kNumSectionIds ? kContexts[id] : "unknown section";
 }
 
@@ -48,8 +54,7 @@ StatusOr<uint8_t> EncodingReader::ReadByte(std::string_view what) {
   return data_[position_++];
 }
 
-StatusOr<std::span<const uint8_t>> EncodingReader::ReadBytes(uint64_t size,
-                                                             std::string_view what) {
+StatusOr<std::span<const uint8_t>> EncodingReader::ReadBytes(uint64_t size, std::string_view what) {
   if (size > remaining()) {
     return Error(StrCat("expected ", size, " bytes (", what, "), found only ", remaining(),
                         " before end of input"));
@@ -88,8 +93,7 @@ StatusOr<int64_t> EncodingReader::ReadSignedVarInt(std::string_view what) {
   return static_cast<int64_t>((encoded >> 1) ^ (~(encoded & 1) + 1));
 }
 
-StatusOr<EncodingReader::FlaggedVarInt> EncodingReader::ReadVarIntWithFlag(
-    std::string_view what) {
+StatusOr<EncodingReader::FlaggedVarInt> EncodingReader::ReadVarIntWithFlag(std::string_view what) {
   KILN_ASSIGN_OR_RETURN(uint64_t encoded, ReadVarInt(what));
   return FlaggedVarInt{encoded >> 1, (encoded & 1) != 0};
 }
@@ -119,8 +123,8 @@ StatusOr<uint64_t> EncodingReader::ReadIndex(std::string_view kind, std::string_
 }
 
 StatusOr<EncodingReader::FlaggedVarInt> EncodingReader::ReadIndexWithFlag(std::string_view kind,
-                                                                         std::string_view what,
-                                                                         uint64_t limit) {
+                                                                          std::string_view what,
+                                                                          uint64_t limit) {
   const uint64_t start = offset();
   KILN_ASSIGN_OR_RETURN(FlaggedVarInt flagged, ReadVarIntWithFlag(what));
   if (flagged.value >= limit) return IndexError(start, kind, what, limit, flagged.value);

@@ -44,10 +44,10 @@ std::string_view SectionContext(uint8_t id);
 
 // A section's header and contents as found in the file.
 struct RawSection {
-  uint8_t id = 0;                     // SectionId value, already checked to be known
-  uint64_t header_offset = 0;         // absolute offset of the id byte
-  uint64_t data_offset = 0;           // absolute offset of the first content byte
-  std::span<const uint8_t> data;      // the contents, after any alignment padding
+  uint8_t id = 0;                 // SectionId value, already checked to be known
+  uint64_t header_offset = 0;     // absolute offset of the id byte
+  uint64_t data_offset = 0;       // absolute offset of the first content byte
+  std::span<const uint8_t> data;  // the contents, after any alignment padding
 };
 
 // Reads primitives from `data`, which starts at absolute file offset

@@ -18,12 +18,12 @@ namespace kiln::frontend::bytecode {
 
 // Bytecode versions (mlir/include/mlir/Bytecode/Encoding.h) and what each added.
 enum BytecodeVersion : uint64_t {
-  kVersionDialectVersioning = 1,     // dialects may carry a version section
-  kVersionLazyLoading = 2,           // isolated regions sit in nested IR sections
-  kVersionUseListOrdering = 3,       // use-list orders after results and block arguments
-  kVersionElideBlockArgLocation = 4, // (type << 1 | hasLocation) block args; op-name count
-  kVersionNativeProperties = 5,      // properties section; op names carry "registered"
-  kVersionOdsSegmentSizes = 6,       // operand segment sizes move into properties
+  kVersionDialectVersioning = 1,      // dialects may carry a version section
+  kVersionLazyLoading = 2,            // isolated regions sit in nested IR sections
+  kVersionUseListOrdering = 3,        // use-list orders after results and block arguments
+  kVersionElideBlockArgLocation = 4,  // (type << 1 | hasLocation) block args; op-name count
+  kVersionNativeProperties = 5,       // properties section; op names carry "registered"
+  kVersionOdsSegmentSizes = 6,        // operand segment sizes move into properties
 };
 inline constexpr uint64_t kMinBytecodeVersion = 0;
 inline constexpr uint64_t kMaxBytecodeVersion = 6;
@@ -55,7 +55,7 @@ struct File {
   // A resource from the resource sections (large constants kept out of line).
   struct Resource {
     enum class Kind : uint8_t { kBlob = 0, kBool = 1, kString = 2 };
-    std::string group;      // the external provider's key or the dialect's name
+    std::string group;  // the external provider's key or the dialect's name
     bool dialect_group = false;
     std::string key;
     Kind kind = Kind::kBlob;
@@ -65,8 +65,8 @@ struct File {
   // file (MLIR's per-scope numbering is resolved), all below num_value_ids.
   struct Value {
     uint64_t id = 0;
-    uint64_t type = 0;                   // index into types
-    std::optional<uint64_t> location;    // index into attributes; none = unknown location
+    uint64_t type = 0;                 // index into types
+    std::optional<uint64_t> location;  // index into attributes; none = unknown location
   };
   struct Block {
     std::vector<Value> arguments;
@@ -88,8 +88,8 @@ struct File {
     std::vector<uint64_t> operand_ids;   // value ids; may refer to later definitions
     std::vector<uint64_t> successors;    // block indices within the enclosing region
     std::vector<Region> regions;
-    bool isolated = false;               // the writer marked the regions isolated from above
-    uint64_t offset = 0;                 // absolute offset of the op's encoding, for messages
+    bool isolated = false;  // the writer marked the regions isolated from above
+    uint64_t offset = 0;    // absolute offset of the op's encoding, for messages
   };
 
   uint64_t version = 0;

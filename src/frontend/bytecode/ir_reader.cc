@@ -63,8 +63,8 @@ struct Frame {
   bool in_region = false;    // its header has been read and its blocks are being read
   uint64_t block = 0;        // the block being read
   uint64_t num_blocks = 0;
-  uint64_t ops_left = 0;     // operations of the block not yet read
-  bool has_values = false;   // the region reserved value slots
+  uint64_t ops_left = 0;    // operations of the block not yet read
+  bool has_values = false;  // the region reserved value slots
 };
 
 class IrReader {
@@ -215,8 +215,7 @@ class IrReader {
     child.opens_scope = op.isolated;
     if (op.isolated && file_.version >= kVersionLazyLoading) {
       EncodingReader& reader = readers_[reader_index];
-      KILN_ASSIGN_OR_RETURN(RawSection nested,
-                            reader.ReadSection("the regions of an isolated op"));
+      KILN_ASSIGN_OR_RETURN(RawSection nested, reader.ReadSection("the regions of an isolated op"));
       if (nested.id != static_cast<uint8_t>(SectionId::kIR)) {
         return reader.ErrorAt(nested.header_offset,
                               StrCat("expected an IR section (id 4) holding the regions of ",
@@ -241,21 +240,21 @@ class IrReader {
     }
     File::Operation op;
     op.offset = reader.offset();
-    KILN_ASSIGN_OR_RETURN(uint64_t name, reader.ReadIndex("an op name index",
-                                                          file_.op_names.size()));
+    KILN_ASSIGN_OR_RETURN(uint64_t name,
+                          reader.ReadIndex("an op name index", file_.op_names.size()));
     op.name = static_cast<uint32_t>(name);
     const uint64_t mask_offset = reader.offset();
     KILN_ASSIGN_OR_RETURN(uint8_t mask, reader.ReadByte("the op encoding mask"));
     if ((mask & ~kKnownMaskBits) != 0) {
-      return reader.ErrorAt(mask_offset, StrCat("expected an op encoding mask within 0x7F, found ",
-                                                HexByte(mask), " (op ", OpFullName(file_, op),
-                                                ")"));
+      return reader.ErrorAt(mask_offset,
+                            StrCat("expected an op encoding mask within 0x7F, found ",
+                                   HexByte(mask), " (op ", OpFullName(file_, op), ")"));
     }
     const uint64_t num_attributes = file_.attributes.size();
     KILN_ASSIGN_OR_RETURN(op.location, reader.ReadIndex("an op location", num_attributes));
     if (mask & kHasAttrs) {
-      KILN_ASSIGN_OR_RETURN(op.attr_dict, reader.ReadIndex("an op attribute dictionary",
-                                                           num_attributes));
+      KILN_ASSIGN_OR_RETURN(op.attr_dict,
+                            reader.ReadIndex("an op attribute dictionary", num_attributes));
     }
     if (mask & kHasProperties) KILN_RETURN_IF_ERROR(ReadProperties(reader, op));
     if (mask & kHasResults) {
@@ -303,9 +302,8 @@ class IrReader {
       KILN_ASSIGN_OR_RETURN(op.properties,
                             reader.ReadIndex("a properties index", file_.properties.size()));
     } else {
-      KILN_ASSIGN_OR_RETURN(op.properties_attr,
-                            reader.ReadIndex("an op properties attribute",
-                                             file_.attributes.size()));
+      KILN_ASSIGN_OR_RETURN(op.properties_attr, reader.ReadIndex("an op properties attribute",
+                                                                 file_.attributes.size()));
     }
     return Status::Ok();
   }
@@ -315,9 +313,8 @@ class IrReader {
     KILN_ASSIGN_OR_RETURN(EncodingReader::FlaggedVarInt regions,
                           reader.ReadVarIntWithFlag("the region count and isolation flag"));
     if (regions.value > reader.remaining()) {
-      return reader.ErrorAt(start, StrCat("expected a region count of at most ",
-                                          reader.remaining(), " (one byte each), found ",
-                                          regions.value));
+      return reader.ErrorAt(start, StrCat("expected a region count of at most ", reader.remaining(),
+                                          " (one byte each), found ", regions.value));
     }
     KILN_RETURN_IF_ERROR(Claim(reader, start, regions.value, "regions"));
     op.regions.resize(regions.value);
@@ -353,10 +350,10 @@ class IrReader {
     Scope& scope = scopes_.back();
     RegionSlots& region = scope.regions.back();
     if (count > region.end - region.next) {
-      return reader.ErrorAt(offset, StrCat("expected at most ", region.end - region.next,
-                                           " more values in this region (it declared ",
-                                           region.end - region.begin, "), found ", count, " ",
-                                           what));
+      return reader.ErrorAt(offset,
+                            StrCat("expected at most ", region.end - region.next,
+                                   " more values in this region (it declared ",
+                                   region.end - region.begin, "), found ", count, " ", what));
     }
     ids.reserve(count);
     for (uint64_t i = 0; i < count; ++i) {

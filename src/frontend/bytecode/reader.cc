@@ -28,7 +28,8 @@ Status ReadHeader(std::span<const uint8_t> bytes, EncodingReader& reader, File& 
       found += {kDigits[bytes[i] >> 4], kDigits[bytes[i] & 15]};
     }
     return reader.ErrorAt(0, StrCat("expected the MLIR bytecode magic 4D 4C EF 52 (\"ML\\xEFR\"), "
-                                    "found ", found.empty() ? "an empty input" : found));
+                                    "found ",
+                                    found.empty() ? "an empty input" : found));
   }
   KILN_RETURN_IF_ERROR(reader.ReadBytes(4, "the magic").status());
   const uint64_t version_offset = reader.offset();
@@ -40,8 +41,7 @@ Status ReadHeader(std::span<const uint8_t> bytes, EncodingReader& reader, File& 
                                  "); ask the producer for an older target version"));
   }
   file.producer_offset = reader.offset();
-  KILN_ASSIGN_OR_RETURN(std::string_view producer,
-                        reader.ReadNulTerminatedString("the producer"));
+  KILN_ASSIGN_OR_RETURN(std::string_view producer, reader.ReadNulTerminatedString("the producer"));
   file.producer = std::string(producer);
   return Status::Ok();
 }
@@ -122,8 +122,8 @@ Status ReadDialectSection(const RawSection& section, File& file) {
     File::Dialect dialect;
     EncodingReader::FlaggedVarInt name{};
     if (file.version < kVersionDialectVersioning) {
-      KILN_ASSIGN_OR_RETURN(name.value, reader.ReadIndex("a dialect name (a string index)",
-                                                         num_strings));
+      KILN_ASSIGN_OR_RETURN(name.value,
+                            reader.ReadIndex("a dialect name (a string index)", num_strings));
     } else {
       KILN_ASSIGN_OR_RETURN(name, reader.ReadIndexWithFlag("a dialect name (a string index)",
                                                            num_strings));
@@ -154,11 +154,11 @@ Status ReadDialectSection(const RawSection& section, File& file) {
       op_name.dialect = static_cast<uint32_t>(dialect);
       EncodingReader::FlaggedVarInt name{};
       if (file.version < kVersionNativeProperties) {
-        KILN_ASSIGN_OR_RETURN(name.value, reader.ReadIndex("an op name (a string index)",
-                                                           num_strings));
+        KILN_ASSIGN_OR_RETURN(name.value,
+                              reader.ReadIndex("an op name (a string index)", num_strings));
       } else {
-        KILN_ASSIGN_OR_RETURN(name, reader.ReadIndexWithFlag("an op name (a string index)",
-                                                             num_strings));
+        KILN_ASSIGN_OR_RETURN(name,
+                              reader.ReadIndexWithFlag("an op name (a string index)", num_strings));
         op_name.registered = name.flag;
       }
       op_name.name = file.strings[name.value];
@@ -181,10 +181,10 @@ Status ReadEntryGroups(EncodingReader& reader, const RawSection& data, uint64_t 
     const uint64_t group_offset = reader.offset();
     KILN_ASSIGN_OR_RETURN(uint64_t group, reader.ReadCount("the entry count of a group"));
     if (group > left) {
-      return reader.ErrorAt(group_offset, StrCat("expected ", kind == "attribute" ? "an " : "a ",
-                                                 kind, " group of at most ", left,
-                                                 " entries (the count still missing), found ",
-                                                 group));
+      return reader.ErrorAt(group_offset,
+                            StrCat("expected ", kind == "attribute" ? "an " : "a ", kind,
+                                   " group of at most ", left,
+                                   " entries (the count still missing), found ", group));
     }
     for (uint64_t i = 0; i < group; ++i) {
       const uint64_t size_offset = reader.offset();
@@ -212,19 +212,18 @@ Status ReadAttrTypeSections(const RawSection& data, const RawSection& offsets, F
   KILN_ASSIGN_OR_RETURN(uint64_t num_attributes, reader.ReadCount("the attribute count"));
   KILN_ASSIGN_OR_RETURN(uint64_t num_types, reader.ReadCount("the type count"));
   if (num_attributes + num_types > reader.remaining()) {
-    return reader.Error(StrCat("expected sizes for ", num_attributes, " attributes and ",
-                               num_types, " types, but only ", reader.remaining(),
-                               " bytes remain"));
+    return reader.Error(StrCat("expected sizes for ", num_attributes, " attributes and ", num_types,
+                               " types, but only ", reader.remaining(), " bytes remain"));
   }
   uint64_t position = 0;
   KILN_RETURN_IF_ERROR(ReadEntryGroups(reader, data, num_attributes, "attribute", file, position,
                                        file.attributes));
-  KILN_RETURN_IF_ERROR(
-      ReadEntryGroups(reader, data, num_types, "type", file, position, file.types));
+  KILN_RETURN_IF_ERROR(ReadEntryGroups(reader, data, num_types, "type", file, position,
+                                       file.types));
   if (!reader.empty()) {
     return reader.Error(StrCat("expected the end of the section after ", num_attributes,
-                               " attributes and ", num_types, " types, found ",
-                               reader.remaining(), " more bytes"));
+                               " attributes and ", num_types, " types, found ", reader.remaining(),
+                               " more bytes"));
   }
   return Status::Ok();
 }
@@ -265,7 +264,8 @@ Status ReadResourceGroup(EncodingReader& offsets, EncodingReader& data, std::str
     KILN_ASSIGN_OR_RETURN(uint8_t kind, offsets.ReadByte("the kind of a resource"));
     if (kind > static_cast<uint8_t>(File::Resource::Kind::kString)) {
       return offsets.ErrorAt(kind_offset, StrCat("expected a resource kind 0 (blob), 1 (bool) or "
-                                                 "2 (string), found ", int{kind}));
+                                                 "2 (string), found ",
+                                                 int{kind}));
     }
     resource.kind = static_cast<File::Resource::Kind>(kind);
     KILN_ASSIGN_OR_RETURN(resource.bytes, data.ReadBytes(size, "the data of a resource"));
@@ -291,18 +291,18 @@ Status ReadResourceSections(const std::optional<RawSection>& data,
   KILN_ASSIGN_OR_RETURN(uint64_t external,
                         offset_reader.ReadCount("the external resource group count"));
   for (uint64_t i = 0; i < external; ++i) {
-    KILN_ASSIGN_OR_RETURN(uint64_t key, offset_reader.ReadIndex(
-                                            "an external resource group (a string index)",
-                                            file.strings.size()));
-    KILN_RETURN_IF_ERROR(
-        ReadResourceGroup(offset_reader, data_reader, file.strings[key], false, file));
+    KILN_ASSIGN_OR_RETURN(uint64_t key,
+                          offset_reader.ReadIndex("an external resource group (a string index)",
+                                                  file.strings.size()));
+    KILN_RETURN_IF_ERROR(ReadResourceGroup(offset_reader, data_reader, file.strings[key], false,
+                                           file));
   }
   while (!offset_reader.empty()) {
     KILN_ASSIGN_OR_RETURN(uint64_t dialect,
                           offset_reader.ReadIndex("the dialect of a resource group",
                                                   file.dialects.size()));
-    KILN_RETURN_IF_ERROR(ReadResourceGroup(offset_reader, data_reader,
-                                           file.dialects[dialect].name, true, file));
+    KILN_RETURN_IF_ERROR(ReadResourceGroup(offset_reader, data_reader, file.dialects[dialect].name,
+                                           true, file));
   }
   return Status::Ok();
 }
@@ -356,9 +356,8 @@ StatusOr<std::string_view> TextualEntry(const File::AttrTypeEntry& entry) {
   }
   KILN_ASSIGN_OR_RETURN(std::string_view text, reader.ReadNulTerminatedString("the entry text"));
   if (!reader.empty()) {
-    return reader.Error(
-        StrCat("expected the end of the entry after its text, found ", reader.remaining(),
-               " more bytes"));
+    return reader.Error(StrCat("expected the end of the entry after its text, found ",
+                               reader.remaining(), " more bytes"));
   }
   return text;
 }

@@ -93,8 +93,7 @@ class Converter {
                                           const std::vector<Leaves>& arguments);
   // The parameters of `computation` as flattened block arguments.
   StatusOr<std::vector<Leaves>> BlockArguments(const Computation& computation,
-                                               std::string_view prefix,
-                                               std::string& declaration);
+                                               std::string_view prefix, std::string& declaration);
   // Resolves `in`'s operands and hands it to its opcode's emitter.
   Status EmitInstruction(const Instruction& in, const Computation& computation,
                          const std::vector<Leaves>& parameters,

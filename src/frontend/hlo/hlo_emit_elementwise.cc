@@ -15,10 +15,10 @@ namespace {
 // result: the StableHLO name is the HLO one with '-' as '_'.
 constexpr std::string_view kSameNamedOps[] = {
     // unary
-    "abs", "negate", "exponential", "exponential-minus-one", "log", "log-plus-one", "sqrt",
-    "rsqrt", "cbrt", "tanh", "logistic", "sine", "cosine", "tan", "floor", "ceil",
-    "round-nearest-afz", "round-nearest-even", "sign", "not", "is-finite", "popcnt",
-    "count-leading-zeros", "real", "imag", "convert", "bitcast-convert", "reshape",
+    "abs", "negate", "exponential", "exponential-minus-one", "log", "log-plus-one", "sqrt", "rsqrt",
+    "cbrt", "tanh", "logistic", "sine", "cosine", "tan", "floor", "ceil", "round-nearest-afz",
+    "round-nearest-even", "sign", "not", "is-finite", "popcnt", "count-leading-zeros", "real",
+    "imag", "convert", "bitcast-convert", "reshape",
     // binary
     "add", "subtract", "multiply", "divide", "remainder", "maximum", "minimum", "power", "atan2",
     "and", "or", "xor", "shift-left", "shift-right-arithmetic", "shift-right-logical", "complex",
@@ -26,8 +26,8 @@ constexpr std::string_view kSameNamedOps[] = {
     "select", "clamp"};
 
 // Opcodes newer XLA has that StableHLO keeps in CHLO (same name there).
-constexpr std::string_view kChloOps[] = {"erf",  "acos", "acosh", "asin", "asinh",
-                                         "atan", "atanh", "cosh", "sinh"};
+constexpr std::string_view kChloOps[] = {"erf",  "acos",  "acosh", "asin", "asinh",
+                                         "atan", "atanh", "cosh",  "sinh"};
 
 // An opcode of kSameNamedOps: stablehlo.<opcode>, with '-' as '_'.
 Status EmitSameNamed(Emission& e) {
@@ -46,17 +46,23 @@ Status EmitBitcast(Emission& e) { return e.Emit("stablehlo.reshape", e.flat, "")
 std::string ComparisonType(const Instruction& in, const Shape& operand) {
   if (!in.comparison_type.empty()) return in.comparison_type;
   switch (operand.type) {
-    case PrimitiveType::kF16: case PrimitiveType::kBF16: case PrimitiveType::kF32:
-    case PrimitiveType::kF64: case PrimitiveType::kC64: case PrimitiveType::kC128:
-    case PrimitiveType::kF8E5M2: case PrimitiveType::kF8E4M3FN:
-    case PrimitiveType::kF8E4M3B11FNUZ: case PrimitiveType::kF8E5M2FNUZ:
-    case PrimitiveType::kF8E4M3FNUZ:
-      return "FLOAT";
-    case PrimitiveType::kS4: case PrimitiveType::kS8: case PrimitiveType::kS16:
-    case PrimitiveType::kS32: case PrimitiveType::kS64:
-      return "SIGNED";
-    default:
-      return "UNSIGNED";
+    case PrimitiveType::kF16:
+    case PrimitiveType::kBF16:
+    case PrimitiveType::kF32:
+    case PrimitiveType::kF64:
+    case PrimitiveType::kC64:
+    case PrimitiveType::kC128:
+    case PrimitiveType::kF8E5M2:
+    case PrimitiveType::kF8E4M3FN:
+    case PrimitiveType::kF8E4M3B11FNUZ:
+    case PrimitiveType::kF8E5M2FNUZ:
+    case PrimitiveType::kF8E4M3FNUZ: return "FLOAT";
+    case PrimitiveType::kS4:
+    case PrimitiveType::kS8:
+    case PrimitiveType::kS16:
+    case PrimitiveType::kS32:
+    case PrimitiveType::kS64: return "SIGNED";
+    default: return "UNSIGNED";
   }
 }
 
@@ -75,7 +81,8 @@ Status EmitCompare(Emission& e) {
   const std::string type = ComparisonType(in, lhs.shape);
   if (std::find(std::begin(kTypes), std::end(kTypes), type) == std::end(kTypes)) {
     return InvalidArgument("expected comparison_type FLOAT, TOTALORDER, SIGNED or UNSIGNED, "
-                           "found \"", type, "\"");
+                           "found \"",
+                           type, "\"");
   }
   return e.Emit("stablehlo.compare", e.flat,
                 "compare_type = #stablehlo<comparison_type " + type +

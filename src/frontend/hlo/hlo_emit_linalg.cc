@@ -105,8 +105,8 @@ Status EmitBatchNorm(Emission& e) {
   std::string text = epsilon;
   if (text.find_first_of(".en") == std::string::npos) text += ".0";
   return e.Emit(name, e.flat,
-                "epsilon = " + text + " : f32, feature_index = " +
-                    std::to_string(e.in.feature_index) + " : i64");
+                "epsilon = " + text +
+                    " : f32, feature_index = " + std::to_string(e.in.feature_index) + " : i64");
 }
 
 // This family's opcodes and their emitters.

@@ -106,8 +106,8 @@ Status EmitConditional(Emission& e) {
   for (size_t i = 0; i < in.called_computation_ids.size(); ++i) {
     KILN_ASSIGN_OR_RETURN(const Computation* branch, e.converter.Called(in, i));
     if (i > 0) regions += ", ";
-    KILN_RETURN_IF_ERROR(
-        e.converter.EmitRegion(*branch, e.depth, e.indent, regions, false, {e.operands[i + 1]}));
+    KILN_RETURN_IF_ERROR(e.converter.EmitRegion(*branch, e.depth, e.indent, regions, false,
+                                                {e.operands[i + 1]}));
   }
   const bool is_pred = selector.shape.type == PrimitiveType::kPred;
   return e.Emit(is_pred ? "stablehlo.if" : "stablehlo.case", {selector}, "", regions);

@@ -90,8 +90,8 @@ Status ScalarStarts(Emission& e, size_t first, size_t rank) {
     e.out += e.indent + text + "\n";
     Leaves scalar;
     KILN_ASSIGN_OR_RETURN(scalar, converter.Results(Shape{starts.shape.type, {}, {}, false}, lhs));
-    KILN_ASSIGN_OR_RETURN(text, converter.OpText("stablehlo.reshape", lhs, piece, "", "", scalar,
-                                                 e.in));
+    KILN_ASSIGN_OR_RETURN(text,
+                          converter.OpText("stablehlo.reshape", lhs, piece, "", "", scalar, e.in));
     e.out += e.indent + text + "\n";
     flat.push_back(scalar[0]);
   }
@@ -123,8 +123,8 @@ Status EmitGather(Emission& e) {
   dims += ", start_index_map = " + List(g.start_index_map) +
           ", index_vector_dim = " + std::to_string(g.index_vector_dim);
   return e.Emit("stablehlo.gather", e.flat,
-                "dimension_numbers = #stablehlo.gather<" + dims + ">, indices_are_sorted = " +
-                    (e.in.indices_are_sorted ? "true" : "false") +
+                "dimension_numbers = #stablehlo.gather<" + dims +
+                    ">, indices_are_sorted = " + (e.in.indices_are_sorted ? "true" : "false") +
                     ", slice_sizes = " + I64Array(e.in.gather_slice_sizes));
 }
 

@@ -101,8 +101,8 @@ Status EmitRng(Emission& e) {
                            in.distribution);
   }
   KILN_RETURN_IF_ERROR(e.ExpectOperands(2));
-  Leaf shape{e.converter.NewValueName(), Shape{PrimitiveType::kS64,
-             {static_cast<int64_t>(in.shape.dims.size())}, {}, false}};
+  Leaf shape{e.converter.NewValueName(),
+             Shape{PrimitiveType::kS64, {static_cast<int64_t>(in.shape.dims.size())}, {}, false}};
   std::vector<uint8_t> dims(in.shape.dims.size() * 8);
   if (!dims.empty()) std::memcpy(dims.data(), in.shape.dims.data(), dims.size());
   KILN_ASSIGN_OR_RETURN(std::string type, TypeText(shape.shape));

@@ -143,8 +143,19 @@ Status DecodeLiteral(const Field& message, int depth, Literal& literal) {
       }
       // Raw little-endian bytes: u8s, f16s, bf16s, s8s, u16s, s16s and the
       // 8- and 4-bit types (s4s, u4s, f8 variants).
-      case 3: case 11: case 13: case 15: case 16: case 17: case 19: case 20:
-      case 21: case 22: case 23: case 24: case 25: {
+      case 3:
+      case 11:
+      case 13:
+      case 15:
+      case 16:
+      case 17:
+      case 19:
+      case 20:
+      case 21:
+      case 22:
+      case 23:
+      case 24:
+      case 25: {
         KILN_RETURN_IF_ERROR(Expect(field, WireType::kLengthDelimited, "LiteralProto elements"));
         literal.data.insert(literal.data.end(), field.bytes.begin(), field.bytes.end());
         return Status::Ok();
@@ -158,20 +169,21 @@ Status DecodeWindow(const Field& message, std::vector<WindowDimension>& window) 
   return ForEachField(message, "a Window", [&](const Field& dimension) -> Status {
     if (dimension.number != 1) return Status::Ok();
     WindowDimension d;
-    KILN_RETURN_IF_ERROR(ForEachField(dimension, "a WindowDimension", [&](const Field& f) -> Status {
-      if (f.number < 1 || f.number > 7) return Status::Ok();
-      KILN_ASSIGN_OR_RETURN(int64_t value, Int(f, "a WindowDimension field"));
-      switch (f.number) {
-        case 1: d.size = value; break;
-        case 2: d.stride = value; break;
-        case 3: d.padding_low = value; break;
-        case 4: d.padding_high = value; break;
-        case 5: d.window_dilation = value; break;
-        case 6: d.base_dilation = value; break;
-        case 7: d.reversal = value != 0; break;
-      }
-      return Status::Ok();
-    }));
+    KILN_RETURN_IF_ERROR(
+        ForEachField(dimension, "a WindowDimension", [&](const Field& f) -> Status {
+          if (f.number < 1 || f.number > 7) return Status::Ok();
+          KILN_ASSIGN_OR_RETURN(int64_t value, Int(f, "a WindowDimension field"));
+          switch (f.number) {
+            case 1: d.size = value; break;
+            case 2: d.stride = value; break;
+            case 3: d.padding_low = value; break;
+            case 4: d.padding_high = value; break;
+            case 5: d.window_dilation = value; break;
+            case 6: d.base_dilation = value; break;
+            case 7: d.reversal = value != 0; break;
+          }
+          return Status::Ok();
+        }));
     window.push_back(d);
     return Status::Ok();
   });
@@ -183,7 +195,12 @@ Status DecodeConvolutionDims(const Field& message, ConvolutionDims& dims) {
       case 11: return Ints(f, "input_spatial_dimensions", dims.input_spatial);
       case 6: return Ints(f, "kernel_spatial_dimensions", dims.kernel_spatial);
       case 12: return Ints(f, "output_spatial_dimensions", dims.output_spatial);
-      case 3: case 4: case 7: case 8: case 9: case 10: {
+      case 3:
+      case 4:
+      case 7:
+      case 8:
+      case 9:
+      case 10: {
         KILN_ASSIGN_OR_RETURN(int64_t value, Int(f, "a convolution dimension"));
         if (f.number == 7) dims.input_batch = value;
         if (f.number == 8) dims.input_feature = value;
@@ -346,7 +363,8 @@ Status DecodeInstructionField(const Field& f, Instruction& in) {
     case 15: return DecodeWindow(f, in.window);
     case 16: return DecodeConvolutionDims(f, in.convolution);
     case 17: return DecodeSliceDimensions(f, in.slices);
-    case 18: case 19: {
+    case 18:
+    case 19: {
       int64_t bits = 0;
       KILN_RETURN_IF_ERROR(SetInt(f, "exponent_bits/mantissa_bits", bits));
       (f.number == 18 ? in.exponent_bits : in.mantissa_bits) = static_cast<int32_t>(bits);
@@ -360,7 +378,8 @@ Status DecodeInstructionField(const Field& f, Instruction& in) {
       in.distribution = static_cast<int32_t>(distribution);
       return Status::Ok();
     }
-    case 31: case 70: {
+    case 31:
+    case 70: {
       int64_t value = 0;
       KILN_RETURN_IF_ERROR(SetInt(f, f.number == 31 ? "fft_type" : "rng_algorithm", value));
       (f.number == 31 ? in.fft_type : in.rng_algorithm) = static_cast<int32_t>(value);
@@ -415,10 +434,10 @@ Status DecodeComputation(const Field& message, Computation& computation) {
       case 1: return SetString(f, "HloComputationProto.name", computation.name);
       case 2: {
         Instruction instruction;
-        KILN_RETURN_IF_ERROR(
-            ForEachField(f, "an HloInstructionProto", [&](const Field& field) -> Status {
-              return DecodeInstructionField(field, instruction);
-            }));
+        KILN_RETURN_IF_ERROR(ForEachField(f, "an HloInstructionProto",
+                                          [&](const Field& field) -> Status {
+                                            return DecodeInstructionField(field, instruction);
+                                          }));
         computation.instructions.push_back(std::move(instruction));
         return Status::Ok();
       }
@@ -472,8 +491,8 @@ StatusOr<Module> DecodeModule(std::span<const uint8_t> bytes) {
     switch (f.number) {
       case 1: KILN_RETURN_IF_ERROR(SetString(f, "HloModuleProto.name", module.name)); break;
       case 2:
-        KILN_RETURN_IF_ERROR(
-            SetString(f, "HloModuleProto.entry_computation_name", module.entry_computation_name));
+        KILN_RETURN_IF_ERROR(SetString(f, "HloModuleProto.entry_computation_name",
+                                       module.entry_computation_name));
         break;
       case 3: {
         Computation computation;
@@ -482,8 +501,8 @@ StatusOr<Module> DecodeModule(std::span<const uint8_t> bytes) {
         break;
       }
       case 6:
-        KILN_RETURN_IF_ERROR(
-            SetInt(f, "HloModuleProto.entry_computation_id", module.entry_computation_id));
+        KILN_RETURN_IF_ERROR(SetInt(f, "HloModuleProto.entry_computation_id",
+                                    module.entry_computation_id));
         break;
       case 8: KILN_RETURN_IF_ERROR(DecodeDonations(f, true, module.donations)); break;
       case 18: KILN_RETURN_IF_ERROR(DecodeDonations(f, false, module.donations)); break;

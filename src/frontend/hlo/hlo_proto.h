@@ -8,8 +8,8 @@
 #pragma once
 
 #include <cstdint>
-#include <span>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 

@@ -44,8 +44,8 @@ StatusOr<size_t> LeafPosition(const Shape& shape, const std::vector<int64_t>& in
                              ", which goes into an array");
     }
     if (element < 0 || element >= static_cast<int64_t>(at->tuple.size())) {
-      return InvalidArgument(what, " has shape index ", IndexText(index), "; element ",
-                             element, " of a tuple of ", at->tuple.size());
+      return InvalidArgument(what, " has shape index ", IndexText(index), "; element ", element,
+                             " of a tuple of ", at->tuple.size());
     }
     for (int64_t k = 0; k < element; ++k) position += LeafCount(at->tuple[k]);
     at = &at->tuple[element];
@@ -171,8 +171,8 @@ std::string Hex(std::span<const uint8_t> bytes) {
 // A single array operand's leaf.
 StatusOr<Leaf> Single(const Leaves& leaves, size_t index) {
   if (leaves.size() != 1) {
-    return InvalidArgument("operand ", index, " must be an array, found a tuple of ",
-                           leaves.size(), " arrays");
+    return InvalidArgument("operand ", index, " must be an array, found a tuple of ", leaves.size(),
+                           " arrays");
   }
   return leaves[0];
 }
@@ -216,8 +216,8 @@ StatusOr<std::string> Converter::Run() {
   }
   if (entry == nullptr) {
     return InvalidArgument("the HloModuleProto names entry computation ",
-                           module_.entry_computation_id, " (\"",
-                           module_.entry_computation_name, "\"), but has no such computation");
+                           module_.entry_computation_id, " (\"", module_.entry_computation_name,
+                           "\"), but has no such computation");
   }
   // Entry parameters in parameter_number order, each flattened.
   std::string signature;
@@ -265,15 +265,15 @@ StatusOr<std::string> Converter::DonatingSignature(const Computation& entry,
   }
   std::vector<std::string> attributes(leaves);
   for (const Donation& donation : module_.donations) {
-    const std::string what = StrCat(donation.output_index ? "an input_output_alias" : "a buffer_donor",
+    const std::string what = StrCat(donation.output_index ? "an input_output_alias"
+                                                          : "a buffer_donor",
                                     " entry of parameter ", donation.parameter);
     if (donation.parameter < 0 || donation.parameter >= static_cast<int64_t>(arguments.size())) {
-      return InvalidArgument(what, ": the entry computation has ", arguments.size(),
-                             " parameters");
+      return InvalidArgument(what, ": the entry computation has ", arguments.size(), " parameters");
     }
     const auto parameter = static_cast<size_t>(donation.parameter);
-    KILN_ASSIGN_OR_RETURN(size_t within,
-                          LeafPosition(parameters[parameter]->shape, donation.parameter_index, what));
+    KILN_ASSIGN_OR_RETURN(size_t within, LeafPosition(parameters[parameter]->shape,
+                                                      donation.parameter_index, what));
     std::string& attribute = attributes[first_leaf[parameter] + within];
     if (!attribute.empty()) {
       return InvalidArgument(what, " names a parameter buffer another entry names too");
@@ -283,8 +283,8 @@ StatusOr<std::string> Converter::DonatingSignature(const Computation& entry,
       continue;
     }
     if (root == nullptr) return InvalidArgument(what, ": the entry computation has no root");
-    KILN_ASSIGN_OR_RETURN(size_t result, LeafPosition(root->shape, *donation.output_index,
-                                                      what + "'s output"));
+    KILN_ASSIGN_OR_RETURN(size_t result,
+                          LeafPosition(root->shape, *donation.output_index, what + "'s output"));
     attribute = StrCat("tf.aliasing_output = ", result, " : i32");
   }
   std::string signature;
@@ -312,7 +312,8 @@ Status Converter::EmitComputation(const Computation& computation,
     if (++emitted_ > budget_) {
       return InvalidArgument("inlining called computations gives more than ", budget_,
                              " instructions (computations called from many places at many "
-                             "levels multiply); at ", computation.name);
+                             "levels multiply); at ",
+                             computation.name);
     }
     Leaves result;
     Status status = EmitInstruction(instruction, computation, parameters, values, depth, indent,
@@ -323,8 +324,7 @@ Status Converter::EmitComputation(const Computation& computation,
       if (!instruction.source_file.empty()) {
         where += " at " + instruction.source_file + ":" + std::to_string(instruction.source_line);
       }
-      return Status(status.code(), StrCat(where, " in ", computation.name, ": ",
-                                          status.message()));
+      return Status(status.code(), StrCat(where, " in ", computation.name, ": ", status.message()));
     }
     values[instruction.id] = std::move(result);
   }
@@ -408,7 +408,6 @@ Status Converter::EmitRegion(const Computation& computation, int depth, const st
   return Status::Ok();
 }
 
-
 StatusOr<Leaves> Converter::Results(const Shape& shape, std::string& lhs) {
   std::vector<Shape> shapes;
   Flatten(shape, shapes);
@@ -425,7 +424,6 @@ StatusOr<Leaves> Converter::Results(const Shape& shape, std::string& lhs) {
   }
   return leaves;
 }
-
 
 StatusOr<std::string> Converter::OpText(std::string_view name, const std::string& lhs,
                                         const Leaves& operands, const std::string& properties,

@@ -51,9 +51,8 @@ StatusOr<Field> Reader::Next() {
     case 2: {
       KILN_ASSIGN_OR_RETURN(uint64_t length, Varint("a field length"));
       if (length > data_.size() - position_) {
-        return InvalidArgument("byte ", base_ + position_, ": field ", field.number,
-                               " claims ", length, " bytes, but only ",
-                               data_.size() - position_, " remain");
+        return InvalidArgument("byte ", base_ + position_, ": field ", field.number, " claims ",
+                               length, " bytes, but only ", data_.size() - position_, " remain");
       }
       field.type = WireType::kLengthDelimited;
       field.bytes = data_.subspan(position_, static_cast<size_t>(length));
@@ -62,8 +61,8 @@ StatusOr<Field> Reader::Next() {
       return field;
     }
     default:
-      return InvalidArgument("byte ", field.offset, ": field ", field.number,
-                             " has wire type ", static_cast<int>(type),
+      return InvalidArgument("byte ", field.offset, ": field ", field.number, " has wire type ",
+                             static_cast<int>(type),
                              "; expected 0, 1, 2 or 5 (groups are not supported)");
   }
 }

@@ -54,9 +54,9 @@ const std::vector<ElidedDefault>& ElidedDefaults() {
     const ir::Type i32 = ir::Type::Element(ElementType::kS32);
     return new std::vector<ElidedDefault>{
         {"", "result_accuracy",
-         Attribute::Struct(
-             "stablehlo.result_accuracy",
-             {{"mode", Attribute::Enum("stablehlo.result_accuracy_mode", "DEFAULT")}})},
+         Attribute::Struct("stablehlo.result_accuracy",
+                           {{"mode",
+                             Attribute::Enum("stablehlo.result_accuracy_mode", "DEFAULT")}})},
         {"stablehlo.custom_call", "has_side_effect", Attribute::Bool(false)},
         {"stablehlo.custom_call", "api_version", Attribute::Integer(1, i32)},  // ORIGINAL
         {"stablehlo.custom_call", "called_computations", Attribute::Array({})},
@@ -126,8 +126,9 @@ Status CheckDialects(const bytecode::File& file) {
     if (std::find(std::begin(kDialects), std::end(kDialects), dialect) != std::end(kDialects)) {
       continue;
     }
-    const std::string note =
-        dialect == "vhlo" ? " (a StableHLO portable artifact, which the VHLO reader reads)" : "";
+    const std::string note = dialect == "vhlo"
+                                 ? " (a StableHLO portable artifact, which the VHLO reader reads)"
+                                 : "";
     return Unimplemented("op ", bytecode::OpFullName(file, op), " at byte ", op.offset,
                          ": Kiln reads MLIR bytecode of the ", kDialectList,
                          " dialects, found an op of dialect '", dialect, "'", note);

@@ -5,10 +5,10 @@ namespace {
 
 bool IsLetter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-bool IsHexDigit(char c) {
-  return IsDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+bool IsHexDigit(char c) { return IsDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+bool IsIdentifierChar(char c) {
+  return IsLetter(c) || IsDigit(c) || c == '_' || c == '$' || c == '.';
 }
-bool IsIdentifierChar(char c) { return IsLetter(c) || IsDigit(c) || c == '_' || c == '$' || c == '.'; }
 // Characters of `%name`, `^name`, `#name` suffixes (MLIR's suffix-id).
 bool IsSuffixChar(char c) { return IsIdentifierChar(c) || c == '-'; }
 
@@ -181,8 +181,7 @@ Token Lexer::Next() {
         return Make(TokenKind::kAt, start);
       }
       return LexPrefixed(TokenKind::kAt, start);
-    default:
-      break;
+    default: break;
   }
   if (IsDigit(c)) return LexNumber(start);
   if (IsLetter(c) || c == '_') {

@@ -22,8 +22,23 @@ enum class TokenKind : uint8_t {
   kInteger,         // 42, 0x7FC00000
   kFloat,           // 1.5, 1.000000e+00
   kString,          // "text", with escapes
-  kLParen, kRParen, kLSquare, kRSquare, kLBrace, kRBrace, kLess, kGreater,
-  kComma, kColon, kColonColon, kEqual, kQuestion, kStar, kPlus, kMinus, kArrow,
+  kLParen,
+  kRParen,
+  kLSquare,
+  kRSquare,
+  kLBrace,
+  kRBrace,
+  kLess,
+  kGreater,
+  kComma,
+  kColon,
+  kColonColon,
+  kEqual,
+  kQuestion,
+  kStar,
+  kPlus,
+  kMinus,
+  kArrow,
   kFileMetadataBegin,  // {-#
   kFileMetadataEnd,    // #-}
 };

@@ -44,7 +44,8 @@ bool Parser::ParseInteger(int64_t& value) {
   uint64_t magnitude = 0;
   bool fits = IntegerMagnitude(token_.spelling, magnitude) &&
               magnitude <= (negative ? uint64_t{1} << 63 : uint64_t{INT64_MAX});
-  if (!fits) return Fail(token_.offset, StrCat("integer ", token_.spelling, " does not fit in 64 bits"));
+  if (!fits)
+    return Fail(token_.offset, StrCat("integer ", token_.spelling, " does not fit in 64 bits"));
   value = negative ? static_cast<int64_t>(0 - magnitude) : static_cast<int64_t>(magnitude);
   Advance();
   return true;
@@ -79,8 +80,10 @@ bool Parser::CaptureBalanced(size_t start, std::string& text) {
       // Skip a string literal, escapes included; like the lexer, a string
       // ends on its line.
       size_t string_start = cursor;
-      for (++cursor; cursor < text_.size() && text_[cursor] != '"' && text_[cursor] != '\n'; ++cursor) {
-        if (text_[cursor] == '\\' && cursor + 1 < text_.size() && text_[cursor + 1] != '\n') ++cursor;
+      for (++cursor; cursor < text_.size() && text_[cursor] != '"' && text_[cursor] != '\n';
+           ++cursor) {
+        if (text_[cursor] == '\\' && cursor + 1 < text_.size() && text_[cursor + 1] != '\n')
+          ++cursor;
       }
       if (cursor >= text_.size() || text_[cursor] != '"') {
         return Fail(string_start, "unterminated string (a string ends on its line)");
@@ -95,9 +98,10 @@ bool Parser::CaptureBalanced(size_t start, std::string& text) {
     } else if (c == '>' || c == ')' || c == ']' || c == '}') {
       if (openers.empty() || closer(openers.back()) != c) {
         if (openers.empty()) return Fail(cursor, StrCat("unbalanced '", std::string(1, c), "'"));
-        return Fail(cursor, StrCat("expected '", std::string(1, closer(openers.back())), "' to close the '",
-                                   std::string(1, text_[openers.back()]), "' at ", Position(openers.back()),
-                                   ", found '", std::string(1, c), "'"));
+        return Fail(cursor,
+                    StrCat("expected '", std::string(1, closer(openers.back())), "' to close the '",
+                           std::string(1, text_[openers.back()]), "' at ", Position(openers.back()),
+                           ", found '", std::string(1, c), "'"));
       }
       openers.pop_back();
       if (openers.empty()) {
@@ -176,7 +180,8 @@ bool ParseDenseArray(Parser& p, Attribute& attribute) {
   std::vector<double> floats;
   if (p.Consume(TokenKind::kColon)) {
     do {
-      if (element == ElementType::kPred && (p.token().IsKeyword("true") || p.token().IsKeyword("false"))) {
+      if (element == ElementType::kPred &&
+          (p.token().IsKeyword("true") || p.token().IsKeyword("false"))) {
         ints.push_back(p.token().IsKeyword("true") ? 1 : 0);
         p.Advance();
         continue;
@@ -185,7 +190,8 @@ bool ParseDenseArray(Parser& p, Attribute& attribute) {
       if (semantics && (p.token().Is(TokenKind::kFloat) || p.token().Is(TokenKind::kInteger))) {
         double value = std::strtod(std::string(p.token().spelling).c_str(), nullptr);
         value = negative ? -value : value;
-        floats.push_back(ir::FloatBitsToDouble(*semantics, ir::DoubleToFloatBits(*semantics, value)));
+        floats.push_back(ir::FloatBitsToDouble(*semantics,
+                                               ir::DoubleToFloatBits(*semantics, value)));
         p.Advance();
         continue;
       }
@@ -197,7 +203,8 @@ bool ParseDenseArray(Parser& p, Attribute& attribute) {
           magnitude > (negative ? uint64_t{1} << 63 : UINT64_MAX)) {
         return p.Fail(p.token().offset, "integer does not fit in 64 bits");
       }
-      ints.push_back(negative ? static_cast<int64_t>(0 - magnitude) : static_cast<int64_t>(magnitude));
+      ints.push_back(negative ? static_cast<int64_t>(0 - magnitude)
+                              : static_cast<int64_t>(magnitude));
       p.Advance();
     } while (p.Consume(TokenKind::kComma));
   }
@@ -220,7 +227,8 @@ bool ParseNumber(Parser& p, Attribute& attribute) {
   } else {
     type = ir::Type::Element(number.Is(TokenKind::kFloat) ? ElementType::kF64 : ElementType::kS64);
   }
-  if (!type.Is(ir::TypeKind::kElement)) return p.Fail(number.offset, "a number's type must be an element type");
+  if (!type.Is(ir::TypeKind::kElement))
+    return p.Fail(number.offset, "a number's type must be an element type");
   ElementType element = type.element_type();
   std::optional<ir::FloatSemantics> semantics = ir::GetFloatSemantics(element);
   bool hex = number.spelling.size() > 2 && number.spelling[1] == 'x';
@@ -243,8 +251,9 @@ bool ParseNumber(Parser& p, Attribute& attribute) {
     return true;
   }
   if (!IsIntegerElement(element) || number.Is(TokenKind::kFloat)) {
-    return p.Fail(number.offset, StrCat("expected a value of type ", ir::ElementTypeSpelling(element),
-                                        ", found ", DescribeToken(number)));
+    return p.Fail(number.offset,
+                  StrCat("expected a value of type ", ir::ElementTypeSpelling(element), ", found ",
+                         DescribeToken(number)));
   }
   uint64_t magnitude = 0;
   int width = element == ElementType::kIndex ? 64 : GetElementTypeInfo(element).bit_width;
@@ -311,7 +320,8 @@ bool Parser::ParseAttribute(Attribute& attribute) {
       do {
         if (!token_.Is(TokenKind::kAt)) return FailExpected("a symbol after '::'");
         std::string_view name = token_.spelling.substr(1);
-        path.push_back(name.size() >= 2 && name[0] == '"' ? Lexer::StringValue(name) : std::string(name));
+        path.push_back(name.size() >= 2 && name[0] == '"' ? Lexer::StringValue(name)
+                                                          : std::string(name));
         Advance();
       } while (Consume(TokenKind::kColonColon));
       attribute = Attribute::SymbolRef(std::move(path));
@@ -319,12 +329,12 @@ bool Parser::ParseAttribute(Attribute& attribute) {
     }
     case TokenKind::kInteger:
     case TokenKind::kFloat:
-    case TokenKind::kMinus:
-      return ParseNumber(*this, attribute);
+    case TokenKind::kMinus: return ParseNumber(*this, attribute);
     case TokenKind::kHash: {
       Token name = token_;
       Advance();
-      if (aliases_.count(std::string(name.spelling)) != 0) return ResolveAttributeAlias(name, attribute);
+      if (aliases_.count(std::string(name.spelling)) != 0)
+        return ResolveAttributeAlias(name, attribute);
       if (!token_.Is(TokenKind::kLess) || token_.offset != name.offset + name.spelling.size()) {
         return Fail(name.offset, StrCat("undefined attribute alias '", name.spelling, "'"));
       }
@@ -347,7 +357,8 @@ bool Parser::ParseAttribute(Attribute& attribute) {
       if (!AtType()) {
         // Other builtin attributes (dense_resource<...>, affine_map<...>): text.
         Advance();
-        if (!token_.Is(TokenKind::kLess)) return Fail(start, StrCat("unknown attribute '", word, "'"));
+        if (!token_.Is(TokenKind::kLess))
+          return Fail(start, StrCat("unknown attribute '", word, "'"));
         std::string text;
         if (!CaptureBalanced(start, text)) return false;
         if (token_.Is(TokenKind::kColon)) {
@@ -370,8 +381,7 @@ bool Parser::ParseAttribute(Attribute& attribute) {
       attribute = Attribute::TypeAttr(std::move(type));
       return true;
     }
-    default:
-      return FailExpected("an attribute");
+    default: return FailExpected("an attribute");
   }
 }
 
@@ -410,7 +420,8 @@ bool Parser::ParseDialectAttributeBody(std::string_view name, size_t start, Attr
       Advance();
       std::vector<NamedAttribute> fields;
       while (!token_.Is(TokenKind::kGreater)) {
-        if (!fields.empty() && !Expect(TokenKind::kComma, " or '>' in '#stablehlo.conv<raw ...>'")) {
+        if (!fields.empty() &&
+            !Expect(TokenKind::kComma, " or '>' in '#stablehlo.conv<raw ...>'")) {
           return false;
         }
         std::span<const std::string_view> known = ir::ConvDimensionFields();
@@ -428,7 +439,8 @@ bool Parser::ParseDialectAttributeBody(std::string_view name, size_t start, Attr
         } else {
           int64_t value = 0;
           if (!ParseInteger(value)) return false;
-          fields.push_back({field, Attribute::Integer(value, ir::Type::Element(ElementType::kS64))});
+          fields.push_back({field,
+                            Attribute::Integer(value, ir::Type::Element(ElementType::kS64))});
         }
       }
       Advance();
@@ -469,10 +481,12 @@ bool Parser::ParseStructBody(std::string_view name, Attribute& attribute) {
     }
     if (index == fields.size()) {
       std::string names;
-      for (const ir::StructField& field : fields) names += StrCat(names.empty() ? "" : ", ", "'", field.name, "'");
+      for (const ir::StructField& field : fields)
+        names += StrCat(names.empty() ? "" : ", ", "'", field.name, "'");
       return FailExpected(StrCat("one of ", names, " in '#", name, "'"));
     }
-    if (values[index]) return Fail(token_.offset, StrCat("duplicate field '", fields[index].name, "'"));
+    if (values[index])
+      return Fail(token_.offset, StrCat("duplicate field '", fields[index].name, "'"));
     Advance();
     if (!Expect(TokenKind::kEqual, StrCat(" after '", fields[index].name, "'"))) return false;
     Attribute value;
@@ -491,14 +505,16 @@ bool Parser::ParseStructBody(std::string_view name, Attribute& attribute) {
       }
       case ir::StructFieldKind::kFloat: {
         bool negative = Consume(TokenKind::kMinus);
-        if (!token_.Is(TokenKind::kFloat) && !token_.Is(TokenKind::kInteger)) return FailExpected("a number");
+        if (!token_.Is(TokenKind::kFloat) && !token_.Is(TokenKind::kInteger))
+          return FailExpected("a number");
         double number = std::strtod(std::string(token_.spelling).c_str(), nullptr);
         Advance();
         value = Attribute::Float(negative ? -number : number, ir::Type::Element(ElementType::kF64));
         break;
       }
       case ir::StructFieldKind::kBool:
-        if (!token_.IsKeyword("true") && !token_.IsKeyword("false")) return FailExpected("'true' or 'false'");
+        if (!token_.IsKeyword("true") && !token_.IsKeyword("false"))
+          return FailExpected("'true' or 'false'");
         value = Attribute::Bool(token_.IsKeyword("true"));
         Advance();
         break;
@@ -540,7 +556,8 @@ bool Parser::ParseConvDimensions(Attribute& attribute) {
       } else if (token_.Is(TokenKind::kBareIdentifier) && token_.spelling.size() == 1 &&
                  (token_.spelling[0] == first || token_.spelling[0] == second)) {
         int64_t& slot = token_.spelling[0] == first ? first_position : second_position;
-        if (slot != -1) return Fail(token_.offset, StrCat("duplicate dimension '", token_.spelling, "'"));
+        if (slot != -1)
+          return Fail(token_.offset, StrCat("duplicate dimension '", token_.spelling, "'"));
         slot = position;
         Advance();
       } else {
@@ -573,7 +590,9 @@ bool Parser::ParseConvDimensions(Attribute& attribute) {
       !group('b', 'f', output_batch, output_feature, output_spatial)) {
     return false;
   }
-  auto integer = [](int64_t value) { return Attribute::Integer(value, ir::Type::Element(ElementType::kS64)); };
+  auto integer = [](int64_t value) {
+    return Attribute::Integer(value, ir::Type::Element(ElementType::kS64));
+  };
   attribute = Attribute::Struct(
       "stablehlo.conv",
       {{"input_batch_dimension", integer(input_batch)},

@@ -57,7 +57,8 @@ bool ParseElement(Parser& p, Element& element) {
   if (!p.Consume(TokenKind::kLParen)) return ParseScalar(p, element.real);
   element.complex = true;
   return ParseScalar(p, element.real) && p.Expect(TokenKind::kComma, " in a complex pair") &&
-         ParseScalar(p, element.imaginary) && p.Expect(TokenKind::kRParen, " to close a complex pair");
+         ParseScalar(p, element.imaginary) &&
+         p.Expect(TokenKind::kRParen, " to close a complex pair");
 }
 
 void Store(uint64_t bits, size_t bytes, uint8_t* out) {
@@ -67,7 +68,8 @@ void Store(uint64_t bits, size_t bytes, uint8_t* out) {
 // Writes a real scalar as a float of `semantics`.
 bool StoreFloat(Parser& p, const Scalar& scalar, const ir::FloatSemantics& semantics, size_t bytes,
                 uint8_t* out) {
-  if (scalar.kind == Scalar::kBool) return p.Fail(scalar.offset, "expected a float element, found a boolean");
+  if (scalar.kind == Scalar::kBool)
+    return p.Fail(scalar.offset, "expected a float element, found a boolean");
   uint64_t bits;
   if (scalar.kind == Scalar::kInteger && scalar.hex) {
     bits = scalar.magnitude;
@@ -75,7 +77,8 @@ bool StoreFloat(Parser& p, const Scalar& scalar, const ir::FloatSemantics& seman
       return p.Fail(scalar.offset, "hexadecimal float element does not fit the element type");
     }
   } else {
-    double value = scalar.kind == Scalar::kFloat ? scalar.value : static_cast<double>(scalar.magnitude);
+    double value = scalar.kind == Scalar::kFloat ? scalar.value
+                                                 : static_cast<double>(scalar.magnitude);
     if (scalar.kind == Scalar::kInteger && scalar.negative) value = -value;
     bits = ir::DoubleToFloatBits(semantics, value);
   }
@@ -86,11 +89,13 @@ bool StoreFloat(Parser& p, const Scalar& scalar, const ir::FloatSemantics& seman
 // Writes an integer scalar with `width` bits (masked, as Kiln stores them).
 bool StoreInteger(Parser& p, const Scalar& scalar, int width, bool is_unsigned, size_t bytes,
                   uint8_t* out) {
-  if (scalar.kind == Scalar::kFloat) return p.Fail(scalar.offset, "expected an integer element, found a float");
+  if (scalar.kind == Scalar::kFloat)
+    return p.Fail(scalar.offset, "expected an integer element, found a float");
   uint64_t magnitude = scalar.magnitude;
-  bool fits = scalar.negative ? !is_unsigned && (width >= 64 ? magnitude <= uint64_t{1} << 63
-                                                             : magnitude <= uint64_t{1} << (width - 1))
-                              : (width >= 64 || magnitude < uint64_t{1} << width);
+  bool fits = scalar.negative
+                  ? !is_unsigned && (width >= 64 ? magnitude <= uint64_t{1} << 63
+                                                 : magnitude <= uint64_t{1} << (width - 1))
+                  : (width >= 64 || magnitude < uint64_t{1} << width);
   if (!fits) {
     return p.Fail(scalar.offset, StrCat("element ", scalar.negative ? "-" : "", magnitude,
                                         " does not fit in ", width, " bits"));
@@ -107,7 +112,8 @@ bool StoreElement(Parser& p, const Element& element, const ir::Type& element_typ
                          : element_type.element_type();
   const ElementTypeInfo& info = GetElementTypeInfo(type);
   if (type == ElementType::kC64 || type == ElementType::kC128) {
-    if (!element.complex) return p.Fail(element.real.offset, "expected a complex element '(real, imaginary)'");
+    if (!element.complex)
+      return p.Fail(element.real.offset, "expected a complex element '(real, imaginary)'");
     ElementType part = type == ElementType::kC64 ? ElementType::kF32 : ElementType::kF64;
     size_t bytes = GetElementTypeInfo(part).storage_bytes;
     ir::FloatSemantics semantics = *ir::GetFloatSemantics(part);
@@ -116,7 +122,8 @@ bool StoreElement(Parser& p, const Element& element, const ir::Type& element_typ
   }
   if (element.complex) return p.Fail(element.real.offset, "complex element for a non-complex type");
   if (type == ElementType::kPred) {
-    if (element.real.kind == Scalar::kFloat || element.real.magnitude > 1 || element.real.negative) {
+    if (element.real.kind == Scalar::kFloat || element.real.magnitude > 1 ||
+        element.real.negative) {
       return p.Fail(element.real.offset, "expected 'true', 'false', 0 or 1 for an i1 element");
     }
     out[0] = static_cast<uint8_t>(element.real.magnitude);
@@ -125,10 +132,13 @@ bool StoreElement(Parser& p, const Element& element, const ir::Type& element_typ
   if (std::optional<ir::FloatSemantics> semantics = ir::GetFloatSemantics(type)) {
     return StoreFloat(p, element.real, *semantics, info.storage_bytes, out);
   }
-  if (type == ElementType::kToken) return p.Fail(element.real.offset, "a token tensor has no elements");
+  if (type == ElementType::kToken)
+    return p.Fail(element.real.offset, "a token tensor has no elements");
   bool is_unsigned = type >= ElementType::kU1 && type <= ElementType::kU64;
-  if (element_type.Is(ir::TypeKind::kQuantized)) is_unsigned = !ir::GetQuantizedParams(element_type).is_signed;
-  if (element.real.kind == Scalar::kBool) return p.Fail(element.real.offset, "expected an integer element, found a boolean");
+  if (element_type.Is(ir::TypeKind::kQuantized))
+    is_unsigned = !ir::GetQuantizedParams(element_type).is_signed;
+  if (element.real.kind == Scalar::kBool)
+    return p.Fail(element.real.offset, "expected an integer element, found a boolean");
   int width = type == ElementType::kIndex ? 64 : info.bit_width;
   return StoreInteger(p, element.real, width, is_unsigned, info.storage_bytes, out);
 }
@@ -148,8 +158,9 @@ bool ParseNestedLists(Parser& p, std::vector<Element>& elements, std::vector<int
       if (sizes[depth] == -1) {
         sizes[depth] = counts.back();
       } else if (sizes[depth] != counts.back()) {
-        return p.Fail(p.token().offset, StrCat("dense literal has lists of different sizes (",
-                                          sizes[depth], " and ", counts.back(), ") at depth ", depth));
+        return p.Fail(p.token().offset,
+                      StrCat("dense literal has lists of different sizes (", sizes[depth], " and ",
+                             counts.back(), ") at depth ", depth));
       }
       counts.pop_back();
       p.Advance();
@@ -251,7 +262,8 @@ bool Parser::ParseDenseElements(ir::Attribute& attribute) {
   if (bytes == 0) return Fail(type_offset, "this element type cannot hold dense elements");
   int64_t count = type.NumElements();
   if (empty) {
-    if (count != 0) return Fail(start, StrCat("dense<> is empty but the type has ", count, " elements"));
+    if (count != 0)
+      return Fail(start, StrCat("dense<> is empty but the type has ", count, " elements"));
     attribute = ir::Attribute::DenseElements(type, {}, false);
     return true;
   }

@@ -53,7 +53,8 @@ bool Parser::CloseRegion() {
       offset = reference.offset;
     }
   }
-  if (undefined != nullptr) return Fail(offset, StrCat("use of undefined value '%", *undefined, "'"));
+  if (undefined != nullptr)
+    return Fail(offset, StrCat("use of undefined value '%", *undefined, "'"));
   bool top_level = stack_.back().region.top_level;
   scopes_.pop_back();
   if (!top_level) Advance();  // '}'
@@ -74,7 +75,8 @@ bool Parser::ParseBlockHeader(RegionFrame& frame) {
   std::vector<ArgumentDecl> arguments;
   if (Consume(TokenKind::kLParen)) {
     while (!token_.Is(TokenKind::kRParen)) {
-      if (!arguments.empty() && !Expect(TokenKind::kComma, " or ')' in the block arguments")) return false;
+      if (!arguments.empty() && !Expect(TokenKind::kComma, " or ')' in the block arguments"))
+        return false;
       arguments.emplace_back();
       if (!ParseArgumentDecl(arguments.back(), false)) return false;
     }
@@ -91,7 +93,8 @@ bool Parser::ParseArgumentDecl(ArgumentDecl& argument, bool allow_attributes) {
   }
   argument.name = std::string(token_.spelling.substr(1));
   Advance();
-  if (!Expect(TokenKind::kColon, " after the argument name") || !ParseType(argument.type)) return false;
+  if (!Expect(TokenKind::kColon, " after the argument name") || !ParseType(argument.type))
+    return false;
   if (allow_attributes && token_.Is(TokenKind::kLBrace)) {
     std::vector<ir::NamedAttribute> entries;
     if (!ParseDictionary(entries)) return false;
@@ -147,8 +150,9 @@ bool Parser::ParseOperation(ir::Block* block, std::string_view default_dialect) 
       } else if (!default_dialect.empty()) {
         name = StrCat(default_dialect, ".", name);
       } else {
-        return Fail(name_offset, StrCat("unknown operation '", name,
-                                        "'; expected a name with its dialect, e.g. 'stablehlo.", name, "'"));
+        return Fail(name_offset,
+                    StrCat("unknown operation '", name,
+                           "'; expected a name with its dialect, e.g. 'stablehlo.", name, "'"));
       }
     }
   } else {
@@ -226,14 +230,15 @@ bool Parser::FinishOperation(OpFrame& frame) {
     if (!ParseLocation(location)) return false;
     op.set_location(std::move(location));
   }
-  if (frame.form == ir::PrettyForm::kReduce && !frame.inner_op.empty() && !FinishCompactReduce(frame)) {
+  if (frame.form == ir::PrettyForm::kReduce && !frame.inner_op.empty() &&
+      !FinishCompactReduce(frame)) {
     return false;
   }
   size_t named = 0;
   for (const ResultBinding& binding : frame.results) named += binding.count;
   if (named != op.num_results()) {
-    return Fail(frame.offset, StrCat("expected ", op.num_results(), " result names for '", op.name(),
-                                     "' (as its type gives), found ", named));
+    return Fail(frame.offset, StrCat("expected ", op.num_results(), " result names for '",
+                                     op.name(), "' (as its type gives), found ", named));
   }
   size_t next = 0;
   for (const ResultBinding& binding : frame.results) {
@@ -275,18 +280,20 @@ bool Parser::ParseValueUseList(std::vector<ValueUse>& uses) {
 
 bool Parser::Define(const std::string& name, std::vector<ir::Value*> values, size_t offset) {
   Scope& scope = scopes_.back();
-  if (scope.values.count(name) != 0) return Fail(offset, StrCat("redefinition of value '%", name, "'"));
+  if (scope.values.count(name) != 0)
+    return Fail(offset, StrCat("redefinition of value '%", name, "'"));
   auto forward = scope.forward.find(name);
   if (forward != scope.forward.end()) {
     for (auto& [number, placeholder] : forward->second.placeholders) {
       if (number >= values.size()) {
-        return Fail(forward->second.offset, StrCat("'%", name, "#", number, "' uses a result '%", name,
-                                                   "' does not have"));
+        return Fail(forward->second.offset,
+                    StrCat("'%", name, "#", number, "' uses a result '%", name, "' does not have"));
       }
       if (values[number]->type() != placeholder->type()) {
         return Fail(forward->second.offset,
-                    StrCat("expected '%", name, "' to have type ", ir::PrintType(placeholder->type()),
-                           ", found it defined with type ", ir::PrintType(values[number]->type())));
+                    StrCat("expected '%", name, "' to have type ",
+                           ir::PrintType(placeholder->type()), ", found it defined with type ",
+                           ir::PrintType(values[number]->type())));
       }
     }
     for (auto& [op, index] : forward->second.uses) {
@@ -308,7 +315,8 @@ ir::Value* Parser::Lookup(const ValueUse& use, const ir::Type& type, bool& forwa
     if (it != scopes_[i].values.end()) {
       const std::vector<ir::Value*>& group = it->second;
       if (use.number >= group.size()) {
-        Fail(use.offset, StrCat("'%", use.name, "' has ", group.size(), " results; there is no #", use.number));
+        Fail(use.offset,
+             StrCat("'%", use.name, "' has ", group.size(), " results; there is no #", use.number));
         return nullptr;
       }
       ir::Value* value = group[use.number];
@@ -347,7 +355,8 @@ bool Parser::ResolveOperands(ir::Operation& op, const std::vector<ValueUse>& use
     ir::Value* value = Lookup(uses[i], types[i], forward);
     if (value == nullptr) return false;
     op.AddOperand(value);
-    if (forward) scopes_.back().forward[uses[i].name].uses.emplace_back(&op, op.operands().size() - 1);
+    if (forward)
+      scopes_.back().forward[uses[i].name].uses.emplace_back(&op, op.operands().size() - 1);
   }
   return true;
 }
@@ -368,8 +377,10 @@ bool Parser::BeginGeneric(OpFrame& frame) {
     return Fail(token_.offset, "successor blocks (branch targets) are not supported");
   }
   if (Consume(TokenKind::kLess)) {
-    if (!token_.Is(TokenKind::kLBrace)) return FailExpected("'{' starting the properties '<{...}>'");
-    if (!ParseOptionalAttrDict(op) || !Expect(TokenKind::kGreater, " after the properties")) return false;
+    if (!token_.Is(TokenKind::kLBrace))
+      return FailExpected("'{' starting the properties '<{...}>'");
+    if (!ParseOptionalAttrDict(op) || !Expect(TokenKind::kGreater, " after the properties"))
+      return false;
   }
   if (Consume(TokenKind::kLParen)) return RequestRegion(frame, {}, false);
   return FinishGeneric(frame);
@@ -385,7 +396,8 @@ bool Parser::FinishGeneric(OpFrame& frame) {
   ir::Operation& op = *frame.op;
   if (!ParseOptionalAttrDict(op) || !Expect(TokenKind::kColon, " and the op's type")) return false;
   std::vector<ir::Type> inputs, results;
-  if (!ParseFunctionType(inputs, results) || !ResolveOperands(op, frame.operands, inputs, frame.offset)) {
+  if (!ParseFunctionType(inputs, results) ||
+      !ResolveOperands(op, frame.operands, inputs, frame.offset)) {
     return false;
   }
   AddResults(op, results);

@@ -22,8 +22,8 @@ Attribute I32(int64_t value) { return Attribute::Integer(value, Type::Element(El
 bool KeywordInteger(Parser& p, ir::Operation& op, std::string_view keyword, std::string_view name,
                     bool i32 = false) {
   int64_t value = 0;
-  if (!p.ExpectKeyword(keyword, "") || !p.Expect(TokenKind::kEqual, StrCat(" after '", keyword, "'")) ||
-      !p.ParseInteger(value)) {
+  if (!p.ExpectKeyword(keyword, "") ||
+      !p.Expect(TokenKind::kEqual, StrCat(" after '", keyword, "'")) || !p.ParseInteger(value)) {
     return false;
   }
   op.SetAttr(std::string(name), i32 ? I32(value) : I64(value));
@@ -33,8 +33,8 @@ bool KeywordInteger(Parser& p, ir::Operation& op, std::string_view keyword, std:
 // `keyword = [1, 2]` into an i64 array attribute.
 bool KeywordDims(Parser& p, ir::Operation& op, std::string_view keyword, std::string_view name) {
   std::vector<int64_t> values;
-  if (!p.ExpectKeyword(keyword, "") || !p.Expect(TokenKind::kEqual, StrCat(" after '", keyword, "'")) ||
-      !p.ParseI64List(values)) {
+  if (!p.ExpectKeyword(keyword, "") ||
+      !p.Expect(TokenKind::kEqual, StrCat(" after '", keyword, "'")) || !p.ParseI64List(values)) {
     return false;
   }
   op.SetAttr(std::string(name), Attribute::DenseI64Array(std::move(values)));
@@ -44,11 +44,14 @@ bool KeywordDims(Parser& p, ir::Operation& op, std::string_view keyword, std::st
 // `keyword = VALUE` into an enum attribute of `family`.
 bool KeywordEnum(Parser& p, ir::Operation& op, std::string_view keyword, std::string_view name,
                  std::string_view family) {
-  if (!p.ExpectKeyword(keyword, "") || !p.Expect(TokenKind::kEqual, StrCat(" after '", keyword, "'"))) {
+  if (!p.ExpectKeyword(keyword, "") ||
+      !p.Expect(TokenKind::kEqual, StrCat(" after '", keyword, "'"))) {
     return false;
   }
-  if (!p.token().Is(TokenKind::kBareIdentifier)) return p.FailExpected(StrCat("a value for '", keyword, "'"));
-  op.SetAttr(std::string(name), Attribute::Enum(std::string(family), std::string(p.token().spelling)));
+  if (!p.token().Is(TokenKind::kBareIdentifier))
+    return p.FailExpected(StrCat("a value for '", keyword, "'"));
+  op.SetAttr(std::string(name),
+             Attribute::Enum(std::string(family), std::string(p.token().spelling)));
   p.Advance();
   return true;
 }
@@ -65,7 +68,8 @@ bool ParseColonType(Parser& p, Type& type) {
   return p.Expect(TokenKind::kColon, " before the type") && p.ParseType(type);
 }
 
-bool Resolve(Parser& p, OpFrame& f, const std::vector<Type>& operands, const std::vector<Type>& results) {
+bool Resolve(Parser& p, OpFrame& f, const std::vector<Type>& operands,
+             const std::vector<Type>& results) {
   if (!p.ResolveOperands(*f.op, f.operands, operands, f.offset)) return false;
   p.AddResults(*f.op, results);
   return true;
@@ -82,7 +86,8 @@ bool ParseSelect(Parser& p, OpFrame& f) {
   if (types.size() == 1 && types[0].Is(ir::TypeKind::kFunction)) {
     return Resolve(p, f, types[0].members(), types[0].results());
   }
-  if (types.size() != 2) return p.Fail(offset, "expected a function type or two types (predicate, result)");
+  if (types.size() != 2)
+    return p.Fail(offset, "expected a function type or two types (predicate, result)");
   return Resolve(p, f, {types[0], types[1], types[1]}, {types[1]});
 }
 
@@ -96,21 +101,25 @@ bool ParseComplex(Parser& p, OpFrame& f) {
                  (type.element().element_type() == ElementType::kC64 ||
                   type.element().element_type() == ElementType::kC128);
   if (!complex) return p.Fail(offset, "expected a tensor type with complex elements");
-  ElementType part = type.element().element_type() == ElementType::kC64 ? ElementType::kF32 : ElementType::kF64;
+  ElementType part = type.element().element_type() == ElementType::kC64 ? ElementType::kF32
+                                                                        : ElementType::kF64;
   Type real = Type::Tensor(Type::Element(part), type.dims(), type.bounds());
   return Resolve(p, f, {real, real}, {type});
 }
 
 bool ParseSlice(Parser& p, OpFrame& f) {
   f.operands.emplace_back();
-  if (!p.ParseValueUse(f.operands.back()) || !p.Expect(TokenKind::kLSquare, " before the slice ranges")) {
+  if (!p.ParseValueUse(f.operands.back()) ||
+      !p.Expect(TokenKind::kLSquare, " before the slice ranges")) {
     return false;
   }
   std::vector<int64_t> start, limit, strides;
   while (!p.token().Is(TokenKind::kRSquare)) {
-    if (!start.empty() && !p.Expect(TokenKind::kComma, " or ']' between slice ranges")) return false;
+    if (!start.empty() && !p.Expect(TokenKind::kComma, " or ']' between slice ranges"))
+      return false;
     int64_t a = 0, b = 0, c = 1;
-    if (!p.ParseInteger(a) || !p.Expect(TokenKind::kColon, " in 'start:limit'") || !p.ParseInteger(b)) {
+    if (!p.ParseInteger(a) || !p.Expect(TokenKind::kColon, " in 'start:limit'") ||
+        !p.ParseInteger(b)) {
       return false;
     }
     if (p.Consume(TokenKind::kColon) && !p.ParseInteger(c)) return false;
@@ -126,7 +135,8 @@ bool ParseSlice(Parser& p, OpFrame& f) {
 }
 
 bool ParseCompare(Parser& p, OpFrame& f) {
-  if (!p.token().Is(TokenKind::kBareIdentifier)) return p.FailExpected("a comparison direction (EQ, LT, ...)");
+  if (!p.token().Is(TokenKind::kBareIdentifier))
+    return p.FailExpected("a comparison direction (EQ, LT, ...)");
   f.op->SetAttr("comparison_direction",
                 Attribute::Enum("stablehlo.comparison_direction", std::string(p.token().spelling)));
   p.Advance();
@@ -135,8 +145,10 @@ bool ParseCompare(Parser& p, OpFrame& f) {
     return false;
   }
   if (p.Consume(TokenKind::kComma)) {
-    if (!p.token().Is(TokenKind::kBareIdentifier)) return p.FailExpected("a comparison type (FLOAT, SIGNED, ...)");
-    f.op->SetAttr("compare_type", Attribute::Enum("stablehlo.comparison_type", std::string(p.token().spelling)));
+    if (!p.token().Is(TokenKind::kBareIdentifier))
+      return p.FailExpected("a comparison type (FLOAT, SIGNED, ...)");
+    f.op->SetAttr("compare_type",
+                  Attribute::Enum("stablehlo.comparison_type", std::string(p.token().spelling)));
     p.Advance();
   }
   return p.ParseFunctionalTail(f);
@@ -170,18 +182,22 @@ bool ParseWindow(Parser& p, ir::Operation& op) {
         std::vector<int64_t> pair;
         size_t pair_offset = p.token().offset;
         if (!p.ParseI64List(pair)) return false;
-        if (pair.size() != 2) return p.Fail(pair_offset, StrCat("expected a [low, high] pair, found ", pair.size(), " values"));
+        if (pair.size() != 2)
+          return p.Fail(pair_offset,
+                        StrCat("expected a [low, high] pair, found ", pair.size(), " values"));
         values.insert(values.end(), pair.begin(), pair.end());
       }
       p.Advance();
       std::vector<uint8_t> data(values.size() * 8);
       for (size_t i = 0; i < values.size(); ++i) {
-        for (int b = 0; b < 8; ++b) data[i * 8 + b] = static_cast<uint8_t>(static_cast<uint64_t>(values[i]) >> (8 * b));
+        for (int b = 0; b < 8; ++b)
+          data[i * 8 + b] = static_cast<uint8_t>(static_cast<uint64_t>(values[i]) >> (8 * b));
       }
       bool splat = !values.empty();
       for (size_t i = 1; i < values.size() && splat; ++i) splat = values[i] == values[0];
       if (splat) data.resize(8);
-      Type type = Type::Tensor(Type::Element(ElementType::kS64), {static_cast<int64_t>(values.size() / 2), 2});
+      Type type = Type::Tensor(Type::Element(ElementType::kS64),
+                               {static_cast<int64_t>(values.size() / 2), 2});
       op.SetAttr("padding", Attribute::DenseElements(type, std::move(data), splat));
     } else if (name == "window_reversal") {
       if (!p.Expect(TokenKind::kLSquare, " to start 'reverse'")) return false;
@@ -223,13 +239,15 @@ bool ParseConvolution(Parser& p, OpFrame& f) {
 
 // `, precision = [DEFAULT, HIGH]` (the comma already consumed).
 bool ParsePrecision(Parser& p, ir::Operation& op) {
-  if (!p.Expect(TokenKind::kEqual, " after 'precision'") || !p.Expect(TokenKind::kLSquare, " after 'precision ='")) {
+  if (!p.Expect(TokenKind::kEqual, " after 'precision'") ||
+      !p.Expect(TokenKind::kLSquare, " after 'precision ='")) {
     return false;
   }
   std::vector<Attribute> values;
   while (!p.token().Is(TokenKind::kRSquare)) {
     if (!values.empty() && !p.Expect(TokenKind::kComma, " between precisions")) return false;
-    if (!p.token().Is(TokenKind::kBareIdentifier)) return p.FailExpected("a precision (DEFAULT, HIGH, HIGHEST)");
+    if (!p.token().Is(TokenKind::kBareIdentifier))
+      return p.FailExpected("a precision (DEFAULT, HIGH, HIGHEST)");
     values.push_back(Attribute::Enum("stablehlo.precision", std::string(p.token().spelling)));
     p.Advance();
   }
@@ -240,7 +258,8 @@ bool ParsePrecision(Parser& p, ir::Operation& op) {
 
 bool ParseDot(Parser& p, OpFrame& f) {
   if (!p.ParseValueUseList(f.operands)) return false;
-  if (p.Consume(TokenKind::kComma) && (!p.ExpectKeyword("precision", "") || !ParsePrecision(p, *f.op))) {
+  if (p.Consume(TokenKind::kComma) &&
+      (!p.ExpectKeyword("precision", "") || !ParsePrecision(p, *f.op))) {
     return false;
   }
   return p.ParseFunctionalTail(f);
@@ -255,8 +274,10 @@ bool ParseDotGeneral(Parser& p, OpFrame& f) {
         !p.ExpectKeyword("x", " between the lhs and rhs dimensions") || !p.ParseI64List(right)) {
       return false;
     }
-    if (!left.empty()) fields.push_back({std::string(lhs), Attribute::DenseI64Array(std::move(left))});
-    if (!right.empty()) fields.push_back({std::string(rhs), Attribute::DenseI64Array(std::move(right))});
+    if (!left.empty())
+      fields.push_back({std::string(lhs), Attribute::DenseI64Array(std::move(left))});
+    if (!right.empty())
+      fields.push_back({std::string(rhs), Attribute::DenseI64Array(std::move(right))});
     return true;
   };
   if (p.ConsumeKeyword("batching_dims")) {
@@ -295,7 +316,8 @@ bool ParseConstant(Parser& p, OpFrame& f) {
   if (p.Consume(TokenKind::kLParen)) {
     // `stablehlo.constant() <{value = ...}> : () -> T`, which upstream also reads.
     if (!p.Expect(TokenKind::kRParen, " after '('")) return false;
-    if (p.Consume(TokenKind::kLess) && (!p.ParseOptionalAttrDict(*f.op) || !p.Expect(TokenKind::kGreater, ""))) {
+    if (p.Consume(TokenKind::kLess) &&
+        (!p.ParseOptionalAttrDict(*f.op) || !p.Expect(TokenKind::kGreater, ""))) {
       return false;
     }
     return p.ParseFunctionalTail(f);
@@ -303,7 +325,8 @@ bool ParseConstant(Parser& p, OpFrame& f) {
   Attribute value;
   size_t offset = p.token().offset;
   if (!p.ParseOptionalAttrDict(*f.op) || !p.ParseAttribute(value)) return false;
-  if (!value.Is(ir::AttrKind::kDenseElements)) return p.Fail(offset, "expected a dense<...> literal");
+  if (!value.Is(ir::AttrKind::kDenseElements))
+    return p.Fail(offset, "expected a dense<...> literal");
   f.op->SetAttr("value", value);
   p.AddResults(*f.op, {value->type});
   return true;
@@ -314,7 +337,8 @@ bool ParseReturn(Parser& p, OpFrame& f, bool attributes_first) {
   if (!p.ParseValueUseList(f.operands)) return false;
   if (!attributes_first && !p.ParseOptionalAttrDict(*f.op)) return false;
   std::vector<Type> types;
-  if (!f.operands.empty() && (!p.Expect(TokenKind::kColon, " before the operand types") || !p.ParseTypeList(types))) {
+  if (!f.operands.empty() &&
+      (!p.Expect(TokenKind::kColon, " before the operand types") || !p.ParseTypeList(types))) {
     return false;
   }
   return p.ResolveOperands(*f.op, f.operands, types, f.offset);
@@ -339,14 +363,16 @@ bool ParseChloTopK(Parser& p, OpFrame& f) {
   }
   if (p.Consume(TokenKind::kComma)) {
     if (!p.ExpectKeyword("is_stable", "") || !p.Expect(TokenKind::kEqual, "")) return false;
-    if (!p.token().IsKeyword("true") && !p.token().IsKeyword("false")) return p.FailExpected("'true' or 'false'");
+    if (!p.token().IsKeyword("true") && !p.token().IsKeyword("false"))
+      return p.FailExpected("'true' or 'false'");
     f.op->SetAttr("is_stable", Attribute::Bool(p.token().IsKeyword("true")));
     p.Advance();
   }
   Type operand;
   std::vector<Type> results;
-  if (!p.Expect(TokenKind::kRParen, "") || !p.ParseOptionalAttrDict(*f.op) || !ParseColonType(p, operand) ||
-      !p.Expect(TokenKind::kArrow, "") || !p.ParseParenTypeList(results)) {
+  if (!p.Expect(TokenKind::kRParen, "") || !p.ParseOptionalAttrDict(*f.op) ||
+      !ParseColonType(p, operand) || !p.Expect(TokenKind::kArrow, "") ||
+      !p.ParseParenTypeList(results)) {
     return false;
   }
   return Resolve(p, f, {operand}, results);
@@ -525,8 +551,8 @@ bool ParseCustomCall(Parser& p, OpFrame& f) {
   if (!p.token().Is(TokenKind::kAt)) return p.FailExpected("the call target (@...)");
   std::string_view target = p.token().spelling.substr(1);
   const bool quoted = target.size() >= 2 && target[0] == '"';
-  f.op->SetAttr("call_target_name", Attribute::String(quoted ? Lexer::StringValue(target)
-                                                             : std::string(target)));
+  f.op->SetAttr("call_target_name",
+                Attribute::String(quoted ? Lexer::StringValue(target) : std::string(target)));
   p.Advance();
   return p.Expect(TokenKind::kLParen, " after the call target") &&
          p.ParseValueUseList(f.operands) && p.Expect(TokenKind::kRParen, " after the operands") &&
@@ -560,10 +586,10 @@ bool ParseReducePrecision(Parser& p, OpFrame& f) {
     return p.FailExpected("an exponent and mantissa format such as 'e5m10'");
   }
   constexpr int64_t kMaxBits = std::numeric_limits<int32_t>::max();
-  StatusOr<int64_t> exponent =
-      ParseInt64(text.substr(1, m - 1), "reduce_precision's exponent bits", 0, kMaxBits);
-  StatusOr<int64_t> mantissa =
-      ParseInt64(text.substr(m + 1), "reduce_precision's mantissa bits", 0, kMaxBits);
+  StatusOr<int64_t> exponent = ParseInt64(text.substr(1, m - 1), "reduce_precision's exponent bits",
+                                          0, kMaxBits);
+  StatusOr<int64_t> mantissa = ParseInt64(text.substr(m + 1), "reduce_precision's mantissa bits", 0,
+                                          kMaxBits);
   if (!exponent.ok()) {
     return p.Fail(token.offset, exponent.status().message() + " (a format such as 'e5m10')");
   }
@@ -623,8 +649,7 @@ std::optional<bool> ParseKeywordForm(Parser& p, OpFrame& f) {
       return OperandsThenComma(p, f) &&
              KeywordEnum(p, op, "algorithm", "rng_algorithm", "stablehlo.rng_algorithm") &&
              p.ParseFunctionalTail(f);
-    default:
-      return std::nullopt;
+    default: return std::nullopt;
   }
 }
 
@@ -633,7 +658,8 @@ std::optional<bool> ParseKeywordForm(Parser& p, OpFrame& f) {
 bool Parser::ParseSameType(OpFrame& frame, size_t operand_count) {
   Type type;
   if (!ParseColonType(*this, type)) return false;
-  if (type.Is(ir::TypeKind::kFunction)) return Resolve(*this, frame, type.members(), type.results());
+  if (type.Is(ir::TypeKind::kFunction))
+    return Resolve(*this, frame, type.members(), type.results());
   return Resolve(*this, frame, std::vector<Type>(operand_count, type), {type});
 }
 

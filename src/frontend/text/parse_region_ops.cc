@@ -21,23 +21,27 @@ bool ParseWhile(Parser& p, OpFrame& f) {
   if (!p.Expect(TokenKind::kLParen, " after 'stablehlo.while'")) return false;
   std::vector<ArgumentDecl> arguments;
   while (!p.token().Is(TokenKind::kRParen)) {
-    if (!arguments.empty() && !p.Expect(TokenKind::kComma, " or ')' between loop values")) return false;
+    if (!arguments.empty() && !p.Expect(TokenKind::kComma, " or ')' between loop values"))
+      return false;
     ArgumentDecl argument;
     argument.offset = p.token().offset;
-    if (!p.token().Is(TokenKind::kPercent) || p.token().spelling.find('#') != std::string_view::npos) {
+    if (!p.token().Is(TokenKind::kPercent) ||
+        p.token().spelling.find('#') != std::string_view::npos) {
       return p.FailExpected("a loop variable name (%...)");
     }
     argument.name = std::string(p.token().spelling.substr(1));
     p.Advance();
     f.operands.emplace_back();
-    if (!p.Expect(TokenKind::kEqual, " after the loop variable") || !p.ParseValueUse(f.operands.back())) {
+    if (!p.Expect(TokenKind::kEqual, " after the loop variable") ||
+        !p.ParseValueUse(f.operands.back())) {
       return false;
     }
     arguments.push_back(std::move(argument));
   }
   p.Advance();
   std::vector<Type> types;
-  if (!arguments.empty() && (!p.Expect(TokenKind::kColon, " before the loop value types") || !p.ParseTypeList(types))) {
+  if (!arguments.empty() &&
+      (!p.Expect(TokenKind::kColon, " before the loop value types") || !p.ParseTypeList(types))) {
     return false;
   }
   if (!p.ResolveOperands(op, f.operands, types, f.offset)) return false;
@@ -46,7 +50,8 @@ bool ParseWhile(Parser& p, OpFrame& f) {
     arguments[i].type = types[i];
     arguments[i].location = ir::Location::Unknown();
   }
-  if (!p.ParseOptionalAttrDictWithKeyword(op) || !p.ExpectKeyword("cond", " before the condition region")) {
+  if (!p.ParseOptionalAttrDictWithKeyword(op) ||
+      !p.ExpectKeyword("cond", " before the condition region")) {
     return false;
   }
   f.arguments = arguments;
@@ -61,8 +66,9 @@ bool ParseReduce(Parser& p, OpFrame& f) {
     inputs.emplace_back();
     inits.emplace_back();
     if (!p.Expect(TokenKind::kLParen, " before an input") || !p.ParseValueUse(inputs.back()) ||
-        !p.ExpectKeyword("init", " after the input") || !p.Expect(TokenKind::kColon, " after 'init'") ||
-        !p.ParseValueUse(inits.back()) || !p.Expect(TokenKind::kRParen, " after the initial value")) {
+        !p.ExpectKeyword("init", " after the input") ||
+        !p.Expect(TokenKind::kColon, " after 'init'") || !p.ParseValueUse(inits.back()) ||
+        !p.Expect(TokenKind::kRParen, " after the initial value")) {
       return false;
     }
   } while (p.Consume(TokenKind::kComma));
@@ -79,7 +85,8 @@ bool ParseReduce(Parser& p, OpFrame& f) {
     }
     if (!IsCommutativeBinary(f.inner_op)) {
       return p.Fail(offset, StrCat("expected a commutative binary stablehlo op after 'applies' ",
-                                   "(add, multiply, maximum, minimum, and, or, xor), found '", f.inner_op, "'"));
+                                   "(add, multiply, maximum, minimum, and, or, xor), found '",
+                                   f.inner_op, "'"));
     }
     p.Advance();
   }
@@ -102,8 +109,10 @@ bool ParseReduce(Parser& p, OpFrame& f) {
   while (p.Consume(TokenKind::kLParen)) {
     firsts.emplace_back();
     seconds.emplace_back();
-    if (!p.ParseArgumentDecl(firsts.back(), false) || !p.Expect(TokenKind::kComma, " between reducer arguments") ||
-        !p.ParseArgumentDecl(seconds.back(), false) || !p.Expect(TokenKind::kRParen, " after reducer arguments")) {
+    if (!p.ParseArgumentDecl(firsts.back(), false) ||
+        !p.Expect(TokenKind::kComma, " between reducer arguments") ||
+        !p.ParseArgumentDecl(seconds.back(), false) ||
+        !p.Expect(TokenKind::kRParen, " after reducer arguments")) {
       return false;
     }
   }
@@ -120,14 +129,16 @@ bool ParseFunc(Parser& p, OpFrame& f) {
   }
   if (!p.token().Is(TokenKind::kAt)) return p.FailExpected("the function name (@...)");
   std::string_view name = p.token().spelling.substr(1);
-  op.SetAttr("sym_name", Attribute::String(name.size() >= 2 && name[0] == '"' ? Lexer::StringValue(name)
-                                                                              : std::string(name)));
+  op.SetAttr("sym_name",
+             Attribute::String(name.size() >= 2 && name[0] == '"' ? Lexer::StringValue(name)
+                                                                  : std::string(name)));
   p.Advance();
   if (!p.Expect(TokenKind::kLParen, " before the function arguments")) return false;
   std::vector<ArgumentDecl> arguments;
   bool named = p.token().Is(TokenKind::kPercent);
   while (!p.token().Is(TokenKind::kRParen)) {
-    if (!arguments.empty() && !p.Expect(TokenKind::kComma, " or ')' between arguments")) return false;
+    if (!arguments.empty() && !p.Expect(TokenKind::kComma, " or ')' between arguments"))
+      return false;
     ArgumentDecl argument;
     if (named) {
       if (!p.ParseArgumentDecl(argument, true)) return false;
@@ -164,7 +175,8 @@ bool ParseFunc(Parser& p, OpFrame& f) {
     };
     if (p.Consume(TokenKind::kLParen)) {
       while (!p.token().Is(TokenKind::kRParen)) {
-        if (!results.empty() && !p.Expect(TokenKind::kComma, " or ')' between results")) return false;
+        if (!results.empty() && !p.Expect(TokenKind::kComma, " or ')' between results"))
+          return false;
         if (!result(true)) return false;
       }
       p.Advance();
@@ -187,7 +199,8 @@ bool ParseFunc(Parser& p, OpFrame& f) {
     }
     return any ? Attribute::Array(std::move(list)) : Attribute();
   };
-  op.SetAttr("function_type", Attribute::TypeAttr(Type::Function(std::move(inputs), std::move(results))));
+  op.SetAttr("function_type",
+             Attribute::TypeAttr(Type::Function(std::move(inputs), std::move(results))));
   if (Attribute list = entry_attributes(argument_attributes)) op.SetAttr("arg_attrs", list);
   if (Attribute list = entry_attributes(result_attributes)) op.SetAttr("res_attrs", list);
   if (!p.ParseOptionalAttrDictWithKeyword(op)) return false;
@@ -205,8 +218,9 @@ bool ParseFunc(Parser& p, OpFrame& f) {
 bool ParseCall(Parser& p, OpFrame& f) {
   if (!p.token().Is(TokenKind::kAt)) return p.FailExpected("the callee (@...)");
   std::string_view name = p.token().spelling.substr(1);
-  f.op->SetAttr("callee", Attribute::SymbolRef({name.size() >= 2 && name[0] == '"' ? Lexer::StringValue(name)
-                                                                                   : std::string(name)}));
+  f.op->SetAttr("callee",
+                Attribute::SymbolRef({name.size() >= 2 && name[0] == '"' ? Lexer::StringValue(name)
+                                                                         : std::string(name)}));
   p.Advance();
   return p.Expect(TokenKind::kLParen, " after the callee") && p.ParseValueUseList(f.operands) &&
          p.Expect(TokenKind::kRParen, " after the call's operands") && p.ParseFunctionalTail(f);
@@ -215,8 +229,9 @@ bool ParseCall(Parser& p, OpFrame& f) {
 bool ParseModuleOp(Parser& p, OpFrame& f) {
   if (p.token().Is(TokenKind::kAt)) {
     std::string_view name = p.token().spelling.substr(1);
-    f.op->SetAttr("sym_name", Attribute::String(name.size() >= 2 && name[0] == '"' ? Lexer::StringValue(name)
-                                                                                   : std::string(name)));
+    f.op->SetAttr("sym_name",
+                  Attribute::String(name.size() >= 2 && name[0] == '"' ? Lexer::StringValue(name)
+                                                                       : std::string(name)));
     p.Advance();
   }
   if (!p.ParseOptionalAttrDictWithKeyword(*f.op)) return false;
@@ -227,7 +242,8 @@ bool ParseModuleOp(Parser& p, OpFrame& f) {
 // `key=[...]` (or `key={...}`) captured as Opaque text with `prefix`/`suffix`.
 bool ShardyField(Parser& p, ir::Operation& op, std::string_view key, std::string_view prefix,
                  std::string_view suffix, TokenKind open) {
-  if (!p.ExpectKeyword(key, "") || !p.Expect(TokenKind::kEqual, StrCat(" after '", key, "'"))) return false;
+  if (!p.ExpectKeyword(key, "") || !p.Expect(TokenKind::kEqual, StrCat(" after '", key, "'")))
+    return false;
   if (!p.token().Is(open)) return p.FailExpected(StrCat(DescribeKind(open), " after '", key, "='"));
   std::string text;
   if (!p.CaptureBalanced(p.token().offset, text)) return false;
@@ -240,7 +256,8 @@ bool ParseShardyComputation(Parser& p, OpFrame& f) {
   bool manual = f.form == F::kSdyManualComputation;
   if (!manual) {
     if (!p.Expect(TokenKind::kLess, " before the computation's name")) return false;
-    if (!p.token().Is(TokenKind::kString)) return p.FailExpected("the computation's name (a string)");
+    if (!p.token().Is(TokenKind::kString))
+      return p.FailExpected("the computation's name (a string)");
     op.SetAttr("name", Attribute::String(Lexer::StringValue(p.token().spelling)));
     p.Advance();
     if (!p.Expect(TokenKind::kGreater, " after the computation's name")) return false;
@@ -258,11 +275,13 @@ bool ParseShardyComputation(Parser& p, OpFrame& f) {
       !ShardyField(p, op, "out_shardings", kPerValue, ">", TokenKind::kLSquare)) {
     return false;
   }
-  if (manual && !ShardyField(p, op, "manual_axes", "#sdy<manual_axes", ">", TokenKind::kLBrace)) return false;
+  if (manual && !ShardyField(p, op, "manual_axes", "#sdy<manual_axes", ">", TokenKind::kLBrace))
+    return false;
   std::vector<ArgumentDecl> arguments;
   if (!p.Expect(TokenKind::kLParen, " before the region's arguments")) return false;
   while (!p.token().Is(TokenKind::kRParen)) {
-    if (!arguments.empty() && !p.Expect(TokenKind::kComma, " or ')' between arguments")) return false;
+    if (!arguments.empty() && !p.Expect(TokenKind::kComma, " or ')' between arguments"))
+      return false;
     arguments.emplace_back();
     if (!p.ParseArgumentDecl(arguments.back(), false)) return false;
   }
@@ -280,7 +299,8 @@ bool ParseChloScan(Parser& p, OpFrame& f) {
   ir::Operation& op = *f.op;
   std::vector<ValueUse> inits;
   int64_t dimension = 0;
-  if (!p.Expect(TokenKind::kLParen, " before the scan's inputs") || !p.ParseValueUseList(f.operands) ||
+  if (!p.Expect(TokenKind::kLParen, " before the scan's inputs") ||
+      !p.ParseValueUseList(f.operands) ||
       !p.Expect(TokenKind::kRParen, " after the scan's inputs") ||
       !p.ExpectKeyword("inits", " after the scan's inputs") ||
       !p.Expect(TokenKind::kLParen, " after 'inits'") || !p.ParseValueUseList(inits) ||
@@ -308,10 +328,11 @@ bool FinishChloScan(Parser& p, OpFrame& f) {
   const int64_t carries = segments && segments->size() == 2 ? segments->back() : 0;
   const auto results = static_cast<int64_t>(op.num_results());
   if (results < carries) {
-    return p.Fail(offset, StrCat("expected at least ", carries, " results (one per init), found ", results));
+    return p.Fail(offset, StrCat("expected at least ", carries, " results (one per init), found ",
+                                 results));
   }
-  op.SetAttr("resultSegmentSizes",
-             Attribute::DenseArray(Type::Element(ElementType::kS32), {results - carries, carries}, {}));
+  op.SetAttr("resultSegmentSizes", Attribute::DenseArray(Type::Element(ElementType::kS32),
+                                                         {results - carries, carries}, {}));
   return true;
 }
 
@@ -327,7 +348,8 @@ bool Parser::BeginRegionOp(OpFrame& frame) {
     case F::kChloScan: return ParseChloScan(*this, frame);
     case F::kSdyManualComputation:
     case F::kSdyNamedComputation: return ParseShardyComputation(*this, frame);
-    default: return Fail(frame.offset, StrCat("'", frame.op->name(), "' has no custom form Kiln reads"));
+    default:
+      return Fail(frame.offset, StrCat("'", frame.op->name(), "' has no custom form Kiln reads"));
   }
 }
 
@@ -339,14 +361,12 @@ bool Parser::ContinueRegionOp(OpFrame& frame) {
       if (!ExpectKeyword("do", " before the loop body")) return false;
       return RequestRegion(frame, frame.arguments, true);
     case F::kSdyManualComputation:
-    case F::kSdyNamedComputation:
-      return ParseFunctionalTail(frame);
+    case F::kSdyNamedComputation: return ParseFunctionalTail(frame);
     case F::kChloScan:
       if (frame.stage != 1) return true;
       frame.stage = 2;
       return FinishChloScan(*this, frame);
-    default:
-      return true;
+    default: return true;
   }
 }
 

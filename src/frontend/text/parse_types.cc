@@ -47,15 +47,13 @@ std::optional<ElementType> QuantizedStorage(std::string_view word, bool* is_sign
 bool Parser::AtType() const {
   switch (token_.kind) {
     case TokenKind::kExclamation:
-    case TokenKind::kLParen:
-      return true;
+    case TokenKind::kLParen: return true;
     case TokenKind::kBareIdentifier: {
       std::string_view word = token_.spelling;
       return word == "tensor" || word == "tuple" || word == "none" || word == "complex" ||
              word == "memref" || word == "vector" || IsElementSpelling(word);
     }
-    default:
-      return false;
+    default: return false;
   }
 }
 
@@ -121,7 +119,8 @@ bool Parser::ParseQuantizedType(ir::Type& type) {
   ir::QuantizedParams q;
   if (!Expect(TokenKind::kLess, " after '!quant.uniform'")) return false;
   std::optional<ElementType> storage;
-  if (token_.Is(TokenKind::kBareIdentifier)) storage = QuantizedStorage(token_.spelling, &q.is_signed);
+  if (token_.Is(TokenKind::kBareIdentifier))
+    storage = QuantizedStorage(token_.spelling, &q.is_signed);
   if (!storage) return FailExpected("a storage type such as 'i8' or 'u8'");
   q.storage_type = *storage;
   int width = GetElementTypeInfo(q.storage_type).bit_width;
@@ -408,7 +407,8 @@ bool ParseLocationBody(Parser& p, ir::Location& location) {
   }
   ir::Location child;
   if (p.Consume(TokenKind::kLParen)) {
-    if (!ParseLocationBodyNested(p, child) || !p.Expect(TokenKind::kRParen, " after a name location")) {
+    if (!ParseLocationBodyNested(p, child) ||
+        !p.Expect(TokenKind::kRParen, " after a name location")) {
       return false;
     }
   }

@@ -33,12 +33,13 @@ bool Parser::Fail(size_t offset, const std::string& message) {
 bool Parser::FailExpected(const std::string& what) {
   if (token_.kind == TokenKind::kError) {
     if (token_.spelling.substr(0, 1) == "\"") {
-      return Fail(token_.offset, StrCat("expected ", what, ", found an unterminated or malformed ",
-                                        "string (a string ends on its line; escapes are \\\\, \\\", ",
-                                        "\\n, \\t and \\XX)"));
+      return Fail(token_.offset,
+                  StrCat("expected ", what, ", found an unterminated or malformed ",
+                         "string (a string ends on its line; escapes are \\\\, \\\", ",
+                         "\\n, \\t and \\XX)"));
     }
-    return Fail(token_.offset, StrCat("expected ", what, ", found an invalid character ",
-                                      DescribeToken(token_)));
+    return Fail(token_.offset,
+                StrCat("expected ", what, ", found an invalid character ", DescribeToken(token_)));
   }
   return Fail(token_.offset, StrCat("expected ", what, ", found ", DescribeToken(token_)));
 }
@@ -68,8 +69,8 @@ bool Parser::ExpectKeyword(std::string_view word, std::string_view context) {
 bool Parser::EnterNesting() {
   if (++depth_ > kMaxNesting) {
     --depth_;
-    return Fail(token_.offset, StrCat("types, attributes or locations nest deeper than ",
-                                      kMaxNesting, " levels"));
+    return Fail(token_.offset,
+                StrCat("types, attributes or locations nest deeper than ", kMaxNesting, " levels"));
   }
   max_depth_ = std::max(max_depth_, depth_);
   return CountExpansion(1);
@@ -104,23 +105,17 @@ bool Parser::CollectAliases() {
     switch (token_.kind) {
       case TokenKind::kLParen:
       case TokenKind::kLSquare:
-      case TokenKind::kLBrace:
-        ++depth;
-        break;
+      case TokenKind::kLBrace: ++depth; break;
       case TokenKind::kRParen:
       case TokenKind::kRSquare:
-      case TokenKind::kRBrace:
-        --depth;
-        break;
+      case TokenKind::kRBrace: --depth; break;
       case TokenKind::kFileMetadataBegin:
-        return Fail(token_.offset,
-                    "resource sections ('{-# ... #-}') are not supported; "
-                    "inline the data as dense<...> literals");
-      default:
-        break;
+        return Fail(token_.offset, "resource sections ('{-# ... #-}') are not supported; "
+                                   "inline the data as dense<...> literals");
+      default: break;
     }
-    bool is_alias = depth == 0 && (previous.Is(TokenKind::kHash) ||
-                                   previous.Is(TokenKind::kExclamation)) &&
+    bool is_alias = depth == 0 &&
+                    (previous.Is(TokenKind::kHash) || previous.Is(TokenKind::kExclamation)) &&
                     token_.Is(TokenKind::kEqual);
     if (is_alias) {
       std::string name(previous.spelling);
@@ -205,8 +200,8 @@ bool Parser::ResolveAttributeAlias(const Token& name, ir::Attribute& attribute) 
   if (!ParseAlias(it->first, it->second)) return false;
   Alias& alias = aliases_[std::string(name.spelling)];
   if (alias.is_location) {
-    return Fail(name.offset, StrCat("expected an attribute, found the location alias '",
-                                    name.spelling, "'"));
+    return Fail(name.offset,
+                StrCat("expected an attribute, found the location alias '", name.spelling, "'"));
   }
   attribute = alias.attribute;
   return UseAlias(name, alias);
@@ -231,8 +226,8 @@ bool Parser::ResolveLocationAlias(const Token& name, ir::Location& location) {
   if (!ParseAlias(it->first, it->second)) return false;
   Alias& alias = aliases_[std::string(name.spelling)];
   if (!alias.is_location) {
-    return Fail(name.offset, StrCat("expected a location, found the attribute alias '",
-                                    name.spelling, "'"));
+    return Fail(name.offset,
+                StrCat("expected a location, found the attribute alias '", name.spelling, "'"));
   }
   location = alias.location;
   return UseAlias(name, alias);

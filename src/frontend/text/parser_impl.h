@@ -132,7 +132,7 @@ class Parser {
   bool ParseElementTypeToken(ElementType& element);
   bool ParseTensorType(size_t start, ir::Type& type);  // after `tensor`
   bool ParseQuantizedType(ir::Type& type);             // at `!quant.uniform`
-  bool ParseLocation(ir::Location& location);  // `loc(...)`
+  bool ParseLocation(ir::Location& location);          // `loc(...)`
   bool ParseOptionalLocation(ir::Location& location);
 
   // ---- attributes (parse_attributes.cc) ----
@@ -200,8 +200,8 @@ class Parser {
     size_t end_offset = 0;
     bool is_type = false;
     bool is_location = false;
-    int state = 0;  // 0 unparsed, 1 parsing, 2 done
-    int height = 0;        // nesting depth of the value
+    int state = 0;          // 0 unparsed, 1 parsing, 2 done
+    int height = 0;         // nesting depth of the value
     uint64_t expanded = 0;  // nodes of the value, aliases expanded
     ir::Attribute attribute;
     ir::Type type;
@@ -234,7 +234,7 @@ class Parser {
   std::unordered_map<std::string, Alias> aliases_;
   std::vector<Scope> scopes_;
   std::vector<Frame> stack_;
-  std::unique_ptr<ir::Operation> root_;  // an explicit top-level `module`
+  std::unique_ptr<ir::Operation> root_;   // an explicit top-level `module`
   std::unique_ptr<ir::Module> implicit_;  // the module wrapping top-level ops otherwise
 };
 

@@ -31,7 +31,8 @@ StatusOr<const AttrEntry*> EntryDecoder::ReadAttribute(std::string_view what) {
 Status EntryDecoder::ChargeText(size_t bytes) {
   if (bytes > table_.text_budget_) {
     return reader_.Error(StrCat("the text this entry builds exceeds what a file of this size "
-                                "can hold (", bytes, " more bytes)"));
+                                "can hold (",
+                                bytes, " more bytes)"));
   }
   table_.text_budget_ -= bytes;
   return Status::Ok();
@@ -39,9 +40,9 @@ Status EntryDecoder::ChargeText(size_t bytes) {
 
 StatusOr<const AttrEntry*> EntryDecoder::ReadOptionalAttribute(std::string_view what,
                                                                bool& present) {
-  KILN_ASSIGN_OR_RETURN(
-      EncodingReader::FlaggedVarInt ref,
-      reader_.ReadIndexWithFlag("an attribute index", what, file().attributes.size()));
+  KILN_ASSIGN_OR_RETURN(EncodingReader::FlaggedVarInt ref,
+                        reader_.ReadIndexWithFlag("an attribute index", what,
+                                                  file().attributes.size()));
   present = ref.flag;
   if (!present) return static_cast<const AttrEntry*>(nullptr);
   const AttrEntry* entry = table_.DecodedAttribute(ref.value);
@@ -138,8 +139,8 @@ StatusOr<ir::Attribute> AttrTypeTable::Attribute(uint64_t index, std::string_vie
   if (entry->is_location()) {
     return InvalidArgument("expected an attribute (", what, where.empty() ? "" : " of ", where,
                            "), found attribute #", index, " (at byte ",
-                           file_.attributes[index].offset, "), a location: ",
-                           LocationText(entry->location));
+                           file_.attributes[index].offset,
+                           "), a location: ", LocationText(entry->location));
   }
   return entry->attribute;
 }
@@ -150,16 +151,16 @@ StatusOr<ir::Location> AttrTypeTable::Location(uint64_t index, std::string_view 
   if (!entry->is_location()) {
     return InvalidArgument("expected a location (", what, where.empty() ? "" : " of ", where,
                            "), found attribute #", index, " (at byte ",
-                           file_.attributes[index].offset, "), not a location: ",
-                           AttrText(entry->attribute));
+                           file_.attributes[index].offset,
+                           "), not a location: ", AttrText(entry->attribute));
   }
   return entry->location;
 }
 
 StatusOr<ir::Type> AttrTypeTable::Type(uint64_t index) {
   if (index >= types_.size()) {
-    return InvalidArgument("type index ", index, " is out of range (the file has ",
-                           types_.size(), " types)");
+    return InvalidArgument("type index ", index, " is out of range (the file has ", types_.size(),
+                           " types)");
   }
   KILN_RETURN_IF_ERROR(Resolve({true, index}));
   return types_[index];
@@ -193,17 +194,16 @@ Status AttrTypeTable::DecodeCustom(Ref ref, EntryDecoder& decoder,
     if (candidate.dialect == dialect) codec = &candidate;
   }
   if (codec == nullptr || (ref.is_type ? codec->type == nullptr : codec->attribute == nullptr)) {
-    const File::AttrTypeEntry& entry =
-        ref.is_type ? file_.types[ref.index] : file_.attributes[ref.index];
+    const File::AttrTypeEntry& entry = ref.is_type ? file_.types[ref.index]
+                                                   : file_.attributes[ref.index];
     std::string known;
     for (size_t i = 0; i < codecs_.dialects.size(); ++i) {
       known += (i == 0 ? "" : i + 1 == codecs_.dialects.size() ? " and " : ", ");
       known += codecs_.dialects[i].dialect;
     }
-    return Unimplemented(
-        "byte ", entry.offset, ": ", ref.is_type ? "type !" : "attribute #", ref.index,
-        " has a custom encoding of dialect '", dialect,
-        "', which Kiln cannot decode (Kiln reads ", known, " encodings)");
+    return Unimplemented("byte ", entry.offset, ": ", ref.is_type ? "type !" : "attribute #",
+                         ref.index, " has a custom encoding of dialect '", dialect,
+                         "', which Kiln cannot decode (Kiln reads ", known, " encodings)");
   }
   if (ref.is_type) {
     Decoded<ir::Type> decoded = codec->type(decoder);
@@ -218,12 +218,12 @@ Status AttrTypeTable::DecodeCustom(Ref ref, EntryDecoder& decoder,
 }
 
 Status AttrTypeTable::DecodeOne(Ref ref, std::vector<Ref>& stack, bool& done) {
-  const File::AttrTypeEntry& entry =
-      ref.is_type ? file_.types[ref.index] : file_.attributes[ref.index];
+  const File::AttrTypeEntry& entry = ref.is_type ? file_.types[ref.index]
+                                                 : file_.attributes[ref.index];
   const std::string& dialect = file_.dialects[entry.dialect].name;
   // Built per entry, so plain concatenation rather than StrCat's stream.
-  const std::string context = (ref.is_type ? "type !" : "attribute #") +
-                              std::to_string(ref.index) + ", dialect " + dialect;
+  const std::string context = (ref.is_type ? "type !" : "attribute #") + std::to_string(ref.index) +
+                              ", dialect " + dialect;
   std::vector<State>& states = ref.is_type ? type_states_ : attribute_states_;
 
   std::vector<uint32_t>& depths = ref.is_type ? type_depths_ : attribute_depths_;

@@ -92,9 +92,9 @@ template <typename T>
 class Decoded : public StatusOr<std::optional<T>> {
  public:
   Decoded(T value) : StatusOr<std::optional<T>>(std::optional<T>(std::move(value))) {}  // NOLINT
-  Decoded(std::nullopt_t) : StatusOr<std::optional<T>>(std::optional<T>()) {}  // NOLINT
-  Decoded(Status status) : StatusOr<std::optional<T>>(std::move(status)) {}  // NOLINT
-  Decoded(StatusOr<T> result)  // NOLINT
+  Decoded(std::nullopt_t) : StatusOr<std::optional<T>>(std::optional<T>()) {}           // NOLINT
+  Decoded(Status status) : StatusOr<std::optional<T>>(std::move(status)) {}             // NOLINT
+  Decoded(StatusOr<T> result)                                                           // NOLINT
       : StatusOr<std::optional<T>>(result.ok() ? Decoded(std::move(result).value())
                                                : Decoded(result.status())) {}
 };
@@ -189,7 +189,7 @@ class AttrTypeTable {
   std::vector<State> type_states_;
   std::vector<uint32_t> attribute_depths_;
   std::vector<uint32_t> type_depths_;
-  uint64_t text_budget_;  // bytes of text entries may still build
+  uint64_t text_budget_;      // bytes of text entries may still build
   std::vector<Ref> missing_;  // references the entry being decoded lacks
 };
 

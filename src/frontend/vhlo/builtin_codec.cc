@@ -123,7 +123,8 @@ Decoded<AttrEntry> ReadSymbolRef(EntryDecoder& decoder, bool nested) {
   for (const ir::Attribute* leaf : leaves) {
     if (!leaf->Is(ir::AttrKind::kSymbolRef) || leaf->storage().symbol_path.size() != 1) {
       return decoder.Error(StrCat("expected a flat symbol reference in a nested symbol "
-                                  "reference, found ", AttrText(*leaf)));
+                                  "reference, found ",
+                                  AttrText(*leaf)));
     }
     path.push_back(leaf->storage().symbol_path[0]);
   }
@@ -137,7 +138,8 @@ Decoded<AttrEntry> ReadIntegerAttr(EntryDecoder& decoder) {
   const int width = IntegerBitWidth(*type);
   if (width == 0) {
     return decoder.reader().ErrorAt(offset, StrCat("expected an integer or index type for an "
-                                                   "integer attribute, found ", TypeText(*type)));
+                                                   "integer attribute, found ",
+                                                   TypeText(*type)));
   }
   KILN_ASSIGN_OR_RETURN(uint64_t bits, ReadAPInt(decoder, width, "integer value"));
   if (type->element_type() == ElementType::kPred) return Plain(ir::Attribute::Bool(bits & 1));
@@ -159,7 +161,8 @@ Decoded<AttrEntry> ReadFileLineCol(EntryDecoder& decoder, bool range) {
     KILN_ASSIGN_OR_RETURN(uint64_t count, decoder.reader().ReadCount("line/column count"));
     if (count > 4) {
       return decoder.reader().ErrorAt(offset, StrCat("expected at most 4 line/column numbers in "
-                                                     "a file range location, found ", count));
+                                                     "a file range location, found ",
+                                                     count));
     }
     for (uint64_t i = 0; i < count; ++i) {
       KILN_ASSIGN_OR_RETURN(uint64_t number, decoder.reader().ReadVarInt("line/column"));
@@ -228,13 +231,16 @@ Decoded<AttrEntry> ReadDenseArray(EntryDecoder& decoder) {
                              : IntegerBitWidth(*type);
   if (width == 0 || width == 2 || width == 4) {
     return decoder.reader().ErrorAt(offset, StrCat("expected an integer, f32 or f64 element type "
-                                                   "for a dense array, found ", TypeText(*type)));
+                                                   "for a dense array, found ",
+                                                   TypeText(*type)));
   }
   const size_t element_bytes = static_cast<size_t>((width + 7) / 8);
   if (size > blob.size() || blob.size() != size * element_bytes) {
-    return decoder.reader().ErrorAt(blob_offset, StrCat("expected ", size, " elements of ",
-                                                        element_bytes, " bytes in a dense array, "
-                                                        "found ", blob.size(), " bytes"));
+    return decoder.reader().ErrorAt(blob_offset,
+                                    StrCat("expected ", size, " elements of ", element_bytes,
+                                           " bytes in a dense array, "
+                                           "found ",
+                                           blob.size(), " bytes"));
   }
   std::vector<int64_t> ints;
   std::vector<double> floats;
@@ -258,8 +264,8 @@ Decoded<AttrEntry> ReadDenseElements(EntryDecoder& decoder) {
   const uint64_t offset = decoder.reader().offset();
   KILN_ASSIGN_OR_RETURN(std::span<const uint8_t> blob, decoder.ReadBlob("dense elements data"));
   KILN_ASSIGN_OR_RETURN(ir::Attribute attribute,
-                        DenseElementsFromBlob(*type, blob, DenseFlavor::kBuiltin,
-                                              decoder.reader(), offset));
+                        DenseElementsFromBlob(*type, blob, DenseFlavor::kBuiltin, decoder.reader(),
+                                              offset));
   return Plain(std::move(attribute));
 }
 
@@ -267,8 +273,9 @@ Decoded<AttrEntry> ReadDenseStrings(EntryDecoder& decoder) {
   KILN_ASSIGN_OR_RETURN(const ir::Type* type, decoder.ReadType("dense strings type"));
   KILN_REQUIRE_DECODED(type);
   KILN_ASSIGN_OR_RETURN(uint64_t splat, decoder.reader().ReadVarInt("dense strings splat flag"));
-  const uint64_t count =
-      splat != 0 || !type->HasStaticShape() ? 1 : static_cast<uint64_t>(type->NumElements());
+  const uint64_t count = splat != 0 || !type->HasStaticShape()
+                             ? 1
+                             : static_cast<uint64_t>(type->NumElements());
   if (count > decoder.reader().remaining()) {
     return decoder.Error(StrCat("expected ", count, " strings of dense string data"));
   }
@@ -288,14 +295,12 @@ Decoded<ir::Type> ReadIntegerType(EntryDecoder& decoder) {
   const uint64_t signedness = packed & 3;  // 0 signless, 1 signed, 2 unsigned
   if (width == 1 && signedness == 0) return ir::Type::Element(ElementType::kPred);
   static constexpr uint64_t kWidths[] = {1, 2, 4, 8, 16, 32, 64};
-  static constexpr ElementType kSigned[] = {ElementType::kS1,  ElementType::kS2,
-                                            ElementType::kS4,  ElementType::kS8,
-                                            ElementType::kS16, ElementType::kS32,
+  static constexpr ElementType kSigned[] = {ElementType::kS1, ElementType::kS2,  ElementType::kS4,
+                                            ElementType::kS8, ElementType::kS16, ElementType::kS32,
                                             ElementType::kS64};
-  static constexpr ElementType kUnsigned[] = {ElementType::kU1,  ElementType::kU2,
-                                              ElementType::kU4,  ElementType::kU8,
-                                              ElementType::kU16, ElementType::kU32,
-                                              ElementType::kU64};
+  static constexpr ElementType kUnsigned[] = {
+      ElementType::kU1,  ElementType::kU2,  ElementType::kU4, ElementType::kU8,
+      ElementType::kU16, ElementType::kU32, ElementType::kU64};
   for (size_t i = 0; i < std::size(kWidths); ++i) {
     if (kWidths[i] == width && signedness != 3) {
       return ir::Type::Element(signedness == 2 ? kUnsigned[i] : kSigned[i]);
@@ -316,8 +321,7 @@ Decoded<AttrEntry> DecodeBuiltinAttribute(EntryDecoder& decoder) {
       if (decoder.pending()) return kPending;
       return Plain(ir::Attribute::Array(Values(elements)));
     }
-    case kDictionary:
-      return ReadDictionary(decoder);
+    case kDictionary: return ReadDictionary(decoder);
     case kString:
     case kStringWithType: {
       KILN_ASSIGN_OR_RETURN(std::string_view text, decoder.ReadString("string value"));
@@ -328,19 +332,15 @@ Decoded<AttrEntry> DecodeBuiltinAttribute(EntryDecoder& decoder) {
       return Plain(ir::Attribute::String(std::string(text)));
     }
     case kFlatSymbolRef:
-    case kSymbolRef:
-      return ReadSymbolRef(decoder, code == kSymbolRef);
+    case kSymbolRef: return ReadSymbolRef(decoder, code == kSymbolRef);
     case kTypeAttr: {
       KILN_ASSIGN_OR_RETURN(const ir::Type* type, decoder.ReadType("type value"));
       KILN_REQUIRE_DECODED(type);
       return Plain(ir::Attribute::TypeAttr(*type));
     }
-    case kUnit:
-      return Plain(ir::Attribute::Unit());
-    case kInteger:
-      return ReadIntegerAttr(decoder);
-    case kFloat:
-      return ReadFloatAttr(decoder);
+    case kUnit: return Plain(ir::Attribute::Unit());
+    case kInteger: return ReadIntegerAttr(decoder);
+    case kFloat: return ReadFloatAttr(decoder);
     case kCallSiteLoc: {
       KILN_ASSIGN_OR_RETURN(const ir::Location* callee, decoder.ReadLocation("callee location"));
       KILN_ASSIGN_OR_RETURN(const ir::Location* caller, decoder.ReadLocation("caller location"));
@@ -348,25 +348,19 @@ Decoded<AttrEntry> DecodeBuiltinAttribute(EntryDecoder& decoder) {
       return Loc(ir::Location::CallSite(*callee, *caller));
     }
     case kFileLineColLoc:
-    case kFileLineColRange:
-      return ReadFileLineCol(decoder, code == kFileLineColRange);
+    case kFileLineColRange: return ReadFileLineCol(decoder, code == kFileLineColRange);
     case kFusedLoc:
-    case kFusedLocWithMetadata:
-      return ReadFused(decoder, code == kFusedLocWithMetadata);
+    case kFusedLocWithMetadata: return ReadFused(decoder, code == kFusedLocWithMetadata);
     case kNameLoc: {
       KILN_ASSIGN_OR_RETURN(const std::string* name, ReadStringAttr(decoder, "location name"));
       KILN_ASSIGN_OR_RETURN(const ir::Location* child, decoder.ReadLocation("child location"));
       if (decoder.pending()) return kPending;
       return Loc(ir::Location::Name(*name, *child));
     }
-    case kUnknownLoc:
-      return Loc(ir::Location::Unknown());
-    case kDenseArray:
-      return ReadDenseArray(decoder);
-    case kDenseIntOrFPElements:
-      return ReadDenseElements(decoder);
-    case kDenseStringElements:
-      return ReadDenseStrings(decoder);
+    case kUnknownLoc: return Loc(ir::Location::Unknown());
+    case kDenseArray: return ReadDenseArray(decoder);
+    case kDenseIntOrFPElements: return ReadDenseElements(decoder);
+    case kDenseStringElements: return ReadDenseStrings(decoder);
     case kDistinct: {
       KILN_ASSIGN_OR_RETURN(const AttrEntry* referenced, decoder.ReadAttribute("distinct value"));
       KILN_REQUIRE_DECODED(referenced);
@@ -380,7 +374,8 @@ Decoded<AttrEntry> DecodeBuiltinAttribute(EntryDecoder& decoder) {
                            decoder.reader().context(), ")");
     default:
       return decoder.reader().ErrorAt(offset, StrCat("expected a builtin attribute kind "
-                                                     "(0 to 22), found ", code));
+                                                     "(0 to 22), found ",
+                                                     code));
   }
 }
 
@@ -392,8 +387,7 @@ Decoded<ir::Type> DecodeBuiltinType(EntryDecoder& decoder) {
     return element(kNewerFloatTypes[code - kFloatTF32Type]);
   }
   switch (code) {
-    case kIntegerType:
-      return ReadIntegerType(decoder);
+    case kIntegerType: return ReadIntegerType(decoder);
     case kIndexType: return element(ElementType::kIndex);
     case kBFloat16Type: return element(ElementType::kBF16);
     case kFloat16Type: return element(ElementType::kF16);
@@ -459,7 +453,8 @@ Decoded<ir::Type> DecodeBuiltinType(EntryDecoder& decoder) {
                            decoder.reader().context(), ")");
     default:
       return decoder.reader().ErrorAt(offset, StrCat("expected a builtin type kind (0 to 32), "
-                                                     "found ", code));
+                                                     "found ",
+                                                     code));
   }
 }
 

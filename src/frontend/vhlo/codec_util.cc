@@ -82,13 +82,21 @@ int IntegerBitWidth(const ir::Type& type) {
   if (!type.Is(ir::TypeKind::kElement)) return 0;
   switch (type.element_type()) {
     case ElementType::kPred: return 1;
-    case ElementType::kS1: case ElementType::kU1: return 1;
-    case ElementType::kS2: case ElementType::kU2: return 2;
-    case ElementType::kS4: case ElementType::kU4: return 4;
-    case ElementType::kS8: case ElementType::kU8: return 8;
-    case ElementType::kS16: case ElementType::kU16: return 16;
-    case ElementType::kS32: case ElementType::kU32: return 32;
-    case ElementType::kS64: case ElementType::kU64: case ElementType::kIndex: return 64;
+    case ElementType::kS1:
+    case ElementType::kU1: return 1;
+    case ElementType::kS2:
+    case ElementType::kU2: return 2;
+    case ElementType::kS4:
+    case ElementType::kU4: return 4;
+    case ElementType::kS8:
+    case ElementType::kU8: return 8;
+    case ElementType::kS16:
+    case ElementType::kU16: return 16;
+    case ElementType::kS32:
+    case ElementType::kU32: return 32;
+    case ElementType::kS64:
+    case ElementType::kU64:
+    case ElementType::kIndex: return 64;
     default: return 0;
   }
 }
@@ -96,11 +104,15 @@ int IntegerBitWidth(const ir::Type& type) {
 bool IsUnsigned(const ir::Type& type) {
   if (!type.Is(ir::TypeKind::kElement)) return false;
   switch (type.element_type()) {
-    case ElementType::kPred: case ElementType::kU1: case ElementType::kU2: case ElementType::kU4:
-    case ElementType::kU8: case ElementType::kU16: case ElementType::kU32: case ElementType::kU64:
-      return true;
-    default:
-      return false;
+    case ElementType::kPred:
+    case ElementType::kU1:
+    case ElementType::kU2:
+    case ElementType::kU4:
+    case ElementType::kU8:
+    case ElementType::kU16:
+    case ElementType::kU32:
+    case ElementType::kU64: return true;
+    default: return false;
   }
 }
 
@@ -161,9 +173,9 @@ StatusOr<ir::Type> MakeTensorType(EntryDecoder& decoder, std::vector<int64_t> di
     }
   }
   if (!bounds.empty() && bounds.size() != dims.size()) {
-    return decoder.reader().ErrorAt(offset, StrCat("expected ", dims.size(),
-                                                   " bounds (one per dimension), found ",
-                                                   bounds.size()));
+    return decoder.reader().ErrorAt(offset,
+                                    StrCat("expected ", dims.size(),
+                                           " bounds (one per dimension), found ", bounds.size()));
   }
   return ir::Type::Tensor(std::move(element), std::move(dims), std::move(bounds));
 }
@@ -175,8 +187,10 @@ StatusOr<std::vector<int64_t>> BoundsOfEncoding(EntryDecoder& decoder,
                            ? encoding.Get("bounds")
                            : ir::Attribute();
   if (!list) {
-    return Unimplemented("byte ", offset, ": Kiln supports only bounds as a tensor encoding, "
-                         "found ", AttrText(encoding), " (", decoder.reader().context(), ")");
+    return Unimplemented("byte ", offset,
+                         ": Kiln supports only bounds as a tensor encoding, "
+                         "found ",
+                         AttrText(encoding), " (", decoder.reader().context(), ")");
   }
   return list->int_values;
 }
@@ -225,10 +239,10 @@ Decoded<AttrEntry> ReadOutputOperandAlias(EntryDecoder& decoder) {
   KILN_ASSIGN_OR_RETURN(auto output_indices, ReadSignedVarInts(decoder, "output tuple index"));
   KILN_ASSIGN_OR_RETURN(int64_t operand, decoder.reader().ReadSignedVarInt("operand index"));
   KILN_ASSIGN_OR_RETURN(auto operand_indices, ReadSignedVarInts(decoder, "operand tuple index"));
-  return Plain(ir::StructOfFields(
-      "stablehlo.output_operand_alias",
-      {ir::Attribute::DenseI64Array(std::move(output_indices)), I64(operand),
-       ir::Attribute::DenseI64Array(std::move(operand_indices))}));
+  return Plain(ir::StructOfFields("stablehlo.output_operand_alias",
+                                  {ir::Attribute::DenseI64Array(std::move(output_indices)),
+                                   I64(operand),
+                                   ir::Attribute::DenseI64Array(std::move(operand_indices))}));
 }
 
 Decoded<AttrEntry> ReadResultAccuracy(EntryDecoder& decoder) {
@@ -281,8 +295,8 @@ ir::Attribute MeshStruct(const ir::Attribute& axes, const ir::Attribute* device_
 }
 
 ir::Attribute ReplicaGroupMeshAxesStruct(const ir::Attribute& mesh, const ir::Attribute& axes) {
-  ir::Attribute mesh_value =
-      mesh.Is(ir::AttrKind::kString) ? ir::Attribute::SymbolRef({mesh->text}) : mesh;
+  ir::Attribute mesh_value = mesh.Is(ir::AttrKind::kString) ? ir::Attribute::SymbolRef({mesh->text})
+                                                            : mesh;
   return ir::Attribute::Struct("stablehlo.replica_group_mesh_axes",
                                {{"mesh", mesh_value}, {"axes", axes}});
 }

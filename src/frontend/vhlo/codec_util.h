@@ -14,8 +14,8 @@ namespace kiln::frontend::vhlo {
 
 // Returns kPending from the enclosing decoder if `pointer` (a reference just
 // read) is not decoded yet; for values the decoder cannot continue without.
-#define KILN_REQUIRE_DECODED(pointer) \
-  do {                                \
+#define KILN_REQUIRE_DECODED(pointer)          \
+  do {                                         \
     if ((pointer) == nullptr) return kPending; \
   } while (false)
 

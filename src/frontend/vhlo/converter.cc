@@ -2,10 +2,10 @@
 // in one pass over an explicit stack (parents before children); operands are
 // filled in a second pass, since bytecode operands may name values defined
 // later.
+#include "frontend/vhlo/converter.h"
+
 #include <algorithm>
 #include <memory>
-
-#include "frontend/vhlo/converter.h"
 
 #include "frontend/vhlo/attr_table.h"
 #include "frontend/vhlo/text.h"
@@ -59,11 +59,11 @@ class Converter {
   std::span<const uint8_t> bytes_;
   const OpRules& rules_;
   AttrTypeTable table_;
-  std::vector<std::string> names_;            // full op names by op-name index
-  std::vector<uint64_t> value_types_;         // type index of every value id
-  std::vector<ir::Value*> values_;            // by value id
-  std::vector<uint64_t> forward_;             // folded cast result -> its operand
-  std::vector<ir::Operation*> built_;         // by File op index; null if folded
+  std::vector<std::string> names_;     // full op names by op-name index
+  std::vector<uint64_t> value_types_;  // type index of every value id
+  std::vector<ir::Value*> values_;     // by value id
+  std::vector<uint64_t> forward_;      // folded cast result -> its operand
+  std::vector<ir::Operation*> built_;  // by File op index; null if folded
   uint64_t folded_casts_ = 0;
 };
 
@@ -128,8 +128,8 @@ StatusOr<ir::Attribute> Converter::ReadSegmentSizes(EncodingReader& reader, int 
     }
   }
   if (!header.flag && header.value > sizes.size()) {
-    return reader.Error(StrCat("expected at most ", sizes.size(), " entries in ", what,
-                               ", found ", header.value));
+    return reader.Error(StrCat("expected at most ", sizes.size(), " entries in ", what, ", found ",
+                               header.value));
   }
   for (uint64_t i = 0; i < header.value; ++i) {
     const uint64_t offset = reader.offset();
@@ -137,9 +137,10 @@ StatusOr<ir::Attribute> Converter::ReadSegmentSizes(EncodingReader& reader, int 
     const uint64_t index = header.flag ? value & ((uint64_t{1} << width) - 1) : i;
     if (header.flag) value >>= width;
     if (index >= sizes.size() || value > static_cast<uint64_t>(INT32_MAX)) {
-      return reader.ErrorAt(offset, StrCat("expected ", sizes.size(), " segment sizes below 2^31 "
-                                           "in ", what, ", found size ", value, " at index ",
-                                           index));
+      return reader.ErrorAt(offset, StrCat("expected ", sizes.size(),
+                                           " segment sizes below 2^31 "
+                                           "in ",
+                                           what, ", found size ", value, " at index ", index));
     }
     sizes[static_cast<size_t>(index)] = static_cast<int64_t>(value);
   }
@@ -208,8 +209,8 @@ StatusOr<std::vector<ir::NamedAttribute>> Converter::ReadProperties(const File::
   }
   if (!reader.empty()) {
     return reader.Error(StrCat("expected the end of the properties of ", name, " (",
-                               schema.attributes.size(), " attributes), found ",
-                               reader.remaining(), " more bytes"));
+                               schema.attributes.size(), " attributes), found ", reader.remaining(),
+                               " more bytes"));
   }
   return attributes;
 }
@@ -310,7 +311,8 @@ StatusOr<ir::Module> Converter::Run() {
       found = Where(names_[op.name], op);
     }
     return InvalidArgument("expected the file to hold one builtin.module at the top level, "
-                           "found ", found);
+                           "found ",
+                           found);
   }
   KILN_RETURN_IF_ERROR(IndexValueTypes());
   values_.assign(file_.num_value_ids, nullptr);

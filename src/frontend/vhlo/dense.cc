@@ -46,7 +46,8 @@ StatusOr<ir::Attribute> DenseElementsFromBlob(const ir::Type& type, std::span<co
                                               uint64_t offset) {
   if (!type.Is(ir::TypeKind::kTensor) || !type.HasStaticShape()) {
     return reader.ErrorAt(offset, StrCat("expected dense data of a statically shaped tensor, "
-                                         "found data of type ", TypeText(type)));
+                                         "found data of type ",
+                                         TypeText(type)));
   }
   const size_t element_bytes = DenseElementBytes(type.element());
   if (element_bytes == 0) {
@@ -68,8 +69,8 @@ StatusOr<ir::Attribute> DenseElementsFromBlob(const ir::Type& type, std::span<co
     // (builtin), as MLIR writes it. Builtin data of up to 8 elements is
     // otherwise one packed byte; a single byte for more elements is a splat.
     const bool one_byte = blob.size() == 1 && count > 1;
-    const bool splat_byte = one_byte && (blob[0] == 0xFF ||
-                                         (flavor == DenseFlavor::kBuiltin && blob[0] == 0));
+    const bool splat_byte = one_byte &&
+                            (blob[0] == 0xFF || (flavor == DenseFlavor::kBuiltin && blob[0] == 0));
     const bool packed = !splat_byte && blob.size() == packed_size &&
                         blob.size() != static_cast<size_t>(count);
     if (splat_byte) {

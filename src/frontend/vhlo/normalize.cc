@@ -18,8 +18,7 @@ using ir::AttrKind;
 // version's defaults.
 class OpAttributes {
  public:
-  OpAttributes(std::vector<ir::NamedAttribute> inherent, std::string_view where)
-      : where_(where) {
+  OpAttributes(std::vector<ir::NamedAttribute> inherent, std::string_view where) : where_(where) {
     for (ir::NamedAttribute& attribute : inherent) {
       attributes_[attribute.name] = std::move(attribute.value);
     }
@@ -63,12 +62,13 @@ class OpAttributes {
 
   StatusOr<std::vector<int64_t>> DenseInts(const Attribute& value, std::string_view name) const {
     if (!value.Is(AttrKind::kDenseElements)) {
-      return InvalidArgument(where_, ": expected a dense integer tensor for '", name,
-                             "', found ", AttrText(value));
+      return InvalidArgument(where_, ": expected a dense integer tensor for '", name, "', found ",
+                             AttrText(value));
     }
     const ir::Type& element = value->type.element();
     const size_t bytes = element.Is(ir::TypeKind::kElement)
-                             ? GetElementTypeInfo(element.element_type()).storage_bytes : 0;
+                             ? GetElementTypeInfo(element.element_type()).storage_bytes
+                             : 0;
     const bool is_integer = element.Is(ir::TypeKind::kElement) &&
                             (element.element_type() <= ElementType::kU64 ||
                              element.element_type() == ElementType::kIndex);
@@ -118,9 +118,8 @@ class OpAttributes {
     }
     if (id->int_value == 0 && !keep_zero) return Status::Ok();
     Set("channel_handle",
-        Attribute::Struct("stablehlo.channel_handle",
-                          {{"handle", I64(id->int_value)},
-                           {"type", I64(type ? type->int_value : 0)}}));
+        Attribute::Struct("stablehlo.channel_handle", {{"handle", I64(id->int_value)},
+                                                       {"type", I64(type ? type->int_value : 0)}}));
     return Status::Ok();
   }
 
@@ -140,8 +139,8 @@ class OpAttributes {
   }
   StatusOr<Attribute> Symbol(const Attribute& value, std::string_view name) const {
     if (!value.Is(AttrKind::kString)) {
-      return InvalidArgument(where_, ": expected a string naming a symbol in '", name,
-                             "', found ", AttrText(value));
+      return InvalidArgument(where_, ": expected a string naming a symbol in '", name, "', found ",
+                             AttrText(value));
     }
     return Attribute::SymbolRef({value->text});
   }
@@ -218,8 +217,7 @@ bool IsSplatOf(const Attribute& a, int64_t value) {
   return first == value;
 }
 bool IsDefaultResultAccuracy(const Attribute& a) {
-  return a.Is(AttrKind::kStruct) && a->fields.size() == 1 &&
-         IsEnum(a.Get("mode"), "DEFAULT");
+  return a.Is(AttrKind::kStruct) && a->fields.size() == 1 && IsEnum(a.Get("mode"), "DEFAULT");
 }
 bool IsNoneType(const Attribute& a) {
   return a.Is(AttrKind::kType) && a->type.Is(ir::TypeKind::kNone);
@@ -244,14 +242,17 @@ Status ConvertConvolution(OpAttributes& attrs, bool dynamic) {
   attrs.EraseIf("rhs_dilation", [](const Attribute& a) { return IsSplatOf(a, 1); });
   attrs.EraseIf("window_reversal", [](const Attribute& a) { return IsSplatOf(a, 0); });
   attrs.EraseIf("precision_config", [](const Attribute& a) { return IsArrayOfEnum(a, "DEFAULT"); });
-  KILN_RETURN_IF_ERROR(attrs.Implode(
-      "stablehlo.conv", "dimension_numbers",
-      {{"input_batch_dimension", false}, {"input_feature_dimension", false},
-       {"input_spatial_dimensions", true}, {"kernel_input_feature_dimension", false},
-       {"kernel_output_feature_dimension", false}, {"kernel_spatial_dimensions", true},
-       {"output_batch_dimension", false}, {"output_feature_dimension", false},
-       {"output_spatial_dimensions", true}},
-      /*omit_empty=*/false));
+  KILN_RETURN_IF_ERROR(attrs.Implode("stablehlo.conv", "dimension_numbers",
+                                     {{"input_batch_dimension", false},
+                                      {"input_feature_dimension", false},
+                                      {"input_spatial_dimensions", true},
+                                      {"kernel_input_feature_dimension", false},
+                                      {"kernel_output_feature_dimension", false},
+                                      {"kernel_spatial_dimensions", true},
+                                      {"output_batch_dimension", false},
+                                      {"output_feature_dimension", false},
+                                      {"output_spatial_dimensions", true}},
+                                     /*omit_empty=*/false));
   for (const char* name : {"lhs_dilation", "rhs_dilation", "window_strides"}) {
     KILN_RETURN_IF_ERROR(attrs.ToDenseArray(name));
   }
@@ -260,15 +261,17 @@ Status ConvertConvolution(OpAttributes& attrs, bool dynamic) {
 
 Status ConvertDotGeneral(OpAttributes& attrs) {
   attrs.EraseIf("precision_config", [](const Attribute& a) { return IsArrayOfEnum(a, "DEFAULT"); });
-  KILN_RETURN_IF_ERROR(attrs.Implode(
-      "stablehlo.dot", "dot_dimension_numbers",
-      {{"lhs_batching_dimensions", true}, {"rhs_batching_dimensions", true},
-       {"lhs_contracting_dimensions", true}, {"rhs_contracting_dimensions", true}},
-      /*omit_empty=*/true));
+  KILN_RETURN_IF_ERROR(attrs.Implode("stablehlo.dot", "dot_dimension_numbers",
+                                     {{"lhs_batching_dimensions", true},
+                                      {"rhs_batching_dimensions", true},
+                                      {"lhs_contracting_dimensions", true},
+                                      {"rhs_contracting_dimensions", true}},
+                                     /*omit_empty=*/true));
   // The algorithm: all seven fields none (or absent, before VHLO 1.6) means none.
-  static const char* const kFields[] = {
-      "lhs_precision_type", "rhs_precision_type", "accumulation_type", "lhs_component_count",
-      "rhs_component_count", "num_primitive_operations", "allow_imprecise_accumulation"};
+  static const char* const kFields[] = {"lhs_precision_type",          "rhs_precision_type",
+                                        "accumulation_type",           "lhs_component_count",
+                                        "rhs_component_count",         "num_primitive_operations",
+                                        "allow_imprecise_accumulation"};
   std::vector<Attribute> values;
   int none = 0;
   for (const char* field : kFields) {
@@ -276,20 +279,21 @@ Status ConvertDotGeneral(OpAttributes& attrs) {
     none += !values.back() || IsNoneType(values.back());
   }
   if (none == 7) return Status::Ok();
-  const bool well_formed =
-      none == 0 && values[0].Is(AttrKind::kType) && values[1].Is(AttrKind::kType) &&
-      values[2].Is(AttrKind::kType) && values[3].Is(AttrKind::kInteger) &&
-      values[4].Is(AttrKind::kInteger) && values[5].Is(AttrKind::kInteger) &&
-      values[6].Is(AttrKind::kBool);
+  const bool well_formed = none == 0 && values[0].Is(AttrKind::kType) &&
+                           values[1].Is(AttrKind::kType) && values[2].Is(AttrKind::kType) &&
+                           values[3].Is(AttrKind::kInteger) && values[4].Is(AttrKind::kInteger) &&
+                           values[5].Is(AttrKind::kInteger) && values[6].Is(AttrKind::kBool);
   if (!well_formed) {
-    return InvalidArgument(attrs.where(), ": expected all dot algorithm fields set or all "
-                           "none, found ", 7 - none, " of 7 set");
+    return InvalidArgument(attrs.where(),
+                           ": expected all dot algorithm fields set or all "
+                           "none, found ",
+                           7 - none, " of 7 set");
   }
   std::vector<ir::NamedAttribute> fields;
   for (size_t i = 0; i < 7; ++i) {
     const Attribute& value = values[i];
-    fields.push_back({kFields[i], value.Is(AttrKind::kInteger) ? OpAttributes::I64(value->int_value)
-                                                              : value});
+    fields.push_back({kFields[i],
+                      value.Is(AttrKind::kInteger) ? OpAttributes::I64(value->int_value) : value});
   }
   attrs.Set("algorithm", Attribute::Struct("stablehlo.dot_algorithm", std::move(fields)));
   return Status::Ok();
@@ -297,24 +301,28 @@ Status ConvertDotGeneral(OpAttributes& attrs) {
 
 Status ConvertGather(OpAttributes& attrs, bool dynamic) {
   attrs.EraseIf("indices_are_sorted", IsFalse);
-  KILN_RETURN_IF_ERROR(attrs.Implode(
-      "stablehlo.gather", "dimension_numbers",
-      {{"offset_dims", true}, {"collapsed_slice_dims", true}, {"operand_batching_dims", true},
-       {"start_indices_batching_dims", true}, {"start_index_map", true},
-       {"index_vector_dim", false}},
-      /*omit_empty=*/true));
+  KILN_RETURN_IF_ERROR(attrs.Implode("stablehlo.gather", "dimension_numbers",
+                                     {{"offset_dims", true},
+                                      {"collapsed_slice_dims", true},
+                                      {"operand_batching_dims", true},
+                                      {"start_indices_batching_dims", true},
+                                      {"start_index_map", true},
+                                      {"index_vector_dim", false}},
+                                     /*omit_empty=*/true));
   return dynamic ? Status::Ok() : attrs.ToDenseArray("slice_sizes");
 }
 
 Status ConvertScatter(OpAttributes& attrs) {
   attrs.EraseIf("indices_are_sorted", IsFalse);
   attrs.EraseIf("unique_indices", IsFalse);
-  return attrs.Implode(
-      "stablehlo.scatter", "scatter_dimension_numbers",
-      {{"update_window_dims", true}, {"inserted_window_dims", true},
-       {"input_batching_dims", true}, {"scatter_indices_batching_dims", true},
-       {"scatter_dims_to_operand_dims", true}, {"index_vector_dim", false}},
-      /*omit_empty=*/true);
+  return attrs.Implode("stablehlo.scatter", "scatter_dimension_numbers",
+                       {{"update_window_dims", true},
+                        {"inserted_window_dims", true},
+                        {"input_batching_dims", true},
+                        {"scatter_indices_batching_dims", true},
+                        {"scatter_dims_to_operand_dims", true},
+                        {"index_vector_dim", false}},
+                       /*omit_empty=*/true);
 }
 
 Status ConvertCustomCall(OpAttributes& attrs) {
@@ -332,8 +340,10 @@ Status ConvertCustomCall(OpAttributes& attrs) {
   Attribute called = attrs.Get("called_computations");
   if (called) {
     if (!called.Is(AttrKind::kArray)) {
-      return InvalidArgument(attrs.where(), ": expected an array of function names in "
-                             "'called_computations', found ", AttrText(called));
+      return InvalidArgument(attrs.where(),
+                             ": expected an array of function names in "
+                             "'called_computations', found ",
+                             AttrText(called));
     }
     std::vector<Attribute> symbols;
     for (const Attribute& name : called->elements) {
@@ -352,8 +362,8 @@ Status ConvertWindowed(OpAttributes& attrs, bool with_dilations) {
     attrs.EraseIf("base_dilations", [](const Attribute& a) { return IsSplatOf(a, 1); });
     attrs.EraseIf("window_dilations", [](const Attribute& a) { return IsSplatOf(a, 1); });
   }
-  for (const char* name : {"window_dimensions", "window_strides", "base_dilations",
-                           "window_dilations"}) {
+  for (const char* name :
+       {"window_dimensions", "window_strides", "base_dilations", "window_dilations"}) {
     KILN_RETURN_IF_ERROR(attrs.ToDenseArray(name));
   }
   return Status::Ok();
@@ -381,16 +391,16 @@ const std::map<std::string_view, std::vector<const char*>>& DenseArrayAttributes
 
 bool HasResultAccuracy(std::string_view mnemonic) {
   static constexpr std::string_view kOps[] = {
-      "cbrt", "cosine", "exponential", "exponential_minus_one", "log", "log_plus_one",
-      "logistic", "rsqrt", "sine", "sqrt", "tan", "tanh"};
+      "cbrt", "cosine",       "exponential", "exponential_minus_one",
+      "log",  "log_plus_one", "logistic",    "rsqrt",
+      "sine", "sqrt",         "tan",         "tanh"};
   return std::find(std::begin(kOps), std::end(kOps), mnemonic) != std::end(kOps);
 }
 
 // The op-specific rules; `name` may be changed.
 Status ConvertAttributes(std::string_view m, OpAttributes& attrs, std::string& name) {
-  if (m == "all_gather" || m == "all_reduce" || m == "all_to_all" ||
-      m == "collective_permute" || m == "reduce_scatter" || m == "collective_broadcast" ||
-      m == "collective_reduce") {
+  if (m == "all_gather" || m == "all_reduce" || m == "all_to_all" || m == "collective_permute" ||
+      m == "reduce_scatter" || m == "collective_broadcast" || m == "collective_reduce") {
     return ConvertCollective(attrs);
   }
   if (m == "convolution" || m == "dynamic_conv") {

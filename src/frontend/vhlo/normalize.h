@@ -16,7 +16,7 @@
 namespace kiln::frontend::vhlo {
 
 struct NormalizedOp {
-  std::string name;                        // "stablehlo.dot_general", "func.func"
+  std::string name;                            // "stablehlo.dot_general", "func.func"
   std::vector<ir::NamedAttribute> attributes;  // StableHLO form, any order
 };
 

@@ -10,7 +10,7 @@ namespace {
 // How a small float format spends its special encodings (llvm::APFloat's
 // fltNonfiniteBehavior and fltNanEncoding).
 enum class Specials : uint8_t {
-  kIeee,         // all-ones exponent: infinity (zero mantissa) or NaN
+  kIeee,           // all-ones exponent: infinity (zero mantissa) or NaN
   kFiniteAllOnes,  // no infinity; NaN is all-ones exponent and mantissa ("FN")
   kFiniteNegZero,  // no infinity; NaN is the negative-zero pattern ("FNUZ")
   kFiniteNone,     // no infinity, no NaN (f4/f6 "FN" types)
@@ -86,8 +86,7 @@ bool FloatBitsToDouble(ElementType type, uint64_t bits, double& value) {
         return true;
       }
       break;
-    case Specials::kFiniteNone:
-      break;
+    case Specials::kFiniteNone: break;
   }
   double magnitude;
   if (exponent == 0) {  // zero or subnormal

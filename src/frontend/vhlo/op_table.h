@@ -19,7 +19,7 @@ struct VhloOpInfo {
   // Inherent attribute names sorted by name: the properties order (MLIR's
   // ODS sorts an op's attributes by name before encoding them).
   std::vector<std::string_view> attributes;
-  bool newest = false;        // no later version of this mnemonic exists
+  bool newest = false;  // no later version of this mnemonic exists
 };
 
 // The op called `name` without its dialect prefix ("dot_general_v2"), or null.

@@ -33,15 +33,15 @@ Status CheckVersion(const bytecode::File& file) {
     return InvalidArgument(at, "expected a StableHLO portable artifact (producer \"",
                            kProducerPrefix, "X.Y.Z\"), found producer \"", file.producer, "\"");
   }
-  const std::string written_by =
-      StrCat("this artifact was written by ", file.producer, " (VHLO ", version->ToString(), ")");
+  const std::string written_by = StrCat("this artifact was written by ", file.producer, " (VHLO ",
+                                        version->ToString(), ")");
   if (std::string unknown = FirstUnknownVhloOp(file); !unknown.empty()) {
     std::string known = KnownVersionsOf(std::string_view(unknown).substr(5));
     return Unimplemented(unknown, ": Kiln reads VHLO up to ", kNewestVhloVersion.ToString(),
                          known.empty() ? std::string(" and has no op of that name")
                                        : StrCat(" and knows ", known),
-                         "; ", written_by, ". Serialize for VHLO ",
-                         kNewestVhloVersion.ToString(), " or older (the version the plugin "
+                         "; ", written_by, ". Serialize for VHLO ", kNewestVhloVersion.ToString(),
+                         " or older (the version the plugin "
                          "reports as stablehlo_current_version).");
   }
   if (*version > kNewestVhloVersion || *version < kOldestVhloVersion) {
@@ -86,8 +86,8 @@ class VhloRules : public OpRules {
     // bytecode 5) go through the StableHLO conversion; the rest stay.
     std::vector<ir::NamedAttribute> inherent, discardable;
     for (ir::NamedAttribute& attribute : op.attributes) {
-      const bool is_inherent = std::binary_search(info->attributes.begin(),
-                                                  info->attributes.end(), attribute.name);
+      const bool is_inherent = std::binary_search(info->attributes.begin(), info->attributes.end(),
+                                                  attribute.name);
       (is_inherent ? inherent : discardable).push_back(std::move(attribute));
     }
     KILN_ASSIGN_OR_RETURN(NormalizedOp normalized,

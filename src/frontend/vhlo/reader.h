@@ -43,9 +43,9 @@ std::optional<VhloVersion> VhloVersionFromProducer(std::string_view producer);
 // What `kiln inspect` shows about an artifact (or any MLIR bytecode) without
 // converting it.
 struct ArtifactInfo {
-  std::string producer;                      // e.g. "StableHLO_v1.22.0"
-  uint64_t bytecode_version = 0;             // MLIR bytecode version, 0..6
-  std::optional<VhloVersion> vhlo_version;   // from the producer
+  std::string producer;                     // e.g. "StableHLO_v1.22.0"
+  uint64_t bytecode_version = 0;            // MLIR bytecode version, 0..6
+  std::optional<VhloVersion> vhlo_version;  // from the producer
   // The dialects the file names, in its order ("builtin", "vhlo", ...): a
   // portable artifact names vhlo, bytecode of the StableHLO dialect does not.
   std::vector<std::string> dialects;

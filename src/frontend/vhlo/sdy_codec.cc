@@ -31,12 +31,24 @@ enum SdyAttributeCode : uint64_t {
 
 // The mnemonic of each kind, for the full text "#sdy.<mnemonic><body>"
 // (bodies starting with '<') or "#sdy<<mnemonic><body>>" (others).
-constexpr const char* kMnemonics[] = {
-    "manual_axes",  "mesh_axis",       "mesh",           "sub_axis_info",
-    "axis_ref",     "dimension_sharding", "sharding",    "sharding_per_value",
-    "dim_mapping",  "tensor_mapping",  "op_sharding_rule", "axis_ref_list",
-    "list_of_axis_ref_lists", "all_to_all_param", "all_to_all_param_list", "sharding",
-    "sharding_per_value", "sharding"};
+constexpr const char* kMnemonics[] = {"manual_axes",
+                                      "mesh_axis",
+                                      "mesh",
+                                      "sub_axis_info",
+                                      "axis_ref",
+                                      "dimension_sharding",
+                                      "sharding",
+                                      "sharding_per_value",
+                                      "dim_mapping",
+                                      "tensor_mapping",
+                                      "op_sharding_rule",
+                                      "axis_ref_list",
+                                      "list_of_axis_ref_lists",
+                                      "all_to_all_param",
+                                      "all_to_all_param_list",
+                                      "sharding",
+                                      "sharding_per_value",
+                                      "sharding"};
 
 std::string FullText(uint64_t code, const std::string& body) {
   const std::string mnemonic = kMnemonics[code];
@@ -115,8 +127,8 @@ Decoded<std::string> ReadTensorSharding(EntryDecoder& decoder, uint64_t code) {
   if (!replicated->empty()) text += StrCat(", replicated={", *replicated, "}");
   if (!unreduced->empty()) {
     if (reduction < 0 || reduction > 2) {
-      return decoder.reader().ErrorAt(offset, StrCat("expected a reduction op 0 to 2, found ",
-                                                     reduction));
+      return decoder.reader().ErrorAt(offset,
+                                      StrCat("expected a reduction op 0 to 2, found ", reduction));
     }
     static constexpr const char* kReductions[] = {"", "max", "min"};
     text += StrCat(", unreduced=", kReductions[reduction], "{", *unreduced, "}");
@@ -212,8 +224,7 @@ Decoded<std::string> ReadBody(EntryDecoder& decoder, uint64_t code) {
     }
     case kTensorShardingV1:
     case kTensorShardingV2:
-    case kTensorShardingV3:
-      return ReadTensorSharding(decoder, code);
+    case kTensorShardingV3: return ReadTensorSharding(decoder, code);
     case kTensorShardingPerValueV1:
     case kTensorShardingPerValueV2: {
       KILN_ASSIGN_OR_RETURN(auto shardings, ReadBodies(decoder, kTensorShardingV1, "sharding"));
@@ -231,8 +242,7 @@ Decoded<std::string> ReadBody(EntryDecoder& decoder, uint64_t code) {
       if (decoder.pending()) return kPending;
       return StrCat("[", *dims, "]");
     }
-    case kOpShardingRule:
-      return ReadOpShardingRule(decoder);
+    case kOpShardingRule: return ReadOpShardingRule(decoder);
     case kAxisRefList: {
       KILN_ASSIGN_OR_RETURN(auto axes, ReadBodies(decoder, kAxisRef, "axis"));
       if (decoder.pending()) return kPending;

@@ -95,8 +95,8 @@ Decoded<AttrEntry> ReadDotAlgorithm(EntryDecoder& decoder) {
     types.push_back(type);
   }
   std::vector<ir::Attribute> values;
-  for (const char* what : {"lhs component count", "rhs component count",
-                           "primitive operation count"}) {
+  for (const char* what :
+       {"lhs component count", "rhs component count", "primitive operation count"}) {
     KILN_ASSIGN_OR_RETURN(int64_t value, decoder.reader().ReadSignedVarInt(what));
     values.push_back(I64(value));
   }
@@ -199,8 +199,7 @@ Decoded<AttrEntry> DecodeStablehloAttribute(EntryDecoder& decoder) {
     case kReplicaGroupMeshAxes:
     case kAxisRef:
     case kMeshAxis:
-    case kMesh:
-      return ReadMeshAttribute(decoder, code);
+    case kMesh: return ReadMeshAttribute(decoder, code);
     default:
       return Unimplemented("byte ", offset, ": unknown stablehlo attribute kind ", code,
                            " (Kiln reads kinds 1 to 22 of StableHLO's bytecode) (",
@@ -212,8 +211,7 @@ Decoded<ir::Type> DecodeStablehloType(EntryDecoder& decoder) {
   const uint64_t offset = decoder.reader().offset();
   KILN_ASSIGN_OR_RETURN(uint64_t code, decoder.reader().ReadVarInt("stablehlo type kind"));
   switch (code) {
-    case kTokenType:
-      return ir::Type::Token();
+    case kTokenType: return ir::Type::Token();
     case kFutureType: {
       KILN_ASSIGN_OR_RETURN(auto types, ReadTypeList(decoder, "future type"));
       if (decoder.pending()) return kPending;
@@ -232,8 +230,7 @@ Decoded<AttrEntry> DecodeChloAttribute(EntryDecoder& decoder) {
   switch (code) {
     case kChloComparisonDirection:
       return ReadHloEnum(decoder, HloEnum::kComparisonDirection, "chlo");
-    case kChloComparisonType:
-      return ReadHloEnum(decoder, HloEnum::kComparisonType, "chlo");
+    case kChloComparisonType: return ReadHloEnum(decoder, HloEnum::kComparisonType, "chlo");
     default:
       return Unimplemented("byte ", offset, ": unknown chlo attribute kind ", code,
                            " (Kiln reads kinds 0 and 1 of CHLO's bytecode) (",

@@ -82,12 +82,8 @@ void AppendType(const ir::Type& type, std::string& out) {
     return;
   }
   switch (type.kind()) {
-    case ir::TypeKind::kElement:
-      out += ElementTypeText(type.element_type());
-      return;
-    case ir::TypeKind::kQuantized:
-      out += QuantizedText(ir::GetQuantizedParams(type));
-      return;
+    case ir::TypeKind::kElement: out += ElementTypeText(type.element_type()); return;
+    case ir::TypeKind::kQuantized: out += QuantizedText(ir::GetQuantizedParams(type)); return;
     case ir::TypeKind::kTensor: {
       out += "tensor<" + DimsText(type.dims());
       AppendType(type.element(), out);
@@ -107,9 +103,7 @@ void AppendType(const ir::Type& type, std::string& out) {
       AppendType(type.element(), out);
       out += ">";
       return;
-    case ir::TypeKind::kToken:
-      out += "!stablehlo.token";
-      return;
+    case ir::TypeKind::kToken: out += "!stablehlo.token"; return;
     case ir::TypeKind::kTuple:
       out += "tuple<";
       AppendTypes(type.members(), out);
@@ -124,12 +118,8 @@ void AppendType(const ir::Type& type, std::string& out) {
       if (wrap) out += ")";
       return;
     }
-    case ir::TypeKind::kNone:
-      out += "none";
-      return;
-    case ir::TypeKind::kOpaque:
-      out += type.text();
-      return;
+    case ir::TypeKind::kNone: out += "none"; return;
+    case ir::TypeKind::kOpaque: out += type.text(); return;
   }
 }
 
@@ -196,14 +186,16 @@ std::string AttrText(const ir::Attribute& attribute) {
       std::string text = "dense<";
       const ir::Type& element = s.type.element();
       const size_t bytes = element.Is(ir::TypeKind::kElement)
-                               ? GetElementTypeInfo(element.element_type()).storage_bytes : 0;
+                               ? GetElementTypeInfo(element.element_type()).storage_bytes
+                               : 0;
       const bool integer = bytes == 8 || bytes == 4;
       const int64_t count = s.splat ? 1 : s.type.NumElements();
-          if (!s.splat && count != 1) text += "[";
+      if (!s.splat && count != 1) text += "[";
       for (int64_t i = 0; integer && i < count && text.size() < kMaxTextLength; ++i) {
         int64_t value = 0;
-        if (bytes == 8) { std::memcpy(&value, &s.data[static_cast<size_t>(i) * 8], 8); }
-        else {
+        if (bytes == 8) {
+          std::memcpy(&value, &s.data[static_cast<size_t>(i) * 8], 8);
+        } else {
           int32_t narrow;
           std::memcpy(&narrow, &s.data[static_cast<size_t>(i) * 4], 4);
           value = narrow;
@@ -261,9 +253,7 @@ std::string LocationText(const ir::Location& location) {
     }
     const ir::LocationStorage& s = *item.location;
     switch (s.kind) {
-      case ir::LocationKind::kUnknown:
-        out += "unknown";
-        break;
+      case ir::LocationKind::kUnknown: out += "unknown"; break;
       case ir::LocationKind::kFileLineCol:
         out += StrCat(QuotedString(s.text), ":", s.line, ":", s.column);
         if (s.end_line != 0 || s.end_column != 0) {

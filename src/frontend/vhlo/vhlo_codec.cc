@@ -67,21 +67,36 @@ struct ElementCode {
   ElementType type;
 };
 constexpr ElementCode kElementCodes[] = {
-    {0, ElementType::kPred},           {2, ElementType::kBF16},
-    {3, ElementType::kF16},            {4, ElementType::kF32},
-    {5, ElementType::kF64},            {6, ElementType::kF8E4M3FN},
-    {7, ElementType::kF8E5M2},         {9, ElementType::kIndex},
-    {10, ElementType::kS4},            {11, ElementType::kS8},
-    {12, ElementType::kS16},           {13, ElementType::kS32},
-    {14, ElementType::kS64},           {15, ElementType::kU4},
-    {16, ElementType::kU8},            {17, ElementType::kU16},
-    {18, ElementType::kU32},           {19, ElementType::kU64},
-    {27, ElementType::kF8E4M3FNUZ},    {28, ElementType::kF8E5M2FNUZ},
-    {29, ElementType::kF8E4M3B11FNUZ}, {31, ElementType::kS2},
-    {32, ElementType::kU2},            {34, ElementType::kTF32},
-    {35, ElementType::kF8E4M3},        {36, ElementType::kF8E3M4},
-    {37, ElementType::kF4E2M1FN},      {38, ElementType::kF6E2M3FN},
-    {39, ElementType::kF6E3M2FN},      {40, ElementType::kF8E8M0FNU},
+    {0, ElementType::kPred},
+    {2, ElementType::kBF16},
+    {3, ElementType::kF16},
+    {4, ElementType::kF32},
+    {5, ElementType::kF64},
+    {6, ElementType::kF8E4M3FN},
+    {7, ElementType::kF8E5M2},
+    {9, ElementType::kIndex},
+    {10, ElementType::kS4},
+    {11, ElementType::kS8},
+    {12, ElementType::kS16},
+    {13, ElementType::kS32},
+    {14, ElementType::kS64},
+    {15, ElementType::kU4},
+    {16, ElementType::kU8},
+    {17, ElementType::kU16},
+    {18, ElementType::kU32},
+    {19, ElementType::kU64},
+    {27, ElementType::kF8E4M3FNUZ},
+    {28, ElementType::kF8E5M2FNUZ},
+    {29, ElementType::kF8E4M3B11FNUZ},
+    {31, ElementType::kS2},
+    {32, ElementType::kU2},
+    {34, ElementType::kTF32},
+    {35, ElementType::kF8E4M3},
+    {36, ElementType::kF8E3M4},
+    {37, ElementType::kF4E2M1FN},
+    {38, ElementType::kF6E2M3FN},
+    {39, ElementType::kF6E3M2FN},
+    {40, ElementType::kF8E8M0FNU},
 };
 
 // The StableHLO enum a VHLO attribute code stands for.
@@ -98,7 +113,6 @@ std::optional<HloEnum> EnumFor(uint64_t code) {
     default: return std::nullopt;
   }
 }
-
 
 Decoded<AttrEntry> ReadDictionary(EntryDecoder& decoder) {
   KILN_ASSIGN_OR_RETURN(uint64_t count, decoder.reader().ReadCount("dictionary size", 2));
@@ -131,7 +145,8 @@ Decoded<AttrEntry> ReadNumber(EntryDecoder& decoder, bool is_float) {
   const int width = IntegerBitWidth(*type);
   if (width == 0) {
     return decoder.reader().ErrorAt(offset, StrCat("expected an integer type for "
-                                                   "vhlo.integer_v1, found ", TypeText(*type)));
+                                                   "vhlo.integer_v1, found ",
+                                                   TypeText(*type)));
   }
   KILN_ASSIGN_OR_RETURN(uint64_t bits, ReadAPInt(decoder, width, "integer value"));
   if (type->element_type() == ElementType::kPred) return Plain(ir::Attribute::Bool(bits & 1));
@@ -163,8 +178,7 @@ StatusOr<const std::string*> ReadName(EntryDecoder& decoder, std::string_view wh
 
 Decoded<AttrEntry> ReadMeshAttribute(EntryDecoder& decoder, uint64_t code) {
   switch (code) {
-    case kSubAxisInfoV1:
-      return ReadSubAxisInfo(decoder);
+    case kSubAxisInfoV1: return ReadSubAxisInfo(decoder);
     case kAxisRefV1: {
       KILN_ASSIGN_OR_RETURN(const std::string* name, ReadName(decoder, "axis name"));
       KILN_ASSIGN_OR_RETURN(uint64_t has_info, decoder.reader().ReadVarInt("sub-axis flag"));
@@ -225,7 +239,8 @@ Decoded<AttrEntry> DecodeVhloAttribute(EntryDecoder& decoder) {
       KILN_ASSIGN_OR_RETURN(uint64_t value, decoder.reader().ReadVarInt("api version"));
       if (value > 4) {
         return decoder.reader().ErrorAt(value_offset, StrCat("expected a custom call API "
-                                                             "version 0 to 4, found ", value));
+                                                             "version 0 to 4, found ",
+                                                             value));
       }
       return Plain(ir::Attribute::Integer(static_cast<int64_t>(value),
                                           ir::Type::Element(ElementType::kS32)));
@@ -250,12 +265,11 @@ Decoded<AttrEntry> DecodeVhloAttribute(EntryDecoder& decoder) {
     case kAxisRefV1:
     case kReplicaGroupMeshAxesV1:
     case kMeshAxisV1:
-    case kMeshV1:
-      return ReadMeshAttribute(decoder, code);
+    case kMeshV1: return ReadMeshAttribute(decoder, code);
     default:
       return Unimplemented("byte ", offset, ": unknown vhlo attribute kind ", code,
-                           " (Kiln reads kinds 1 to 25, VHLO up to ",
-                           kNewestVhloVersion.ToString(), ") (", decoder.reader().context(), ")");
+                           " (Kiln reads kinds 1 to 25, VHLO up to ", kNewestVhloVersion.ToString(),
+                           ") (", decoder.reader().context(), ")");
   }
 }
 
@@ -292,10 +306,10 @@ Decoded<ir::Type> ReadQuantized(EntryDecoder& decoder, bool per_axis) {
   if (decoder.pending()) return kPending;
   if (!storage->Is(ir::TypeKind::kElement) || IntegerBitWidth(*storage) == 0 ||
       !expressed->Is(ir::TypeKind::kElement)) {
-    return decoder.reader().ErrorAt(offset, StrCat("expected integer storage and float expressed "
-                                                   "types for a quantized type, found ",
-                                                   TypeText(*storage), " and ",
-                                                   TypeText(*expressed)));
+    return decoder.reader().ErrorAt(offset,
+                                    StrCat("expected integer storage and float expressed "
+                                           "types for a quantized type, found ",
+                                           TypeText(*storage), " and ", TypeText(*expressed)));
   }
   params.is_signed = (flags & 1) != 0;
   params.storage_type = storage->element_type();
@@ -350,8 +364,7 @@ Decoded<ir::Type> DecodeVhloType(EntryDecoder& decoder) {
     case kRankedTensorV1Type:
     case kRankedTensorV1TypeWithEncoding:
       return ReadRankedTensor(decoder, code == kRankedTensorV1TypeWithEncoding);
-    case kTokenV1Type:
-      return ir::Type::Token();
+    case kTokenV1Type: return ir::Type::Token();
     case kTupleV1Type: {
       KILN_ASSIGN_OR_RETURN(auto members, ReadTypeList(decoder, "tuple member"));
       if (decoder.pending()) return kPending;
@@ -365,10 +378,8 @@ Decoded<ir::Type> DecodeVhloType(EntryDecoder& decoder) {
       KILN_REQUIRE_DECODED(element);
       return ir::Type::UnrankedTensor(*element);
     }
-    case kWitnessV1Type:
-      return ir::Type::Opaque("!shape.witness");
-    case kNoneV1Type:
-      return ir::Type::None();
+    case kWitnessV1Type: return ir::Type::Opaque("!shape.witness");
+    case kNoneV1Type: return ir::Type::None();
     case kRankedBufferV1Type: {
       // Upstream turns buffer_v1 into a builtin memref, which Kiln does not model.
       KILN_ASSIGN_OR_RETURN(std::vector<int64_t> dims, ReadSignedVarInts(decoder, "dimension"));
@@ -387,8 +398,8 @@ Decoded<ir::Type> DecodeVhloType(EntryDecoder& decoder) {
     }
     default:
       return Unimplemented("byte ", offset, ": unknown vhlo type kind ", code,
-                           " (Kiln reads kinds 0 to 42, VHLO up to ",
-                           kNewestVhloVersion.ToString(), ") (", decoder.reader().context(), ")");
+                           " (Kiln reads kinds 0 to 42, VHLO up to ", kNewestVhloVersion.ToString(),
+                           ") (", decoder.reader().context(), ")");
   }
 }
 
