@@ -124,7 +124,7 @@ constexpr OpRule kStructureRules[] = {
     {OpCode::kFuncFunc, VerifyFuncFunc, 0, 0, 0, 0, 1, 0},
     {OpCode::kFuncReturn, VerifyFuncReturn, 0, V, 0, 0, 0, 0},
     {OpCode::kFuncCall, VerifyFuncCall, 0, V, 0, V, 0, 0},
-    // sdy: attributes are Opaque text until multi-device work models them.
+    // sdy: attributes are Opaque text; the compiler reads shardings from it.
     {OpCode::kSdyMesh, nullptr, 0, 0, 0, 0, 0, kOpaqueAttributes},
     {OpCode::kSdyShardingConstraint, nullptr, 1, 1, 1, 1, 0, kOpaqueAttributes},
     {OpCode::kSdyReshard, nullptr, 1, 1, 1, 1, 0, kOpaqueAttributes},
