@@ -21,32 +21,37 @@ struct Row {
   std::string_view name;
   PrettyForm form;
   std::string_view attributes;
+  OpCounts counts;
   LoweringStatus lowering;
   uint8_t traits;
   std::optional<ElementwiseDescription> elementwise;
 };
 
+// The row of an elementwise op: counts from its arity, always lowered.
+constexpr Row Elementwise(OpCode code, std::string_view name, PrettyForm form,
+                          std::string_view attributes, int16_t arity, uint16_t classes,
+                          ElementwiseResult result, uint8_t traits) {
+  return {code,
+          name,
+          form,
+          attributes,
+          Counts(arity, arity, 1, 1, 0),
+          kLowered,
+          traits,
+          ElementwiseDescription{static_cast<uint8_t>(arity), classes, result}};
+}
+
 constexpr Row kRows[] = {
-#define KILN_OP(e, n, form, attrs, lower, traits) \
-  {OpCode::k##e, n, F::form, attrs, lower, static_cast<uint8_t>(traits), std::nullopt},
+// clang-format off
+#define KILN_OP(e, n, form, attrs, counts, lower, traits) \
+  {OpCode::k##e, n, F::form, attrs, counts, lower, static_cast<uint8_t>(traits), std::nullopt},
 #define KILN_UNARY(e, n, form, attrs, classes, result, kernel, traits) \
-  {OpCode::k##e,                                                       \
-   n,                                                                  \
-   F::form,                                                            \
-   attrs,                                                              \
-   kLowered,                                                           \
-   static_cast<uint8_t>(traits),                                       \
-   ElementwiseDescription{1, static_cast<uint16_t>(classes), result}},
+  Elementwise(OpCode::k##e, n, F::form, attrs, 1, classes, result, traits),
 #define KILN_BINARY(e, n, form, attrs, classes, result, kernel, traits) \
-  {OpCode::k##e,                                                        \
-   n,                                                                   \
-   F::form,                                                             \
-   attrs,                                                               \
-   kLowered,                                                            \
-   static_cast<uint8_t>(traits),                                        \
-   ElementwiseDescription{2, static_cast<uint16_t>(classes), result}},
+  Elementwise(OpCode::k##e, n, F::form, attrs, 2, classes, result, traits),
 #define KILN_SYNTAX_ONLY(n, form, attrs) \
-  {OpCode::kUnknown, n, F::form, attrs, kUnimplemented, kNoTraits, std::nullopt},
+  {OpCode::kUnknown, n, F::form, attrs, OpCounts{}, kUnimplemented, kNoTraits, std::nullopt},
+// clang-format on
 #include "ir/ops.def"
 #undef KILN_OP
 #undef KILN_UNARY
@@ -121,8 +126,8 @@ const Table& GetTable() {
     for (const Row& row : kRows) {
       const auto& attributes = t->attributes.emplace_back(ParseAttributes(row.attributes,
                                                                           row.name));
-      t->rows.push_back({row.code, row.name, row.form, attributes, row.lowering, row.traits,
-                         row.elementwise});
+      t->rows.push_back({row.code, row.name, row.form, attributes, row.counts, row.lowering,
+                         row.traits, row.elementwise});
     }
     t->by_code.assign(kNumOpCodes, nullptr);
     for (const OpDescription& description : t->rows) {

@@ -99,12 +99,29 @@ struct ElementwiseDescription {
   ElementwiseResult result;  // how the result type follows
 };
 
+// kVariadic in OpCounts: no maximum (operands, results), any number (regions).
+inline constexpr int16_t kVariadic = -1;
+
+// How many operands, results and regions an op has (ops.def's Counts column).
+struct OpCounts {
+  int16_t min_operands = 0;
+  int16_t max_operands = kVariadic;
+  int16_t min_results = 0;
+  int16_t max_results = kVariadic;
+  int16_t regions = kVariadic;
+};
+constexpr OpCounts Counts(int16_t min_operands, int16_t max_operands, int16_t min_results,
+                          int16_t max_results, int16_t regions) {
+  return {min_operands, max_operands, min_results, max_results, regions};
+}
+
 // One row of ops.def.
 struct OpDescription {
   OpCode code = OpCode::kUnknown;  // kUnknown for KILN_SYNTAX_ONLY rows
   std::string_view name;
   PrettyForm form = PrettyForm::kNone;
   std::span<const AttributeDescription> attributes;
+  OpCounts counts;
   LoweringStatus lowering = LoweringStatus::kUnimplemented;
   uint8_t traits = kNoTraits;
   std::optional<ElementwiseDescription> elementwise;

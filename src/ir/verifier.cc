@@ -16,6 +16,7 @@ namespace kiln::ir {
 namespace {
 
 using verify_internal::ElementOf;
+using verify_internal::FamilyRule;
 using verify_internal::HasKind;
 using verify_internal::IsRankedTensor;
 using verify_internal::kOpaqueAttributes;
@@ -23,7 +24,6 @@ using verify_internal::kReturnTerminated;
 using verify_internal::kSdyTerminated;
 using verify_internal::kTensorOperands;
 using verify_internal::kTensorResults;
-using verify_internal::kVariadic;
 using verify_internal::OpContext;
 using verify_internal::OpRule;
 using verify_internal::SymbolTable;
@@ -117,44 +117,43 @@ Status VerifyFuncCall(const OpContext& context) {
   return Status::Ok();
 }
 
-constexpr int16_t V = kVariadic;
-constexpr OpRule kStructureRules[] = {
-    {OpCode::kBuiltinModule, nullptr, 0, 0, 0, 0, 1, 0},
-    {OpCode::kUnrealizedConversionCast, nullptr, 0, V, 0, V, 0, 0},
-    {OpCode::kFuncFunc, VerifyFuncFunc, 0, 0, 0, 0, 1, 0},
-    {OpCode::kFuncReturn, VerifyFuncReturn, 0, V, 0, 0, 0, 0},
-    {OpCode::kFuncCall, VerifyFuncCall, 0, V, 0, V, 0, 0},
+constexpr FamilyRule kStructureRules[] = {
+    {OpCode::kBuiltinModule, nullptr, 0},
+    {OpCode::kUnrealizedConversionCast, nullptr, 0},
+    {OpCode::kFuncFunc, VerifyFuncFunc, 0},
+    {OpCode::kFuncReturn, VerifyFuncReturn, 0},
+    {OpCode::kFuncCall, VerifyFuncCall, 0},
     // sdy: attributes are Opaque text; the compiler reads shardings from it.
-    {OpCode::kSdyMesh, nullptr, 0, 0, 0, 0, 0, kOpaqueAttributes},
-    {OpCode::kSdyShardingConstraint, nullptr, 1, 1, 1, 1, 0, kOpaqueAttributes},
-    {OpCode::kSdyReshard, nullptr, 1, 1, 1, 1, 0, kOpaqueAttributes},
-    {OpCode::kSdyManualComputation, nullptr, 0, V, 0, V, 1, kOpaqueAttributes | kSdyTerminated},
-    {OpCode::kSdyReturn, nullptr, 0, V, 0, 0, 0, kOpaqueAttributes},
-    {OpCode::kSdyShardingGroup, nullptr, 1, 1, 0, 0, 0, kOpaqueAttributes},
-    {OpCode::kSdyAllGather, nullptr, 1, 1, 1, 1, 0, kOpaqueAttributes},
-    {OpCode::kSdyAllReduce, nullptr, 1, 1, 1, 1, 0, kOpaqueAttributes},
-    {OpCode::kSdyAllSlice, nullptr, 1, 1, 1, 1, 0, kOpaqueAttributes},
-    {OpCode::kSdyAllToAll, nullptr, 1, 1, 1, 1, 0, kOpaqueAttributes},
-    {OpCode::kSdyCollectivePermute, nullptr, 1, 1, 1, 1, 0, kOpaqueAttributes},
-    {OpCode::kSdyNamedComputation, nullptr, 0, V, 0, V, 1, kOpaqueAttributes | kSdyTerminated},
-    {OpCode::kSdyPropagationBarrier, nullptr, 1, 1, 1, 1, 0, kOpaqueAttributes},
+    {OpCode::kSdyMesh, nullptr, kOpaqueAttributes},
+    {OpCode::kSdyShardingConstraint, nullptr, kOpaqueAttributes},
+    {OpCode::kSdyReshard, nullptr, kOpaqueAttributes},
+    {OpCode::kSdyManualComputation, nullptr, kOpaqueAttributes | kSdyTerminated},
+    {OpCode::kSdyReturn, nullptr, kOpaqueAttributes},
+    {OpCode::kSdyShardingGroup, nullptr, kOpaqueAttributes},
+    {OpCode::kSdyAllGather, nullptr, kOpaqueAttributes},
+    {OpCode::kSdyAllReduce, nullptr, kOpaqueAttributes},
+    {OpCode::kSdyAllSlice, nullptr, kOpaqueAttributes},
+    {OpCode::kSdyAllToAll, nullptr, kOpaqueAttributes},
+    {OpCode::kSdyCollectivePermute, nullptr, kOpaqueAttributes},
+    {OpCode::kSdyNamedComputation, nullptr, kOpaqueAttributes | kSdyTerminated},
+    {OpCode::kSdyPropagationBarrier, nullptr, kOpaqueAttributes},
     // The StableHLO interpreter's test ops: checked by `kiln run` itself.
-    {OpCode::kCheckExpectEq, nullptr, 0, V, 0, V, 0, 0},
-    {OpCode::kCheckExpectEqConst, nullptr, 0, V, 0, V, 0, 0},
-    {OpCode::kCheckExpectAlmostEq, nullptr, 0, V, 0, V, 0, 0},
-    {OpCode::kCheckExpectAlmostEqConst, nullptr, 0, V, 0, V, 0, 0},
-    {OpCode::kCheckExpectClose, nullptr, 0, V, 0, V, 0, 0},
-    {OpCode::kCheckExpectSerializedEq, nullptr, 0, V, 0, V, 0, 0},
-    {OpCode::kInterpreterRunParallel, nullptr, 0, V, 0, V, V, 0},
-    {OpCode::kInterpreterPrint, nullptr, 1, 1, 0, 0, 0, 0},
-    {OpCode::kInterpreterProbe, nullptr, 1, 1, 1, 1, 0, 0},
+    {OpCode::kCheckExpectEq, nullptr, 0},
+    {OpCode::kCheckExpectEqConst, nullptr, 0},
+    {OpCode::kCheckExpectAlmostEq, nullptr, 0},
+    {OpCode::kCheckExpectAlmostEqConst, nullptr, 0},
+    {OpCode::kCheckExpectClose, nullptr, 0},
+    {OpCode::kCheckExpectSerializedEq, nullptr, 0},
+    {OpCode::kInterpreterRunParallel, nullptr, 0},
+    {OpCode::kInterpreterPrint, nullptr, 0},
+    {OpCode::kInterpreterProbe, nullptr, 0},
 };
 
 // The rule of every known op, indexed by OpCode.
 const std::array<const OpRule*, kNumOpCodes>& Rules() {
   static const auto* table = [] {
     auto* rules = new std::array<const OpRule*, kNumOpCodes>{};
-    const std::span<const OpRule> families[] = {
+    const std::span<const FamilyRule> families[] = {
         kStructureRules,
         verify_internal::ElementwiseRules(),
         verify_internal::ShapeRules(),
@@ -165,22 +164,23 @@ const std::array<const OpRule*, kNumOpCodes>& Rules() {
         verify_internal::MiscRules(),
         verify_internal::ChloRules(),
     };
-    for (std::span<const OpRule> family : families) {
-      for (const OpRule& rule : family) (*rules)[static_cast<size_t>(rule.code)] = &rule;
+    // Each family rule with its row's counts; elementwise ops from their
+    // rows alone.
+    static auto* merged = new std::vector<OpRule>;
+    merged->reserve(kNumOpCodes);
+    for (std::span<const FamilyRule> family : families) {
+      for (const FamilyRule& rule : family) {
+        merged->push_back({rule.code, rule.verify, DescribeOp(rule.code).counts, rule.flags});
+      }
     }
-    // Elementwise ops: from their rows of ops.def.
-    static auto* elementwise = new std::vector<OpRule>;
-    elementwise->reserve(kNumOpCodes);
     for (const OpDescription& description : AllOpDescriptions()) {
       if (!description.elementwise || description.code == OpCode::kUnknown) continue;
-      const auto arity = static_cast<int16_t>(description.elementwise->arity);
       const verify_internal::VerifyFn verify = description.name.starts_with("chlo.")
                                                    ? verify_internal::VerifyChloElementwise
                                                    : verify_internal::VerifyElementwise;
-      elementwise->push_back({description.code, verify, arity, arity, 1, 1, 0,
-                              verify_internal::kTensors});
-      (*rules)[static_cast<size_t>(description.code)] = &elementwise->back();
+      merged->push_back({description.code, verify, description.counts, verify_internal::kTensors});
     }
+    for (const OpRule& rule : *merged) (*rules)[static_cast<size_t>(rule.code)] = &rule;
     return rules;
   }();
   return *table;
@@ -499,16 +499,18 @@ class ModuleVerifier {
   }
 
   Status CheckCounts(const OpContext& context, const OpRule& rule) {
-    if (!CountFits(context.num_operands(), rule.min_operands, rule.max_operands)) {
-      return CountError(context, context.num_operands(), rule.min_operands, rule.max_operands,
-                        "operand");
+    if (!CountFits(context.num_operands(), rule.counts.min_operands, rule.counts.max_operands)) {
+      return CountError(context, context.num_operands(), rule.counts.min_operands,
+                        rule.counts.max_operands, "operand");
     }
-    if (!CountFits(context.num_results(), rule.min_results, rule.max_results)) {
-      return CountError(context, context.num_results(), rule.min_results, rule.max_results,
-                        "result");
+    if (!CountFits(context.num_results(), rule.counts.min_results, rule.counts.max_results)) {
+      return CountError(context, context.num_results(), rule.counts.min_results,
+                        rule.counts.max_results, "result");
     }
-    if (rule.regions != kVariadic && context.op().num_regions() != size_t(rule.regions)) {
-      return CountError(context, context.op().num_regions(), rule.regions, rule.regions, "region");
+    if (rule.counts.regions != kVariadic &&
+        context.op().num_regions() != size_t(rule.counts.regions)) {
+      return CountError(context, context.op().num_regions(), rule.counts.regions,
+                        rule.counts.regions, "region");
     }
     if (rule.flags & kTensorOperands) {
       for (size_t i = 0; i < context.num_operands(); ++i) {

@@ -224,16 +224,19 @@ enum RuleFlags : uint8_t {
   kTensors = kTensorOperands | kTensorResults,
 };
 
-inline constexpr int16_t kVariadic = -1;
-
-struct OpRule {
+// An op's entry in its family's table: its own checks and flags. Operand,
+// result and region counts come from its row of ops.def.
+struct FamilyRule {
   OpCode code;
   VerifyFn verify;  // op-specific checks; null when the generic ones suffice
-  int16_t min_operands;
-  int16_t max_operands;  // kVariadic: no maximum
-  int16_t min_results;
-  int16_t max_results;  // kVariadic: no maximum
-  int16_t regions;      // kVariadic: any number
+  uint8_t flags;
+};
+
+// What the walk checks for an op: its family rule with its row's counts.
+struct OpRule {
+  OpCode code;
+  VerifyFn verify;
+  OpCounts counts;
   uint8_t flags;
 };
 
@@ -244,14 +247,14 @@ Status VerifyElementwise(const OpContext& context);
 Status VerifyChloElementwise(const OpContext& context);
 
 // The rules of each family, defined in its verify_*.cc file.
-std::span<const OpRule> ElementwiseRules();
-std::span<const OpRule> ShapeRules();
-std::span<const OpRule> IndexingRules();
-std::span<const OpRule> LinalgRules();
-std::span<const OpRule> RegionOpRules();
-std::span<const OpRule> CollectiveRules();
-std::span<const OpRule> MiscRules();
-std::span<const OpRule> ChloRules();
+std::span<const FamilyRule> ElementwiseRules();
+std::span<const FamilyRule> ShapeRules();
+std::span<const FamilyRule> IndexingRules();
+std::span<const FamilyRule> LinalgRules();
+std::span<const FamilyRule> RegionOpRules();
+std::span<const FamilyRule> CollectiveRules();
+std::span<const FamilyRule> MiscRules();
+std::span<const FamilyRule> ChloRules();
 
 // Checks a reduction body (reduce, reduce_window, scatter, all_reduce,
 // reduce_scatter, select_and_scatter's scatter): 2N scalar-ish arguments,

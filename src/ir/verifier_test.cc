@@ -302,7 +302,7 @@ TEST(VerifierTest, EveryKnownOpHasARule) {
                       verify_internal::IndexingRules(), verify_internal::LinalgRules(),
                       verify_internal::RegionOpRules(), verify_internal::CollectiveRules(),
                       verify_internal::MiscRules(), verify_internal::ChloRules()}) {
-    for (const verify_internal::OpRule& rule : family) {
+    for (const verify_internal::FamilyRule& rule : family) {
       EXPECT_FALSE(covered[static_cast<size_t>(rule.code)]) << OpCodeName(rule.code);
       covered[static_cast<size_t>(rule.code)] = true;
     }

@@ -238,14 +238,11 @@ Status VerifyConstantLike(const OpContext& context) {
   return Status::Ok();
 }
 
-constexpr OpRule Pair(OpCode code, VerifyFn verify) {
-  return {code, verify, 2, 2, 1, 1, 0, kTensors};
-}
+constexpr FamilyRule Pair(OpCode code, VerifyFn verify) { return {code, verify, kTensors}; }
 
 // The elementwise chlo ops get their rules from their rows (verifier.cc).
-constexpr int16_t V = kVariadic;
-constexpr OpRule kRules[] = {
-    {OpCode::kChloAsinAcosKernel, VerifySameType, 1, 1, 1, 1, 0, kTensors},
+constexpr FamilyRule kRules[] = {
+    {OpCode::kChloAsinAcosKernel, VerifySameType, kTensors},
     Pair(OpCode::kChloBroadcastAdd, VerifyBroadcastBinary),
     Pair(OpCode::kChloBroadcastAtan2, VerifyBroadcastBinary),
     Pair(OpCode::kChloBroadcastDivide, VerifyBroadcastBinary),
@@ -266,16 +263,16 @@ constexpr OpRule kRules[] = {
     Pair(OpCode::kChloBroadcastXor, VerifyBroadcastBinary),
     Pair(OpCode::kChloBroadcastComplex, VerifyBroadcastBinary),
     Pair(OpCode::kChloBroadcastCompare, VerifyBroadcastBinary),
-    {OpCode::kChloBroadcastSelect, VerifyBroadcastSelect, 3, 3, 1, 1, 0, kTensors},
-    {OpCode::kChloTopK, VerifyTopK, 1, 1, 2, 2, 0, kTensors},
-    {OpCode::kChloConstantLike, VerifyConstantLike, 1, 1, 1, 1, 0, kTensors},
-    {OpCode::kChloRaggedDot, nullptr, 3, 3, 1, 1, 0, kTensors},
-    {OpCode::kChloScan, VerifyScan, 0, V, 1, V, 1, kTensors | kReturnTerminated},
+    {OpCode::kChloBroadcastSelect, VerifyBroadcastSelect, kTensors},
+    {OpCode::kChloTopK, VerifyTopK, kTensors},
+    {OpCode::kChloConstantLike, VerifyConstantLike, kTensors},
+    {OpCode::kChloRaggedDot, nullptr, kTensors},
+    {OpCode::kChloScan, VerifyScan, kTensors | kReturnTerminated},
 };
 
 }  // namespace
 
-std::span<const OpRule> ChloRules() { return kRules; }
+std::span<const FamilyRule> ChloRules() { return kRules; }
 
 Status VerifyChloElementwise(const OpContext& context) {
   const ElementwiseDescription& spec = *DescribeOp(context.op().code()).elementwise;

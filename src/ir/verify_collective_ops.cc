@@ -290,23 +290,22 @@ Status VerifyDeviceId(const OpContext& context) {
   return Status::Ok();
 }
 
-constexpr int16_t V = kVariadic;
 constexpr uint8_t kReducing = kTensors | kReturnTerminated;
-constexpr OpRule kRules[] = {
-    {OpCode::kAllGather, VerifyAllGather, 1, V, 1, V, 0, kTensors},
-    {OpCode::kAllReduce, VerifyAllReduce, 1, V, 1, V, 1, kReducing},
-    {OpCode::kReduceScatter, VerifyReduceScatter, 1, 1, 1, 1, 1, kReducing},
-    {OpCode::kAllToAll, VerifyAllToAll, 1, V, 1, V, 0, kTensors},
-    {OpCode::kCollectivePermute, VerifyCollectivePermute, 1, 1, 1, 1, 0, kTensors},
-    {OpCode::kCollectiveBroadcast, VerifyCollectiveBroadcast, 1, V, 1, V, 0, kTensors},
-    {OpCode::kCollectiveReduce, VerifyCollectiveReduce, 1, V, 1, V, 1, kReducing},
-    {OpCode::kCrossReplicaSum, nullptr, 1, V, 1, V, 0, kTensors},
-    {OpCode::kReplicaId, VerifyDeviceId, 0, 0, 1, 1, 0, kTensors},
-    {OpCode::kPartitionId, VerifyDeviceId, 0, 0, 1, 1, 0, kTensors},
+constexpr FamilyRule kRules[] = {
+    {OpCode::kAllGather, VerifyAllGather, kTensors},
+    {OpCode::kAllReduce, VerifyAllReduce, kReducing},
+    {OpCode::kReduceScatter, VerifyReduceScatter, kReducing},
+    {OpCode::kAllToAll, VerifyAllToAll, kTensors},
+    {OpCode::kCollectivePermute, VerifyCollectivePermute, kTensors},
+    {OpCode::kCollectiveBroadcast, VerifyCollectiveBroadcast, kTensors},
+    {OpCode::kCollectiveReduce, VerifyCollectiveReduce, kReducing},
+    {OpCode::kCrossReplicaSum, nullptr, kTensors},
+    {OpCode::kReplicaId, VerifyDeviceId, kTensors},
+    {OpCode::kPartitionId, VerifyDeviceId, kTensors},
 };
 
 }  // namespace
 
-std::span<const OpRule> CollectiveRules() { return kRules; }
+std::span<const FamilyRule> CollectiveRules() { return kRules; }
 
 }  // namespace kiln::ir::verify_internal

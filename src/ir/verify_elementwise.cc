@@ -273,20 +273,20 @@ Status VerifyUniformDequantize(const OpContext& context) {
 }
 
 // The elementwise ops of ops.def get their rules from their rows (verifier.cc).
-constexpr OpRule kRules[] = {
-    {OpCode::kComplex, VerifyComplex, 2, 2, 1, 1, 0, kTensors},
-    {OpCode::kCompare, VerifyCompare, 2, 2, 1, 1, 0, kTensors},
-    {OpCode::kSelect, VerifySelect, 3, 3, 1, 1, 0, kTensors},
-    {OpCode::kClamp, VerifyClamp, 3, 3, 1, 1, 0, kTensors},
-    {OpCode::kConvert, VerifyConvert, 1, 1, 1, 1, 0, kTensors},
-    {OpCode::kBitcastConvert, VerifyBitcastConvert, 1, 1, 1, 1, 0, kTensors},
-    {OpCode::kReducePrecision, VerifyReducePrecision, 1, 1, 1, 1, 0, kTensors},
-    {OpCode::kUniformQuantize, VerifyUniformQuantize, 1, 1, 1, 1, 0, kTensors},
-    {OpCode::kUniformDequantize, VerifyUniformDequantize, 1, 1, 1, 1, 0, kTensors},
+constexpr FamilyRule kRules[] = {
+    {OpCode::kComplex, VerifyComplex, kTensors},
+    {OpCode::kCompare, VerifyCompare, kTensors},
+    {OpCode::kSelect, VerifySelect, kTensors},
+    {OpCode::kClamp, VerifyClamp, kTensors},
+    {OpCode::kConvert, VerifyConvert, kTensors},
+    {OpCode::kBitcastConvert, VerifyBitcastConvert, kTensors},
+    {OpCode::kReducePrecision, VerifyReducePrecision, kTensors},
+    {OpCode::kUniformQuantize, VerifyUniformQuantize, kTensors},
+    {OpCode::kUniformDequantize, VerifyUniformDequantize, kTensors},
 };
 
 }  // namespace
 
-std::span<const OpRule> ElementwiseRules() { return kRules; }
+std::span<const FamilyRule> ElementwiseRules() { return kRules; }
 
 }  // namespace kiln::ir::verify_internal

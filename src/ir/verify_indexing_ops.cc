@@ -333,15 +333,14 @@ Status VerifyScatter(const OpContext& context) {
   return Status::Ok();
 }
 
-constexpr int16_t V = kVariadic;
-constexpr OpRule kRules[] = {
-    {OpCode::kGather, VerifyGather, 2, 2, 1, 1, 0, kTensors},
-    {OpCode::kScatter, VerifyScatter, 3, V, 1, V, 1, kTensors | kReturnTerminated},
-    {OpCode::kDynamicGather, nullptr, 3, 3, 1, 1, 0, kTensors},
+constexpr FamilyRule kRules[] = {
+    {OpCode::kGather, VerifyGather, kTensors},
+    {OpCode::kScatter, VerifyScatter, kTensors | kReturnTerminated},
+    {OpCode::kDynamicGather, nullptr, kTensors},
 };
 
 }  // namespace
 
-std::span<const OpRule> IndexingRules() { return kRules; }
+std::span<const FamilyRule> IndexingRules() { return kRules; }
 
 }  // namespace kiln::ir::verify_internal

@@ -489,24 +489,24 @@ Status VerifyBatchNormGrad(const OpContext& context) {
   return VerifyBatchNorm(context, full, per_feature, "C3", "C5");
 }
 
-constexpr OpRule kRules[] = {
-    {OpCode::kDotGeneral, VerifyDotGeneral, 2, 2, 1, 1, 0, kTensors},
-    {OpCode::kDot, VerifyDot, 2, 2, 1, 1, 0, kTensors},
-    {OpCode::kConvolution, VerifyConvolution, 2, 2, 1, 1, 0, kTensors},
-    {OpCode::kDynamicConv, nullptr, 3, 3, 1, 1, 0, kTensors},
-    {OpCode::kFft, VerifyFft, 1, 1, 1, 1, 0, kTensors},
-    {OpCode::kCholesky, VerifyCholesky, 1, 1, 1, 1, 0, kTensors},
-    {OpCode::kTriangularSolve, VerifyTriangularSolve, 2, 2, 1, 1, 0, kTensors},
-    {OpCode::kBatchNormInference, VerifyBatchNormInference, 5, 5, 1, 1, 0, kTensors},
-    {OpCode::kBatchNormTraining, VerifyBatchNormTraining, 3, 3, 3, 3, 0, kTensors},
-    {OpCode::kBatchNormGrad, VerifyBatchNormGrad, 5, 5, 3, 3, 0, kTensors},
-    {OpCode::kEinsum, nullptr, 2, 2, 1, 1, 0, kTensors},
-    {OpCode::kUnaryEinsum, nullptr, 1, 1, 1, 1, 0, kTensors},
-    {OpCode::kTorchIndexSelect, nullptr, 2, 2, 1, 1, 0, kTensors},
+constexpr FamilyRule kRules[] = {
+    {OpCode::kDotGeneral, VerifyDotGeneral, kTensors},
+    {OpCode::kDot, VerifyDot, kTensors},
+    {OpCode::kConvolution, VerifyConvolution, kTensors},
+    {OpCode::kDynamicConv, nullptr, kTensors},
+    {OpCode::kFft, VerifyFft, kTensors},
+    {OpCode::kCholesky, VerifyCholesky, kTensors},
+    {OpCode::kTriangularSolve, VerifyTriangularSolve, kTensors},
+    {OpCode::kBatchNormInference, VerifyBatchNormInference, kTensors},
+    {OpCode::kBatchNormTraining, VerifyBatchNormTraining, kTensors},
+    {OpCode::kBatchNormGrad, VerifyBatchNormGrad, kTensors},
+    {OpCode::kEinsum, nullptr, kTensors},
+    {OpCode::kUnaryEinsum, nullptr, kTensors},
+    {OpCode::kTorchIndexSelect, nullptr, kTensors},
 };
 
 }  // namespace
 
-std::span<const OpRule> LinalgRules() { return kRules; }
+std::span<const FamilyRule> LinalgRules() { return kRules; }
 
 }  // namespace kiln::ir::verify_internal

@@ -227,29 +227,28 @@ Status VerifyTokenOutput(const OpContext& context) {
   return Status::Ok();
 }
 
-constexpr int16_t V = kVariadic;
-constexpr OpRule kRules[] = {
-    {OpCode::kTuple, VerifyTuple, 0, V, 1, 1, 0, 0},
-    {OpCode::kGetTupleElement, VerifyGetTupleElement, 1, 1, 1, 1, 0, 0},
-    {OpCode::kAfterAll, VerifyTokens, 0, V, 1, 1, 0, 0},
-    {OpCode::kCreateToken, VerifyTokens, 0, 1, 1, 1, 0, 0},
-    {OpCode::kOptimizationBarrier, VerifyOptimizationBarrier, 0, V, 0, V, 0, 0},
-    {OpCode::kRng, VerifyRng, 3, 3, 1, 1, 0, kTensors},
-    {OpCode::kRngBitGenerator, VerifyRngBitGenerator, 1, 1, 2, 2, 0, kTensors},
-    {OpCode::kCustomCall, VerifyCustomCall, 0, V, 0, V, 0, 0},
+constexpr FamilyRule kRules[] = {
+    {OpCode::kTuple, VerifyTuple, 0},
+    {OpCode::kGetTupleElement, VerifyGetTupleElement, 0},
+    {OpCode::kAfterAll, VerifyTokens, 0},
+    {OpCode::kCreateToken, VerifyTokens, 0},
+    {OpCode::kOptimizationBarrier, VerifyOptimizationBarrier, 0},
+    {OpCode::kRng, VerifyRng, kTensors},
+    {OpCode::kRngBitGenerator, VerifyRngBitGenerator, kTensors},
+    {OpCode::kCustomCall, VerifyCustomCall, 0},
     // composite_regions model ops with bodies; any terminator.
-    {OpCode::kComposite, VerifyComposite, 0, V, 0, V, V, 0},
-    {OpCode::kInfeed, VerifyTokenInput, 1, 1, 1, V, 0, 0},
-    {OpCode::kRecv, VerifyTokenInput, 1, 1, 1, V, 0, 0},
-    {OpCode::kOutfeed, VerifyTokenOutput, 1, V, 1, 1, 0, 0},
-    {OpCode::kSend, VerifyTokenOutput, 1, V, 1, 1, 0, 0},
-    {OpCode::kAsyncStart, nullptr, 0, V, 1, 1, 1, kReturnTerminated},
-    {OpCode::kAsyncDone, nullptr, 1, 1, 0, V, 0, 0},
-    {OpCode::kReturn, nullptr, 0, V, 0, 0, 0, 0},
+    {OpCode::kComposite, VerifyComposite, 0},
+    {OpCode::kInfeed, VerifyTokenInput, 0},
+    {OpCode::kRecv, VerifyTokenInput, 0},
+    {OpCode::kOutfeed, VerifyTokenOutput, 0},
+    {OpCode::kSend, VerifyTokenOutput, 0},
+    {OpCode::kAsyncStart, nullptr, kReturnTerminated},
+    {OpCode::kAsyncDone, nullptr, 0},
+    {OpCode::kReturn, nullptr, 0},
 };
 
 }  // namespace
 
-std::span<const OpRule> MiscRules() { return kRules; }
+std::span<const FamilyRule> MiscRules() { return kRules; }
 
 }  // namespace kiln::ir::verify_internal

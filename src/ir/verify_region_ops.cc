@@ -357,17 +357,16 @@ Status VerifyCase(const OpContext& context) {
   return VerifyBranches(context, "C2", "C3", "C4");
 }
 
-constexpr int16_t V = kVariadic;
 constexpr uint8_t kTensorsWithBody = kTensors | kReturnTerminated;
-constexpr OpRule kRules[] = {
-    {OpCode::kReduce, VerifyReduce, 2, V, 1, V, 1, kTensorsWithBody},
-    {OpCode::kReduceWindow, VerifyReduceWindow, 2, V, 1, V, 1, kTensorsWithBody},
-    {OpCode::kSelectAndScatter, VerifySelectAndScatter, 3, 3, 1, 1, 2, kTensorsWithBody},
-    {OpCode::kSort, VerifySort, 1, V, 1, V, 1, kTensorsWithBody},
-    {OpCode::kMap, VerifyMap, 1, V, 1, 1, 1, kTensorsWithBody},
-    {OpCode::kWhile, VerifyWhile, 0, V, 0, V, 2, kReturnTerminated},
-    {OpCode::kIf, VerifyIf, 1, 1, 0, V, 2, kReturnTerminated},
-    {OpCode::kCase, VerifyCase, 1, 1, 0, V, V, kReturnTerminated},
+constexpr FamilyRule kRules[] = {
+    {OpCode::kReduce, VerifyReduce, kTensorsWithBody},
+    {OpCode::kReduceWindow, VerifyReduceWindow, kTensorsWithBody},
+    {OpCode::kSelectAndScatter, VerifySelectAndScatter, kTensorsWithBody},
+    {OpCode::kSort, VerifySort, kTensorsWithBody},
+    {OpCode::kMap, VerifyMap, kTensorsWithBody},
+    {OpCode::kWhile, VerifyWhile, kReturnTerminated},
+    {OpCode::kIf, VerifyIf, kReturnTerminated},
+    {OpCode::kCase, VerifyCase, kReturnTerminated},
 };
 
 }  // namespace
@@ -430,6 +429,6 @@ Status VerifyReducer(const OpContext& context, std::string_view constraint, cons
   return Status::Ok();
 }
 
-std::span<const OpRule> RegionOpRules() { return kRules; }
+std::span<const FamilyRule> RegionOpRules() { return kRules; }
 
 }  // namespace kiln::ir::verify_internal

@@ -400,32 +400,31 @@ Status VerifyRealDynamicSlice(const OpContext& context) {
   return Status::Ok();
 }
 
-constexpr int16_t V = kVariadic;
-constexpr OpRule kRules[] = {
-    {OpCode::kBroadcastInDim, VerifyBroadcastInDim, 1, 1, 1, 1, 0, kTensors},
-    {OpCode::kBroadcast, VerifyBroadcast, 1, 1, 1, 1, 0, kTensors},
-    {OpCode::kReshape, VerifyReshape, 1, 1, 1, 1, 0, kTensors},
-    {OpCode::kTranspose, VerifyTranspose, 1, 1, 1, 1, 0, kTensors},
-    {OpCode::kReverse, VerifyReverse, 1, 1, 1, 1, 0, kTensors},
-    {OpCode::kSlice, VerifySlice, 1, 1, 1, 1, 0, kTensors},
-    {OpCode::kDynamicSlice, VerifyDynamicSlice, 1, V, 1, 1, 0, kTensors},
-    {OpCode::kDynamicUpdateSlice, VerifyDynamicUpdateSlice, 2, V, 1, 1, 0, kTensors},
-    {OpCode::kConcatenate, VerifyConcatenate, 1, V, 1, 1, 0, kTensors},
-    {OpCode::kPad, VerifyPad, 2, 2, 1, 1, 0, kTensors},
-    {OpCode::kIota, VerifyIota, 0, 0, 1, 1, 0, kTensors},
-    {OpCode::kConstant, VerifyConstant, 0, 0, 1, 1, 0, kTensors},
-    {OpCode::kChloConstant, VerifyConstant, 0, 0, 1, 1, 0, kTensors},
-    {OpCode::kGetDimensionSize, VerifyGetDimensionSize, 1, 1, 1, 1, 0, kTensors},
-    {OpCode::kSetDimensionSize, VerifySetDimensionSize, 2, 2, 1, 1, 0, kTensors},
-    {OpCode::kDynamicReshape, VerifyDynamicReshape, 2, 2, 1, 1, 0, kTensors},
-    {OpCode::kDynamicBroadcastInDim, VerifyDynamicBroadcastInDim, 2, 2, 1, 1, 0, kTensors},
-    {OpCode::kDynamicIota, VerifyDynamicIota, 1, 1, 1, 1, 0, kTensors},
-    {OpCode::kDynamicPad, VerifyDynamicPad, 5, 5, 1, 1, 0, kTensors},
-    {OpCode::kRealDynamicSlice, VerifyRealDynamicSlice, 4, 4, 1, 1, 0, kTensors},
+constexpr FamilyRule kRules[] = {
+    {OpCode::kBroadcastInDim, VerifyBroadcastInDim, kTensors},
+    {OpCode::kBroadcast, VerifyBroadcast, kTensors},
+    {OpCode::kReshape, VerifyReshape, kTensors},
+    {OpCode::kTranspose, VerifyTranspose, kTensors},
+    {OpCode::kReverse, VerifyReverse, kTensors},
+    {OpCode::kSlice, VerifySlice, kTensors},
+    {OpCode::kDynamicSlice, VerifyDynamicSlice, kTensors},
+    {OpCode::kDynamicUpdateSlice, VerifyDynamicUpdateSlice, kTensors},
+    {OpCode::kConcatenate, VerifyConcatenate, kTensors},
+    {OpCode::kPad, VerifyPad, kTensors},
+    {OpCode::kIota, VerifyIota, kTensors},
+    {OpCode::kConstant, VerifyConstant, kTensors},
+    {OpCode::kChloConstant, VerifyConstant, kTensors},
+    {OpCode::kGetDimensionSize, VerifyGetDimensionSize, kTensors},
+    {OpCode::kSetDimensionSize, VerifySetDimensionSize, kTensors},
+    {OpCode::kDynamicReshape, VerifyDynamicReshape, kTensors},
+    {OpCode::kDynamicBroadcastInDim, VerifyDynamicBroadcastInDim, kTensors},
+    {OpCode::kDynamicIota, VerifyDynamicIota, kTensors},
+    {OpCode::kDynamicPad, VerifyDynamicPad, kTensors},
+    {OpCode::kRealDynamicSlice, VerifyRealDynamicSlice, kTensors},
 };
 
 }  // namespace
 
-std::span<const OpRule> ShapeRules() { return kRules; }
+std::span<const FamilyRule> ShapeRules() { return kRules; }
 
 }  // namespace kiln::ir::verify_internal
