@@ -294,9 +294,9 @@ StatusOr<std::vector<uint8_t>> DenseData(const ir::Attribute& value, const Shape
 // Attribute access for rules. The module is verified, so shapes are right
 // and every attribute its ops.def row declares required is present with its
 // kind: the fallback of IntsAttr / IntAttr / EnumAttr applies only to
-// optional attributes, and FieldInts / FieldInt give 0 or [] only for the
-// struct fields upstream leaves out at that default (omit_default in
-// op_syntax.cc).
+// optional attributes. FieldInts / FieldInt give [] or 0 for a struct field
+// that is absent, which upstream's printer does for fields at that default
+// (omit_default in op_syntax.cc).
 // Shared by the rule files: bytes of one stored element, row-major strides
 // of `dims`, whether `dims` lists `dim`, and the integer fields of a struct
 // attribute (dimension numbers).
