@@ -104,6 +104,10 @@ class Cursor {
   size_t at_ = 0;
 };
 
+// More devices than any mesh can have; keeps device counts and positions far
+// from overflow.
+constexpr int64_t kMaxMeshDevices = int64_t{1} << 32;
+
 // `["a"=2, "b"=4]` then optionally `, device_ids=[...]`; the caller has
 // consumed '<' and consumes '>'.
 StatusOr<Mesh> MeshBody(Cursor& in) {
@@ -115,6 +119,9 @@ StatusOr<Mesh> MeshBody(Cursor& in) {
     KILN_RETURN_IF_ERROR(in.Expect('='));
     KILN_ASSIGN_OR_RETURN(int64_t size, in.Integer());
     if (size <= 0) return in.Error("a mesh axis size must be positive");
+    if (size > kMaxMeshDevices / mesh.num_devices()) {
+      return in.Error(StrCat("a mesh of more than ", kMaxMeshDevices, " devices"));
+    }
     mesh.axes.push_back(std::move(name));
     mesh.sizes.push_back(size);
   }

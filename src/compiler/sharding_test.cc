@@ -93,6 +93,8 @@ TEST(ShardingTest, MalformedIntegersAreErrorsNotExceptions) {
            Case{R"(#sdy.mesh<["x"=-99999999999999999999]>)", "fits in 64 bits"},
            Case{R"(#sdy.mesh<["x"=2abc]>)", "expected ','"},
            Case{R"(#sdy.mesh<["x"=2], device_ids=[0, -]>)", "found \"-\""},
+           Case{R"(#sdy.mesh<["x"=65536, "y"=65536, "z"=2]>)",
+                "a mesh of more than 4294967296 devices"},
        }) {
     StatusOr<Mesh> mesh = ParseMesh(c.text);
     ASSERT_FALSE(mesh.ok()) << c.text;
