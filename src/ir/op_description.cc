@@ -2,7 +2,7 @@
 
 #include <cstdlib>
 #include <deque>
-#include <mutex>
+#include <set>
 #include <unordered_map>
 #include <vector>
 
@@ -208,8 +208,9 @@ bool AttributeReadCheck::Active() { return checking_reads; }
 
 std::string TakeUndeclaredAttributeReads() {
   std::string lines;
+  std::set<std::string> seen;
   for (const std::string& read : undeclared_reads) {
-    if (lines.find(read) != std::string::npos) continue;
+    if (!seen.insert(read).second) continue;
     if (!lines.empty()) lines += "; ";
     lines += read;
   }

@@ -22,7 +22,6 @@ namespace kiln::kernels {
 namespace {
 
 using elementwise_internal::BadType;
-using elementwise_internal::ComputeStorage;
 using elementwise_internal::Decode;
 using elementwise_internal::Encode;
 using elementwise_internal::FloatMax;
@@ -78,7 +77,7 @@ Status Compare(CompareDirection direction, CompareKind kind, ElementType type, c
     return Compare(direction, kind, ElementType::kF32, a.data(), b.data(), out, count);
   }
   Status status = Status::Ok();
-  KILN_RETURN_IF_ERROR(DispatchType(ComputeStorage(type), [&]<typename T>() {
+  KILN_RETURN_IF_ERROR(DispatchType(SubByteStorageType(type), [&]<typename T>() {
     if constexpr (kIsComplex<T>) {
       if (direction != CompareDirection::kEq && direction != CompareDirection::kNe) {
         status = InvalidArgument("complex numbers compare only for EQ and NE");
@@ -155,7 +154,7 @@ Status Select(ElementType type, const bool* pred, bool pred_scalar, const void* 
 Status Clamp(ElementType type, const void* min, bool min_scalar, const void* operand,
              const void* max, bool max_scalar, void* out, int64_t count) {
   Status status = Status::Ok();
-  KILN_RETURN_IF_ERROR(DispatchType(ComputeStorage(type), [&]<typename T>() {
+  KILN_RETURN_IF_ERROR(DispatchType(SubByteStorageType(type), [&]<typename T>() {
     if constexpr (kIsComplex<T> || std::is_same_v<T, bool>) {
       status = InvalidArgument("clamp does not accept element type ",
                                GetElementTypeInfo(type).name);
@@ -238,13 +237,13 @@ Status Convert(ElementType from, const void* in, ElementType to, void* out, int6
     return Status::Ok();
   }
   Status inner = Status::Ok();
-  KILN_RETURN_IF_ERROR(DispatchType(ComputeStorage(from), [&]<typename From>() {
-    inner = DispatchType(ComputeStorage(to), [&]<typename To>() {
+  KILN_RETURN_IF_ERROR(DispatchType(SubByteStorageType(from), [&]<typename From>() {
+    inner = DispatchType(SubByteStorageType(to), [&]<typename To>() {
       Map1<From, To>(in, out, count, 1, [](From x) { return ConvertOne<From, To>(x); });
     });
   }));
   KILN_RETURN_IF_ERROR(inner);
-  if (ComputeStorage(to) != to) WrapToWidth(to, out, count);
+  if (SubByteStorageType(to) != to) WrapToWidth(to, out, count);
   return Status::Ok();
 }
 

@@ -17,7 +17,6 @@ namespace kiln::kernels {
 namespace {
 
 using elementwise_internal::BadType;
-using elementwise_internal::ComputeStorage;
 using elementwise_internal::Decode;
 using elementwise_internal::Encode;
 using elementwise_internal::FloatMax;
@@ -277,7 +276,7 @@ void MultiplyHigh(const void* lhs, const void* rhs, void* out, int64_t count, in
 Status Binary(BinaryOp op, ElementType type, const void* lhs, const void* rhs, void* out,
               int64_t count) {
   if (op == BinaryOp::kMulHi) {
-    const ElementType storage = ComputeStorage(type);
+    const ElementType storage = SubByteStorageType(type);
     const int bits = GetElementTypeInfo(type).bit_width;
     Status status = Status::Ok();
     KILN_RETURN_IF_ERROR(DispatchType(storage, [&]<typename T>() {
@@ -300,7 +299,7 @@ Status Binary(BinaryOp op, ElementType type, const void* lhs, const void* rhs, v
     Encode(type, a.data(), out, count);
     return Status::Ok();
   }
-  const ElementType storage = ComputeStorage(type);
+  const ElementType storage = SubByteStorageType(type);
   Status status = Status::Ok();
   KILN_RETURN_IF_ERROR(DispatchType(storage, [&]<typename T>() {
     if constexpr (std::is_same_v<T, bool>) {

@@ -98,19 +98,6 @@ inline void WrapToWidth(ElementType type, void* data, int64_t n) {
   }
 }
 
-// The byte type sub-byte integers compute in; other types unchanged.
-inline ElementType ComputeStorage(ElementType type) {
-  switch (type) {
-    case ElementType::kS1:
-    case ElementType::kS2:
-    case ElementType::kS4: return ElementType::kS8;
-    case ElementType::kU1:
-    case ElementType::kU2:
-    case ElementType::kU4: return ElementType::kU8;
-    default: return type;
-  }
-}
-
 // Minifloat arrays decoded to f32 and encoded back: those types compute in f32.
 // (Into kernel scratch memory: a steady-state run allocates nothing.)
 inline void Decode(ElementType type, const void* data, int64_t count, float* values) {

@@ -18,7 +18,6 @@ namespace kiln::kernels {
 namespace {
 
 using elementwise_internal::BadType;
-using elementwise_internal::ComputeStorage;
 using elementwise_internal::Decode;
 using elementwise_internal::Encode;
 using elementwise_internal::Map1;
@@ -287,7 +286,7 @@ Status Unary(UnaryOp op, ElementType type, const void* in, void* out, int64_t co
     Encode(type, x.data(), out, count);
     return Status::Ok();
   }
-  const ElementType storage = ComputeStorage(type);
+  const ElementType storage = SubByteStorageType(type);
   Status status = Status::Ok();
   KILN_RETURN_IF_ERROR(DispatchType(storage, [&]<typename T>() {
     if constexpr (std::is_same_v<T, bool>) {

@@ -27,7 +27,6 @@ using reduce_internal::DispatchReduce;
 using reduce_internal::FoldInto;
 using reduce_internal::kTreeFold;
 using reduce_internal::Product;
-using reduce_internal::StorageType;
 using reduce_internal::WrapSubByte;
 
 // Combines values streamed in order as a binary tree (a binary counter of
@@ -409,7 +408,8 @@ void ReduceTyped(const T* in, std::span<const int64_t> dims, std::span<const int
 
 bool ReduceOpAccepts(ReduceOp op, ElementType type) {
   bool accepted = false;
-  Status status = DispatchType(StorageType(type), [&]<typename T>() { accepted = Defined<T>(op); });
+  Status status = DispatchType(SubByteStorageType(type),
+                               [&]<typename T>() { accepted = Defined<T>(op); });
   return status.ok() && accepted;
 }
 
@@ -430,7 +430,7 @@ Status Reduce(ReduceOp op, ElementType type, const void* in, std::span<const int
 
 Status FoldRowsInto(ReduceOp op, ElementType type, const void* in, int64_t rows, int64_t width,
                     void* acc) {
-  if (StorageType(type) != type) {
+  if (SubByteStorageType(type) != type) {
     return InvalidArgument("FoldRowsInto does not take sub-byte type ",
                            GetElementTypeInfo(type).name);
   }

@@ -96,23 +96,10 @@ inline void FoldInto(T* acc, const T* x, int64_t n) {
   for (int64_t i = 0; i < n; ++i) acc[i] = Apply<kOp>(acc[i], x[i]);
 }
 
-// The byte type sub-byte integers compute in; other types unchanged.
-inline ElementType StorageType(ElementType type) {
-  switch (type) {
-    case ElementType::kS1:
-    case ElementType::kS2:
-    case ElementType::kS4: return ElementType::kS8;
-    case ElementType::kU1:
-    case ElementType::kU2:
-    case ElementType::kU4: return ElementType::kU8;
-    default: return type;
-  }
-}
-
 // Sub-byte results computed in 8 bits wrap to their width (add, multiply
 // and xor commute with the wrap; the rest stay in range).
 inline Status WrapSubByte(ElementType type, void* data, int64_t count) {
-  const ElementType storage = StorageType(type);
+  const ElementType storage = SubByteStorageType(type);
   if (storage == type || count <= 0) return Status::Ok();
   return Convert(storage, data, type, data, count);
 }
@@ -125,7 +112,7 @@ Status DispatchReduce(ReduceOp op, ElementType type, F&& f) {
     return InvalidArgument("a reduction by ", kNames[static_cast<size_t>(op)],
                            " does not accept element type ", GetElementTypeInfo(type).name);
   }
-  return DispatchType(StorageType(type), [&]<typename T>() {
+  return DispatchType(SubByteStorageType(type), [&]<typename T>() {
     if constexpr (Defined<T>(ReduceOp::kAnd)) {
       switch (op) {
         case ReduceOp::kAnd: f.template operator()<ReduceOp::kAnd, T>(); return;

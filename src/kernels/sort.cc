@@ -99,23 +99,10 @@ Rep RepOf(ElementType type, SortKeyKind kind) {
   }
 }
 
-// The byte type sub-byte integers are stored in.
-ElementType StorageType(ElementType type) {
-  switch (type) {
-    case ElementType::kS1:
-    case ElementType::kS2:
-    case ElementType::kS4: return ElementType::kS8;
-    case ElementType::kU1:
-    case ElementType::kU2:
-    case ElementType::kU4: return ElementType::kU8;
-    default: return type;
-  }
-}
-
 // Loads key `key` of `slice` into keys[0..length).
 Status LoadKeys(const SortOperand& operand, const SortKey& key, const Slice& slice,
                 uint64_t* keys) {
-  return DispatchType(StorageType(operand.type), [&]<typename T>() {
+  return DispatchType(SubByteStorageType(operand.type), [&]<typename T>() {
     const T* data = static_cast<const T*>(operand.in);
     for (int64_t i = 0; i < slice.length; ++i) {
       keys[i] = LoadOne(data[slice.base + i * slice.step], key.kind, key.part);

@@ -32,6 +32,20 @@ inline constexpr bool kIsFloat = std::is_floating_point_v<T> || kIsLowFloat<T>;
 template <typename T>
 using ComputeType = std::conditional_t<kIsLowFloat<T>, float, T>;
 
+// The byte type sub-byte integers are stored and computed in (s1, s2, s4 ->
+// s8; u1, u2, u4 -> u8); other types unchanged.
+inline ElementType SubByteStorageType(ElementType type) {
+  switch (type) {
+    case ElementType::kS1:
+    case ElementType::kS2:
+    case ElementType::kS4: return ElementType::kS8;
+    case ElementType::kU1:
+    case ElementType::kU2:
+    case ElementType::kU4: return ElementType::kU8;
+    default: return type;
+  }
+}
+
 // Calls `f.template operator()<T>()` with T the C++ type of `type`, for the
 // types kernels compute in natively: pred (bool), s8..s64, u8..u64, f16,
 // bf16, f32, f64, c64, c128. The sub-byte integers (stored one per byte) map
