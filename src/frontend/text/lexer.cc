@@ -273,4 +273,9 @@ std::string Lexer::StringValue(std::string_view spelling) {
   return value;
 }
 
+std::string Lexer::SymbolValue(std::string_view spelling) {
+  std::string_view name = spelling.substr(spelling.starts_with('@') ? 1 : 0);
+  return name.size() >= 2 && name[0] == '"' ? StringValue(name) : std::string(name);
+}
+
 }  // namespace kiln::frontend::text

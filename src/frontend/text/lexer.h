@@ -81,6 +81,8 @@ class Lexer {
 
   // Decodes a string literal token's value (escapes: \\ \" \n \t \XX).
   static std::string StringValue(std::string_view spelling);
+  // The name a symbol token (`@name` or `@"quoted name"`) spells, unescaped.
+  static std::string SymbolValue(std::string_view spelling);
 
  private:
   Token Make(TokenKind kind, size_t start) {

@@ -319,9 +319,7 @@ bool Parser::ParseAttribute(Attribute& attribute) {
       std::vector<std::string> path;
       do {
         if (!token_.Is(TokenKind::kAt)) return FailExpected("a symbol after '::'");
-        std::string_view name = token_.spelling.substr(1);
-        path.push_back(name.size() >= 2 && name[0] == '"' ? Lexer::StringValue(name)
-                                                          : std::string(name));
+        path.push_back(Lexer::SymbolValue(token_.spelling));
         Advance();
       } while (Consume(TokenKind::kColonColon));
       attribute = Attribute::SymbolRef(std::move(path));

@@ -464,7 +464,7 @@ bool ParseSdy(Parser& p, OpFrame& f) {
   std::string text;
   if (f.form == F::kSdyMesh) {
     if (!p.token().Is(TokenKind::kAt)) return p.FailExpected("the mesh name (@...)");
-    op.SetAttr("sym_name", Attribute::String(std::string(p.token().spelling.substr(1))));
+    op.SetAttr("sym_name", Attribute::String(Lexer::SymbolValue(p.token().spelling)));
     p.Advance();
     if (!p.Expect(TokenKind::kEqual, " after the mesh name")) return false;
     size_t start = p.token().offset;
@@ -549,10 +549,7 @@ bool ParseComposite(Parser& p, OpFrame& f) {
 // `@target(%a, %b) : ...`: custom_call.
 bool ParseCustomCall(Parser& p, OpFrame& f) {
   if (!p.token().Is(TokenKind::kAt)) return p.FailExpected("the call target (@...)");
-  std::string_view target = p.token().spelling.substr(1);
-  const bool quoted = target.size() >= 2 && target[0] == '"';
-  f.op->SetAttr("call_target_name",
-                Attribute::String(quoted ? Lexer::StringValue(target) : std::string(target)));
+  f.op->SetAttr("call_target_name", Attribute::String(Lexer::SymbolValue(p.token().spelling)));
   p.Advance();
   return p.Expect(TokenKind::kLParen, " after the call target") &&
          p.ParseValueUseList(f.operands) && p.Expect(TokenKind::kRParen, " after the operands") &&

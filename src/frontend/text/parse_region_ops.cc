@@ -128,10 +128,7 @@ bool ParseFunc(Parser& p, OpFrame& f) {
     p.Advance();
   }
   if (!p.token().Is(TokenKind::kAt)) return p.FailExpected("the function name (@...)");
-  std::string_view name = p.token().spelling.substr(1);
-  op.SetAttr("sym_name",
-             Attribute::String(name.size() >= 2 && name[0] == '"' ? Lexer::StringValue(name)
-                                                                  : std::string(name)));
+  op.SetAttr("sym_name", Attribute::String(Lexer::SymbolValue(p.token().spelling)));
   p.Advance();
   if (!p.Expect(TokenKind::kLParen, " before the function arguments")) return false;
   std::vector<ArgumentDecl> arguments;
@@ -217,10 +214,7 @@ bool ParseFunc(Parser& p, OpFrame& f) {
 
 bool ParseCall(Parser& p, OpFrame& f) {
   if (!p.token().Is(TokenKind::kAt)) return p.FailExpected("the callee (@...)");
-  std::string_view name = p.token().spelling.substr(1);
-  f.op->SetAttr("callee",
-                Attribute::SymbolRef({name.size() >= 2 && name[0] == '"' ? Lexer::StringValue(name)
-                                                                         : std::string(name)}));
+  f.op->SetAttr("callee", Attribute::SymbolRef({Lexer::SymbolValue(p.token().spelling)}));
   p.Advance();
   return p.Expect(TokenKind::kLParen, " after the callee") && p.ParseValueUseList(f.operands) &&
          p.Expect(TokenKind::kRParen, " after the call's operands") && p.ParseFunctionalTail(f);
