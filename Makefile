@@ -46,9 +46,10 @@ ASAN_ENV   := ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_st
 
 # Compiler output is cached across builds and clones (ccache, in ~/.cache/ccache):
 # paths under the checkout are hashed relative to it, so a fresh clone elsewhere
-# hits the cache; the sloppiness lets precompiled headers be cached.
-CCACHE := $(shell command -v ccache 2>/dev/null || echo /usr/bin/ccache)
-CMAKE_LAUNCHER = -DCMAKE_C_COMPILER_LAUNCHER=$(CCACHE) -DCMAKE_CXX_COMPILER_LAUNCHER=$(CCACHE)
+# hits the cache; the sloppiness lets precompiled headers be cached, and
+# tools/ccache-launch caches those per checkout (they keep absolute paths).
+CCACHE_LAUNCH := $(CURDIR)/tools/ccache-launch
+CMAKE_LAUNCHER = -DCMAKE_C_COMPILER_LAUNCHER=$(CCACHE_LAUNCH) -DCMAKE_CXX_COMPILER_LAUNCHER=$(CCACHE_LAUNCH)
 export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_SLOPPINESS := pch_defines,time_macros,include_file_mtime,include_file_ctime
 export CCACHE_NOHASHDIR := 1
