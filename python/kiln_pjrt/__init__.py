@@ -48,7 +48,7 @@ def initialize() -> None:
     from jax._src import xla_bridge
 
     xla_bridge.register_plugin(
-        PLATFORM_NAME, priority=JAX_PRIORITY, library_path=path, options=None)
+        PLATFORM_NAME, priority=JAX_PRIORITY, library_path=path, options={})
     _add_cpu_platform()
     _enable_donation()
     from kiln_pjrt import callbacks, export, linalg

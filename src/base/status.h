@@ -89,6 +89,10 @@ Status ResourceExhausted(const Args&... args) {
   return Status(StatusCode::kResourceExhausted, StrCat(args...));
 }
 template <typename... Args>
+Status Unavailable(const Args&... args) {
+  return Status(StatusCode::kUnavailable, StrCat(args...));
+}
+template <typename... Args>
 Status Internal(const Args&... args) {
   return Status(StatusCode::kInternal, StrCat(args...));
 }

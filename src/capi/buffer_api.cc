@@ -163,7 +163,7 @@ PJRT_Error* Impl::PJRT_Buffer_IsDeleted(PJRT_Buffer_IsDeleted_Args* args) {
 PJRT_Error* Impl::PJRT_Buffer_CopyToDevice(PJRT_Buffer_CopyToDevice_Args* args) {
   KILN_ARGS(dst_buffer);
   KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Buffer* buffer, UnwrapBuffer(args->buffer));
-  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Device* device, UnwrapDevice(args->dst_device, "dst_device"));
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Device* device, UnwrapAddressableDevice(args->dst_device, "dst_device"));
   if (device->client != buffer->client) {
     return MakeError(InvalidArgument("PJRT_Buffer_CopyToDevice: dst_device ",
                                      device->device->description().debug_string,

@@ -8,6 +8,7 @@
 #include "capi/convert.h"
 #include "capi/functions.h"
 #include "capi/handles.h"
+#include "capi/key_value_store.h"
 
 namespace kiln::capi {
 namespace {
@@ -47,6 +48,7 @@ std::unique_ptr<PJRT_Client> WrapClient(std::unique_ptr<runtime::Client> runtime
     handle->description.description = &device->description();
     handle->description.attributes = ToNamedValues(device->description().attributes);
     client->device_list.push_back(handle.get());
+    if (device->addressable()) client->addressable_device_list.push_back(handle.get());
     client->devices.push_back(std::move(handle));
   }
   for (runtime::MemorySpace* space : inner.memory_spaces()) {
@@ -162,7 +164,7 @@ StatusOr<runtime::MemorySpace*> ResolveDestination(PJRT_Client* client, PJRT_Dev
     return InvalidArgument(CurrentFunction(), ": both `device` and `memory` are null; expected "
                                               "the destination in one of them");
   }
-  KILN_ASSIGN_OR_RETURN(auto* device_handle, UnwrapDevice(device));
+  KILN_ASSIGN_OR_RETURN(auto* device_handle, UnwrapAddressableDevice(device));
   if (device_handle->client != client) {
     return InvalidArgument(CurrentFunction(), ": the device ",
                            device_handle->device->description().debug_string,
@@ -176,6 +178,12 @@ PJRT_Error* Impl::PJRT_Client_Create(PJRT_Client_Create_Args* args) {
   KILN_CAPI_ASSIGN_OR_RETURN(auto options,
                              FromNamedValues(args->create_options, args->num_options));
   KILN_CAPI_ASSIGN_OR_RETURN(auto client_options, runtime::ClientOptions::FromAttributes(options));
+  if (client_options.job.num_nodes > 1) {
+    // Only now are the key-value fields initialized (jaxlib leaves them
+    // unset for a job of one).
+    KILN_ARGS(kv_put_user_arg);
+    KILN_CAPI_ASSIGN_OR_RETURN(client_options.job.store, KeyValueStoreFrom(*args));
+  }
   KILN_CAPI_ASSIGN_OR_RETURN(auto client,
                              runtime::Client::Create(client_options, runtime::CreateHostBackend()));
   args->client = WrapClient(std::move(client)).release();
@@ -207,6 +215,39 @@ PJRT_Error* Impl::PJRT_Client_ProcessIndex(PJRT_Client_ProcessIndex_Args* args) 
   return nullptr;
 }
 
+// jaxlib calls this from its own thread whenever the coordination service
+// sees a process join, leave or fail; an error here ends the process.
+PJRT_Error* Impl::PJRT_Client_UpdateGlobalProcessInfo(
+    PJRT_Client_UpdateGlobalProcessInfo_Args* args) {
+  KILN_ARGS(num_process_infos);
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Client* client, UnwrapClient(args->client));
+  if (args->process_infos == nullptr && args->num_process_infos > 0) {
+    return MakeError(InvalidArgument("PJRT_Client_UpdateGlobalProcessInfo: process_infos is null "
+                                     "but num_process_infos is ",
+                                     args->num_process_infos));
+  }
+  std::vector<runtime::ProcessInfo> infos;
+  for (size_t i = 0; i < args->num_process_infos; ++i) {
+    const PJRT_ProcessInfo& info = args->process_infos[i];
+    runtime::ProcessInfo entry;
+    entry.process = info.task_id;
+    entry.incarnation = info.incarnation_id;
+    switch (info.state) {
+      case PJRT_ProcessState_kConnected: entry.state = "connected"; break;
+      case PJRT_ProcessState_kDisconnected: entry.state = "disconnected"; break;
+      case PJRT_ProcessState_kError: entry.state = "failed"; break;
+      case PJRT_ProcessState_kUninitialized: entry.state = "not yet connected"; break;
+      default: entry.state = "in an unknown state"; break;
+    }
+    if (info.struct_size >= PJRT_ProcessInfo_STRUCT_SIZE && info.error_message != nullptr) {
+      entry.error = std::string(info.error_message, info.error_message_size);
+    }
+    infos.push_back(std::move(entry));
+  }
+  client->client->UpdateProcessInfo(std::move(infos));
+  return nullptr;
+}
+
 PJRT_Error* Impl::PJRT_Client_PlatformVersion(PJRT_Client_PlatformVersion_Args* args) {
   KILN_ARGS(platform_version_size);
   KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Client* client, UnwrapClient(args->client));
@@ -227,8 +268,8 @@ PJRT_Error* Impl::PJRT_Client_Devices(PJRT_Client_Devices_Args* args) {
 PJRT_Error* Impl::PJRT_Client_AddressableDevices(PJRT_Client_AddressableDevices_Args* args) {
   KILN_ARGS(num_addressable_devices);
   KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Client* client, UnwrapClient(args->client));
-  args->addressable_devices = client->device_list.data();
-  args->num_addressable_devices = client->device_list.size();
+  args->addressable_devices = client->addressable_device_list.data();
+  args->num_addressable_devices = client->addressable_device_list.size();
   return nullptr;
 }
 

@@ -76,8 +76,7 @@ PJRT_Error* Impl::PJRT_Device_GetDescription(PJRT_Device_GetDescription_Args* ar
 PJRT_Error* Impl::PJRT_Device_IsAddressable(PJRT_Device_IsAddressable_Args* args) {
   KILN_ARGS(is_addressable);
   KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Device* device, UnwrapDevice(args->device));
-  (void)device;
-  args->is_addressable = true;
+  args->is_addressable = device->device->addressable();
   return nullptr;
 }
 
@@ -98,14 +97,14 @@ PJRT_Error* Impl::PJRT_Device_AddressableMemories(PJRT_Device_AddressableMemorie
 
 PJRT_Error* Impl::PJRT_Device_DefaultMemory(PJRT_Device_DefaultMemory_Args* args) {
   KILN_ARGS(memory);
-  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Device* device, UnwrapDevice(args->device));
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Device* device, UnwrapAddressableDevice(args->device));
   args->memory = device->memories.front();
   return nullptr;
 }
 
 PJRT_Error* Impl::PJRT_Device_MemoryStats(PJRT_Device_MemoryStats_Args* args) {
   KILN_ARGS(bytes_in_use);
-  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Device* device, UnwrapDevice(args->device));
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Device* device, UnwrapAddressableDevice(args->device));
   const runtime::MemorySpace* space = device->device->default_memory_space();
   const runtime::MemoryCounters& counters = *space->counters();
   args->bytes_in_use = counters.bytes_in_use.load();
@@ -144,7 +143,7 @@ PJRT_Error* Impl::PJRT_Device_MemoryStats(PJRT_Device_MemoryStats_Args* args) {
 
 PJRT_Error* Impl::PJRT_Device_ClearMemoryStats(PJRT_Device_ClearMemoryStats_Args* args) {
   KILN_ARGS(device);
-  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Device* device, UnwrapDevice(args->device));
+  KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Device* device, UnwrapAddressableDevice(args->device));
   device->device->default_memory_space()->counters()->ClearPeaks();
   return nullptr;
 }

@@ -394,7 +394,7 @@ PJRT_Error* Impl::PJRT_LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Ar
   std::vector<runtime::Device*> devices;
   PJRT_Device* execute_device = KILN_HAS_FIELD(execute_device) ? args->execute_device : nullptr;
   if (execute_device != nullptr) {
-    KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Device* device, UnwrapDevice(execute_device, "execute_device"));
+    KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Device* device, UnwrapAddressableDevice(execute_device, "execute_device"));
     devices.push_back(device->device);
   } else {
     devices = loaded.addressable_devices();

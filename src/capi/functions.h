@@ -42,6 +42,7 @@ struct Impl {
   KILN_IMPL(PJRT_Client_Destroy);
   KILN_IMPL(PJRT_Client_PlatformName);
   KILN_IMPL(PJRT_Client_ProcessIndex);
+  KILN_IMPL(PJRT_Client_UpdateGlobalProcessInfo);
   KILN_IMPL(PJRT_Client_PlatformVersion);
   KILN_IMPL(PJRT_Client_Devices);
   KILN_IMPL(PJRT_Client_AddressableDevices);

@@ -326,6 +326,17 @@ StatusOr<PJRT_Client*> UnwrapClient(PJRT_Client* handle, std::string_view what) 
 StatusOr<PJRT_Device*> UnwrapDevice(PJRT_Device* handle, std::string_view what) {
   return Unwrap<PJRT_Device>(handle, HandleKind::kDevice, what);
 }
+StatusOr<PJRT_Device*> UnwrapAddressableDevice(PJRT_Device* handle, std::string_view what) {
+  KILN_ASSIGN_OR_RETURN(PJRT_Device * device, UnwrapDevice(handle, what));
+  if (!device->device->addressable()) {
+    const runtime::Client& client = *device->client->client;
+    return InvalidArgument(CurrentFunction(), ": `", what, "` is ",
+                           device->device->description().debug_string, " of process ",
+                           device->device->process_index(), "; process ", client.process_index(),
+                           " addresses only its own devices");
+  }
+  return device;
+}
 StatusOr<KilnMemory*> UnwrapMemory(PJRT_Memory* handle, std::string_view what) {
   return Unwrap<KilnMemory>(static_cast<const void*>(handle), HandleKind::kMemory, what);
 }

@@ -114,7 +114,8 @@ struct PJRT_Client {
   std::shared_ptr<const bool> alive = std::make_shared<const bool>(true);
   std::vector<std::unique_ptr<PJRT_Device>> devices;
   std::vector<std::unique_ptr<kiln::capi::KilnMemory>> memories;
-  std::vector<PJRT_Device*> device_list;
+  std::vector<PJRT_Device*> device_list;  // every device of the job, by id
+  std::vector<PJRT_Device*> addressable_device_list;
   std::vector<PJRT_Memory*> memory_list;
   std::unique_ptr<PJRT_TopologyDescription> topology;
   PJRT_Device* FindDevice(const kiln::runtime::Device* device) const {
@@ -258,6 +259,10 @@ std::string RowMajorLayoutText(size_t rank);
 // The handle when it is live and of the right kind, else INVALID_ARGUMENT naming `what`.
 StatusOr<PJRT_Client*> UnwrapClient(PJRT_Client* handle, std::string_view what = "client");
 StatusOr<PJRT_Device*> UnwrapDevice(PJRT_Device* handle, std::string_view what = "device");
+// UnwrapDevice, and INVALID_ARGUMENT for a device of another process of the
+// job (it has no memory and runs nothing here).
+StatusOr<PJRT_Device*> UnwrapAddressableDevice(PJRT_Device* handle,
+                                               std::string_view what = "device");
 StatusOr<KilnMemory*> UnwrapMemory(PJRT_Memory* handle, std::string_view what = "memory");
 // Also FAILED_PRECONDITION when the buffer's client has been destroyed.
 StatusOr<PJRT_Buffer*> UnwrapBuffer(PJRT_Buffer* handle, std::string_view what = "buffer");

@@ -65,12 +65,15 @@ class DeviceCollectives {
   // Meets the other processes of `group` (flattened ids in the group's
   // order; this run's process is one of them) at this run's next
   // collective. Each member publishes `mine` (the same number of pointers,
-  // typically its operands); once every member has, `work` runs with all of
-  // them (member m's pointer i at m * mine.size() + i). The call returns
-  // once every member's `work` has returned, so no member reuses memory
-  // another still reads. Fails when members do not arrive within the
-  // launch's time limit, or when another member's run failed.
+  // typically its operands, pointer i to `bytes[i]` bytes, the same sizes
+  // on every member); once every member has, `work` runs with all of them
+  // (member m's pointer i at m * mine.size() + i). `work` only reads its
+  // peers' bytes: a member in another process is read from a copy. The
+  // call returns once every member's `work` has returned, so no member
+  // reuses memory another still reads. Fails when members do not arrive
+  // within the launch's time limit, or when another member's run failed.
   virtual Status Meet(std::span<const int64_t> group, std::span<void* const> mine,
+                      std::span<const int64_t> bytes,
                       FunctionRef<Status(std::span<void* const> all)> work) = 0;
 };
 

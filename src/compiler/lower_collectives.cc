@@ -223,6 +223,8 @@ using MeetFn = FunctionRef<Status(std::span<void* const> all, size_t rank, size_
 // Meets this run's group with `mine` published and runs `work` with every
 // member's pointers; a group of one is this run alone.
 Status MeetGroup(RunContext& ctx, const Groups& groups, std::span<void* const> mine, MeetFn work) {
+  SmallVector<int64_t> bytes;
+  for (size_t i = 0; i < mine.size(); ++i) bytes.push_back(ctx.in_shape(i).ByteSize());
   SmallVector<int64_t> group;
   size_t rank = 0;
   KILN_RETURN_IF_ERROR(GroupOf(groups, ctx.env(), group, rank));
@@ -232,7 +234,7 @@ Status MeetGroup(RunContext& ctx, const Groups& groups, std::span<void* const> m
                               " processes but this run has no peers (it was not launched on "
                               "the program's devices together)");
   }
-  return ctx.env().collectives->Meet(group, mine, [&](std::span<void* const> all) {
+  return ctx.env().collectives->Meet(group, mine, bytes, [&](std::span<void* const> all) {
     return work(all, rank, group.size());
   });
 }

@@ -326,8 +326,12 @@ Status ShareFromPartition(RunContext& ctx, int64_t source, std::span<const Shape
     group.push_back(env.replica_id * env.num_partitions + p);
   }
   void** mine = ctx.env().Pointers(&ctx.node(), shapes.size());
-  for (size_t r = 0; r < shapes.size(); ++r) mine[r] = ctx.out(r);
-  return env.collectives->Meet(group, std::span(mine, shapes.size()),
+  SmallVector<int64_t> bytes;
+  for (size_t r = 0; r < shapes.size(); ++r) {
+    mine[r] = ctx.out(r);
+    bytes.push_back(shapes[r].ByteSize());
+  }
+  return env.collectives->Meet(group, std::span(mine, shapes.size()), bytes,
                                [&](std::span<void* const> all) {
                                  if (env.partition_id == source) return Status::Ok();
                                  for (size_t r = 0; r < shapes.size(); ++r) {

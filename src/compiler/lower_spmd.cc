@@ -235,7 +235,8 @@ StatusOr<ValueId> EmitGather(Lowering& lowering, ValueId local, const Shape& glo
               return FailedPrecondition("gathering a sharded array needs all ", partitions,
                                         " devices of the program to run together");
             }
-            return env.collectives->Meet(group, mine, work);
+            const int64_t bytes[] = {static_cast<int64_t>(ctx.in_shape(0).ByteSize())};
+            return env.collectives->Meet(group, mine, bytes, work);
           },
           {}, {}, /*foldable=*/!constant));
   return outputs[0];

@@ -8,6 +8,7 @@
 #include "frontend/compile_options.h"
 #include "frontend/hlo/hlo_reader.h"
 #include "frontend/program.h"
+#include "runtime/cross_process.h"
 #include "runtime/strided_copy.h"
 #include "version.h"
 
@@ -45,10 +46,26 @@ StatusOr<ClientOptions> ClientOptions::FromAttributes(std::span<const Attribute>
     if (option.name == "num_devices") {
       KILN_ASSIGN_OR_RETURN(int64_t count, NumDevicesFromValue(option.value));
       result.num_devices = static_cast<int>(count);
+    } else if (option.name == "node_id" || option.name == "num_nodes" ||
+               option.name == "partition_index") {
+      const auto* number = std::get_if<int64_t>(&option.value);
+      if (number == nullptr || *number < 0 || *number > kMaxDevices) {
+        return InvalidArgument("create option ", option.name,
+                               ": expected an int64 in [0, 4096], found a value of another type "
+                               "or out of range");
+      }
+      if (option.name == "node_id") result.job.node_id = static_cast<int>(*number);
+      if (option.name == "num_nodes") result.job.num_nodes = static_cast<int>(*number);
     } else {
       return InvalidArgument("unknown client create option \"", option.name,
-                             "\"; Kiln accepts: num_devices (int64)");
+                             "\"; Kiln accepts: num_devices (int64), node_id and num_nodes (int64, "
+                             "from jax.distributed), partition_index (int64, unused)");
     }
+  }
+  if (result.job.num_nodes < 1 || result.job.node_id >= result.job.num_nodes) {
+    return InvalidArgument("create options node_id ", result.job.node_id, " and num_nodes ",
+                           result.job.num_nodes,
+                           ": expected num_nodes >= 1 and node_id in [0, num_nodes)");
   }
   return result;
 }
@@ -56,17 +73,29 @@ StatusOr<ClientOptions> ClientOptions::FromAttributes(std::span<const Attribute>
 Client::Client(const ClientOptions& options, std::shared_ptr<DeviceBackend> backend)
     : backend_(std::move(backend)),
       platform_version_(StrCat("kiln ", kKilnVersion)),
-      topology_(options.num_devices, backend_->DeviceKind()) {
+      job_(options.job),
+      topology_(options.num_devices * options.job.num_nodes, backend_->DeviceKind(),
+                options.job.num_nodes) {
+  // Global ids: process p's local device i is p * count + i.
   const int count = options.num_devices;
-  for (int id = 0; id < count; ++id) {
-    devices_.push_back(std::make_unique<Device>(this, id, backend_->DeviceKind()));
+  for (int process = 0; process < job_.num_nodes; ++process) {
+    for (int local = 0; local < count; ++local) {
+      const int id = process * count + local;
+      if (process == job_.node_id) {
+        devices_.push_back(std::make_unique<Device>(this, id, backend_->DeviceKind(), process,
+                                                    local));
+        addressable_pointers_.push_back(devices_.back().get());
+      } else {
+        devices_.push_back(Device::Remote(this, id, backend_->DeviceKind(), process, local));
+      }
+    }
   }
-  // Memory space ids: "device" memories 0..N-1, then "pinned_host" N..2N-1,
-  // then "unpinned_host" 2N..3N-1.
+  // Memory space ids: "device" memories 0..N-1 of the N addressable
+  // devices, then "pinned_host" N..2N-1, then "unpinned_host" 2N..3N-1.
   for (MemoryKind kind : kMemoryKinds) {
-    for (auto& device : devices_) {
+    for (Device* device : addressable_pointers_) {
       int id = static_cast<int>(memory_spaces_.size());
-      memory_spaces_.push_back(std::make_unique<MemorySpace>(id, kind, device.get(), backend_));
+      memory_spaces_.push_back(std::make_unique<MemorySpace>(id, kind, device, backend_));
       device->AddMemorySpace(memory_spaces_.back().get());
     }
   }
@@ -80,7 +109,7 @@ Client::~Client() {
   // then may any queue be destroyed.
   for (uint64_t before = UINT64_MAX;;) {
     uint64_t after = 0;
-    for (auto& device : devices_) after += device->queue().Drain();
+    for (Device* device : addressable_pointers_) after += device->queue().Drain();
     if (after == before) break;
     before = after;
   }
@@ -93,7 +122,22 @@ StatusOr<std::unique_ptr<Client>> Client::Create(const ClientOptions& options,
     return InvalidArgument("num_devices must be in [1, ", kMaxDevices, "], found ",
                            options.num_devices);
   }
-  return std::unique_ptr<Client>(new Client(options, std::move(backend)));
+  if (options.job.num_nodes > 1) {
+    if (int64_t{options.num_devices} * options.job.num_nodes > kMaxDevices) {
+      return InvalidArgument(options.job.num_nodes, " processes of ", options.num_devices,
+                             " devices exceed Kiln's ", kMaxDevices, " devices");
+    }
+  }
+  ClientOptions agreed = options;
+  if (options.job.num_nodes > 1) {
+    KILN_RETURN_IF_ERROR(AgreeOnTopology(agreed.job, options.num_devices, KilnBuildId()));
+  }
+  auto client = std::unique_ptr<Client>(new Client(agreed, std::move(backend)));
+  if (options.job.num_nodes > 1) {
+    KILN_ASSIGN_OR_RETURN(client->cross_process_,
+                          CrossProcessCollectives::Create(agreed.job, options.num_devices));
+  }
+  return client;
 }
 
 StatusOr<Device*> Client::LookupDevice(int id) const {
@@ -104,13 +148,17 @@ StatusOr<Device*> Client::LookupDevice(int id) const {
   return devices_[id].get();
 }
 
+void Client::UpdateProcessInfo(std::vector<ProcessInfo> infos) {
+  if (cross_process_) cross_process_->UpdateProcessInfo(std::move(infos));
+}
+
 StatusOr<Device*> Client::LookupAddressableDevice(int local_hardware_id) const {
-  for (const auto& device : devices_) {
-    if (device->local_hardware_id() == local_hardware_id) return device.get();
+  for (Device* device : addressable_pointers_) {
+    if (device->local_hardware_id() == local_hardware_id) return device;
   }
   return InvalidArgument("no addressable Kiln device has local hardware id ", local_hardware_id,
-                         "; this client has ", devices_.size(), " devices, ids 0 to ",
-                         devices_.size() - 1);
+                         "; this process has ", addressable_pointers_.size(),
+                         " devices, local hardware ids 0 to ", addressable_pointers_.size() - 1);
 }
 
 StatusOr<std::shared_ptr<const compiler::Program>> CompileProgram(

@@ -15,20 +15,28 @@
 #include "runtime/dma_mappings.h"
 #include "runtime/executable.h"
 #include "runtime/feeds.h"
+#include "runtime/job.h"
 #include "runtime/topology.h"
 
 namespace kiln::runtime {
+
+class CrossProcessCollectives;
 
 inline constexpr int kDefaultNumDevices = 1;
 inline constexpr int64_t kMaxDevices = 4096;
 
 // Options of PJRT_Client_Create, after validation.
 struct ClientOptions {
+  // Devices of this process (every process of a job has as many).
   int num_devices = kDefaultNumDevices;
+  // This process's place in its job; its store is set by the caller.
+  JobOptions job;
 
   // Defaults, then KILN_NUM_DEVICES, then the given options (which win).
   // Known options: num_devices (int64, or a string holding a decimal integer,
-  // as JAX's jax_pjrt_client_create_options config passes it).
+  // as JAX's jax_pjrt_client_create_options config passes it); node_id and
+  // num_nodes (int64, what jax.distributed passes); partition_index
+  // (accepted, unused: Kiln's job is one slice).
   static StatusOr<ClientOptions> FromAttributes(std::span<const Attribute> options);
 };
 
@@ -107,8 +115,16 @@ class Client {
 
   static std::string_view platform_name() { return "kiln"; }
   const std::string& platform_version() const { return platform_version_; }
-  int process_index() const { return 0; }
+  int process_index() const { return job_.node_id; }
+  int process_count() const { return job_.num_nodes; }
+  // Every device of the job, by id; the addressable ones are this process's.
   const std::vector<Device*>& devices() const { return device_pointers_; }
+  const std::vector<Device*>& addressable_devices() const { return addressable_pointers_; }
+  // What the framework last said of the job's processes; a collective that
+  // fails names the ones not connected.
+  void UpdateProcessInfo(std::vector<ProcessInfo> infos);
+  // Collectives with other processes of the job; null in a job of one.
+  CrossProcessCollectives* cross_process() const { return cross_process_.get(); }
   const std::vector<MemorySpace*>& memory_spaces() const { return memory_space_pointers_; }
   const Topology& topology() const { return topology_; }
   const std::shared_ptr<DeviceBackend>& backend() const { return backend_; }
@@ -185,6 +201,8 @@ class Client {
 
   std::shared_ptr<DeviceBackend> backend_;
   std::string platform_version_;
+  JobOptions job_;
+  std::unique_ptr<CrossProcessCollectives> cross_process_;
   Topology topology_;
   // Before the devices: runs still queued on them may use it.
   Feeds feeds_;
@@ -194,6 +212,7 @@ class Client {
   std::vector<std::unique_ptr<MemorySpace>> memory_spaces_;
   std::vector<std::unique_ptr<Device>> devices_;
   std::vector<Device*> device_pointers_;
+  std::vector<Device*> addressable_pointers_;
   std::vector<MemorySpace*> memory_space_pointers_;
 };
 

@@ -1,10 +1,12 @@
 #include "runtime/collectives.h"
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 #include <thread>
 
 #include "base/env.h"
+#include "runtime/cross_process.h"
 
 namespace kiln::runtime {
 namespace {
@@ -32,8 +34,13 @@ class Launch::MemberImpl final : public compiler::DeviceCollectives {
   MemberImpl(Launch* launch, int64_t process) : launch_(launch), process_(process) {}
 
   Status Meet(std::span<const int64_t> group, std::span<void* const> mine,
+              std::span<const int64_t> bytes,
               FunctionRef<Status(std::span<void* const> all)> work) override {
-    return launch_->Meet(process_, sequence_++, group, mine, work);
+    const int64_t sequence = sequence_++;
+    if (launch_->link_.transport != nullptr && !launch_->AllLocal(group)) {
+      return launch_->MeetAcross(process_, sequence, group, mine, bytes, work);
+    }
+    return launch_->Meet(process_, sequence, group, mine, work);
   }
 
  private:
@@ -58,7 +65,69 @@ Launch::Launch(std::vector<int64_t> processes, std::chrono::milliseconds timeout
   }
 }
 
+Launch::Launch(std::vector<int64_t> processes, CrossProcessLink link,
+               std::chrono::milliseconds timeout)
+    : Launch(std::move(processes), timeout) {
+  link_ = std::move(link);
+}
+
 Launch::~Launch() = default;
+
+bool Launch::AllLocal(std::span<const int64_t> group) const {
+  for (int64_t peer : group) {
+    if (std::find(processes_.begin(), processes_.end(), peer) == processes_.end()) return false;
+  }
+  return true;
+}
+
+Status Launch::MeetAcross(int64_t process, int64_t sequence, std::span<const int64_t> group,
+                          std::span<void* const> mine, std::span<const int64_t> bytes,
+                          FunctionRef<Status(std::span<void* const> all)> work) {
+  {
+    std::lock_guard lock(mutex_);
+    if (!aborted_.ok()) return aborted_;
+  }
+  std::vector<int64_t> devices;
+  size_t rank = group.size();
+  for (size_t m = 0; m < group.size(); ++m) {
+    const auto flattened = static_cast<size_t>(group[m]);
+    if (group[m] < 0 || flattened >= link_.device_of.size()) {
+      return InvalidArgument("collective #", sequence + 1, " meets process ", group[m],
+                             " but the program runs ", link_.device_of.size(), " processes");
+    }
+    devices.push_back(link_.device_of[flattened]);
+    if (group[m] == process) rank = m;
+  }
+  if (rank == group.size()) {
+    return Internal("process ", process, " is not in its own group ", IdsText(group));
+  }
+  // Each member's operands back to back, gathered into every member.
+  std::vector<size_t> offsets;
+  size_t width = 0;
+  for (size_t i = 0; i < mine.size(); ++i) {
+    offsets.push_back(width);
+    width += static_cast<size_t>(bytes[i]);
+  }
+  std::vector<uint8_t> packed(width);
+  for (size_t i = 0; i < mine.size(); ++i) {
+    if (bytes[i] > 0)
+      std::memcpy(packed.data() + offsets[i], mine[i], static_cast<size_t>(bytes[i]));
+  }
+  std::vector<uint8_t> gathered(width * group.size());
+  Status status = link_.transport->AllGather(devices, rank, packed, gathered, timeout_,
+                                             StrCat("collective #", sequence + 1));
+  if (!status.ok()) {
+    Abort(status);
+    return status;
+  }
+  std::vector<void*> all(group.size() * mine.size());
+  for (size_t m = 0; m < group.size(); ++m) {
+    for (size_t i = 0; i < mine.size(); ++i) {
+      all[m * mine.size() + i] = m == rank ? mine[i] : gathered.data() + m * width + offsets[i];
+    }
+  }
+  return work(all);
+}
 
 compiler::DeviceCollectives* Launch::Member(int64_t process) {
   for (size_t i = 0; i < processes_.size(); ++i) {

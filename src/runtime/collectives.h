@@ -13,6 +13,10 @@
 // (Kiln's devices share the host's memory), then waits until every member
 // has finished reading before anyone returns.
 //
+// A group with members in other processes of a job (jax.distributed) meets
+// through the job's CrossProcessCollectives instead: each member's bytes
+// are gathered into every member's memory, and `work` reads the copies.
+//
 // Waits are bounded: a member waits KILN_COLLECTIVE_TIMEOUT_SECONDS (default
 // 300) for the others, then fails with DEADLINE_EXCEEDED. When a run of the
 // launch fails, the launch is aborted: members waiting, or arriving later,
@@ -35,6 +39,16 @@
 
 namespace kiln::runtime {
 
+class CrossProcessCollectives;
+
+// What a launch needs to meet processes that run in other processes of
+// the job: the transport, and the global device id of every process of the
+// program (flattened id -> device id, the device assignment).
+struct CrossProcessLink {
+  CrossProcessCollectives* transport = nullptr;
+  std::vector<int64_t> device_of;
+};
+
 // The time limit KILN_COLLECTIVE_TIMEOUT_SECONDS sets (default 300 s).
 std::chrono::milliseconds CollectiveTimeout();
 
@@ -43,6 +57,9 @@ class Launch {
   // A launch of the runs of processes `processes` (flattened ids).
   explicit Launch(std::vector<int64_t> processes,
                   std::chrono::milliseconds timeout = CollectiveTimeout());
+  // A launch whose groups may hold processes run elsewhere in the job.
+  Launch(std::vector<int64_t> processes, CrossProcessLink link,
+         std::chrono::milliseconds timeout = CollectiveTimeout());
   ~Launch();
   Launch(const Launch&) = delete;
   Launch& operator=(const Launch&) = delete;
@@ -63,8 +80,15 @@ class Launch {
 
   Status Meet(int64_t process, int64_t sequence, std::span<const int64_t> group,
               std::span<void* const> mine, FunctionRef<Status(std::span<void* const> all)> work);
+  // Meet for a group with members in other processes: through link_.
+  Status MeetAcross(int64_t process, int64_t sequence, std::span<const int64_t> group,
+                    std::span<void* const> mine, std::span<const int64_t> bytes,
+                    FunctionRef<Status(std::span<void* const> all)> work);
+  // True when every process of `group` runs in this launch.
+  bool AllLocal(std::span<const int64_t> group) const;
 
   std::vector<int64_t> processes_;
+  CrossProcessLink link_;
   std::vector<std::unique_ptr<MemberImpl>> members_;
   std::chrono::milliseconds timeout_;
   std::mutex mutex_;

@@ -33,7 +33,8 @@ std::vector<Status> RunProcesses(int64_t count, Body body) {
 Status SumOf(compiler::DeviceCollectives* member, std::span<const int64_t> group, int64_t* value,
              int64_t* sum) {
   void* mine[] = {value};
-  return member->Meet(group, mine, [&](std::span<void* const> all) {
+  const int64_t bytes[] = {sizeof(int64_t)};
+  return member->Meet(group, mine, bytes, [&](std::span<void* const> all) {
     *sum = 0;
     for (void* pointer : all) *sum += *static_cast<int64_t*>(pointer);
     return Status::Ok();

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,16 +26,24 @@ struct DeviceDescription {
   std::vector<Attribute> attributes;
 };
 
-DeviceDescription MakeDeviceDescription(int id, std::string_view kind);
+// Device `id` of process `process_index`.
+DeviceDescription MakeDeviceDescription(int id, std::string_view kind, int process_index = 0);
 
 // Owned by the Client; lives as long as the client.
 class Device {
  public:
-  Device(Client* client, int id, std::string_view kind);
+  // A device of this process: addressable, with a work queue.
+  Device(Client* client, int id, std::string_view kind, int process_index = 0,
+         int local_hardware_id = -1);
+  // A device of another process of the job: described, never addressed
+  // (no memory spaces, no queue).
+  static std::unique_ptr<Device> Remote(Client* client, int id, std::string_view kind,
+                                        int process_index, int local_hardware_id);
 
   Client* client() const { return client_; }
   int id() const { return description_.id; }
-  int local_hardware_id() const { return description_.id; }
+  int local_hardware_id() const { return local_hardware_id_; }
+  bool addressable() const { return queue_.has_value(); }
   int process_index() const { return description_.process_index; }
   const DeviceDescription& description() const { return description_; }
 
@@ -45,7 +54,8 @@ class Device {
   void AddMemorySpace(MemorySpace* space) { memory_spaces_.push_back(space); }
 
   // Transfers (and later executions) for this device run here, in order.
-  WorkQueue& queue() { return queue_; }
+  // Addressable devices only.
+  WorkQueue& queue() { return *queue_; }
 
   // Unfinished runs by launch id (PJRT_Device_PoisonExecution).
   ExecutionTracker& executions() { return executions_; }
@@ -57,12 +67,15 @@ class Device {
   const AsyncActivities& async_activities() const { return *activities_; }
 
  private:
+  Device(Client* client, DeviceDescription description, int local_hardware_id, bool addressable);
+
   Client* client_;
   DeviceDescription description_;
+  int local_hardware_id_;
   std::vector<MemorySpace*> memory_spaces_;
   ExecutionTracker executions_;
   std::shared_ptr<AsyncActivities> activities_ = std::make_shared<AsyncActivities>();
-  WorkQueue queue_;
+  std::optional<WorkQueue> queue_;
 };
 
 }  // namespace kiln::runtime

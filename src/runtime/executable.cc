@@ -118,13 +118,31 @@ Status LoadedExecutable::CheckLoadable(const compiler::Program& program) {
   return Status::Ok();
 }
 
+LoadedExecutable::LoadedExecutable(Client* client, std::shared_ptr<const compiler::Program> program,
+                                   std::vector<Device*> assignment)
+    : client_(client), program_(std::move(program)), assignment_(std::move(assignment)) {
+  for (Device* device : assignment_) {
+    if (device->addressable()) devices_.push_back(device);
+  }
+}
+
 std::vector<std::vector<int64_t>> LoadedExecutable::device_assignment() const {
   std::vector<std::vector<int64_t>> assignment(static_cast<size_t>(num_replicas()));
   size_t next = 0;
   for (auto& replica : assignment) {
-    for (int p = 0; p < num_partitions(); ++p) replica.push_back(devices_[next++]->id());
+    for (int p = 0; p < num_partitions(); ++p) replica.push_back(assignment_[next++]->id());
   }
   return assignment;
+}
+
+std::shared_ptr<Launch> LoadedExecutable::MakeLaunch(std::vector<int64_t> processes) const {
+  if (!spans_processes() || client_->cross_process() == nullptr) {
+    return std::make_shared<Launch>(std::move(processes));
+  }
+  CrossProcessLink link;
+  link.transport = client_->cross_process();
+  for (Device* device : assignment_) link.device_of.push_back(device->id());
+  return std::make_shared<Launch>(std::move(processes), std::move(link));
 }
 
 void LoadedExecutable::Delete() {
@@ -175,6 +193,11 @@ Status LoadedExecutable::CheckArguments(std::span<Buffer* const> arguments, Devi
     return FailedPrecondition("the executable ", program_->name, " was deleted");
   }
   const compiler::Program& program = *program_;
+  if (!device->addressable()) {
+    return InvalidArgument(program.name, ": ", device->description().debug_string,
+                           " belongs to process ", device->process_index(), "; process ",
+                           client_->process_index(), " runs only its own devices");
+  }
   if (arguments.size() != program.parameter_shapes.size()) {
     return InvalidArgument(program.name, " takes ", program.parameter_shapes.size(),
                            " arguments, found ", arguments.size());
@@ -206,8 +229,8 @@ Status LoadedExecutable::CheckArguments(std::span<Buffer* const> arguments, Devi
 }
 
 int64_t LoadedExecutable::ProcessOf(const Device* device) const {
-  for (size_t i = 0; i < devices_.size(); ++i) {
-    if (devices_[i] == device) return static_cast<int64_t>(i);
+  for (size_t i = 0; i < assignment_.size(); ++i) {
+    if (assignment_[i] == device) return static_cast<int64_t>(i);
   }
   return 0;
 }
@@ -329,6 +352,16 @@ std::function<Status()> LoadedExecutable::Work(Prepared& prepared, std::shared_p
 StatusOr<LoadedExecutable::Run> LoadedExecutable::Execute(
     std::span<Buffer* const> arguments, Device* device, std::span<const int64_t> non_donatable,
     std::shared_ptr<compiler::HostTransfer> host) {
+  if (program_->has_collectives && spans_processes()) {
+    // Its collectives meet other processes: through a launch of one run.
+    std::vector<Buffer*> list(arguments.begin(), arguments.end());
+    ExecuteOptions options;
+    options.non_donatable = non_donatable;
+    options.host = [&host](size_t) { return host; };
+    KILN_ASSIGN_OR_RETURN(std::vector<Run> runs,
+                          ExecuteLaunch(std::span(&list, 1), std::span(&device, 1), options));
+    return std::move(runs.front());
+  }
   KILN_RETURN_IF_ERROR(CheckArguments(arguments, device));
   KILN_ASSIGN_OR_RETURN(std::vector<bool> donated,
                         DonatedArguments(*program_, arguments, non_donatable));
@@ -395,7 +428,7 @@ StatusOr<std::vector<LoadedExecutable::Run>> LoadedExecutable::ExecuteLaunch(
     one.device->executions().Track(options.launch_id, one.run.done);
   }
   std::vector<Run> runs;
-  if (!program_->has_collectives || devices.size() == 1) {
+  if (!program_->has_collectives || (devices.size() == 1 && !spans_processes())) {
     // A launch over several devices leaves each run to its device's
     // worker, so that the devices run side by side rather than one after
     // another on this thread (programs of up to ~100 us run inline).
@@ -416,7 +449,7 @@ StatusOr<std::vector<LoadedExecutable::Run>> LoadedExecutable::ExecuteLaunch(
     processes.push_back(one.process);
     ready.push_back(one.ready);
   }
-  auto launch = std::make_shared<Launch>(std::move(processes));
+  std::shared_ptr<Launch> launch = MakeLaunch(std::move(processes));
   struct Task {
     WorkQueue* queue;
     std::function<Status()> work;

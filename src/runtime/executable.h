@@ -59,8 +59,11 @@ class LoadedExecutable {
   const compiler::Program& program() const { return *program_; }
   const std::shared_ptr<const compiler::Program>& shared_program() const { return program_; }
   Client* client() const { return client_; }
-  // One device per (replica, partition), replica-major.
+  // The devices of this process among the device assignment's, in its
+  // (replica-major) order.
   const std::vector<Device*>& addressable_devices() const { return devices_; }
+  // True when the device assignment holds devices of other processes.
+  bool spans_processes() const { return devices_.size() != assignment_.size(); }
   // device_assignment()[replica][partition] = device id.
   std::vector<std::vector<int64_t>> device_assignment() const;
   int num_replicas() const { return static_cast<int>(program_->options.num_replicas); }
@@ -118,12 +121,15 @@ class LoadedExecutable {
   int64_t ProcessOf(const Device* device) const;
 
   LoadedExecutable(Client* client, std::shared_ptr<const compiler::Program> program,
-                   std::vector<Device*> devices)
-      : client_(client), program_(std::move(program)), devices_(std::move(devices)) {}
+                   std::vector<Device*> assignment);
+  // The launch the runs on `processes` meet in; with the job's transport
+  // when the program spans processes.
+  std::shared_ptr<Launch> MakeLaunch(std::vector<int64_t> processes) const;
 
   Client* client_;
   std::shared_ptr<const compiler::Program> program_;
-  std::vector<Device*> devices_;
+  std::vector<Device*> assignment_;  // one device per (replica, partition)
+  std::vector<Device*> devices_;     // the addressable ones
   mutable std::mutex mutex_;
   bool deleted_ = false;
   // Environments of finished runs, reused so steady-state calls allocate no

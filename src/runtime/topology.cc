@@ -12,14 +12,16 @@ constexpr std::string_view kMagic = "kiln-topology/1;";
 
 }  // namespace
 
-Topology::Topology(int num_devices, std::string_view device_kind) : device_kind_(device_kind) {
+Topology::Topology(int num_devices, std::string_view device_kind, int num_processes)
+    : device_kind_(device_kind) {
+  const int per_process = std::max(1, num_devices / std::max(1, num_processes));
   for (int id = 0; id < num_devices; ++id) {
-    descriptions_.push_back(MakeDeviceDescription(id, device_kind));
+    descriptions_.push_back(MakeDeviceDescription(id, device_kind, id / per_process));
   }
   attributes_ = {
       {"num_devices", int64_t{num_devices}},
       {"device_kind", std::string(device_kind)},
-      {"num_processes", int64_t{1}},
+      {"num_processes", int64_t{num_processes}},
   };
   for (MemoryKind kind : kMemoryKinds) memory_kind_ids_.push_back(static_cast<int>(kind));
 }

@@ -14,8 +14,9 @@ namespace kiln::runtime {
 
 class Topology {
  public:
-  // `num_devices` virtual devices of `device_kind` in one process.
-  Topology(int num_devices, std::string_view device_kind);
+  // `num_devices` virtual devices of `device_kind`, split evenly over
+  // `num_processes` processes (device id order).
+  Topology(int num_devices, std::string_view device_kind, int num_processes = 1);
 
   // Reads what Serialize wrote; INVALID_ARGUMENT for anything else.
   static StatusOr<Topology> Deserialize(std::string_view bytes);

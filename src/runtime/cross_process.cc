@@ -1,0 +1,213 @@
+#include "runtime/cross_process.h"
+
+#include <gloo/allgather.h>
+#include <gloo/common/error.h>
+#include <gloo/rendezvous/context.h>
+#include <gloo/rendezvous/store.h>
+#include <gloo/transport/tcp/device.h>
+
+#include <set>
+
+#include "base/env.h"
+
+namespace kiln::runtime {
+namespace {
+
+// Gloo's rendezvous over the job's key-value store, under one prefix.
+// Gloo's Store reports failures by throwing; so does this adapter
+// (gloo::IoException), and CrossProcessCollectives catches them.
+class GlooStore final : public gloo::rendezvous::Store {
+ public:
+  GlooStore(std::shared_ptr<KeyValueStore> store, std::string prefix,
+            std::chrono::milliseconds timeout)
+      : store_(std::move(store)), prefix_(std::move(prefix)), timeout_(timeout) {}
+
+  void set(const std::string& key, const std::vector<char>& data) override {
+    Status status = store_->Put(prefix_ + key, std::string_view(data.data(), data.size()));
+    if (!status.ok()) throw gloo::IoException(std::string(status.message()));
+  }
+  std::vector<char> get(const std::string& key) override {
+    StatusOr<std::string> value = store_->Get(prefix_ + key, timeout_);
+    if (!value.ok()) throw gloo::IoException(std::string(value.status().message()));
+    return std::vector<char>(value->begin(), value->end());
+  }
+  void wait(const std::vector<std::string>& keys) override { wait(keys, timeout_); }
+  void wait(const std::vector<std::string>& keys,
+            const std::chrono::milliseconds& timeout) override {
+    for (const std::string& key : keys) {
+      StatusOr<std::string> value = store_->Get(prefix_ + key, timeout);
+      if (!value.ok()) throw gloo::IoException(std::string(value.status().message()));
+    }
+  }
+
+ private:
+  std::shared_ptr<KeyValueStore> store_;
+  std::string prefix_;
+  std::chrono::milliseconds timeout_;
+};
+
+std::string JoinIds(std::span<const int64_t> ids, const char* separator) {
+  std::string text;
+  for (size_t i = 0; i < ids.size(); ++i) text += StrCat(i > 0 ? separator : "", ids[i]);
+  return text;
+}
+
+}  // namespace
+
+struct CrossProcessCollectives::Communicator {
+  std::shared_ptr<gloo::rendezvous::Context> context;
+  std::string prefix;  // its rendezvous keys' prefix, unique in the job
+  uint32_t next_tag = 0;
+};
+
+CrossProcessCollectives::CrossProcessCollectives(JobOptions job, int devices_per_process,
+                                                 std::shared_ptr<gloo::transport::Device> device)
+    : job_(std::move(job)), devices_per_process_(devices_per_process), device_(std::move(device)) {}
+
+CrossProcessCollectives::~CrossProcessCollectives() = default;
+
+StatusOr<std::unique_ptr<CrossProcessCollectives>> CrossProcessCollectives::Create(
+    const JobOptions& job, int devices_per_process) {
+  gloo::transport::tcp::attr attr;
+  if (auto hostname = GetEnv("KILN_GLOO_HOSTNAME")) {
+    attr.hostname = *hostname;
+  } else if (auto iface = GetEnv("KILN_GLOO_IFACE")) {
+    attr.iface = *iface;
+  }
+  std::shared_ptr<gloo::transport::Device> device;
+  try {
+    device = gloo::transport::tcp::CreateDevice(attr);
+  } catch (const std::exception& error) {
+    return Unavailable("Gloo could not open a TCP device on ",
+                       attr.hostname.empty() ? (attr.iface.empty() ? "this host's name"
+                                                                   : "interface " + attr.iface)
+                                             : attr.hostname,
+                       ": ", error.what(),
+                       " (set KILN_GLOO_HOSTNAME to this host's address or KILN_GLOO_IFACE to "
+                       "its network interface)");
+  }
+  auto collectives = std::unique_ptr<CrossProcessCollectives>(
+      new CrossProcessCollectives(job, devices_per_process, std::move(device)));
+  return collectives;
+}
+
+void CrossProcessCollectives::UpdateProcessInfo(std::vector<ProcessInfo> infos) {
+  std::lock_guard lock(mutex_);
+  processes_ = std::move(infos);
+}
+
+std::string CrossProcessCollectives::ProcessStates(std::span<const int64_t> devices) {
+  std::set<int> clique;
+  for (int64_t device : devices) clique.insert(ProcessOf(device));
+  std::lock_guard lock(mutex_);
+  std::string text;
+  for (const ProcessInfo& info : processes_) {
+    if (info.state == "connected" || clique.count(info.process) == 0) continue;
+    text += StrCat("; the job reports process ", info.process, " ", info.state,
+                   info.error.empty() ? "" : StrCat(" (", info.error, ")"));
+  }
+  return text;
+}
+
+std::string CrossProcessCollectives::Missing(std::span<const int64_t> devices,
+                                             const std::string& prefix, bool late) {
+  // Every survivor says so under the communicator's prefix and looks for
+  // the others for a few seconds: whoever does not answer is gone.
+  Status said = job_.store->Put(StrCat(prefix, "alive/", job_.node_id), "1");
+  (void)said;  // another device of this process may have said it already
+  std::set<int> clique;
+  for (int64_t device : devices) clique.insert(ProcessOf(device));
+  std::vector<int64_t> missing;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+  for (int process : clique) {
+    if (process == job_.node_id) continue;
+    const auto left = std::max<std::chrono::milliseconds>(
+        std::chrono::milliseconds(50), std::chrono::duration_cast<std::chrono::milliseconds>(
+                                           deadline - std::chrono::steady_clock::now()));
+    if (!job_.store->Get(StrCat(prefix, "alive/", process), left).ok()) missing.push_back(process);
+  }
+  if (missing.empty()) {
+    return late ? "every process answered afterwards, so one was slower than the time limit"
+                : "a connection to a peer broke, though every process still answers";
+  }
+  return StrCat(missing.size() == 1 ? "process " : "processes ", JoinIds(missing, ", "),
+                late ? " did not come" : " is gone",
+                " (it did not answer within 3 s of the failure)");
+}
+
+std::string CrossProcessCollectives::CliqueText(std::span<const int64_t> devices) const {
+  std::set<int64_t> processes;
+  for (int64_t device : devices) processes.insert(ProcessOf(device));
+  std::vector<int64_t> list(processes.begin(), processes.end());
+  return StrCat("devices [", JoinIds(devices, ", "), "] (processes [", JoinIds(list, ", "), "])");
+}
+
+StatusOr<std::shared_ptr<CrossProcessCollectives::Communicator>>
+CrossProcessCollectives::CommunicatorFor(std::span<const int64_t> devices, size_t rank,
+                                         std::chrono::milliseconds timeout) {
+  const std::pair<std::vector<int64_t>, size_t> key(
+      std::vector<int64_t>(devices.begin(), devices.end()), rank);
+  int generation = 0;
+  {
+    std::lock_guard lock(mutex_);
+    auto found = communicators_.find(key);
+    if (found != communicators_.end()) return found->second;
+    generation = generations_[key]++;
+  }
+  // Connecting waits for the clique's other members, which connect from
+  // their own threads (and processes): not under the lock.
+  auto communicator = std::make_shared<Communicator>();
+  try {
+    auto context = std::make_shared<gloo::rendezvous::Context>(static_cast<int>(rank),
+                                                               static_cast<int>(devices.size()));
+    context->setTimeout(timeout);
+    communicator->prefix = StrCat("kiln/", job_.incarnation, "/gloo/", JoinIds(devices, ","), "/",
+                                  generation, "/");
+    GlooStore store(job_.store, communicator->prefix, timeout);
+    context->connectFullMesh(store, device_);
+    communicator->context = std::move(context);
+  } catch (const std::exception& error) {
+    return Unavailable("connecting ", CliqueText(devices), " through Gloo failed: ", error.what());
+  }
+  std::lock_guard lock(mutex_);
+  communicators_[key] = communicator;
+  return communicator;
+}
+
+Status CrossProcessCollectives::AllGather(std::span<const int64_t> devices, size_t rank,
+                                          std::span<const uint8_t> mine, std::span<uint8_t> all,
+                                          std::chrono::milliseconds timeout,
+                                          std::string_view what) {
+  if (all.size() != mine.size() * devices.size()) {
+    return Internal("AllGather of ", mine.size(), " bytes from ", devices.size(),
+                    " members into ", all.size());
+  }
+  KILN_ASSIGN_OR_RETURN(std::shared_ptr<Communicator> communicator,
+                        CommunicatorFor(devices, rank, timeout));
+  try {
+    gloo::AllgatherOptions options(communicator->context);
+    options.setInput(const_cast<uint8_t*>(mine.data()), mine.size());
+    options.setOutput(all.data(), all.size());
+    options.setTag(communicator->next_tag++);
+    options.setTimeout(timeout);
+    gloo::allgather(options);
+    return Status::Ok();
+  } catch (const std::exception& error) {
+    {
+      std::lock_guard lock(mutex_);
+      communicators_.erase({std::vector<int64_t>(devices.begin(), devices.end()), rank});
+    }
+    const std::string message = error.what();
+    const bool late = message.find("imed out") != std::string::npos;
+    return Status(late ? StatusCode::kDeadlineExceeded : StatusCode::kUnavailable,
+                  StrCat(what, " of ", CliqueText(devices), " on device ", devices[rank],
+                         " (process ", job_.node_id, ") failed",
+                         late ? StrCat(" after ", timeout.count() / 1000,
+                                       " s (KILN_COLLECTIVE_TIMEOUT_SECONDS)")
+                              : std::string(),
+                         ": ", Missing(devices, communicator->prefix, late),
+                         " (Gloo: ", message, ")", ProcessStates(devices)));
+  }
+}
+
+}  // namespace kiln::runtime

@@ -1,0 +1,181 @@
+"""One process of a multi-process JAX job: `python job.py PLATFORM ID COUNT PORT [CASES]`.
+
+Run COUNT copies (ID 0..COUNT-1) against one coordinator port; each prints
+one JSON line per case ("case", "value") that the launcher
+(tests/multiprocess/launch.py) compares across platforms: Kiln
+(`kiln`) against XLA's CPU backend with Gloo (`cpu`). Every process has
+JOB_LOCAL_DEVICES devices (default 2).
+"""
+import json
+import os
+import sys
+
+PLATFORM, PROCESS, COUNT, PORT = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+CASES = sys.argv[5].split(",") if len(sys.argv) > 5 else None
+LOCAL = int(os.environ.get("JOB_LOCAL_DEVICES", "2"))
+
+os.environ.setdefault("KILN_NUM_DEVICES", str(LOCAL))
+os.environ.setdefault("KILN_GLOO_HOSTNAME", "127.0.0.1")
+
+import jax  # noqa: E402
+
+jax.config.update("jax_platforms", PLATFORM)
+if PLATFORM == "cpu":
+    jax.config.update("jax_num_cpu_devices", LOCAL)
+    jax.config.update("jax_cpu_collectives_implementation", "gloo")
+jax.distributed.initialize(f"127.0.0.1:{PORT}", num_processes=COUNT, process_id=PROCESS,
+                           initialization_timeout=120)
+
+import numpy as np  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+from jax.experimental import multihost_utils  # noqa: E402
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P  # noqa: E402
+
+from jax import shard_map  # noqa: E402
+
+
+def emit(case, value):
+    if isinstance(value, (jax.Array, np.ndarray)):
+        value = np.asarray(value).tolist()
+    print(json.dumps({"case": case, "process": PROCESS, "value": value}), flush=True)
+
+
+def gathered(array):
+    """Every element of a global array, on every process."""
+    return np.asarray(multihost_utils.process_allgather(array, tiled=True))
+
+
+N = COUNT * LOCAL
+DEVICES = np.array(jax.devices())
+
+
+def case_topology():
+    # Device ids are the platform's own (XLA's CPU client numbers process
+    # p's devices from p * 2048): compare where they lie, not the numbers.
+    ids = [d.id for d in jax.devices()]
+    emit("topology", {
+        "process_count": jax.process_count(),
+        "process_index": jax.process_index(),
+        "devices": [d.process_index for d in jax.devices()],
+        "local": [ids.index(d.id) for d in jax.local_devices()],
+        "distinct_ids": len(set(ids)) == len(ids),
+    })
+
+
+def case_global_array():
+    mesh = Mesh(DEVICES, ("x",))
+    sharding = NamedSharding(mesh, P("x"))
+    local = np.arange(LOCAL * 3, dtype=np.float32).reshape(LOCAL, 3) + 100 * PROCESS
+    array = jax.make_array_from_process_local_data(sharding, local)
+    emit("global_array", gathered(array))
+    from_callback = jax.make_array_from_callback(
+        (N, 2), sharding, lambda index: np.arange(N * 2, dtype=np.int32).reshape(N, 2)[index])
+    emit("from_callback", gathered(from_callback * 2))
+
+
+def case_shard_map():
+    mesh = Mesh(DEVICES.reshape(COUNT, LOCAL), ("proc", "dev"))
+    x = jax.make_array_from_callback(
+        (N, 4), NamedSharding(mesh, P(("proc", "dev"))),
+        lambda index: np.arange(N * 4, dtype=np.float32).reshape(N, 4)[index])
+
+    def body(block):
+        return jnp.concatenate([
+            jax.lax.psum(block, ("proc", "dev")),
+            jax.lax.pmax(block, "proc"),
+            jax.lax.pmean(block, "dev"),
+            jax.lax.ppermute(block, ("proc", "dev"),
+                             [(i, (i + 1) % N) for i in range(N)]),
+            jnp.full_like(block, jax.lax.axis_index(("proc", "dev"))),
+        ], axis=1)
+
+    out = jax.jit(shard_map(body, mesh=mesh, in_specs=P(("proc", "dev")),
+                            out_specs=P(("proc", "dev"))))(x)
+    emit("shard_map", gathered(out))
+
+    def gathers(block):
+        everything = jax.lax.all_gather(block, ("proc", "dev"), tiled=True)
+        scattered = jax.lax.psum_scatter(everything, ("proc", "dev"), tiled=True)
+        swapped = jax.lax.all_to_all(everything, ("proc", "dev"), 0, 0, tiled=True)
+        return jnp.concatenate([scattered, swapped[:block.shape[0]]], axis=1)
+
+    out = jax.jit(shard_map(gathers, mesh=mesh, in_specs=P(("proc", "dev")),
+                            out_specs=P(("proc", "dev"))))(x)
+    emit("collectives", gathered(out))
+
+
+def case_jit_sharded():
+    mesh = Mesh(DEVICES.reshape(COUNT, LOCAL), ("proc", "dev"))
+    a = jax.make_array_from_callback(
+        (N * 2, 8), NamedSharding(mesh, P(("proc", "dev"))),
+        lambda index: (np.arange(N * 16, dtype=np.float32).reshape(N * 2, 8) / 7)[index])
+    w = jax.device_put(np.linspace(-1, 1, 64, dtype=np.float32).reshape(8, 8),
+                       NamedSharding(mesh, P()))
+    out = jax.jit(lambda a, w: jnp.tanh(a @ w).sum(axis=0),
+                  out_shardings=NamedSharding(mesh, P()))(a, w)
+    emit("jit_sharded", np.asarray(out.addressable_data(0)))
+
+
+def case_pmap():
+    out = jax.pmap(lambda v: jax.lax.psum(v, "i") + v, axis_name="i")(
+        np.arange(LOCAL, dtype=np.float32) + LOCAL * PROCESS)
+    emit("pmap", np.asarray(out))
+    multihost_utils.sync_global_devices("after pmap")
+
+
+def case_training():
+    mesh = Mesh(DEVICES, ("batch",))
+    rng = np.random.default_rng(0)
+    params = {"w1": rng.normal(size=(16, 32)).astype(np.float32) * 0.3,
+              "w2": rng.normal(size=(32, 1)).astype(np.float32) * 0.3}
+    params = jax.device_put(params, NamedSharding(mesh, P()))
+    xs = rng.normal(size=(N * 8, 16)).astype(np.float32)
+    ys = np.sin(xs.sum(axis=1, keepdims=True))
+    batch = NamedSharding(mesh, P("batch"))
+    x = jax.make_array_from_callback(xs.shape, batch, lambda index: xs[index])
+    y = jax.make_array_from_callback(ys.shape, batch, lambda index: ys[index])
+
+    def loss(params, x, y):
+        hidden = jnp.tanh(x @ params["w1"])
+        return jnp.mean((hidden @ params["w2"] - y) ** 2)
+
+    @jax.jit
+    def step(params, x, y):
+        value, grads = jax.value_and_grad(loss)(params, x, y)
+        return jax.tree.map(lambda p, g: p - 0.1 * g, params, grads), value
+
+    losses = []
+    for _ in range(int(os.environ.get("JOB_STEPS", "10"))):
+        params, value = step(params, x, y)
+        losses.append(float(value))
+    emit("training", losses)
+
+
+def case_fault():
+    """The last process dies (SIGKILL) while the others are in a psum: they
+    must get an error, not hang and not abort."""
+    import signal
+    import time
+
+    mesh = Mesh(DEVICES, ("x",))
+    x = jax.make_array_from_callback((N,), NamedSharding(mesh, P("x")),
+                                     lambda index: np.ones(N, np.float32)[index])
+    total = jax.jit(shard_map(lambda b: jax.lax.psum(b, "x"), mesh=mesh, in_specs=P("x"),
+                              out_specs=P("x")))
+    total(x).block_until_ready()  # the communicators exist
+    if PROCESS == COUNT - 1:
+        os.kill(os.getpid(), signal.SIGKILL)
+    time.sleep(1)
+    start = time.monotonic()
+    try:
+        total(x).block_until_ready()
+        emit("fault", {"error": None})
+    except Exception as error:  # noqa: BLE001 - the error is the result
+        emit("fault", {"error": str(error)[:600], "seconds": time.monotonic() - start})
+    os._exit(0)  # the job is broken: no orderly shutdown
+
+
+ALL = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}
+for name in CASES or [case for case in ALL if case != "fault"]:
+    ALL[name]()
+jax.distributed.shutdown()
