@@ -14,6 +14,7 @@
 
 #include "base/function_ref.h"
 #include "compiler/graph.h"
+#include "kernels/elementwise.h"
 
 namespace kiln::compiler {
 
@@ -75,6 +76,23 @@ class DeviceCollectives {
   virtual Status Meet(std::span<const int64_t> group, std::span<void* const> mine,
                       std::span<const int64_t> bytes,
                       FunctionRef<Status(std::span<void* const> all)> work) = 0;
+
+  // A faster way for an all-reduce of `group` by `op` on `type`, where the
+  // transport has one (a ring between processes): when true, AllReduce may
+  // be called instead of Meet. Every member decides alike (it depends on
+  // the arguments only).
+  virtual bool ReducesInPlace(std::span<const int64_t> group, ElementType type,
+                              kernels::BinaryOp op) {
+    (void)group, (void)type, (void)op;
+    return false;
+  }
+  // Replaces `data` (`count` elements of `type`) by its `op`-fold over the
+  // group's members, counting as this run's next collective.
+  virtual Status AllReduce(std::span<const int64_t> group, ElementType type, kernels::BinaryOp op,
+                           void* data, int64_t count) {
+    (void)group, (void)type, (void)op, (void)data, (void)count;
+    return Unimplemented("this transport has no in-place all-reduce");
+  }
 };
 
 // A grid of processes run at once: the StableHLO interpreter's

@@ -28,7 +28,8 @@ const std::array<const LoweringRule*, 1024>& Rules() {
          {ElementwiseLowerings(), ShapeLowerings(), MiscLowerings(), CheckLowerings(),
           ReduceLowerings(), RegionLowerings(), LinalgLowerings(), RaggedDotLowerings(),
           IndexingLowerings(), DynamicLowerings(), RandomLowerings(), FftLowerings(),
-          SolverLowerings(), ChloLowerings(), CollectiveLowerings(), SpmdLowerings()}) {
+          SolverLowerings(), ChloLowerings(), CollectiveLowerings(), RunParallelLowerings(),
+           SpmdLowerings()}) {
       for (const LoweringRule& rule : family) rules->at(static_cast<size_t>(rule.code)) = &rule;
     }
     return rules;

@@ -232,6 +232,7 @@ bool SameTiling(const TensorSharding& a, const TensorSharding& b, std::span<cons
 // The collectives: all_reduce, all_gather, reduce_scatter, all_to_all,
 // collective_permute, collective_broadcast (lower_collectives.cc).
 std::span<const LoweringRule> CollectiveLowerings();
+std::span<const LoweringRule> RunParallelLowerings();
 // For reductions with a body (reduce, reduce_window, the reducing
 // collectives; lower_reduce.cc): the element types of the first `count`
 // operands, after checking that the body takes and returns 0-d tensors of

@@ -43,6 +43,16 @@ class Launch::MemberImpl final : public compiler::DeviceCollectives {
     return launch_->Meet(process_, sequence, group, mine, work);
   }
 
+  // Between processes, a ring (Gloo's all-reduce) moves 2(n-1)/n of the
+  // data per member where gathering every operand moves n-1 times it.
+  bool ReducesInPlace(std::span<const int64_t> group, ElementType, kernels::BinaryOp) override {
+    return launch_->link_.transport != nullptr && !launch_->AllLocal(group);
+  }
+  Status AllReduce(std::span<const int64_t> group, ElementType type, kernels::BinaryOp op,
+                   void* data, int64_t count) override {
+    return launch_->AllReduceAcross(process_, sequence_++, group, type, op, data, count);
+  }
+
  private:
   Launch* launch_;
   int64_t process_;
@@ -80,6 +90,39 @@ bool Launch::AllLocal(std::span<const int64_t> group) const {
   return true;
 }
 
+Status Launch::AllReduceAcross(int64_t process, int64_t sequence, std::span<const int64_t> group,
+                               ElementType type, kernels::BinaryOp op, void* data,
+                               int64_t count) {
+  {
+    std::lock_guard lock(mutex_);
+    if (!aborted_.ok()) return aborted_;
+  }
+  KILN_ASSIGN_OR_RETURN(Clique clique, CliqueOf(process, sequence, group));
+  Status status = link_.transport->AllReduce(clique.devices, clique.rank, type, op, data, count,
+                                             timeout_, StrCat("collective #", sequence + 1));
+  if (!status.ok()) Abort(status);
+  return status;
+}
+
+StatusOr<Launch::Clique> Launch::CliqueOf(int64_t process, int64_t sequence,
+                                          std::span<const int64_t> group) const {
+  Clique clique;
+  clique.rank = group.size();
+  for (size_t m = 0; m < group.size(); ++m) {
+    const auto flattened = static_cast<size_t>(group[m]);
+    if (group[m] < 0 || flattened >= link_.device_of.size()) {
+      return InvalidArgument("collective #", sequence + 1, " meets process ", group[m],
+                             " but the program runs ", link_.device_of.size(), " processes");
+    }
+    clique.devices.push_back(link_.device_of[flattened]);
+    if (group[m] == process) clique.rank = m;
+  }
+  if (clique.rank == group.size()) {
+    return Internal("process ", process, " is not in its own group ", IdsText(group));
+  }
+  return clique;
+}
+
 Status Launch::MeetAcross(int64_t process, int64_t sequence, std::span<const int64_t> group,
                           std::span<void* const> mine, std::span<const int64_t> bytes,
                           FunctionRef<Status(std::span<void* const> all)> work) {
@@ -87,20 +130,8 @@ Status Launch::MeetAcross(int64_t process, int64_t sequence, std::span<const int
     std::lock_guard lock(mutex_);
     if (!aborted_.ok()) return aborted_;
   }
-  std::vector<int64_t> devices;
-  size_t rank = group.size();
-  for (size_t m = 0; m < group.size(); ++m) {
-    const auto flattened = static_cast<size_t>(group[m]);
-    if (group[m] < 0 || flattened >= link_.device_of.size()) {
-      return InvalidArgument("collective #", sequence + 1, " meets process ", group[m],
-                             " but the program runs ", link_.device_of.size(), " processes");
-    }
-    devices.push_back(link_.device_of[flattened]);
-    if (group[m] == process) rank = m;
-  }
-  if (rank == group.size()) {
-    return Internal("process ", process, " is not in its own group ", IdsText(group));
-  }
+  KILN_ASSIGN_OR_RETURN(Clique clique, CliqueOf(process, sequence, group));
+  const size_t rank = clique.rank;
   // Each member's operands back to back, gathered into every member.
   std::vector<size_t> offsets;
   size_t width = 0;
@@ -108,14 +139,24 @@ Status Launch::MeetAcross(int64_t process, int64_t sequence, std::span<const int
     offsets.push_back(width);
     width += static_cast<size_t>(bytes[i]);
   }
-  std::vector<uint8_t> packed(width);
-  for (size_t i = 0; i < mine.size(); ++i) {
-    if (bytes[i] > 0)
-      std::memcpy(packed.data() + offsets[i], mine[i], static_cast<size_t>(bytes[i]));
+  // One operand is sent from where it lies; several are packed first.
+  // (Buffers left uninitialized: they are overwritten whole.)
+  std::unique_ptr<uint8_t[]> packed;
+  const auto* sent = static_cast<const uint8_t*>(mine.empty() ? nullptr : mine[0]);
+  if (mine.size() > 1) {
+    packed = std::make_unique_for_overwrite<uint8_t[]>(width);
+    for (size_t i = 0; i < mine.size(); ++i) {
+      if (bytes[i] > 0) {
+        std::memcpy(packed.get() + offsets[i], mine[i], static_cast<size_t>(bytes[i]));
+      }
+    }
+    sent = packed.get();
   }
-  std::vector<uint8_t> gathered(width * group.size());
-  Status status = link_.transport->AllGather(devices, rank, packed, gathered, timeout_,
-                                             StrCat("collective #", sequence + 1));
+  auto gathered = std::make_unique_for_overwrite<uint8_t[]>(width * group.size());
+  Status status = link_.transport->AllGather(
+      clique.devices, rank, std::span(sent, width),
+      std::span(gathered.get(), width * group.size()), timeout_,
+      StrCat("collective #", sequence + 1));
   if (!status.ok()) {
     Abort(status);
     return status;
@@ -123,7 +164,7 @@ Status Launch::MeetAcross(int64_t process, int64_t sequence, std::span<const int
   std::vector<void*> all(group.size() * mine.size());
   for (size_t m = 0; m < group.size(); ++m) {
     for (size_t i = 0; i < mine.size(); ++i) {
-      all[m * mine.size() + i] = m == rank ? mine[i] : gathered.data() + m * width + offsets[i];
+      all[m * mine.size() + i] = m == rank ? mine[i] : gathered.get() + m * width + offsets[i];
     }
   }
   return work(all);

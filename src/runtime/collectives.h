@@ -84,6 +84,16 @@ class Launch {
   Status MeetAcross(int64_t process, int64_t sequence, std::span<const int64_t> group,
                     std::span<void* const> mine, std::span<const int64_t> bytes,
                     FunctionRef<Status(std::span<void* const> all)> work);
+  // AllReduce for a group with members in other processes: through link_.
+  Status AllReduceAcross(int64_t process, int64_t sequence, std::span<const int64_t> group,
+                         ElementType type, kernels::BinaryOp op, void* data, int64_t count);
+  // The global device ids of `group` and `process`'s place in it.
+  struct Clique {
+    std::vector<int64_t> devices;
+    size_t rank = 0;
+  };
+  StatusOr<Clique> CliqueOf(int64_t process, int64_t sequence,
+                            std::span<const int64_t> group) const;
   // True when every process of `group` runs in this launch.
   bool AllLocal(std::span<const int64_t> group) const;
 

@@ -1,6 +1,7 @@
 #include "runtime/cross_process.h"
 
 #include <gloo/allgather.h>
+#include <gloo/allreduce.h>
 #include <gloo/common/error.h>
 #include <gloo/rendezvous/context.h>
 #include <gloo/rendezvous/store.h>
@@ -111,10 +112,8 @@ std::string CrossProcessCollectives::ProcessStates(std::span<const int64_t> devi
 
 std::string CrossProcessCollectives::Missing(std::span<const int64_t> devices,
                                              const std::string& prefix, bool late) {
-  // Every survivor says so under the communicator's prefix and looks for
-  // the others for a few seconds: whoever does not answer is gone.
-  Status said = job_.store->Put(StrCat(prefix, "alive/", job_.node_id), "1");
-  (void)said;  // another device of this process may have said it already
+  // Every survivor said so under the communicator's prefix (Failed); look
+  // for the others for a few seconds: whoever does not answer is gone.
   std::set<int> clique;
   for (int64_t device : devices) clique.insert(ProcessOf(device));
   std::vector<int64_t> missing;
@@ -131,7 +130,7 @@ std::string CrossProcessCollectives::Missing(std::span<const int64_t> devices,
                 : "a connection to a peer broke, though every process still answers";
   }
   return StrCat(missing.size() == 1 ? "process " : "processes ", JoinIds(missing, ", "),
-                late ? " did not come" : " is gone",
+                late ? " did not come" : (missing.size() == 1 ? " is gone" : " are gone"),
                 " (it did not answer within 3 s of the failure)");
 }
 
@@ -174,6 +173,66 @@ CrossProcessCollectives::CommunicatorFor(std::span<const int64_t> devices, size_
   return communicator;
 }
 
+Status CrossProcessCollectives::Failed(std::span<const int64_t> devices, size_t rank,
+                                       Communicator& communicator,
+                                       const std::exception& error,
+                                       std::chrono::milliseconds timeout, std::string_view what) {
+  // Say this process lives, then close the communicator: its peers still
+  // waiting fail at once (their connections close) and find the answer.
+  Status said = job_.store->Put(StrCat(communicator.prefix, "alive/", job_.node_id), "1");
+  (void)said;  // another device of this process may have said it already
+  communicator.context.reset();
+  {
+    std::lock_guard lock(mutex_);
+    communicators_.erase({std::vector<int64_t>(devices.begin(), devices.end()), rank});
+  }
+  const std::string message = error.what();
+  const bool late = message.find("imed out") != std::string::npos;
+  return Status(late ? StatusCode::kDeadlineExceeded : StatusCode::kUnavailable,
+                StrCat(what, " of ", CliqueText(devices), " on device ", devices[rank],
+                       " (process ", job_.node_id, ") failed",
+                       late ? StrCat(" after ", timeout.count() / 1000,
+                                     " s (KILN_COLLECTIVE_TIMEOUT_SECONDS)")
+                            : std::string(),
+                       ": ", Missing(devices, communicator.prefix, late), " (Gloo: ", message,
+                       ")", ProcessStates(devices)));
+}
+
+Status CrossProcessCollectives::AllReduce(std::span<const int64_t> devices, size_t rank,
+                                          ElementType type, kernels::BinaryOp op, void* data,
+                                          int64_t count, std::chrono::milliseconds timeout,
+                                          std::string_view what) {
+  KILN_ASSIGN_OR_RETURN(std::shared_ptr<Communicator> communicator,
+                        CommunicatorFor(devices, rank, timeout));
+  try {
+    gloo::AllreduceOptions options(communicator->context);
+    const auto elements = static_cast<size_t>(count);
+    // Gloo counts elements of the pointer's type: one of the element's size.
+    switch (GetElementTypeInfo(type).storage_bytes) {
+      case 1: options.setOutput(static_cast<uint8_t*>(data), elements); break;
+      case 2: options.setOutput(static_cast<uint16_t*>(data), elements); break;
+      case 4: options.setOutput(static_cast<uint32_t*>(data), elements); break;
+      case 8: options.setOutput(static_cast<uint64_t*>(data), elements); break;
+      default:
+        struct alignas(16) Wide {
+          uint64_t half[2];
+        };
+        options.setOutput(static_cast<Wide*>(data), elements);
+        break;
+    }
+    options.setReduceFunction([op, type](void* out, const void* lhs, const void* rhs, size_t n) {
+      Status folded = kernels::Binary(op, type, lhs, rhs, out, static_cast<int64_t>(n));
+      if (!folded.ok()) throw std::runtime_error(std::string(folded.message()));
+    });
+    options.setTag(communicator->next_tag++);
+    options.setTimeout(timeout);
+    gloo::allreduce(options);
+    return Status::Ok();
+  } catch (const std::exception& error) {
+    return Failed(devices, rank, *communicator, error, timeout, what);
+  }
+}
+
 Status CrossProcessCollectives::AllGather(std::span<const int64_t> devices, size_t rank,
                                           std::span<const uint8_t> mine, std::span<uint8_t> all,
                                           std::chrono::milliseconds timeout,
@@ -193,20 +252,7 @@ Status CrossProcessCollectives::AllGather(std::span<const int64_t> devices, size
     gloo::allgather(options);
     return Status::Ok();
   } catch (const std::exception& error) {
-    {
-      std::lock_guard lock(mutex_);
-      communicators_.erase({std::vector<int64_t>(devices.begin(), devices.end()), rank});
-    }
-    const std::string message = error.what();
-    const bool late = message.find("imed out") != std::string::npos;
-    return Status(late ? StatusCode::kDeadlineExceeded : StatusCode::kUnavailable,
-                  StrCat(what, " of ", CliqueText(devices), " on device ", devices[rank],
-                         " (process ", job_.node_id, ") failed",
-                         late ? StrCat(" after ", timeout.count() / 1000,
-                                       " s (KILN_COLLECTIVE_TIMEOUT_SECONDS)")
-                              : std::string(),
-                         ": ", Missing(devices, communicator->prefix, late),
-                         " (Gloo: ", message, ")", ProcessStates(devices)));
+    return Failed(devices, rank, *communicator, error, timeout, what);
   }
 }
 

@@ -14,7 +14,9 @@
 #include <utility>
 #include <vector>
 
+#include "base/element_type.h"
 #include "base/status.h"
+#include "kernels/elementwise.h"
 #include "runtime/job.h"
 
 namespace gloo::transport {
@@ -39,6 +41,13 @@ class CrossProcessCollectives {
   // Records the framework's view of the job's processes (see AllGather).
   void UpdateProcessInfo(std::vector<ProcessInfo> infos);
 
+  // Replaces `data` (`count` elements of `type`) by its `op`-fold over the
+  // members of `devices` (Gloo's ring all-reduce, Kiln's kernels folding);
+  // errors as AllGather's.
+  Status AllReduce(std::span<const int64_t> devices, size_t rank, ElementType type,
+                   kernels::BinaryOp op, void* data, int64_t count,
+                   std::chrono::milliseconds timeout, std::string_view what);
+
   // Gathers `mine` (the same size on every member) from each member of
   // `devices` (global device ids, in the clique's order; this call is
   // member `rank`) into `all`, member m's bytes at m * mine.size(). Waits
@@ -60,6 +69,11 @@ class CrossProcessCollectives {
                                                           std::chrono::milliseconds timeout);
   // "devices [..] (processes [..])" for messages.
   std::string CliqueText(std::span<const int64_t> devices) const;
+  // The status for a Gloo failure `error` of `what` on `communicator`,
+  // which is dropped.
+  Status Failed(std::span<const int64_t> devices, size_t rank, Communicator& communicator,
+                const std::exception& error, std::chrono::milliseconds timeout,
+                std::string_view what);
   // Which of the clique's other processes are gone, found through the
   // store after `prefix`'s communicator failed (for the message).
   std::string Missing(std::span<const int64_t> devices, const std::string& prefix, bool late);

@@ -151,6 +151,29 @@ def case_training():
     emit("training", losses)
 
 
+def case_transformer():
+    """Data-parallel training of bench/'s transformer block: the batch split
+    over every device of the job, the parameters replicated."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                    "bench"))
+    import workloads
+
+    mesh = Mesh(DEVICES, ("batch",))
+    rng = np.random.default_rng(1)
+    params, xs = workloads._transformer_inputs(rng)
+    targets = rng.normal(size=xs.shape).astype(np.float32)
+    batch = NamedSharding(mesh, P("batch"))
+    x = jax.make_array_from_callback(xs.shape, batch, lambda index: xs[index])
+    target = jax.make_array_from_callback(targets.shape, batch, lambda index: targets[index])
+    params = jax.device_put(params, NamedSharding(mesh, P()))
+    step = jax.jit(workloads._sgd(workloads._transformer_loss, lr=0.05))
+    losses = []
+    for _ in range(int(os.environ.get("JOB_STEPS", "10"))):
+        params, value = step(params, x, target)
+        losses.append(float(value))
+    emit("transformer", losses)
+
+
 def case_fault():
     """The last process dies (SIGKILL) while the others are in a psum: they
     must get an error, not hang and not abort."""

@@ -27,23 +27,25 @@ def free_port():
         return s.getsockname()[1]
 
 
-def run_job(platform, count, cases=None, local_devices=2, timeout=240, env=None,
-            may_die=()):
-    """Runs `count` processes of job.py; returns {case: [value per process]}.
+def run_script(script, platform, count, extra_args=(), local_devices=2, timeout=240, env=None,
+               may_die=(), process_env=None):
+    """Runs `count` processes of `script PLATFORM ID COUNT PORT extra_args...`;
+    returns each process's output.
 
     Raises RuntimeError with every process's output when one fails (other
-    than those in `may_die`, which may end by a signal)."""
+    than those in `may_die`, which may end by a signal). `process_env`
+    maps a process id to extra environment variables for it alone."""
     port = free_port()
-    full_env = dict(os.environ, JOB_LOCAL_DEVICES=str(local_devices), **(env or {}))
+    full_env = dict(os.environ, JOB_LOCAL_DEVICES=str(local_devices),
+                    KILN_NUM_DEVICES=str(local_devices), **(env or {}))
     full_env.pop("JAX_PLATFORMS", None)
-    args = [sys.executable, "-u", JOB, platform, None, str(count), str(port)]
-    if cases:
-        args.append(",".join(cases))
     processes = []
     for i in range(count):
-        args[4] = str(i)
-        processes.append(subprocess.Popen(list(args), stdout=subprocess.PIPE,
-                                          stderr=subprocess.STDOUT, text=True, env=full_env))
+        args = [sys.executable, "-u", script, platform, str(i), str(count), str(port),
+                *extra_args]
+        own_env = dict(full_env, **(process_env or {}).get(i, {}))
+        processes.append(subprocess.Popen(args, stdout=subprocess.PIPE,
+                                          stderr=subprocess.STDOUT, text=True, env=own_env))
     deadline = time.monotonic() + timeout
     outputs = []
     for process in processes:
@@ -58,9 +60,16 @@ def run_job(platform, count, cases=None, local_devices=2, timeout=240, env=None,
     failed = [i for i, p in enumerate(processes)
               if p.returncode != 0 and not (i in may_die and p.returncode < 0)]
     if failed:
-        detail = "\n".join(f"--- process {i} (exit {processes[i].returncode}) ---\n{outputs[i][-4000:]}"
-                           for i in range(count))
+        detail = "\n".join(f"--- process {i} (exit {processes[i].returncode}) ---\n"
+                           f"{outputs[i][-4000:]}" for i in range(count))
         raise RuntimeError(f"{platform} job of {count} processes failed in {failed}:\n{detail}")
+    return outputs
+
+
+def run_job(platform, count, cases=None, **options):
+    """Runs job.py's `cases` (all but the fault case by default) in `count`
+    processes; returns {case: [value per process]}. Options as run_script's."""
+    outputs = run_script(JOB, platform, count, [",".join(cases)] if cases else [], **options)
     results = {}
     for out in outputs:
         for line in out.splitlines():
@@ -105,10 +114,12 @@ def compare(count, cases=None):
     kiln = run_job("kiln", count, cases)
     cpu = run_job("cpu", count, cases)
     problems = differences(kiln, cpu)
-    if "training" in kiln:
-        single = run_job("kiln", 1, ["training"], local_devices=2 * count)
-        problems += [f"one process: {d}" for d in
-                     differences(kiln["training"][0], single["training"][0])]
+    trained = [case for case in ("training", "transformer") if case in kiln]
+    if trained:
+        single = run_job("kiln", 1, trained, local_devices=2 * count)
+        for case in trained:
+            problems += [f"/{case} on one process: {d}" for d in
+                         differences(kiln[case][0], single[case][0])]
     return kiln, problems
 
 
