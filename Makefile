@@ -71,6 +71,7 @@ KILN_SOURCES := $(shell find src python cmake -type f ! -path '*/__pycache__/*' 
 
 .PHONY: all setup install demo build test test-cpp test-asan test-fuzz test-python test-torch \
         test-jax-suite test-torch-suite test-compat test-stablehlo-interpret fuzz bench bench-read clean distclean \
+        test-multiprocess test-multiprocess-suite bench-multiprocess \
         test-format format
 all: build
 
@@ -113,6 +114,17 @@ fuzz:
 
 test-python: install
 	$(PY) -m pytest tests/python
+
+# A JAX job of four processes (jax.distributed, collectives on Gloo) against
+# XLA's CPU backend, and a process killed in a collective (opt-in; `make test`
+# runs two processes). docs/multi-process.md.
+test-multiprocess: install
+	$(PY) -m pytest tests/multiprocess
+
+# JAX's own tests/multiprocess files (../shared/suites), 2 processes x 2
+# devices, on Kiln and on XLA's CPU backend with Gloo (opt-in, long).
+test-multiprocess-suite: $(JAX_SUITE_VENV)/.kiln-installed
+	$(JAX_SUITE_VENV)/bin/python tests/suites/run_multiprocess_suite.py $(if $(FILES),--files $(FILES))
 
 # PyTorch/XLA programs on Kiln beside torch_xla's own CPU client (opt-in, not
 # part of `make test`: it downloads torch and torch_xla into .venv-torch).
@@ -161,6 +173,11 @@ test-torch-suite: $(TORCH_VENV)/.kiln-installed
 # (a comma list works). docs/performance.md records the figures.
 bench: install
 	JAX_PLATFORMS=kiln,cpu $(PY) bench/run.py $(if $(ONLY),--only $(ONLY))
+
+# Collectives of 1 KB to 64 MB and a data-parallel MLP step across 1, 2 and 4
+# processes, Kiln beside XLA's CPU backend with Gloo (bench/multiprocess.py).
+bench-multiprocess: install
+	$(PY) bench/multiprocess.py
 
 # Reading speed and memory of a ~12 MB artifact (a transformer block with its
 # weights as constants), Kiln's reader beside jaxlib's; not part of `make test`.
