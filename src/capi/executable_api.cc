@@ -404,13 +404,15 @@ PJRT_Error* Impl::PJRT_LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Ar
                                      ", expected ", devices.size(),
                                      " (the executable's addressable devices)"));
   }
-  if (args->num_args > 0 && args->argument_lists == nullptr) {
+  // A process with none of the program's devices (a job whose program runs
+  // elsewhere) runs nothing: jaxlib passes empty lists, which may be null.
+  if (args->num_args > 0 && args->argument_lists == nullptr && !devices.empty()) {
     return MakeError(InvalidArgument(CurrentFunction(), ": `argument_lists` is null"));
   }
   // A program without results needs no room for them: jaxlib passes the
   // data() of empty vectors, which may be null at either level.
   const size_t num_outputs = loaded.program().result_shapes.size();
-  if (args->output_lists == nullptr && num_outputs > 0) {
+  if (args->output_lists == nullptr && num_outputs > 0 && !devices.empty()) {
     return MakeError(InvalidArgument(CurrentFunction(), ": `output_lists` is null; expected ",
                                      devices.size(), " preallocated output arrays"));
   }

@@ -48,8 +48,8 @@ class CallbackStore final : public runtime::KeyValueStore {
     args.struct_size = PJRT_KeyValueGetCallback_Args_STRUCT_SIZE;
     args.key = key.data();
     args.key_size = key.size();
-    args.timeout_in_ms = static_cast<int>(
-        std::min<int64_t>(timeout.count(), std::numeric_limits<int>::max()));
+    args.timeout_in_ms = static_cast<int>(std::min<int64_t>(timeout.count(),
+                                                            std::numeric_limits<int>::max()));
     args.callback_error = &callback_error;
     args.user_arg = get_arg_;
     KILN_RETURN_IF_ERROR(Consume(get_(&args)));

@@ -24,12 +24,11 @@ constexpr size_t kMaxFoldedBytes = 16 * 1024;
 const std::array<const LoweringRule*, 1024>& Rules() {
   static const auto* table = [] {
     auto* rules = new std::array<const LoweringRule*, 1024>{};
-    for (auto family :
-         {ElementwiseLowerings(), ShapeLowerings(), MiscLowerings(), CheckLowerings(),
-          ReduceLowerings(), RegionLowerings(), LinalgLowerings(), RaggedDotLowerings(),
-          IndexingLowerings(), DynamicLowerings(), RandomLowerings(), FftLowerings(),
-          SolverLowerings(), ChloLowerings(), CollectiveLowerings(), RunParallelLowerings(),
-           SpmdLowerings()}) {
+    for (auto family : {ElementwiseLowerings(), ShapeLowerings(), MiscLowerings(), CheckLowerings(),
+                        ReduceLowerings(), RegionLowerings(), LinalgLowerings(),
+                        RaggedDotLowerings(), IndexingLowerings(), DynamicLowerings(),
+                        RandomLowerings(), FftLowerings(), SolverLowerings(), ChloLowerings(),
+                        CollectiveLowerings(), RunParallelLowerings(), SpmdLowerings()}) {
       for (const LoweringRule& rule : family) rules->at(static_cast<size_t>(rule.code)) = &rule;
     }
     return rules;

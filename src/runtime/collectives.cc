@@ -91,8 +91,7 @@ bool Launch::AllLocal(std::span<const int64_t> group) const {
 }
 
 Status Launch::AllReduceAcross(int64_t process, int64_t sequence, std::span<const int64_t> group,
-                               ElementType type, kernels::BinaryOp op, void* data,
-                               int64_t count) {
+                               ElementType type, kernels::BinaryOp op, void* data, int64_t count) {
   {
     std::lock_guard lock(mutex_);
     if (!aborted_.ok()) return aborted_;
@@ -153,10 +152,9 @@ Status Launch::MeetAcross(int64_t process, int64_t sequence, std::span<const int
     sent = packed.get();
   }
   auto gathered = std::make_unique_for_overwrite<uint8_t[]>(width * group.size());
-  Status status = link_.transport->AllGather(
-      clique.devices, rank, std::span(sent, width),
-      std::span(gathered.get(), width * group.size()), timeout_,
-      StrCat("collective #", sequence + 1));
+  Status status = link_.transport->AllGather(clique.devices, rank, std::span(sent, width),
+                                             std::span(gathered.get(), width * group.size()),
+                                             timeout_, StrCat("collective #", sequence + 1));
   if (!status.ok()) {
     Abort(status);
     return status;

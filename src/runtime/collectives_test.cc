@@ -230,6 +230,36 @@ TEST_F(LaunchExecutableTest, AllReduceSumsTheDevicesOperands) {
   }
 }
 
+// Large enough that the members fold a slice each and copy each other's.
+constexpr std::string_view kAllReduceLarge = R"mlir(
+func.func @main(%x: tensor<65537xf32>) -> tensor<65537xf32> {
+  %r = "stablehlo.all_reduce"(%x) ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) {replica_groups = dense<[[0, 1, 2, 3]]> : tensor<1x4xi64>} : (tensor<65537xf32>) -> tensor<65537xf32>
+  func.return %r : tensor<65537xf32>
+}
+)mlir";
+
+TEST_F(LaunchExecutableTest, ALargeAllReduceFoldsInSlicesAndEveryMemberGetsTheWhole) {
+  auto loaded = Compile(kAllReduceLarge);
+  ASSERT_NE(loaded, nullptr);
+  std::vector<std::unique_ptr<Buffer>> keep;
+  auto runs = Launch4(*loaded, 65537, keep);
+  ASSERT_TRUE(runs.ok()) << runs.status().ToString();
+  for (auto& run : *runs) {
+    ASSERT_TRUE(run.done->Await().ok()) << run.done->Await().ToString();
+    std::vector<float> sums = Download<float>(*run.outputs[0]);
+    ASSERT_EQ(sums.size(), 65537u);
+    for (size_t i = 0; i < sums.size(); ++i) {
+      // Device d holds d * (i == 0 ? 1 : 10 i); the four devices sum to 6x that.
+      const float expected = 6.0f * static_cast<float>(i == 0 ? 1 : 10 * i);
+      ASSERT_EQ(sums[i], expected) << "element " << i;
+    }
+  }
+}
+
 TEST_F(LaunchExecutableTest, AllGatherConcatenatesInGroupOrder) {
   auto loaded = Compile(kGatherReplicaIds);
   ASSERT_NE(loaded, nullptr);

@@ -80,9 +80,9 @@ StatusOr<std::unique_ptr<CrossProcessCollectives>> CrossProcessCollectives::Crea
     device = gloo::transport::tcp::CreateDevice(attr);
   } catch (const std::exception& error) {
     return Unavailable("Gloo could not open a TCP device on ",
-                       attr.hostname.empty() ? (attr.iface.empty() ? "this host's name"
-                                                                   : "interface " + attr.iface)
-                                             : attr.hostname,
+                       attr.hostname.empty()
+                           ? (attr.iface.empty() ? "this host's name" : "interface " + attr.iface)
+                           : attr.hostname,
                        ": ", error.what(),
                        " (set KILN_GLOO_HOSTNAME to this host's address or KILN_GLOO_IFACE to "
                        "its network interface)");
@@ -121,8 +121,9 @@ std::string CrossProcessCollectives::Missing(std::span<const int64_t> devices,
   for (int process : clique) {
     if (process == job_.node_id) continue;
     const auto left = std::max<std::chrono::milliseconds>(
-        std::chrono::milliseconds(50), std::chrono::duration_cast<std::chrono::milliseconds>(
-                                           deadline - std::chrono::steady_clock::now()));
+        std::chrono::milliseconds(50),
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline -
+                                                              std::chrono::steady_clock::now()));
     if (!job_.store->Get(StrCat(prefix, "alive/", process), left).ok()) missing.push_back(process);
   }
   if (missing.empty()) {
@@ -174,8 +175,7 @@ CrossProcessCollectives::CommunicatorFor(std::span<const int64_t> devices, size_
 }
 
 Status CrossProcessCollectives::Failed(std::span<const int64_t> devices, size_t rank,
-                                       Communicator& communicator,
-                                       const std::exception& error,
+                                       Communicator& communicator, const std::exception& error,
                                        std::chrono::milliseconds timeout, std::string_view what) {
   // Say this process lives, then close the communicator: its peers still
   // waiting fail at once (their connections close) and find the answer.
@@ -194,8 +194,8 @@ Status CrossProcessCollectives::Failed(std::span<const int64_t> devices, size_t 
                        late ? StrCat(" after ", timeout.count() / 1000,
                                      " s (KILN_COLLECTIVE_TIMEOUT_SECONDS)")
                             : std::string(),
-                       ": ", Missing(devices, communicator.prefix, late), " (Gloo: ", message,
-                       ")", ProcessStates(devices)));
+                       ": ", Missing(devices, communicator.prefix, late), " (Gloo: ", message, ")",
+                       ProcessStates(devices)));
 }
 
 Status CrossProcessCollectives::AllReduce(std::span<const int64_t> devices, size_t rank,
@@ -213,9 +213,7 @@ Status CrossProcessCollectives::AllReduce(std::span<const int64_t> devices, size
       case 2: options.setOutput(static_cast<uint16_t*>(data), elements); break;
       case 4: options.setOutput(static_cast<uint32_t*>(data), elements); break;
       case 8: options.setOutput(static_cast<uint64_t*>(data), elements); break;
-      default:
-        struct alignas(16) Wide {
-          uint64_t half[2];
+      default: struct alignas(16) Wide { uint64_t half[2];
         };
         options.setOutput(static_cast<Wide*>(data), elements);
         break;
@@ -238,8 +236,8 @@ Status CrossProcessCollectives::AllGather(std::span<const int64_t> devices, size
                                           std::chrono::milliseconds timeout,
                                           std::string_view what) {
   if (all.size() != mine.size() * devices.size()) {
-    return Internal("AllGather of ", mine.size(), " bytes from ", devices.size(),
-                    " members into ", all.size());
+    return Internal("AllGather of ", mine.size(), " bytes from ", devices.size(), " members into ",
+                    all.size());
   }
   KILN_ASSIGN_OR_RETURN(std::shared_ptr<Communicator> communicator,
                         CommunicatorFor(devices, rank, timeout));

@@ -108,16 +108,16 @@ Status AgreeOnTopology(JobOptions& job, int devices_per_process, std::string_vie
     Status put = job.store->Put(StrCat("kiln/", job.incarnation, "/topology/", job.node_id), mine);
     if (put.ok()) break;
     if (put.code() != StatusCode::kAlreadyExists || job.incarnation + 1 == kMaxClients) {
-      return Status(put.code(), StrCat("publishing process ", job.node_id,
-                                       "'s topology to the job's key-value store: ",
-                                       put.message()));
+      return Status(put.code(),
+                    StrCat("publishing process ", job.node_id,
+                           "'s topology to the job's key-value store: ", put.message()));
     }
   }
   const std::chrono::milliseconds timeout = InitTimeout();
   for (int node = 0; node < job.num_nodes; ++node) {
     if (node == job.node_id) continue;
-    StatusOr<std::string> theirs =
-        job.store->Get(StrCat("kiln/", job.incarnation, "/topology/", node), timeout);
+    StatusOr<std::string> theirs = job.store->Get(
+        StrCat("kiln/", job.incarnation, "/topology/", node), timeout);
     if (!theirs.ok()) {
       return Status(theirs.status().code(),
                     StrCat("process ", job.node_id, " waited ", timeout.count() / 1000,

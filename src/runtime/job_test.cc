@@ -220,10 +220,12 @@ std::vector<std::vector<float>> AllReduceOnTheJob(std::vector<std::unique_ptr<Cl
     for (Device* device : (*loaded)->addressable_devices()) {
       const auto d = static_cast<float>(device->id());
       std::vector<float> data = {d, 10 * d, 20 * d};
-      HostBuffer host{data.data(), Shape{ElementType::kF32, {3}}, {},
+      HostBuffer host{data.data(),
+                      Shape{ElementType::kF32, {3}},
+                      {},
                       HostBufferSemantics::kImmutableOnlyDuringCall};
-      keep.push_back(std::move(client.BufferFromHostBuffer(host, device->default_memory_space())
-                                   ->buffer));
+      keep.push_back(
+          std::move(client.BufferFromHostBuffer(host, device->default_memory_space())->buffer));
       arguments.push_back({keep.back().get()});
     }
     auto runs = (*loaded)->ExecuteLaunch(arguments, (*loaded)->addressable_devices());
@@ -287,10 +289,12 @@ TEST_F(TwoProcessTest, APeerThatIsGoneFailsTheCollectiveAndNamesIt) {
   std::vector<std::vector<Buffer*>> arguments;
   for (Device* device : (*loaded)->addressable_devices()) {
     std::vector<float> data = {1, 2, 3};
-    HostBuffer host{data.data(), Shape{ElementType::kF32, {3}}, {},
+    HostBuffer host{data.data(),
+                    Shape{ElementType::kF32, {3}},
+                    {},
                     HostBufferSemantics::kImmutableOnlyDuringCall};
-    keep.push_back(std::move(
-        clients_[0]->BufferFromHostBuffer(host, device->default_memory_space())->buffer));
+    keep.push_back(
+        std::move(clients_[0]->BufferFromHostBuffer(host, device->default_memory_space())->buffer));
     arguments.push_back({keep.back().get()});
   }
   auto runs = (*loaded)->ExecuteLaunch(arguments, (*loaded)->addressable_devices());

@@ -123,6 +123,18 @@ def case_pmap():
     multihost_utils.sync_global_devices("after pmap")
 
 
+def case_elsewhere():
+    """A program on the last process's devices only: the others run it with
+    no devices of theirs (PJRT Execute with empty lists)."""
+    theirs = Mesh(DEVICES[-LOCAL:], ("x",))
+    x = jax.make_array_from_callback(
+        (LOCAL * 2,), NamedSharding(theirs, P("x")),
+        lambda index: np.arange(LOCAL * 2, dtype=np.float32)[index], dtype=np.float32)
+    # The output sharding is given: propagating it is issue 28's.
+    out = jax.jit(lambda a: a * 2 + 1, out_shardings=NamedSharding(theirs, P("x")))(x)
+    emit("elsewhere", [np.asarray(shard.data).tolist() for shard in out.addressable_shards])
+
+
 def case_training():
     mesh = Mesh(DEVICES, ("batch",))
     rng = np.random.default_rng(0)

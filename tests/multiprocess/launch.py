@@ -88,6 +88,14 @@ def run_fault(count, collective_timeout=20):
     return results.get("fault", [])
 
 
+def _numeric(values):
+    """True for a (nested) list of numbers of one shape."""
+    try:
+        return np.asarray(values).dtype.kind in "fiub"
+    except ValueError:  # ragged
+        return False
+
+
 def differences(a, b, tolerance=1e-5, path="", found=None):
     """Where two nested results differ beyond `tolerance` (relative and absolute)."""
     found = [] if found is None else found
@@ -97,7 +105,7 @@ def differences(a, b, tolerance=1e-5, path="", found=None):
                 found.append(f"{path}/{key}: present on one side only")
             else:
                 differences(a[key], b[key], tolerance, f"{path}/{key}", found)
-    elif isinstance(a, list) and isinstance(b, list) and not np.asarray(a).dtype.kind in "fiub":
+    elif isinstance(a, list) and isinstance(b, list) and not _numeric(a):
         if len(a) != len(b):
             found.append(f"{path}: {len(a)} items against {len(b)}")
         for i, (x, y) in enumerate(zip(a, b)):
