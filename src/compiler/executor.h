@@ -86,6 +86,19 @@ class DeviceCollectives {
     (void)group, (void)type, (void)op;
     return false;
   }
+  // A direct way to gather `group`'s bytes (one transfer into the result,
+  // no staging), where the transport has one; every member decides alike.
+  virtual bool GathersInPlace(std::span<const int64_t> group) {
+    (void)group;
+    return false;
+  }
+  // Writes every member's `bytes` bytes at `data`, in group order, to
+  // `out`, counting as this run's next collective.
+  virtual Status AllGather(std::span<const int64_t> group, const void* data, int64_t bytes,
+                           void* out) {
+    (void)group, (void)data, (void)bytes, (void)out;
+    return Unimplemented("this transport has no direct all-gather");
+  }
   // Replaces `data` (`count` elements of `type`) by its `op`-fold over the
   // group's members, counting as this run's next collective.
   virtual Status AllReduce(std::span<const int64_t> group, ElementType type, kernels::BinaryOp op,

@@ -536,6 +536,34 @@ Status LowerReduceScatter(Lowering& lowering, const ir::Operation& op) {
       /*foldable=*/false);
 }
 
+// all_gather through the transport's own gather, straight into each
+// result, when the members' operands lie one after another there (every
+// dimension before all_gather_dim has size 1); false when it has none.
+StatusOr<bool> GatherInPlace(RunContext& ctx, const Groups& groups, size_t count, int64_t dim) {
+  DeviceCollectives* collectives = ctx.env().collectives;
+  if (collectives == nullptr) return false;
+  for (size_t k = 0; k < count; ++k) {
+    const Shape& in = ctx.in_shape(k);
+    for (int64_t i = 0; i < dim; ++i) {
+      if (in.dims[static_cast<size_t>(i)] != 1) return false;
+    }
+  }
+  SmallVector<int64_t> group;
+  size_t rank = 0;
+  KILN_RETURN_IF_ERROR(GroupOf(groups, ctx.env(), group, rank));
+  if (group.size() <= 1 || !collectives->GathersInPlace(group)) return false;
+  for (size_t k = 0; k < count; ++k) {
+    const Shape& in = ctx.in_shape(k);
+    if (ctx.out_shape(k).ByteSize() != in.ByteSize() * group.size()) return false;  // Meet says
+  }
+  for (size_t k = 0; k < count; ++k) {
+    KILN_RETURN_IF_ERROR(collectives->AllGather(group, ctx.in(k),
+                                                static_cast<int64_t>(ctx.in_shape(k).ByteSize()),
+                                                ctx.out(k)));
+  }
+  return true;
+}
+
 // all_gather: each result is the members' operands concatenated along
 // all_gather_dim, in group order.
 Status LowerAllGather(Lowering& lowering, const ir::Operation& op) {
@@ -545,6 +573,8 @@ Status LowerAllGather(Lowering& lowering, const ir::Operation& op) {
   return lowering.EmitWithRegions(
       op,
       [groups = std::move(groups), count, dim](RunContext& ctx) -> Status {
+        KILN_ASSIGN_OR_RETURN(bool gathered, GatherInPlace(ctx, groups, count, dim));
+        if (gathered) return Status::Ok();
         return MeetGroup(ctx, groups, Operands(ctx, count),
                          [&](std::span<void* const> all, size_t, size_t size) -> Status {
                            const auto d = static_cast<size_t>(dim);

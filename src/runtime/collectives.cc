@@ -52,6 +52,14 @@ class Launch::MemberImpl final : public compiler::DeviceCollectives {
                    void* data, int64_t count) override {
     return launch_->AllReduceAcross(process_, sequence_++, group, type, op, data, count);
   }
+  // Between processes, Gloo gathers straight into the result.
+  bool GathersInPlace(std::span<const int64_t> group) override {
+    return launch_->link_.transport != nullptr && !launch_->AllLocal(group);
+  }
+  Status AllGather(std::span<const int64_t> group, const void* data, int64_t bytes,
+                   void* out) override {
+    return launch_->AllGatherAcross(process_, sequence_++, group, data, bytes, out);
+  }
 
  private:
   Launch* launch_;
@@ -98,6 +106,23 @@ Status Launch::AllReduceAcross(int64_t process, int64_t sequence, std::span<cons
   }
   KILN_ASSIGN_OR_RETURN(Clique clique, CliqueOf(process, sequence, group));
   Status status = link_.transport->AllReduce(clique.devices, clique.rank, type, op, data, count,
+                                             timeout_, StrCat("collective #", sequence + 1));
+  if (!status.ok()) Abort(status);
+  return status;
+}
+
+Status Launch::AllGatherAcross(int64_t process, int64_t sequence, std::span<const int64_t> group,
+                               const void* data, int64_t bytes, void* out) {
+  {
+    std::lock_guard lock(mutex_);
+    if (!aborted_.ok()) return aborted_;
+  }
+  KILN_ASSIGN_OR_RETURN(Clique clique, CliqueOf(process, sequence, group));
+  const auto size = static_cast<size_t>(bytes);
+  Status status = link_.transport->AllGather(clique.devices, clique.rank,
+                                             std::span(static_cast<const uint8_t*>(data), size),
+                                             std::span(static_cast<uint8_t*>(out),
+                                                       size * group.size()),
                                              timeout_, StrCat("collective #", sequence + 1));
   if (!status.ok()) Abort(status);
   return status;

@@ -87,6 +87,9 @@ class Launch {
   // AllReduce for a group with members in other processes: through link_.
   Status AllReduceAcross(int64_t process, int64_t sequence, std::span<const int64_t> group,
                          ElementType type, kernels::BinaryOp op, void* data, int64_t count);
+  // AllGather for a group with members in other processes: through link_.
+  Status AllGatherAcross(int64_t process, int64_t sequence, std::span<const int64_t> group,
+                         const void* data, int64_t bytes, void* out);
   // The global device ids of `group` and `process`'s place in it.
   struct Clique {
     std::vector<int64_t> devices;

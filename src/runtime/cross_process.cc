@@ -7,6 +7,7 @@
 #include <gloo/rendezvous/store.h>
 #include <gloo/transport/tcp/device.h>
 
+#include <cstdlib>
 #include <set>
 
 #include "base/env.h"
@@ -28,23 +29,36 @@ class GlooStore final : public gloo::rendezvous::Store {
     if (!status.ok()) throw gloo::IoException(std::string(status.message()));
   }
   std::vector<char> get(const std::string& key) override {
-    StatusOr<std::string> value = store_->Get(prefix_ + key, timeout_);
-    if (!value.ok()) throw gloo::IoException(std::string(value.status().message()));
+    StatusOr<std::string> value = Read(key, timeout_);
     return std::vector<char>(value->begin(), value->end());
   }
   void wait(const std::vector<std::string>& keys) override { wait(keys, timeout_); }
   void wait(const std::vector<std::string>& keys,
             const std::chrono::milliseconds& timeout) override {
-    for (const std::string& key : keys) {
-      StatusOr<std::string> value = store_->Get(prefix_ + key, timeout);
-      if (!value.ok()) throw gloo::IoException(std::string(value.status().message()));
+    for (const std::string& key : keys) (void)Read(key, timeout);
+  }
+
+  // The key (Gloo's: a rank's number) whose read failed, and why.
+  const std::string& failed_key() const { return failed_key_; }
+  const Status& failure() const { return failure_; }
+
+ private:
+  StatusOr<std::string> Read(const std::string& key, std::chrono::milliseconds timeout) {
+    StatusOr<std::string> value = store_->Get(prefix_ + key, timeout);
+    if (!value.ok()) {
+      failed_key_ = key;
+      failure_ = value.status();
+      throw gloo::IoException(std::string(value.status().message()));
     }
+    return value;
   }
 
  private:
   std::shared_ptr<KeyValueStore> store_;
   std::string prefix_;
   std::chrono::milliseconds timeout_;
+  std::string failed_key_;
+  Status failure_;
 };
 
 std::string JoinIds(std::span<const int64_t> ids, const char* separator) {
@@ -164,7 +178,24 @@ CrossProcessCollectives::CommunicatorFor(std::span<const int64_t> devices, size_
     communicator->prefix = StrCat("kiln/", job_.incarnation, "/gloo/", JoinIds(devices, ","), "/",
                                   generation, "/");
     GlooStore store(job_.store, communicator->prefix, timeout);
-    context->connectFullMesh(store, device_);
+    try {
+      context->connectFullMesh(store, device_);
+    } catch (const std::exception& error) {
+      // A member that never published its address did not come.
+      const char* digits = store.failed_key().c_str();
+      char* end = nullptr;
+      const long member = std::strtol(digits, &end, 10);
+      if (!store.failure().ok() && end != digits && *end == '\0' && member >= 0 &&
+          static_cast<size_t>(member) < devices.size()) {
+        return Status(store.failure().code(),
+                      StrCat("connecting ", CliqueText(devices), " through Gloo: device ",
+                             devices[static_cast<size_t>(member)], " of process ",
+                             ProcessOf(devices[static_cast<size_t>(member)]),
+                             " did not join within ", timeout.count() / 1000,
+                             " s (KILN_COLLECTIVE_TIMEOUT_SECONDS): ", store.failure().message()));
+      }
+      throw;
+    }
     communicator->context = std::move(context);
   } catch (const std::exception& error) {
     return Unavailable("connecting ", CliqueText(devices), " through Gloo failed: ", error.what());

@@ -308,5 +308,34 @@ TEST_F(TwoProcessTest, APeerThatIsGoneFailsTheCollectiveAndNamesIt) {
   }
 }
 
+TEST_F(TwoProcessTest, APeerThatNeverComesIsADeadlineNamingIt) {
+  ScopedEnv wait("KILN_COLLECTIVE_TIMEOUT_SECONDS", "2");
+  // Only process 0 runs the program; process 1 never joins.
+  auto loaded = clients_[0]->Compile(
+      std::span(reinterpret_cast<const uint8_t*>(kAllReduce.data()), kAllReduce.size()), "mlir",
+      std::span(reinterpret_cast<const uint8_t*>(kFourReplicas.data()), kFourReplicas.size()));
+  ASSERT_TRUE(loaded.ok());
+  std::vector<std::unique_ptr<Buffer>> keep;
+  std::vector<std::vector<Buffer*>> arguments;
+  for (Device* device : (*loaded)->addressable_devices()) {
+    std::vector<float> data = {1, 2, 3};
+    HostBuffer host{data.data(),
+                    Shape{ElementType::kF32, {3}},
+                    {},
+                    HostBufferSemantics::kImmutableOnlyDuringCall};
+    keep.push_back(
+        std::move(clients_[0]->BufferFromHostBuffer(host, device->default_memory_space())->buffer));
+    arguments.push_back({keep.back().get()});
+  }
+  auto runs = (*loaded)->ExecuteLaunch(arguments, (*loaded)->addressable_devices());
+  ASSERT_TRUE(runs.ok());
+  for (auto& run : *runs) {
+    Status status = run.done->Await();
+    EXPECT_EQ(status.code(), StatusCode::kDeadlineExceeded) << status.ToString();
+    EXPECT_NE(status.message().find("of process 1 did not join"), std::string::npos)
+        << status.ToString();
+  }
+}
+
 }  // namespace
 }  // namespace kiln::runtime
