@@ -1,6 +1,8 @@
 #include "compiler/compile.h"
 
 #include <algorithm>
+#include <string>
+#include <variant>
 
 #include "compiler/inline_calls.h"
 #include "compiler/lowering.h"
@@ -31,6 +33,25 @@ StatusOr<const ir::Operation*> EntryFunction(const ir::Module& module) {
 uint64_t Fnv1a(std::string_view text, uint64_t hash = 1469598103934665603ull) {
   for (char c : text) hash = (hash ^ static_cast<uint8_t>(c)) * 1099511628211ull;
   return hash;
+}
+
+// The compile options that shape the program, as text for its fingerprint.
+// Not their serialized bytes, nor where the program runs: jaxlib's bytes
+// and device assignment differ between the processes of a job
+// (executable_build_options carries process_index; a jit on one device
+// runs on each process's own), and every process must compute the same
+// fingerprint for the same program (JAX derives launch ids from it). XLA's
+// CPU client likewise fingerprints the program alone.
+std::string FingerprintedOptions(const frontend::CompileOptions& options) {
+  std::string text = StrCat("replicas=", options.num_replicas,
+                            ";partitions=", options.num_partitions,
+                            ";spmd=", options.use_spmd_partitioning ? 1 : 0,
+                            ";shardy=", options.use_shardy_partitioner ? 1 : 0);
+  for (const frontend::OptionOverride& option : options.option_overrides) {
+    text += StrCat(";", option.name, "=");
+    std::visit([&](const auto& value) { text += StrCat(value); }, option.value);
+  }
+  return text;
 }
 
 // The memory each value lives in: a view's root value, else the value itself.
@@ -412,9 +433,7 @@ StatusOr<std::shared_ptr<const Program>> Compile(const ir::Module& module,
   // Reported as XLA reports an optimized program: calls inlined.
   std::optional<ir::Module> inlined = InlineCalls(module);
   program->text = ir::PrintModule(inlined ? *inlined : module);
-  std::string_view serialized(reinterpret_cast<const char*>(options.serialized.data()),
-                              options.serialized.size());
-  program->fingerprint = Fnv1a(serialized, Fnv1a(program->text));
+  program->fingerprint = Fnv1a(FingerprintedOptions(options), Fnv1a(program->text));
   program->options = std::move(options);
   return std::shared_ptr<const Program>(std::move(program));
 }

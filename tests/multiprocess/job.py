@@ -104,6 +104,32 @@ def case_shard_map():
     emit("collectives", gathered(out))
 
 
+def case_subset():
+    """Collectives on a mesh of some of the job's devices: the first device
+    of every process (each process takes part with one device)."""
+    some = Mesh(DEVICES[::LOCAL], ("p",))
+    x = jax.make_array_from_callback(
+        (COUNT, 3), NamedSharding(some, P("p")),
+        lambda index: (np.arange(COUNT * 3, dtype=np.float32).reshape(COUNT, 3) + 1)[index])
+    body = shard_map(lambda b: jnp.concatenate([jax.lax.psum(b, "p"),
+                                                jax.lax.all_gather(b, "p", tiled=True)]),
+                     mesh=some, in_specs=P("p"), out_specs=P("p"))
+    emit("subset", gathered(jax.jit(body)(x)))
+
+
+def case_fingerprint():
+    """The same program compiles to the same fingerprint in every process
+    (JAX derives launch ids from it)."""
+    import hashlib
+
+    compiled = jax.jit(lambda a: jnp.sin(a) * 3).lower(np.ones(8, np.float32)).compile()
+    fingerprint = compiled.runtime_executable().fingerprint or b""
+    digest = np.frombuffer(hashlib.sha256(fingerprint).digest()[:8], dtype=np.int32)
+    every = np.asarray(multihost_utils.process_allgather(digest))
+    emit("fingerprint", {"present": bool(fingerprint),
+                         "same": bool((every == every[0]).all())})
+
+
 def case_jit_sharded():
     mesh = Mesh(DEVICES.reshape(COUNT, LOCAL), ("proc", "dev"))
     a = jax.make_array_from_callback(
