@@ -55,6 +55,24 @@ TEST_F(KilnClientOptionsTest, OptionMayBeADecimalString) {
   EXPECT_EQ(DeviceCountWith({NamedString("num_devices", "5")}), 5u);
 }
 
+TEST_F(KilnClientOptionsTest, AJobOfOneProcessIsAnOrdinaryClient) {
+  ScopedEnv env(kEnvName, nullptr);
+  EXPECT_EQ(DeviceCountWith({NamedInt64("node_id", 0), NamedInt64("num_nodes", 1)}), 1u);
+}
+
+TEST_F(KilnClientOptionsTest, AJobOfSeveralProcessesNeedsTheKeyValueCallbacks) {
+  // MAKE_ARGS zeroes the callbacks: a framework that gave none.
+  Status status = CreateWith({NamedInt64("node_id", 0), NamedInt64("num_nodes", 2)});
+  EXPECT_TRUE(HasCode(status, PJRT_Error_Code_INVALID_ARGUMENT));
+  EXPECT_TRUE(Contains(status.message, "kv_get_callback")) << status.message;
+}
+
+TEST_F(KilnClientOptionsTest, ANodeOutsideTheJobIsRejected) {
+  Status status = CreateWith({NamedInt64("node_id", 2), NamedInt64("num_nodes", 2)});
+  EXPECT_TRUE(HasCode(status, PJRT_Error_Code_INVALID_ARGUMENT));
+  EXPECT_TRUE(Contains(status.message, "node_id 2")) << status.message;
+}
+
 TEST_F(KilnClientOptionsTest, UnknownOptionIsRejectedByName) {
   Status status = CreateWith({NamedInt64("no_such_option_xyz", 1)});
   EXPECT_TRUE(HasCode(status, PJRT_Error_Code_INVALID_ARGUMENT));
