@@ -177,7 +177,10 @@ StatusOr<std::vector<AxisRef>> DimBody(Cursor& in, const Mesh& mesh) {
       KILN_RETURN_IF_ERROR(in.Expect(')'));
       KILN_ASSIGN_OR_RETURN(ref.size, in.Integer());
       const int64_t whole = mesh.sizes[static_cast<size_t>(mesh.AxisIndex(ref.name))];
-      if (ref.pre_size <= 0 || ref.size <= 0 || whole % (ref.pre_size * ref.size) != 0) {
+      // pre_size * size divides the axis, checked without multiplying
+      // (input-sized factors would overflow).
+      if (ref.pre_size <= 0 || ref.size <= 0 || whole % ref.pre_size != 0 ||
+          (whole / ref.pre_size) % ref.size != 0) {
         return in.Error(StrCat("sub-axis \"", ref.name, "\":(", ref.pre_size, ")", ref.size,
                                " does not divide the axis of size ", whole));
       }
