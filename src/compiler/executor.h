@@ -86,6 +86,15 @@ class DeviceCollectives {
     (void)group, (void)type, (void)op;
     return false;
   }
+  // Where ReducesInPlace: folds `data` (`count` elements of `type`, the
+  // group's size of equal blocks) over the group so that this member's
+  // block (its place in the group) holds the fold; the other blocks are
+  // left partial. Counts as this run's next collective.
+  virtual Status ReduceScatter(std::span<const int64_t> group, ElementType type,
+                               kernels::BinaryOp op, void* data, int64_t count) {
+    (void)group, (void)type, (void)op, (void)data, (void)count;
+    return Unimplemented("this transport has no in-place reduce-scatter");
+  }
   // A direct way to gather `group`'s bytes (one transfer into the result,
   // no staging), where the transport has one; every member decides alike.
   virtual bool GathersInPlace(std::span<const int64_t> group) {

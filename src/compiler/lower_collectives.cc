@@ -485,14 +485,21 @@ StatusOr<bool> ScatterInPlace(RunContext& ctx, const Groups& groups, const Reduc
   const auto d = static_cast<size_t>(dim);
   const int64_t chunk = ctx.out_shape(0).dims[d];
   if (in.dims[d] != chunk * static_cast<int64_t>(group.size())) return false;  // Meet says why
-  auto whole = std::make_unique_for_overwrite<uint8_t[]>(in.ByteSize());
-  std::memcpy(whole.get(), ctx.in(0), in.ByteSize());
-  KILN_RETURN_IF_ERROR(collectives->AllReduce(group, in.element_type, op, whole.get(),
-                                              in.NumElements()));
   int64_t outer = 1;
   int64_t after = static_cast<int64_t>(ElementBytes(in.element_type));
   for (size_t i = 0; i < d; ++i) outer *= in.dims[i];
   for (size_t i = d + 1; i < in.dims.size(); ++i) after *= in.dims[i];
+  auto whole = std::make_unique_for_overwrite<uint8_t[]>(in.ByteSize());
+  std::memcpy(whole.get(), ctx.in(0), in.ByteSize());
+  // Members' blocks one after another: a ring reduce-scatter moves half
+  // an all-reduce's data; otherwise the whole operand is all-reduced.
+  if (outer == 1) {
+    KILN_RETURN_IF_ERROR(collectives->ReduceScatter(group, in.element_type, op, whole.get(),
+                                                    in.NumElements()));
+  } else {
+    KILN_RETURN_IF_ERROR(collectives->AllReduce(group, in.element_type, op, whole.get(),
+                                                in.NumElements()));
+  }
   for (int64_t o = 0; o < outer; ++o) {
     std::memcpy(static_cast<uint8_t*>(ctx.out(0)) + o * chunk * after,
                 whole.get() + (o * in.dims[d] + static_cast<int64_t>(rank) * chunk) * after,

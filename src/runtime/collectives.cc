@@ -50,7 +50,13 @@ class Launch::MemberImpl final : public compiler::DeviceCollectives {
   }
   Status AllReduce(std::span<const int64_t> group, ElementType type, kernels::BinaryOp op,
                    void* data, int64_t count) override {
-    return launch_->AllReduceAcross(process_, sequence_++, group, type, op, data, count);
+    return launch_->ReduceAcross(process_, sequence_++, group, type, op, data, count,
+                                 /*scatter=*/false);
+  }
+  Status ReduceScatter(std::span<const int64_t> group, ElementType type, kernels::BinaryOp op,
+                       void* data, int64_t count) override {
+    return launch_->ReduceAcross(process_, sequence_++, group, type, op, data, count,
+                                 /*scatter=*/true);
   }
   // Between processes, Gloo gathers straight into the result.
   bool GathersInPlace(std::span<const int64_t> group) override {
@@ -98,15 +104,19 @@ bool Launch::AllLocal(std::span<const int64_t> group) const {
   return true;
 }
 
-Status Launch::AllReduceAcross(int64_t process, int64_t sequence, std::span<const int64_t> group,
-                               ElementType type, kernels::BinaryOp op, void* data, int64_t count) {
+Status Launch::ReduceAcross(int64_t process, int64_t sequence, std::span<const int64_t> group,
+                            ElementType type, kernels::BinaryOp op, void* data, int64_t count,
+                            bool scatter) {
   {
     std::lock_guard lock(mutex_);
     if (!aborted_.ok()) return aborted_;
   }
   KILN_ASSIGN_OR_RETURN(Clique clique, CliqueOf(process, sequence, group));
-  Status status = link_.transport->AllReduce(clique.devices, clique.rank, type, op, data, count,
-                                             timeout_, StrCat("collective #", sequence + 1));
+  const std::string what = StrCat("collective #", sequence + 1);
+  Status status = scatter ? link_.transport->ReduceScatter(clique.devices, clique.rank, type, op,
+                                                           data, count, timeout_, what)
+                          : link_.transport->AllReduce(clique.devices, clique.rank, type, op, data,
+                                                       count, timeout_, what);
   if (!status.ok()) Abort(status);
   return status;
 }

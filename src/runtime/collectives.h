@@ -84,9 +84,11 @@ class Launch {
   Status MeetAcross(int64_t process, int64_t sequence, std::span<const int64_t> group,
                     std::span<void* const> mine, std::span<const int64_t> bytes,
                     FunctionRef<Status(std::span<void* const> all)> work);
-  // AllReduce for a group with members in other processes: through link_.
-  Status AllReduceAcross(int64_t process, int64_t sequence, std::span<const int64_t> group,
-                         ElementType type, kernels::BinaryOp op, void* data, int64_t count);
+  // AllReduce (or ReduceScatter when `scatter`) for a group with members
+  // in other processes: through link_.
+  Status ReduceAcross(int64_t process, int64_t sequence, std::span<const int64_t> group,
+                      ElementType type, kernels::BinaryOp op, void* data, int64_t count,
+                      bool scatter);
   // AllGather for a group with members in other processes: through link_.
   Status AllGatherAcross(int64_t process, int64_t sequence, std::span<const int64_t> group,
                          const void* data, int64_t bytes, void* out);

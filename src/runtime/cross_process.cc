@@ -6,6 +6,8 @@
 #include <gloo/rendezvous/context.h>
 #include <gloo/rendezvous/store.h>
 #include <gloo/transport/tcp/device.h>
+#include <gloo/transport/unbound_buffer.h>
+#include <gloo/types.h>
 
 #include <cstdlib>
 #include <set>
@@ -64,6 +66,10 @@ class GlooStore final : public gloo::rendezvous::Store {
 // Up to this size an all-reduce takes Gloo's BCube algorithm, above it the
 // ring.
 constexpr size_t kBcubeBytes = 256 << 10;
+
+// The slot prefix of Kiln's reduce-scatter (Gloo's own algorithms use
+// others; a communicator runs one operation at a time anyway).
+constexpr uint8_t kReduceScatterSlot = 0x4b;
 
 std::string JoinIds(std::span<const int64_t> ids, const char* separator) {
   std::string text;
@@ -267,6 +273,48 @@ Status CrossProcessCollectives::AllReduce(std::span<const int64_t> devices, size
     options.setTag(communicator->next_tag++);
     options.setTimeout(timeout);
     gloo::allreduce(options);
+    return Status::Ok();
+  } catch (const std::exception& error) {
+    return Failed(devices, rank, *communicator, error, timeout, what);
+  }
+}
+
+Status CrossProcessCollectives::ReduceScatter(std::span<const int64_t> devices, size_t rank,
+                                              ElementType type, kernels::BinaryOp op, void* data,
+                                              int64_t count, std::chrono::milliseconds timeout,
+                                              std::string_view what) {
+  const size_t members = devices.size();
+  if (count % static_cast<int64_t>(members) != 0) {
+    return Internal("ReduceScatter of ", count, " elements in ", members, " blocks");
+  }
+  KILN_ASSIGN_OR_RETURN(std::shared_ptr<Communicator> communicator,
+                        CommunicatorFor(devices, rank, timeout));
+  try {
+    const int64_t block = count / static_cast<int64_t>(members);
+    const size_t block_bytes = static_cast<size_t>(block) * GetElementTypeInfo(type).storage_bytes;
+    auto* base = static_cast<uint8_t*>(data);
+    auto incoming = std::make_unique_for_overwrite<uint8_t[]>(block_bytes);
+    gloo::Context& context = *communicator->context;
+    auto whole = context.createUnboundBuffer(base, block_bytes * members);
+    auto received = context.createUnboundBuffer(incoming.get(), block_bytes);
+    const int next = static_cast<int>((rank + 1) % members);
+    const int previous = static_cast<int>((rank + members - 1) % members);
+    // One slot per operation: messages between two members of one slot
+    // arrive in order, and a member sends step s + 1 only after step s.
+    const uint64_t slot = gloo::Slot::build(kReduceScatterSlot, communicator->next_tag++);
+    // Step s: send the partial of block rank - s - 1 on, fold the partial
+    // of block rank - s - 2 in; after n - 1 steps block `rank` is whole.
+    for (size_t step = 0; step + 1 < members; ++step) {
+      const size_t sent = (rank + 2 * members - step - 1) % members;
+      const size_t folded = (rank + 2 * members - step - 2) % members;
+      whole->send(next, slot, sent * block_bytes, block_bytes);
+      received->recv(previous, slot, 0, block_bytes);
+      if (!received->waitRecv(timeout) || !whole->waitSend(timeout)) {
+        throw gloo::IoException("reduce-scatter step aborted");
+      }
+      uint8_t* target = base + folded * block_bytes;
+      KILN_RETURN_IF_ERROR(kernels::Binary(op, type, target, incoming.get(), target, block));
+    }
     return Status::Ok();
   } catch (const std::exception& error) {
     return Failed(devices, rank, *communicator, error, timeout, what);

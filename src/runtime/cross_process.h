@@ -48,6 +48,14 @@ class CrossProcessCollectives {
                    kernels::BinaryOp op, void* data, int64_t count,
                    std::chrono::milliseconds timeout, std::string_view what);
 
+  // Folds `data` (`count` elements of `type`, devices.size() equal
+  // blocks) so that block `rank` holds the fold over the members (a ring:
+  // each member sends and receives (n-1)/n of the data); the other blocks
+  // are left partial. Errors as AllGather's.
+  Status ReduceScatter(std::span<const int64_t> devices, size_t rank, ElementType type,
+                       kernels::BinaryOp op, void* data, int64_t count,
+                       std::chrono::milliseconds timeout, std::string_view what);
+
   // Gathers `mine` (the same size on every member) from each member of
   // `devices` (global device ids, in the clique's order; this call is
   // member `rank`) into `all`, member m's bytes at m * mine.size(). Waits
