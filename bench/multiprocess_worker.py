@@ -14,19 +14,11 @@ import time
 
 PLATFORM, PROCESS, COUNT, PORT = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 LOCAL = int(os.environ.get("JOB_LOCAL_DEVICES", "2"))
-os.environ.setdefault("KILN_NUM_DEVICES", str(LOCAL))
-os.environ.setdefault("KILN_GLOO_HOSTNAME", "127.0.0.1")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests",
+                                "multiprocess"))
+from launch import join_job  # noqa: E402
 
-import jax  # noqa: E402
-
-jax.config.update("jax_platforms", PLATFORM)
-if PLATFORM == "cpu":
-    jax.config.update("jax_num_cpu_devices", LOCAL)
-    if COUNT > 1:
-        jax.config.update("jax_cpu_collectives_implementation", "gloo")
-if COUNT > 1:
-    jax.distributed.initialize(f"127.0.0.1:{PORT}", num_processes=COUNT, process_id=PROCESS,
-                               initialization_timeout=120)
+jax = join_job(PLATFORM, PROCESS, COUNT, PORT, LOCAL)
 
 import numpy as np  # noqa: E402
 import jax.numpy as jnp  # noqa: E402

@@ -1,5 +1,7 @@
 #include "capi/key_value_store.h"
 
+#include <algorithm>
+#include <limits>
 #include <string>
 
 #include "capi/error.h"

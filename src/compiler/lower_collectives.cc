@@ -222,12 +222,25 @@ using MeetFn = FunctionRef<Status(std::span<void* const> all, size_t rank, size_
 
 // Meets this run's group with `mine` published and runs `work` with every
 // member's pointers; a group of one is this run alone.
-Status MeetGroup(RunContext& ctx, const Groups& groups, std::span<void* const> mine, MeetFn work) {
-  SmallVector<int64_t> bytes;
-  for (size_t i = 0; i < mine.size(); ++i) bytes.push_back(ctx.in_shape(i).ByteSize());
+// This run's group and its place in it, worked out once per run and shared
+// by the transport's in-place paths and the meetings.
+struct Membership {
   SmallVector<int64_t> group;
   size_t rank = 0;
-  KILN_RETURN_IF_ERROR(GroupOf(groups, ctx.env(), group, rank));
+};
+
+StatusOr<Membership> MembershipOf(const Groups& groups, const ExecutionEnv& env) {
+  Membership membership;
+  KILN_RETURN_IF_ERROR(GroupOf(groups, env, membership.group, membership.rank));
+  return membership;
+}
+
+Status MeetGroup(RunContext& ctx, const Membership& membership, std::span<void* const> mine,
+                 MeetFn work) {
+  SmallVector<int64_t> bytes;
+  for (size_t i = 0; i < mine.size(); ++i) bytes.push_back(ctx.in_shape(i).ByteSize());
+  const SmallVector<int64_t>& group = membership.group;
+  const size_t rank = membership.rank;
   if (group.size() <= 1) return work(mine, 0, group.size());
   if (ctx.env().collectives == nullptr) {
     return FailedPrecondition("the collective's group has ", group.size(),
@@ -237,6 +250,11 @@ Status MeetGroup(RunContext& ctx, const Groups& groups, std::span<void* const> m
   return ctx.env().collectives->Meet(group, mine, bytes, [&](std::span<void* const> all) {
     return work(all, rank, group.size());
   });
+}
+
+Status MeetGroup(RunContext& ctx, const Groups& groups, std::span<void* const> mine, MeetFn work) {
+  KILN_ASSIGN_OR_RETURN(Membership membership, MembershipOf(groups, ctx.env()));
+  return MeetGroup(ctx, membership, mine, work);
 }
 
 // The node's operands, as the pointers a member publishes.
@@ -355,22 +373,29 @@ StatusOr<ReducingBody> ReadBody(Lowering& lowering, const ir::Operation& op, siz
   return body;
 }
 
-// all_reduce through the transport's own all-reduce (a ring between
-// processes), when it has one for this group, op and type; false when it
-// has none and the members meet instead.
-StatusOr<bool> ReduceInPlace(RunContext& ctx, const Groups& groups, const ReducingBody& body,
-                             size_t count) {
+// The run's transport when it folds `body`'s op in place for the group (a
+// ring between processes); null when the members meet instead.
+DeviceCollectives* InPlaceReducer(RunContext& ctx, const Membership& membership,
+                                  const ReducingBody& body) {
   DeviceCollectives* collectives = ctx.env().collectives;
-  if (!body.fast || collectives == nullptr) return false;
-  SmallVector<int64_t> group;
-  size_t rank = 0;
-  KILN_RETURN_IF_ERROR(GroupOf(groups, ctx.env(), group, rank));
-  const kernels::BinaryOp op = BinaryOf(*body.fast);
-  if (group.size() <= 1 || !collectives->ReducesInPlace(group, body.types[0], op)) return false;
+  if (!body.fast || collectives == nullptr || membership.group.size() <= 1 ||
+      !collectives->ReducesInPlace(membership.group, body.types[0], BinaryOf(*body.fast))) {
+    return nullptr;
+  }
+  return collectives;
+}
+
+// all_reduce through the transport's own all-reduce; false when it has
+// none for this group, op and type, and the members meet instead.
+StatusOr<bool> ReduceInPlace(RunContext& ctx, const Membership& membership,
+                             const ReducingBody& body, size_t count) {
+  DeviceCollectives* collectives = InPlaceReducer(ctx, membership, body);
+  if (collectives == nullptr) return false;
   for (size_t k = 0; k < count; ++k) {
     const Shape& shape = ctx.out_shape(k);
     if (ctx.out(k) != ctx.in(k)) std::memcpy(ctx.out(k), ctx.in(k), shape.ByteSize());
-    KILN_RETURN_IF_ERROR(collectives->AllReduce(group, body.types[k], op, ctx.out(k),
+    KILN_RETURN_IF_ERROR(collectives->AllReduce(membership.group, body.types[k],
+                                                BinaryOf(*body.fast), ctx.out(k),
                                                 shape.NumElements()));
   }
   return true;
@@ -395,11 +420,11 @@ std::pair<int64_t, int64_t> SliceOf(int64_t total, size_t rank, size_t size) {
 // only their own slices of it), then copies the other slices from the
 // members' results (each writes only slices it does not own, and reads
 // only owners' slices).
-Status ReduceInSlices(RunContext& ctx, const Groups& groups, const ReducingBody& body,
+Status ReduceInSlices(RunContext& ctx, const Membership& membership, const ReducingBody& body,
                       size_t count) {
   const kernels::BinaryOp op = BinaryOf(*body.fast);
   KILN_RETURN_IF_ERROR(MeetGroup(
-      ctx, groups, Operands(ctx, count),
+      ctx, membership, Operands(ctx, count),
       [&](std::span<void* const> all, size_t rank, size_t size) -> Status {
         for (size_t k = 0; k < count; ++k) {
           const int64_t bytes = static_cast<int64_t>(ElementBytes(body.types[k]));
@@ -426,7 +451,7 @@ Status ReduceInSlices(RunContext& ctx, const Groups& groups, const ReducingBody&
       }));
   SmallVector<void*> results;
   for (size_t k = 0; k < count; ++k) results.push_back(ctx.out(k));
-  return MeetGroup(ctx, groups, results,
+  return MeetGroup(ctx, membership, results,
                    [&](std::span<void* const> all, size_t rank, size_t size) -> Status {
                      for (size_t k = 0; k < count; ++k) {
                        const int64_t bytes = static_cast<int64_t>(ElementBytes(body.types[k]));
@@ -451,16 +476,17 @@ Status LowerAllReduce(Lowering& lowering, const ir::Operation& op) {
   return lowering.EmitWithRegions(
       op,
       [groups = std::move(groups), body, count](RunContext& ctx) -> Status {
-        KILN_ASSIGN_OR_RETURN(bool reduced, ReduceInPlace(ctx, groups, body, count));
+        KILN_ASSIGN_OR_RETURN(Membership membership, MembershipOf(groups, ctx.env()));
+        KILN_ASSIGN_OR_RETURN(bool reduced, ReduceInPlace(ctx, membership, body, count));
         if (reduced) return Status::Ok();
         if (body.fast && ctx.out_shape(0).ByteSize() >= kSplitReductionBytes) {
-          return ReduceInSlices(ctx, groups, body, count);
+          return ReduceInSlices(ctx, membership, body, count);
         }
         SmallVector<Runs> runs;
         for (size_t k = 0; k < count; ++k) {
           runs.push_back({1, ctx.out_shape(k).NumElements(), 0, 0});
         }
-        return MeetGroup(ctx, groups, Operands(ctx, count),
+        return MeetGroup(ctx, membership, Operands(ctx, count),
                          [&](std::span<void* const> all, size_t, size_t size) {
                            return ReduceMembers(ctx, all, size, body.types, body.fast, runs);
                          });
@@ -472,15 +498,13 @@ Status LowerAllReduce(Lowering& lowering, const ir::Operation& op) {
 // the whole operand folded in a copy, of which this member keeps its
 // block. A ring moves 2(n-1)/n of the operand per member where meeting
 // gathers n-1 operands. False when the transport has none.
-StatusOr<bool> ScatterInPlace(RunContext& ctx, const Groups& groups, const ReducingBody& body,
-                              int64_t dim) {
-  DeviceCollectives* collectives = ctx.env().collectives;
-  if (!body.fast || collectives == nullptr) return false;
-  SmallVector<int64_t> group;
-  size_t rank = 0;
-  KILN_RETURN_IF_ERROR(GroupOf(groups, ctx.env(), group, rank));
+StatusOr<bool> ScatterInPlace(RunContext& ctx, const Membership& membership,
+                              const ReducingBody& body, int64_t dim) {
+  DeviceCollectives* collectives = InPlaceReducer(ctx, membership, body);
+  if (collectives == nullptr) return false;
+  const SmallVector<int64_t>& group = membership.group;
+  const size_t rank = membership.rank;
   const kernels::BinaryOp op = BinaryOf(*body.fast);
-  if (group.size() <= 1 || !collectives->ReducesInPlace(group, body.types[0], op)) return false;
   const Shape& in = ctx.in_shape(0);
   const auto d = static_cast<size_t>(dim);
   const int64_t chunk = ctx.out_shape(0).dims[d];
@@ -517,10 +541,11 @@ Status LowerReduceScatter(Lowering& lowering, const ir::Operation& op) {
   return lowering.EmitWithRegions(
       op,
       [groups = std::move(groups), body, dim](RunContext& ctx) -> Status {
-        KILN_ASSIGN_OR_RETURN(bool scattered, ScatterInPlace(ctx, groups, body, dim));
+        KILN_ASSIGN_OR_RETURN(Membership membership, MembershipOf(groups, ctx.env()));
+        KILN_ASSIGN_OR_RETURN(bool scattered, ScatterInPlace(ctx, membership, body, dim));
         if (scattered) return Status::Ok();
         return MeetGroup(
-            ctx, groups, Operands(ctx, 1),
+            ctx, membership, Operands(ctx, 1),
             [&](std::span<void* const> all, size_t rank, size_t size) -> Status {
               const Shape& in = ctx.in_shape(0);
               const auto d = static_cast<size_t>(dim);
@@ -546,19 +571,19 @@ Status LowerReduceScatter(Lowering& lowering, const ir::Operation& op) {
 // all_gather through the transport's own gather, straight into each
 // result, when the members' operands lie one after another there (every
 // dimension before all_gather_dim has size 1); false when it has none.
-StatusOr<bool> GatherInPlace(RunContext& ctx, const Groups& groups, size_t count, int64_t dim) {
+StatusOr<bool> GatherInPlace(RunContext& ctx, const Membership& membership, size_t count,
+                             int64_t dim) {
   DeviceCollectives* collectives = ctx.env().collectives;
-  if (collectives == nullptr) return false;
+  const SmallVector<int64_t>& group = membership.group;
+  if (collectives == nullptr || group.size() <= 1 || !collectives->GathersInPlace(group)) {
+    return false;
+  }
   for (size_t k = 0; k < count; ++k) {
     const Shape& in = ctx.in_shape(k);
     for (int64_t i = 0; i < dim; ++i) {
       if (in.dims[static_cast<size_t>(i)] != 1) return false;
     }
   }
-  SmallVector<int64_t> group;
-  size_t rank = 0;
-  KILN_RETURN_IF_ERROR(GroupOf(groups, ctx.env(), group, rank));
-  if (group.size() <= 1 || !collectives->GathersInPlace(group)) return false;
   for (size_t k = 0; k < count; ++k) {
     const Shape& in = ctx.in_shape(k);
     if (ctx.out_shape(k).ByteSize() != in.ByteSize() * group.size()) return false;  // Meet says
@@ -580,9 +605,10 @@ Status LowerAllGather(Lowering& lowering, const ir::Operation& op) {
   return lowering.EmitWithRegions(
       op,
       [groups = std::move(groups), count, dim](RunContext& ctx) -> Status {
-        KILN_ASSIGN_OR_RETURN(bool gathered, GatherInPlace(ctx, groups, count, dim));
+        KILN_ASSIGN_OR_RETURN(Membership membership, MembershipOf(groups, ctx.env()));
+        KILN_ASSIGN_OR_RETURN(bool gathered, GatherInPlace(ctx, membership, count, dim));
         if (gathered) return Status::Ok();
-        return MeetGroup(ctx, groups, Operands(ctx, count),
+        return MeetGroup(ctx, membership, Operands(ctx, count),
                          [&](std::span<void* const> all, size_t, size_t size) -> Status {
                            const auto d = static_cast<size_t>(dim);
                            for (size_t k = 0; k < count; ++k) {

@@ -104,38 +104,38 @@ bool Launch::AllLocal(std::span<const int64_t> group) const {
   return true;
 }
 
-Status Launch::ReduceAcross(int64_t process, int64_t sequence, std::span<const int64_t> group,
-                            ElementType type, kernels::BinaryOp op, void* data, int64_t count,
-                            bool scatter) {
+Status Launch::Across(int64_t process, int64_t sequence, std::span<const int64_t> group,
+                      FunctionRef<Status(const Clique& clique, const std::string& what)> transfer) {
   {
     std::lock_guard lock(mutex_);
     if (!aborted_.ok()) return aborted_;
   }
   KILN_ASSIGN_OR_RETURN(Clique clique, CliqueOf(process, sequence, group));
-  const std::string what = StrCat("collective #", sequence + 1);
-  Status status = scatter ? link_.transport->ReduceScatter(clique.devices, clique.rank, type, op,
-                                                           data, count, timeout_, what)
-                          : link_.transport->AllReduce(clique.devices, clique.rank, type, op, data,
-                                                       count, timeout_, what);
+  Status status = transfer(clique, StrCat("collective #", sequence + 1));
   if (!status.ok()) Abort(status);
   return status;
 }
 
+Status Launch::ReduceAcross(int64_t process, int64_t sequence, std::span<const int64_t> group,
+                            ElementType type, kernels::BinaryOp op, void* data, int64_t count,
+                            bool scatter) {
+  return Across(process, sequence, group, [&](const Clique& clique, const std::string& what) {
+    return scatter ? link_.transport->ReduceScatter(clique.devices, clique.rank, type, op, data,
+                                                    count, timeout_, what)
+                   : link_.transport->AllReduce(clique.devices, clique.rank, type, op, data, count,
+                                                timeout_, what);
+  });
+}
+
 Status Launch::AllGatherAcross(int64_t process, int64_t sequence, std::span<const int64_t> group,
                                const void* data, int64_t bytes, void* out) {
-  {
-    std::lock_guard lock(mutex_);
-    if (!aborted_.ok()) return aborted_;
-  }
-  KILN_ASSIGN_OR_RETURN(Clique clique, CliqueOf(process, sequence, group));
-  const auto size = static_cast<size_t>(bytes);
-  Status status = link_.transport->AllGather(clique.devices, clique.rank,
-                                             std::span(static_cast<const uint8_t*>(data), size),
-                                             std::span(static_cast<uint8_t*>(out),
-                                                       size * group.size()),
-                                             timeout_, StrCat("collective #", sequence + 1));
-  if (!status.ok()) Abort(status);
-  return status;
+  return Across(process, sequence, group, [&](const Clique& clique, const std::string& what) {
+    const auto size = static_cast<size_t>(bytes);
+    return link_.transport->AllGather(clique.devices, clique.rank,
+                                      std::span(static_cast<const uint8_t*>(data), size),
+                                      std::span(static_cast<uint8_t*>(out), size * group.size()),
+                                      timeout_, what);
+  });
 }
 
 StatusOr<Launch::Clique> Launch::CliqueOf(int64_t process, int64_t sequence,
@@ -160,12 +160,6 @@ StatusOr<Launch::Clique> Launch::CliqueOf(int64_t process, int64_t sequence,
 Status Launch::MeetAcross(int64_t process, int64_t sequence, std::span<const int64_t> group,
                           std::span<void* const> mine, std::span<const int64_t> bytes,
                           FunctionRef<Status(std::span<void* const> all)> work) {
-  {
-    std::lock_guard lock(mutex_);
-    if (!aborted_.ok()) return aborted_;
-  }
-  KILN_ASSIGN_OR_RETURN(Clique clique, CliqueOf(process, sequence, group));
-  const size_t rank = clique.rank;
   // Each member's operands back to back, gathered into every member.
   std::vector<size_t> offsets;
   size_t width = 0;
@@ -187,13 +181,10 @@ Status Launch::MeetAcross(int64_t process, int64_t sequence, std::span<const int
     sent = packed.get();
   }
   auto gathered = std::make_unique_for_overwrite<uint8_t[]>(width * group.size());
-  Status status = link_.transport->AllGather(clique.devices, rank, std::span(sent, width),
-                                             std::span(gathered.get(), width * group.size()),
-                                             timeout_, StrCat("collective #", sequence + 1));
-  if (!status.ok()) {
-    Abort(status);
-    return status;
-  }
+  KILN_RETURN_IF_ERROR(AllGatherAcross(process, sequence, group, sent, static_cast<int64_t>(width),
+                                       gathered.get()));
+  const auto rank = static_cast<size_t>(std::find(group.begin(), group.end(), process) -
+                                        group.begin());
   std::vector<void*> all(group.size() * mine.size());
   for (size_t m = 0; m < group.size(); ++m) {
     for (size_t i = 0; i < mine.size(); ++i) {

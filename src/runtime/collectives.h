@@ -30,6 +30,7 @@
 #include <memory>
 #include <mutex>
 #include <span>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -97,6 +98,10 @@ class Launch {
     std::vector<int64_t> devices;
     size_t rank = 0;
   };
+  // Runs `transfer` (one operation of the transport) for `process`'s clique
+  // of `group`, unless the launch was aborted; a failure aborts it.
+  Status Across(int64_t process, int64_t sequence, std::span<const int64_t> group,
+                FunctionRef<Status(const Clique& clique, const std::string& what)> transfer);
   StatusOr<Clique> CliqueOf(int64_t process, int64_t sequence,
                             std::span<const int64_t> group) const;
   // True when every process of `group` runs in this launch.

@@ -10,6 +10,7 @@
 
 #include "frontend/proto/wire.h"
 #include "runtime/client.h"
+#include "runtime/collectives_test_util.h"
 #include "runtime/device_backend.h"
 
 namespace kiln::runtime {
@@ -133,18 +134,8 @@ TEST(LaunchTest, ProgramsThatDisagreeOnTheGroupAreAnError) {
   EXPECT_TRUE(disagreement) << statuses[0].ToString() << " / " << statuses[1].ToString();
 }
 
-// Programs with collectives on 4 replicas, run through the runtime.
-constexpr std::string_view kAllReduce = R"mlir(
-func.func @main(%x: tensor<3xf32>) -> tensor<3xf32> {
-  %r = "stablehlo.all_reduce"(%x) ({
-  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
-    %s = stablehlo.add %a, %b : tensor<f32>
-    stablehlo.return %s : tensor<f32>
-  }) {replica_groups = dense<[[0, 1, 2, 3]]> : tensor<1x4xi64>} : (tensor<3xf32>) -> tensor<3xf32>
-  func.return %r : tensor<3xf32>
-}
-)mlir";
-
+// Programs with collectives on 4 replicas, run through the runtime
+// (kAllReduce and kFourReplicas: collectives_test_util.h).
 constexpr std::string_view kGatherReplicaIds = R"mlir(
 func.func @main(%x: tensor<2xf32>) -> (tensor<8xf32>, tensor<4xui32>) {
   %g = "stablehlo.all_gather"(%x) {all_gather_dim = 0 : i64, replica_groups = dense<[[0, 1, 2, 3]]> : tensor<1x4xi64>} : (tensor<2xf32>) -> tensor<8xf32>
@@ -154,9 +145,6 @@ func.func @main(%x: tensor<2xf32>) -> (tensor<8xf32>, tensor<4xui32>) {
   func.return %g, %ids : tensor<8xf32>, tensor<4xui32>
 }
 )mlir";
-
-// executable_build_options (field 3): num_replicas = 4, num_partitions = 1.
-constexpr std::string_view kFourReplicas = "\x1a\x04\x20\x04\x28\x01";
 
 class LaunchExecutableTest : public ::testing::Test {
  protected:

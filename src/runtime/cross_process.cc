@@ -67,6 +67,11 @@ class GlooStore final : public gloo::rendezvous::Store {
 // ring.
 constexpr size_t kBcubeBytes = 256 << 10;
 
+// A 16-byte element (c128) for Gloo, which counts elements by type.
+struct alignas(16) SixteenBytes {
+  uint64_t half[2];
+};
+
 // The slot prefix of Kiln's reduce-scatter (Gloo's own algorithms use
 // others; a communicator runs one operation at a time anyway).
 constexpr uint8_t kReduceScatterSlot = 0x4b;
@@ -239,25 +244,33 @@ Status CrossProcessCollectives::Failed(std::span<const int64_t> devices, size_t 
                        ProcessStates(devices)));
 }
 
+Status CrossProcessCollectives::Run(std::span<const int64_t> devices, size_t rank,
+                                    std::chrono::milliseconds timeout, std::string_view what,
+                                    FunctionRef<Status(Communicator&)> operation) {
+  KILN_ASSIGN_OR_RETURN(std::shared_ptr<Communicator> communicator,
+                        CommunicatorFor(devices, rank, timeout));
+  try {
+    return operation(*communicator);
+  } catch (const std::exception& error) {
+    return Failed(devices, rank, *communicator, error, timeout, what);
+  }
+}
+
 Status CrossProcessCollectives::AllReduce(std::span<const int64_t> devices, size_t rank,
                                           ElementType type, kernels::BinaryOp op, void* data,
                                           int64_t count, std::chrono::milliseconds timeout,
                                           std::string_view what) {
-  KILN_ASSIGN_OR_RETURN(std::shared_ptr<Communicator> communicator,
-                        CommunicatorFor(devices, rank, timeout));
-  try {
-    gloo::AllreduceOptions options(communicator->context);
+  return Run(devices, rank, timeout, what, [&](Communicator& communicator) {
+    gloo::AllreduceOptions options(communicator.context);
     const auto elements = static_cast<size_t>(count);
+    const size_t element_bytes = GetElementTypeInfo(type).storage_bytes;
     // Gloo counts elements of the pointer's type: one of the element's size.
-    switch (GetElementTypeInfo(type).storage_bytes) {
+    switch (element_bytes) {
       case 1: options.setOutput(static_cast<uint8_t*>(data), elements); break;
       case 2: options.setOutput(static_cast<uint16_t*>(data), elements); break;
       case 4: options.setOutput(static_cast<uint32_t*>(data), elements); break;
       case 8: options.setOutput(static_cast<uint64_t*>(data), elements); break;
-      default: struct alignas(16) Wide { uint64_t half[2];
-        };
-        options.setOutput(static_cast<Wide*>(data), elements);
-        break;
+      default: options.setOutput(static_cast<SixteenBytes*>(data), elements); break;
     }
     options.setReduceFunction([op, type](void* out, const void* lhs, const void* rhs, size_t n) {
       Status folded = kernels::Binary(op, type, lhs, rhs, out, static_cast<int64_t>(n));
@@ -265,18 +278,15 @@ Status CrossProcessCollectives::AllReduce(std::span<const int64_t> devices, size
     });
     // Small arrays: BCube's log2(n) exchanges beat the ring's 2(n-1) steps
     // (it needs a power-of-two clique).
-    const size_t bytes = elements * GetElementTypeInfo(type).storage_bytes;
     const size_t members = devices.size();
-    if (bytes <= kBcubeBytes && (members & (members - 1)) == 0) {
+    if (elements * element_bytes <= kBcubeBytes && (members & (members - 1)) == 0) {
       options.setAlgorithm(gloo::AllreduceOptions::Algorithm::BCUBE);
     }
-    options.setTag(communicator->next_tag++);
+    options.setTag(communicator.next_tag++);
     options.setTimeout(timeout);
     gloo::allreduce(options);
     return Status::Ok();
-  } catch (const std::exception& error) {
-    return Failed(devices, rank, *communicator, error, timeout, what);
-  }
+  });
 }
 
 Status CrossProcessCollectives::ReduceScatter(std::span<const int64_t> devices, size_t rank,
@@ -287,21 +297,19 @@ Status CrossProcessCollectives::ReduceScatter(std::span<const int64_t> devices, 
   if (count % static_cast<int64_t>(members) != 0) {
     return Internal("ReduceScatter of ", count, " elements in ", members, " blocks");
   }
-  KILN_ASSIGN_OR_RETURN(std::shared_ptr<Communicator> communicator,
-                        CommunicatorFor(devices, rank, timeout));
-  try {
+  return Run(devices, rank, timeout, what, [&](Communicator& communicator) -> Status {
     const int64_t block = count / static_cast<int64_t>(members);
     const size_t block_bytes = static_cast<size_t>(block) * GetElementTypeInfo(type).storage_bytes;
     auto* base = static_cast<uint8_t*>(data);
     auto incoming = std::make_unique_for_overwrite<uint8_t[]>(block_bytes);
-    gloo::Context& context = *communicator->context;
+    gloo::Context& context = *communicator.context;
     auto whole = context.createUnboundBuffer(base, block_bytes * members);
     auto received = context.createUnboundBuffer(incoming.get(), block_bytes);
     const int next = static_cast<int>((rank + 1) % members);
     const int previous = static_cast<int>((rank + members - 1) % members);
     // One slot per operation: messages between two members of one slot
     // arrive in order, and a member sends step s + 1 only after step s.
-    const uint64_t slot = gloo::Slot::build(kReduceScatterSlot, communicator->next_tag++);
+    const uint64_t slot = gloo::Slot::build(kReduceScatterSlot, communicator.next_tag++);
     // Step s: send the partial of block rank - s - 1 on, fold the partial
     // of block rank - s - 2 in; after n - 1 steps block `rank` is whole.
     for (size_t step = 0; step + 1 < members; ++step) {
@@ -316,9 +324,7 @@ Status CrossProcessCollectives::ReduceScatter(std::span<const int64_t> devices, 
       KILN_RETURN_IF_ERROR(kernels::Binary(op, type, target, incoming.get(), target, block));
     }
     return Status::Ok();
-  } catch (const std::exception& error) {
-    return Failed(devices, rank, *communicator, error, timeout, what);
-  }
+  });
 }
 
 Status CrossProcessCollectives::AllGather(std::span<const int64_t> devices, size_t rank,
@@ -329,19 +335,15 @@ Status CrossProcessCollectives::AllGather(std::span<const int64_t> devices, size
     return Internal("AllGather of ", mine.size(), " bytes from ", devices.size(), " members into ",
                     all.size());
   }
-  KILN_ASSIGN_OR_RETURN(std::shared_ptr<Communicator> communicator,
-                        CommunicatorFor(devices, rank, timeout));
-  try {
-    gloo::AllgatherOptions options(communicator->context);
+  return Run(devices, rank, timeout, what, [&](Communicator& communicator) {
+    gloo::AllgatherOptions options(communicator.context);
     options.setInput(const_cast<uint8_t*>(mine.data()), mine.size());
     options.setOutput(all.data(), all.size());
-    options.setTag(communicator->next_tag++);
+    options.setTag(communicator.next_tag++);
     options.setTimeout(timeout);
     gloo::allgather(options);
     return Status::Ok();
-  } catch (const std::exception& error) {
-    return Failed(devices, rank, *communicator, error, timeout, what);
-  }
+  });
 }
 
 }  // namespace kiln::runtime

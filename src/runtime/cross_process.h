@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "base/element_type.h"
+#include "base/function_ref.h"
 #include "base/status.h"
 #include "kernels/elementwise.h"
 #include "runtime/job.h"
@@ -77,6 +78,10 @@ class CrossProcessCollectives {
                                                           std::chrono::milliseconds timeout);
   // "devices [..] (processes [..])" for messages.
   std::string CliqueText(std::span<const int64_t> devices) const;
+  // Runs `operation` on the communicator of (devices, rank); a Gloo
+  // failure (an exception) becomes Failed()'s status.
+  Status Run(std::span<const int64_t> devices, size_t rank, std::chrono::milliseconds timeout,
+             std::string_view what, FunctionRef<Status(Communicator&)> operation);
   // The status for a Gloo failure `error` of `what` on `communicator`,
   // which is dropped.
   Status Failed(std::span<const int64_t> devices, size_t rank, Communicator& communicator,

@@ -7,11 +7,13 @@
 
 #include <condition_variable>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <thread>
 
 #include "runtime/client.h"
+#include "runtime/collectives_test_util.h"
 #include "runtime/cross_process.h"
 
 namespace kiln::runtime {
@@ -187,19 +189,30 @@ TEST_F(TwoProcessTest, EveryProcessSeesTheJobsDevicesAndAddressesItsOwn) {
   }
 }
 
-constexpr std::string_view kAllReduce = R"mlir(
-func.func @main(%x: tensor<3xf32>) -> tensor<3xf32> {
-  %r = "stablehlo.all_reduce"(%x) ({
-  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
-    %s = stablehlo.add %a, %b : tensor<f32>
-    stablehlo.return %s : tensor<f32>
-  }) {replica_groups = dense<[[0, 1, 2, 3]]> : tensor<1x4xi64>} : (tensor<3xf32>) -> tensor<3xf32>
-  func.return %r : tensor<3xf32>
+// kAllReduce compiled by `client` and launched on its addressable devices,
+// device d holding `values(d)`; `keep` holds the arguments.
+StatusOr<std::vector<LoadedExecutable::Run>> LaunchAllReduce(
+    Client& client, std::vector<std::unique_ptr<Buffer>>& keep,
+    const std::function<std::vector<float>(int device)>& values) {
+  KILN_ASSIGN_OR_RETURN(
+      std::unique_ptr<LoadedExecutable> loaded,
+      client.Compile(
+          std::span(reinterpret_cast<const uint8_t*>(kAllReduce.data()), kAllReduce.size()), "mlir",
+          std::span(reinterpret_cast<const uint8_t*>(kFourReplicas.data()), kFourReplicas.size())));
+  std::vector<std::vector<Buffer*>> arguments;
+  for (Device* device : loaded->addressable_devices()) {
+    std::vector<float> data = values(device->id());
+    HostBuffer host{data.data(),
+                    Shape{ElementType::kF32, {3}},
+                    {},
+                    HostBufferSemantics::kImmutableOnlyDuringCall};
+    KILN_ASSIGN_OR_RETURN(HostTransfer transfer,
+                          client.BufferFromHostBuffer(host, device->default_memory_space()));
+    keep.push_back(std::move(transfer.buffer));
+    arguments.push_back({keep.back().get()});
+  }
+  return loaded->ExecuteLaunch(arguments, loaded->addressable_devices());
 }
-)mlir";
-
-// executable_build_options (field 3): num_replicas = 4, num_partitions = 1.
-constexpr std::string_view kFourReplicas = "\x1a\x04\x20\x04\x28\x01";
 
 // Runs kAllReduce on every device of the job, device d holding {d, 10d, 20d}.
 std::vector<std::vector<float>> AllReduceOnTheJob(std::vector<std::unique_ptr<Client>>& clients,
@@ -208,33 +221,17 @@ std::vector<std::vector<float>> AllReduceOnTheJob(std::vector<std::unique_ptr<Cl
   statuses.assign(4, Status::Ok());
   ForEachNode(2, [&](int node) {
     Client& client = *clients[node];
-    auto loaded = client.Compile(
-        std::span(reinterpret_cast<const uint8_t*>(kAllReduce.data()), kAllReduce.size()), "mlir",
-        std::span(reinterpret_cast<const uint8_t*>(kFourReplicas.data()), kFourReplicas.size()));
-    if (!loaded.ok()) {
-      statuses[node * 2] = loaded.status();
-      return;
-    }
     std::vector<std::unique_ptr<Buffer>> keep;
-    std::vector<std::vector<Buffer*>> arguments;
-    for (Device* device : (*loaded)->addressable_devices()) {
-      const auto d = static_cast<float>(device->id());
-      std::vector<float> data = {d, 10 * d, 20 * d};
-      HostBuffer host{data.data(),
-                      Shape{ElementType::kF32, {3}},
-                      {},
-                      HostBufferSemantics::kImmutableOnlyDuringCall};
-      keep.push_back(
-          std::move(client.BufferFromHostBuffer(host, device->default_memory_space())->buffer));
-      arguments.push_back({keep.back().get()});
-    }
-    auto runs = (*loaded)->ExecuteLaunch(arguments, (*loaded)->addressable_devices());
+    auto runs = LaunchAllReduce(client, keep, [](int id) {
+      const auto d = static_cast<float>(id);
+      return std::vector<float>{d, 10 * d, 20 * d};
+    });
     if (!runs.ok()) {
       statuses[node * 2] = runs.status();
       return;
     }
     for (size_t i = 0; i < runs->size(); ++i) {
-      const int id = (*loaded)->addressable_devices()[i]->id();
+      const int id = node * 2 + static_cast<int>(i);
       LoadedExecutable::Run& run = (*runs)[i];
       statuses[id] = run.done->Await();
       if (!statuses[id].ok()) continue;
@@ -245,6 +242,16 @@ std::vector<std::vector<float>> AllReduceOnTheJob(std::vector<std::unique_ptr<Cl
     }
   });
   return results;
+}
+
+// The statuses of kAllReduce's runs on process 0's devices alone.
+std::vector<Status> AllReduceOnProcessZero(Client& client) {
+  std::vector<std::unique_ptr<Buffer>> keep;
+  auto runs = LaunchAllReduce(client, keep, [](int) { return std::vector<float>{1, 2, 3}; });
+  if (!runs.ok()) return {runs.status()};
+  std::vector<Status> statuses;
+  for (auto& run : *runs) statuses.push_back(run.done->Await());
+  return statuses;
 }
 
 TEST_F(TwoProcessTest, AnAllReduceAcrossProcessesSumsEveryDevicesOperand) {
@@ -280,27 +287,9 @@ TEST_F(TwoProcessTest, APeerThatIsGoneFailsTheCollectiveAndNamesIt) {
   for (const Status& status : statuses) ASSERT_TRUE(status.ok()) << status.ToString();
   clients_[1].reset();  // process 1 ends: its sockets close
   // Process 0 alone: its devices' all-reduce must fail, not hang.
-  std::vector<Status> results(2);
-  auto loaded = clients_[0]->Compile(
-      std::span(reinterpret_cast<const uint8_t*>(kAllReduce.data()), kAllReduce.size()), "mlir",
-      std::span(reinterpret_cast<const uint8_t*>(kFourReplicas.data()), kFourReplicas.size()));
-  ASSERT_TRUE(loaded.ok());
-  std::vector<std::unique_ptr<Buffer>> keep;
-  std::vector<std::vector<Buffer*>> arguments;
-  for (Device* device : (*loaded)->addressable_devices()) {
-    std::vector<float> data = {1, 2, 3};
-    HostBuffer host{data.data(),
-                    Shape{ElementType::kF32, {3}},
-                    {},
-                    HostBufferSemantics::kImmutableOnlyDuringCall};
-    keep.push_back(
-        std::move(clients_[0]->BufferFromHostBuffer(host, device->default_memory_space())->buffer));
-    arguments.push_back({keep.back().get()});
-  }
-  auto runs = (*loaded)->ExecuteLaunch(arguments, (*loaded)->addressable_devices());
-  ASSERT_TRUE(runs.ok());
-  for (auto& run : *runs) {
-    Status status = run.done->Await();
+  statuses = AllReduceOnProcessZero(*clients_[0]);
+  ASSERT_EQ(statuses.size(), 2u) << statuses[0].ToString();
+  for (const Status& status : statuses) {
     EXPECT_TRUE(status.code() == StatusCode::kUnavailable ||
                 status.code() == StatusCode::kDeadlineExceeded)
         << status.ToString();
@@ -311,26 +300,9 @@ TEST_F(TwoProcessTest, APeerThatIsGoneFailsTheCollectiveAndNamesIt) {
 TEST_F(TwoProcessTest, APeerThatNeverComesIsADeadlineNamingIt) {
   ScopedEnv wait("KILN_COLLECTIVE_TIMEOUT_SECONDS", "2");
   // Only process 0 runs the program; process 1 never joins.
-  auto loaded = clients_[0]->Compile(
-      std::span(reinterpret_cast<const uint8_t*>(kAllReduce.data()), kAllReduce.size()), "mlir",
-      std::span(reinterpret_cast<const uint8_t*>(kFourReplicas.data()), kFourReplicas.size()));
-  ASSERT_TRUE(loaded.ok());
-  std::vector<std::unique_ptr<Buffer>> keep;
-  std::vector<std::vector<Buffer*>> arguments;
-  for (Device* device : (*loaded)->addressable_devices()) {
-    std::vector<float> data = {1, 2, 3};
-    HostBuffer host{data.data(),
-                    Shape{ElementType::kF32, {3}},
-                    {},
-                    HostBufferSemantics::kImmutableOnlyDuringCall};
-    keep.push_back(
-        std::move(clients_[0]->BufferFromHostBuffer(host, device->default_memory_space())->buffer));
-    arguments.push_back({keep.back().get()});
-  }
-  auto runs = (*loaded)->ExecuteLaunch(arguments, (*loaded)->addressable_devices());
-  ASSERT_TRUE(runs.ok());
-  for (auto& run : *runs) {
-    Status status = run.done->Await();
+  std::vector<Status> statuses = AllReduceOnProcessZero(*clients_[0]);
+  ASSERT_EQ(statuses.size(), 2u) << statuses[0].ToString();
+  for (const Status& status : statuses) {
     EXPECT_EQ(status.code(), StatusCode::kDeadlineExceeded) << status.ToString();
     EXPECT_NE(status.message().find("of process 1 did not join"), std::string::npos)
         << status.ToString();

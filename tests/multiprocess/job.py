@@ -14,17 +14,9 @@ PLATFORM, PROCESS, COUNT, PORT = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 CASES = sys.argv[5].split(",") if len(sys.argv) > 5 else None
 LOCAL = int(os.environ.get("JOB_LOCAL_DEVICES", "2"))
 
-os.environ.setdefault("KILN_NUM_DEVICES", str(LOCAL))
-os.environ.setdefault("KILN_GLOO_HOSTNAME", "127.0.0.1")
+from launch import join_job  # noqa: E402
 
-import jax  # noqa: E402
-
-jax.config.update("jax_platforms", PLATFORM)
-if PLATFORM == "cpu":
-    jax.config.update("jax_num_cpu_devices", LOCAL)
-    jax.config.update("jax_cpu_collectives_implementation", "gloo")
-jax.distributed.initialize(f"127.0.0.1:{PORT}", num_processes=COUNT, process_id=PROCESS,
-                           initialization_timeout=120)
+jax = join_job(PLATFORM, PROCESS, COUNT, PORT, LOCAL)
 
 import numpy as np  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
@@ -161,6 +153,15 @@ def case_elsewhere():
     emit("elsewhere", [np.asarray(shard.data).tolist() for shard in out.addressable_shards])
 
 
+def train(step, params, *batch):
+    """The losses of JOB_STEPS (default 10) calls of `step`."""
+    losses = []
+    for _ in range(int(os.environ.get("JOB_STEPS", "10"))):
+        params, value = step(params, *batch)
+        losses.append(float(value))
+    return losses
+
+
 def case_training():
     mesh = Mesh(DEVICES, ("batch",))
     rng = np.random.default_rng(0)
@@ -182,11 +183,7 @@ def case_training():
         value, grads = jax.value_and_grad(loss)(params, x, y)
         return jax.tree.map(lambda p, g: p - 0.1 * g, params, grads), value
 
-    losses = []
-    for _ in range(int(os.environ.get("JOB_STEPS", "10"))):
-        params, value = step(params, x, y)
-        losses.append(float(value))
-    emit("training", losses)
+    emit("training", train(step, params, x, y))
 
 
 def case_transformer():
@@ -205,11 +202,7 @@ def case_transformer():
     target = jax.make_array_from_callback(targets.shape, batch, lambda index: targets[index])
     params = jax.device_put(params, NamedSharding(mesh, P()))
     step = jax.jit(workloads._sgd(workloads._transformer_loss, lr=0.05))
-    losses = []
-    for _ in range(int(os.environ.get("JOB_STEPS", "10"))):
-        params, value = step(params, x, target)
-        losses.append(float(value))
-    emit("transformer", losses)
+    emit("transformer", train(step, params, x, target))
 
 
 def case_fault():
@@ -239,4 +232,5 @@ def case_fault():
 ALL = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}
 for name in CASES or [case for case in ALL if case != "fault"]:
     ALL[name]()
-jax.distributed.shutdown()
+if COUNT > 1:
+    jax.distributed.shutdown()

@@ -27,6 +27,24 @@ def free_port():
         return s.getsockname()[1]
 
 
+def join_job(platform, process, count, port, local_devices):
+    """In a process that run_script started: makes `platform` JAX's only one,
+    with `local_devices` devices (XLA's CPU backend with Gloo collectives
+    for "cpu"), joins the job of `count` processes and returns `jax`."""
+    os.environ.setdefault("KILN_NUM_DEVICES", str(local_devices))
+    os.environ.setdefault("KILN_GLOO_HOSTNAME", "127.0.0.1")
+    import jax
+
+    jax.config.update("jax_platforms", platform)
+    if platform == "cpu":
+        jax.config.update("jax_num_cpu_devices", local_devices)
+        jax.config.update("jax_cpu_collectives_implementation", "gloo")
+    if count > 1:
+        jax.distributed.initialize(f"127.0.0.1:{port}", num_processes=count,
+                                   process_id=process, initialization_timeout=120)
+    return jax
+
+
 def run_script(script, platform, count, extra_args=(), local_devices=2, timeout=240, env=None,
                may_die=(), process_env=None):
     """Runs `count` processes of `script PLATFORM ID COUNT PORT extra_args...`;
