@@ -104,57 +104,177 @@ bool Launch::AllLocal(std::span<const int64_t> group) const {
   return true;
 }
 
-Status Launch::Across(int64_t process, int64_t sequence, std::span<const int64_t> group,
-                      FunctionRef<Status(const Clique& clique, const std::string& what)> transfer) {
+Status Launch::Across(int64_t sequence, FunctionRef<Status(const std::string& what)> transfer) {
   {
     std::lock_guard lock(mutex_);
     if (!aborted_.ok()) return aborted_;
   }
-  KILN_ASSIGN_OR_RETURN(Clique clique, CliqueOf(process, sequence, group));
-  Status status = transfer(clique, StrCat("collective #", sequence + 1));
+  Status status = transfer(StrCat("collective #", sequence + 1));
   if (!status.ok()) Abort(status);
   return status;
 }
 
-Status Launch::ReduceAcross(int64_t process, int64_t sequence, std::span<const int64_t> group,
-                            ElementType type, kernels::BinaryOp op, void* data, int64_t count,
-                            bool scatter) {
-  return Across(process, sequence, group, [&](const Clique& clique, const std::string& what) {
-    return scatter ? link_.transport->ReduceScatter(clique.devices, clique.rank, type, op, data,
-                                                    count, timeout_, what)
-                   : link_.transport->AllReduce(clique.devices, clique.rank, type, op, data, count,
-                                                timeout_, what);
-  });
-}
-
-Status Launch::AllGatherAcross(int64_t process, int64_t sequence, std::span<const int64_t> group,
-                               const void* data, int64_t bytes, void* out) {
-  return Across(process, sequence, group, [&](const Clique& clique, const std::string& what) {
-    const auto size = static_cast<size_t>(bytes);
-    return link_.transport->AllGather(clique.devices, clique.rank,
-                                      std::span(static_cast<const uint8_t*>(data), size),
-                                      std::span(static_cast<uint8_t*>(out), size * group.size()),
-                                      timeout_, what);
-  });
-}
-
-StatusOr<Launch::Clique> Launch::CliqueOf(int64_t process, int64_t sequence,
-                                          std::span<const int64_t> group) const {
-  Clique clique;
-  clique.rank = group.size();
+StatusOr<Launch::Tiers> Launch::TiersOf(int64_t process, int64_t sequence,
+                                        std::span<const int64_t> group) const {
+  Tiers tiers;
+  tiers.group.rank = group.size();
+  std::vector<int> order;  // processes in the order of their first member
+  std::vector<size_t> counts;
+  bool consecutive = true;
   for (size_t m = 0; m < group.size(); ++m) {
     const auto flattened = static_cast<size_t>(group[m]);
     if (group[m] < 0 || flattened >= link_.device_of.size()) {
       return InvalidArgument("collective #", sequence + 1, " meets process ", group[m],
                              " but the program runs ", link_.device_of.size(), " processes");
     }
-    clique.devices.push_back(link_.device_of[flattened]);
-    if (group[m] == process) clique.rank = m;
+    const int64_t device = link_.device_of[flattened];
+    tiers.group.devices.push_back(device);
+    if (group[m] == process) {
+      tiers.group.rank = m;
+      tiers.local_rank = tiers.local.size();
+    }
+    if (std::find(processes_.begin(), processes_.end(), group[m]) != processes_.end()) {
+      tiers.local.push_back(group[m]);
+    }
+    const int owner = link_.transport->ProcessOf(device);
+    const auto found = std::find(order.begin(), order.end(), owner);
+    if (found == order.end()) {
+      order.push_back(owner);
+      counts.push_back(1);
+      tiers.leaders.devices.push_back(device);
+    } else {
+      consecutive = consecutive && found + 1 == order.end();
+      ++counts[static_cast<size_t>(found - order.begin())];
+    }
   }
-  if (clique.rank == group.size()) {
+  if (tiers.group.rank == group.size()) {
     return Internal("process ", process, " is not in its own group ", IdsText(group));
   }
-  return clique;
+  const int here = link_.transport->ProcessOf(tiers.group.devices[tiers.group.rank]);
+  tiers.leaders.rank = static_cast<size_t>(std::find(order.begin(), order.end(), here) -
+                                           order.begin());
+  if (counts[tiers.leaders.rank] != tiers.local.size()) {
+    return FailedPrecondition("collective #", sequence + 1, " meets ", counts[tiers.leaders.rank],
+                              " devices of this process, but this launch runs ", tiers.local.size(),
+                              " of them (", IdsText(tiers.local),
+                              "); run the program on all its devices here at once");
+  }
+  tiers.blocked = consecutive && std::all_of(counts.begin(), counts.end(),
+                                             [&](size_t count) { return count == counts[0]; });
+  return tiers;
+}
+
+Status Launch::Tiered(
+    int64_t process, int64_t sequence, const Tiers& tiers, std::span<void* const> mine,
+    FunctionRef<Status(std::span<void* const> all)> gather,
+    FunctionRef<Status(std::span<void* const> all, const std::string& what)> transfer,
+    FunctionRef<Status(std::span<void* const> all)> scatter) {
+  if (tiers.local.size() == 1) {
+    KILN_RETURN_IF_ERROR(gather(mine));
+    return Across(sequence, [&](const std::string& what) { return transfer(mine, what); });
+  }
+  const bool leader = tiers.local_rank == 0;
+  KILN_RETURN_IF_ERROR(Meet(process, sequence, tiers.local, mine, gather, /*phase=*/1));
+  // The others wait in the meeting while the leader transfers; when it
+  // fails, the launch is aborted before they leave, and the next meeting
+  // fails them with its status.
+  KILN_RETURN_IF_ERROR(Meet(
+      process, sequence, tiers.local, mine,
+      [&](std::span<void* const> all) -> Status {
+        if (!leader) return Status::Ok();
+        return Across(sequence, [&](const std::string& what) { return transfer(all, what); });
+      },
+      /*phase=*/2));
+  return Meet(
+      process, sequence, tiers.local, mine,
+      [&](std::span<void* const> all) { return leader ? Status::Ok() : scatter(all); },
+      /*phase=*/3);
+}
+
+Status Launch::ReduceAcross(int64_t process, int64_t sequence, std::span<const int64_t> group,
+                            ElementType type, kernels::BinaryOp op, void* data, int64_t count,
+                            bool scatter) {
+  KILN_ASSIGN_OR_RETURN(Tiers tiers, TiersOf(process, sequence, group));
+  const auto element = static_cast<int64_t>(GetElementTypeInfo(type).storage_bytes);
+  const auto members = static_cast<int64_t>(tiers.local.size());
+  // Blocks of one process's members lie together in the leader's operand:
+  // a reduce-scatter between leaders leaves each leader its process's.
+  // Otherwise the leaders all-reduce the whole operand.
+  const bool ring = scatter && tiers.blocked;
+  void* mine[] = {data};
+  return Tiered(
+      process, sequence, tiers, mine,
+      [&](std::span<void* const> all) -> Status {
+        // Every member folds its slice of the members' operands into the
+        // leader's (reading only that slice of each).
+        const auto rank = static_cast<int64_t>(tiers.local_rank);
+        const int64_t begin = count * rank / members;
+        const int64_t end = count * (rank + 1) / members;
+        if (end == begin) return Status::Ok();
+        auto* into = static_cast<uint8_t*>(all[0]) + begin * element;
+        for (int64_t m = 1; m < members; ++m) {
+          const auto* peer = static_cast<const uint8_t*>(all[static_cast<size_t>(m)]);
+          KILN_RETURN_IF_ERROR(kernels::Binary(op, type, into, peer + begin * element, into,
+                                               end - begin));
+        }
+        return Status::Ok();
+      },
+      [&](std::span<void* const> all, const std::string& what) {
+        const Clique& leaders = tiers.leaders;
+        return ring ? link_.transport->ReduceScatter(leaders.devices, leaders.rank, type, op,
+                                                     all[0], count, timeout_, what)
+                    : link_.transport->AllReduce(leaders.devices, leaders.rank, type, op, all[0],
+                                                 count, timeout_, what);
+      },
+      [&](std::span<void* const> all) -> Status {
+        const auto* result = static_cast<const uint8_t*>(all[0]);
+        if (!scatter) {
+          std::memcpy(data, result, static_cast<size_t>(count * element));
+          return Status::Ok();
+        }
+        const int64_t block = count / static_cast<int64_t>(group.size()) * element;
+        const int64_t at = static_cast<int64_t>(tiers.group.rank) * block;
+        std::memcpy(static_cast<uint8_t*>(data) + at, result + at, static_cast<size_t>(block));
+        return Status::Ok();
+      });
+}
+
+Status Launch::AllGatherAcross(int64_t process, int64_t sequence, std::span<const int64_t> group,
+                               const void* data, int64_t bytes, void* out) {
+  KILN_ASSIGN_OR_RETURN(Tiers tiers, TiersOf(process, sequence, group));
+  const auto size = static_cast<size_t>(bytes);
+  const size_t total = size * group.size();
+  if (!tiers.blocked) {
+    // Processes' members interleave: every device is a rank of its own.
+    return Across(sequence, [&](const std::string& what) {
+      return link_.transport->AllGather(tiers.group.devices, tiers.group.rank,
+                                        std::span(static_cast<const uint8_t*>(data), size),
+                                        std::span(static_cast<uint8_t*>(out), total), timeout_,
+                                        what);
+    });
+  }
+  // Each member writes its bytes into the leader's result at its place;
+  // the leaders gather their processes' parts in place.
+  const size_t part = size * tiers.local.size();
+  void* mine[] = {const_cast<void*>(data), out};
+  return Tiered(
+      process, sequence, tiers, mine,
+      [&](std::span<void* const> all) -> Status {
+        uint8_t* at = static_cast<uint8_t*>(all[1]) + tiers.group.rank * size;
+        if (size > 0 && at != data) std::memmove(at, data, size);
+        return Status::Ok();
+      },
+      [&](std::span<void* const> all, const std::string& what) {
+        auto* result = static_cast<uint8_t*>(all[1]);
+        const Clique& leaders = tiers.leaders;
+        return link_.transport->AllGather(leaders.devices, leaders.rank,
+                                          std::span(result + leaders.rank * part, part),
+                                          std::span(result, total), timeout_, what);
+      },
+      [&](std::span<void* const> all) -> Status {
+        if (total > 0) std::memcpy(out, all[1], total);
+        return Status::Ok();
+      });
 }
 
 Status Launch::MeetAcross(int64_t process, int64_t sequence, std::span<const int64_t> group,
@@ -218,7 +338,7 @@ Status Launch::cause() {
 
 Status Launch::Meet(int64_t process, int64_t sequence, std::span<const int64_t> group,
                     std::span<void* const> mine,
-                    FunctionRef<Status(std::span<void* const> all)> work) {
+                    FunctionRef<Status(std::span<void* const> all)> work, int phase) {
   for (int64_t peer : group) {
     if (std::find(processes_.begin(), processes_.end(), peer) == processes_.end()) {
       return FailedPrecondition("collective #", sequence + 1, " of process ", process,
@@ -234,7 +354,7 @@ Status Launch::Meet(int64_t process, int64_t sequence, std::span<const int64_t> 
   }
   std::unique_lock lock(mutex_);
   if (!aborted_.ok()) return aborted_;
-  const std::pair<int64_t, int64_t> key(sequence, group.front());
+  const std::tuple<int64_t, int, int64_t> key(sequence, phase, group.front());
   std::shared_ptr<Meeting>& slot = meetings_[key];
   if (slot == nullptr) {
     slot = std::make_shared<Meeting>();

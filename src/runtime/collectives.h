@@ -14,8 +14,18 @@
 // has finished reading before anyone returns.
 //
 // A group with members in other processes of a job (jax.distributed) meets
-// through the job's CrossProcessCollectives instead: each member's bytes
-// are gathered into every member's memory, and `work` reads the copies.
+// in two tiers: the members this process runs meet in memory, and one of
+// them, the process's leader (its first member in group order), speaks for
+// them to the other processes' leaders through the job's
+// CrossProcessCollectives. An all-reduce folds the process's operands into
+// the leader's, all-reduces between leaders and copies the result back; a
+// reduce-scatter or all-gather whose processes' members are consecutive in
+// the group does the same with a reduce-scatter or all-gather between
+// leaders, one block per process. Gloo then has one rank per process, not
+// one per device: fewer steps, and each process sends its data once. (A
+// gather of interleaved processes' members has every device take part
+// itself.) A generic meeting gathers each member's bytes into every
+// member's memory, and `work` reads the copies.
 //
 // Waits are bounded: a member waits KILN_COLLECTIVE_TIMEOUT_SECONDS (default
 // 300) for the others, then fails with DEADLINE_EXCEEDED. When a run of the
@@ -31,6 +41,7 @@
 #include <mutex>
 #include <span>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -79,8 +90,11 @@ class Launch {
   class MemberImpl;
   struct Meeting;
 
+  // `phase` tells apart the meetings of one collective (the tiers'
+  // in-memory steps).
   Status Meet(int64_t process, int64_t sequence, std::span<const int64_t> group,
-              std::span<void* const> mine, FunctionRef<Status(std::span<void* const> all)> work);
+              std::span<void* const> mine, FunctionRef<Status(std::span<void* const> all)> work,
+              int phase = 0);
   // Meet for a group with members in other processes: through link_.
   Status MeetAcross(int64_t process, int64_t sequence, std::span<const int64_t> group,
                     std::span<void* const> mine, std::span<const int64_t> bytes,
@@ -93,17 +107,34 @@ class Launch {
   // AllGather for a group with members in other processes: through link_.
   Status AllGatherAcross(int64_t process, int64_t sequence, std::span<const int64_t> group,
                          const void* data, int64_t bytes, void* out);
-  // The global device ids of `group` and `process`'s place in it.
+  // Global device ids taking part in a transport operation, and one
+  // member's place among them.
   struct Clique {
     std::vector<int64_t> devices;
     size_t rank = 0;
   };
-  // Runs `transfer` (one operation of the transport) for `process`'s clique
-  // of `group`, unless the launch was aborted; a failure aborts it.
-  Status Across(int64_t process, int64_t sequence, std::span<const int64_t> group,
-                FunctionRef<Status(const Clique& clique, const std::string& what)> transfer);
-  StatusOr<Clique> CliqueOf(int64_t process, int64_t sequence,
-                            std::span<const int64_t> group) const;
+  // A cross-process group seen from one member (see the file comment).
+  struct Tiers {
+    Clique group;                // every member's device, this member's place
+    std::vector<int64_t> local;  // the members this launch runs, in group order
+    size_t local_rank = 0;       // this member's place among them
+    Clique leaders;              // each process's leader, processes in group order
+    bool blocked = false;        // every process has local.size() members, consecutive
+  };
+  StatusOr<Tiers> TiersOf(int64_t process, int64_t sequence, std::span<const int64_t> group) const;
+  // Runs `transfer` (one operation of the transport) unless the launch
+  // was aborted; a failure aborts it.
+  Status Across(int64_t sequence, FunctionRef<Status(const std::string& what)> transfer);
+  // The leader's transport operation between the tiers' in-memory steps:
+  // `gather` (every local member's part into the leader's memory, or its
+  // fold) runs in every local member, `transfer` in the leader alone, then
+  // `scatter` (the result back) in every member but the leader; each step
+  // ends when every local member's has. A process with one member skips
+  // the meetings.
+  Status Tiered(int64_t process, int64_t sequence, const Tiers& tiers, std::span<void* const> mine,
+                FunctionRef<Status(std::span<void* const> all)> gather,
+                FunctionRef<Status(std::span<void* const> all, const std::string& what)> transfer,
+                FunctionRef<Status(std::span<void* const> all)> scatter);
   // True when every process of `group` runs in this launch.
   bool AllLocal(std::span<const int64_t> group) const;
 
@@ -115,9 +146,9 @@ class Launch {
   std::condition_variable changed_;
   Status aborted_;  // what members see: the cause, saying it was another run's
   Status cause_;
-  // Open meetings by (the members' collective count, the group's first
-  // process).
-  std::map<std::pair<int64_t, int64_t>, std::shared_ptr<Meeting>> meetings_;
+  // Open meetings by (the members' collective count, phase, the group's
+  // first process).
+  std::map<std::tuple<int64_t, int, int64_t>, std::shared_ptr<Meeting>> meetings_;
 };
 
 // `kiln run`'s process grid for interpreter.run_parallel: one thread per

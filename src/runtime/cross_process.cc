@@ -10,6 +10,7 @@
 #include <gloo/types.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <set>
 
 #include "base/env.h"
@@ -63,18 +64,39 @@ class GlooStore final : public gloo::rendezvous::Store {
   Status failure_;
 };
 
-// Up to this size an all-reduce takes Gloo's BCube algorithm, above it the
-// ring.
-constexpr size_t kBcubeBytes = 256 << 10;
+// Up to this many bytes per member (an all-reduce's or reduce-scatter's
+// operand, an all-gather's part) the members exchange directly: every one
+// sends to every other at once and folds what it receives, one round
+// whatever the clique's size. Above it, rings (n - 1 rounds, each member
+// sending about its operand's size in all). Each round costs a few thread
+// wake-ups per process; on a host whose cores the processes share, those
+// dominate small collectives.
+constexpr size_t kDirectBytes = 256 << 10;
 
 // A 16-byte element (c128) for Gloo, which counts elements by type.
 struct alignas(16) SixteenBytes {
   uint64_t half[2];
 };
 
-// The slot prefix of Kiln's reduce-scatter (Gloo's own algorithms use
-// others; a communicator runs one operation at a time anyway).
-constexpr uint8_t kReduceScatterSlot = 0x4b;
+// The slot prefix of Kiln's own exchanges (Gloo's algorithms use others;
+// a communicator runs one operation at a time anyway).
+constexpr uint8_t kKilnSlot = 0x4b;
+
+// Waits for `count` sends and receives of `buffers`' operations.
+void AwaitAll(std::span<gloo::transport::UnboundBuffer* const> sending, size_t sends,
+              std::span<gloo::transport::UnboundBuffer* const> receiving, size_t receives,
+              std::chrono::milliseconds timeout) {
+  for (gloo::transport::UnboundBuffer* buffer : receiving) {
+    for (size_t i = 0; i < receives; ++i) {
+      if (!buffer->waitRecv(timeout)) throw gloo::IoException("a receive was aborted");
+    }
+  }
+  for (gloo::transport::UnboundBuffer* buffer : sending) {
+    for (size_t i = 0; i < sends; ++i) {
+      if (!buffer->waitSend(timeout)) throw gloo::IoException("a send was aborted");
+    }
+  }
+}
 
 std::string JoinIds(std::span<const int64_t> ids, const char* separator) {
   std::string text;
@@ -256,14 +278,63 @@ Status CrossProcessCollectives::Run(std::span<const int64_t> devices, size_t ran
   }
 }
 
+Status CrossProcessCollectives::DirectReduce(Communicator& communicator, size_t rank,
+                                             ElementType type, kernels::BinaryOp op, void* data,
+                                             int64_t count, bool scatter,
+                                             std::chrono::milliseconds timeout) {
+  // Every member sends to every other what that one keeps (all of `data`,
+  // or its block when scattering) and folds what it receives with its own,
+  // in member order: every member of an all-reduce computes the same sum
+  // in the same order, so their results agree to the bit.
+  gloo::Context& context = *communicator.context;
+  const auto members = static_cast<size_t>(context.size);
+  const size_t element_bytes = GetElementTypeInfo(type).storage_bytes;
+  const int64_t kept = scatter ? count / static_cast<int64_t>(members) : count;
+  const size_t kept_bytes = static_cast<size_t>(kept) * element_bytes;
+  if (kept == 0 || members < 2) return Status::Ok();
+  auto* base = static_cast<uint8_t*>(data);
+  // Member m's contribution at m * kept_bytes (this member's own is read
+  // where it lies).
+  auto incoming = std::make_unique_for_overwrite<uint8_t[]>(kept_bytes * members);
+  auto whole = context.createUnboundBuffer(base, static_cast<size_t>(count) * element_bytes);
+  auto received = context.createUnboundBuffer(incoming.get(), kept_bytes * members);
+  const uint64_t slot = gloo::Slot::build(kKilnSlot, communicator.next_tag++);
+  for (size_t peer = 0; peer < members; ++peer) {
+    if (peer == rank) continue;
+    whole->send(static_cast<int>(peer), slot, scatter ? peer * kept_bytes : 0, kept_bytes);
+    received->recv(static_cast<int>(peer), slot, peer * kept_bytes, kept_bytes);
+  }
+  gloo::transport::UnboundBuffer* sending[] = {whole.get()};
+  gloo::transport::UnboundBuffer* receiving[] = {received.get()};
+  AwaitAll(sending, members - 1, receiving, members - 1, timeout);
+  uint8_t* own = base + (scatter ? rank * kept_bytes : 0);
+  auto part = [&](size_t m) -> const uint8_t* {
+    return m == rank ? own : incoming.get() + m * kept_bytes;
+  };
+  // Fold into member 0's slot of `incoming` (or member 1's when member 0
+  // is this one), then copy over this member's part.
+  uint8_t* sum = incoming.get() + (rank == 0 ? kept_bytes : 0);
+  KILN_RETURN_IF_ERROR(kernels::Binary(op, type, part(0), part(1), sum, kept));
+  for (size_t m = 2; m < members; ++m) {
+    KILN_RETURN_IF_ERROR(kernels::Binary(op, type, sum, part(m), sum, kept));
+  }
+  std::memcpy(own, sum, kept_bytes);
+  return Status::Ok();
+}
+
 Status CrossProcessCollectives::AllReduce(std::span<const int64_t> devices, size_t rank,
                                           ElementType type, kernels::BinaryOp op, void* data,
                                           int64_t count, std::chrono::milliseconds timeout,
                                           std::string_view what) {
+  const size_t element_bytes = GetElementTypeInfo(type).storage_bytes;
+  if (static_cast<size_t>(count) * element_bytes <= kDirectBytes) {
+    return Run(devices, rank, timeout, what, [&](Communicator& communicator) {
+      return DirectReduce(communicator, rank, type, op, data, count, /*scatter=*/false, timeout);
+    });
+  }
   return Run(devices, rank, timeout, what, [&](Communicator& communicator) {
     gloo::AllreduceOptions options(communicator.context);
     const auto elements = static_cast<size_t>(count);
-    const size_t element_bytes = GetElementTypeInfo(type).storage_bytes;
     // Gloo counts elements of the pointer's type: one of the element's size.
     switch (element_bytes) {
       case 1: options.setOutput(static_cast<uint8_t*>(data), elements); break;
@@ -276,12 +347,6 @@ Status CrossProcessCollectives::AllReduce(std::span<const int64_t> devices, size
       Status folded = kernels::Binary(op, type, lhs, rhs, out, static_cast<int64_t>(n));
       if (!folded.ok()) throw std::runtime_error(std::string(folded.message()));
     });
-    // Small arrays: BCube's log2(n) exchanges beat the ring's 2(n-1) steps
-    // (it needs a power-of-two clique).
-    const size_t members = devices.size();
-    if (elements * element_bytes <= kBcubeBytes && (members & (members - 1)) == 0) {
-      options.setAlgorithm(gloo::AllreduceOptions::Algorithm::BCUBE);
-    }
     options.setTag(communicator.next_tag++);
     options.setTimeout(timeout);
     gloo::allreduce(options);
@@ -297,6 +362,11 @@ Status CrossProcessCollectives::ReduceScatter(std::span<const int64_t> devices, 
   if (count % static_cast<int64_t>(members) != 0) {
     return Internal("ReduceScatter of ", count, " elements in ", members, " blocks");
   }
+  if (static_cast<size_t>(count) * GetElementTypeInfo(type).storage_bytes <= kDirectBytes) {
+    return Run(devices, rank, timeout, what, [&](Communicator& communicator) {
+      return DirectReduce(communicator, rank, type, op, data, count, /*scatter=*/true, timeout);
+    });
+  }
   return Run(devices, rank, timeout, what, [&](Communicator& communicator) -> Status {
     const int64_t block = count / static_cast<int64_t>(members);
     const size_t block_bytes = static_cast<size_t>(block) * GetElementTypeInfo(type).storage_bytes;
@@ -309,7 +379,7 @@ Status CrossProcessCollectives::ReduceScatter(std::span<const int64_t> devices, 
     const int previous = static_cast<int>((rank + members - 1) % members);
     // One slot per operation: messages between two members of one slot
     // arrive in order, and a member sends step s + 1 only after step s.
-    const uint64_t slot = gloo::Slot::build(kReduceScatterSlot, communicator.next_tag++);
+    const uint64_t slot = gloo::Slot::build(kKilnSlot, communicator.next_tag++);
     // Step s: send the partial of block rank - s - 1 on, fold the partial
     // of block rank - s - 2 in; after n - 1 steps block `rank` is whole.
     for (size_t step = 0; step + 1 < members; ++step) {
@@ -335,9 +405,34 @@ Status CrossProcessCollectives::AllGather(std::span<const int64_t> devices, size
     return Internal("AllGather of ", mine.size(), " bytes from ", devices.size(), " members into ",
                     all.size());
   }
+  if (mine.size() <= kDirectBytes) {
+    return Run(devices, rank, timeout, what, [&](Communicator& communicator) {
+      // Every member sends its bytes to every other and receives theirs
+      // at their places.
+      gloo::Context& context = *communicator.context;
+      const size_t members = devices.size();
+      uint8_t* at = all.data() + rank * mine.size();
+      if (mine.data() != at && !mine.empty()) std::memmove(at, mine.data(), mine.size());
+      if (mine.empty()) return Status::Ok();
+      auto whole = context.createUnboundBuffer(all.data(), all.size());
+      const uint64_t slot = gloo::Slot::build(kKilnSlot, communicator.next_tag++);
+      for (size_t peer = 0; peer < members; ++peer) {
+        if (peer == rank) continue;
+        whole->send(static_cast<int>(peer), slot, rank * mine.size(), mine.size());
+        whole->recv(static_cast<int>(peer), slot, peer * mine.size(), mine.size());
+      }
+      gloo::transport::UnboundBuffer* buffers[] = {whole.get()};
+      AwaitAll(buffers, members - 1, buffers, members - 1, timeout);
+      return Status::Ok();
+    });
+  }
   return Run(devices, rank, timeout, what, [&](Communicator& communicator) {
     gloo::AllgatherOptions options(communicator.context);
-    options.setInput(const_cast<uint8_t*>(mine.data()), mine.size());
+    // Without an input Gloo gathers in place: this member's bytes are
+    // already at their place in `all`.
+    if (mine.data() != all.data() + rank * mine.size()) {
+      options.setInput(const_cast<uint8_t*>(mine.data()), mine.size());
+    }
     options.setOutput(all.data(), all.size());
     options.setTag(communicator.next_tag++);
     options.setTimeout(timeout);

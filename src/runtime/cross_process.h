@@ -59,7 +59,8 @@ class CrossProcessCollectives {
 
   // Gathers `mine` (the same size on every member) from each member of
   // `devices` (global device ids, in the clique's order; this call is
-  // member `rank`) into `all`, member m's bytes at m * mine.size(). Waits
+  // member `rank`) into `all`, member m's bytes at m * mine.size() (`mine`
+  // may already lie at its place there). Waits
   // up to `timeout` for the others. A peer that died or did not come is
   // UNAVAILABLE or DEADLINE_EXCEEDED naming `what`, the clique and its
   // processes; the communicator is then dropped, so a later call makes a
@@ -76,6 +77,12 @@ class CrossProcessCollectives {
   StatusOr<std::shared_ptr<Communicator>> CommunicatorFor(std::span<const int64_t> devices,
                                                           size_t rank,
                                                           std::chrono::milliseconds timeout);
+  // Small all-reduces and reduce-scatters in one round (see kDirectBytes):
+  // folds `data` over the communicator's members, whole or, when
+  // `scatter`, this member's block of it.
+  Status DirectReduce(Communicator& communicator, size_t rank, ElementType type,
+                      kernels::BinaryOp op, void* data, int64_t count, bool scatter,
+                      std::chrono::milliseconds timeout);
   // "devices [..] (processes [..])" for messages.
   std::string CliqueText(std::span<const int64_t> devices) const;
   // Runs `operation` on the communicator of (devices, rank); a Gloo

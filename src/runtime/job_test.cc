@@ -189,21 +189,22 @@ TEST_F(TwoProcessTest, EveryProcessSeesTheJobsDevicesAndAddressesItsOwn) {
   }
 }
 
-// kAllReduce compiled by `client` and launched on its addressable devices,
-// device d holding `values(d)`; `keep` holds the arguments.
-StatusOr<std::vector<LoadedExecutable::Run>> LaunchAllReduce(
-    Client& client, std::vector<std::unique_ptr<Buffer>>& keep,
+// `program` (on 4 replicas) compiled by `client` and launched on its
+// addressable devices, device d holding `values(d)`; `keep` holds the
+// arguments.
+StatusOr<std::vector<LoadedExecutable::Run>> LaunchOnTheJob(
+    Client& client, std::string_view program, std::vector<std::unique_ptr<Buffer>>& keep,
     const std::function<std::vector<float>(int device)>& values) {
   KILN_ASSIGN_OR_RETURN(
       std::unique_ptr<LoadedExecutable> loaded,
       client.Compile(
-          std::span(reinterpret_cast<const uint8_t*>(kAllReduce.data()), kAllReduce.size()), "mlir",
+          std::span(reinterpret_cast<const uint8_t*>(program.data()), program.size()), "mlir",
           std::span(reinterpret_cast<const uint8_t*>(kFourReplicas.data()), kFourReplicas.size())));
   std::vector<std::vector<Buffer*>> arguments;
   for (Device* device : loaded->addressable_devices()) {
     std::vector<float> data = values(device->id());
     HostBuffer host{data.data(),
-                    Shape{ElementType::kF32, {3}},
+                    Shape{ElementType::kF32, {static_cast<int64_t>(data.size())}},
                     {},
                     HostBufferSemantics::kImmutableOnlyDuringCall};
     KILN_ASSIGN_OR_RETURN(HostTransfer transfer,
@@ -214,18 +215,17 @@ StatusOr<std::vector<LoadedExecutable::Run>> LaunchAllReduce(
   return loaded->ExecuteLaunch(arguments, loaded->addressable_devices());
 }
 
-// Runs kAllReduce on every device of the job, device d holding {d, 10d, 20d}.
-std::vector<std::vector<float>> AllReduceOnTheJob(std::vector<std::unique_ptr<Client>>& clients,
-                                                  std::vector<Status>& statuses) {
-  std::vector<std::vector<float>> results(4);
+// Runs `program` (f32 operand -> `results` f32 elements) on every device of
+// the job, device d holding `values(d)`; each device's result.
+std::vector<std::vector<float>> RunOnTheJob(
+    std::vector<std::unique_ptr<Client>>& clients, std::string_view program, size_t results,
+    const std::function<std::vector<float>(int device)>& values, std::vector<Status>& statuses) {
+  std::vector<std::vector<float>> outputs(4);
   statuses.assign(4, Status::Ok());
   ForEachNode(2, [&](int node) {
     Client& client = *clients[node];
     std::vector<std::unique_ptr<Buffer>> keep;
-    auto runs = LaunchAllReduce(client, keep, [](int id) {
-      const auto d = static_cast<float>(id);
-      return std::vector<float>{d, 10 * d, 20 * d};
-    });
+    auto runs = LaunchOnTheJob(client, program, keep, values);
     if (!runs.ok()) {
       statuses[node * 2] = runs.status();
       return;
@@ -235,23 +235,67 @@ std::vector<std::vector<float>> AllReduceOnTheJob(std::vector<std::unique_ptr<Cl
       LoadedExecutable::Run& run = (*runs)[i];
       statuses[id] = run.done->Await();
       if (!statuses[id].ok()) continue;
-      results[id].resize(3);
+      outputs[id].resize(results);
       const int64_t strides[] = {4};
-      auto copied = client.ToHostBuffer(*run.outputs[0], results[id].data(), strides);
+      auto copied = client.ToHostBuffer(*run.outputs[0], outputs[id].data(), strides);
       statuses[id] = copied.ok() ? (*copied)->Await() : copied.status();
     }
   });
-  return results;
+  return outputs;
+}
+
+// Runs kAllReduce on every device of the job, device d holding {d, 10d, 20d}.
+std::vector<std::vector<float>> AllReduceOnTheJob(std::vector<std::unique_ptr<Client>>& clients,
+                                                  std::vector<Status>& statuses) {
+  return RunOnTheJob(
+      clients, kAllReduce, 3,
+      [](int id) {
+        const auto d = static_cast<float>(id);
+        return std::vector<float>{d, 10 * d, 20 * d};
+      },
+      statuses);
 }
 
 // The statuses of kAllReduce's runs on process 0's devices alone.
 std::vector<Status> AllReduceOnProcessZero(Client& client) {
   std::vector<std::unique_ptr<Buffer>> keep;
-  auto runs = LaunchAllReduce(client, keep, [](int) { return std::vector<float>{1, 2, 3}; });
+  auto runs = LaunchOnTheJob(client, kAllReduce, keep, [](int) {
+    return std::vector<float>{1, 2, 3};
+  });
   if (!runs.ok()) return {runs.status()};
   std::vector<Status> statuses;
   for (auto& run : *runs) statuses.push_back(run.done->Await());
   return statuses;
+}
+
+// A collective of the 4 replicas in `order` ("0, 1, 2, 3": process 0's
+// devices first; "0, 2, 1, 3": the processes' devices interleaved), on an
+// f32 operand of `in` elements with a result of `out`.
+std::string Collective(std::string_view op, std::string_view order, int in, int out) {
+  const std::string groups = StrCat("replica_groups = dense<[[", order, "]]> : tensor<1x4xi64>");
+  const std::string types = StrCat("(tensor<", in, "xf32>) -> tensor<", out, "xf32>");
+  const std::string head = StrCat("func.func @main(%x: tensor<", in, "xf32>) -> tensor<", out,
+                                  "xf32> {\n");
+  const std::string tail = StrCat("  func.return %r : tensor<", out, "xf32>\n}\n");
+  const std::string sum = R"mlir(({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }))mlir";
+  if (op == "all_gather") {
+    return StrCat(head, "  %r = \"stablehlo.all_gather\"(%x) {all_gather_dim = 0 : i64, ", groups,
+                  "} : ", types, "\n", tail);
+  }
+  return StrCat(head, "  %r = \"stablehlo.", op, "\"(%x) ", sum, " {", groups,
+                op == "reduce_scatter" ? ", scatter_dimension = 0 : i64" : "", "} : ", types, "\n",
+                tail);
+}
+
+// Device d's operand of `count` elements: 100 d + i.
+std::vector<float> Numbered(int device, int count) {
+  std::vector<float> values;
+  for (int i = 0; i < count; ++i) values.push_back(static_cast<float>(100 * device + i));
+  return values;
 }
 
 TEST_F(TwoProcessTest, AnAllReduceAcrossProcessesSumsEveryDevicesOperand) {
@@ -266,6 +310,79 @@ TEST_F(TwoProcessTest, AnAllReduceAcrossProcessesSumsEveryDevicesOperand) {
   for (int id = 0; id < 4; ++id) {
     ASSERT_TRUE(statuses[id].ok()) << statuses[id].ToString();
     EXPECT_EQ(results[id], (std::vector<float>{6, 60, 120}));
+  }
+}
+
+// The group orders of the tests below: the processes' devices in turn
+// (leaders reduce-scatter or gather their processes' blocks) or
+// interleaved (leaders all-reduce; every device gathers itself).
+const char* const kOrders[] = {"0, 1, 2, 3", "0, 2, 1, 3"};
+
+std::vector<int> GroupOf(std::string_view order) {
+  return order == kOrders[0] ? std::vector<int>{0, 1, 2, 3} : std::vector<int>{0, 2, 1, 3};
+}
+
+// Block sizes per device: a few elements (one round of direct exchanges)
+// and 512 KB (rings).
+const int kBlocks[] = {2, 1 << 17};
+
+TEST_F(TwoProcessTest, AReduceScatterAcrossProcessesGivesEachDeviceItsBlock) {
+  for (const char* order : kOrders) {
+    for (int block : kBlocks) {
+      SCOPED_TRACE(StrCat(order, ", block ", block));
+      std::vector<Status> statuses;
+      auto results = RunOnTheJob(
+          clients_, Collective("reduce_scatter", order, 4 * block, block), block,
+          [&](int id) { return Numbered(id, 4 * block); }, statuses);
+      const std::vector<int> group = GroupOf(order);
+      for (int place = 0; place < 4; ++place) {
+        const int id = group[place];
+        ASSERT_TRUE(statuses[id].ok()) << "device " << id << ": " << statuses[id].ToString();
+        std::vector<float> expected;  // the sum over d of 100 d + i
+        for (int i = place * block; i < (place + 1) * block; ++i) {
+          expected.push_back(static_cast<float>(600 + 4 * i));
+        }
+        EXPECT_EQ(results[id], expected) << "device " << id;
+      }
+    }
+  }
+}
+
+TEST_F(TwoProcessTest, AnAllGatherAcrossProcessesConcatenatesInGroupOrder) {
+  for (const char* order : kOrders) {
+    for (int block : kBlocks) {
+      SCOPED_TRACE(StrCat(order, ", block ", block));
+      std::vector<Status> statuses;
+      auto results = RunOnTheJob(
+          clients_, Collective("all_gather", order, block, 4 * block), 4 * block,
+          [&](int id) { return Numbered(id, block); }, statuses);
+      std::vector<float> expected;
+      for (int id : GroupOf(order)) {
+        for (float value : Numbered(id, block)) expected.push_back(value);
+      }
+      for (int id = 0; id < 4; ++id) {
+        ASSERT_TRUE(statuses[id].ok()) << "device " << id << ": " << statuses[id].ToString();
+        EXPECT_EQ(results[id], expected) << "device " << id;
+      }
+    }
+  }
+}
+
+TEST_F(TwoProcessTest, AnAllReduceOfAnyGroupOrderSumsEveryOperand) {
+  for (const char* order : {"0, 1, 2, 3", "3, 0, 2, 1"}) {
+    for (int size : {5, 1 << 17}) {
+      SCOPED_TRACE(StrCat(order, ", size ", size));
+      std::vector<Status> statuses;
+      auto results = RunOnTheJob(
+          clients_, Collective("all_reduce", order, size, size), size,
+          [&](int id) { return Numbered(id, size); }, statuses);
+      std::vector<float> expected;
+      for (int i = 0; i < size; ++i) expected.push_back(static_cast<float>(600 + 4 * i));
+      for (int id = 0; id < 4; ++id) {
+        ASSERT_TRUE(statuses[id].ok()) << "device " << id << ": " << statuses[id].ToString();
+        EXPECT_EQ(results[id], expected) << "device " << id;
+      }
+    }
   }
 }
 
