@@ -73,7 +73,7 @@ def main():
                 continue
             what, size = key
             ratio = kiln[key] / xla[key]
-            lines.append(f"| {what} | {human(size) if what != 'mlp_step' else f'batch {size}'} "
+            lines.append(f"| {what} | {human(size) if not what.startswith('mlp_step') else f'batch {size}'} "
                          f"| {kiln[key] * 1e3:.3f} | {xla[key] * 1e3:.3f} | {ratio:.2f} |")
         lines.append("")
     text = "\n".join(lines)

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <thread>
 
 #include "base/env.h"
+#include "kernels/parallel.h"
 #include "runtime/cross_process.h"
 
 namespace kiln::runtime {
@@ -371,8 +373,8 @@ Status Launch::Meet(int64_t process, int64_t sequence, std::span<const int64_t> 
                            meeting->width);
   }
   std::copy(mine.begin(), mine.end(), meeting->pointers.begin() + rank * mine.size());
-  ++meeting->arrived;
-  changed_.notify_all();
+  // Waiters need to know only when the last member comes (or an abort).
+  if (++meeting->arrived == group.size()) changed_.notify_all();
   const auto deadline = std::chrono::steady_clock::now() + timeout_;
   while (meeting->arrived < group.size() && aborted_.ok()) {
     if (changed_.wait_until(lock, deadline) == std::cv_status::timeout &&
@@ -390,12 +392,20 @@ Status Launch::Meet(int64_t process, int64_t sequence, std::span<const int64_t> 
   }
   if (meeting->arrived < group.size()) return aborted_;
   lock.unlock();
-  Status status = work(meeting->pointers);
+  Status status;
+  {
+    // The members work at once, each on its own thread: when they are as
+    // many as the kernels' pool has threads, they already fill the cores,
+    // and splitting each member's work again only adds hand-offs (1 MB
+    // all-reduces of 4 devices on 2 cores: 0.45-0.5 ms split, ~0.4 not).
+    std::optional<kernels::SerialKernelsScope> serial;
+    if (static_cast<int64_t>(group.size()) >= kernels::NumThreads()) serial.emplace();
+    status = work(meeting->pointers);
+  }
   lock.lock();
   // Every member has arrived and is running its work, which ends: wait for
   // all of them (even on abort) so that nobody reuses memory a peer reads.
-  ++meeting->finished;
-  changed_.notify_all();
+  if (++meeting->finished == group.size()) changed_.notify_all();
   changed_.wait(lock, [&] { return meeting->finished == group.size(); });
   if (++meeting->left == group.size()) meetings_.erase(key);
   return status;
