@@ -109,6 +109,30 @@ def case_subset():
     emit("subset", gathered(jax.jit(body)(x)))
 
 
+def case_group_orders():
+    """Collectives on a mesh whose axis takes the processes' devices in
+    process order (a process's members consecutive: Kiln's leaders exchange
+    one block per process) and in turn (process 0's first, process 1's
+    first, ...: they are not), small (one round of direct exchanges) and
+    512 KB per device (rings)."""
+    results = {}
+    for name, devices in (("in_order", DEVICES),
+                          ("in_turn", DEVICES.reshape(COUNT, LOCAL).T.reshape(-1))):
+        mesh = Mesh(devices, ("x",))
+        for per_device in (8, 1 << 17):
+            x = jax.make_array_from_callback(
+                (N * per_device,), NamedSharding(mesh, P("x")),
+                lambda index: (np.arange(N * per_device, dtype=np.float32) % 1000)[index])
+            body = shard_map(lambda b: jnp.concatenate([
+                jax.lax.psum(b, "x"),
+                jax.lax.psum_scatter(b, "x", tiled=True),
+                jax.lax.all_gather(b[:per_device // N], "x", tiled=True)]),
+                mesh=mesh, in_specs=P("x"), out_specs=P("x"))
+            out = gathered(jax.jit(body)(x))
+            results[f"{name} {per_device}"] = out[::max(1, out.size // 500)].tolist()  # a sample
+    emit("group_orders", results)
+
+
 def case_fingerprint():
     """The same program compiles to the same fingerprint in every process
     (JAX derives launch ids from it)."""

@@ -21,7 +21,7 @@ def test_two_processes_agree_with_xla_and_with_one_process():
                             "jit_sharded", "pmap", "elsewhere", "training", "transformer"}
     assert results["elsewhere"][0] == []  # process 0 runs the program on no device
     assert results["fingerprint"][0] == {"present": True, "same": True}
-    assert "subset" in results
+    assert "subset" in results and "group_orders" in results
     topology = results["topology"]
     assert [t["process_index"] for t in topology] == [0, 1]
     assert topology[0]["devices"] == [0, 0, 1, 1]
