@@ -4,6 +4,7 @@
 #include <string>
 #include <variant>
 
+#include "base/env.h"
 #include "compiler/inline_calls.h"
 #include "compiler/lowering.h"
 #include "ir/op_description.h"
@@ -284,6 +285,9 @@ StatusOr<std::vector<std::optional<TensorSharding>>> ShardingsOf(const ir::Attri
 StatusOr<std::optional<Spmd>> PlanSpmd(const ir::Module& module, const ir::Operation& entry,
                                        const frontend::CompileOptions& options) {
   Spmd spmd;
+  spmd.num_replicas = std::max<int64_t>(1, options.num_replicas);
+  spmd.num_partitions = std::max<int64_t>(1, options.num_partitions);
+  if (auto mode = GetEnv("KILN_SPMD")) spmd.on_tiles = *mode != "gather";
   for (const auto& op : module.body().operations()) {
     if (op->code() != ir::OpCode::kSdyMesh) continue;
     ir::Attribute name = op->GetAttr("sym_name");

@@ -234,6 +234,10 @@ Status Lowering::LowerBlock(const ir::Block& block, std::vector<ValueId>* result
 Status Lowering::LowerOp(const ir::Operation& op) {
   if (op.code() == ir::OpCode::kFuncCall) return InlineCall(op);
   if (NeedsQuantizedLowering(op)) return LowerQuantized(*this, op);
+  if (spmd_ != nullptr && spmd_->on_tiles) {
+    KILN_ASSIGN_OR_RETURN(bool on_tiles, LowerOnTiles(*this, op));
+    if (on_tiles) return Status::Ok();
+  }
   const LoweringRule* rule = Rules().at(static_cast<size_t>(op.code()));
   if (rule == nullptr) {
     return Unimplemented("Kiln cannot run this op yet");
@@ -278,6 +282,14 @@ Status Lowering::InlineBody(const ir::Region& region, std::span<const ValueId> a
   return InlineRegion(region, results);
 }
 
+ir::Value* Lowering::StandIn(ValueId id, ir::Type type) {
+  auto holder = std::make_unique<ir::Operation>("kiln.stand_in");
+  ir::Value* value = holder->AddResult(std::move(type));
+  Adopt(std::move(holder));
+  Bind(value, id);
+  return value;
+}
+
 StatusOr<ValueId> Lowering::LocalTile(const ir::Value* value, const TensorSharding& sharding) {
   KILN_ASSIGN_OR_RETURN(Shape global, ShapeOf(value));
   if (auto it = ungathered_.find(value); it != ungathered_.end()) {
@@ -315,6 +327,11 @@ Status Lowering::InlineFunction(const ir::Operation& call, std::string_view attr
   }
   const ir::Block& body = function->region(0).block(0);
   for (size_t i = 0; i < body.num_arguments() && i < call.operands().size(); ++i) {
+    if (const Tiles* tiles = HeldAsTiles(call.operand(i))) {
+      const Tiles kept = *tiles;
+      BindTiles(body.argument(i), kept.local, kept.sharding);
+      continue;
+    }
     KILN_ASSIGN_OR_RETURN(ValueId id, Input(call, i));
     Bind(body.argument(i), id);
   }
@@ -330,7 +347,20 @@ Status Lowering::InlineFunction(const ir::Operation& call, std::string_view attr
     return InvalidArgument("@", callee->symbol_path.back(), " returns ", returned.size(),
                            " values, the op expects ", call.num_results());
   }
-  for (size_t i = 0; i < returned.size(); ++i) Bind(call.result(i), returned[i]);
+  // Results the body holds as tiles stay tiles (their gathers, unused,
+  // are dropped with the dead nodes).
+  const ir::Operation* terminator = body.back();
+  for (size_t i = 0; i < returned.size(); ++i) {
+    const Tiles* tiles = terminator != nullptr && i < terminator->operands().size()
+                             ? HeldAsTiles(terminator->operand(i))
+                             : nullptr;
+    if (tiles != nullptr) {
+      const Tiles kept = *tiles;
+      BindTiles(call.result(i), kept.local, kept.sharding);
+    } else {
+      Bind(call.result(i), returned[i]);
+    }
+  }
   return Status::Ok();
 }
 

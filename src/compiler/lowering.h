@@ -55,6 +55,11 @@ struct Spmd {
   MeshTable meshes;
   std::vector<std::optional<TensorSharding>> parameters;
   std::vector<std::optional<TensorSharding>> results;
+  int64_t num_replicas = 1;
+  int64_t num_partitions = 1;
+  // Ops whose operands are tiles compute on the tiles where they can
+  // (lower_on_tiles.cc); false (KILN_SPMD=gather): every op on whole arrays.
+  bool on_tiles = true;
 };
 
 class Lowering {
@@ -106,7 +111,12 @@ class Lowering {
   // decomposition).
   Status InlineFunction(const ir::Operation& op, std::string_view attribute);
   // Maps an IR result to an existing graph value (ops that are no-ops).
-  void Bind(const ir::Value* value, ValueId id) { values_[value] = id; }
+  // (A function inlined twice binds its values again: a value bound whole
+  // drops tiles an earlier inlining held, and the reverse.)
+  void Bind(const ir::Value* value, ValueId id) {
+    values_[value] = id;
+    ungathered_.erase(value);
+  }
   // Keeps an op a rule made while lowering (the static form of a dynamic
   // op) alive as long as this lowering, so its values stay valid keys.
   const ir::Operation& Adopt(std::unique_ptr<ir::Operation> op) {
@@ -139,6 +149,26 @@ class Lowering {
   // The whole array of `global` shape from every device's tile `local`
   // (a meeting of the devices); remembered as `local`'s gathered form.
   StatusOr<ValueId> GatherTiles(ValueId local, const Shape& global, const TensorSharding& sharding);
+  // A value this lowering holds as tiles (an entry parameter, or the result
+  // of an op computed on tiles), whether or not it was gathered since; null
+  // for a value held whole only.
+  struct Tiles {
+    ValueId local;
+    TensorSharding sharding;
+  };
+  const Tiles* HeldAsTiles(const ir::Value* value) const {
+    auto found = ungathered_.find(value);
+    return found == ungathered_.end() ? nullptr : &found->second;
+  }
+  // Holds `value` as the running device's tile `local` of `sharding`; its
+  // whole array is gathered on its first whole use.
+  void BindTiles(const ir::Value* value, ValueId local, TensorSharding sharding) {
+    values_.erase(value);
+    ungathered_.insert_or_assign(value, Tiles{local, std::move(sharding)});
+  }
+  // An IR value of `type` that stands for graph value `id`: the operands of
+  // ops made on tiles (lower_on_tiles.cc).
+  ir::Value* StandIn(ValueId id, ir::Type type);
   // Binds the results of a region inlined in place of `op` with its block
   // arguments bound to `arguments` (sdy bodies), returning its terminator's
   // operands (sdy.return, func.return, stablehlo.return).
@@ -174,12 +204,9 @@ class Lowering {
   bool root_annotated_ = false;
   bool* annotated_ = &root_annotated_;  // an error already names its op (shared with regions)
   const Spmd* spmd_ = nullptr;
-  // Values held as tiles: entry parameters not gathered yet (gathered on
-  // first use), and values whose tiles are known (gathered ones).
-  struct Tiles {
-    ValueId local;
-    TensorSharding sharding;
-  };
+  // Values held as tiles: entry parameters and results of ops computed on
+  // tiles (gathered on first whole use), and values whose tiles are known
+  // (gathered ones).
   std::unordered_map<const ir::Value*, Tiles> ungathered_;
   std::unordered_map<ValueId, Tiles> tiles_;
 };
@@ -221,6 +248,9 @@ std::span<const LoweringRule> ChloLowerings();
 // sdy ops: manual_computation, sharding_constraint, reshard,
 // propagation_barrier, sharding_group, named_computation (lower_spmd.cc).
 std::span<const LoweringRule> SpmdLowerings();
+// Lowers `op` on the tiles of its operands when some are held as tiles and
+// the op has a rule for it (lower_on_tiles.cc); false: lower it whole.
+StatusOr<bool> LowerOnTiles(Lowering& lowering, const ir::Operation& op);
 // The tile node of `value` (of whole shape `global`): cuts the running
 // device's tile; and whether two shardings give every device of `devices`
 // the same tile (lower_spmd.cc).

@@ -24,7 +24,8 @@ NAMES = [
     "pmap_psum_scatter", "pmap_all_to_all", "pmap_ppermute_and_axis_index",
     "pmap_grad_of_a_psum_loss", "shard_map_1d_collectives", "shard_map_2d_collectives",
     "shard_map_tensor_parallel_matmul", "jit_named_shardings_1d", "jit_named_shardings_2d",
-    "device_put_between_shardings", "data_parallel_training_step",
+    "device_put_between_shardings", "data_parallel_training_step", "jit_ops_on_tiles_1d",
+    "jit_ops_on_tiles_2d",
 ]
 
 
@@ -251,6 +252,65 @@ def _cases():
             l, p = step(p, x, y)
             losses.append(l)
         return values(losses=np.array([float(v) for v in losses]), w1=p["w1"], w2=p["w2"])
+
+    # Ops Kiln computes on the tiles of sharded inputs (lower_on_tiles.cc):
+    # pointwise ops, broadcasts, transposes, contractions and reductions
+    # with sharded batch, free and contracting dimensions.
+    def tile_ops(a, b, v, i):
+        return {
+            "chain": jnp.where(a > 0, jnp.exp(-a) * 2, a - 1).astype(jnp.float32),
+            "broadcast": a * v[None, :] + v[None, :],
+            "transpose": (a.T * 3).T + 1,
+            "rowsum": a.sum(axis=1),
+            "colsum": a.sum(axis=0),
+            "total": a.sum(),
+            "max": jnp.max(a, axis=0),
+            "imax": jnp.max(i, axis=1),
+            "isum": i.sum(axis=0),
+            "matmul": a @ b,
+            "gram": a.T @ a,
+            "outer": jnp.einsum("ij,kj->ik", a, a),
+            "batched": jnp.einsum("bij,bjk->bik", a.reshape(a.shape[0], 1, -1),
+                                  b.reshape(1, b.shape[0], -1).repeat(a.shape[0], 0)),
+            "mean_sq": jnp.mean((a @ b) ** 2),
+        }
+
+    @case
+    def jit_ops_on_tiles_1d():
+        a = floats(4 * n, 8)
+        b = floats(8, 6, seed=1)
+        v = floats(8, seed=2)
+        i = ints(4 * n, 8) % 17 - 8
+        f = jax.jit(tile_ops)
+        result = {}
+        for name, specs in [("rows", (P("x"), P(), P(), P("x"))),
+                            ("cols", (P(None, "x") if 8 % n == 0 else P(), P("x") if 8 % n == 0
+                                      else P(), P(), P(None, "x") if 8 % n == 0 else P())),
+                            ("mixed", (P("x"), P(), P(), P()))]:
+            args = [put(a, mesh1, specs[0]), put(b, mesh1, specs[1]), put(v, mesh1, specs[2]),
+                    put(i, mesh1, specs[3])]
+            for key, value in f(*args).items():
+                result[f"{name}.{key}"] = value
+        return values(**result)
+
+    @case
+    def jit_ops_on_tiles_2d():
+        if mesh2 is None:
+            return None
+        a = floats(4 * n, 2 * n)
+        b = floats(2 * n, 6, seed=1)
+        v = floats(2 * n, seed=2)
+        i = ints(4 * n, 2 * n) % 13
+        f = jax.jit(tile_ops)
+        result = {}
+        for name, specs in [("both", (P("x", "y"), P("y"), P("y"), P("x", "y"))),
+                            ("rows_xy", (P(("x", "y")), P(), P(), P(("x", "y")))),
+                            ("cols_y", (P(None, "y"), P("y", None), P(), P(None, "y")))]:
+            args = [put(a, mesh2, specs[0]), put(b, mesh2, specs[1]), put(v, mesh2, specs[2]),
+                    put(i, mesh2, specs[3])]
+            for key, value in f(*args).items():
+                result[f"{name}.{key}"] = value
+        return values(**result)
 
     return cases
 

@@ -16,6 +16,7 @@
 #include "compiler/compile.h"
 #include "compiler/executor.h"
 #include "compiler/lowering.h"
+#include "compiler/sharding.h"
 #include "frontend/program.h"
 #include "frontend/text/parser.h"
 #include "ir/printer.h"
@@ -255,7 +256,21 @@ int Plan(const std::string& path, const std::vector<uint8_t>& bytes, int runs) {
   Status status = module.status();
   if (module.ok()) status = ir::Verify(*module);
   StatusOr<std::shared_ptr<const compiler::Program>> program = status;
-  if (status.ok()) program = compiler::Compile(*module, frontend::CompileOptions{});
+  // A program with Shardy meshes is planned for as many partitions as its
+  // largest mesh has devices: the plan every device runs (its tiles and the
+  // collectives between them).
+  frontend::CompileOptions options;
+  if (module.ok()) {
+    for (const auto& op : module->body().operations()) {
+      if (op->code() != ir::OpCode::kSdyMesh) continue;
+      ir::Attribute text = op->GetAttr("mesh");
+      if (!text.Is(ir::AttrKind::kOpaque)) continue;
+      StatusOr<compiler::Mesh> mesh = compiler::ParseMesh(text->text);
+      if (mesh.ok()) options.num_partitions = std::max(options.num_partitions, mesh->num_devices());
+    }
+    options.use_spmd_partitioning = options.num_partitions > 1;
+  }
+  if (status.ok()) program = compiler::Compile(*module, options);
   if (!program.ok()) {
     std::fprintf(stderr, "kiln: %s: %s\n", path.c_str(), program.status().ToString().c_str());
     return 1;

@@ -1,0 +1,599 @@
+// Ops computed on tiles (issue 28's first part). In an SPMD program an
+// entry parameter arrives as the running device's tile of a sharded array;
+// the lowering keeps it as tiles (Lowering::HeldAsTiles) until an op needs
+// it whole. An op with a rule here, whose tiled operands agree, runs on the
+// tiles instead: the same op rebuilt with the tiles' types (so the ordinary
+// rule lowers it), its result held as tiles of the sharding that follows
+// from the operands', and where a contraction or reduction runs over a
+// sharded dimension, each device's partial result is summed by an
+// all_reduce over the mesh axes of that dimension. Whole operands are cut
+// to the running device's tile (no communication). An op without a rule,
+// or whose operands disagree, takes its operands whole (gathered once) as
+// before, so every program still runs; this only removes work.
+//
+// Rules: pointwise ops, broadcast_in_dim, transpose, reshapes adding or
+// dropping unit dimensions, dot_general, reduce
+// with a one-op body, and the sdy ops that only steer propagation.
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <set>
+
+#include "compiler/lowering.h"
+#include "ir/op_description.h"
+
+namespace kiln::compiler {
+namespace {
+
+// A sharding over `mesh` of a rank-`rank` array with no dimension split.
+TensorSharding Unsplit(const Mesh& mesh, size_t rank) {
+  TensorSharding sharding;
+  sharding.mesh = mesh;
+  sharding.dims.resize(rank);
+  return sharding;
+}
+
+bool SameAxes(const std::vector<AxisRef>& a, const std::vector<AxisRef>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].name != b[i].name || a[i].pre_size != b[i].pre_size || a[i].size != b[i].size) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool SameMesh(const Mesh& a, const Mesh& b) {
+  return a.axes == b.axes && a.sizes == b.sizes && a.device_ids == b.device_ids;
+}
+
+// Whole axes only, each used once (sub-axes and repeats are left to the
+// whole-array path).
+bool SimpleAxes(const TensorSharding& sharding, std::span<const std::vector<AxisRef>> extra = {}) {
+  std::set<std::string> seen;
+  auto check = [&](const std::vector<AxisRef>& axes) {
+    for (const AxisRef& ref : axes) {
+      if (ref.pre_size != 1 || ref.size != 0 || !seen.insert(ref.name).second) return false;
+    }
+    return true;
+  };
+  for (const auto& axes : sharding.dims) {
+    if (!check(axes)) return false;
+  }
+  for (const auto& axes : extra) {
+    if (!check(axes)) return false;
+  }
+  return true;
+}
+
+bool IsRealTensor(const ir::Type& type) {
+  return type.Is(ir::TypeKind::kTensor) && type.HasStaticShape() &&
+         type.element().Is(ir::TypeKind::kElement);
+}
+
+ir::Type LocalType(const ir::Type& global, std::vector<int64_t> dims) {
+  return ir::Type::Tensor(global.element(), std::move(dims));
+}
+
+// The running device's tile of operand `i` of `op` under `sharding`: its
+// own tiles when it is held as tiles of the same tiling, else cut from the
+// whole value. Null when it is held as tiles of another tiling.
+StatusOr<ir::Value*> TileOf(Lowering& lowering, const ir::Operation& op, size_t i,
+                            const TensorSharding& sharding) {
+  const ir::Value* operand = op.operand(i);
+  KILN_ASSIGN_OR_RETURN(Shape global, lowering.ShapeOf(operand));
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> local, sharding.LocalDims(global.dims));
+  if (const Lowering::Tiles* tiles = lowering.HeldAsTiles(operand)) {
+    if (!SameTiling(tiles->sharding, sharding, global.dims)) return nullptr;
+    return lowering.StandIn(tiles->local, LocalType(operand->type(), local));
+  }
+  // A broadcast (of a scalar or a bias, typically) is made again at the
+  // tile's size rather than cut from the whole broadcast.
+  const ir::Operation* producer = operand->defining_op();
+  if (producer != nullptr && producer->code() == ir::OpCode::kBroadcastInDim && local != global.dims &&
+      IsRealTensor(producer->operand(0)->type())) {
+    std::optional<std::vector<int64_t>> mapping =
+        ir::IntegersOf(producer->GetAttr("broadcast_dimensions"));
+    const std::vector<int64_t>& from = producer->operand(0)->type().dims();
+    if (mapping && mapping->size() == from.size()) {
+      TensorSharding inner = Unsplit(sharding.mesh, from.size());
+      bool fits = true;
+      for (size_t k = 0; k < from.size(); ++k) {
+        const auto to = static_cast<size_t>((*mapping)[k]);
+        if (to >= global.dims.size()) fits = false;
+        // A split dimension the broadcast makes from size 1 stays whole.
+        if (!fits || sharding.dims[to].empty() || from[k] == 1) continue;
+        if (from[k] != global.dims[to]) fits = false;
+        inner.dims[k] = sharding.dims[to];
+      }
+      if (fits) {
+        KILN_ASSIGN_OR_RETURN(ir::Value * source, TileOf(lowering, *producer, 0, inner));
+        if (source != nullptr) {
+          auto made = std::make_unique<ir::Operation>("stablehlo.broadcast_in_dim",
+                                                      producer->location());
+          made->AddOperand(source);
+          made->AddResult(LocalType(operand->type(), local));
+          made->SetAttr("broadcast_dimensions", producer->GetAttr("broadcast_dimensions"));
+          KILN_ASSIGN_OR_RETURN(const ir::Operation* lowered,
+                                lowering.LowerAdopted(std::move(made)));
+          KILN_ASSIGN_OR_RETURN(ValueId tile, lowering.Lookup(lowered->result(0)));
+          return lowering.StandIn(tile, LocalType(operand->type(), local));
+        }
+      }
+    }
+  }
+  KILN_ASSIGN_OR_RETURN(ValueId whole, lowering.Lookup(operand));
+  KILN_ASSIGN_OR_RETURN(ValueId tile, EmitTile(lowering, whole, global, sharding));
+  return lowering.StandIn(tile, LocalType(operand->type(), local));
+}
+
+// `op` rebuilt on `operands` with results of `result_types` (its
+// attributes kept, `body` as its region when given), lowered by its rule;
+// its results.
+StatusOr<std::vector<ValueId>> LowerRebuilt(Lowering& lowering, const ir::Operation& op,
+                                            std::string_view name,
+                                            const std::vector<ir::Value*>& operands,
+                                            const std::vector<ir::Type>& result_types,
+                                            std::string_view body_op = {},
+                                            const ir::Operation* attributes_of = nullptr) {
+  auto made = std::make_unique<ir::Operation>(std::string(name), op.location());
+  for (ir::Value* operand : operands) made->AddOperand(operand);
+  for (const ir::Type& type : result_types) made->AddResult(type);
+  if (attributes_of != nullptr) {
+    for (const ir::NamedAttribute& attribute : attributes_of->attributes()) {
+      made->SetAttr(attribute.name, attribute.value);
+    }
+  }
+  if (!body_op.empty()) {
+    // A reduction body of one binary op on 0-d tensors of the element type.
+    const ir::Type scalar = ir::Type::Tensor(result_types[0].element(), {});
+    ir::Block& block = made->AddRegion().AddBlock();
+    ir::Value* a = block.AddArgument(scalar);
+    ir::Value* b = block.AddArgument(scalar);
+    auto fold = std::make_unique<ir::Operation>(std::string(body_op), op.location());
+    fold->AddOperand(a);
+    fold->AddOperand(b);
+    ir::Value* folded = fold->AddResult(scalar);
+    block.Append(std::move(fold));
+    auto done = std::make_unique<ir::Operation>("stablehlo.return", op.location());
+    done->AddOperand(folded);
+    block.Append(std::move(done));
+  }
+  KILN_ASSIGN_OR_RETURN(const ir::Operation* lowered, lowering.LowerAdopted(std::move(made)));
+  std::vector<ValueId> results;
+  for (size_t r = 0; r < lowered->num_results(); ++r) {
+    KILN_ASSIGN_OR_RETURN(ValueId id, lowering.Lookup(lowered->result(r)));
+    results.push_back(id);
+  }
+  return results;
+}
+
+// Holds `op`'s result `r` as `local`, tiles of `sharding` (whole when it
+// splits nothing).
+void BindResult(Lowering& lowering, const ir::Operation& op, size_t r, ValueId local,
+                const TensorSharding& sharding) {
+  if (sharding.IsReplicated()) {
+    lowering.Bind(op.result(r), local);
+  } else {
+    lowering.BindTiles(op.result(r), local, sharding);
+  }
+}
+
+// Sums (by `body_op`) each device's `partial` over the devices that differ
+// only along `axes` of `mesh`: an all_reduce with those groups.
+StatusOr<ValueId> ReduceOverAxes(Lowering& lowering, const ir::Operation& op, ValueId partial,
+                                 const ir::Type& type, const Mesh& mesh,
+                                 const std::vector<AxisRef>& axes, std::string_view body_op) {
+  const Spmd& spmd = *lowering.spmd();
+  std::map<std::vector<int64_t>, std::vector<std::pair<std::vector<int64_t>, int64_t>>> groups;
+  for (int64_t position = 0; position < mesh.num_devices(); ++position) {
+    const int64_t id =
+        mesh.device_ids.empty() ? position : mesh.device_ids[static_cast<size_t>(position)];
+    std::vector<int64_t> coordinates = *mesh.CoordinatesOf(id);
+    std::vector<int64_t> key = coordinates;
+    std::vector<int64_t> along;
+    for (const AxisRef& ref : axes) {
+      const auto axis = static_cast<size_t>(mesh.AxisIndex(ref.name));
+      along.push_back(coordinates[axis]);
+      key[axis] = 0;
+    }
+    groups[key].emplace_back(std::move(along), id);
+  }
+  std::vector<int64_t> ids;
+  size_t width = 0;
+  for (int64_t replica = 0; replica < spmd.num_replicas; ++replica) {
+    for (auto& [key, members] : groups) {
+      std::sort(members.begin(), members.end());
+      width = members.size();
+      for (const auto& member : members) ids.push_back(replica * spmd.num_partitions + member.second);
+    }
+  }
+  std::vector<uint8_t> bytes(ids.size() * sizeof(int64_t));
+  std::memcpy(bytes.data(), ids.data(), bytes.size());
+  const auto rows = static_cast<int64_t>(ids.size() / width);
+  ir::Value* operand = lowering.StandIn(partial, type);
+  ir::Operation attributes("kiln.attributes");
+  attributes.SetAttr("replica_groups",
+                     ir::Attribute::DenseElements(
+                         ir::Type::Tensor(ir::Type::Element(ElementType::kS64),
+                                          {rows, static_cast<int64_t>(width)}),
+                         std::move(bytes), /*splat=*/false));
+  const ir::Type i64 = ir::Type::Element(ElementType::kS64);
+  attributes.SetAttr("channel_handle",
+                     ir::Attribute::Struct("stablehlo.channel_handle",
+                                           {{"handle", ir::Attribute::Integer(1, i64)},
+                                            {"type", ir::Attribute::Integer(1, i64)}}));
+  attributes.SetAttr("use_global_device_ids", ir::Attribute::Unit());
+  KILN_ASSIGN_OR_RETURN(std::vector<ValueId> reduced,
+                        LowerRebuilt(lowering, op, "stablehlo.all_reduce", {operand}, {type},
+                                     body_op, &attributes));
+  return reduced[0];
+}
+
+// The name of the one binary op a reduction body applies to its two
+// arguments (and returns), when it is one whose repeated application to
+// the init value is harmless or whose init is its identity; "" otherwise.
+std::string ReductionOp(const ir::Operation& op, size_t init) {
+  if (op.num_regions() != 1 || op.region(0).num_blocks() != 1) return "";
+  const ir::Block& block = op.region(0).block(0);
+  if (block.num_arguments() != 2 || block.operations().size() != 2) return "";
+  const ir::Operation& fold = *block.operations()[0];
+  const ir::Operation& done = *block.operations()[1];
+  if (fold.operands().size() != 2 || fold.num_results() != 1 || done.operands().size() != 1 ||
+      done.operand(0) != fold.result(0)) {
+    return "";
+  }
+  const bool arguments = (fold.operand(0) == block.argument(0) &&
+                          fold.operand(1) == block.argument(1)) ||
+                         (fold.operand(0) == block.argument(1) &&
+                          fold.operand(1) == block.argument(0));
+  if (!arguments) return "";
+  const std::string& name = fold.name();
+  // max / min / and / or: folding the init in once per device changes
+  // nothing. add: only with an init of zero bits (0 or 0.0).
+  if (name == "stablehlo.maximum" || name == "stablehlo.minimum" || name == "stablehlo.and" ||
+      name == "stablehlo.or") {
+    return name;
+  }
+  if (name != "stablehlo.add") return "";
+  const ir::Operation* constant = op.operand(init)->defining_op();
+  if (constant == nullptr || constant->code() != ir::OpCode::kConstant) return "";
+  ir::Attribute value = constant->GetAttr("value");
+  if (!value.Is(ir::AttrKind::kDenseElements)) return "";
+  for (uint8_t byte : value->data) {
+    if (byte != 0) return "";
+  }
+  return name;
+}
+
+// ---- the rules ----
+
+StatusOr<bool> OnTilesPointwise(Lowering& lowering, const ir::Operation& op) {
+  if (op.num_results() != 1 || !IsRealTensor(op.result(0)->type())) return false;
+  KILN_ASSIGN_OR_RETURN(Shape result, lowering.ShapeOf(op.result(0)));
+  const TensorSharding* sharding = nullptr;
+  for (const ir::Value* operand : op.operands()) {
+    if (const Lowering::Tiles* tiles = lowering.HeldAsTiles(operand)) {
+      sharding = &tiles->sharding;
+      break;
+    }
+  }
+  if (sharding == nullptr || sharding->dims.size() != result.dims.size()) return false;
+  if (!sharding->LocalDims(result.dims).ok()) return false;
+  std::vector<ir::Value*> operands;
+  for (size_t i = 0; i < op.operands().size(); ++i) {
+    const ir::Type& type = op.operand(i)->type();
+    if (!IsRealTensor(type)) return false;
+    if (type.dims().empty() && !result.dims.empty()) {  // a scalar (select, clamp)
+      KILN_ASSIGN_OR_RETURN(ValueId whole, lowering.Input(op, i));
+      operands.push_back(lowering.StandIn(whole, type));
+      continue;
+    }
+    if (type.dims() != result.dims) return false;
+    KILN_ASSIGN_OR_RETURN(ir::Value * tile, TileOf(lowering, op, i, *sharding));
+    if (tile == nullptr) return false;
+    operands.push_back(tile);
+  }
+  const TensorSharding kept = *sharding;  // BindTiles may move the map's entries
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> local, kept.LocalDims(result.dims));
+  KILN_ASSIGN_OR_RETURN(std::vector<ValueId> results,
+                        LowerRebuilt(lowering, op, op.name(), operands,
+                                     {LocalType(op.result(0)->type(), local)}, {}, &op));
+  BindResult(lowering, op, 0, results[0], kept);
+  return true;
+}
+
+StatusOr<bool> BroadcastInDim(Lowering& lowering, const ir::Operation& op) {
+  const Lowering::Tiles* tiles = lowering.HeldAsTiles(op.operand(0));
+  if (tiles == nullptr || !IsRealTensor(op.result(0)->type())) return false;
+  const TensorSharding operand_sharding = tiles->sharding;
+  KILN_ASSIGN_OR_RETURN(Shape in, lowering.ShapeOf(op.operand(0)));
+  KILN_ASSIGN_OR_RETURN(Shape out, lowering.ShapeOf(op.result(0)));
+  std::optional<std::vector<int64_t>> dims = ir::IntegersOf(op.GetAttr("broadcast_dimensions"));
+  if (!dims || dims->size() != in.dims.size()) return false;
+  TensorSharding sharding = Unsplit(operand_sharding.mesh, out.dims.size());
+  for (size_t i = 0; i < dims->size(); ++i) {
+    if (operand_sharding.dims[i].empty()) continue;
+    const auto to = static_cast<size_t>((*dims)[i]);
+    if (to >= out.dims.size() || out.dims[to] != in.dims[i]) return false;
+    sharding.dims[to] = operand_sharding.dims[i];
+  }
+  auto local = sharding.LocalDims(out.dims);
+  if (!local.ok()) return false;
+  KILN_ASSIGN_OR_RETURN(ir::Value * tile, TileOf(lowering, op, 0, operand_sharding));
+  KILN_ASSIGN_OR_RETURN(std::vector<ValueId> results,
+                        LowerRebuilt(lowering, op, op.name(), {tile},
+                                     {LocalType(op.result(0)->type(), *local)}, {}, &op));
+  BindResult(lowering, op, 0, results[0], sharding);
+  return true;
+}
+
+StatusOr<bool> Transpose(Lowering& lowering, const ir::Operation& op) {
+  const Lowering::Tiles* tiles = lowering.HeldAsTiles(op.operand(0));
+  if (tiles == nullptr || !IsRealTensor(op.result(0)->type())) return false;
+  const TensorSharding operand_sharding = tiles->sharding;
+  KILN_ASSIGN_OR_RETURN(Shape out, lowering.ShapeOf(op.result(0)));
+  std::optional<std::vector<int64_t>> permutation = ir::IntegersOf(op.GetAttr("permutation"));
+  if (!permutation || permutation->size() != out.dims.size() ||
+      operand_sharding.dims.size() != out.dims.size()) {
+    return false;
+  }
+  TensorSharding sharding = Unsplit(operand_sharding.mesh, out.dims.size());
+  for (size_t i = 0; i < permutation->size(); ++i) {
+    const auto from = static_cast<size_t>((*permutation)[i]);
+    if (from >= operand_sharding.dims.size()) return false;
+    sharding.dims[i] = operand_sharding.dims[from];
+  }
+  auto local = sharding.LocalDims(out.dims);
+  if (!local.ok()) return false;
+  KILN_ASSIGN_OR_RETURN(ir::Value * tile, TileOf(lowering, op, 0, operand_sharding));
+  KILN_ASSIGN_OR_RETURN(std::vector<ValueId> results,
+                        LowerRebuilt(lowering, op, op.name(), {tile},
+                                     {LocalType(op.result(0)->type(), *local)}, {}, &op));
+  BindResult(lowering, op, 0, results[0], sharding);
+  return true;
+}
+
+// reshape that only adds or drops dimensions of size 1: the other
+// dimensions, in order, keep their axes.
+StatusOr<bool> Reshape(Lowering& lowering, const ir::Operation& op) {
+  const Lowering::Tiles* tiles = lowering.HeldAsTiles(op.operand(0));
+  if (tiles == nullptr || !IsRealTensor(op.result(0)->type())) return false;
+  const TensorSharding operand_sharding = tiles->sharding;
+  KILN_ASSIGN_OR_RETURN(Shape in, lowering.ShapeOf(op.operand(0)));
+  KILN_ASSIGN_OR_RETURN(Shape out, lowering.ShapeOf(op.result(0)));
+  TensorSharding sharding = Unsplit(operand_sharding.mesh, out.dims.size());
+  size_t to = 0;
+  for (size_t from = 0; from < in.dims.size(); ++from) {
+    if (in.dims[from] == 1) {
+      if (!operand_sharding.dims[from].empty()) return false;
+      continue;
+    }
+    while (to < out.dims.size() && out.dims[to] == 1) ++to;
+    if (to == out.dims.size() || out.dims[to] != in.dims[from]) return false;
+    sharding.dims[to++] = operand_sharding.dims[from];
+  }
+  while (to < out.dims.size() && out.dims[to] == 1) ++to;
+  if (to != out.dims.size()) return false;
+  auto local = sharding.LocalDims(out.dims);
+  if (!local.ok()) return false;
+  KILN_ASSIGN_OR_RETURN(ir::Value * tile, TileOf(lowering, op, 0, operand_sharding));
+  KILN_ASSIGN_OR_RETURN(std::vector<ValueId> results,
+                        LowerRebuilt(lowering, op, op.name(), {tile},
+                                     {LocalType(op.result(0)->type(), *local)}, {}, &op));
+  BindResult(lowering, op, 0, results[0], sharding);
+  return true;
+}
+
+// dot_general: batch and contracting dimensions take the axes of whichever
+// operand is tiled there (the other is cut alike); free dimensions keep
+// their operand's axes in the result; contracting axes leave partial sums,
+// which an all_reduce over them completes.
+StatusOr<bool> DotGeneral(Lowering& lowering, const ir::Operation& op) {
+  ir::Attribute numbers = op.GetAttr("dot_dimension_numbers");
+  if (!numbers.Is(ir::AttrKind::kStruct) || !IsRealTensor(op.result(0)->type())) return false;
+  if (op.GetAttr("algorithm")) return false;
+  const std::vector<int64_t> lhs_batch = FieldInts(numbers, "lhs_batching_dimensions");
+  const std::vector<int64_t> rhs_batch = FieldInts(numbers, "rhs_batching_dimensions");
+  const std::vector<int64_t> lhs_contract = FieldInts(numbers, "lhs_contracting_dimensions");
+  const std::vector<int64_t> rhs_contract = FieldInts(numbers, "rhs_contracting_dimensions");
+  if (lhs_batch.size() != rhs_batch.size() || lhs_contract.size() != rhs_contract.size()) {
+    return false;
+  }
+  const Lowering::Tiles* lhs_tiles = lowering.HeldAsTiles(op.operand(0));
+  const Lowering::Tiles* rhs_tiles = lowering.HeldAsTiles(op.operand(1));
+  if (lhs_tiles == nullptr && rhs_tiles == nullptr) return false;
+  if (lhs_tiles != nullptr && rhs_tiles != nullptr &&
+      !SameMesh(lhs_tiles->sharding.mesh, rhs_tiles->sharding.mesh)) {
+    return false;
+  }
+  const Mesh mesh = (lhs_tiles != nullptr ? lhs_tiles : rhs_tiles)->sharding.mesh;
+  KILN_ASSIGN_OR_RETURN(Shape lhs_shape, lowering.ShapeOf(op.operand(0)));
+  KILN_ASSIGN_OR_RETURN(Shape rhs_shape, lowering.ShapeOf(op.operand(1)));
+  KILN_ASSIGN_OR_RETURN(Shape out, lowering.ShapeOf(op.result(0)));
+  const size_t lhs_rank = lhs_shape.dims.size();
+  const size_t rhs_rank = rhs_shape.dims.size();
+  auto axes_of = [](const Lowering::Tiles* tiles, int64_t d) -> std::vector<AxisRef> {
+    if (tiles == nullptr) return {};
+    return tiles->sharding.dims[static_cast<size_t>(d)];
+  };
+  TensorSharding lhs = Unsplit(mesh, lhs_rank);
+  TensorSharding rhs = Unsplit(mesh, rhs_rank);
+  // Batch and contracting pairs take one set of axes.
+  auto pair = [&](int64_t l, int64_t r) {
+    std::vector<AxisRef> a = axes_of(lhs_tiles, l);
+    std::vector<AxisRef> b = axes_of(rhs_tiles, r);
+    if (lhs_tiles != nullptr && rhs_tiles != nullptr && !SameAxes(a, b)) return false;
+    const std::vector<AxisRef>& axes = lhs_tiles != nullptr && !a.empty() ? a : b;
+    lhs.dims[static_cast<size_t>(l)] = axes;
+    rhs.dims[static_cast<size_t>(r)] = axes;
+    return true;
+  };
+  for (size_t i = 0; i < lhs_batch.size(); ++i) {
+    if (!pair(lhs_batch[i], rhs_batch[i])) return false;
+  }
+  std::vector<AxisRef> partial;
+  for (size_t i = 0; i < lhs_contract.size(); ++i) {
+    if (!pair(lhs_contract[i], rhs_contract[i])) return false;
+    for (const AxisRef& ref : lhs.dims[static_cast<size_t>(lhs_contract[i])]) {
+      partial.push_back(ref);
+    }
+  }
+  TensorSharding result = Unsplit(mesh, out.dims.size());
+  size_t next = 0;
+  for (int64_t d : lhs_batch) result.dims[next++] = lhs.dims[static_cast<size_t>(d)];
+  auto is_free = [](const std::vector<int64_t>& batch, const std::vector<int64_t>& contract,
+                    int64_t d) {
+    return std::find(batch.begin(), batch.end(), d) == batch.end() &&
+           std::find(contract.begin(), contract.end(), d) == contract.end();
+  };
+  for (size_t d = 0; d < lhs_rank; ++d) {
+    if (!is_free(lhs_batch, lhs_contract, static_cast<int64_t>(d))) continue;
+    lhs.dims[d] = axes_of(lhs_tiles, static_cast<int64_t>(d));
+    result.dims[next++] = lhs.dims[d];
+  }
+  for (size_t d = 0; d < rhs_rank; ++d) {
+    if (!is_free(rhs_batch, rhs_contract, static_cast<int64_t>(d))) continue;
+    rhs.dims[d] = axes_of(rhs_tiles, static_cast<int64_t>(d));
+    result.dims[next++] = rhs.dims[d];
+  }
+  if (next != out.dims.size()) return false;
+  const std::vector<AxisRef> partial_axes[] = {partial};
+  if (!SimpleAxes(result, partial_axes)) return false;
+  if (!lhs.LocalDims(lhs_shape.dims).ok() || !rhs.LocalDims(rhs_shape.dims).ok()) return false;
+  auto local = result.LocalDims(out.dims);
+  if (!local.ok()) return false;
+  if (!partial.empty() && (lowering.spmd()->num_partitions != mesh.num_devices() ||
+                           out.element_type == ElementType::kPred)) {
+    return false;
+  }
+  KILN_ASSIGN_OR_RETURN(ir::Value * lhs_tile, TileOf(lowering, op, 0, lhs));
+  KILN_ASSIGN_OR_RETURN(ir::Value * rhs_tile, TileOf(lowering, op, 1, rhs));
+  if (lhs_tile == nullptr || rhs_tile == nullptr) return false;
+  const ir::Type type = LocalType(op.result(0)->type(), *local);
+  KILN_ASSIGN_OR_RETURN(std::vector<ValueId> results,
+                        LowerRebuilt(lowering, op, op.name(), {lhs_tile, rhs_tile}, {type}, {}, &op));
+  ValueId value = results[0];
+  if (!partial.empty()) {
+    KILN_ASSIGN_OR_RETURN(value,
+                          ReduceOverAxes(lowering, op, value, type, mesh, partial, "stablehlo.add"));
+  }
+  BindResult(lowering, op, 0, value, result);
+  return true;
+}
+
+// reduce of one operand: kept dimensions keep their axes; reduced sharded
+// dimensions leave partial results, which an all_reduce completes.
+StatusOr<bool> Reduce(Lowering& lowering, const ir::Operation& op) {
+  if (op.operands().size() != 2 || op.num_results() != 1) return false;
+  const Lowering::Tiles* tiles = lowering.HeldAsTiles(op.operand(0));
+  if (tiles == nullptr || !IsRealTensor(op.result(0)->type()) ||
+      !IsRealTensor(op.operand(1)->type()) || lowering.HeldAsTiles(op.operand(1)) != nullptr) {
+    return false;
+  }
+  const TensorSharding operand_sharding = tiles->sharding;
+  const std::string body = ReductionOp(op, 1);
+  if (body.empty()) return false;
+  std::optional<std::vector<int64_t>> reduced = ir::IntegersOf(op.GetAttr("dimensions"));
+  if (!reduced) return false;
+  KILN_ASSIGN_OR_RETURN(Shape out, lowering.ShapeOf(op.result(0)));
+  TensorSharding sharding = Unsplit(operand_sharding.mesh, 0);
+  std::vector<AxisRef> partial;
+  for (size_t d = 0; d < operand_sharding.dims.size(); ++d) {
+    const bool gone = std::find(reduced->begin(), reduced->end(), static_cast<int64_t>(d)) !=
+                      reduced->end();
+    if (!gone) {
+      sharding.dims.push_back(operand_sharding.dims[d]);
+    } else {
+      for (const AxisRef& ref : operand_sharding.dims[d]) partial.push_back(ref);
+    }
+  }
+  if (sharding.dims.size() != out.dims.size()) return false;
+  const std::vector<AxisRef> partial_axes[] = {partial};
+  if (!SimpleAxes(sharding, partial_axes)) return false;
+  if (!partial.empty() && lowering.spmd()->num_partitions != operand_sharding.mesh.num_devices()) {
+    return false;
+  }
+  auto local = sharding.LocalDims(out.dims);
+  if (!local.ok()) return false;
+  KILN_ASSIGN_OR_RETURN(ir::Value * tile, TileOf(lowering, op, 0, operand_sharding));
+  KILN_ASSIGN_OR_RETURN(ValueId init, lowering.Input(op, 1));
+  ir::Value* init_value = lowering.StandIn(init, op.operand(1)->type());
+  const ir::Type type = LocalType(op.result(0)->type(), *local);
+  ir::Operation attributes("kiln.attributes");
+  attributes.SetAttr("dimensions", op.GetAttr("dimensions"));
+  KILN_ASSIGN_OR_RETURN(std::vector<ValueId> results,
+                        LowerRebuilt(lowering, op, op.name(), {tile, init_value}, {type}, body,
+                                     &attributes));
+  ValueId value = results[0];
+  if (!partial.empty()) {
+    KILN_ASSIGN_OR_RETURN(value, ReduceOverAxes(lowering, op, value, type,
+                                                operand_sharding.mesh, partial, body));
+  }
+  BindResult(lowering, op, 0, value, sharding);
+  return true;
+}
+
+// sharding_constraint, reshard, propagation_barrier: the value is the same
+// whatever its tiling, so tiles pass through.
+StatusOr<bool> PassThrough(Lowering& lowering, const ir::Operation& op) {
+  if (op.operands().size() != 1 || op.num_results() != 1) return false;
+  const Lowering::Tiles* tiles = lowering.HeldAsTiles(op.operand(0));
+  if (tiles == nullptr) return false;
+  const Lowering::Tiles kept = *tiles;
+  lowering.BindTiles(op.result(0), kept.local, kept.sharding);
+  return true;
+}
+
+// transpose of a dot_general computed on tiles (a whole, summed result):
+// the ordinary rule would compute the product again, transposed, from the
+// dot's whole operands (gathering them); this transposes the result.
+StatusOr<bool> TransposeOfTiledDot(Lowering& lowering, const ir::Operation& op) {
+  const ir::Operation* dot = op.operand(0)->defining_op();
+  if (dot == nullptr || dot->code() != ir::OpCode::kDotGeneral) return false;
+  if (lowering.HeldAsTiles(dot->operand(0)) == nullptr &&
+      lowering.HeldAsTiles(dot->operand(1)) == nullptr) {
+    return false;
+  }
+  KILN_ASSIGN_OR_RETURN(ValueId whole, lowering.Input(op, 0));
+  KILN_ASSIGN_OR_RETURN(std::vector<ValueId> results,
+                        LowerRebuilt(lowering, op, op.name(),
+                                     {lowering.StandIn(whole, op.operand(0)->type())},
+                                     {op.result(0)->type()}, {}, &op));
+  lowering.Bind(op.result(0), results[0]);
+  return true;
+}
+
+}  // namespace
+
+StatusOr<bool> LowerOnTiles(Lowering& lowering, const ir::Operation& op) {
+  bool tiled = false;
+  for (const ir::Value* operand : op.operands()) {
+    if (lowering.HeldAsTiles(operand) != nullptr) tiled = true;
+  }
+  if (!tiled && op.code() == ir::OpCode::kTranspose) return TransposeOfTiledDot(lowering, op);
+  if (!tiled) return false;
+  switch (op.code()) {
+    case ir::OpCode::kBroadcastInDim: return BroadcastInDim(lowering, op);
+    case ir::OpCode::kTranspose: return Transpose(lowering, op);
+    case ir::OpCode::kReshape: return Reshape(lowering, op);
+    case ir::OpCode::kDotGeneral: return DotGeneral(lowering, op);
+    case ir::OpCode::kReduce: return Reduce(lowering, op);
+    case ir::OpCode::kSdyShardingConstraint:
+    case ir::OpCode::kSdyReshard:
+    case ir::OpCode::kSdyPropagationBarrier: return PassThrough(lowering, op);
+    default: break;
+  }
+  if (op.code() == ir::OpCode::kUnknown || op.num_regions() != 0) return false;
+  // Element k of the result from elements k of the operands: ops.def's
+  // pointwise ops (whose result may share an operand's memory), its
+  // elementwise ones and compare (whose result types differ).
+  const ir::OpDescription& description = ir::DescribeOp(op.code());
+  if (!description.Has(ir::kPointwise) && !description.elementwise &&
+      op.code() != ir::OpCode::kCompare) {
+    return false;
+  }
+  return OnTilesPointwise(lowering, op);
+}
+
+}  // namespace kiln::compiler
