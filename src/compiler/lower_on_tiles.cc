@@ -90,10 +90,10 @@ StatusOr<ir::Value*> TileOf(Lowering& lowering, const ir::Operation& op, size_t 
   // A broadcast (of a scalar or a bias, typically) is made again at the
   // tile's size rather than cut from the whole broadcast.
   const ir::Operation* producer = operand->defining_op();
-  if (producer != nullptr && producer->code() == ir::OpCode::kBroadcastInDim && local != global.dims &&
-      IsRealTensor(producer->operand(0)->type())) {
-    std::optional<std::vector<int64_t>> mapping =
-        ir::IntegersOf(producer->GetAttr("broadcast_dimensions"));
+  if (producer != nullptr && producer->code() == ir::OpCode::kBroadcastInDim &&
+      local != global.dims && IsRealTensor(producer->operand(0)->type())) {
+    std::optional<std::vector<int64_t>> mapping = ir::IntegersOf(
+        producer->GetAttr("broadcast_dimensions"));
     const std::vector<int64_t>& from = producer->operand(0)->type().dims();
     if (mapping && mapping->size() == from.size()) {
       TensorSharding inner = Unsplit(sharding.mesh, from.size());
@@ -187,8 +187,8 @@ StatusOr<ValueId> ReduceOverAxes(Lowering& lowering, const ir::Operation& op, Va
   const Spmd& spmd = *lowering.spmd();
   std::map<std::vector<int64_t>, std::vector<std::pair<std::vector<int64_t>, int64_t>>> groups;
   for (int64_t position = 0; position < mesh.num_devices(); ++position) {
-    const int64_t id =
-        mesh.device_ids.empty() ? position : mesh.device_ids[static_cast<size_t>(position)];
+    const int64_t id = mesh.device_ids.empty() ? position
+                                               : mesh.device_ids[static_cast<size_t>(position)];
     std::vector<int64_t> coordinates = *mesh.CoordinatesOf(id);
     std::vector<int64_t> key = coordinates;
     std::vector<int64_t> along;
@@ -205,7 +205,8 @@ StatusOr<ValueId> ReduceOverAxes(Lowering& lowering, const ir::Operation& op, Va
     for (auto& [key, members] : groups) {
       std::sort(members.begin(), members.end());
       width = members.size();
-      for (const auto& member : members) ids.push_back(replica * spmd.num_partitions + member.second);
+      for (const auto& member : members)
+        ids.push_back(replica * spmd.num_partitions + member.second);
     }
   }
   std::vector<uint8_t> bytes(ids.size() * sizeof(int64_t));
@@ -213,11 +214,10 @@ StatusOr<ValueId> ReduceOverAxes(Lowering& lowering, const ir::Operation& op, Va
   const auto rows = static_cast<int64_t>(ids.size() / width);
   ir::Value* operand = lowering.StandIn(partial, type);
   ir::Operation attributes("kiln.attributes");
-  attributes.SetAttr("replica_groups",
-                     ir::Attribute::DenseElements(
-                         ir::Type::Tensor(ir::Type::Element(ElementType::kS64),
-                                          {rows, static_cast<int64_t>(width)}),
-                         std::move(bytes), /*splat=*/false));
+  attributes.SetAttr("replica_groups", ir::Attribute::DenseElements(
+                                           ir::Type::Tensor(ir::Type::Element(ElementType::kS64),
+                                                            {rows, static_cast<int64_t>(width)}),
+                                           std::move(bytes), /*splat=*/false));
   const ir::Type i64 = ir::Type::Element(ElementType::kS64);
   attributes.SetAttr("channel_handle",
                      ir::Attribute::Struct("stablehlo.channel_handle",
@@ -472,11 +472,12 @@ StatusOr<bool> DotGeneral(Lowering& lowering, const ir::Operation& op) {
   if (lhs_tile == nullptr || rhs_tile == nullptr) return false;
   const ir::Type type = LocalType(op.result(0)->type(), *local);
   KILN_ASSIGN_OR_RETURN(std::vector<ValueId> results,
-                        LowerRebuilt(lowering, op, op.name(), {lhs_tile, rhs_tile}, {type}, {}, &op));
+                        LowerRebuilt(lowering, op, op.name(), {lhs_tile, rhs_tile}, {type}, {},
+                                     &op));
   ValueId value = results[0];
   if (!partial.empty()) {
-    KILN_ASSIGN_OR_RETURN(value,
-                          ReduceOverAxes(lowering, op, value, type, mesh, partial, "stablehlo.add"));
+    KILN_ASSIGN_OR_RETURN(value, ReduceOverAxes(lowering, op, value, type, mesh, partial,
+                                                "stablehlo.add"));
   }
   BindResult(lowering, op, 0, value, result);
   return true;
@@ -527,8 +528,8 @@ StatusOr<bool> Reduce(Lowering& lowering, const ir::Operation& op) {
                                      &attributes));
   ValueId value = results[0];
   if (!partial.empty()) {
-    KILN_ASSIGN_OR_RETURN(value, ReduceOverAxes(lowering, op, value, type,
-                                                operand_sharding.mesh, partial, body));
+    KILN_ASSIGN_OR_RETURN(value, ReduceOverAxes(lowering, op, value, type, operand_sharding.mesh,
+                                                partial, body));
   }
   BindResult(lowering, op, 0, value, sharding);
   return true;
