@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "compiler/lowering.h"
@@ -77,15 +78,17 @@ ir::Type LocalType(const ir::Type& global, std::vector<int64_t> dims) {
 
 // The running device's tile of operand `i` of `op` under `sharding`: its
 // own tiles when it is held as tiles of the same tiling, else cut from the
-// whole value. Null when it is held as tiles of another tiling.
+// whole value (gathered first when it is held as other tiles).
 StatusOr<ir::Value*> TileOf(Lowering& lowering, const ir::Operation& op, size_t i,
                             const TensorSharding& sharding) {
   const ir::Value* operand = op.operand(i);
   KILN_ASSIGN_OR_RETURN(Shape global, lowering.ShapeOf(operand));
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> local, sharding.LocalDims(global.dims));
   if (const Lowering::Tiles* tiles = lowering.HeldAsTiles(operand)) {
-    if (!SameTiling(tiles->sharding, sharding, global.dims)) return nullptr;
-    return lowering.StandIn(tiles->local, LocalType(operand->type(), local));
+    if (SameTiling(tiles->sharding, sharding, global.dims)) {
+      return lowering.StandIn(tiles->local, LocalType(operand->type(), local));
+    }
+    // Held as other tiles: gathered whole (once) and cut again below.
   }
   // A broadcast (of a scalar or a bias, typically) is made again at the
   // tile's size rather than cut from the whole broadcast.
@@ -271,14 +274,14 @@ std::string ReductionOp(const ir::Operation& op, size_t init) {
 StatusOr<bool> OnTilesPointwise(Lowering& lowering, const ir::Operation& op) {
   if (op.num_results() != 1 || !IsRealTensor(op.result(0)->type())) return false;
   KILN_ASSIGN_OR_RETURN(Shape result, lowering.ShapeOf(op.result(0)));
-  const TensorSharding* sharding = nullptr;
+  std::optional<TensorSharding> sharding;  // the first tiled operand's
   for (const ir::Value* operand : op.operands()) {
     if (const Lowering::Tiles* tiles = lowering.HeldAsTiles(operand)) {
-      sharding = &tiles->sharding;
+      sharding = tiles->sharding;
       break;
     }
   }
-  if (sharding == nullptr || sharding->dims.size() != result.dims.size()) return false;
+  if (!sharding || sharding->dims.size() != result.dims.size()) return false;
   if (!sharding->LocalDims(result.dims).ok()) return false;
   std::vector<ir::Value*> operands;
   for (size_t i = 0; i < op.operands().size(); ++i) {
@@ -294,7 +297,7 @@ StatusOr<bool> OnTilesPointwise(Lowering& lowering, const ir::Operation& op) {
     if (tile == nullptr) return false;
     operands.push_back(tile);
   }
-  const TensorSharding kept = *sharding;  // BindTiles may move the map's entries
+  const TensorSharding kept = *sharding;
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> local, kept.LocalDims(result.dims));
   KILN_ASSIGN_OR_RETURN(std::vector<ValueId> results,
                         LowerRebuilt(lowering, op, op.name(), operands,
@@ -389,7 +392,24 @@ StatusOr<bool> Reshape(Lowering& lowering, const ir::Operation& op) {
 // operand is tiled there (the other is cut alike); free dimensions keep
 // their operand's axes in the result; contracting axes leave partial sums,
 // which an all_reduce over them completes.
+StatusOr<bool> DotGeneralWith(Lowering& lowering, const ir::Operation& op,
+                              const Lowering::Tiles* lhs_tiles, const Lowering::Tiles* rhs_tiles);
+
+// Both operands' tilings if they agree, else the left's alone (the right
+// operand gathered and cut to fit), else the right's alone: XLA likewise
+// keeps one operand's sharding and gathers the other's conflicting axes.
 StatusOr<bool> DotGeneral(Lowering& lowering, const ir::Operation& op) {
+  const Lowering::Tiles* lhs = lowering.HeldAsTiles(op.operand(0));
+  const Lowering::Tiles* rhs = lowering.HeldAsTiles(op.operand(1));
+  KILN_ASSIGN_OR_RETURN(bool done, DotGeneralWith(lowering, op, lhs, rhs));
+  if (done || lhs == nullptr || rhs == nullptr) return done;
+  KILN_ASSIGN_OR_RETURN(done, DotGeneralWith(lowering, op, lhs, nullptr));
+  if (done) return true;
+  return DotGeneralWith(lowering, op, nullptr, rhs);
+}
+
+StatusOr<bool> DotGeneralWith(Lowering& lowering, const ir::Operation& op,
+                              const Lowering::Tiles* lhs_tiles, const Lowering::Tiles* rhs_tiles) {
   ir::Attribute numbers = op.GetAttr("dot_dimension_numbers");
   if (!numbers.Is(ir::AttrKind::kStruct) || !IsRealTensor(op.result(0)->type())) return false;
   if (op.GetAttr("algorithm")) return false;
@@ -400,8 +420,6 @@ StatusOr<bool> DotGeneral(Lowering& lowering, const ir::Operation& op) {
   if (lhs_batch.size() != rhs_batch.size() || lhs_contract.size() != rhs_contract.size()) {
     return false;
   }
-  const Lowering::Tiles* lhs_tiles = lowering.HeldAsTiles(op.operand(0));
-  const Lowering::Tiles* rhs_tiles = lowering.HeldAsTiles(op.operand(1));
   if (lhs_tiles == nullptr && rhs_tiles == nullptr) return false;
   if (lhs_tiles != nullptr && rhs_tiles != nullptr &&
       !SameMesh(lhs_tiles->sharding.mesh, rhs_tiles->sharding.mesh)) {

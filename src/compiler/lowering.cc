@@ -45,7 +45,7 @@ const LoweringRule* FindLoweringRule(ir::OpCode code) {
 std::string Lowering::Where(const ir::Operation& op) { return op.location().ToUserString(); }
 
 Status Lowering::LowerEntry(const ir::Module& module, const ir::Operation& entry, Graph& graph,
-                            const Spmd* spmd) {
+                            Spmd* spmd) {
   if (entry.num_regions() != 1 || entry.region(0).num_blocks() != 1) {
     return InvalidArgument("the entry function has no body");
   }
@@ -75,6 +75,15 @@ Status Lowering::LowerEntry(const ir::Module& module, const ir::Operation& entry
   KILN_RETURN_IF_ERROR(lowering.LowerBlock(body, &graph.results));
   KILN_RETURN_IF_ERROR(lowering.ConvertSubByteResults());
   if (spmd == nullptr) return Status::Ok();
+  // A result left to the compiler (no sharding) that the program holds as
+  // tiles leaves as them, as XLA's propagation would shard it.
+  const ir::Operation* terminator = body.back();
+  for (size_t r = 0; r < graph.results.size() && r < spmd->results.size(); ++r) {
+    if (spmd->results[r] || terminator == nullptr || r >= terminator->operands().size()) continue;
+    if (const Tiles* tiles = lowering.HeldAsTiles(terminator->operand(r))) {
+      spmd->results[r] = tiles->sharding;
+    }
+  }
   // Each device returns its tile of every sharded result.
   for (size_t r = 0; r < graph.results.size() && r < spmd->results.size(); ++r) {
     if (!spmd->results[r] || spmd->results[r]->IsReplicated()) continue;

@@ -65,8 +65,11 @@ struct Spmd {
 class Lowering {
  public:
   // Lowers the function `entry` of `module` into `graph`.
+  // An SPMD program's results without a sharding of their own that the
+  // program computes on tiles are returned as those tiles, and `spmd`'s
+  // result shardings say so.
   static Status LowerEntry(const ir::Module& module, const ir::Operation& entry, Graph& graph,
-                           const Spmd* spmd = nullptr);
+                           Spmd* spmd = nullptr);
 
   // --- For rules ---
   Graph& graph() { return graph_; }

@@ -25,7 +25,7 @@ NAMES = [
     "pmap_grad_of_a_psum_loss", "shard_map_1d_collectives", "shard_map_2d_collectives",
     "shard_map_tensor_parallel_matmul", "jit_named_shardings_1d", "jit_named_shardings_2d",
     "device_put_between_shardings", "data_parallel_training_step", "jit_ops_on_tiles_1d",
-    "jit_ops_on_tiles_2d",
+    "jit_ops_on_tiles_2d", "jit_output_shardings_follow_the_inputs",
 ]
 
 
@@ -311,6 +311,16 @@ def _cases():
             for key, value in f(*args).items():
                 result[f"{name}.{key}"] = value
         return values(**result)
+
+    # Results the program leaves to the compiler: Kiln returns the tiles it
+    # computed, with the sharding XLA's propagation gives them.
+    @case
+    def jit_output_shardings_follow_the_inputs():
+        x = put(floats(4 * n, 4), mesh1, P("x"))
+        programs = {"pointwise": lambda a: jnp.sin(a) * 2, "rowsum": lambda a: a.sum(1),
+                    "colsum": lambda a: a.sum(0), "gram": lambda a: a.T @ a,
+                    "outer": lambda a: a @ a.T, "scaled": lambda a: a * a.mean()}
+        return out(**{name: jax.jit(f)(x) for name, f in programs.items()})
 
     return cases
 
