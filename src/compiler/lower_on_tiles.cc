@@ -11,9 +11,10 @@
 // or whose operands disagree, takes its operands whole (gathered once) as
 // before, so every program still runs; this only removes work.
 //
-// Rules: pointwise ops, broadcast_in_dim, transpose, reshapes adding or
-// dropping unit dimensions, dot_general, reduce
-// with a one-op body, and the sdy ops that only steer propagation.
+// Rules: pointwise ops, broadcast_in_dim, transpose, reshapes (the major
+// dimension of a split or merge sharded), dot_general, reduce with a
+// one-op body, sharding_constraint / reshard (which cut a whole value to
+// the sharding they name) and propagation_barrier (tiles pass through).
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -357,27 +358,62 @@ StatusOr<bool> Transpose(Lowering& lowering, const ir::Operation& op) {
   return true;
 }
 
-// reshape that only adds or drops dimensions of size 1: the other
-// dimensions, in order, keep their axes.
+// reshape: the dimensions fall into groups of equal products (a dimension
+// split into several, several merged into one, unit dimensions added or
+// dropped). A group's first (non-unit) input dimension may be split: its
+// tiles are contiguous runs of the group's elements, which are the tiles of
+// the group's first output dimension along the same axes when their count
+// divides it. Any other split dimension falls back to whole arrays.
 StatusOr<bool> Reshape(Lowering& lowering, const ir::Operation& op) {
   const Lowering::Tiles* tiles = lowering.HeldAsTiles(op.operand(0));
   if (tiles == nullptr || !IsRealTensor(op.result(0)->type())) return false;
   const TensorSharding operand_sharding = tiles->sharding;
   KILN_ASSIGN_OR_RETURN(Shape in, lowering.ShapeOf(op.operand(0)));
   KILN_ASSIGN_OR_RETURN(Shape out, lowering.ShapeOf(op.result(0)));
+  if (in.NumElements() == 0 || operand_sharding.dims.size() != in.dims.size()) return false;
   TensorSharding sharding = Unsplit(operand_sharding.mesh, out.dims.size());
-  size_t to = 0;
-  for (size_t from = 0; from < in.dims.size(); ++from) {
-    if (in.dims[from] == 1) {
-      if (!operand_sharding.dims[from].empty()) return false;
-      continue;
+  size_t i = 0;
+  size_t o = 0;
+  while (i < in.dims.size() || o < out.dims.size()) {
+    // The next group: input dimensions [i, i_end), output [o, o_end).
+    size_t i_end = i;
+    size_t o_end = o;
+    int64_t in_product = 1;
+    int64_t out_product = 1;
+    do {
+      if (in_product <= out_product && i_end < in.dims.size()) {
+        in_product *= in.dims[i_end++];
+      } else if (o_end < out.dims.size()) {
+        out_product *= out.dims[o_end++];
+      } else if (i_end < in.dims.size()) {
+        in_product *= in.dims[i_end++];
+      } else {
+        return false;
+      }
+    } while (in_product != out_product || (i_end == i && o_end == o));
+    // Trailing unit dimensions join the group.
+    while (i_end < in.dims.size() && in.dims[i_end] == 1 &&
+           (o_end == out.dims.size() || out.dims[o_end] != 1)) {
+      ++i_end;
     }
-    while (to < out.dims.size() && out.dims[to] == 1) ++to;
-    if (to == out.dims.size() || out.dims[to] != in.dims[from]) return false;
-    sharding.dims[to++] = operand_sharding.dims[from];
+    while (o_end < out.dims.size() && out.dims[o_end] == 1 &&
+           (i_end == in.dims.size() || in.dims[i_end] != 1)) {
+      ++o_end;
+    }
+    size_t first_in = i;
+    while (first_in < i_end && in.dims[first_in] == 1) ++first_in;
+    size_t first_out = o;
+    while (first_out < o_end && out.dims[first_out] == 1) ++first_out;
+    for (size_t d = i; d < i_end; ++d) {
+      if (operand_sharding.dims[d].empty()) continue;
+      if (d != first_in || first_out == o_end) return false;
+      const int64_t count = operand_sharding.Tiles(d);
+      if (out.dims[first_out] % count != 0) return false;
+      sharding.dims[first_out] = operand_sharding.dims[d];
+    }
+    i = i_end;
+    o = o_end;
   }
-  while (to < out.dims.size() && out.dims[to] == 1) ++to;
-  if (to != out.dims.size()) return false;
   auto local = sharding.LocalDims(out.dims);
   if (!local.ok()) return false;
   KILN_ASSIGN_OR_RETURN(ir::Value * tile, TileOf(lowering, op, 0, operand_sharding));
@@ -553,14 +589,44 @@ StatusOr<bool> Reduce(Lowering& lowering, const ir::Operation& op) {
   return true;
 }
 
-// sharding_constraint, reshard, propagation_barrier: the value is the same
-// whatever its tiling, so tiles pass through.
+// propagation_barrier: the value is the same whatever its tiling, so tiles
+// pass through.
 StatusOr<bool> PassThrough(Lowering& lowering, const ir::Operation& op) {
   if (op.operands().size() != 1 || op.num_results() != 1) return false;
   const Lowering::Tiles* tiles = lowering.HeldAsTiles(op.operand(0));
   if (tiles == nullptr) return false;
   const Lowering::Tiles kept = *tiles;
   lowering.BindTiles(op.result(0), kept.local, kept.sharding);
+  return true;
+}
+
+// sharding_constraint and reshard: the value takes the sharding they name,
+// as XLA reshards it there. A whole value is cut to the running device's
+// tile (no communication); tiles of another tiling are gathered and cut; a
+// replicated sharding makes the value whole. What cannot be tiled (uneven,
+// sub-axes) passes through as it is.
+StatusOr<bool> Constrain(Lowering& lowering, const ir::Operation& op) {
+  if (op.operands().size() != 1 || op.num_results() != 1 || !IsRealTensor(op.operand(0)->type())) {
+    return false;
+  }
+  ir::Attribute text = op.GetAttr("sharding");
+  if (!text.Is(ir::AttrKind::kOpaque)) return PassThrough(lowering, op);
+  StatusOr<TensorSharding> named = ParseSharding(text->text, lowering.spmd()->meshes);
+  KILN_ASSIGN_OR_RETURN(Shape shape, lowering.ShapeOf(op.operand(0)));
+  if (!named.ok() || named->dims.size() != shape.dims.size() || !SimpleAxes(*named) ||
+      !named->LocalDims(shape.dims).ok() ||
+      (!named->IsReplicated() && lowering.spmd()->num_partitions != named->mesh.num_devices())) {
+    return PassThrough(lowering, op);
+  }
+  if (named->IsReplicated()) {
+    KILN_ASSIGN_OR_RETURN(ValueId whole, lowering.Input(op, 0));
+    lowering.Bind(op.result(0), whole);
+    return true;
+  }
+  const TensorSharding sharding = *named;
+  KILN_ASSIGN_OR_RETURN(ir::Value * tile, TileOf(lowering, op, 0, sharding));
+  KILN_ASSIGN_OR_RETURN(ValueId local, lowering.Lookup(tile));
+  lowering.BindTiles(op.result(0), local, sharding);
   return true;
 }
 
@@ -590,6 +656,9 @@ StatusOr<bool> LowerOnTiles(Lowering& lowering, const ir::Operation& op) {
   for (const ir::Value* operand : op.operands()) {
     if (lowering.HeldAsTiles(operand) != nullptr) tiled = true;
   }
+  if (op.code() == ir::OpCode::kSdyShardingConstraint || op.code() == ir::OpCode::kSdyReshard) {
+    return Constrain(lowering, op);
+  }
   if (!tiled && op.code() == ir::OpCode::kTranspose) return TransposeOfTiledDot(lowering, op);
   if (!tiled) return false;
   switch (op.code()) {
@@ -598,8 +667,6 @@ StatusOr<bool> LowerOnTiles(Lowering& lowering, const ir::Operation& op) {
     case ir::OpCode::kReshape: return Reshape(lowering, op);
     case ir::OpCode::kDotGeneral: return DotGeneral(lowering, op);
     case ir::OpCode::kReduce: return Reduce(lowering, op);
-    case ir::OpCode::kSdyShardingConstraint:
-    case ir::OpCode::kSdyReshard:
     case ir::OpCode::kSdyPropagationBarrier: return PassThrough(lowering, op);
     default: break;
   }

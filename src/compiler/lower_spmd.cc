@@ -92,7 +92,7 @@ Status LowerManualComputation(Lowering& lowering, const ir::Operation& op) {
     arguments.push_back(tile);
   }
   std::vector<ValueId> returned;
-  KILN_RETURN_IF_ERROR(lowering.InlineBody(op.region(0), arguments, &returned));
+  KILN_RETURN_IF_ERROR(lowering.InlineBody(op.region(0), arguments, &returned, /*manual=*/true));
   if (returned.size() != op.num_results()) {
     return InvalidArgument("the body returns ", returned.size(), " values for ", op.num_results(),
                            " results");

@@ -243,7 +243,7 @@ Status Lowering::LowerBlock(const ir::Block& block, std::vector<ValueId>* result
 Status Lowering::LowerOp(const ir::Operation& op) {
   if (op.code() == ir::OpCode::kFuncCall) return InlineCall(op);
   if (NeedsQuantizedLowering(op)) return LowerQuantized(*this, op);
-  if (spmd_ != nullptr && spmd_->on_tiles) {
+  if (spmd_ != nullptr && spmd_->on_tiles && manual_depth_ == 0) {
     KILN_ASSIGN_OR_RETURN(bool on_tiles, LowerOnTiles(*this, op));
     if (on_tiles) return Status::Ok();
   }
@@ -281,14 +281,18 @@ Status Lowering::InlineRegion(const ir::Region& region, std::vector<ValueId>* re
 }
 
 Status Lowering::InlineBody(const ir::Region& region, std::span<const ValueId> arguments,
-                            std::vector<ValueId>* results) {
+                            std::vector<ValueId>* results, bool manual) {
   if (region.num_blocks() != 1 || region.block(0).num_arguments() != arguments.size()) {
     return InvalidArgument("the body takes ",
                            region.num_blocks() == 1 ? region.block(0).num_arguments() : 0,
                            " arguments, the op gives ", arguments.size());
   }
   for (size_t i = 0; i < arguments.size(); ++i) Bind(region.block(0).argument(i), arguments[i]);
-  return InlineRegion(region, results);
+  if (!manual) return InlineRegion(region, results);
+  ++manual_depth_;
+  Status status = InlineRegion(region, results);
+  --manual_depth_;
+  return status;
 }
 
 ir::Value* Lowering::StandIn(ValueId id, ir::Type type) {
@@ -383,6 +387,7 @@ StatusOr<std::shared_ptr<const Graph>> Lowering::LowerRegion(const ir::Region& r
   Lowering inner(module_, *graph, this, depth_ + 1);
   inner.annotated_ = annotated_;
   inner.spmd_ = spmd_;
+  inner.manual_depth_ = manual_depth_;
   const ir::Block& block = region.block(0);
   for (size_t i = 0; i < block.num_arguments(); ++i) {
     KILN_ASSIGN_OR_RETURN(Shape shape, inner.ShapeOf(block.argument(i)));

@@ -175,8 +175,13 @@ class Lowering {
   // Binds the results of a region inlined in place of `op` with its block
   // arguments bound to `arguments` (sdy bodies), returning its terminator's
   // operands (sdy.return, func.return, stablehlo.return).
+  // `manual`: the body of an sdy.manual_computation, whose values are the
+  // devices' own tiles along its manual axes (no op in it is computed on
+  // tiles of the program's mesh: see in_manual_body).
   Status InlineBody(const ir::Region& region, std::span<const ValueId> arguments,
-                    std::vector<ValueId>* results);
+                    std::vector<ValueId>* results, bool manual = false);
+  // True while lowering the body of an sdy.manual_computation.
+  bool in_manual_body() const { return manual_depth_ > 0; }
 
  private:
   Lowering(const ir::Module& module, Graph& graph, Lowering* parent, int depth)
@@ -207,6 +212,7 @@ class Lowering {
   bool root_annotated_ = false;
   bool* annotated_ = &root_annotated_;  // an error already names its op (shared with regions)
   const Spmd* spmd_ = nullptr;
+  int manual_depth_ = 0;  // sdy.manual_computation bodies being inlined
   // Values held as tiles: entry parameters and results of ops computed on
   // tiles (gathered on first whole use), and values whose tiles are known
   // (gathered ones).

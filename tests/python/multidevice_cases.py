@@ -173,6 +173,18 @@ def _cases():
         results["auto_y"] = jax.jit(jax.shard_map(
             lambda v: jax.lax.psum(v * 2, "x"), mesh=mesh2, in_specs=P("x"), out_specs=P(),
             axis_names={"x"}))(x)
+        # A sharding constraint on the automatic axis inside the body, and
+        # one on the result: the body's values are the devices' own tiles
+        # along "x" (constraints there must not cut them as tiles of the
+        # whole mesh).
+        def constrained(v):
+            v = jax.lax.with_sharding_constraint(v, P(None, "y"))
+            return v * v
+
+        results["auto_y_constrained"] = jax.jit(lambda v: jax.lax.with_sharding_constraint(
+            jax.shard_map(constrained, mesh=mesh2, in_specs=P("x", None),
+                          out_specs=P("x", None), axis_names={"x"})(v),
+            NamedSharding(mesh2, P("x", "y"))))(x)
         return out(**results)
 
     @case
@@ -273,6 +285,9 @@ def _cases():
             "batched": jnp.einsum("bij,bjk->bik", a.reshape(a.shape[0], 1, -1),
                                   b.reshape(1, b.shape[0], -1).repeat(a.shape[0], 0)),
             "mean_sq": jnp.mean((a @ b) ** 2),
+            "split": (a.reshape(a.shape[0] // 2, 2, -1) * 2).sum(1),
+            "merge": a.reshape(-1) * 3,
+            "unit": a.reshape(1, a.shape[0], 1, -1) + 1,
         }
 
     @case
