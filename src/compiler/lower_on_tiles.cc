@@ -307,6 +307,23 @@ StatusOr<bool> OnTilesPointwise(Lowering& lowering, const ir::Operation& op) {
   return true;
 }
 
+// `op`, of one operand held as tiles of `operand_sharding`, computed on
+// them with its result tiled by `sharding`; false when the result does
+// not split evenly.
+StatusOr<bool> OnTilesOfOne(Lowering& lowering, const ir::Operation& op,
+                            const TensorSharding& operand_sharding,
+                            const TensorSharding& sharding) {
+  KILN_ASSIGN_OR_RETURN(Shape out, lowering.ShapeOf(op.result(0)));
+  auto local = sharding.LocalDims(out.dims);
+  if (!local.ok()) return false;
+  KILN_ASSIGN_OR_RETURN(ir::Value * tile, TileOf(lowering, op, 0, operand_sharding));
+  KILN_ASSIGN_OR_RETURN(std::vector<ValueId> results,
+                        LowerRebuilt(lowering, op, op.name(), {tile},
+                                     {LocalType(op.result(0)->type(), *local)}, {}, &op));
+  BindResult(lowering, op, 0, results[0], sharding);
+  return true;
+}
+
 StatusOr<bool> BroadcastInDim(Lowering& lowering, const ir::Operation& op) {
   const Lowering::Tiles* tiles = lowering.HeldAsTiles(op.operand(0));
   if (tiles == nullptr || !IsRealTensor(op.result(0)->type())) return false;
@@ -322,14 +339,7 @@ StatusOr<bool> BroadcastInDim(Lowering& lowering, const ir::Operation& op) {
     if (to >= out.dims.size() || out.dims[to] != in.dims[i]) return false;
     sharding.dims[to] = operand_sharding.dims[i];
   }
-  auto local = sharding.LocalDims(out.dims);
-  if (!local.ok()) return false;
-  KILN_ASSIGN_OR_RETURN(ir::Value * tile, TileOf(lowering, op, 0, operand_sharding));
-  KILN_ASSIGN_OR_RETURN(std::vector<ValueId> results,
-                        LowerRebuilt(lowering, op, op.name(), {tile},
-                                     {LocalType(op.result(0)->type(), *local)}, {}, &op));
-  BindResult(lowering, op, 0, results[0], sharding);
-  return true;
+  return OnTilesOfOne(lowering, op, operand_sharding, sharding);
 }
 
 StatusOr<bool> Transpose(Lowering& lowering, const ir::Operation& op) {
@@ -348,14 +358,7 @@ StatusOr<bool> Transpose(Lowering& lowering, const ir::Operation& op) {
     if (from >= operand_sharding.dims.size()) return false;
     sharding.dims[i] = operand_sharding.dims[from];
   }
-  auto local = sharding.LocalDims(out.dims);
-  if (!local.ok()) return false;
-  KILN_ASSIGN_OR_RETURN(ir::Value * tile, TileOf(lowering, op, 0, operand_sharding));
-  KILN_ASSIGN_OR_RETURN(std::vector<ValueId> results,
-                        LowerRebuilt(lowering, op, op.name(), {tile},
-                                     {LocalType(op.result(0)->type(), *local)}, {}, &op));
-  BindResult(lowering, op, 0, results[0], sharding);
-  return true;
+  return OnTilesOfOne(lowering, op, operand_sharding, sharding);
 }
 
 // reshape: the dimensions fall into groups of equal products (a dimension
@@ -414,14 +417,7 @@ StatusOr<bool> Reshape(Lowering& lowering, const ir::Operation& op) {
     i = i_end;
     o = o_end;
   }
-  auto local = sharding.LocalDims(out.dims);
-  if (!local.ok()) return false;
-  KILN_ASSIGN_OR_RETURN(ir::Value * tile, TileOf(lowering, op, 0, operand_sharding));
-  KILN_ASSIGN_OR_RETURN(std::vector<ValueId> results,
-                        LowerRebuilt(lowering, op, op.name(), {tile},
-                                     {LocalType(op.result(0)->type(), *local)}, {}, &op));
-  BindResult(lowering, op, 0, results[0], sharding);
-  return true;
+  return OnTilesOfOne(lowering, op, operand_sharding, sharding);
 }
 
 // dot_general: batch and contracting dimensions take the axes of whichever
