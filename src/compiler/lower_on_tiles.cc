@@ -77,60 +77,6 @@ ir::Type LocalType(const ir::Type& global, std::vector<int64_t> dims) {
   return ir::Type::Tensor(global.element(), std::move(dims));
 }
 
-// The running device's tile of operand `i` of `op` under `sharding`: its
-// own tiles when it is held as tiles of the same tiling, else cut from the
-// whole value (gathered first when it is held as other tiles).
-StatusOr<ir::Value*> TileOf(Lowering& lowering, const ir::Operation& op, size_t i,
-                            const TensorSharding& sharding) {
-  const ir::Value* operand = op.operand(i);
-  KILN_ASSIGN_OR_RETURN(Shape global, lowering.ShapeOf(operand));
-  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> local, sharding.LocalDims(global.dims));
-  if (const Lowering::Tiles* tiles = lowering.HeldAsTiles(operand)) {
-    if (SameTiling(tiles->sharding, sharding, global.dims)) {
-      return lowering.StandIn(tiles->local, LocalType(operand->type(), local));
-    }
-    // Held as other tiles: gathered whole (once) and cut again below.
-  }
-  // A broadcast (of a scalar or a bias, typically) is made again at the
-  // tile's size rather than cut from the whole broadcast.
-  const ir::Operation* producer = operand->defining_op();
-  if (producer != nullptr && producer->code() == ir::OpCode::kBroadcastInDim &&
-      local != global.dims && IsRealTensor(producer->operand(0)->type())) {
-    std::optional<std::vector<int64_t>> mapping = ir::IntegersOf(
-        producer->GetAttr("broadcast_dimensions"));
-    const std::vector<int64_t>& from = producer->operand(0)->type().dims();
-    if (mapping && mapping->size() == from.size()) {
-      TensorSharding inner = Unsplit(sharding.mesh, from.size());
-      bool fits = true;
-      for (size_t k = 0; k < from.size(); ++k) {
-        const auto to = static_cast<size_t>((*mapping)[k]);
-        if (to >= global.dims.size()) fits = false;
-        // A split dimension the broadcast makes from size 1 stays whole.
-        if (!fits || sharding.dims[to].empty() || from[k] == 1) continue;
-        if (from[k] != global.dims[to]) fits = false;
-        inner.dims[k] = sharding.dims[to];
-      }
-      if (fits) {
-        KILN_ASSIGN_OR_RETURN(ir::Value * source, TileOf(lowering, *producer, 0, inner));
-        if (source != nullptr) {
-          auto made = std::make_unique<ir::Operation>("stablehlo.broadcast_in_dim",
-                                                      producer->location());
-          made->AddOperand(source);
-          made->AddResult(LocalType(operand->type(), local));
-          made->SetAttr("broadcast_dimensions", producer->GetAttr("broadcast_dimensions"));
-          KILN_ASSIGN_OR_RETURN(const ir::Operation* lowered,
-                                lowering.LowerAdopted(std::move(made)));
-          KILN_ASSIGN_OR_RETURN(ValueId tile, lowering.Lookup(lowered->result(0)));
-          return lowering.StandIn(tile, LocalType(operand->type(), local));
-        }
-      }
-    }
-  }
-  KILN_ASSIGN_OR_RETURN(ValueId whole, lowering.Lookup(operand));
-  KILN_ASSIGN_OR_RETURN(ValueId tile, EmitTile(lowering, whole, global, sharding));
-  return lowering.StandIn(tile, LocalType(operand->type(), local));
-}
-
 // `op` rebuilt on `operands` with results of `result_types` (its
 // attributes kept, `body` as its region when given), lowered by its rule;
 // its results.
@@ -172,6 +118,53 @@ StatusOr<std::vector<ValueId>> LowerRebuilt(Lowering& lowering, const ir::Operat
   return results;
 }
 
+// The running device's tile of operand `i` of `op` under `sharding`: its
+// own tiles when it is held as tiles of the same tiling, else cut from the
+// whole value (gathered first when it is held as other tiles).
+StatusOr<ir::Value*> TileOf(Lowering& lowering, const ir::Operation& op, size_t i,
+                            const TensorSharding& sharding) {
+  const ir::Value* operand = op.operand(i);
+  KILN_ASSIGN_OR_RETURN(Shape global, lowering.ShapeOf(operand));
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> local, sharding.LocalDims(global.dims));
+  if (const Lowering::Tiles* tiles = lowering.HeldAsTiles(operand)) {
+    if (SameTiling(tiles->sharding, sharding, global.dims)) {
+      return lowering.StandIn(tiles->local, LocalType(operand->type(), local));
+    }
+    // Held as other tiles: gathered whole (once) and cut again below.
+  }
+  // A broadcast (of a scalar or a bias, typically) is made again at the
+  // tile's size rather than cut from the whole broadcast.
+  const ir::Operation* producer = operand->defining_op();
+  if (producer != nullptr && producer->code() == ir::OpCode::kBroadcastInDim &&
+      local != global.dims && IsRealTensor(producer->operand(0)->type())) {
+    std::optional<std::vector<int64_t>> mapping = ir::IntegersOf(
+        producer->GetAttr("broadcast_dimensions"));
+    const std::vector<int64_t>& from = producer->operand(0)->type().dims();
+    if (mapping && mapping->size() == from.size()) {
+      TensorSharding inner = Unsplit(sharding.mesh, from.size());
+      bool fits = true;
+      for (size_t k = 0; k < from.size(); ++k) {
+        const auto to = static_cast<size_t>((*mapping)[k]);
+        if (to >= global.dims.size()) fits = false;
+        // A split dimension the broadcast makes from size 1 stays whole.
+        if (!fits || sharding.dims[to].empty() || from[k] == 1) continue;
+        if (from[k] != global.dims[to]) fits = false;
+        inner.dims[k] = sharding.dims[to];
+      }
+      if (fits) {
+        KILN_ASSIGN_OR_RETURN(ir::Value * source, TileOf(lowering, *producer, 0, inner));
+        KILN_ASSIGN_OR_RETURN(std::vector<ValueId> made,
+                              LowerRebuilt(lowering, *producer, producer->name(), {source},
+                                           {LocalType(operand->type(), local)}, {}, producer));
+        return lowering.StandIn(made[0], LocalType(operand->type(), local));
+      }
+    }
+  }
+  KILN_ASSIGN_OR_RETURN(ValueId whole, lowering.Lookup(operand));
+  KILN_ASSIGN_OR_RETURN(ValueId tile, EmitTile(lowering, whole, global, sharding));
+  return lowering.StandIn(tile, LocalType(operand->type(), local));
+}
+
 // Holds `op`'s result `r` as `local`, tiles of `sharding` (whole when it
 // splits nothing).
 void BindResult(Lowering& lowering, const ir::Operation& op, size_t r, ValueId local,
@@ -189,30 +182,16 @@ StatusOr<ValueId> ReduceOverAxes(Lowering& lowering, const ir::Operation& op, Va
                                  const ir::Type& type, const Mesh& mesh,
                                  const std::vector<AxisRef>& axes, std::string_view body_op) {
   const Spmd& spmd = *lowering.spmd();
-  std::map<std::vector<int64_t>, std::vector<std::pair<std::vector<int64_t>, int64_t>>> groups;
-  for (int64_t position = 0; position < mesh.num_devices(); ++position) {
-    const int64_t id = mesh.device_ids.empty() ? position
-                                               : mesh.device_ids[static_cast<size_t>(position)];
-    std::vector<int64_t> coordinates = *mesh.CoordinatesOf(id);
-    std::vector<int64_t> key = coordinates;
-    std::vector<int64_t> along;
-    for (const AxisRef& ref : axes) {
-      const auto axis = static_cast<size_t>(mesh.AxisIndex(ref.name));
-      along.push_back(coordinates[axis]);
-      key[axis] = 0;
-    }
-    groups[key].emplace_back(std::move(along), id);
-  }
+  const std::vector<std::vector<int64_t>> groups = GroupsAlong(mesh, axes);
+  // replica_groups of flattened ids (use_global_device_ids): each group in
+  // every replica.
   std::vector<int64_t> ids;
-  size_t width = 0;
   for (int64_t replica = 0; replica < spmd.num_replicas; ++replica) {
-    for (auto& [key, members] : groups) {
-      std::sort(members.begin(), members.end());
-      width = members.size();
-      for (const auto& member : members)
-        ids.push_back(replica * spmd.num_partitions + member.second);
+    for (const std::vector<int64_t>& group : groups) {
+      for (int64_t id : group) ids.push_back(replica * spmd.num_partitions + id);
     }
   }
+  const size_t width = groups.front().size();
   std::vector<uint8_t> bytes(ids.size() * sizeof(int64_t));
   std::memcpy(bytes.data(), ids.data(), bytes.size());
   const auto rows = static_cast<int64_t>(ids.size() / width);
@@ -284,19 +263,23 @@ StatusOr<bool> OnTilesPointwise(Lowering& lowering, const ir::Operation& op) {
   }
   if (!sharding || sharding->dims.size() != result.dims.size()) return false;
   if (!sharding->LocalDims(result.dims).ok()) return false;
+  // Operands of the result's shape, or scalars (select, clamp); checked
+  // before anything is emitted.
+  auto scalar = [&](const ir::Type& type) { return type.dims().empty() && !result.dims.empty(); };
+  for (const ir::Value* operand : op.operands()) {
+    const ir::Type& type = operand->type();
+    if (!IsRealTensor(type) || (!scalar(type) && type.dims() != result.dims)) return false;
+  }
   std::vector<ir::Value*> operands;
   for (size_t i = 0; i < op.operands().size(); ++i) {
     const ir::Type& type = op.operand(i)->type();
-    if (!IsRealTensor(type)) return false;
-    if (type.dims().empty() && !result.dims.empty()) {  // a scalar (select, clamp)
+    if (scalar(type)) {
       KILN_ASSIGN_OR_RETURN(ValueId whole, lowering.Input(op, i));
       operands.push_back(lowering.StandIn(whole, type));
-      continue;
+    } else {
+      KILN_ASSIGN_OR_RETURN(ir::Value * tile, TileOf(lowering, op, i, *sharding));
+      operands.push_back(tile);
     }
-    if (type.dims() != result.dims) return false;
-    KILN_ASSIGN_OR_RETURN(ir::Value * tile, TileOf(lowering, op, i, *sharding));
-    if (tile == nullptr) return false;
-    operands.push_back(tile);
   }
   const TensorSharding kept = *sharding;
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> local, kept.LocalDims(result.dims));
@@ -519,7 +502,6 @@ StatusOr<bool> DotGeneralWith(Lowering& lowering, const ir::Operation& op,
   }
   KILN_ASSIGN_OR_RETURN(ir::Value * lhs_tile, TileOf(lowering, op, 0, lhs));
   KILN_ASSIGN_OR_RETURN(ir::Value * rhs_tile, TileOf(lowering, op, 1, rhs));
-  if (lhs_tile == nullptr || rhs_tile == nullptr) return false;
   const ir::Type type = LocalType(op.result(0)->type(), *local);
   KILN_ASSIGN_OR_RETURN(std::vector<ValueId> results,
                         LowerRebuilt(lowering, op, op.name(), {lhs_tile, rhs_tile}, {type}, {},

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
 
 #include "base/env.h"
 
@@ -344,6 +345,34 @@ StatusOr<std::vector<std::string>> ParseManualAxes(std::string_view text) {
     axes.push_back(std::move(name));
   }
   return axes;
+}
+
+std::vector<std::vector<int64_t>> GroupsAlong(const Mesh& mesh, std::span<const AxisRef> axes) {
+  TensorSharding along;  // one "dimension" split over `axes`
+  along.mesh = mesh;
+  along.dims.emplace_back(axes.begin(), axes.end());
+  // The part of each coordinate the axes do not cover names the group.
+  std::map<std::vector<int64_t>, std::vector<std::pair<int64_t, int64_t>>> members;
+  for (int64_t device = 0; device < mesh.num_devices(); ++device) {
+    const int64_t id = mesh.device_ids.empty() ? device
+                                               : mesh.device_ids[static_cast<size_t>(device)];
+    std::vector<int64_t> coordinates = *mesh.CoordinatesOf(id);
+    std::vector<int64_t> key = coordinates;
+    for (const AxisRef& ref : axes) {
+      const auto axis = static_cast<size_t>(mesh.AxisIndex(ref.name));
+      const int64_t minor = ref.size == 0 ? 1 : mesh.sizes[axis] / (ref.pre_size * ref.size);
+      key[axis] -= along.CoordinateOf(ref, coordinates) * minor;
+    }
+    members[key].emplace_back(along.TileOf(0, coordinates), id);
+  }
+  std::vector<std::vector<int64_t>> lists;
+  for (auto& [key, list] : members) {
+    std::sort(list.begin(), list.end());
+    std::vector<int64_t> ids;
+    for (const auto& member : list) ids.push_back(member.second);
+    lists.push_back(std::move(ids));
+  }
+  return lists;
 }
 
 }  // namespace kiln::compiler

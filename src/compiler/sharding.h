@@ -64,6 +64,12 @@ struct TensorSharding {
   bool IsReplicated() const;
 };
 
+// The groups of `mesh`'s logical devices that differ only along `axes`
+// (whole axes or sub-axes of the mesh), each ordered by its members'
+// coordinates along `axes`, the first major; groups in the order of the
+// coordinates the axes leave out. Collectives over mesh axes meet in them.
+std::vector<std::vector<int64_t>> GroupsAlong(const Mesh& mesh, std::span<const AxisRef> axes);
+
 // The module's meshes by symbol name.
 using MeshTable = std::map<std::string, Mesh, std::less<>>;
 

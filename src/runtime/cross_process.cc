@@ -82,19 +82,15 @@ struct alignas(16) SixteenBytes {
 // a communicator runs one operation at a time anyway).
 constexpr uint8_t kKilnSlot = 0x4b;
 
-// Waits for `count` sends and receives of `buffers`' operations.
-void AwaitAll(std::span<gloo::transport::UnboundBuffer* const> sending, size_t sends,
-              std::span<gloo::transport::UnboundBuffer* const> receiving, size_t receives,
-              std::chrono::milliseconds timeout) {
-  for (gloo::transport::UnboundBuffer* buffer : receiving) {
-    for (size_t i = 0; i < receives; ++i) {
-      if (!buffer->waitRecv(timeout)) throw gloo::IoException("a receive was aborted");
-    }
+// Waits for `count` sends posted on `sending` and `count` receives posted
+// on `receiving` (the same buffer or two).
+void AwaitAll(gloo::transport::UnboundBuffer& sending, gloo::transport::UnboundBuffer& receiving,
+              size_t count, std::chrono::milliseconds timeout) {
+  for (size_t i = 0; i < count; ++i) {
+    if (!receiving.waitRecv(timeout)) throw gloo::IoException("a receive was aborted");
   }
-  for (gloo::transport::UnboundBuffer* buffer : sending) {
-    for (size_t i = 0; i < sends; ++i) {
-      if (!buffer->waitSend(timeout)) throw gloo::IoException("a send was aborted");
-    }
+  for (size_t i = 0; i < count; ++i) {
+    if (!sending.waitSend(timeout)) throw gloo::IoException("a send was aborted");
   }
 }
 
@@ -304,9 +300,7 @@ Status CrossProcessCollectives::DirectReduce(Communicator& communicator, size_t 
     whole->send(static_cast<int>(peer), slot, scatter ? peer * kept_bytes : 0, kept_bytes);
     received->recv(static_cast<int>(peer), slot, peer * kept_bytes, kept_bytes);
   }
-  gloo::transport::UnboundBuffer* sending[] = {whole.get()};
-  gloo::transport::UnboundBuffer* receiving[] = {received.get()};
-  AwaitAll(sending, members - 1, receiving, members - 1, timeout);
+  AwaitAll(*whole, *received, members - 1, timeout);
   uint8_t* own = base + (scatter ? rank * kept_bytes : 0);
   auto part = [&](size_t m) -> const uint8_t* {
     return m == rank ? own : incoming.get() + m * kept_bytes;
@@ -421,8 +415,7 @@ Status CrossProcessCollectives::AllGather(std::span<const int64_t> devices, size
         whole->send(static_cast<int>(peer), slot, rank * mine.size(), mine.size());
         whole->recv(static_cast<int>(peer), slot, peer * mine.size(), mine.size());
       }
-      gloo::transport::UnboundBuffer* buffers[] = {whole.get()};
-      AwaitAll(buffers, members - 1, buffers, members - 1, timeout);
+      AwaitAll(*whole, *whole, members - 1, timeout);
       return Status::Ok();
     });
   }

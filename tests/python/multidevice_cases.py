@@ -290,42 +290,36 @@ def _cases():
             "unit": a.reshape(1, a.shape[0], 1, -1) + 1,
         }
 
-    @case
-    def jit_ops_on_tiles_1d():
-        a = floats(4 * n, 8)
-        b = floats(8, 6, seed=1)
-        v = floats(8, seed=2)
-        i = ints(4 * n, 8) % 17 - 8
+    def on_tiles(mesh, arrays, layouts):
+        """tile_ops on `arrays` put on `mesh` by each layout's specs."""
         f = jax.jit(tile_ops)
         result = {}
-        for name, specs in [("rows", (P("x"), P(), P(), P("x"))),
-                            ("cols", (P(None, "x") if 8 % n == 0 else P(), P("x") if 8 % n == 0
-                                      else P(), P(), P(None, "x") if 8 % n == 0 else P())),
-                            ("mixed", (P("x"), P(), P(), P()))]:
-            args = [put(a, mesh1, specs[0]), put(b, mesh1, specs[1]), put(v, mesh1, specs[2]),
-                    put(i, mesh1, specs[3])]
+        for name, specs in layouts:
+            args = [put(array, mesh, spec_) for array, spec_ in zip(arrays, specs)]
             for key, value in f(*args).items():
                 result[f"{name}.{key}"] = value
         return values(**result)
 
     @case
+    def jit_ops_on_tiles_1d():
+        arrays = (floats(4 * n, 8), floats(8, 6, seed=1), floats(8, seed=2),
+                  ints(4 * n, 8) % 17 - 8)
+        cols = P(None, "x") if 8 % n == 0 else P()
+        return on_tiles(mesh1, arrays, [
+            ("rows", (P("x"), P(), P(), P("x"))),
+            ("cols", (cols, P("x") if 8 % n == 0 else P(), P(), cols)),
+            ("mixed", (P("x"), P(), P(), P()))])
+
+    @case
     def jit_ops_on_tiles_2d():
         if mesh2 is None:
             return None
-        a = floats(4 * n, 2 * n)
-        b = floats(2 * n, 6, seed=1)
-        v = floats(2 * n, seed=2)
-        i = ints(4 * n, 2 * n) % 13
-        f = jax.jit(tile_ops)
-        result = {}
-        for name, specs in [("both", (P("x", "y"), P("y"), P("y"), P("x", "y"))),
-                            ("rows_xy", (P(("x", "y")), P(), P(), P(("x", "y")))),
-                            ("cols_y", (P(None, "y"), P("y", None), P(), P(None, "y")))]:
-            args = [put(a, mesh2, specs[0]), put(b, mesh2, specs[1]), put(v, mesh2, specs[2]),
-                    put(i, mesh2, specs[3])]
-            for key, value in f(*args).items():
-                result[f"{name}.{key}"] = value
-        return values(**result)
+        arrays = (floats(4 * n, 2 * n), floats(2 * n, 6, seed=1), floats(2 * n, seed=2),
+                  ints(4 * n, 2 * n) % 13)
+        return on_tiles(mesh2, arrays, [
+            ("both", (P("x", "y"), P("y"), P("y"), P("x", "y"))),
+            ("rows_xy", (P(("x", "y")), P(), P(), P(("x", "y")))),
+            ("cols_y", (P(None, "y"), P("y", None), P(), P(None, "y")))])
 
     # Results the program leaves to the compiler: Kiln returns the tiles it
     # computed, with the sharding XLA's propagation gives them.
