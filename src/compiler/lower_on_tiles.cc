@@ -20,12 +20,14 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <unordered_map>
 
 #include "compiler/lowering.h"
+#include "compiler/on_tiles.h"
 #include "ir/op_description.h"
 
 namespace kiln::compiler {
-namespace {
+namespace on_tiles {
 
 // A sharding over `mesh` of a rank-`rank` array with no dimension split.
 TensorSharding Unsplit(const Mesh& mesh, size_t rank) {
@@ -51,7 +53,7 @@ bool SameMesh(const Mesh& a, const Mesh& b) {
 
 // Whole axes only, each used once (sub-axes and repeats are left to the
 // whole-array path).
-bool SimpleAxes(const TensorSharding& sharding, std::span<const std::vector<AxisRef>> extra = {}) {
+bool SimpleAxes(const TensorSharding& sharding, std::span<const std::vector<AxisRef>> extra) {
   std::set<std::string> seen;
   auto check = [&](const std::vector<AxisRef>& axes) {
     for (const AxisRef& ref : axes) {
@@ -77,6 +79,37 @@ ir::Type LocalType(const ir::Type& global, std::vector<int64_t> dims) {
   return ir::Type::Tensor(global.element(), std::move(dims));
 }
 
+Status CloneRegion(const ir::Region& from, ir::Operation& into,
+                   std::unordered_map<const ir::Value*, ir::Value*>& copies, int depth) {
+  if (depth > 16) return Unimplemented("regions nested deeper than 16 in an op on tiles");
+  ir::Region& region = into.AddRegion();
+  for (size_t b = 0; b < from.num_blocks(); ++b) {
+    const ir::Block& source = from.block(b);
+    ir::Block& block = region.AddBlock();
+    for (size_t i = 0; i < source.num_arguments(); ++i) {
+      copies[source.argument(i)] = block.AddArgument(source.argument(i)->type());
+    }
+    for (const auto& op : source.operations()) {
+      auto made = std::make_unique<ir::Operation>(op->name(), op->location());
+      for (ir::Value* operand : op->operands()) {
+        auto found = copies.find(operand);
+        made->AddOperand(found != copies.end() ? found->second : operand);
+      }
+      for (size_t r = 0; r < op->num_results(); ++r) {
+        copies[op->result(r)] = made->AddResult(op->result(r)->type());
+      }
+      for (const ir::NamedAttribute& attribute : op->attributes()) {
+        made->SetAttr(attribute.name, attribute.value);
+      }
+      for (size_t r = 0; r < op->num_regions(); ++r) {
+        KILN_RETURN_IF_ERROR(CloneRegion(op->region(r), *made, copies, depth + 1));
+      }
+      block.Append(std::move(made));
+    }
+  }
+  return Status::Ok();
+}
+
 // `op` rebuilt on `operands` with results of `result_types` (its
 // attributes kept, `body` as its region when given), lowered by its rule;
 // its results.
@@ -84,14 +117,20 @@ StatusOr<std::vector<ValueId>> LowerRebuilt(Lowering& lowering, const ir::Operat
                                             std::string_view name,
                                             const std::vector<ir::Value*>& operands,
                                             const std::vector<ir::Type>& result_types,
-                                            std::string_view body_op = {},
-                                            const ir::Operation* attributes_of = nullptr) {
+                                            std::string_view body_op,
+                                            const ir::Operation* attributes_of, bool regions) {
   auto made = std::make_unique<ir::Operation>(std::string(name), op.location());
   for (ir::Value* operand : operands) made->AddOperand(operand);
   for (const ir::Type& type : result_types) made->AddResult(type);
   if (attributes_of != nullptr) {
     for (const ir::NamedAttribute& attribute : attributes_of->attributes()) {
       made->SetAttr(attribute.name, attribute.value);
+    }
+  }
+  if (regions) {
+    std::unordered_map<const ir::Value*, ir::Value*> copies;
+    for (size_t r = 0; r < op.num_regions(); ++r) {
+      KILN_RETURN_IF_ERROR(CloneRegion(op.region(r), *made, copies, 0));
     }
   }
   if (!body_op.empty()) {
@@ -249,6 +288,12 @@ std::string ReductionOp(const ir::Operation& op, size_t init) {
   return name;
 }
 
+}  // namespace on_tiles
+
+namespace {
+
+using namespace on_tiles;  // NOLINT(google-build-using-namespace)
+
 // ---- the rules ----
 
 StatusOr<bool> OnTilesPointwise(Lowering& lowering, const ir::Operation& op) {
@@ -349,7 +394,7 @@ StatusOr<bool> Transpose(Lowering& lowering, const ir::Operation& op) {
 // dropped). A group's first (non-unit) input dimension may be split: its
 // tiles are contiguous runs of the group's elements, which are the tiles of
 // the group's first output dimension along the same axes when their count
-// divides it. Any other split dimension falls back to whole arrays.
+// divides it. Other split dimensions of a group are gathered whole first.
 StatusOr<bool> Reshape(Lowering& lowering, const ir::Operation& op) {
   const Lowering::Tiles* tiles = lowering.HeldAsTiles(op.operand(0));
   if (tiles == nullptr || !IsRealTensor(op.result(0)->type())) return false;
@@ -358,6 +403,7 @@ StatusOr<bool> Reshape(Lowering& lowering, const ir::Operation& op) {
   KILN_ASSIGN_OR_RETURN(Shape out, lowering.ShapeOf(op.result(0)));
   if (in.NumElements() == 0 || operand_sharding.dims.size() != in.dims.size()) return false;
   TensorSharding sharding = Unsplit(operand_sharding.mesh, out.dims.size());
+  TensorSharding used = operand_sharding;  // the operand's tiles the reshape takes
   size_t i = 0;
   size_t o = 0;
   while (i < in.dims.size() || o < out.dims.size()) {
@@ -392,53 +438,62 @@ StatusOr<bool> Reshape(Lowering& lowering, const ir::Operation& op) {
     while (first_out < o_end && out.dims[first_out] == 1) ++first_out;
     for (size_t d = i; d < i_end; ++d) {
       if (operand_sharding.dims[d].empty()) continue;
-      if (d != first_in || first_out == o_end) return false;
-      const int64_t count = operand_sharding.Tiles(d);
-      if (out.dims[first_out] % count != 0) return false;
-      sharding.dims[first_out] = operand_sharding.dims[d];
+      // Other dimensions of the group are gathered whole, as are the minor
+      // axes of the first that do not split its output dimension evenly.
+      if (d != first_in || first_out == o_end) {
+        used.dims[d].clear();
+        continue;
+      }
+      std::vector<AxisRef> kept;
+      int64_t count = 1;
+      for (const AxisRef& ref : operand_sharding.dims[d]) {
+        count *= operand_sharding.SizeOf(ref);
+        if (out.dims[first_out] % count != 0) break;
+        kept.push_back(ref);
+      }
+      used.dims[d] = kept;
+      sharding.dims[first_out] = kept;
     }
     i = i_end;
     o = o_end;
   }
-  return OnTilesOfOne(lowering, op, operand_sharding, sharding);
+  if (sharding.IsReplicated()) return false;
+  return OnTilesOfOne(lowering, op, used, sharding);
 }
 
 // dot_general: batch and contracting dimensions take the axes of whichever
 // operand is tiled there (the other is cut alike); free dimensions keep
 // their operand's axes in the result; contracting axes leave partial sums,
 // which an all_reduce over them completes.
-StatusOr<bool> DotGeneralWith(Lowering& lowering, const ir::Operation& op,
-                              const Lowering::Tiles* lhs_tiles, const Lowering::Tiles* rhs_tiles);
+struct DotPlan {
+  TensorSharding lhs, rhs, result;
+  std::vector<AxisRef> partial;  // the contracting axes
+};
 
-// Both operands' tilings if they agree, else the left's alone (the right
-// operand gathered and cut to fit), else the right's alone: XLA likewise
-// keeps one operand's sharding and gathers the other's conflicting axes.
-StatusOr<bool> DotGeneral(Lowering& lowering, const ir::Operation& op) {
-  const Lowering::Tiles* lhs = lowering.HeldAsTiles(op.operand(0));
-  const Lowering::Tiles* rhs = lowering.HeldAsTiles(op.operand(1));
-  KILN_ASSIGN_OR_RETURN(bool done, DotGeneralWith(lowering, op, lhs, rhs));
-  if (done || lhs == nullptr || rhs == nullptr) return done;
-  KILN_ASSIGN_OR_RETURN(done, DotGeneralWith(lowering, op, lhs, nullptr));
-  if (done) return true;
-  return DotGeneralWith(lowering, op, nullptr, rhs);
-}
-
-StatusOr<bool> DotGeneralWith(Lowering& lowering, const ir::Operation& op,
-                              const Lowering::Tiles* lhs_tiles, const Lowering::Tiles* rhs_tiles) {
+// The plan taking `lhs_tiles`' and `rhs_tiles`' axes (either may be null:
+// that operand is cut to fit); `gather_contracting`: contracting
+// dimensions whole on both sides instead (no partial sums). nullopt when
+// the axes conflict or do not split the shapes evenly.
+StatusOr<std::optional<DotPlan>> PlanDot(Lowering& lowering, const ir::Operation& op,
+                                         const Lowering::Tiles* lhs_tiles,
+                                         const Lowering::Tiles* rhs_tiles,
+                                         bool gather_contracting) {
   ir::Attribute numbers = op.GetAttr("dot_dimension_numbers");
-  if (!numbers.Is(ir::AttrKind::kStruct) || !IsRealTensor(op.result(0)->type())) return false;
-  if (op.GetAttr("algorithm")) return false;
+  if (!numbers.Is(ir::AttrKind::kStruct) || !IsRealTensor(op.result(0)->type())) {
+    return std::optional<DotPlan>();
+  }
+  if (op.GetAttr("algorithm")) return std::optional<DotPlan>();
   const std::vector<int64_t> lhs_batch = FieldInts(numbers, "lhs_batching_dimensions");
   const std::vector<int64_t> rhs_batch = FieldInts(numbers, "rhs_batching_dimensions");
   const std::vector<int64_t> lhs_contract = FieldInts(numbers, "lhs_contracting_dimensions");
   const std::vector<int64_t> rhs_contract = FieldInts(numbers, "rhs_contracting_dimensions");
   if (lhs_batch.size() != rhs_batch.size() || lhs_contract.size() != rhs_contract.size()) {
-    return false;
+    return std::optional<DotPlan>();
   }
-  if (lhs_tiles == nullptr && rhs_tiles == nullptr) return false;
+  if (lhs_tiles == nullptr && rhs_tiles == nullptr) return std::optional<DotPlan>();
   if (lhs_tiles != nullptr && rhs_tiles != nullptr &&
       !SameMesh(lhs_tiles->sharding.mesh, rhs_tiles->sharding.mesh)) {
-    return false;
+    return std::optional<DotPlan>();
   }
   const Mesh mesh = (lhs_tiles != nullptr ? lhs_tiles : rhs_tiles)->sharding.mesh;
   KILN_ASSIGN_OR_RETURN(Shape lhs_shape, lowering.ShapeOf(op.operand(0)));
@@ -450,31 +505,31 @@ StatusOr<bool> DotGeneralWith(Lowering& lowering, const ir::Operation& op,
     if (tiles == nullptr) return {};
     return tiles->sharding.dims[static_cast<size_t>(d)];
   };
-  TensorSharding lhs = Unsplit(mesh, lhs_rank);
-  TensorSharding rhs = Unsplit(mesh, rhs_rank);
+  DotPlan plan{
+      Unsplit(mesh, lhs_rank), Unsplit(mesh, rhs_rank), Unsplit(mesh, out.dims.size()), {}};
   // Batch and contracting pairs take one set of axes.
   auto pair = [&](int64_t l, int64_t r) {
     std::vector<AxisRef> a = axes_of(lhs_tiles, l);
     std::vector<AxisRef> b = axes_of(rhs_tiles, r);
     if (lhs_tiles != nullptr && rhs_tiles != nullptr && !SameAxes(a, b)) return false;
     const std::vector<AxisRef>& axes = lhs_tiles != nullptr && !a.empty() ? a : b;
-    lhs.dims[static_cast<size_t>(l)] = axes;
-    rhs.dims[static_cast<size_t>(r)] = axes;
+    plan.lhs.dims[static_cast<size_t>(l)] = axes;
+    plan.rhs.dims[static_cast<size_t>(r)] = axes;
     return true;
   };
   for (size_t i = 0; i < lhs_batch.size(); ++i) {
-    if (!pair(lhs_batch[i], rhs_batch[i])) return false;
+    if (!pair(lhs_batch[i], rhs_batch[i])) return std::optional<DotPlan>();
   }
-  std::vector<AxisRef> partial;
-  for (size_t i = 0; i < lhs_contract.size(); ++i) {
-    if (!pair(lhs_contract[i], rhs_contract[i])) return false;
-    for (const AxisRef& ref : lhs.dims[static_cast<size_t>(lhs_contract[i])]) {
-      partial.push_back(ref);
+  if (!gather_contracting) {
+    for (size_t i = 0; i < lhs_contract.size(); ++i) {
+      if (!pair(lhs_contract[i], rhs_contract[i])) return std::optional<DotPlan>();
+      for (const AxisRef& ref : plan.lhs.dims[static_cast<size_t>(lhs_contract[i])]) {
+        plan.partial.push_back(ref);
+      }
     }
   }
-  TensorSharding result = Unsplit(mesh, out.dims.size());
   size_t next = 0;
-  for (int64_t d : lhs_batch) result.dims[next++] = lhs.dims[static_cast<size_t>(d)];
+  for (int64_t d : lhs_batch) plan.result.dims[next++] = plan.lhs.dims[static_cast<size_t>(d)];
   auto is_free = [](const std::vector<int64_t>& batch, const std::vector<int64_t>& contract,
                     int64_t d) {
     return std::find(batch.begin(), batch.end(), d) == batch.end() &&
@@ -482,36 +537,72 @@ StatusOr<bool> DotGeneralWith(Lowering& lowering, const ir::Operation& op,
   };
   for (size_t d = 0; d < lhs_rank; ++d) {
     if (!is_free(lhs_batch, lhs_contract, static_cast<int64_t>(d))) continue;
-    lhs.dims[d] = axes_of(lhs_tiles, static_cast<int64_t>(d));
-    result.dims[next++] = lhs.dims[d];
+    plan.lhs.dims[d] = axes_of(lhs_tiles, static_cast<int64_t>(d));
+    plan.result.dims[next++] = plan.lhs.dims[d];
   }
   for (size_t d = 0; d < rhs_rank; ++d) {
     if (!is_free(rhs_batch, rhs_contract, static_cast<int64_t>(d))) continue;
-    rhs.dims[d] = axes_of(rhs_tiles, static_cast<int64_t>(d));
-    result.dims[next++] = rhs.dims[d];
+    plan.rhs.dims[d] = axes_of(rhs_tiles, static_cast<int64_t>(d));
+    plan.result.dims[next++] = plan.rhs.dims[d];
   }
-  if (next != out.dims.size()) return false;
-  const std::vector<AxisRef> partial_axes[] = {partial};
-  if (!SimpleAxes(result, partial_axes)) return false;
-  if (!lhs.LocalDims(lhs_shape.dims).ok() || !rhs.LocalDims(rhs_shape.dims).ok()) return false;
-  auto local = result.LocalDims(out.dims);
-  if (!local.ok()) return false;
-  if (!partial.empty() && (lowering.spmd()->num_partitions != mesh.num_devices() ||
-                           out.element_type == ElementType::kPred)) {
-    return false;
+  if (next != out.dims.size()) return std::optional<DotPlan>();
+  const std::vector<AxisRef> partial_axes[] = {plan.partial};
+  if (!SimpleAxes(plan.result, partial_axes)) return std::optional<DotPlan>();
+  if (!plan.lhs.LocalDims(lhs_shape.dims).ok() || !plan.rhs.LocalDims(rhs_shape.dims).ok() ||
+      !plan.result.LocalDims(out.dims).ok()) {
+    return std::optional<DotPlan>();
   }
-  KILN_ASSIGN_OR_RETURN(ir::Value * lhs_tile, TileOf(lowering, op, 0, lhs));
-  KILN_ASSIGN_OR_RETURN(ir::Value * rhs_tile, TileOf(lowering, op, 1, rhs));
-  const ir::Type type = LocalType(op.result(0)->type(), *local);
+  if (!plan.partial.empty() && (lowering.spmd()->num_partitions != mesh.num_devices() ||
+                                out.element_type == ElementType::kPred)) {
+    return std::optional<DotPlan>();
+  }
+  if (plan.partial.empty() && plan.result.IsReplicated()) return std::optional<DotPlan>();
+  return std::optional<DotPlan>(std::move(plan));
+}
+
+// How many tiles `sharding` splits a tensor into.
+int64_t TileCount(const TensorSharding& sharding) {
+  int64_t count = 1;
+  for (size_t d = 0; d < sharding.dims.size(); ++d) count *= sharding.Tiles(d);
+  return count;
+}
+
+// Both operands' tilings when they agree. When they conflict, the plan
+// whose result is split into the most tiles among: both operands' free
+// dimensions with the contracting ones gathered, the left's tiling alone
+// (the right operand gathered and cut to fit), the right's alone; ties go
+// in that order. (XLA likewise keeps one side's axes and gathers the
+// others'; on the differential suite's programs this picks its shardings.)
+StatusOr<bool> DotGeneral(Lowering& lowering, const ir::Operation& op) {
+  const Lowering::Tiles* lhs = lowering.HeldAsTiles(op.operand(0));
+  const Lowering::Tiles* rhs = lowering.HeldAsTiles(op.operand(1));
+  KILN_ASSIGN_OR_RETURN(std::optional<DotPlan> plan, PlanDot(lowering, op, lhs, rhs, false));
+  if (!plan && lhs != nullptr && rhs != nullptr) {
+    const std::pair<const Lowering::Tiles*, const Lowering::Tiles*> options[] = {
+        {lhs, rhs}, {lhs, nullptr}, {nullptr, rhs}};
+    for (size_t i = 0; i < 3; ++i) {
+      KILN_ASSIGN_OR_RETURN(std::optional<DotPlan> candidate,
+                            PlanDot(lowering, op, options[i].first, options[i].second, i == 0));
+      if (candidate && (!plan || TileCount(candidate->result) > TileCount(plan->result))) {
+        plan = std::move(candidate);
+      }
+    }
+  }
+  if (!plan) return false;
+  KILN_ASSIGN_OR_RETURN(Shape out, lowering.ShapeOf(op.result(0)));
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> local, plan->result.LocalDims(out.dims));
+  KILN_ASSIGN_OR_RETURN(ir::Value * lhs_tile, TileOf(lowering, op, 0, plan->lhs));
+  KILN_ASSIGN_OR_RETURN(ir::Value * rhs_tile, TileOf(lowering, op, 1, plan->rhs));
+  const ir::Type type = LocalType(op.result(0)->type(), local);
   KILN_ASSIGN_OR_RETURN(std::vector<ValueId> results,
                         LowerRebuilt(lowering, op, op.name(), {lhs_tile, rhs_tile}, {type}, {},
                                      &op));
   ValueId value = results[0];
-  if (!partial.empty()) {
-    KILN_ASSIGN_OR_RETURN(value, ReduceOverAxes(lowering, op, value, type, mesh, partial,
-                                                "stablehlo.add"));
+  if (!plan->partial.empty()) {
+    KILN_ASSIGN_OR_RETURN(value, ReduceOverAxes(lowering, op, value, type, plan->result.mesh,
+                                                plan->partial, "stablehlo.add"));
   }
-  BindResult(lowering, op, 0, value, result);
+  BindResult(lowering, op, 0, value, plan->result);
   return true;
 }
 
@@ -637,6 +728,10 @@ StatusOr<bool> LowerOnTiles(Lowering& lowering, const ir::Operation& op) {
   if (op.code() == ir::OpCode::kSdyShardingConstraint || op.code() == ir::OpCode::kSdyReshard) {
     return Constrain(lowering, op);
   }
+  if (op.code() == ir::OpCode::kWhile) return OnTilesWhile(lowering, op);
+  if (op.code() == ir::OpCode::kIf || op.code() == ir::OpCode::kCase) {
+    return OnTilesBranches(lowering, op);
+  }
   if (!tiled && op.code() == ir::OpCode::kTranspose) return TransposeOfTiledDot(lowering, op);
   if (!tiled) return false;
   switch (op.code()) {
@@ -644,7 +739,23 @@ StatusOr<bool> LowerOnTiles(Lowering& lowering, const ir::Operation& op) {
     case ir::OpCode::kTranspose: return Transpose(lowering, op);
     case ir::OpCode::kReshape: return Reshape(lowering, op);
     case ir::OpCode::kDotGeneral: return DotGeneral(lowering, op);
-    case ir::OpCode::kReduce: return Reduce(lowering, op);
+    case ir::OpCode::kReduce: {
+      KILN_ASSIGN_OR_RETURN(bool done, Reduce(lowering, op));
+      if (done) return true;
+      return OnTilesAligned(lowering, op);
+    }
+    case ir::OpCode::kGather: return OnTilesGather(lowering, op);
+    case ir::OpCode::kScatter: return OnTilesScatter(lowering, op);
+    case ir::OpCode::kConvolution: return OnTilesConvolution(lowering, op);
+    case ir::OpCode::kSort:
+    case ir::OpCode::kReduceWindow:
+    case ir::OpCode::kSlice:
+    case ir::OpCode::kPad:
+    case ir::OpCode::kReverse:
+    case ir::OpCode::kConcatenate:
+    case ir::OpCode::kDynamicSlice:
+    case ir::OpCode::kDynamicUpdateSlice:
+    case ir::OpCode::kChloTopK: return OnTilesAligned(lowering, op);
     case ir::OpCode::kSdyPropagationBarrier: return PassThrough(lowering, op);
     default: break;
   }

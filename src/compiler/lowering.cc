@@ -151,9 +151,10 @@ Status Lowering::ConvertSubByteResults() {
   return Status::Ok();
 }
 
-StatusOr<const ir::Operation*> Lowering::LowerAdopted(std::unique_ptr<ir::Operation> op) {
+StatusOr<const ir::Operation*> Lowering::LowerAdopted(std::unique_ptr<ir::Operation> op,
+                                                      bool verify) {
   const ir::Operation& adopted = Adopt(std::move(op));
-  KILN_RETURN_IF_ERROR(ir::VerifyDetachedOp(adopted));
+  if (verify) KILN_RETURN_IF_ERROR(ir::VerifyDetachedOp(adopted));
   KILN_RETURN_IF_ERROR(LowerOp(adopted));
   return &adopted;
 }
@@ -188,7 +189,8 @@ StatusOr<Shape> Lowering::ShapeOf(const ir::Value* value) const {
 
 StatusOr<ValueId> Lowering::Lookup(const ir::Value* value) {
   if (auto it = values_.find(value); it != values_.end()) return it->second;
-  if (auto it = ungathered_.find(value); it != ungathered_.end()) {
+  if (auto it = ungathered_.find(value);
+      it != ungathered_.end() && captured_tiles_.count(value) == 0) {
     // An entry parameter held as tiles, used whole for the first time.
     KILN_ASSIGN_OR_RETURN(Shape global, ShapeOf(value));
     KILN_ASSIGN_OR_RETURN(ValueId id, GatherTiles(it->second.local, global, it->second.sharding));
@@ -212,6 +214,20 @@ StatusOr<ValueId> Lowering::Lookup(const ir::Value* value) {
   return id;
 }
 
+const Lowering::Tiles* Lowering::HeldAsTiles(const ir::Value* value) {
+  if (auto found = ungathered_.find(value); found != ungathered_.end()) return &found->second;
+  if (!tile_captures_ || parent_ == nullptr || values_.count(value) != 0) return nullptr;
+  const Tiles* outer = parent_->HeldAsTiles(value);
+  if (outer == nullptr) return nullptr;
+  // Captured as an extra parameter, like Lookup's captures.
+  const ValueId id = graph_.AddValue(parent_->graph_.shape(outer->local));
+  graph_.parameters.push_back(id);
+  captured_outer_.push_back(outer->local);
+  // Used whole, it is gathered once outside the region (Lookup).
+  captured_tiles_.insert(value);
+  return &ungathered_.emplace(value, Tiles{id, outer->sharding}).first->second;
+}
+
 StatusOr<ValueId> Lowering::Input(const ir::Operation& op, size_t i) {
   return Lookup(op.operand(i));
 }
@@ -223,7 +239,17 @@ Status Lowering::LowerBlock(const ir::Block& block, std::vector<ValueId>* result
         code == ir::OpCode::kSdyReturn) {
       std::vector<ValueId>& target = return_values_ != nullptr ? *return_values_ : *results;
       target.clear();
+      RegionTiles* tiling = return_values_ == nullptr ? region_results_ : nullptr;
       for (size_t i = 0; i < op->operands().size(); ++i) {
+        if (tiling != nullptr && tiling->probe) {
+          const Tiles* tiles = HeldAsTiles(op->operand(i));
+          tiling->observed.push_back(tiles != nullptr ? std::optional(tiles->sharding)
+                                                      : std::nullopt);
+        } else if (tiling != nullptr && i < tiling->results.size() && tiling->results[i]) {
+          KILN_ASSIGN_OR_RETURN(ValueId tile, LocalTile(op->operand(i), *tiling->results[i]));
+          target.push_back(tile);
+          continue;
+        }
         KILN_ASSIGN_OR_RETURN(ValueId id, Input(*op, i));
         target.push_back(id);
       }
@@ -388,9 +414,27 @@ StatusOr<std::shared_ptr<const Graph>> Lowering::LowerRegion(const ir::Region& r
   inner.annotated_ = annotated_;
   inner.spmd_ = spmd_;
   inner.manual_depth_ = manual_depth_;
+  // The bodies of loops and branches run on every device alike, so their
+  // ops may compute on tiles of the values around them (lower_on_tiles_regions.cc).
+  const ir::Operation* owner = region.parent_op();
+  const ir::OpCode code = owner != nullptr ? owner->code() : ir::OpCode::kUnknown;
+  inner.tile_captures_ = spmd_ != nullptr && spmd_->on_tiles && manual_depth_ == 0 &&
+                         (code == ir::OpCode::kWhile || code == ir::OpCode::kIf ||
+                          code == ir::OpCode::kCase);
+  auto tiling = region_tiles_.find(&region);
+  if (tiling != region_tiles_.end()) inner.region_results_ = &tiling->second;
   const ir::Block& block = region.block(0);
   for (size_t i = 0; i < block.num_arguments(); ++i) {
     KILN_ASSIGN_OR_RETURN(Shape shape, inner.ShapeOf(block.argument(i)));
+    if (inner.region_results_ != nullptr && i < inner.region_results_->arguments.size() &&
+        inner.region_results_->arguments[i]) {
+      const TensorSharding& sharding = *inner.region_results_->arguments[i];
+      KILN_ASSIGN_OR_RETURN(shape.dims, sharding.LocalDims(shape.dims));
+      const ValueId id = graph->AddValue(std::move(shape));
+      graph->parameters.push_back(id);
+      inner.BindTiles(block.argument(i), id, sharding);
+      continue;
+    }
     const ValueId id = graph->AddValue(std::move(shape));
     graph->parameters.push_back(id);
     inner.Bind(block.argument(i), id);

@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "base/small_vector.h"
@@ -129,7 +130,10 @@ class Lowering {
   // Adopts `op`, checks it against its own constraints (ir::VerifyDetachedOp:
   // it was built from values the module's verifier did not see together) and
   // lowers it with its rule. Returns the adopted op.
-  StatusOr<const ir::Operation*> LowerAdopted(std::unique_ptr<ir::Operation> op);
+  // `verify` false: an op on tiles whose regions keep the whole arrays'
+  // types (lower_on_tiles_regions.cc), which the verifier would refuse.
+  StatusOr<const ir::Operation*> LowerAdopted(std::unique_ptr<ir::Operation> op,
+                                              bool verify = true);
   // Lowers a region's single block into a nested graph: its block arguments
   // are the graph's first parameters, outer values it uses come after them
   // (`captures` receives their values in this graph), and its terminator's
@@ -159,10 +163,9 @@ class Lowering {
     ValueId local;
     TensorSharding sharding;
   };
-  const Tiles* HeldAsTiles(const ir::Value* value) const {
-    auto found = ungathered_.find(value);
-    return found == ungathered_.end() ? nullptr : &found->second;
-  }
+  // In the body of a while, if or case, a value the enclosing lowering
+  // holds as tiles is held as the same tiles here (its tile captured).
+  const Tiles* HeldAsTiles(const ir::Value* value);
   // Holds `value` as the running device's tile `local` of `sharding`; its
   // whole array is gathered on its first whole use.
   void BindTiles(const ir::Value* value, ValueId local, TensorSharding sharding) {
@@ -182,6 +185,21 @@ class Lowering {
                     std::vector<ValueId>* results, bool manual = false);
   // True while lowering the body of an sdy.manual_computation.
   bool in_manual_body() const { return manual_depth_ > 0; }
+
+  // A region lowered on tiles (lower_on_tiles_regions.cc): its block
+  // arguments arrive as tiles of `arguments` (nullopt: whole), and its
+  // terminator's operands leave as tiles of `results`. `probe`: the
+  // results leave as they are and `observed` receives the tiling each is
+  // held as (nullopt: whole).
+  struct RegionTiles {
+    std::vector<std::optional<TensorSharding>> arguments;
+    std::vector<std::optional<TensorSharding>> results;
+    bool probe = false;
+    std::vector<std::optional<TensorSharding>> observed;
+  };
+  // Registers how `region` is lowered by LowerRegion; the entry lives as
+  // long as this lowering.
+  RegionTiles& TilesFor(const ir::Region* region) { return region_tiles_[region]; }
 
  private:
   Lowering(const ir::Module& module, Graph& graph, Lowering* parent, int depth)
@@ -218,6 +236,14 @@ class Lowering {
   // (gathered ones).
   std::unordered_map<const ir::Value*, Tiles> ungathered_;
   std::unordered_map<ValueId, Tiles> tiles_;
+  // Regions lowered on tiles (TilesFor), and for a region's lowering the
+  // entry its terminator follows.
+  std::unordered_map<const ir::Region*, RegionTiles> region_tiles_;
+  RegionTiles* region_results_ = nullptr;
+  // The body of a while, if or case: tiles of the parent's values are
+  // captured as tiles (HeldAsTiles).
+  bool tile_captures_ = false;
+  std::unordered_set<const ir::Value*> captured_tiles_;  // held as the parent's tiles
 };
 
 using LowerFn = Status (*)(Lowering& lowering, const ir::Operation& op);

@@ -1,0 +1,87 @@
+// What the rules that compute ops on tiles share (lower_on_tiles.cc,
+// lower_on_tiles_aligned.cc): sharding arithmetic, an op rebuilt on its
+// tiles, an operand's tile, the result held as tiles, and the collectives
+// that complete partial results or gather sharded dimensions. Internal to
+// the compiler.
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "compiler/lowering.h"
+
+namespace kiln::compiler::on_tiles {
+
+// A sharding over `mesh` of a rank-`rank` array with no dimension split.
+TensorSharding Unsplit(const Mesh& mesh, size_t rank);
+bool SameAxes(const std::vector<AxisRef>& a, const std::vector<AxisRef>& b);
+bool SameMesh(const Mesh& a, const Mesh& b);
+// Whole axes only, each used once over `sharding` and `extra` (sub-axes
+// and repeats are left to the whole-array path).
+bool SimpleAxes(const TensorSharding& sharding, std::span<const std::vector<AxisRef>> extra = {});
+// A ranked tensor of a static shape and a plain element type.
+bool IsRealTensor(const ir::Type& type);
+ir::Type LocalType(const ir::Type& global, std::vector<int64_t> dims);
+
+// `op` rebuilt on `operands` with results of `result_types`, lowered by its
+// rule; its results. `attributes_of`'s attributes are kept; `body_op` makes
+// a reduction body of that one binary op; `regions` copies `op`'s regions
+// (a sort's comparator, a reduction's body).
+StatusOr<std::vector<ValueId>> LowerRebuilt(Lowering& lowering, const ir::Operation& op,
+                                            std::string_view name,
+                                            const std::vector<ir::Value*>& operands,
+                                            const std::vector<ir::Type>& result_types,
+                                            std::string_view body_op = {},
+                                            const ir::Operation* attributes_of = nullptr,
+                                            bool regions = false);
+
+// Copies `from`'s blocks into a new region of `into`: values defined in it
+// are mapped (in `copies`) to their copies, values from outside are used as
+// they are.
+Status CloneRegion(const ir::Region& from, ir::Operation& into,
+                   std::unordered_map<const ir::Value*, ir::Value*>& copies, int depth = 0);
+
+// The running device's tile of operand `i` of `op` under `sharding`: its
+// own tiles when it is held as tiles of the same tiling, else cut from the
+// whole value (gathered first when it is held as other tiles).
+StatusOr<ir::Value*> TileOf(Lowering& lowering, const ir::Operation& op, size_t i,
+                            const TensorSharding& sharding);
+
+// Holds `op`'s result `r` as `local`, tiles of `sharding` (whole when it
+// splits nothing).
+void BindResult(Lowering& lowering, const ir::Operation& op, size_t r, ValueId local,
+                const TensorSharding& sharding);
+
+// Sums (by `body_op`) each device's `partial` over the devices that differ
+// only along `axes` of `mesh`: an all_reduce with those groups.
+StatusOr<ValueId> ReduceOverAxes(Lowering& lowering, const ir::Operation& op, ValueId partial,
+                                 const ir::Type& type, const Mesh& mesh,
+                                 const std::vector<AxisRef>& axes, std::string_view body_op);
+
+// The name of the one binary op a reduction body applies to its two
+// arguments, when folding it in once per device is harmless; "" otherwise.
+std::string ReductionOp(const ir::Operation& op, size_t init);
+
+}  // namespace kiln::compiler::on_tiles
+
+namespace kiln::compiler {
+
+// The rules of lower_on_tiles_aligned.cc, each true when it lowered `op`
+// on tiles and false to leave it to the whole-array path:
+// ops whose result dimensions follow their operands' one for one (sort,
+// reduce_window, slice, pad, reverse, concatenate, dynamic_slice,
+// dynamic_update_slice, top_k, a reduce of any body), gather, scatter and
+// convolution.
+StatusOr<bool> OnTilesAligned(Lowering& lowering, const ir::Operation& op);
+StatusOr<bool> OnTilesGather(Lowering& lowering, const ir::Operation& op);
+StatusOr<bool> OnTilesScatter(Lowering& lowering, const ir::Operation& op);
+StatusOr<bool> OnTilesConvolution(Lowering& lowering, const ir::Operation& op);
+// lower_on_tiles_regions.cc: while, if and case whose bodies compute on
+// tiles.
+StatusOr<bool> OnTilesWhile(Lowering& lowering, const ir::Operation& op);
+StatusOr<bool> OnTilesBranches(Lowering& lowering, const ir::Operation& op);
+
+}  // namespace kiln::compiler

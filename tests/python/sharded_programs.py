@@ -1,0 +1,370 @@
+"""Sharded jit programs for test_sharded_programs.py: every op family Kiln
+partitions (issue 28) under every layout of its operands on 1-D and 2-D
+meshes, run on Kiln and on XLA's CPU backend with the same device count.
+
+Run as a script: `python sharded_programs.py COUNT OUT.npz` runs every
+program for COUNT devices and saves each result's values, and into
+OUT.npz.json the shardings JAX reports for them (which slice of the result
+each device holds) and the errors of programs that raised.
+
+A program is a family (a function of jax arrays, its operands' shapes)
+times a layout (a mesh and a PartitionSpec per operand). Names are
+`family/layout`; `program_names(count)` lists them without importing jax.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import traceback
+
+import numpy as np
+
+# Layouts of the operands: a mesh ("1d": all devices on axis x; "2d": 2 x
+# count/2 on axes x, y) and a spec per operand, written as tuples of axis
+# names (None: a dimension left whole). Families name the layouts they take
+# by the spec of their first operand; the others follow the family's rule.
+LAYOUTS_1D = {
+    "rep": ("1d", ()),
+    "x": ("1d", ("x",)),
+    "_x": ("1d", (None, "x")),
+}
+LAYOUTS_2D = {
+    "x_y": ("2d", ("x", "y")),
+    "y_x": ("2d", ("y", "x")),
+    "xy": ("2d", (("x", "y"),)),
+    "_xy": ("2d", (None, ("x", "y"))),
+    "y": ("2d", ("y",)),
+    "_y": ("2d", (None, "y")),
+}
+
+
+def _layouts(count: int) -> dict:
+    layouts = dict(LAYOUTS_1D)
+    if count >= 4:
+        layouts.update(LAYOUTS_2D)
+    return layouts
+
+
+def _swap(spec):
+    """The spec of an array's transpose (rank 2)."""
+    spec = tuple(spec) + (None,) * (2 - len(spec))
+    return (spec[1], spec[0])
+
+
+def _families():
+    """family name -> (fn(jnp, lax, *arrays), operand builders, operand specs
+    from the layout's spec). Shapes scale with the device count `n` so that
+    every layout divides them evenly: rows 4n, columns 2n."""
+    import jax
+    import jax.numpy as jnp
+    from jax import lax
+
+    def floats(*shape, seed=0):
+        return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+    def ints(*shape, mod=17):
+        return (np.arange(int(np.prod(shape)), dtype=np.int32).reshape(shape) * 7) % mod - 5
+
+    same = lambda spec: (spec,)  # noqa: E731 - one operand laid out as the layout says
+    pair = lambda spec: (spec, spec)  # noqa: E731
+    first = lambda spec: (spec, ())  # noqa: E731 - a sharded and a replicated operand
+    mat = lambda n: floats(4 * n, 2 * n)  # noqa: E731
+    mat2 = lambda n: floats(4 * n, 2 * n, seed=1)  # noqa: E731
+    square = lambda n: floats(2 * n, 2 * n, seed=2)  # noqa: E731
+    row = lambda n: floats(2 * n, seed=3)  # noqa: E731
+    col = lambda n: floats(4 * n, seed=4)  # noqa: E731
+
+    families = {
+        # Elementwise, broadcast, reshape, transpose.
+        "unary": (lambda a: jnp.sin(a) * 2 + 1, [mat], same),
+        "binary": (lambda a, b: a * b - jnp.maximum(a, b), [mat, mat2], pair),
+        "binary_half_sharded": (lambda a, b: a / (1 + b * b), [mat, mat2], first),
+        "compare_select": (lambda a, b: jnp.where(a > b, a, -b), [mat, mat2], pair),
+        "integer_ops": (lambda a: (a * 3 + 1) // 2 % 5, [lambda n: ints(4 * n, 2 * n)], same),
+        "convert": (lambda a: a.astype(jnp.int32) + (a > 0).astype(jnp.int32),
+                    [mat], same),
+        "bias": (lambda a, v: jnp.tanh(a + v), [mat, row], lambda s: (s, ())),
+        "outer": (lambda u, v: u[:, None] * v[None, :], [col, row],
+                  lambda s: (s[:1], ())),
+        "transpose": (lambda a: a.T * 2, [mat], same),
+        "transpose_add": (lambda a, b: a.T + b, [mat, lambda n: floats(2 * n, 4 * n, seed=5)],
+                          lambda s: (s, _swap(s))),
+        "reshape_split": (lambda a: a.reshape(2 * a.shape[0], a.shape[1] // 2) + 1, [mat],
+                          same),
+        "reshape_merge": (lambda a: a.reshape(-1) * 3, [mat], same),
+        "reshape_unit": (lambda a: a[None, :, None, :] - 1, [mat], same),
+        "iota_mask": (lambda a: jnp.where(jnp.arange(a.shape[0])[:, None]
+                                          > jnp.arange(a.shape[1])[None, :], a, 0.0),
+                      [mat], same),
+        "tril": (lambda a: jnp.tril(a) + jnp.triu(a, 1) * 2, [square], same),
+        # Reductions.
+        "sum_rows": (lambda a: a.sum(axis=1), [mat], same),
+        "sum_cols": (lambda a: a.sum(axis=0), [mat], same),
+        "sum_all": (lambda a: a.sum(), [mat], same),
+        "max_rows": (lambda a: a.max(axis=1), [mat], same),
+        "min_cols_int": (lambda a: a.min(axis=0), [lambda n: ints(4 * n, 2 * n)], same),
+        "argmax": (lambda a: jnp.argmax(a, axis=1), [mat], same),
+        "mean_var": (lambda a: (a.mean(axis=0), a.var(axis=1)), [mat], same),
+        "softmax": (lambda a: jax.nn.softmax(a, axis=-1), [mat], same),
+        "layernorm": (lambda a: (a - a.mean(-1, keepdims=True))
+                      * lax.rsqrt(a.var(-1, keepdims=True) + 1e-5), [mat], same),
+        "logsumexp": (lambda a: jax.nn.logsumexp(a, axis=0), [mat], same),
+        "any_all": (lambda a: (jnp.any(a > 1.5, axis=1), jnp.all(a > -3, axis=0)), [mat],
+                    same),
+        # Contractions.
+        "matmul": (lambda a, w: a @ w, [mat, square], lambda s: (s, ())),
+        "matmul_rhs": (lambda a, w: a @ w, [mat, square], lambda s: ((), s)),
+        "matmul_both": (lambda a, w: a @ w, [mat, square], lambda s: (s, _swap(s))),
+        "matmul_same": (lambda a, w: a @ w, [mat, square], pair),
+        "gram": (lambda a: a.T @ a, [mat], same),
+        "outer_product": (lambda a: a @ a.T, [mat], same),
+        "matvec": (lambda a, v: a @ v, [mat, row], lambda s: (s, s[1:2])),
+        "batched": (lambda a, b: jnp.einsum("bij,bjk->bik", a, b),
+                    [lambda n: floats(2 * n, 2 * n, 2 * n), lambda n: floats(2 * n, 2 * n, 3, seed=1)],
+                    lambda s: (s, s[:1])),
+        "mlp": (lambda a, w1, w2: jax.nn.relu(a @ w1) @ w2,
+                [mat, square, lambda n: floats(2 * n, 4, seed=6)],
+                lambda s: (s, _swap(s), ())),
+        "mlp_grad": (lambda a, w1, w2: jax.grad(
+            lambda w: jnp.mean((jax.nn.relu(a @ w) @ w2) ** 2))(w1),
+            [mat, square, lambda n: floats(2 * n, 4, seed=6)], lambda s: (s, (), ())),
+        "attention": (lambda q, k: jax.nn.softmax(q @ k.T / 4.0, axis=-1) @ k,
+                      [mat, mat2], pair),
+        "conv": (lambda x, k: lax.conv_general_dilated(
+            x, k, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC")),
+            [lambda n: floats(2 * n, 6, 6, 2 * n), lambda n: floats(3, 3, 2 * n, 4, seed=1)],
+            lambda s: (s[:1] + (None, None) + s[1:2], ())),
+        "conv_features": (lambda x, k: lax.conv_general_dilated(
+            x, k, (1, 1), "VALID", dimension_numbers=("NHWC", "HWIO", "NHWC")),
+            [lambda n: floats(2, 5, 5, 2 * n), lambda n: floats(2, 2, 2 * n, 2 * n, seed=1)],
+            lambda s: ((), (None, None) + s[:2])),
+        # Indexing.
+        "gather_rows": (lambda a, i: a[i], [mat, lambda n: (np.arange(3 * n) * 5) % (4 * n)],
+                        lambda s: (s, ())),
+        "gather_batch": (lambda a, i: jnp.take_along_axis(a, i, axis=1),
+                         [mat, lambda n: ints(4 * n, 3, mod=2 * n) + 5],
+                         lambda s: (s, s[:1])),
+        "scatter_add": (lambda a, i, v: a.at[i].add(v),
+                        [mat, lambda n: (np.arange(n) * 3) % (4 * n),
+                         lambda n: floats(n, 2 * n, seed=7)], lambda s: (s, (), ())),
+        "slice": (lambda a: a[1:-1, ::2] * 2, [mat], same),
+        "slice_aligned": (lambda a: a[: a.shape[0] // 2] + 1, [mat], same),
+        "pad": (lambda a: jnp.pad(a, ((1, 2), (0, 3)), constant_values=0.5), [mat], same),
+        "concatenate": (lambda a, b: jnp.concatenate([a, b], axis=0), [mat, mat2], pair),
+        "concatenate_cols": (lambda a, b: jnp.concatenate([a, b * 2], axis=1), [mat, mat2],
+                             pair),
+        "dynamic_slice": (lambda a, i: lax.dynamic_slice(a, (i, 1), (a.shape[0] // 2, 3)),
+                          [mat, lambda n: np.int32(3)], lambda s: (s, ())),
+        "dynamic_update_slice": (lambda a, u, i: lax.dynamic_update_slice(a, u, (i, 0)),
+                                 [mat, lambda n: floats(2, 2 * n, seed=8),
+                                  lambda n: np.int32(5)], lambda s: (s, (), ())),
+        "roll": (lambda a: jnp.roll(a, 3, axis=0) + jnp.roll(a, -1, axis=1), [mat], same),
+        "reverse": (lambda a: a[::-1] - a[:, ::-1], [mat], same),
+        # Sort, top_k, scans.
+        "sort_rows": (lambda a: jnp.sort(a, axis=1), [mat], same),
+        "sort_cols": (lambda a: jnp.sort(a, axis=0), [mat], same),
+        "argsort": (lambda a: jnp.argsort(a, axis=1), [mat], same),
+        "top_k": (lambda a: lax.top_k(a, 3), [mat], same),
+        "cumsum_rows": (lambda a: jnp.cumsum(a, axis=0), [mat], same),
+        "cumsum_cols": (lambda a: jnp.cumsum(a, axis=1), [mat], same),
+        "cummax": (lambda a: lax.cummax(a, axis=0), [mat], same),
+        # Control flow.
+        "fori_loop": (lambda a: lax.fori_loop(0, 3, lambda i, c: c * 0.5 + jnp.sin(c), a),
+                      [mat], same),
+        "while_sum": (lambda a: lax.while_loop(lambda c: c[1] < 4,
+                                               lambda c: (c[0] + c[0].sum(1, keepdims=True)
+                                                          * 0.01, c[1] + 1), (a, 0))[0],
+                      [mat], same),
+        "cond": (lambda a: lax.cond(a.sum() > 0, lambda x: x * 2, lambda x: -x, a), [mat],
+                 same),
+        "switch": (lambda a, i: lax.switch(i, [jnp.sin, jnp.cos, jnp.tanh], a),
+                   [mat, lambda n: np.int32(1)], lambda s: (s, ())),
+        "scan": (lambda a: lax.scan(lambda c, r: (c + r, c * r), jnp.zeros(a.shape[1]), a),
+                 [mat], same),
+        "scan_matmul": (lambda a, w: lax.scan(lambda c, _: (jnp.tanh(c @ w), None), a,
+                                              None, length=3)[0],
+                        [mat, square], lambda s: (s, ())),
+        # Constraints and explicit output shardings are in _programs.
+    }
+    return families
+
+
+# Families the 2-D layouts also run (the rest run the 1-D layouts only, to
+# keep the suite's time within make test's budget).
+FAMILIES_2D = {
+    "unary", "binary", "binary_half_sharded", "bias", "transpose", "transpose_add",
+    "reshape_split", "reshape_merge", "iota_mask", "sum_rows", "sum_cols", "sum_all",
+    "max_rows", "argmax", "softmax", "layernorm", "matmul", "matmul_rhs", "matmul_both",
+    "gram", "outer_product", "batched", "mlp", "mlp_grad", "attention", "conv",
+    "gather_batch", "slice", "pad", "concatenate", "dynamic_slice", "sort_rows", "top_k",
+    "cumsum_rows", "fori_loop", "scan",
+}
+
+FAMILY_NAMES = [
+    "unary", "binary", "binary_half_sharded", "compare_select", "integer_ops", "convert",
+    "bias", "outer", "transpose", "transpose_add", "reshape_split", "reshape_merge",
+    "reshape_unit", "iota_mask", "tril", "sum_rows", "sum_cols", "sum_all", "max_rows",
+    "min_cols_int", "argmax", "mean_var", "softmax", "layernorm", "logsumexp", "any_all",
+    "matmul", "matmul_rhs", "matmul_both", "matmul_same", "gram", "outer_product", "matvec",
+    "batched", "mlp", "mlp_grad", "attention", "conv", "conv_features", "gather_rows",
+    "gather_batch", "scatter_add", "slice", "slice_aligned", "pad", "concatenate",
+    "concatenate_cols", "dynamic_slice", "dynamic_update_slice", "roll", "reverse",
+    "sort_rows", "sort_cols", "argsort", "top_k", "cumsum_rows", "cumsum_cols", "cummax",
+    "fori_loop", "while_sum", "cond", "switch", "scan", "scan_matmul",
+]
+
+# Programs beyond family x layout: constraints inside the program, explicit
+# output shardings, random bits, shardings a dimension does not divide.
+EXTRA_NAMES = [
+    "constraint/rows_to_cols", "constraint/cols_to_rows", "constraint/to_replicated",
+    "constraint/from_replicated", "out_shardings/cols", "out_shardings/replicated",
+    "out_shardings/rows_from_replicated", "random/normal_rows", "random/uniform_cols",
+    "random/bits_replicated", "uneven/rows", "uneven/cols_sum", "uneven/matmul",
+]
+EXTRA_NAMES_2D = [
+    "constraint/x_to_y", "out_shardings/x_y", "random/normal_x_y", "uneven/x_y",
+]
+
+
+def program_names(count: int) -> list[str]:
+    names = []
+    for family in FAMILY_NAMES:
+        for layout in _layouts(count):
+            if layout in LAYOUTS_2D and family not in FAMILIES_2D:
+                continue
+            names.append(f"{family}/{layout}")
+    names += EXTRA_NAMES
+    if count >= 4:
+        names += EXTRA_NAMES_2D
+    return names
+
+
+def _programs(count: int):
+    """name -> a function returning (the program's outputs as jax values)."""
+    import jax
+    import jax.numpy as jnp
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+    n = count
+    devices = np.array(jax.devices())
+    meshes = {"1d": Mesh(devices, ("x",))}
+    if n >= 4:
+        meshes["2d"] = Mesh(devices.reshape(2, n // 2), ("x", "y"))
+
+    def put(array, mesh, spec):
+        spec = tuple(spec)[: np.ndim(array)]
+        return jax.device_put(array, NamedSharding(mesh, P(*spec)))
+
+    programs = {}
+    families = _families()
+    assert sorted(families) == sorted(FAMILY_NAMES), sorted(set(families) ^ set(FAMILY_NAMES))
+    layouts = _layouts(n)
+    for family in FAMILY_NAMES:
+        fn, builders, specs_of = families[family]
+        for layout, (mesh_name, spec) in layouts.items():
+            name = f"{family}/{layout}"
+            if layout in LAYOUTS_2D and family not in FAMILIES_2D:
+                continue
+
+            def run(fn=fn, builders=builders, specs_of=specs_of, mesh=meshes[mesh_name],
+                    spec=spec):
+                arrays = [build(n) for build in builders]
+                args = [put(a, mesh, s) for a, s in zip(arrays, specs_of(spec))]
+                return jax.jit(fn)(*args)
+
+            programs[name] = run
+
+    mesh1 = meshes["1d"]
+    rows, cols, rep = (NamedSharding(mesh1, P("x")), NamedSharding(mesh1, P(None, "x")),
+                       NamedSharding(mesh1, P()))
+    a = np.random.default_rng(0).standard_normal((4 * n, 2 * n)).astype(np.float32)
+    w = np.random.default_rng(1).standard_normal((2 * n, 2 * n)).astype(np.float32)
+    wsc = jax.lax.with_sharding_constraint
+
+    extra = {
+        "constraint/rows_to_cols": lambda: jax.jit(
+            lambda x: jnp.cos(wsc(jnp.sin(x), cols)) * 2)(jax.device_put(a, rows)),
+        "constraint/cols_to_rows": lambda: jax.jit(
+            lambda x: wsc(x @ w, rows).sum(1))(jax.device_put(a, cols)),
+        "constraint/to_replicated": lambda: jax.jit(
+            lambda x: wsc(x * 2, rep) + 1)(jax.device_put(a, rows)),
+        "constraint/from_replicated": lambda: jax.jit(
+            lambda x: jnp.exp(wsc(x, rows)) - 1)(jax.device_put(a, rep)),
+        "out_shardings/cols": lambda: jax.jit(lambda x: x * 3, out_shardings=cols)(
+            jax.device_put(a, rows)),
+        "out_shardings/replicated": lambda: jax.jit(lambda x: (x @ w).sum(0),
+                                                    out_shardings=rep)(jax.device_put(a, rows)),
+        "out_shardings/rows_from_replicated": lambda: jax.jit(
+            lambda x: jnp.tanh(x), out_shardings=rows)(jax.device_put(a, rep)),
+        "random/normal_rows": lambda: jax.jit(
+            lambda k: jax.random.normal(k, (4 * n, 2 * n)), out_shardings=rows)(
+                jax.random.key(3)),
+        "random/uniform_cols": lambda: jax.jit(
+            lambda k: jax.random.uniform(k, (4 * n, 2 * n)), out_shardings=cols)(
+                jax.random.key(4)),
+        "random/bits_replicated": lambda: jax.jit(
+            lambda k, x: jax.random.bits(k, (4 * n, 2 * n)) ^ (x > 0).astype(jnp.uint32))(
+                jax.random.key(5), jax.device_put(a, rows)),
+        # JAX refuses arguments and results whose dimensions a sharding does
+        # not divide; inside a program a constraint may still split unevenly.
+        "uneven/rows": lambda: jax.jit(lambda x: jnp.sin(wsc(x[: n + 1] * 2, rows)) + 1)(
+            jax.device_put(a, rows)),
+        "uneven/cols_sum": lambda: jax.jit(lambda x: wsc(x[:, : n + 3], cols).sum(0) * 2)(
+            jax.device_put(a, cols)),
+        "uneven/matmul": lambda: jax.jit(lambda x, y: (wsc(x[: 2 * n + 1], rows) @ y).sum(1))(
+            jax.device_put(a, rows), jax.device_put(w, rep)),
+    }
+    if n >= 4:
+        mesh2 = meshes["2d"]
+        x_y = NamedSharding(mesh2, P("x", "y"))
+        y_only = NamedSharding(mesh2, P(None, "y"))
+        extra.update({
+            "constraint/x_to_y": lambda: jax.jit(lambda x: wsc(x * 2, y_only).sum(0))(
+                jax.device_put(a, x_y)),
+            "out_shardings/x_y": lambda: jax.jit(lambda x: x @ w, out_shardings=x_y)(
+                jax.device_put(a, NamedSharding(mesh2, P("x")))),
+            "random/normal_x_y": lambda: jax.jit(
+                lambda k: jax.random.normal(k, (4 * n, 2 * n)), out_shardings=x_y)(
+                    jax.random.key(6)),
+            "uneven/x_y": lambda: jax.jit(lambda x: jnp.cos(wsc(x[:5, : n + 1], x_y)).sum())(
+                jax.device_put(a, x_y)),
+        })
+    programs.update(extra)
+    return programs
+
+
+def _held(value) -> list:
+    """Which slice of `value` each device holds, by device id."""
+    indices = value.sharding.devices_indices_map(value.shape)
+    held = []
+    for device in sorted(indices, key=lambda d: d.id):
+        held.append([[s.start, s.stop] if isinstance(s, slice) else s
+                     for s in indices[device]])
+    return held
+
+
+def main(count: int, path: str) -> None:
+    import jax
+
+    assert jax.device_count() == count, (jax.device_count(), count)
+    programs = _programs(count)
+    names = program_names(count)
+    assert sorted(programs) == sorted(names), sorted(set(programs) ^ set(names))
+    arrays, shardings, errors = {}, {}, {}
+    for name in names:
+        try:
+            outputs = jax.tree_util.tree_leaves(programs[name]())
+            for i, value in enumerate(outputs):
+                key = f"{name}/{i}"
+                arrays[key] = np.asarray(value)
+                shardings[key] = _held(value)
+        except Exception:  # noqa: BLE001 - reported per program
+            errors[name] = traceback.format_exc(limit=4)
+    np.savez(path, **arrays)
+    with open(path + ".json", "w") as f:
+        json.dump({"shardings": shardings, "errors": errors}, f)
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]), sys.argv[2])
