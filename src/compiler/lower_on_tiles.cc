@@ -597,12 +597,10 @@ StatusOr<bool> DotGeneral(Lowering& lowering, const ir::Operation& op) {
   KILN_ASSIGN_OR_RETURN(std::vector<ValueId> results,
                         LowerRebuilt(lowering, op, op.name(), {lhs_tile, rhs_tile}, {type}, {},
                                      &op));
-  ValueId value = results[0];
-  if (!plan->partial.empty()) {
-    KILN_ASSIGN_OR_RETURN(value, ReduceOverAxes(lowering, op, value, type, plan->result.mesh,
-                                                plan->partial, "stablehlo.add"));
-  }
-  BindResult(lowering, op, 0, value, plan->result);
+  // Contracting axes leave partial sums, summed where a use needs them
+  // (Lowering::SumPartials): a sharding constraint may keep them unreduced.
+  plan->result.unreduced = plan->partial;
+  BindResult(lowering, op, 0, results[0], plan->result);
   return true;
 }
 
@@ -658,6 +656,75 @@ StatusOr<bool> Reduce(Lowering& lowering, const ir::Operation& op) {
   return true;
 }
 
+// Partial sums (tiles with unreduced axes) stay partial through ops linear
+// in them: add and subtract of partials alike, negate, a float convert, a
+// multiply by (or a divide of a partial by) values that are not partial.
+// Every other op sums its partial operands first; true when `op` was
+// lowered on the partials.
+StatusOr<bool> OnPartials(Lowering& lowering, const ir::Operation& op) {
+  std::vector<size_t> partial;
+  for (size_t i = 0; i < op.operands().size(); ++i) {
+    const Lowering::Tiles* tiles = lowering.HeldAsTiles(op.operand(i));
+    if (tiles != nullptr && !tiles->sharding.unreduced.empty()) partial.push_back(i);
+  }
+  if (partial.empty()) return false;
+  if (op.code() == ir::OpCode::kSdyShardingConstraint || op.code() == ir::OpCode::kSdyReshard ||
+      op.code() == ir::OpCode::kSdyPropagationBarrier) {
+    return false;  // Constrain and PassThrough keep or sum them
+  }
+  const TensorSharding sharding = lowering.HeldAsTiles(op.operand(partial[0]))->sharding;
+  bool linear = false;
+  if (op.num_results() == 1 && IsRealTensor(op.result(0)->type()) &&
+      op.result(0)->type().dims() == op.operand(partial[0])->type().dims()) {
+    KILN_ASSIGN_OR_RETURN(Shape shape, lowering.ShapeOf(op.result(0)));
+    bool same = true;
+    for (size_t i : partial) {
+      same = same &&
+             SameTiling(lowering.HeldAsTiles(op.operand(i))->sharding, sharding, shape.dims);
+    }
+    KILN_ASSIGN_OR_RETURN(Shape from, lowering.ShapeOf(op.operand(0)));
+    auto real = [](ElementType type) {
+      return type == ElementType::kF16 || type == ElementType::kBF16 || type == ElementType::kF32 ||
+             type == ElementType::kF64;
+    };
+    const bool floats = real(shape.element_type) && real(from.element_type);
+    switch (op.code()) {
+      case ir::OpCode::kAdd:
+      case ir::OpCode::kSubtract: linear = same && partial.size() == op.operands().size(); break;
+      case ir::OpCode::kNegate: linear = true; break;
+      case ir::OpCode::kConvert: linear = floats; break;
+      case ir::OpCode::kMultiply: linear = partial.size() == 1; break;
+      case ir::OpCode::kDivide: linear = partial.size() == 1 && partial[0] == 0; break;
+      default: break;
+    }
+  }
+  if (!linear) {
+    for (size_t i : partial) KILN_RETURN_IF_ERROR(lowering.SumPartials(op.operand(i)));
+    return false;
+  }
+  TensorSharding tiles = sharding;  // the other operands are cut to these tiles
+  tiles.unreduced.clear();
+  std::vector<ir::Value*> operands;
+  for (size_t i = 0; i < op.operands().size(); ++i) {
+    if (std::find(partial.begin(), partial.end(), i) != partial.end()) {
+      const Lowering::Tiles* held = lowering.HeldAsTiles(op.operand(i));
+      KILN_ASSIGN_OR_RETURN(std::vector<int64_t> local,
+                            sharding.LocalDims(op.operand(i)->type().dims()));
+      operands.push_back(lowering.StandIn(held->local, LocalType(op.operand(i)->type(), local)));
+    } else {
+      KILN_ASSIGN_OR_RETURN(ir::Value * tile, TileOf(lowering, op, i, tiles));
+      operands.push_back(tile);
+    }
+  }
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> local,
+                        sharding.LocalDims(op.result(0)->type().dims()));
+  KILN_ASSIGN_OR_RETURN(std::vector<ValueId> results,
+                        LowerRebuilt(lowering, op, op.name(), operands,
+                                     {LocalType(op.result(0)->type(), local)}, {}, &op));
+  lowering.BindTiles(op.result(0), results[0], sharding);
+  return true;
+}
+
 // propagation_barrier: the value is the same whatever its tiling, so tiles
 // pass through.
 StatusOr<bool> PassThrough(Lowering& lowering, const ir::Operation& op) {
@@ -693,6 +760,16 @@ StatusOr<bool> Constrain(Lowering& lowering, const ir::Operation& op) {
     return true;
   }
   const TensorSharding sharding = *named;
+  if (const Lowering::Tiles* tiles = lowering.PartialTiles(op.operand(0));
+      tiles != nullptr && !SameTiling(tiles->sharding, sharding, shape.dims)) {
+    KILN_RETURN_IF_ERROR(lowering.SumPartials(op.operand(0)));
+  }
+  if (!sharding.unreduced.empty()) {
+    // Partial sums: kept where the value is them, else made of it.
+    KILN_ASSIGN_OR_RETURN(ValueId local, lowering.LocalTile(op.operand(0), sharding));
+    lowering.BindTiles(op.result(0), local, sharding);
+    return true;
+  }
   KILN_ASSIGN_OR_RETURN(ir::Value * tile, TileOf(lowering, op, 0, sharding));
   KILN_ASSIGN_OR_RETURN(ValueId local, lowering.Lookup(tile));
   lowering.BindTiles(op.result(0), local, sharding);
@@ -721,6 +798,8 @@ StatusOr<bool> TransposeOfTiledDot(Lowering& lowering, const ir::Operation& op) 
 }  // namespace
 
 StatusOr<bool> LowerOnTiles(Lowering& lowering, const ir::Operation& op) {
+  KILN_ASSIGN_OR_RETURN(bool on_partials, OnPartials(lowering, op));
+  if (on_partials) return true;
   bool tiled = false;
   for (const ir::Value* operand : op.operands()) {
     if (lowering.HeldAsTiles(operand) != nullptr) tiled = true;

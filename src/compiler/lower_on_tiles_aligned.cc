@@ -24,10 +24,10 @@ using namespace on_tiles;  // NOLINT(google-build-using-namespace)
 // How one op maps the dimensions of its data operands (aligned with one
 // another, of rank `whole.size()`) to its results' dimensions.
 struct Alignment {
-  std::vector<size_t> data;           // operands aligned with operand data[0]
-  std::vector<bool> whole;            // per dimension: computed whole along it
-  std::vector<bool> keep;             // per whole dimension: the result keeps its axes
-  std::vector<int64_t> result_dim;    // per dimension: the results' dimension, -1: none
+  std::vector<size_t> data;         // operands aligned with operand data[0]
+  std::vector<bool> whole;          // per dimension: computed whole along it
+  std::vector<bool> keep;           // per whole dimension: the result keeps its axes
+  std::vector<int64_t> result_dim;  // per dimension: the results' dimension, -1: none
 };
 
 Alignment Identity(size_t rank, std::vector<size_t> data) {
@@ -169,8 +169,8 @@ std::optional<Alignment> AlignmentOf(const ir::Operation& op, std::span<const in
 // `computed` (over `mesh`), then cut along `cut_dims` (result dimension ->
 // axes) to the running device's tile, and held as tiles of the sharding
 // both make.
-Status HoldResults(Lowering& lowering, const ir::Operation& op,
-                   const std::vector<ValueId>& results, const TensorSharding& computed,
+Status HoldResults(Lowering& lowering, const ir::Operation& op, const std::vector<ValueId>& results,
+                   const TensorSharding& computed,
                    const std::vector<std::vector<AxisRef>>& cut_dims) {
   TensorSharding cut = Unsplit(computed.mesh, computed.dims.size());
   TensorSharding held = computed;
@@ -360,8 +360,8 @@ StatusOr<bool> OnTilesGather(Lowering& lowering, const ir::Operation& op) {
                                 static_cast<int64_t>(d));
     if (pair != indices_batching.end()) {
       // A batching pair takes the indices' axes, else the operand's.
-      const auto o = static_cast<size_t>(operand_batching[static_cast<size_t>(
-          pair - indices_batching.begin())]);
+      const auto o = static_cast<size_t>(
+          operand_batching[static_cast<size_t>(pair - indices_batching.begin())]);
       if (axes.empty()) axes = axes_of(operand_tiles, o);
       operand_sharding.dims[o] = axes;
     }
@@ -391,10 +391,9 @@ StatusOr<bool> OnTilesGather(Lowering& lowering, const ir::Operation& op) {
     attributes.SetAttr(attribute.name, attribute.value);
   }
   attributes.SetAttr("slice_sizes", ir::Attribute::DenseI64Array(local_sizes));
-  KILN_ASSIGN_OR_RETURN(
-      std::vector<ValueId> results,
-      LowerRebuilt(lowering, op, op.name(), {operand_tile, indices_tile},
-                   {LocalType(op.result(0)->type(), *local)}, {}, &attributes));
+  KILN_ASSIGN_OR_RETURN(std::vector<ValueId> results,
+                        LowerRebuilt(lowering, op, op.name(), {operand_tile, indices_tile},
+                                     {LocalType(op.result(0)->type(), *local)}, {}, &attributes));
   BindResult(lowering, op, 0, results[0], result);
   return true;
 }
@@ -438,8 +437,8 @@ StatusOr<bool> OnTilesScatter(Lowering& lowering, const ir::Operation& op) {
       cut[d] = sharding.dims[d];
     }
   }
-  if (local.IsReplicated() && std::all_of(cut.begin(), cut.end(),
-                                          [](const auto& axes) { return axes.empty(); })) {
+  if (local.IsReplicated() &&
+      std::all_of(cut.begin(), cut.end(), [](const auto& axes) { return axes.empty(); })) {
     return false;
   }
   auto local_dims = local.LocalDims(operand.dims);
@@ -499,8 +498,8 @@ StatusOr<bool> OnTilesConvolution(Lowering& lowering, const ir::Operation& op) {
   KILN_ASSIGN_OR_RETURN(Shape out, lowering.ShapeOf(op.result(0)));
   const size_t rank = out.dims.size();
   if (lhs_shape.dims.size() != rank || rhs_shape.dims.size() != rank ||
-      std::max({input_batch, input_feature, kernel_in, kernel_out, output_batch,
-                output_feature}) >= rank) {
+      std::max({input_batch, input_feature, kernel_in, kernel_out, output_batch, output_feature}) >=
+          rank) {
     return false;
   }
   auto axes_of = [](const Lowering::Tiles* tiles, size_t d) -> std::vector<AxisRef> {
@@ -529,9 +528,8 @@ StatusOr<bool> OnTilesConvolution(Lowering& lowering, const ir::Operation& op) {
                                      &op));
   ValueId value = results[0];
   if (!features.empty()) {
-    KILN_ASSIGN_OR_RETURN(value,
-                          ReduceOverAxes(lowering, op, value, type, mesh, features,
-                                         "stablehlo.add"));
+    KILN_ASSIGN_OR_RETURN(value, ReduceOverAxes(lowering, op, value, type, mesh, features,
+                                                "stablehlo.add"));
   }
   BindResult(lowering, op, 0, value, result);
   return true;

@@ -163,9 +163,8 @@ StatusOr<bool> OnTilesBranches(Lowering& lowering, const ir::Operation& op) {
   KILN_ASSIGN_OR_RETURN(ValueId index, lowering.Input(op, 0));
   const std::vector<Lowering::RegionTiles> regions(op.num_regions(),
                                                    Lowering::RegionTiles{{}, results, false, {}});
-  KILN_RETURN_IF_ERROR(LowerOnTiles(lowering, op,
-                                    {lowering.StandIn(index, op.operand(0)->type())}, results,
-                                    regions));
+  KILN_RETURN_IF_ERROR(LowerOnTiles(lowering, op, {lowering.StandIn(index, op.operand(0)->type())},
+                                    results, regions));
   return true;
 }
 

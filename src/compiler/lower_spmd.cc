@@ -43,11 +43,11 @@ StatusOr<std::vector<int64_t>> CoordinatesOf(const TensorSharding& sharding, int
 // A sharding with only the axes of `keep`.
 TensorSharding Restricted(const TensorSharding& sharding, const std::vector<std::string>& keep) {
   TensorSharding restricted = sharding;
-  for (auto& axes : restricted.dims) {
-    std::erase_if(axes, [&](const AxisRef& ref) {
-      return std::find(keep.begin(), keep.end(), ref.name) == keep.end();
-    });
-  }
+  auto other = [&](const AxisRef& ref) {
+    return std::find(keep.begin(), keep.end(), ref.name) == keep.end();
+  };
+  for (auto& axes : restricted.dims) std::erase_if(axes, other);
+  std::erase_if(restricted.unreduced, other);
   return restricted;
 }
 
@@ -98,9 +98,14 @@ Status LowerManualComputation(Lowering& lowering, const ir::Operation& op) {
                            " results");
   }
   for (size_t r = 0; r < returned.size(); ++r) {
+    const TensorSharding sharding = Restricted(out[r], manual);
+    if (!sharding.unreduced.empty() && !lowering.in_manual_body()) {
+      // Partial sums: held as the tiles they are until something sums them.
+      lowering.BindTiles(op.result(r), returned[r], sharding);
+      continue;
+    }
     KILN_ASSIGN_OR_RETURN(Shape global, lowering.ShapeOf(op.result(r)));
-    KILN_ASSIGN_OR_RETURN(ValueId whole,
-                          lowering.GatherTiles(returned[r], global, Restricted(out[r], manual)));
+    KILN_ASSIGN_OR_RETURN(ValueId whole, lowering.GatherTiles(returned[r], global, sharding));
     lowering.Bind(op.result(r), whole);
   }
   return Status::Ok();
@@ -141,11 +146,26 @@ const ir::Operation& GatherOp() {
   static const ir::Operation* op = new ir::Operation("kiln.spmd_gather");
   return *op;
 }
+const ir::Operation& PartialShareOp() {
+  static const ir::Operation* op = new ir::Operation("kiln.spmd_partial_share");
+  return *op;
+}
 
 }  // namespace
 
 bool SameTiling(const TensorSharding& a, const TensorSharding& b, std::span<const int64_t> dims) {
   if (a.dims.size() != dims.size() || b.dims.size() != dims.size()) return false;
+  // Partial sums over the same axes (or none).
+  auto names = [](const std::vector<AxisRef>& axes) {
+    std::vector<std::string> list;
+    for (const AxisRef& ref : axes) {
+      list.push_back(ref.name + ":" + std::to_string(ref.pre_size) + ":" +
+                     std::to_string(ref.size));
+    }
+    std::sort(list.begin(), list.end());
+    return list;
+  };
+  if (names(a.unreduced) != names(b.unreduced)) return false;
   if (a.mesh.num_devices() != b.mesh.num_devices()) return false;
   for (int64_t device = 0; device < a.mesh.num_devices(); ++device) {
     auto ca = a.mesh.CoordinatesOf(device);
@@ -185,6 +205,33 @@ StatusOr<ValueId> EmitTile(Lowering& lowering, ValueId value, const Shape& globa
             return Status::Ok();
           },
           {}, {}, /*foldable=*/false));
+  return outputs[0];
+}
+
+StatusOr<ValueId> EmitPartialShare(Lowering& lowering, ValueId tile,
+                                   const TensorSharding& sharding) {
+  const Shape shape = lowering.graph().shape(tile);
+  // Never folded: the result depends on the device running it.
+  KILN_ASSIGN_OR_RETURN(std::vector<ValueId> outputs,
+                        lowering.EmitNode(
+                            PartialShareOp(), {tile}, {shape},
+                            [sharding](RunContext& ctx) -> Status {
+                              KILN_ASSIGN_OR_RETURN(std::vector<int64_t> coordinates,
+                                                    CoordinatesOf(sharding,
+                                                                  ctx.env().partition_id));
+                              bool first = true;
+                              for (const AxisRef& ref : sharding.unreduced) {
+                                first = first && sharding.CoordinateOf(ref, coordinates) == 0;
+                              }
+                              const size_t bytes = ctx.out_shape(0).ByteSize();
+                              if (!first) {
+                                std::memset(ctx.out(0), 0, bytes);
+                              } else if (ctx.out(0) != ctx.in(0)) {
+                                std::memcpy(ctx.out(0), ctx.in(0), bytes);
+                              }
+                              return Status::Ok();
+                            },
+                            {}, {}, /*foldable=*/false));
   return outputs[0];
 }
 

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "compiler/executor.h"
+#include "compiler/on_tiles.h"
 #include "ir/op_description.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"
@@ -72,7 +73,19 @@ Status Lowering::LowerEntry(const ir::Module& module, const ir::Operation& entry
     graph.parameters.push_back(id);
     lowering.ungathered_.emplace(body.argument(i), Tiles{id, *sharding});
   }
+  // Results whose sharding holds partial sums leave as each device's
+  // partial tile (the terminator takes them so, before anything sums them).
+  RegionTiles partial_results;
+  if (spmd != nullptr) {
+    for (const auto& sharding : spmd->results) {
+      partial_results.results.push_back(sharding && !sharding->unreduced.empty()
+                                            ? sharding
+                                            : std::optional<TensorSharding>());
+    }
+    lowering.region_results_ = &partial_results;
+  }
   KILN_RETURN_IF_ERROR(lowering.LowerBlock(body, &graph.results));
+  lowering.region_results_ = nullptr;
   KILN_RETURN_IF_ERROR(lowering.ConvertSubByteResults());
   if (spmd == nullptr) return Status::Ok();
   // A result left to the compiler (no sharding) that the program holds as
@@ -88,6 +101,7 @@ Status Lowering::LowerEntry(const ir::Module& module, const ir::Operation& entry
   for (size_t r = 0; r < graph.results.size() && r < spmd->results.size(); ++r) {
     if (!spmd->results[r] || spmd->results[r]->IsReplicated()) continue;
     const TensorSharding& sharding = *spmd->results[r];
+    if (!sharding.unreduced.empty()) continue;  // already the device's partial tile
     const ValueId global = graph.results[r];
     const Shape shape = graph.shape(global);
     auto known = lowering.tiles_.find(global);
@@ -191,6 +205,12 @@ StatusOr<ValueId> Lowering::Lookup(const ir::Value* value) {
   if (auto it = values_.find(value); it != values_.end()) return it->second;
   if (auto it = ungathered_.find(value);
       it != ungathered_.end() && captured_tiles_.count(value) == 0) {
+    if (!it->second.sharding.unreduced.empty()) {
+      // Partial sums: summed first.
+      KILN_RETURN_IF_ERROR(SumPartials(value));
+      it = ungathered_.find(value);
+      if (it == ungathered_.end()) return values_.at(value);  // summed whole
+    }
     // An entry parameter held as tiles, used whole for the first time.
     KILN_ASSIGN_OR_RETURN(Shape global, ShapeOf(value));
     KILN_ASSIGN_OR_RETURN(ValueId id, GatherTiles(it->second.local, global, it->second.sharding));
@@ -331,14 +351,55 @@ ir::Value* Lowering::StandIn(ValueId id, ir::Type type) {
 
 StatusOr<ValueId> Lowering::LocalTile(const ir::Value* value, const TensorSharding& sharding) {
   KILN_ASSIGN_OR_RETURN(Shape global, ShapeOf(value));
+  if (const Tiles* partial = PartialTiles(value);
+      partial != nullptr && SameTiling(partial->sharding, sharding, global.dims)) {
+    return partial->local;
+  }
   if (auto it = ungathered_.find(value); it != ungathered_.end()) {
     if (SameTiling(it->second.sharding, sharding, global.dims)) return it->second.local;
+    if (!it->second.sharding.unreduced.empty()) KILN_RETURN_IF_ERROR(SumPartials(value));
+  }
+  if (!sharding.unreduced.empty()) {
+    // A whole value as partial sums: the tile on the devices first along
+    // the unreduced axes, zeros on the others.
+    TensorSharding tiles = sharding;
+    tiles.unreduced.clear();
+    KILN_ASSIGN_OR_RETURN(ValueId tile, LocalTile(value, tiles));
+    return EmitPartialShare(*this, tile, sharding);
   }
   KILN_ASSIGN_OR_RETURN(ValueId id, Lookup(value));
   if (auto it = tiles_.find(id); it != tiles_.end()) {
     if (SameTiling(it->second.sharding, sharding, global.dims)) return it->second.local;
   }
   return EmitTile(*this, id, global, sharding);
+}
+
+const Lowering::Tiles* Lowering::PartialTiles(const ir::Value* value) {
+  if (auto it = partials_.find(value); it != partials_.end()) return &it->second;
+  const Tiles* tiles = HeldAsTiles(value);
+  return tiles != nullptr && !tiles->sharding.unreduced.empty() ? tiles : nullptr;
+}
+
+Status Lowering::SumPartials(const ir::Value* value) {
+  auto it = ungathered_.find(value);
+  if (it == ungathered_.end() || it->second.sharding.unreduced.empty()) return Status::Ok();
+  Tiles summed = it->second;
+  const std::vector<AxisRef> axes = std::move(summed.sharding.unreduced);
+  summed.sharding.unreduced.clear();
+  Shape local = graph_.shape(summed.local);
+  const ir::Type type = ir::Type::Tensor(value->type().element(), local.dims);
+  static const ir::Operation* const kAt = new ir::Operation("kiln.spmd_sum_partials");
+  KILN_ASSIGN_OR_RETURN(summed.local,
+                        on_tiles::ReduceOverAxes(*this, *kAt, summed.local, type,
+                                                 summed.sharding.mesh, axes, "stablehlo.add"));
+  partials_.insert_or_assign(value, it->second);
+  if (summed.sharding.IsReplicated()) {
+    ungathered_.erase(value);
+    values_[value] = summed.local;
+  } else {
+    ungathered_[value] = std::move(summed);
+  }
+  return Status::Ok();
 }
 
 StatusOr<ValueId> Lowering::GatherTiles(ValueId local, const Shape& global,

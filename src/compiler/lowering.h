@@ -172,6 +172,13 @@ class Lowering {
     values_.erase(value);
     ungathered_.insert_or_assign(value, Tiles{local, std::move(sharding)});
   }
+  // A value held as partial sums (tiles with unreduced axes) is summed over
+  // those axes (an all_reduce) and held as the summed tiles; nothing for
+  // any other value.
+  Status SumPartials(const ir::Value* value);
+  // `value`'s partial sums (tiles with unreduced axes), also once summed;
+  // null for a value never held as them.
+  const Tiles* PartialTiles(const ir::Value* value);
   // An IR value of `type` that stands for graph value `id`: the operands of
   // ops made on tiles (lower_on_tiles.cc).
   ir::Value* StandIn(ValueId id, ir::Type type);
@@ -236,6 +243,7 @@ class Lowering {
   // (gathered ones).
   std::unordered_map<const ir::Value*, Tiles> ungathered_;
   std::unordered_map<ValueId, Tiles> tiles_;
+  std::unordered_map<const ir::Value*, Tiles> partials_;  // partial sums since summed
   // Regions lowered on tiles (TilesFor), and for a region's lowering the
   // entry its terminator follows.
   std::unordered_map<const ir::Region*, RegionTiles> region_tiles_;
@@ -291,6 +299,10 @@ StatusOr<bool> LowerOnTiles(Lowering& lowering, const ir::Operation& op);
 // the same tile (lower_spmd.cc).
 StatusOr<ValueId> EmitTile(Lowering& lowering, ValueId value, const Shape& global,
                            const TensorSharding& sharding);
+// `tile` on the devices first along `sharding`'s unreduced axes, zeros on
+// the others: a whole value held as partial sums.
+StatusOr<ValueId> EmitPartialShare(Lowering& lowering, ValueId tile,
+                                   const TensorSharding& sharding);
 StatusOr<ValueId> EmitGather(Lowering& lowering, ValueId local, const Shape& global,
                              const TensorSharding& sharding);
 bool SameTiling(const TensorSharding& a, const TensorSharding& b, std::span<const int64_t> dims);

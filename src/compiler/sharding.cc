@@ -204,8 +204,22 @@ StatusOr<TensorSharding> ShardingBody(Cursor& in, const MeshTable& meshes) {
     KILN_ASSIGN_OR_RETURN(std::vector<AxisRef> axes, DimBody(in, sharding.mesh));
     sharding.dims.push_back(std::move(axes));
   }
-  // replicated={...} / unreduced={...}: axes the tensor is whole over.
-  while (in.Accept(',')) in.SkipItem();
+  // replicated={...}: axes the tensor is whole over (as it is over any axis
+  // it does not name). unreduced={...}: axes over which each device holds
+  // a partial sum of the value (`unreduced=max{...}` / `min{...}` name other
+  // reductions, which Kiln does not hold).
+  while (in.Accept(',')) {
+    if (!in.AcceptWord("unreduced")) {
+      in.SkipItem();
+      continue;
+    }
+    KILN_RETURN_IF_ERROR(in.Expect('='));
+    if (in.AcceptWord("max") || in.AcceptWord("min")) {
+      return in.Error("unreduced axes of a max or min reduction are not supported");
+    }
+    (void)in.AcceptWord("sum");
+    KILN_ASSIGN_OR_RETURN(sharding.unreduced, DimBody(in, sharding.mesh));
+  }
   return sharding;
 }
 
@@ -292,7 +306,7 @@ bool TensorSharding::IsReplicated() const {
   for (const auto& axes : dims) {
     if (!axes.empty()) return false;
   }
-  return true;
+  return unreduced.empty();
 }
 
 StatusOr<Mesh> ParseMesh(std::string_view text) {

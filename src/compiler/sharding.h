@@ -49,6 +49,10 @@ struct TensorSharding {
   Mesh mesh;
   // Per tensor dimension, the axes it is split over, major first.
   std::vector<std::vector<AxisRef>> dims;
+  // Axes over which the devices hold partial sums of the value (Shardy's
+  // `unreduced`): the value is the sum of the tiles of the devices that
+  // differ only along them.
+  std::vector<AxisRef> unreduced;
 
   // The size of `ref` in `mesh` and the coordinate of a device along it.
   int64_t SizeOf(const AxisRef& ref) const;
@@ -60,7 +64,8 @@ struct TensorSharding {
   // The local shape of a tensor of `global` dims; INVALID_ARGUMENT when a
   // dimension does not split evenly.
   StatusOr<std::vector<int64_t>> LocalDims(std::span<const int64_t> global) const;
-  // Whether every dimension is whole (a replicated tensor).
+  // Whether every dimension is whole and no axis unreduced (a replicated
+  // tensor).
   bool IsReplicated() const;
 };
 

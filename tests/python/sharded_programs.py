@@ -224,7 +224,11 @@ EXTRA_NAMES = [
 ]
 EXTRA_NAMES_2D = [
     "constraint/x_to_y", "out_shardings/x_y", "random/normal_x_y", "uneven/x_y",
+    "unreduced/einsum_add", "unreduced/reshard",
 ]
+# Programs on meshes of explicit axes whose results hold partial sums
+# (unreduced): their devices' shards are compared, not only the sums.
+EXTRA_NAMES += ["unreduced/einsum"]
 
 
 def program_names(count: int) -> list[str]:
@@ -330,8 +334,47 @@ def _programs(count: int):
             "uneven/x_y": lambda: jax.jit(lambda x: jnp.cos(wsc(x[:5, : n + 1], x_y)).sum())(
                 jax.device_put(a, x_y)),
         })
+    def explicit(shape, names):
+        from jax.sharding import AxisType
+        return jax.make_mesh(shape, names, axis_types=(AxisType.Explicit,) * len(names))
+
+    def unreduced_einsum():
+        mesh = explicit((n,), ("x",))
+        with jax.set_mesh(mesh):
+            x = jax.device_put(a[:4], P(None, "x"))
+            y = jax.device_put(w[:, :4], P("x", None))
+            out = jax.jit(lambda x, y: jnp.einsum(
+                "ab,bc->ac", x, y, out_sharding=P(None, None, unreduced={"x"})))(x, y)
+            return Partials(out), jax.sharding.reshard(out, P(None, None))
+
+    def unreduced_einsum_add(resharded):
+        mesh = explicit((2, n // 2), ("x", "y"))
+        with jax.set_mesh(mesh):
+            x = jax.device_put(a, P("x", "y"))
+            y = jax.device_put(w, P("y", None))
+
+            @jax.jit
+            def f(x, y):
+                m1 = jnp.einsum("ab,bc->ac", x, y, out_sharding=P("x", unreduced={"y"}))
+                m2 = jnp.einsum("ab,bc->ac", x * 2, y, out_sharding=P("x", unreduced={"y"}))
+                total = m1 + m2
+                return jax.sharding.reshard(total, P("x")) if resharded else total
+            out = f(x, y)
+            return out if resharded else Partials(out)
+
+    extra["unreduced/einsum"] = unreduced_einsum
+    if n >= 4:
+        extra["unreduced/einsum_add"] = lambda: unreduced_einsum_add(False)
+        extra["unreduced/reshard"] = lambda: unreduced_einsum_add(True)
     programs.update(extra)
     return programs
+
+
+class Partials:
+    """An array of partial sums: each device's shard is its own summand."""
+
+    def __init__(self, value):
+        self.value = value
 
 
 def _held(value) -> list:
@@ -354,9 +397,17 @@ def main(count: int, path: str) -> None:
     arrays, shardings, errors = {}, {}, {}
     for name in names:
         try:
-            outputs = jax.tree_util.tree_leaves(programs[name]())
-            for i, value in enumerate(outputs):
+            outputs = programs[name]()
+            outputs = outputs if isinstance(outputs, (tuple, list)) else [outputs]
+            for i, value in enumerate(jax.tree_util.tree_leaves(
+                    outputs, is_leaf=lambda v: isinstance(v, Partials))):
                 key = f"{name}/{i}"
+                if isinstance(value, Partials):
+                    value = value.value
+                    shards = sorted(value.addressable_shards, key=lambda s: s.device.id)
+                    arrays[key] = np.stack([np.asarray(s.data) for s in shards])
+                    shardings[key] = [str(value.sharding.spec)] + _held(value)
+                    continue
                 arrays[key] = np.asarray(value)
                 shardings[key] = _held(value)
         except Exception:  # noqa: BLE001 - reported per program
