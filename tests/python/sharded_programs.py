@@ -406,7 +406,8 @@ def main(count: int, path: str) -> None:
                     value = value.value
                     shards = sorted(value.addressable_shards, key=lambda s: s.device.id)
                     arrays[key] = np.stack([np.asarray(s.data) for s in shards])
-                    shardings[key] = [str(value.sharding.spec)] + _held(value)
+                    shardings[key] = [str(value.sharding.spec)] + [
+                        list(s.data.shape) for s in shards]
                     continue
                 arrays[key] = np.asarray(value)
                 shardings[key] = _held(value)
