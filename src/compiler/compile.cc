@@ -280,6 +280,21 @@ StatusOr<std::vector<std::optional<TensorSharding>>> ShardingsOf(const ir::Attri
   return shardings;
 }
 
+// The `mhlo.sharding` of each entry argument or result (GSPMD).
+StatusOr<std::vector<std::optional<TensorSharding>>> HloShardingsOf(const ir::Attribute& attrs,
+                                                                    size_t count) {
+  std::vector<std::optional<TensorSharding>> shardings(count);
+  if (!attrs.Is(ir::AttrKind::kArray)) return shardings;
+  for (size_t i = 0; i < count && i < attrs->elements.size(); ++i) {
+    ir::Attribute sharding = attrs->elements[i].Is(ir::AttrKind::kDictionary)
+                                 ? attrs->elements[i].Get("mhlo.sharding")
+                                 : ir::Attribute();
+    if (!sharding.Is(ir::AttrKind::kString)) continue;
+    KILN_ASSIGN_OR_RETURN(shardings[i], ParseHloSharding(sharding->text));
+  }
+  return shardings;
+}
+
 // How `entry` is partitioned: from the module's sdy meshes and the entry's
 // shardings; nullopt for a program without meshes.
 StatusOr<std::optional<Spmd>> PlanSpmd(const ir::Module& module, const ir::Operation& entry,
@@ -301,15 +316,22 @@ StatusOr<std::optional<Spmd>> PlanSpmd(const ir::Module& module, const ir::Opera
     }
     spmd.meshes.emplace(name.Is(ir::AttrKind::kString) ? name->text : "", std::move(mesh));
   }
-  if (spmd.meshes.empty()) {
-    if (options.num_partitions > 1 && options.use_spmd_partitioning) {
-      return Unimplemented("partitioning a program over ", options.num_partitions,
-                           " partitions without Shardy (sdy) meshes: GSPMD's mhlo.sharding "
-                           "is not read yet");
-    }
-    return std::optional<Spmd>();
-  }
   const ir::Block& body = entry.region(0).block(0);
+  if (spmd.meshes.empty()) {
+    if (options.num_partitions <= 1 || !options.use_spmd_partitioning) {
+      return std::optional<Spmd>();
+    }
+    // A GSPMD program (mhlo.sharding, as JAX emits without Shardy and
+    // PyTorch/XLA's SPMD mode), or one without any sharding: every value
+    // whole on every device unless a sharding says otherwise.
+    spmd.gspmd = true;
+    KILN_ASSIGN_OR_RETURN(spmd.parameters,
+                          HloShardingsOf(entry.GetAttr("arg_attrs"), body.num_arguments()));
+    ir::Attribute type = entry.GetAttr("function_type");
+    const size_t results = type.Is(ir::AttrKind::kType) ? type->type.results().size() : 0;
+    KILN_ASSIGN_OR_RETURN(spmd.results, HloShardingsOf(entry.GetAttr("res_attrs"), results));
+    return std::optional<Spmd>(std::move(spmd));
+  }
   KILN_ASSIGN_OR_RETURN(spmd.parameters,
                         ShardingsOf(entry.GetAttr("arg_attrs"), body.num_arguments(), spmd.meshes));
   ir::Attribute type = entry.GetAttr("function_type");

@@ -153,6 +153,82 @@ const ir::Operation& PartialShareOp() {
 
 }  // namespace
 
+StatusOr<bool> LowerGspmdCustomCall(Lowering& lowering, const ir::Operation& op) {
+  ir::Attribute target = op.GetAttr("call_target_name");
+  ir::Attribute text = op.GetAttr("mhlo.sharding");
+  if (!target.Is(ir::AttrKind::kString) || !text.Is(ir::AttrKind::kString) ||
+      op.operands().size() != 1 || op.num_results() != 1) {
+    return false;
+  }
+  const std::string& name = target->text;
+  if (name != "Sharding" && name != "SPMDFullToShardShape" && name != "SPMDShardToFullShape") {
+    return false;
+  }
+  KILN_ASSIGN_OR_RETURN(Shape in, lowering.ShapeOf(op.operand(0)));
+  KILN_ASSIGN_OR_RETURN(Shape out, lowering.ShapeOf(op.result(0)));
+  if (name == "Sharding") {
+    // A value entering or leaving a manual region keeps what it is.
+    if (IsManualHloSharding(text->text)) return false;
+    KILN_ASSIGN_OR_RETURN(std::optional<TensorSharding> sharding, ParseHloSharding(text->text));
+    if (!sharding || !lowering.spmd()->on_tiles || lowering.in_manual_body() ||
+        !sharding->LocalDims(in.dims).ok()) {
+      return false;  // the identity (lower_misc.cc)
+    }
+    KILN_ASSIGN_OR_RETURN(ValueId local, lowering.LocalTile(op.operand(0), *sharding));
+    lowering.BindTiles(op.result(0), local, *sharding);
+    return true;
+  }
+  if (name == "SPMDFullToShardShape") {
+    // The device's tile under the sharding the value was constrained to
+    // just before (GSPMD writes `Sharding` then this).
+    const ir::Operation* producer = op.operand(0)->defining_op();
+    ir::Attribute before = producer != nullptr && producer->code() == ir::OpCode::kCustomCall
+                               ? producer->GetAttr("mhlo.sharding")
+                               : ir::Attribute();
+    std::optional<TensorSharding> sharding;
+    if (before.Is(ir::AttrKind::kString)) {
+      KILN_ASSIGN_OR_RETURN(sharding, ParseHloSharding(before->text));
+    }
+    if (!sharding) {
+      if (in.dims != out.dims) {
+        return InvalidArgument("SPMDFullToShardShape from ", in.ToString(), " to ", out.ToString(),
+                               " without the sharding of its tiles");
+      }
+      return false;
+    }
+    KILN_ASSIGN_OR_RETURN(std::vector<int64_t> local, sharding->LocalDims(in.dims));
+    if (local != out.dims) {
+      return InvalidArgument("SPMDFullToShardShape to ", out.ToString(), ", expected tiles of ",
+                             Shape{out.element_type, local}.ToString(), " for ", in.ToString());
+    }
+    KILN_ASSIGN_OR_RETURN(ValueId tile, lowering.LocalTile(op.operand(0), *sharding));
+    lowering.Bind(op.result(0), tile);
+    return true;
+  }
+  // SPMDShardToFullShape: each device's tile of the sharding it names.
+  KILN_ASSIGN_OR_RETURN(std::optional<TensorSharding> sharding, ParseHloSharding(text->text));
+  if (!sharding) {
+    if (in.dims != out.dims) {
+      return InvalidArgument("SPMDShardToFullShape from ", in.ToString(), " to ", out.ToString(),
+                             " with a replicated sharding");
+    }
+    return false;
+  }
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> local, sharding->LocalDims(out.dims));
+  if (local != in.dims) {
+    return InvalidArgument("SPMDShardToFullShape of ", in.ToString(), ", expected tiles of ",
+                           Shape{in.element_type, local}.ToString(), " for ", out.ToString());
+  }
+  KILN_ASSIGN_OR_RETURN(ValueId tile, lowering.Input(op, 0));
+  if (lowering.spmd()->on_tiles && !lowering.in_manual_body()) {
+    lowering.BindTiles(op.result(0), tile, *sharding);
+  } else {
+    KILN_ASSIGN_OR_RETURN(ValueId whole, lowering.GatherTiles(tile, out, *sharding));
+    lowering.Bind(op.result(0), whole);
+  }
+  return true;
+}
+
 bool SameTiling(const TensorSharding& a, const TensorSharding& b, std::span<const int64_t> dims) {
   if (a.dims.size() != dims.size() || b.dims.size() != dims.size()) return false;
   // Partial sums over the same axes (or none).

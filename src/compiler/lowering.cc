@@ -289,6 +289,10 @@ Status Lowering::LowerBlock(const ir::Block& block, std::vector<ValueId>* result
 Status Lowering::LowerOp(const ir::Operation& op) {
   if (op.code() == ir::OpCode::kFuncCall) return InlineCall(op);
   if (NeedsQuantizedLowering(op)) return LowerQuantized(*this, op);
+  if (spmd_ != nullptr && op.code() == ir::OpCode::kCustomCall) {
+    KILN_ASSIGN_OR_RETURN(bool gspmd, LowerGspmdCustomCall(*this, op));
+    if (gspmd) return Status::Ok();
+  }
   if (spmd_ != nullptr && spmd_->on_tiles && manual_depth_ == 0) {
     KILN_ASSIGN_OR_RETURN(bool on_tiles, LowerOnTiles(*this, op));
     if (on_tiles) return Status::Ok();

@@ -61,6 +61,9 @@ struct Spmd {
   // Ops whose operands are tiles compute on the tiles where they can
   // (lower_on_tiles.cc); false (KILN_SPMD=gather): every op on whole arrays.
   bool on_tiles = true;
+  // A GSPMD program: shardings are mhlo.sharding (parameters, results and
+  // the Sharding custom calls), each over a mesh of its own.
+  bool gspmd = false;
 };
 
 class Lowering {
@@ -294,6 +297,11 @@ std::span<const LoweringRule> SpmdLowerings();
 // Lowers `op` on the tiles of its operands when some are held as tiles and
 // the op has a rule for it (lower_on_tiles.cc); false: lower it whole.
 StatusOr<bool> LowerOnTiles(Lowering& lowering, const ir::Operation& op);
+// GSPMD's sharding custom calls in an SPMD program (lower_spmd.cc):
+// Sharding (a sharding constraint), SPMDFullToShardShape (the device's
+// tile) and SPMDShardToFullShape (the tiles as a whole value); false for
+// any other op.
+StatusOr<bool> LowerGspmdCustomCall(Lowering& lowering, const ir::Operation& op);
 // The tile node of `value` (of whole shape `global`): cuts the running
 // device's tile; and whether two shardings give every device of `devices`
 // the same tile (lower_spmd.cc).

@@ -361,6 +361,122 @@ StatusOr<std::vector<std::string>> ParseManualAxes(std::string_view text) {
   return axes;
 }
 
+bool IsManualHloSharding(std::string_view text) {
+  Cursor in(text);
+  return in.Accept('{') && in.AcceptWord("manual") && in.Accept('}');
+}
+
+StatusOr<std::optional<TensorSharding>> ParseHloSharding(std::string_view text) {
+  Cursor in(text);
+  KILN_RETURN_IF_ERROR(in.Expect('{'));
+  if (in.AcceptWord("replicated") || in.AcceptWord("maximal")) {
+    return std::optional<TensorSharding>();
+  }
+  if (in.AcceptWord("manual")) {
+    return Unimplemented("GSPMD's {manual} sharding outside SPMDFullToShardShape");
+  }
+  if (!in.AcceptWord("devices")) return in.Error("expected replicated, maximal or devices=");
+  KILN_RETURN_IF_ERROR(in.Expect('='));
+  KILN_RETURN_IF_ERROR(in.Expect('['));
+  std::vector<int64_t> tiles;
+  int64_t count = 1;
+  while (!in.Accept(']')) {
+    if (!tiles.empty()) KILN_RETURN_IF_ERROR(in.Expect(','));
+    KILN_ASSIGN_OR_RETURN(int64_t size, in.Integer());
+    if (size <= 0 || size > kMaxMeshDevices / count) {
+      return in.Error(StrCat("a tile count of ", size));
+    }
+    count *= size;
+    tiles.push_back(size);
+  }
+  std::vector<int64_t> devices;
+  if (in.Accept('<')) {
+    // An iota: 0..count-1 reshaped to `dims`, transposed by `perm`.
+    KILN_RETURN_IF_ERROR(in.Expect('='));
+    KILN_RETURN_IF_ERROR(in.Expect('['));
+    std::vector<int64_t> dims;
+    int64_t product = 1;
+    while (!in.Accept(']')) {
+      if (!dims.empty()) KILN_RETURN_IF_ERROR(in.Expect(','));
+      KILN_ASSIGN_OR_RETURN(int64_t size, in.Integer());
+      if (size <= 0 || size > kMaxMeshDevices / product) return in.Error("a bad iota dimension");
+      product *= size;
+      dims.push_back(size);
+    }
+    if (product != count) return in.Error("the iota's size differs from the tiles'");
+    std::vector<int64_t> perm(dims.size());
+    for (size_t i = 0; i < perm.size(); ++i) perm[i] = static_cast<int64_t>(i);
+    if (in.AcceptWord("T")) {
+      KILN_RETURN_IF_ERROR(in.Expect('('));
+      perm.clear();
+      while (!in.Accept(')')) {
+        if (!perm.empty()) KILN_RETURN_IF_ERROR(in.Expect(','));
+        KILN_ASSIGN_OR_RETURN(int64_t axis, in.Integer());
+        perm.push_back(axis);
+      }
+      std::vector<int64_t> sorted = perm;
+      std::sort(sorted.begin(), sorted.end());
+      for (size_t i = 0; i < sorted.size(); ++i) {
+        if (sorted.size() != dims.size() || sorted[i] != static_cast<int64_t>(i)) {
+          return in.Error("T(...) is not a permutation of the iota's dimensions");
+        }
+      }
+    }
+    // Element i of the transposed array, in row-major order.
+    std::vector<int64_t> strides(dims.size(), 1);
+    for (size_t d = dims.size(); d-- > 1;) strides[d - 1] = strides[d] * dims[d];
+    for (int64_t i = 0; i < count; ++i) {
+      int64_t rest = i;
+      int64_t source = 0;
+      for (size_t k = perm.size(); k-- > 0;) {
+        const auto axis = static_cast<size_t>(perm[k]);
+        source += (rest % dims[axis]) * strides[axis];
+        rest /= dims[axis];
+      }
+      devices.push_back(source);
+    }
+  } else {
+    for (int64_t i = 0; i < count; ++i) {
+      if (i > 0) KILN_RETURN_IF_ERROR(in.Expect(','));
+      KILN_ASSIGN_OR_RETURN(int64_t id, in.Integer());
+      devices.push_back(id);
+    }
+  }
+  bool replicate_last = false;
+  while (!in.Accept('}')) {
+    if (in.AcceptWord("last_tile_dim_replicate")) {
+      replicate_last = true;
+    } else if (in.AcceptWord("last_tile_dims")) {
+      KILN_RETURN_IF_ERROR(in.Expect('='));
+      KILN_RETURN_IF_ERROR(in.Expect('{'));
+      if (!in.AcceptWord("replicated") || !in.Accept('}')) {
+        return Unimplemented("GSPMD sharding subgroups other than one replicated: `", text, "`");
+      }
+      replicate_last = true;
+    } else if (in.AcceptWord("metadata")) {
+      KILN_RETURN_IF_ERROR(in.Expect('='));
+      in.SkipItem();
+      if (in.Peek('}')) continue;
+      KILN_RETURN_IF_ERROR(in.Expect('}'));
+      break;
+    } else {
+      return in.Error("unexpected text in an HloSharding");
+    }
+  }
+  TensorSharding sharding;
+  for (size_t k = 0; k < tiles.size(); ++k) {
+    const bool last = replicate_last && k + 1 == tiles.size();
+    sharding.mesh.axes.push_back(last ? "_r" : StrCat("_", k));
+    sharding.mesh.sizes.push_back(tiles[k]);
+    if (last) continue;
+    sharding.dims.emplace_back();
+    if (tiles[k] > 1) sharding.dims.back().push_back(AxisRef{StrCat("_", k), 1, 0});
+  }
+  sharding.mesh.device_ids = std::move(devices);
+  if (sharding.IsReplicated()) return std::optional<TensorSharding>();
+  return std::optional<TensorSharding>(std::move(sharding));
+}
+
 std::vector<std::vector<int64_t>> GroupsAlong(const Mesh& mesh, std::span<const AxisRef> axes) {
   TensorSharding along;  // one "dimension" split over `axes`
   along.mesh = mesh;

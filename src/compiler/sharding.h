@@ -86,6 +86,17 @@ StatusOr<TensorSharding> ParseSharding(std::string_view text, const MeshTable& m
 // `#sdy.sharding_per_value<[<...>, ...]>`: one sharding per value.
 StatusOr<std::vector<TensorSharding>> ParseShardingPerValue(std::string_view text,
                                                             const MeshTable& meshes);
+// GSPMD's `mhlo.sharding` text (XLA's HloSharding: `{replicated}`,
+// `{maximal device=N}`, `{devices=[a,b,...]ids}` with ids listed or as an
+// iota `<=[dims]T(perm)`, `last_tile_dim_replicate`), as a sharding over a
+// mesh of its own: one axis "_k" per tiled dimension k (and "_r" for the
+// devices sharing a tile), laid over the tile assignment's devices.
+// nullopt for a whole value (replicated, or maximal: every device computes
+// it); UNIMPLEMENTED for manual and other subgroup shardings.
+StatusOr<std::optional<TensorSharding>> ParseHloSharding(std::string_view text);
+// Whether `mhlo.sharding` text is `{manual}` (GSPMD's manual regions).
+bool IsManualHloSharding(std::string_view text);
+
 // `#sdy<manual_axes{"a", "b"}>`.
 StatusOr<std::vector<std::string>> ParseManualAxes(std::string_view text);
 

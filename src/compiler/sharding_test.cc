@@ -53,6 +53,43 @@ TEST(ShardingTest, SubAxesOpenDimensionsPrioritiesAndReplicatedAxes) {
   EXPECT_TRUE(sharding->dims[1].empty());
 }
 
+TEST(ShardingTest, UnreducedAxesHoldPartialSums) {
+  auto sharding = ParseSharding(R"(#sdy.sharding<@mesh, [{"x"}, {}], unreduced={"y"}>)", Meshes());
+  ASSERT_TRUE(sharding.ok()) << sharding.status().ToString();
+  ASSERT_EQ(sharding->unreduced.size(), 1u);
+  EXPECT_EQ(sharding->unreduced[0].name, "y");
+  // Partial sums over y are not a replicated value, even with no split.
+  auto whole = ParseSharding(R"(#sdy.sharding<@mesh, [{}, {}], unreduced={"x", "y"}>)", Meshes());
+  ASSERT_TRUE(whole.ok()) << whole.status().ToString();
+  EXPECT_FALSE(whole->IsReplicated());
+  EXPECT_EQ(
+      ParseSharding(R"(#sdy.sharding<@mesh, [{}], unreduced=max{"x"}>)", Meshes()).status().code(),
+      StatusCode::kInvalidArgument);
+}
+
+TEST(ShardingTest, GspmdShardingsBecomeMeshesOfTheirTileAssignment) {
+  // Two tiles of rows, each on two devices: [[0, 2], [1, 3]] after T(1,0).
+  auto sharding = ParseHloSharding("{devices=[2,1,2]<=[2,2]T(1,0) last_tile_dim_replicate}");
+  ASSERT_TRUE(sharding.ok()) << sharding.status().ToString();
+  ASSERT_TRUE(sharding->has_value());
+  const TensorSharding& rows = **sharding;
+  ASSERT_EQ(rows.dims.size(), 2u);
+  EXPECT_EQ(rows.Tiles(0), 2);
+  EXPECT_EQ(rows.Tiles(1), 1);
+  EXPECT_EQ(rows.mesh.device_ids, (std::vector<int64_t>{0, 2, 1, 3}));
+  EXPECT_EQ(rows.TileOf(0, *rows.mesh.CoordinatesOf(2)), 0);
+  EXPECT_EQ(rows.TileOf(0, *rows.mesh.CoordinatesOf(1)), 1);
+  // Listed devices; replicated and maximal values are whole.
+  auto listed = ParseHloSharding("{devices=[1,4]3,2,1,0}");
+  ASSERT_TRUE(listed.ok() && listed->has_value());
+  EXPECT_EQ((*listed)->TileOf(1, *(*listed)->mesh.CoordinatesOf(3)), 0);
+  EXPECT_FALSE(ParseHloSharding("{replicated}")->has_value());
+  EXPECT_FALSE(ParseHloSharding("{maximal device=1}")->has_value());
+  EXPECT_EQ(ParseHloSharding("{manual}").status().code(), StatusCode::kUnimplemented);
+  EXPECT_TRUE(IsManualHloSharding("{manual}"));
+  EXPECT_EQ(ParseHloSharding("{devices=[2,2]<=[3]}").status().code(), StatusCode::kInvalidArgument);
+}
+
 TEST(ShardingTest, InlineMeshesAndPerValueLists) {
   auto values = ParseShardingPerValue(
       R"(#sdy.sharding_per_value<[<@mesh, [{"x"}]>, <mesh<["a"=2]>, [{}, {"a"}]>]>)", Meshes());

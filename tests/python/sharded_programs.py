@@ -15,6 +15,7 @@ times a layout (a mesh and a PartitionSpec per operand). Names are
 from __future__ import annotations
 
 import json
+import os
 import sys
 import traceback
 
@@ -389,6 +390,10 @@ def _held(value) -> list:
 
 def main(count: int, path: str) -> None:
     import jax
+
+    if os.environ.get("SHARDED_PROGRAMS_GSPMD") == "1":
+        # The same programs as GSPMD writes them (mhlo.sharding, no Shardy).
+        jax.config.update("jax_use_shardy_partitioner", False)
 
     assert jax.device_count() == count, (jax.device_count(), count)
     programs = _programs(count)

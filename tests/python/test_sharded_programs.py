@@ -2,8 +2,9 @@
 sharded_programs.py (op families x layouts on 1-D and 2-D meshes, plus
 constraints, explicit output shardings, random bits and uneven splits) on
 Kiln and on XLA's CPU backend with as many devices, for 2, 4 and 8
-devices. Each must give the same values and the same output shardings:
-which slice of each result every device holds, as JAX reports it."""
+devices, and once more as GSPMD programs on 4. Each must give the same
+values and the same output shardings: which slice of each result every
+device holds, as JAX reports it."""
 
 import json
 import os
@@ -28,8 +29,25 @@ KNOWN = {
 }
 
 
-def _run(platform: str, count: int, path: Path) -> tuple[dict, dict]:
+# The same programs as GSPMD programs (mhlo.sharding, as JAX writes them
+# without Shardy and PyTorch/XLA's SPMD mode does), on 4 devices. GSPMD's
+# propagation chooses otherwise than Shardy in places; Kiln keeps Shardy's
+# choices there (docs/sharding.md).
+GSPMD_COUNT = 4
+GSPMD_KNOWN = {
+    # GSPMD reverses a sharded dimension by permuting the devices that hold
+    # its tiles; Kiln moves the data and keeps the operand's tiling.
+    "reverse/x": "GSPMD reverses by renumbering the devices",
+}
+# GSPMD returns top_k's results whole (XLA's TopK custom call has no
+# sharding rule there); Kiln keeps the batch dimension's tiles, as Shardy.
+GSPMD_KNOWN.update({f"top_k/{layout}": "GSPMD returns top_k whole"
+                    for layout in ("x", "x_y", "xy", "y", "y_x")})
+
+
+def _run(platform: str, count: int, path: Path, gspmd: bool = False) -> tuple[dict, dict]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("KILN_")}
+    env["SHARDED_PROGRAMS_GSPMD"] = "1" if gspmd else "0"
     env["JAX_PLATFORMS"] = platform
     if platform == "cpu":
         env["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={count}"
@@ -49,13 +67,15 @@ _RUNS: dict = {}
 
 @pytest.fixture
 def runs_for(tmp_path_factory):
-    """Both platforms' runs for a device count, made once per session."""
-    def get(count):
-        if count not in _RUNS:
-            out = tmp_path_factory.mktemp(f"sharded{count}")
-            _RUNS[count] = {platform: _run(platform, count, out / f"{platform}.npz")
-                            for platform in ("cpu", "kiln")}
-        return _RUNS[count]
+    """Both platforms' runs for a device count (and mode), made once per
+    session."""
+    def get(count, gspmd=False):
+        if (count, gspmd) not in _RUNS:
+            out = tmp_path_factory.mktemp(f"sharded{count}{'gspmd' if gspmd else ''}")
+            _RUNS[count, gspmd] = {
+                platform: _run(platform, count, out / f"{platform}.npz", gspmd)
+                for platform in ("cpu", "kiln")}
+        return _RUNS[count, gspmd]
     return get
 
 
@@ -65,16 +85,24 @@ def _cases():
             marks = []
             if name in KNOWN and count >= 4:
                 marks.append(pytest.mark.xfail(reason=KNOWN[name], strict=True))
-            yield pytest.param(count, name, id=f"{count}dev-{name}", marks=marks)
+            yield pytest.param(count, name, False, id=f"{count}dev-{name}", marks=marks)
+    for name in sharded_programs.program_names(GSPMD_COUNT):
+        if name.startswith("unreduced/"):
+            continue  # JAX writes partial sums only with Shardy
+        marks = []
+        if name in GSPMD_KNOWN:
+            marks.append(pytest.mark.xfail(reason=GSPMD_KNOWN[name], strict=True))
+        yield pytest.param(GSPMD_COUNT, name, True, id=f"gspmd-{GSPMD_COUNT}dev-{name}",
+                           marks=marks)
 
 
 def test_suite_has_300_programs_or_more():
     assert sum(len(sharded_programs.program_names(n)) for n in COUNTS) >= 300
 
 
-@pytest.mark.parametrize("count,name", list(_cases()))
-def test_matches_xla(count, name, runs_for):
-    runs = runs_for(count)
+@pytest.mark.parametrize("count,name,gspmd", list(_cases()))
+def test_matches_xla(count, name, gspmd, runs_for):
+    runs = runs_for(count, gspmd)
     (cpu, cpu_info), (kiln, kiln_info) = runs["cpu"], runs["kiln"]
     if name in cpu_info["errors"]:
         pytest.fail(f"the CPU reference failed:\n{cpu_info['errors'][name]}")
