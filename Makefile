@@ -71,7 +71,7 @@ KILN_SOURCES := $(shell find src python cmake -type f ! -path '*/__pycache__/*' 
 
 .PHONY: all setup install demo build test test-cpp test-asan test-fuzz test-python test-torch \
         test-jax-suite test-torch-suite test-compat test-stablehlo-interpret fuzz bench bench-read clean distclean \
-        test-multiprocess test-multiprocess-suite bench-multiprocess \
+        test-multiprocess test-multiprocess-suite bench-multiprocess bench-sharded \
         test-format format
 all: build
 
@@ -178,6 +178,11 @@ bench: install
 # processes, Kiln beside XLA's CPU backend with Gloo (bench/multiprocess.py).
 bench-multiprocess: install
 	$(PY) bench/multiprocess.py
+
+# Sharded training steps (MLP and transformer; data, tensor and fully
+# sharded parallel) on 8 devices beside XLA's CPU backend with 8 devices.
+bench-sharded: install
+	$(PY) bench/sharded.py
 
 # Reading speed and memory of a ~12 MB artifact (a transformer block with its
 # weights as constants), Kiln's reader beside jaxlib's; not part of `make test`.

@@ -215,15 +215,14 @@ void BindResult(Lowering& lowering, const ir::Operation& op, size_t r, ValueId l
   }
 }
 
-// Sums (by `body_op`) each device's `partial` over the devices that differ
-// only along `axes` of `mesh`: an all_reduce with those groups.
-StatusOr<ValueId> ReduceOverAxes(Lowering& lowering, const ir::Operation& op, ValueId partial,
-                                 const ir::Type& type, const Mesh& mesh,
-                                 const std::vector<AxisRef>& axes, std::string_view body_op) {
-  const Spmd& spmd = *lowering.spmd();
+namespace {
+
+// The attributes of a collective over the devices that differ only along
+// `axes` of `mesh`: replica_groups of flattened ids (use_global_device_ids),
+// each group in every replica, and a channel.
+void SetGroupsAlong(const Spmd& spmd, const Mesh& mesh, const std::vector<AxisRef>& axes,
+                    ir::Operation& attributes) {
   const std::vector<std::vector<int64_t>> groups = GroupsAlong(mesh, axes);
-  // replica_groups of flattened ids (use_global_device_ids): each group in
-  // every replica.
   std::vector<int64_t> ids;
   for (int64_t replica = 0; replica < spmd.num_replicas; ++replica) {
     for (const std::vector<int64_t>& group : groups) {
@@ -234,8 +233,6 @@ StatusOr<ValueId> ReduceOverAxes(Lowering& lowering, const ir::Operation& op, Va
   std::vector<uint8_t> bytes(ids.size() * sizeof(int64_t));
   std::memcpy(bytes.data(), ids.data(), bytes.size());
   const auto rows = static_cast<int64_t>(ids.size() / width);
-  ir::Value* operand = lowering.StandIn(partial, type);
-  ir::Operation attributes("kiln.attributes");
   attributes.SetAttr("replica_groups", ir::Attribute::DenseElements(
                                            ir::Type::Tensor(ir::Type::Element(ElementType::kS64),
                                                             {rows, static_cast<int64_t>(width)}),
@@ -246,10 +243,42 @@ StatusOr<ValueId> ReduceOverAxes(Lowering& lowering, const ir::Operation& op, Va
                                            {{"handle", ir::Attribute::Integer(1, i64)},
                                             {"type", ir::Attribute::Integer(1, i64)}}));
   attributes.SetAttr("use_global_device_ids", ir::Attribute::Unit());
+}
+
+}  // namespace
+
+StatusOr<ValueId> ReduceOverAxes(Lowering& lowering, const ir::Operation& op, ValueId partial,
+                                 const ir::Type& type, const Mesh& mesh,
+                                 const std::vector<AxisRef>& axes, std::string_view body_op) {
+  ir::Operation attributes("kiln.attributes");
+  SetGroupsAlong(*lowering.spmd(), mesh, axes, attributes);
   KILN_ASSIGN_OR_RETURN(std::vector<ValueId> reduced,
-                        LowerRebuilt(lowering, op, "stablehlo.all_reduce", {operand}, {type},
-                                     body_op, &attributes));
+                        LowerRebuilt(lowering, op, "stablehlo.all_reduce",
+                                     {lowering.StandIn(partial, type)}, {type}, body_op,
+                                     &attributes));
   return reduced[0];
+}
+
+StatusOr<ValueId> ScatterOverAxes(Lowering& lowering, const ir::Operation& op, ValueId partial,
+                                  const ir::Type& type, const Mesh& mesh,
+                                  const std::vector<AxisRef>& axes, size_t dimension) {
+  ir::Operation attributes("kiln.attributes");
+  SetGroupsAlong(*lowering.spmd(), mesh, axes, attributes);
+  attributes.SetAttr("scatter_dimension",
+                     ir::Attribute::Integer(static_cast<int64_t>(dimension),
+                                            ir::Type::Element(ElementType::kS64)));
+  std::vector<int64_t> dims = type.dims();
+  int64_t count = 1;
+  for (const AxisRef& ref : axes) {
+    count *= ref.size > 0 ? ref.size : mesh.sizes[static_cast<size_t>(mesh.AxisIndex(ref.name))];
+  }
+  dims[dimension] /= count;
+  KILN_ASSIGN_OR_RETURN(std::vector<ValueId> scattered,
+                        LowerRebuilt(lowering, op, "stablehlo.reduce_scatter",
+                                     {lowering.StandIn(partial, type)},
+                                     {LocalType(type, std::move(dims))}, "stablehlo.add",
+                                     &attributes));
+  return scattered[0];
 }
 
 // The name of the one binary op a reduction body applies to its two
@@ -648,7 +677,10 @@ StatusOr<bool> Reduce(Lowering& lowering, const ir::Operation& op) {
                         LowerRebuilt(lowering, op, op.name(), {tile, init_value}, {type}, body,
                                      &attributes));
   ValueId value = results[0];
-  if (!partial.empty()) {
+  if (!partial.empty() && body == "stablehlo.add") {
+    // Partial sums, summed where a use needs them (as a contraction's).
+    sharding.unreduced = partial;
+  } else if (!partial.empty()) {
     KILN_ASSIGN_OR_RETURN(value, ReduceOverAxes(lowering, op, value, type, operand_sharding.mesh,
                                                 partial, body));
   }
@@ -674,8 +706,21 @@ StatusOr<bool> OnPartials(Lowering& lowering, const ir::Operation& op) {
   }
   const TensorSharding sharding = lowering.HeldAsTiles(op.operand(partial[0]))->sharding;
   bool linear = false;
-  if (op.num_results() == 1 && IsRealTensor(op.result(0)->type()) &&
-      op.result(0)->type().dims() == op.operand(partial[0])->type().dims()) {
+  // Ops that move or sum the elements of one partial value whole in every
+  // dimension (a gradient's transpose, reshape, sum over a batch).
+  bool whole = true;
+  for (const auto& axes : sharding.dims) whole = whole && axes.empty();
+  const bool lone = whole && partial.size() == 1 && partial[0] == 0 && op.num_results() == 1 &&
+                    IsRealTensor(op.result(0)->type());
+  bool reshaped = false;
+  if (lone && (op.code() == ir::OpCode::kTranspose || op.code() == ir::OpCode::kReshape)) {
+    linear = reshaped = true;
+  } else if (lone && op.code() == ir::OpCode::kReduce && op.operands().size() == 2 &&
+             lowering.HeldAsTiles(op.operand(1)) == nullptr &&
+             ReductionOp(op, 1) == "stablehlo.add") {
+    linear = reshaped = true;
+  } else if (op.num_results() == 1 && IsRealTensor(op.result(0)->type()) &&
+             op.result(0)->type().dims() == op.operand(partial[0])->type().dims()) {
     KILN_ASSIGN_OR_RETURN(Shape shape, lowering.ShapeOf(op.result(0)));
     bool same = true;
     for (size_t i : partial) {
@@ -688,19 +733,61 @@ StatusOr<bool> OnPartials(Lowering& lowering, const ir::Operation& op) {
              type == ElementType::kF64;
     };
     const bool floats = real(shape.element_type) && real(from.element_type);
+    auto alike = [&] {
+      TensorSharding dims = sharding;
+      dims.unreduced.clear();
+      for (size_t i = 0; i < op.operands().size(); ++i) {
+        const Lowering::Tiles* tiles = lowering.HeldAsTiles(op.operand(i));
+        if (i != partial[0] && tiles != nullptr && !SameTiling(tiles->sharding, dims, shape.dims)) {
+          return false;
+        }
+      }
+      return true;
+    };
     switch (op.code()) {
       case ir::OpCode::kAdd:
       case ir::OpCode::kSubtract: linear = same && partial.size() == op.operands().size(); break;
       case ir::OpCode::kNegate: linear = true; break;
       case ir::OpCode::kConvert: linear = floats; break;
-      case ir::OpCode::kMultiply: linear = partial.size() == 1; break;
-      case ir::OpCode::kDivide: linear = partial.size() == 1 && partial[0] == 0; break;
+      // Scaled by values whole or tiled alike (else the sum is smaller to
+      // move than the scaled partials).
+      case ir::OpCode::kMultiply: linear = partial.size() == 1 && alike(); break;
+      case ir::OpCode::kDivide: linear = partial.size() == 1 && partial[0] == 0 && alike(); break;
       default: break;
     }
   }
   if (!linear) {
-    for (size_t i : partial) KILN_RETURN_IF_ERROR(lowering.SumPartials(op.operand(i)));
+    // A pointwise use of a partial value beside tiles (a weight update of
+    // a sharded weight from its gradient) needs only its tiles of the sum.
+    std::optional<TensorSharding> into;
+    const ir::OpDescription& description = ir::DescribeOp(op.code());
+    if (op.num_results() == 1 && (description.Has(ir::kPointwise) || description.elementwise)) {
+      for (size_t i = 0; i < op.operands().size() && !into; ++i) {
+        const Lowering::Tiles* tiles = lowering.HeldAsTiles(op.operand(i));
+        if (tiles != nullptr && tiles->sharding.unreduced.empty()) into = tiles->sharding;
+      }
+    }
+    for (size_t i : partial) {
+      KILN_RETURN_IF_ERROR(lowering.SumPartials(op.operand(i), into ? &*into : nullptr));
+    }
     return false;
+  }
+  if (reshaped) {
+    // Whole-shaped partials: the op on them, its result partial alike.
+    std::vector<ir::Value*> operands;
+    KILN_ASSIGN_OR_RETURN(ValueId local, lowering.LocalTile(op.operand(0), sharding));
+    operands.push_back(lowering.StandIn(local, op.operand(0)->type()));
+    for (size_t i = 1; i < op.operands().size(); ++i) {
+      KILN_ASSIGN_OR_RETURN(ValueId id, lowering.Input(op, i));
+      operands.push_back(lowering.StandIn(id, op.operand(i)->type()));
+    }
+    KILN_ASSIGN_OR_RETURN(std::vector<ValueId> results,
+                          LowerRebuilt(lowering, op, op.name(), operands, {op.result(0)->type()},
+                                       {}, &op, /*regions=*/true));
+    TensorSharding result = Unsplit(sharding.mesh, op.result(0)->type().dims().size());
+    result.unreduced = sharding.unreduced;
+    lowering.BindTiles(op.result(0), results[0], result);
+    return true;
   }
   TensorSharding tiles = sharding;  // the other operands are cut to these tiles
   tiles.unreduced.clear();

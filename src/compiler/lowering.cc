@@ -384,7 +384,7 @@ const Lowering::Tiles* Lowering::PartialTiles(const ir::Value* value) {
   return tiles != nullptr && !tiles->sharding.unreduced.empty() ? tiles : nullptr;
 }
 
-Status Lowering::SumPartials(const ir::Value* value) {
+Status Lowering::SumPartials(const ir::Value* value, const TensorSharding* into) {
   auto it = ungathered_.find(value);
   if (it == ungathered_.end() || it->second.sharding.unreduced.empty()) return Status::Ok();
   Tiles summed = it->second;
@@ -393,6 +393,34 @@ Status Lowering::SumPartials(const ir::Value* value) {
   Shape local = graph_.shape(summed.local);
   const ir::Type type = ir::Type::Tensor(value->type().element(), local.dims);
   static const ir::Operation* const kAt = new ir::Operation("kiln.spmd_sum_partials");
+  // One dimension of `into` split over the unreduced axes, in order, the
+  // value whole otherwise: a reduce_scatter.
+  std::optional<size_t> scatter;
+  if (into != nullptr && summed.sharding.IsReplicated() && into->unreduced.empty() &&
+      into->dims.size() == local.dims.size() &&
+      into->mesh.num_devices() == summed.sharding.mesh.num_devices() &&
+      into->LocalDims(local.dims).ok()) {
+    for (size_t d = 0; d < into->dims.size(); ++d) {
+      if (into->dims[d].empty()) continue;
+      const bool same = into->dims[d].size() == axes.size() &&
+                        std::equal(axes.begin(), axes.end(), into->dims[d].begin(),
+                                   [](const AxisRef& a, const AxisRef& b) {
+                                     return a.name == b.name && a.pre_size == b.pre_size &&
+                                            a.size == b.size;
+                                   });
+      scatter = same && !scatter ? std::optional<size_t>(d) : std::nullopt;
+      if (!same) break;
+    }
+    if (scatter && !on_tiles::SameMesh(into->mesh, summed.sharding.mesh)) scatter.reset();
+  }
+  if (scatter) {
+    KILN_ASSIGN_OR_RETURN(ValueId tile,
+                          on_tiles::ScatterOverAxes(*this, *kAt, summed.local, type,
+                                                    summed.sharding.mesh, axes, *scatter));
+    partials_.insert_or_assign(value, it->second);
+    ungathered_[value] = Tiles{tile, *into};
+    return Status::Ok();
+  }
   KILN_ASSIGN_OR_RETURN(summed.local,
                         on_tiles::ReduceOverAxes(*this, *kAt, summed.local, type,
                                                  summed.sharding.mesh, axes, "stablehlo.add"));

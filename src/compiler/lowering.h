@@ -177,8 +177,11 @@ class Lowering {
   }
   // A value held as partial sums (tiles with unreduced axes) is summed over
   // those axes (an all_reduce) and held as the summed tiles; nothing for
-  // any other value.
-  Status SumPartials(const ir::Value* value);
+  // any other value. `into`: a use wants tiles of that sharding; when it
+  // splits one dimension over exactly the unreduced axes of a value whole
+  // otherwise, each device receives only its tile of the sum (a
+  // reduce_scatter).
+  Status SumPartials(const ir::Value* value, const TensorSharding* into = nullptr);
   // `value`'s partial sums (tiles with unreduced axes), also once summed;
   // null for a value never held as them.
   const Tiles* PartialTiles(const ir::Value* value);

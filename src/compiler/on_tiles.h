@@ -61,6 +61,13 @@ StatusOr<ValueId> ReduceOverAxes(Lowering& lowering, const ir::Operation& op, Va
                                  const ir::Type& type, const Mesh& mesh,
                                  const std::vector<AxisRef>& axes, std::string_view body_op);
 
+// Sums each device's `partial` over the same devices as ReduceOverAxes,
+// each receiving its block of `dimension` (split over `axes`, in their
+// order): a reduce_scatter.
+StatusOr<ValueId> ScatterOverAxes(Lowering& lowering, const ir::Operation& op, ValueId partial,
+                                  const ir::Type& type, const Mesh& mesh,
+                                  const std::vector<AxisRef>& axes, size_t dimension);
+
 // The name of the one binary op a reduction body applies to its two
 // arguments, when folding it in once per device is harmless; "" otherwise.
 std::string ReductionOp(const ir::Operation& op, size_t init);
