@@ -213,7 +213,13 @@ StatusOr<ValueId> Lowering::Lookup(const ir::Value* value) {
     }
     // An entry parameter held as tiles, used whole for the first time.
     KILN_ASSIGN_OR_RETURN(Shape global, ShapeOf(value));
+    const size_t before = graph_.nodes.size();
     KILN_ASSIGN_OR_RETURN(ValueId id, GatherTiles(it->second.local, global, it->second.sharding));
+    if (graph_.nodes.size() > before && lowering_op_ != nullptr) {
+      // `kiln plan` names the op that needed the whole array.
+      graph_.nodes.back().detail = StrCat("for ", lowering_op_->name(), " at ",
+                                          Where(*lowering_op_));
+    }
     values_[value] = id;
     return id;
   }
@@ -287,6 +293,14 @@ Status Lowering::LowerBlock(const ir::Block& block, std::vector<ValueId>* result
 }
 
 Status Lowering::LowerOp(const ir::Operation& op) {
+  const ir::Operation* outer = lowering_op_;
+  lowering_op_ = &op;
+  Status status = LowerOpAs(op);
+  lowering_op_ = outer;
+  return status;
+}
+
+Status Lowering::LowerOpAs(const ir::Operation& op) {
   if (op.code() == ir::OpCode::kFuncCall) return InlineCall(op);
   if (NeedsQuantizedLowering(op)) return LowerQuantized(*this, op);
   if (spmd_ != nullptr && op.code() == ir::OpCode::kCustomCall) {

@@ -225,6 +225,7 @@ class Lowering {
   StatusOr<ValueId> SubByteInComputeForm(ValueId parameter);
   Status ConvertSubByteResults();
   Status LowerOp(const ir::Operation& op);
+  Status LowerOpAs(const ir::Operation& op);  // LowerOp's rules
   Status InlineCall(const ir::Operation& call);
   // Runs a node whose inputs are all constants at compile time; false if it
   // is not worth folding.
@@ -257,6 +258,7 @@ class Lowering {
   // The body of a while, if or case: tiles of the parent's values are
   // captured as tiles (HeldAsTiles).
   bool tile_captures_ = false;
+  const ir::Operation* lowering_op_ = nullptr;           // the op LowerOp is lowering
   std::unordered_set<const ir::Value*> captured_tiles_;  // held as the parent's tiles
 };
 

@@ -498,3 +498,50 @@ def test_run_chlo_scan_along_an_inner_dimension_in_reverse(tmp_path):
     bad = kiln("run", str(program))
     assert bad.returncode == 1
     assert "body argument #0 must be tensor<3xi32>, found tensor<2xi32>" in bad.stdout + bad.stderr
+
+
+SHARDED_PROGRAM = """
+module @jit_f attributes {mhlo.num_partitions = 4 : i32, mhlo.num_replicas = 1 : i32} {
+  sdy.mesh @mesh = <["x"=4]>
+  func.func public @main(%a: tensor<16x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>},
+                         %w: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>})
+      -> tensor<16x8xf32> {
+    %0 = stablehlo.dot_general %a, %w, contracting_dims = [1] x [0]
+        : (tensor<16x8xf32>, tensor<8x8xf32>) -> tensor<16x8xf32> loc("model.py":12:3)
+    %1 = stablehlo.sine %0 : tensor<16x8xf32>
+    return %1 : tensor<16x8xf32>
+  }
+}
+"""
+
+
+def test_plan_of_a_sharded_program_names_the_op_that_gathers(tmp_path):
+    program = tmp_path / "sharded.mlir"
+    program.write_text(SHARDED_PROGRAM)
+    result = kiln("plan", str(program))
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.strip().splitlines()
+    # Each device multiplies its 4 rows by the whole weight, gathered for
+    # the dot, and computes the sine on its tile.
+    gathers = [line for line in lines if "kiln.spmd_gather" in line]
+    assert len(gathers) == 1, result.stdout
+    assert "f32[8,8]" in gathers[0] and "for stablehlo.dot_general at model.py:12" in gathers[0], \
+        result.stdout
+    assert any("stablehlo.dot_general (%" in line and "f32[4,8]" in line for line in lines), \
+        result.stdout
+
+
+def test_plan_of_a_gspmd_program_partitions_it(tmp_path):
+    program = tmp_path / "gspmd.mlir"
+    program.write_text("""
+module @jit_f attributes {mhlo.num_partitions = 4 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%a: tensor<16x8xf32> {mhlo.sharding = "{devices=[4,1]<=[4]}"})
+      -> tensor<16x8xf32> {
+    %0 = stablehlo.sine %a : tensor<16x8xf32>
+    return %0 : tensor<16x8xf32>
+  }
+}
+""")
+    result = kiln("plan", str(program))
+    assert result.returncode == 0, result.stderr
+    assert "stablehlo.sine (%0:f32[4,8])" in result.stdout, result.stdout

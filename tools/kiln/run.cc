@@ -257,10 +257,15 @@ int Plan(const std::string& path, const std::vector<uint8_t>& bytes, int runs) {
   if (module.ok()) status = ir::Verify(*module);
   StatusOr<std::shared_ptr<const compiler::Program>> program = status;
   // A program with Shardy meshes is planned for as many partitions as its
-  // largest mesh has devices: the plan every device runs (its tiles and the
-  // collectives between them).
+  // largest mesh has devices, a GSPMD program for its mhlo.num_partitions:
+  // the plan every device runs (its tiles and the collectives between
+  // them).
   frontend::CompileOptions options;
   if (module.ok()) {
+    ir::Attribute partitions = module->op().GetAttr("mhlo.num_partitions");
+    if (partitions.Is(ir::AttrKind::kInteger) && partitions->int_value > 1) {
+      options.num_partitions = partitions->int_value;
+    }
     for (const auto& op : module->body().operations()) {
       if (op->code() != ir::OpCode::kSdyMesh) continue;
       ir::Attribute text = op->GetAttr("mesh");
