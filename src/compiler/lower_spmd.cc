@@ -67,8 +67,8 @@ std::string_view OpaqueText(const ir::Attribute& attribute) {
 }
 
 // sdy.manual_computation: each operand's tile (over the manual axes) goes
-// into the body; each body result, a tile, is gathered into the op's whole
-// result.
+// into the body; each body result, a tile, is held as the tiles of the op's
+// result (gathered on its first whole use).
 Status LowerManualComputation(Lowering& lowering, const ir::Operation& op) {
   if (lowering.spmd() == nullptr) {
     return Unimplemented("sdy.manual_computation in a program compiled without its mesh");
@@ -99,8 +99,10 @@ Status LowerManualComputation(Lowering& lowering, const ir::Operation& op) {
   }
   for (size_t r = 0; r < returned.size(); ++r) {
     const TensorSharding sharding = Restricted(out[r], manual);
-    if (!sharding.unreduced.empty() && !lowering.in_manual_body()) {
-      // Partial sums: held as the tiles they are until something sums them.
+    const bool tiles = lowering.spmd()->on_tiles && !sharding.IsReplicated();
+    if (!lowering.in_manual_body() && (tiles || !sharding.unreduced.empty())) {
+      // Held as the tiles (or partial sums) they are until a use needs them
+      // whole or summed; ops after the body compute on them.
       lowering.BindTiles(op.result(r), returned[r], sharding);
       continue;
     }
