@@ -276,6 +276,12 @@ Status Lowering::LowerBlock(const ir::Block& block, std::vector<ValueId>* result
           target.push_back(tile);
           continue;
         }
+        if (return_values_ != nullptr && returns_tiles_ && HeldAsTiles(op->operand(i))) {
+          // An inlined function's result held as tiles (or partial sums)
+          // stays so (InlineFunction binds it): nothing gathers or sums it.
+          target.push_back(HeldAsTiles(op->operand(i))->local);
+          continue;
+        }
         KILN_ASSIGN_OR_RETURN(ValueId id, Input(*op, i));
         target.push_back(id);
       }
@@ -483,18 +489,20 @@ Status Lowering::InlineFunction(const ir::Operation& call, std::string_view attr
   }
   std::vector<ValueId> returned;
   std::vector<ValueId>* saved = return_values_;
+  const bool saved_returns_tiles = returns_tiles_;
   return_values_ = &returned;
+  returns_tiles_ = true;
   call_stack_.push_back(&body);
   Status status = LowerBlock(body, nullptr);
   call_stack_.pop_back();
   return_values_ = saved;
+  returns_tiles_ = saved_returns_tiles;
   KILN_RETURN_IF_ERROR(status);
   if (returned.size() != call.num_results()) {
     return InvalidArgument("@", callee->symbol_path.back(), " returns ", returned.size(),
                            " values, the op expects ", call.num_results());
   }
-  // Results the body holds as tiles stay tiles (their gathers, unused,
-  // are dropped with the dead nodes).
+  // Results the body holds as tiles stay tiles.
   const ir::Operation* terminator = body.back();
   for (size_t i = 0; i < returned.size(); ++i) {
     const Tiles* tiles = terminator != nullptr && i < terminator->operands().size()

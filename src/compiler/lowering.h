@@ -259,6 +259,7 @@ class Lowering {
   // captured as tiles (HeldAsTiles).
   bool tile_captures_ = false;
   const ir::Operation* lowering_op_ = nullptr;           // the op LowerOp is lowering
+  bool returns_tiles_ = false;  // lowering an inlined function's body (InlineFunction)
   std::unordered_set<const ir::Value*> captured_tiles_;  // held as the parent's tiles
 };
 
