@@ -16,11 +16,12 @@ build/bench/sharded.md and prints it.
 import argparse
 import json
 import os
-import platform
 import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from multiprocess import cpu_name  # noqa: E402
 
 WORKER = r'''
 import json, os, sys, time
@@ -116,17 +117,6 @@ for name, make in (("mlp", mlp), ("transformer", transformer)):
                         "peak": peak})
 print("RESULTS " + json.dumps(results))
 '''
-
-
-def cpu_name():
-    try:
-        with open("/proc/cpuinfo") as info:
-            for line in info:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
 
 
 CASES = [(workload, setup) for workload in ("mlp", "transformer")

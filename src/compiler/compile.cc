@@ -282,7 +282,8 @@ StatusOr<std::vector<std::optional<TensorSharding>>> ShardingsOf(const ir::Attri
 
 // The `mhlo.sharding` of each entry argument or result (GSPMD).
 StatusOr<std::vector<std::optional<TensorSharding>>> HloShardingsOf(const ir::Attribute& attrs,
-                                                                    size_t count) {
+                                                                    size_t count,
+                                                                    int64_t partitions) {
   std::vector<std::optional<TensorSharding>> shardings(count);
   if (!attrs.Is(ir::AttrKind::kArray)) return shardings;
   for (size_t i = 0; i < count && i < attrs->elements.size(); ++i) {
@@ -290,7 +291,7 @@ StatusOr<std::vector<std::optional<TensorSharding>>> HloShardingsOf(const ir::At
                                  ? attrs->elements[i].Get("mhlo.sharding")
                                  : ir::Attribute();
     if (!sharding.Is(ir::AttrKind::kString)) continue;
-    KILN_ASSIGN_OR_RETURN(shardings[i], ParseHloSharding(sharding->text));
+    KILN_ASSIGN_OR_RETURN(shardings[i], ParseHloSharding(sharding->text, partitions));
   }
   return shardings;
 }
@@ -326,10 +327,12 @@ StatusOr<std::optional<Spmd>> PlanSpmd(const ir::Module& module, const ir::Opera
     // whole on every device unless a sharding says otherwise.
     spmd.gspmd = true;
     KILN_ASSIGN_OR_RETURN(spmd.parameters,
-                          HloShardingsOf(entry.GetAttr("arg_attrs"), body.num_arguments()));
+                          HloShardingsOf(entry.GetAttr("arg_attrs"), body.num_arguments(),
+                                         spmd.num_partitions));
     ir::Attribute type = entry.GetAttr("function_type");
     const size_t results = type.Is(ir::AttrKind::kType) ? type->type.results().size() : 0;
-    KILN_ASSIGN_OR_RETURN(spmd.results, HloShardingsOf(entry.GetAttr("res_attrs"), results));
+    KILN_ASSIGN_OR_RETURN(spmd.results,
+                          HloShardingsOf(entry.GetAttr("res_attrs"), results, spmd.num_partitions));
     return std::optional<Spmd>(std::move(spmd));
   }
   KILN_ASSIGN_OR_RETURN(spmd.parameters,

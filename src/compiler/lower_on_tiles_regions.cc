@@ -34,7 +34,9 @@ std::optional<Tilings> Probe(Lowering& lowering, const ir::Region& region,
   Lowering::RegionTiles& entry = lowering.TilesFor(&region);
   entry = Lowering::RegionTiles{arguments, {}, /*probe=*/true, {}};
   std::vector<ValueId> captures;
+  const bool annotated = lowering.annotated();
   const bool lowered = lowering.LowerRegion(region, &captures).ok();
+  lowering.set_annotated(annotated);  // a failed probe names no op
   Tilings observed = std::move(lowering.TilesFor(&region).observed);
   // The original region may still be lowered whole (the op falls back).
   lowering.TilesFor(&region) = Lowering::RegionTiles{};
@@ -45,9 +47,10 @@ std::optional<Tilings> Probe(Lowering& lowering, const ir::Region& region,
 // A tiling the result of `type` may take: whole axes of a shape it splits
 // evenly.
 bool Usable(const ir::Type& type, const std::optional<TensorSharding>& sharding) {
+  // Partial sums are summed before they enter or leave a body.
   return sharding && IsRealTensor(type) && sharding->dims.size() == type.dims().size() &&
-         SimpleAxes(*sharding) && sharding->LocalDims(type.dims()).ok() &&
-         !sharding->IsReplicated();
+         sharding->unreduced.empty() && SimpleAxes(*sharding) &&
+         sharding->LocalDims(type.dims()).ok() && !sharding->IsReplicated();
 }
 
 // `op` made again on `operands` with results of the local types of
@@ -113,8 +116,12 @@ StatusOr<bool> OnTilesWhile(Lowering& lowering, const ir::Operation& op) {
     if (!observed || observed->size() != count) return false;
     bool changed = false;
     for (size_t i = 0; i < count; ++i) {
-      if (!carries[i] && Usable(op.operand(i)->type(), (*observed)[i])) {
-        carries[i] = (*observed)[i];
+      // A carry left as partial sums is summed into its tiles at the end
+      // of each iteration.
+      std::optional<TensorSharding> seen = (*observed)[i];
+      if (seen) seen->unreduced.clear();
+      if (!carries[i] && Usable(op.operand(i)->type(), seen)) {
+        carries[i] = std::move(seen);
         changed = any = true;
       }
     }

@@ -99,14 +99,28 @@ Status LowerManualComputation(Lowering& lowering, const ir::Operation& op) {
   }
   for (size_t r = 0; r < returned.size(); ++r) {
     const TensorSharding sharding = Restricted(out[r], manual);
+    KILN_ASSIGN_OR_RETURN(Shape global, lowering.ShapeOf(op.result(r)));
     const bool tiles = lowering.spmd()->on_tiles && !sharding.IsReplicated();
     if (!lowering.in_manual_body() && (tiles || !sharding.unreduced.empty())) {
       // Held as the tiles (or partial sums) they are until a use needs them
       // whole or summed; ops after the body compute on them.
+      if (sharding.dims.size() != global.dims.size()) {
+        return InvalidArgument("out_shardings ", r, " has ", sharding.dims.size(),
+                               " dimensions for a result of ", global.ToString());
+      }
+      KILN_ASSIGN_OR_RETURN(std::vector<int64_t> local, sharding.LocalDims(global.dims));
+      if (lowering.graph().shape(returned[r]).dims != local) {
+        return InvalidArgument("the body returns ", lowering.graph().shape(returned[r]).ToString(),
+                               " for result ", r, ", expected tiles of ",
+                               Shape{global.element_type, local}.ToString());
+      }
       lowering.BindTiles(op.result(r), returned[r], sharding);
       continue;
     }
-    KILN_ASSIGN_OR_RETURN(Shape global, lowering.ShapeOf(op.result(r)));
+    if (!sharding.unreduced.empty()) {
+      return Unimplemented("partial sums (unreduced axes) out of an sdy.manual_computation "
+                           "nested in another");
+    }
     KILN_ASSIGN_OR_RETURN(ValueId whole, lowering.GatherTiles(returned[r], global, sharding));
     lowering.Bind(op.result(r), whole);
   }
@@ -171,7 +185,8 @@ StatusOr<bool> LowerGspmdCustomCall(Lowering& lowering, const ir::Operation& op)
   if (name == "Sharding") {
     // A value entering or leaving a manual region keeps what it is.
     if (IsManualHloSharding(text->text)) return false;
-    KILN_ASSIGN_OR_RETURN(std::optional<TensorSharding> sharding, ParseHloSharding(text->text));
+    KILN_ASSIGN_OR_RETURN(std::optional<TensorSharding> sharding,
+                          ParseHloSharding(text->text, lowering.spmd()->num_partitions));
     if (!sharding || !lowering.spmd()->on_tiles || lowering.in_manual_body() ||
         !sharding->LocalDims(in.dims).ok()) {
       return false;  // the identity (lower_misc.cc)
@@ -189,7 +204,8 @@ StatusOr<bool> LowerGspmdCustomCall(Lowering& lowering, const ir::Operation& op)
                                : ir::Attribute();
     std::optional<TensorSharding> sharding;
     if (before.Is(ir::AttrKind::kString)) {
-      KILN_ASSIGN_OR_RETURN(sharding, ParseHloSharding(before->text));
+      KILN_ASSIGN_OR_RETURN(sharding,
+                            ParseHloSharding(before->text, lowering.spmd()->num_partitions));
     }
     if (!sharding) {
       if (in.dims != out.dims) {
@@ -208,7 +224,8 @@ StatusOr<bool> LowerGspmdCustomCall(Lowering& lowering, const ir::Operation& op)
     return true;
   }
   // SPMDShardToFullShape: each device's tile of the sharding it names.
-  KILN_ASSIGN_OR_RETURN(std::optional<TensorSharding> sharding, ParseHloSharding(text->text));
+  KILN_ASSIGN_OR_RETURN(std::optional<TensorSharding> sharding,
+                        ParseHloSharding(text->text, lowering.spmd()->num_partitions));
   if (!sharding) {
     if (in.dims != out.dims) {
       return InvalidArgument("SPMDShardToFullShape from ", in.ToString(), " to ", out.ToString(),

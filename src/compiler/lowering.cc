@@ -342,11 +342,14 @@ Status Lowering::InlineRegion(const ir::Region& region, std::vector<ValueId>* re
   }
   const ir::Block& block = region.block(0);
   std::vector<ValueId>* saved = return_values_;
+  const bool saved_returns_tiles = returns_tiles_;
+  returns_tiles_ = false;  // its callers bind the results as whole values
   return_values_ = results;
   call_stack_.push_back(&block);
   Status status = LowerBlock(block, results);
   call_stack_.pop_back();
   return_values_ = saved;
+  returns_tiles_ = saved_returns_tiles;
   return status;
 }
 
@@ -381,7 +384,13 @@ StatusOr<ValueId> Lowering::LocalTile(const ir::Value* value, const TensorShardi
   }
   if (auto it = ungathered_.find(value); it != ungathered_.end()) {
     if (SameTiling(it->second.sharding, sharding, global.dims)) return it->second.local;
-    if (!it->second.sharding.unreduced.empty()) KILN_RETURN_IF_ERROR(SumPartials(value));
+    if (!it->second.sharding.unreduced.empty()) {
+      KILN_RETURN_IF_ERROR(SumPartials(value, sharding.unreduced.empty() ? &sharding : nullptr));
+      it = ungathered_.find(value);
+      if (it != ungathered_.end() && SameTiling(it->second.sharding, sharding, global.dims)) {
+        return it->second.local;  // summed into these tiles (a reduce_scatter)
+      }
+    }
   }
   if (!sharding.unreduced.empty()) {
     // A whole value as partial sums: the tile on the devices first along
@@ -407,7 +416,8 @@ const Lowering::Tiles* Lowering::PartialTiles(const ir::Value* value) {
 Status Lowering::SumPartials(const ir::Value* value, const TensorSharding* into) {
   auto it = ungathered_.find(value);
   if (it == ungathered_.end() || it->second.sharding.unreduced.empty()) return Status::Ok();
-  Tiles summed = it->second;
+  const Tiles partial = it->second;  // `it` may not outlive the ops emitted below
+  Tiles summed = partial;
   const std::vector<AxisRef> axes = std::move(summed.sharding.unreduced);
   summed.sharding.unreduced.clear();
   Shape local = graph_.shape(summed.local);
@@ -437,14 +447,14 @@ Status Lowering::SumPartials(const ir::Value* value, const TensorSharding* into)
     KILN_ASSIGN_OR_RETURN(ValueId tile,
                           on_tiles::ScatterOverAxes(*this, *kAt, summed.local, type,
                                                     summed.sharding.mesh, axes, *scatter));
-    partials_.insert_or_assign(value, it->second);
+    partials_.insert_or_assign(value, partial);
     ungathered_[value] = Tiles{tile, *into};
     return Status::Ok();
   }
   KILN_ASSIGN_OR_RETURN(summed.local,
                         on_tiles::ReduceOverAxes(*this, *kAt, summed.local, type,
                                                  summed.sharding.mesh, axes, "stablehlo.add"));
-  partials_.insert_or_assign(value, it->second);
+  partials_.insert_or_assign(value, partial);
   if (summed.sharding.IsReplicated()) {
     ungathered_.erase(value);
     values_[value] = summed.local;

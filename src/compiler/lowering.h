@@ -123,6 +123,7 @@ class Lowering {
   void Bind(const ir::Value* value, ValueId id) {
     values_[value] = id;
     ungathered_.erase(value);
+    partials_.erase(value);
   }
   // Keeps an op a rule made while lowering (the static form of a dynamic
   // op) alive as long as this lowering, so its values stay valid keys.
@@ -173,6 +174,7 @@ class Lowering {
   // whole array is gathered on its first whole use.
   void BindTiles(const ir::Value* value, ValueId local, TensorSharding sharding) {
     values_.erase(value);
+    partials_.erase(value);
     ungathered_.insert_or_assign(value, Tiles{local, std::move(sharding)});
   }
   // A value held as partial sums (tiles with unreduced axes) is summed over
@@ -198,6 +200,10 @@ class Lowering {
                     std::vector<ValueId>* results, bool manual = false);
   // True while lowering the body of an sdy.manual_computation.
   bool in_manual_body() const { return manual_depth_ > 0; }
+  // Whether an error already names its op (shared with regions): a probe
+  // that lowers a region only to look at it restores it after a failure.
+  bool annotated() const { return *annotated_; }
+  void set_annotated(bool annotated) { *annotated_ = annotated; }
 
   // A region lowered on tiles (lower_on_tiles_regions.cc): its block
   // arguments arrive as tiles of `arguments` (nullopt: whole), and its
@@ -258,7 +264,7 @@ class Lowering {
   // The body of a while, if or case: tiles of the parent's values are
   // captured as tiles (HeldAsTiles).
   bool tile_captures_ = false;
-  const ir::Operation* lowering_op_ = nullptr;           // the op LowerOp is lowering
+  const ir::Operation* lowering_op_ = nullptr;  // the op LowerOp is lowering
   bool returns_tiles_ = false;  // lowering an inlined function's body (InlineFunction)
   std::unordered_set<const ir::Value*> captured_tiles_;  // held as the parent's tiles
 };

@@ -366,7 +366,8 @@ bool IsManualHloSharding(std::string_view text) {
   return in.Accept('{') && in.AcceptWord("manual") && in.Accept('}');
 }
 
-StatusOr<std::optional<TensorSharding>> ParseHloSharding(std::string_view text) {
+StatusOr<std::optional<TensorSharding>> ParseHloSharding(std::string_view text,
+                                                         int64_t partitions) {
   Cursor in(text);
   KILN_RETURN_IF_ERROR(in.Expect('{'));
   if (in.AcceptWord("replicated") || in.AcceptWord("maximal")) {
@@ -383,11 +384,14 @@ StatusOr<std::optional<TensorSharding>> ParseHloSharding(std::string_view text) 
   while (!in.Accept(']')) {
     if (!tiles.empty()) KILN_RETURN_IF_ERROR(in.Expect(','));
     KILN_ASSIGN_OR_RETURN(int64_t size, in.Integer());
-    if (size <= 0 || size > kMaxMeshDevices / count) {
-      return in.Error(StrCat("a tile count of ", size));
+    if (size <= 0 || size > partitions / count) {
+      return in.Error(StrCat("tiles for more devices than the program's ", partitions));
     }
     count *= size;
     tiles.push_back(size);
+  }
+  if (count != partitions) {
+    return in.Error(StrCat("tiles for ", count, " devices, the program has ", partitions));
   }
   std::vector<int64_t> devices;
   if (in.Accept('<')) {
@@ -416,11 +420,11 @@ StatusOr<std::optional<TensorSharding>> ParseHloSharding(std::string_view text) 
       }
       std::vector<int64_t> sorted = perm;
       std::sort(sorted.begin(), sorted.end());
-      for (size_t i = 0; i < sorted.size(); ++i) {
-        if (sorted.size() != dims.size() || sorted[i] != static_cast<int64_t>(i)) {
-          return in.Error("T(...) is not a permutation of the iota's dimensions");
-        }
+      bool permutation = sorted.size() == dims.size();
+      for (size_t i = 0; permutation && i < sorted.size(); ++i) {
+        permutation = sorted[i] == static_cast<int64_t>(i);
       }
+      if (!permutation) return in.Error("T(...) is not a permutation of the iota's dimensions");
     }
     // Element i of the transposed array, in row-major order.
     std::vector<int64_t> strides(dims.size(), 1);
@@ -436,9 +440,14 @@ StatusOr<std::optional<TensorSharding>> ParseHloSharding(std::string_view text) 
       devices.push_back(source);
     }
   } else {
+    std::vector<bool> seen(static_cast<size_t>(count), false);
     for (int64_t i = 0; i < count; ++i) {
       if (i > 0) KILN_RETURN_IF_ERROR(in.Expect(','));
       KILN_ASSIGN_OR_RETURN(int64_t id, in.Integer());
+      if (id < 0 || id >= count || seen[static_cast<size_t>(id)]) {
+        return in.Error(StrCat("device ", id, " twice or outside 0..", count - 1));
+      }
+      seen[static_cast<size_t>(id)] = true;
       devices.push_back(id);
     }
   }

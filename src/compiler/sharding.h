@@ -92,8 +92,9 @@ StatusOr<std::vector<TensorSharding>> ParseShardingPerValue(std::string_view tex
 // mesh of its own: one axis "_k" per tiled dimension k (and "_r" for the
 // devices sharing a tile), laid over the tile assignment's devices.
 // nullopt for a whole value (replicated, or maximal: every device computes
-// it); UNIMPLEMENTED for manual and other subgroup shardings.
-StatusOr<std::optional<TensorSharding>> ParseHloSharding(std::string_view text);
+// it); UNIMPLEMENTED for manual and other subgroup shardings;
+// INVALID_ARGUMENT unless the devices are `devices` ids, each once.
+StatusOr<std::optional<TensorSharding>> ParseHloSharding(std::string_view text, int64_t devices);
 // Whether `mhlo.sharding` text is `{manual}` (GSPMD's manual regions).
 bool IsManualHloSharding(std::string_view text);
 

@@ -69,7 +69,7 @@ TEST(ShardingTest, UnreducedAxesHoldPartialSums) {
 
 TEST(ShardingTest, GspmdShardingsBecomeMeshesOfTheirTileAssignment) {
   // Two tiles of rows, each on two devices: [[0, 2], [1, 3]] after T(1,0).
-  auto sharding = ParseHloSharding("{devices=[2,1,2]<=[2,2]T(1,0) last_tile_dim_replicate}");
+  auto sharding = ParseHloSharding("{devices=[2,1,2]<=[2,2]T(1,0) last_tile_dim_replicate}", 4);
   ASSERT_TRUE(sharding.ok()) << sharding.status().ToString();
   ASSERT_TRUE(sharding->has_value());
   const TensorSharding& rows = **sharding;
@@ -80,14 +80,20 @@ TEST(ShardingTest, GspmdShardingsBecomeMeshesOfTheirTileAssignment) {
   EXPECT_EQ(rows.TileOf(0, *rows.mesh.CoordinatesOf(2)), 0);
   EXPECT_EQ(rows.TileOf(0, *rows.mesh.CoordinatesOf(1)), 1);
   // Listed devices; replicated and maximal values are whole.
-  auto listed = ParseHloSharding("{devices=[1,4]3,2,1,0}");
+  auto listed = ParseHloSharding("{devices=[1,4]3,2,1,0}", 4);
   ASSERT_TRUE(listed.ok() && listed->has_value());
   EXPECT_EQ((*listed)->TileOf(1, *(*listed)->mesh.CoordinatesOf(3)), 0);
-  EXPECT_FALSE(ParseHloSharding("{replicated}")->has_value());
-  EXPECT_FALSE(ParseHloSharding("{maximal device=1}")->has_value());
-  EXPECT_EQ(ParseHloSharding("{manual}").status().code(), StatusCode::kUnimplemented);
+  EXPECT_FALSE(ParseHloSharding("{replicated}", 4)->has_value());
+  EXPECT_FALSE(ParseHloSharding("{maximal device=1}", 4)->has_value());
+  EXPECT_EQ(ParseHloSharding("{manual}", 4).status().code(), StatusCode::kUnimplemented);
   EXPECT_TRUE(IsManualHloSharding("{manual}"));
-  EXPECT_EQ(ParseHloSharding("{devices=[2,2]<=[3]}").status().code(), StatusCode::kInvalidArgument);
+  // Malformed: an iota of another size, tiles for more devices than the
+  // program has, a repeated device, an empty or partial transpose.
+  for (const char* bad :
+       {"{devices=[2,2]<=[3]}", "{devices=[65536,65536]<=[4294967296]}", "{devices=[1,4]0,1,1,2}",
+        "{devices=[4,1]<=[2,2]T()}", "{devices=[4,1]<=[2,2]T(1)}", "{devices=[2,1]<=[2]}"}) {
+    EXPECT_EQ(ParseHloSharding(bad, 4).status().code(), StatusCode::kInvalidArgument) << bad;
+  }
 }
 
 TEST(ShardingTest, InlineMeshesAndPerValueLists) {

@@ -334,6 +334,16 @@ def _cases():
     return cases
 
 
+def assert_same_values(expected, actual, key):
+    """`actual` equals `expected` (within float tolerance), dtype and shape
+    alike: the comparison of every multi-device test against the CPU."""
+    assert actual.dtype == expected.dtype and actual.shape == expected.shape, key
+    if expected.dtype.kind in "fc":
+        np.testing.assert_allclose(actual, expected, rtol=1e-5, atol=1e-5, err_msg=key)
+    else:
+        np.testing.assert_array_equal(actual, expected, err_msg=key)
+
+
 def main(path: str) -> None:
     arrays, errors = {}, {}
     cases = _cases()

@@ -183,6 +183,13 @@ def _families():
                    [mat, lambda n: np.int32(1)], lambda s: (s, ())),
         "scan": (lambda a: lax.scan(lambda c, r: (c + r, c * r), jnp.zeros(a.shape[1]), a),
                  [mat], same),
+        # A carry that enters whole and leaves the body as partial sums
+        # (a matrix split on its columns times a whole vector).
+        "matvec_loop": (lambda m, v: lax.fori_loop(0, 3, lambda i, c: jnp.tanh(m @ c), v),
+                        [square, row], lambda s: (s, ())),
+        # The same with a linear body: the carry leaves as partial sums.
+        "matvec_loop_linear": (lambda m, v: lax.fori_loop(0, 3, lambda i, c: (m @ c) * 0.5, v),
+                               [square, row], lambda s: (s, ())),
         "scan_matmul": (lambda a, w: lax.scan(lambda c, _: (jnp.tanh(c @ w), None), a,
                                               None, length=3)[0],
                         [mat, square], lambda s: (s, ())),
@@ -199,7 +206,7 @@ FAMILIES_2D = {
     "max_rows", "argmax", "softmax", "layernorm", "matmul", "matmul_rhs", "matmul_both",
     "gram", "outer_product", "batched", "mlp", "mlp_grad", "attention", "conv",
     "gather_batch", "slice", "pad", "concatenate", "dynamic_slice", "sort_rows", "top_k",
-    "cumsum_rows", "fori_loop", "scan",
+    "cumsum_rows", "fori_loop", "scan", "matvec_loop", "matvec_loop_linear",
 }
 
 FAMILY_NAMES = [
@@ -212,7 +219,8 @@ FAMILY_NAMES = [
     "gather_batch", "scatter_add", "slice", "slice_aligned", "pad", "concatenate",
     "concatenate_cols", "dynamic_slice", "dynamic_update_slice", "roll", "reverse",
     "sort_rows", "sort_cols", "argsort", "top_k", "cumsum_rows", "cumsum_cols", "cummax",
-    "fori_loop", "while_sum", "cond", "switch", "scan", "scan_matmul",
+    "fori_loop", "while_sum", "cond", "switch", "scan", "matvec_loop", "matvec_loop_linear",
+    "scan_matmul",
 ]
 
 # Programs beyond family x layout: constraints inside the program, explicit

@@ -59,12 +59,7 @@ def test_matches_cpu(name, runs):
     keys = sorted(k for k in cpu_arrays if k.startswith(name + "/"))
     assert keys == sorted(k for k in kiln_arrays if k.startswith(name + "/"))
     for key in keys:
-        expected, actual = cpu_arrays[key], kiln_arrays[key]
-        assert actual.dtype == expected.dtype and actual.shape == expected.shape, key
-        if expected.dtype.kind in "fc":
-            np.testing.assert_allclose(actual, expected, rtol=1e-5, atol=1e-5, err_msg=key)
-        else:
-            np.testing.assert_array_equal(actual, expected, err_msg=key)
+        multidevice_cases.assert_same_values(cpu_arrays[key], kiln_arrays[key], key)
 
 
 STRESS = r"""
