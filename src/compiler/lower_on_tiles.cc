@@ -1,20 +1,20 @@
-// Ops computed on tiles (issue 28's first part). In an SPMD program an
-// entry parameter arrives as the running device's tile of a sharded array;
-// the lowering keeps it as tiles (Lowering::HeldAsTiles) until an op needs
-// it whole. An op with a rule here, whose tiled operands agree, runs on the
-// tiles instead: the same op rebuilt with the tiles' types (so the ordinary
-// rule lowers it), its result held as tiles of the sharding that follows
-// from the operands', and where a contraction or reduction runs over a
-// sharded dimension, each device's partial result is summed by an
-// all_reduce over the mesh axes of that dimension. Whole operands are cut
-// to the running device's tile (no communication). An op without a rule,
-// or whose operands disagree, takes its operands whole (gathered once) as
-// before, so every program still runs; this only removes work.
+// Ops computed on tiles (issue 28; docs/sharding.md). In an SPMD program
+// an entry parameter arrives as the running device's tile of a sharded
+// array; the lowering keeps it as tiles (Lowering::HeldAsTiles) until an op
+// needs it whole. An op with a rule runs on the tiles instead: the same op
+// rebuilt with the tiles' types (so the ordinary rule lowers it), its
+// result held as tiles of the sharding that follows from the operands'.
+// Where a contraction or reduction runs over a split dimension, each
+// device's result is a partial sum (tiles with unreduced axes), summed
+// where a use needs it (Lowering::SumPartials). Whole operands are cut to
+// the running device's tile (no communication). An op without a rule, or
+// whose operands disagree, takes its operands whole (gathered once), so
+// every program still runs.
 //
-// Rules: pointwise ops, broadcast_in_dim, transpose, reshapes (the major
-// dimension of a split or merge sharded), dot_general, reduce with a
-// one-op body, sharding_constraint / reshard (which cut a whole value to
-// the sharding they name) and propagation_barrier (tiles pass through).
+// Rules here: partial sums through linear ops, pointwise ops,
+// broadcast_in_dim, transpose, reshapes, dot_general, reduce with a one-op
+// body, sharding_constraint / reshard and propagation_barrier; the other
+// op families in lower_on_tiles_aligned.cc and lower_on_tiles_regions.cc.
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -29,7 +29,8 @@
 namespace kiln::compiler {
 namespace on_tiles {
 
-// A sharding over `mesh` of a rank-`rank` array with no dimension split.
+// The helpers on_tiles.h declares (and documents).
+
 TensorSharding Unsplit(const Mesh& mesh, size_t rank) {
   TensorSharding sharding;
   sharding.mesh = mesh;
@@ -51,8 +52,6 @@ bool SameMesh(const Mesh& a, const Mesh& b) {
   return a.axes == b.axes && a.sizes == b.sizes && a.device_ids == b.device_ids;
 }
 
-// Whole axes only, each used once (sub-axes and repeats are left to the
-// whole-array path).
 bool SimpleAxes(const TensorSharding& sharding, std::span<const std::vector<AxisRef>> extra) {
   std::set<std::string> seen;
   auto check = [&](const std::vector<AxisRef>& axes) {
@@ -110,9 +109,6 @@ Status CloneRegion(const ir::Region& from, ir::Operation& into,
   return Status::Ok();
 }
 
-// `op` rebuilt on `operands` with results of `result_types` (its
-// attributes kept, `body` as its region when given), lowered by its rule;
-// its results.
 StatusOr<std::vector<ValueId>> LowerRebuilt(Lowering& lowering, const ir::Operation& op,
                                             std::string_view name,
                                             const std::vector<ir::Value*>& operands,
@@ -157,9 +153,6 @@ StatusOr<std::vector<ValueId>> LowerRebuilt(Lowering& lowering, const ir::Operat
   return results;
 }
 
-// The running device's tile of operand `i` of `op` under `sharding`: its
-// own tiles when it is held as tiles of the same tiling, else cut from the
-// whole value (gathered first when it is held as other tiles).
 StatusOr<ir::Value*> TileOf(Lowering& lowering, const ir::Operation& op, size_t i,
                             const TensorSharding& sharding) {
   const ir::Value* operand = op.operand(i);
@@ -204,8 +197,6 @@ StatusOr<ir::Value*> TileOf(Lowering& lowering, const ir::Operation& op, size_t 
   return lowering.StandIn(tile, LocalType(operand->type(), local));
 }
 
-// Holds `op`'s result `r` as `local`, tiles of `sharding` (whole when it
-// splits nothing).
 void BindResult(Lowering& lowering, const ir::Operation& op, size_t r, ValueId local,
                 const TensorSharding& sharding) {
   if (sharding.IsReplicated()) {
