@@ -78,6 +78,12 @@ ir::Type LocalType(const ir::Type& global, std::vector<int64_t> dims) {
   return ir::Type::Tensor(global.element(), std::move(dims));
 }
 
+void CopyAttributes(const ir::Operation& from, ir::Operation& to) {
+  for (const ir::NamedAttribute& attribute : from.attributes()) {
+    to.SetAttr(attribute.name, attribute.value);
+  }
+}
+
 Status CloneRegion(const ir::Region& from, ir::Operation& into,
                    std::unordered_map<const ir::Value*, ir::Value*>& copies, int depth) {
   if (depth > 16) return Unimplemented("regions nested deeper than 16 in an op on tiles");
@@ -97,9 +103,7 @@ Status CloneRegion(const ir::Region& from, ir::Operation& into,
       for (size_t r = 0; r < op->num_results(); ++r) {
         copies[op->result(r)] = made->AddResult(op->result(r)->type());
       }
-      for (const ir::NamedAttribute& attribute : op->attributes()) {
-        made->SetAttr(attribute.name, attribute.value);
-      }
+      CopyAttributes(*op, *made);
       for (size_t r = 0; r < op->num_regions(); ++r) {
         KILN_RETURN_IF_ERROR(CloneRegion(op->region(r), *made, copies, depth + 1));
       }
@@ -119,9 +123,7 @@ StatusOr<std::vector<ValueId>> LowerRebuilt(Lowering& lowering, const ir::Operat
   for (ir::Value* operand : operands) made->AddOperand(operand);
   for (const ir::Type& type : result_types) made->AddResult(type);
   if (attributes_of != nullptr) {
-    for (const ir::NamedAttribute& attribute : attributes_of->attributes()) {
-      made->SetAttr(attribute.name, attribute.value);
-    }
+    CopyAttributes(*attributes_of, *made);
   }
   if (regions) {
     std::unordered_map<const ir::Value*, ir::Value*> copies;

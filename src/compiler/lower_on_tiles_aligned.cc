@@ -272,9 +272,7 @@ StatusOr<bool> OnTilesAligned(Lowering& lowering, const ir::Operation& op) {
   // Attributes that name sizes along a dimension that passes take the
   // tile's (a slice's limits, a dynamic_slice's sizes).
   ir::Operation attributes("kiln.attributes");
-  for (const ir::NamedAttribute& attribute : op.attributes()) {
-    attributes.SetAttr(attribute.name, attribute.value);
-  }
+  CopyAttributes(op, attributes);
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> local_in, local.LocalDims(in.dims));
   const char* sized = op.code() == ir::OpCode::kSlice          ? "limit_indices"
                       : op.code() == ir::OpCode::kDynamicSlice ? "slice_sizes"
@@ -387,9 +385,7 @@ StatusOr<bool> OnTilesGather(Lowering& lowering, const ir::Operation& op) {
     }
   }
   ir::Operation attributes("kiln.attributes");
-  for (const ir::NamedAttribute& attribute : op.attributes()) {
-    attributes.SetAttr(attribute.name, attribute.value);
-  }
+  CopyAttributes(op, attributes);
   attributes.SetAttr("slice_sizes", ir::Attribute::DenseI64Array(local_sizes));
   KILN_ASSIGN_OR_RETURN(std::vector<ValueId> results,
                         LowerRebuilt(lowering, op, op.name(), {operand_tile, indices_tile},

@@ -70,9 +70,7 @@ Status LowerOnTiles(Lowering& lowering, const ir::Operation& op,
     KILN_ASSIGN_OR_RETURN(std::vector<int64_t> local, results[r]->LocalDims(type.dims()));
     made->AddResult(LocalType(type, std::move(local)));
   }
-  for (const ir::NamedAttribute& attribute : op.attributes()) {
-    made->SetAttr(attribute.name, attribute.value);
-  }
+  CopyAttributes(op, *made);
   // Lowered by the ordinary rule, not again by these.
   made->SetAttr(std::string(kMadeOnTiles), ir::Attribute::Unit());
   std::unordered_map<const ir::Value*, ir::Value*> copies;

@@ -38,6 +38,9 @@ StatusOr<std::vector<ValueId>> LowerRebuilt(Lowering& lowering, const ir::Operat
                                             const ir::Operation* attributes_of = nullptr,
                                             bool regions = false);
 
+// Gives `to` every attribute of `from`.
+void CopyAttributes(const ir::Operation& from, ir::Operation& to);
+
 // Copies `from`'s blocks into a new region of `into`: values defined in it
 // are mapped (in `copies`) to their copies, values from outside are used as
 // they are.
