@@ -122,7 +122,8 @@ PJRT_Error* Impl::PJRT_Shardings_PJRT_Executable_OutputShardings(
 }
 
 // The program as StableHLO text (format "mlir"): first call with a null
-// `code` for the size, then with a buffer of that size.
+// `code` for the size, then with a buffer of that size. A partitioned
+// program is reported as what each device runs, as XLA does.
 PJRT_Error* Impl::PJRT_Executable_OptimizedProgram(PJRT_Executable_OptimizedProgram_Args* args) {
   KILN_ARGS(program);
   KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Executable* executable, UnwrapExecutable(args->executable));
@@ -136,7 +137,7 @@ PJRT_Error* Impl::PJRT_Executable_OptimizedProgram(PJRT_Executable_OptimizedProg
   const std::string_view text =
       hlo ? std::string_view(reinterpret_cast<const char*>(compiled.hlo_with_config.data()),
                              compiled.hlo_with_config.size())
-          : std::string_view(compiled.text);
+          : std::string_view(compiled.listing.empty() ? compiled.text : compiled.listing);
   static constexpr char kMlir[] = "mlir";
   static constexpr char kHloWithConfig[] = "hlo_with_config";
   program.format = hlo ? kHloWithConfig : kMlir;

@@ -7,6 +7,7 @@
 #include "base/env.h"
 #include "compiler/inline_calls.h"
 #include "compiler/lowering.h"
+#include "compiler/plan_listing.h"
 #include "ir/op_description.h"
 #include "ir/op_names.h"
 #include "ir/printer.h"
@@ -361,8 +362,12 @@ StatusOr<std::optional<Spmd>> PlanSpmd(const ir::Module& module, const ir::Opera
       if (index < out.size()) spmd.results[r] = std::move(out[index]);
     } else if (producer->code() == ir::OpCode::kSdyShardingConstraint ||
                producer->code() == ir::OpCode::kSdyReshard) {
-      KILN_ASSIGN_OR_RETURN(spmd.results[r],
+      KILN_ASSIGN_OR_RETURN(TensorSharding named,
                             ParseSharding(OpaqueText(producer->GetAttr("sharding")), spmd.meshes));
+      // An open dimension takes what the value has (the lowering decides).
+      if (std::find(named.open.begin(), named.open.end(), true) == named.open.end()) {
+        spmd.results[r] = std::move(named);
+      }
     }
   }
   return std::optional<Spmd>(std::move(spmd));
@@ -457,6 +462,11 @@ StatusOr<std::shared_ptr<const Program>> Compile(const ir::Module& module,
   if (spmd) {
     program->parameter_shardings = std::move(spmd->parameters);
     program->result_shardings = std::move(spmd->results);
+    // Reported as XLA reports a partitioned program: what each device runs.
+    // A plan the listing cannot write (a bug) is reported as its module.
+    StatusOr<std::string> listing = ListPlan(*graph, program->name, spmd->num_partitions,
+                                             spmd->num_replicas);
+    if (listing.ok()) program->listing = std::move(*listing);
   }
   program->graph = std::move(graph);
   // Reported as XLA reports an optimized program: calls inlined.

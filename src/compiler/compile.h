@@ -56,6 +56,9 @@ struct Program {
   std::vector<std::string> result_memory_kinds;
   CostAnalysis cost;  // GetCostAnalysis
   std::string text;   // the module as StableHLO text (OptimizedProgram)
+  // A partitioned program: the program each device runs as StableHLO text
+  // (plan_listing.h), which OptimizedProgram reports instead of `text`.
+  std::string listing;
   // For a program compiled from an HloModuleProto: what OptimizedProgram
   // reports instead of `text` (format "hlo_with_config"; see
   // frontend/hlo/hlo_reader.h). Empty otherwise.

@@ -17,6 +17,10 @@
 #include "kernels/reduce.h"
 #include "kernels/tile_f32.h"
 
+namespace kiln::ir {
+class Operation;
+}  // namespace kiln::ir
+
 namespace kiln::compiler {
 
 using ValueId = int32_t;
@@ -101,6 +105,12 @@ struct Node {
   std::shared_ptr<const Pointwise> pointwise;
   // What a plan listing shows after the op name: a fused loop's members.
   std::string detail;
+  // How the per-device program a partitioned executable reports
+  // (compiler/plan_listing.h) writes the node when it is a collective: the
+  // StableHLO ops it performs, detached (attributes, body and result types,
+  // no operands), each taking the previous one's result and the first the
+  // node's inputs. Empty: the node is written as a call of kernel `op`.
+  std::vector<std::shared_ptr<const ir::Operation>> listing;
   // Set on reductions fusion may fold a producing run into (see RowReduction).
   std::shared_ptr<const RowReduction> row_reduction;
   // A fused loop ("kiln.fusion"): per input, whether every member reads it

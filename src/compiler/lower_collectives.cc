@@ -11,12 +11,15 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <queue>
 #include <string>
 #include <vector>
 
 #include "base/small_vector.h"
 #include "compiler/lowering.h"
+#include "compiler/on_tiles.h"
 #include "compiler/region_patterns.h"
+#include "ir/printer.h"
 #include "kernels/copy.h"
 #include "kernels/elementwise.h"
 #include "kernels/gather.h"
@@ -796,5 +799,197 @@ constexpr LoweringRule kRules[] = {
 }  // namespace
 
 std::span<const LoweringRule> CollectiveLowerings() { return kRules; }
+
+}  // namespace kiln::compiler
+
+namespace kiln::compiler {
+namespace {
+
+// Combined all_reduces of at most this many bytes (as XLA's combiner caps
+// its own).
+constexpr size_t kMaxCombinedBytes = size_t{64} << 20;
+
+// What all_reduces must share to become one: groups, channel and body, and
+// the element type (one body folds every operand).
+std::string CombineKey(const Graph& graph, const Node& node) {
+  if (node.op != "stablehlo.all_reduce" || node.listing.size() != 1 || node.inputs.size() != 1 ||
+      node.outputs.size() != 1) {
+    return "";
+  }
+  const ir::Operation& op = *node.listing[0];
+  const std::string body = on_tiles::BinaryBodyOp(op);
+  if (body.empty()) return "";
+  std::string key = StrCat(body, "|",
+                           GetElementTypeInfo(graph.shape(node.inputs[0]).element_type).name);
+  for (const ir::NamedAttribute& attribute : op.attributes()) {
+    key += StrCat("|", attribute.name, "=", ir::PrintAttribute(attribute.value));
+  }
+  return key;
+}
+
+// Whether a node's place among such nodes must stay: side effects other
+// than collectives and the SPMD nodes (every device orders its collectives
+// by the same plan, so they may move).
+bool KeepsItsOrder(const Node& node) {
+  if (!node.has_side_effects) return false;
+  if (node.op.starts_with("kiln.spmd_")) return false;
+  static constexpr std::string_view kCollectives[] = {
+      "stablehlo.all_reduce", "stablehlo.all_gather",         "stablehlo.reduce_scatter",
+      "stablehlo.all_to_all", "stablehlo.collective_permute", "stablehlo.collective_broadcast"};
+  return std::find(std::begin(kCollectives), std::end(kCollectives), node.op) ==
+         std::end(kCollectives);
+}
+
+}  // namespace
+
+Status CombineAllReduces(Lowering& lowering) {
+  Graph& graph = lowering.graph();
+  const size_t count = graph.nodes.size();
+  std::vector<int64_t> producer(graph.values.size(), -1);
+  for (size_t i = 0; i < count; ++i) {
+    for (ValueId out : graph.nodes[i].outputs)
+      producer[static_cast<size_t>(out)] = static_cast<int64_t>(i);
+  }
+  // The all_reduces that may combine, numbered; per node, the bit set of
+  // those it depends on (through its inputs and the order of nodes whose
+  // order matters).
+  std::vector<std::string> keys(count);
+  std::vector<int64_t> number(count, -1);
+  size_t candidates = 0;
+  for (size_t i = 0; i < count; ++i) {
+    keys[i] = CombineKey(graph, graph.nodes[i]);
+    if (!keys[i].empty()) number[i] = static_cast<int64_t>(candidates++);
+  }
+  if (candidates < 2) return Status::Ok();
+  const size_t words = (candidates + 63) / 64;
+  std::vector<uint64_t> depends(count * words, 0);
+  std::vector<std::vector<size_t>> before(count);  // predecessors
+  int64_t last_ordered = -1;
+  for (size_t i = 0; i < count; ++i) {
+    const Node& node = graph.nodes[i];
+    for (ValueId in : node.inputs) {
+      const int64_t p = producer[static_cast<size_t>(in)];
+      if (p >= 0) before[i].push_back(static_cast<size_t>(p));
+    }
+    if (KeepsItsOrder(node)) {
+      if (last_ordered >= 0) before[i].push_back(static_cast<size_t>(last_ordered));
+      last_ordered = static_cast<int64_t>(i);
+    }
+    uint64_t* mine = &depends[i * words];
+    for (size_t p : before[i]) {
+      const uint64_t* theirs = &depends[p * words];
+      for (size_t w = 0; w < words; ++w) mine[w] |= theirs[w];
+      if (number[p] >= 0) {
+        const auto n = static_cast<size_t>(number[p]);
+        mine[n / 64] |= uint64_t{1} << (n % 64);
+      }
+    }
+  }
+  // Greedily, in order: an all_reduce joins the open group of its key
+  // unless it depends on a member (or the group is full).
+  struct Open {
+    std::vector<size_t> members;
+    size_t bytes = 0;
+  };
+  std::map<std::string, Open> open;
+  std::vector<std::vector<size_t>> groups;
+  auto close = [&](std::map<std::string, Open>::iterator it) {
+    if (it->second.members.size() > 1) groups.push_back(std::move(it->second.members));
+    open.erase(it);
+  };
+  for (size_t i = 0; i < count; ++i) {
+    if (keys[i].empty()) continue;
+    const size_t bytes = graph.values[static_cast<size_t>(graph.nodes[i].outputs[0])].bytes;
+    if (auto it = open.find(keys[i]); it != open.end()) {
+      bool independent = it->second.bytes + bytes <= kMaxCombinedBytes;
+      for (size_t m : it->second.members) {
+        const auto n = static_cast<size_t>(number[m]);
+        independent = independent && (depends[i * words + n / 64] >> (n % 64) & 1) == 0;
+      }
+      if (!independent) close(it);
+    }
+    Open& group = open[keys[i]];
+    group.members.push_back(i);
+    group.bytes += bytes;
+  }
+  while (!open.empty()) close(open.begin());
+  if (groups.empty()) return Status::Ok();
+  // Each group becomes one variadic all_reduce writing its members' result
+  // values, in the place of its last member.
+  std::vector<int64_t> group_of(count, -1);
+  std::vector<Node> combined;
+  for (const std::vector<size_t>& members : groups) {
+    const ir::Operation& first = *graph.nodes[members[0]].listing[0];
+    auto op = std::make_unique<ir::Operation>("stablehlo.all_reduce", first.location());
+    std::vector<ValueId> results;
+    for (size_t m : members) {
+      const Node& node = graph.nodes[m];
+      const Shape& shape = graph.shape(node.inputs[0]);
+      const ir::Type type = ir::Type::Tensor(ir::Type::Element(shape.element_type), shape.dims);
+      op->AddOperand(lowering.StandIn(node.inputs[0], type));
+      op->AddResult(type);
+      results.push_back(node.outputs[0]);
+      group_of[m] = static_cast<int64_t>(combined.size());
+    }
+    on_tiles::CopyAttributes(first, *op);
+    std::unordered_map<const ir::Value*, ir::Value*> copies;
+    KILN_RETURN_IF_ERROR(on_tiles::CloneRegion(first.region(0), *op, copies));
+    const size_t made = graph.nodes.size();
+    KILN_RETURN_IF_ERROR(lowering.LowerAdopted(std::move(op)).status());
+    if (graph.nodes.size() != made + 1) {
+      return Internal("combining all_reduces made ", graph.nodes.size() - made, " nodes");
+    }
+    Node node = std::move(graph.nodes.back());
+    graph.nodes.pop_back();
+    node.outputs = results;
+    combined.push_back(std::move(node));
+  }
+  // The new order: each node as early as its predecessors allow, in its
+  // old order (a combined all_reduce takes its last member's place).
+  // Units: old nodes not in a group, then the combined ones.
+  const size_t units = count + combined.size();
+  auto unit_of = [&](size_t i) {
+    return group_of[i] >= 0 ? count + static_cast<size_t>(group_of[i]) : i;
+  };
+  std::vector<size_t> rank(units, 0), waiting(units, 0);
+  std::vector<std::vector<size_t>> after(units);
+  for (size_t i = 0; i < count; ++i) rank[unit_of(i)] = std::max(rank[unit_of(i)], i);
+  for (size_t i = 0; i < count; ++i) {
+    const size_t u = unit_of(i);
+    for (size_t p : before[i]) {
+      const size_t v = unit_of(p);
+      if (v == u) continue;
+      after[v].push_back(u);
+      ++waiting[u];
+    }
+  }
+  std::vector<bool> live(units, false);
+  for (size_t i = 0; i < count; ++i) live[unit_of(i)] = true;
+  std::priority_queue<std::pair<size_t, size_t>, std::vector<std::pair<size_t, size_t>>,
+                      std::greater<>>
+      ready;
+  for (size_t u = 0; u < units; ++u) {
+    if (live[u] && waiting[u] == 0) ready.emplace(rank[u], u);
+  }
+  std::vector<Node> nodes;
+  nodes.reserve(units);
+  while (!ready.empty()) {
+    const size_t u = ready.top().second;
+    ready.pop();
+    nodes.push_back(u < count ? std::move(graph.nodes[u]) : std::move(combined[u - count]));
+    for (size_t v : after[u]) {
+      if (--waiting[v] == 0) ready.emplace(rank[v], v);
+    }
+  }
+  if (nodes.size() != count - [&] {
+        size_t gone = 0;
+        for (const std::vector<size_t>& members : groups) gone += members.size() - 1;
+        return gone;
+      }()) {
+    return Internal("combining all_reduces left a cycle among ", count, " nodes");
+  }
+  graph.nodes = std::move(nodes);
+  return Status::Ok();
+}
 
 }  // namespace kiln::compiler

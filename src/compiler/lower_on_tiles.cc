@@ -208,11 +208,6 @@ void BindResult(Lowering& lowering, const ir::Operation& op, size_t r, ValueId l
   }
 }
 
-namespace {
-
-// The attributes of a collective over the devices that differ only along
-// `axes` of `mesh`: replica_groups of flattened ids (use_global_device_ids),
-// each group in every replica, and a channel.
 void SetGroupsAlong(const Spmd& spmd, const Mesh& mesh, const std::vector<AxisRef>& axes,
                     ir::Operation& attributes) {
   const std::vector<std::vector<int64_t>> groups = GroupsAlong(mesh, axes);
@@ -237,8 +232,6 @@ void SetGroupsAlong(const Spmd& spmd, const Mesh& mesh, const std::vector<AxisRe
                                             {"type", ir::Attribute::Integer(1, i64)}}));
   attributes.SetAttr("use_global_device_ids", ir::Attribute::Unit());
 }
-
-}  // namespace
 
 StatusOr<ValueId> ReduceOverAxes(Lowering& lowering, const ir::Operation& op, ValueId partial,
                                  const ir::Type& type, const Mesh& mesh,
@@ -274,10 +267,7 @@ StatusOr<ValueId> ScatterOverAxes(Lowering& lowering, const ir::Operation& op, V
   return scattered[0];
 }
 
-// The name of the one binary op a reduction body applies to its two
-// arguments (and returns), when it is one whose repeated application to
-// the init value is harmless or whose init is its identity; "" otherwise.
-std::string ReductionOp(const ir::Operation& op, size_t init) {
+std::string BinaryBodyOp(const ir::Operation& op) {
   if (op.num_regions() != 1 || op.region(0).num_blocks() != 1) return "";
   const ir::Block& block = op.region(0).block(0);
   if (block.num_arguments() != 2 || block.operations().size() != 2) return "";
@@ -291,8 +281,11 @@ std::string ReductionOp(const ir::Operation& op, size_t init) {
                           fold.operand(1) == block.argument(1)) ||
                          (fold.operand(0) == block.argument(1) &&
                           fold.operand(1) == block.argument(0));
-  if (!arguments) return "";
-  const std::string& name = fold.name();
+  return arguments ? fold.name() : "";
+}
+
+std::string ReductionOp(const ir::Operation& op, size_t init) {
+  const std::string name = BinaryBodyOp(op);
   // max / min / and / or: folding the init in once per device changes
   // nothing. add: only with an init of zero bits (0 or 0.0).
   if (name == "stablehlo.maximum" || name == "stablehlo.minimum" || name == "stablehlo.and" ||
@@ -681,9 +674,47 @@ StatusOr<bool> Reduce(Lowering& lowering, const ir::Operation& op) {
   return true;
 }
 
+// Whether `op` only moves, slices, selects or places the elements of its
+// `partial` operands, whole-shaped partial sums alike (`sharding`), into
+// its result, so that the op on each device's summands gives summands of
+// its result: dynamic_update_slice of a partial update into a partial
+// operand (a loop's gradient accumulator), dynamic_slice, slice, reverse,
+// broadcast_in_dim, pad with zeros, concatenate of partials, select
+// between partials.
+StatusOr<bool> MovesPartialsWhole(Lowering& lowering, const ir::Operation& op,
+                                  const std::vector<size_t>& partial,
+                                  const TensorSharding& sharding) {
+  for (size_t i : partial) {
+    if (!IsRealTensor(op.operand(i)->type())) return false;
+    KILN_ASSIGN_OR_RETURN(Shape shape, lowering.ShapeOf(op.operand(i)));
+    if (!SameTiling(lowering.HeldAsTiles(op.operand(i))->sharding, sharding, shape.dims)) {
+      return false;
+    }
+  }
+  const std::vector<size_t> first = {0};
+  switch (op.code()) {
+    case ir::OpCode::kDynamicUpdateSlice: return partial == std::vector<size_t>{0, 1};
+    case ir::OpCode::kDynamicSlice:
+    case ir::OpCode::kSlice:
+    case ir::OpCode::kReverse:
+    case ir::OpCode::kBroadcastInDim: return partial == first;
+    case ir::OpCode::kSelect: return partial == std::vector<size_t>{1, 2};
+    case ir::OpCode::kConcatenate: return partial.size() == op.operands().size();
+    case ir::OpCode::kPad: {
+      if (partial != first || op.operands().size() != 2) return false;
+      KILN_ASSIGN_OR_RETURN(ValueId padding, lowering.Input(op, 1));
+      const ValueInfo& info = lowering.graph().values[static_cast<size_t>(padding)];
+      return info.constant != nullptr && std::all_of(info.constant->begin(), info.constant->end(),
+                                                     [](uint8_t byte) { return byte == 0; });
+    }
+    default: return false;
+  }
+}
+
 // Partial sums (tiles with unreduced axes) stay partial through ops linear
 // in them: add and subtract of partials alike, negate, a float convert, a
-// multiply by (or a divide of a partial by) values that are not partial.
+// multiply by (or a divide of a partial by) values that are not partial,
+// and the ops of MovesPartialsWhole.
 // Every other op sums its partial operands first; true when `op` was
 // lowered on the partials.
 StatusOr<bool> OnPartials(Lowering& lowering, const ir::Operation& op) {
@@ -694,8 +725,8 @@ StatusOr<bool> OnPartials(Lowering& lowering, const ir::Operation& op) {
   }
   if (partial.empty()) return false;
   if (op.code() == ir::OpCode::kSdyShardingConstraint || op.code() == ir::OpCode::kSdyReshard ||
-      op.code() == ir::OpCode::kSdyPropagationBarrier) {
-    return false;  // Constrain and PassThrough keep or sum them
+      op.code() == ir::OpCode::kSdyPropagationBarrier || op.code() == ir::OpCode::kWhile) {
+    return false;  // Constrain, PassThrough and OnTilesWhile keep or sum them
   }
   const TensorSharding sharding = lowering.HeldAsTiles(op.operand(partial[0]))->sharding;
   bool linear = false;
@@ -706,7 +737,12 @@ StatusOr<bool> OnPartials(Lowering& lowering, const ir::Operation& op) {
   const bool lone = whole && partial.size() == 1 && partial[0] == 0 && op.num_results() == 1 &&
                     IsRealTensor(op.result(0)->type());
   bool reshaped = false;
-  if (lone && (op.code() == ir::OpCode::kTranspose || op.code() == ir::OpCode::kReshape)) {
+  bool moves = false;
+  if (whole && op.num_results() == 1 && IsRealTensor(op.result(0)->type())) {
+    KILN_ASSIGN_OR_RETURN(moves, MovesPartialsWhole(lowering, op, partial, sharding));
+  }
+  if (moves ||
+      (lone && (op.code() == ir::OpCode::kTranspose || op.code() == ir::OpCode::kReshape))) {
     linear = reshaped = true;
   } else if (lone && op.code() == ir::OpCode::kReduce && op.operands().size() == 2 &&
              lowering.HeldAsTiles(op.operand(1)) == nullptr &&
@@ -768,10 +804,13 @@ StatusOr<bool> OnPartials(Lowering& lowering, const ir::Operation& op) {
   if (reshaped) {
     // Whole-shaped partials: the op on them, its result partial alike.
     std::vector<ir::Value*> operands;
-    KILN_ASSIGN_OR_RETURN(ValueId local, lowering.LocalTile(op.operand(0), sharding));
-    operands.push_back(lowering.StandIn(local, op.operand(0)->type()));
-    for (size_t i = 1; i < op.operands().size(); ++i) {
-      KILN_ASSIGN_OR_RETURN(ValueId id, lowering.Input(op, i));
+    for (size_t i = 0; i < op.operands().size(); ++i) {
+      ValueId id;
+      if (std::find(partial.begin(), partial.end(), i) != partial.end()) {
+        KILN_ASSIGN_OR_RETURN(id, lowering.LocalTile(op.operand(i), sharding));
+      } else {
+        KILN_ASSIGN_OR_RETURN(id, lowering.Input(op, i));
+      }
       operands.push_back(lowering.StandIn(id, op.operand(i)->type()));
     }
     KILN_ASSIGN_OR_RETURN(std::vector<ValueId> results,
@@ -816,6 +855,27 @@ StatusOr<bool> PassThrough(Lowering& lowering, const ir::Operation& op) {
   return true;
 }
 
+// An open dimension a constraint leaves without axes (`{?}`) keeps those
+// the value's tiles have (Shardy propagates them through it); a
+// constraint on the empty mesh then names the tiles' mesh.
+void KeepOpenDims(const Lowering::Tiles* tiles, TensorSharding& named) {
+  if (tiles == nullptr || !tiles->sharding.unreduced.empty() ||
+      tiles->sharding.dims.size() != named.dims.size() || named.open.size() != named.dims.size() ||
+      (named.mesh.num_devices() > 1 && !SameMesh(named.mesh, tiles->sharding.mesh))) {
+    return;
+  }
+  TensorSharding merged = named;
+  merged.mesh = tiles->sharding.mesh;
+  bool changed = false;
+  for (size_t d = 0; d < named.dims.size(); ++d) {
+    if (named.open[d] && named.dims[d].empty() && !tiles->sharding.dims[d].empty()) {
+      merged.dims[d] = tiles->sharding.dims[d];
+      changed = true;
+    }
+  }
+  if (changed && SimpleAxes(merged)) named = std::move(merged);
+}
+
 // sharding_constraint and reshard: the value takes the sharding they name,
 // as XLA reshards it there. A whole value is cut to the running device's
 // tile (no communication); tiles of another tiling are gathered and cut; a
@@ -829,6 +889,7 @@ StatusOr<bool> Constrain(Lowering& lowering, const ir::Operation& op) {
   if (!text.Is(ir::AttrKind::kOpaque)) return PassThrough(lowering, op);
   StatusOr<TensorSharding> named = ParseSharding(text->text, lowering.spmd()->meshes);
   KILN_ASSIGN_OR_RETURN(Shape shape, lowering.ShapeOf(op.operand(0)));
+  if (named.ok()) KeepOpenDims(lowering.HeldAsTiles(op.operand(0)), *named);
   if (!named.ok() || named->dims.size() != shape.dims.size() || !SimpleAxes(*named) ||
       !named->LocalDims(shape.dims).ok() ||
       (!named->IsReplicated() && lowering.spmd()->num_partitions != named->mesh.num_devices())) {

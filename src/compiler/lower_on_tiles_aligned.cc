@@ -394,6 +394,85 @@ StatusOr<bool> OnTilesGather(Lowering& lowering, const ir::Operation& op) {
   return true;
 }
 
+// scatter-add into a whole operand of updates split along their scatter
+// dimensions (the indices split alike): each device adds its own updates,
+// into the operand on the first device of each group of the updates' axes
+// and into zeros on the others, leaving partial sums over those axes,
+// summed where a use needs them as a contraction's are (segment_sum and
+// bincount of sharded data; XLA leaves the same partial sums).
+StatusOr<bool> ScatterAddOfSplitUpdates(Lowering& lowering, const ir::Operation& op) {
+  ir::Attribute numbers = op.GetAttr("scatter_dimension_numbers");
+  if (!numbers.Is(ir::AttrKind::kStruct) || op.operands().size() != 3 || op.num_results() != 1 ||
+      BinaryBodyOp(op) != "stablehlo.add" || lowering.HeldAsTiles(op.operand(0)) != nullptr ||
+      !IsRealTensor(op.result(0)->type())) {
+    return false;
+  }
+  const Lowering::Tiles* index_tiles = lowering.HeldAsTiles(op.operand(1));
+  const Lowering::Tiles* update_tiles = lowering.HeldAsTiles(op.operand(2));
+  if ((index_tiles == nullptr && update_tiles == nullptr) ||
+      !FieldInts(numbers, "input_batching_dims").empty() ||
+      !FieldInts(numbers, "scatter_indices_batching_dims").empty()) {
+    return false;
+  }
+  const Mesh mesh = (index_tiles != nullptr ? index_tiles : update_tiles)->sharding.mesh;
+  if ((index_tiles != nullptr &&
+       (!SameMesh(index_tiles->sharding.mesh, mesh) || !index_tiles->sharding.unreduced.empty())) ||
+      (update_tiles != nullptr && (!SameMesh(update_tiles->sharding.mesh, mesh) ||
+                                   !update_tiles->sharding.unreduced.empty()))) {
+    return false;
+  }
+  const std::vector<int64_t> window_dims = FieldInts(numbers, "update_window_dims");
+  const int64_t index_vector_dim = FieldInt(numbers, "index_vector_dim");
+  KILN_ASSIGN_OR_RETURN(Shape indices, lowering.ShapeOf(op.operand(1)));
+  KILN_ASSIGN_OR_RETURN(Shape updates, lowering.ShapeOf(op.operand(2)));
+  KILN_ASSIGN_OR_RETURN(Shape out, lowering.ShapeOf(op.result(0)));
+  // The updates' scatter dimensions pair in order with the indices'
+  // dimensions but the index vector.
+  TensorSharding index_sharding = Unsplit(mesh, indices.dims.size());
+  TensorSharding update_sharding = Unsplit(mesh, updates.dims.size());
+  TensorSharding result = Unsplit(mesh, out.dims.size());
+  size_t u = 0;
+  for (size_t d = 0; d < indices.dims.size(); ++d) {
+    if (static_cast<int64_t>(d) == index_vector_dim) continue;
+    while (u < updates.dims.size() && Contains(window_dims, static_cast<int64_t>(u))) ++u;
+    if (u >= updates.dims.size()) return false;
+    std::vector<AxisRef> axes = index_tiles != nullptr ? index_tiles->sharding.dims[d]
+                                                       : std::vector<AxisRef>{};
+    if (update_tiles != nullptr && !update_tiles->sharding.dims[u].empty()) {
+      if (!axes.empty() && !SameAxes(axes, update_tiles->sharding.dims[u])) return false;
+      axes = update_tiles->sharding.dims[u];
+    }
+    index_sharding.dims[d] = axes;
+    update_sharding.dims[u] = axes;
+    for (const AxisRef& ref : axes) result.unreduced.push_back(ref);
+    ++u;
+  }
+  const std::vector<AxisRef> partial_axes[] = {result.unreduced};
+  if (result.unreduced.empty() || !SimpleAxes(Unsplit(mesh, 0), partial_axes) ||
+      lowering.spmd()->num_partitions != mesh.num_devices() ||
+      !index_sharding.LocalDims(indices.dims).ok() ||
+      !update_sharding.LocalDims(updates.dims).ok()) {
+    return false;
+  }
+  KILN_ASSIGN_OR_RETURN(ValueId operand, lowering.Input(op, 0));
+  const ValueInfo& info = lowering.graph().values[static_cast<size_t>(operand)];
+  const bool zeros = info.constant != nullptr &&
+                     std::all_of(info.constant->begin(), info.constant->end(),
+                                 [](uint8_t byte) { return byte == 0; });
+  if (!zeros) {
+    KILN_ASSIGN_OR_RETURN(operand, EmitPartialShare(lowering, operand, result));
+  }
+  KILN_ASSIGN_OR_RETURN(ir::Value * index_tile, TileOf(lowering, op, 1, index_sharding));
+  KILN_ASSIGN_OR_RETURN(ir::Value * update_tile, TileOf(lowering, op, 2, update_sharding));
+  KILN_ASSIGN_OR_RETURN(std::vector<ValueId> results,
+                        LowerRebuilt(lowering, op, op.name(),
+                                     {lowering.StandIn(operand, op.operand(0)->type()), index_tile,
+                                      update_tile},
+                                     {op.result(0)->type()}, {}, &op, /*regions=*/true));
+  BindResult(lowering, op, 0, results[0], result);
+  return true;
+}
+
 // scatter: an operand dimension the updates' windows cover whole (neither
 // indexed nor inserted nor batching) keeps its axes, the updates cut alike
 // along their window dimension; every other dimension is gathered whole
@@ -404,7 +483,8 @@ StatusOr<bool> OnTilesScatter(Lowering& lowering, const ir::Operation& op) {
   const size_t count = op.num_results();
   if (!numbers.Is(ir::AttrKind::kStruct) || op.operands().size() != 2 * count + 1) return false;
   const Lowering::Tiles* tiles = lowering.HeldAsTiles(op.operand(0));
-  if (tiles == nullptr || !SimpleAxes(tiles->sharding)) return false;
+  if (tiles == nullptr) return ScatterAddOfSplitUpdates(lowering, op);
+  if (!SimpleAxes(tiles->sharding)) return false;
   const TensorSharding sharding = tiles->sharding;
   const std::vector<int64_t> window_dims = FieldInts(numbers, "update_window_dims");
   const std::vector<int64_t> inserted = FieldInts(numbers, "inserted_window_dims");

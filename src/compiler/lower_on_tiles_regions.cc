@@ -45,12 +45,18 @@ std::optional<Tilings> Probe(Lowering& lowering, const ir::Region& region,
 }
 
 // A tiling the result of `type` may take: whole axes of a shape it splits
-// evenly.
-bool Usable(const ir::Type& type, const std::optional<TensorSharding>& sharding) {
-  // Partial sums are summed before they enter or leave a body.
-  return sharding && IsRealTensor(type) && sharding->dims.size() == type.dims().size() &&
-         sharding->unreduced.empty() && SimpleAxes(*sharding) &&
-         sharding->LocalDims(type.dims()).ok() && !sharding->IsReplicated();
+// evenly. `partial`: partial sums too (a loop carry that enters as them
+// stays them: each device accumulates its own, as XLA's loops do);
+// otherwise they are summed before they leave a body.
+bool Usable(const ir::Type& type, const std::optional<TensorSharding>& sharding,
+            bool partial = false) {
+  if (!sharding || !IsRealTensor(type) || sharding->dims.size() != type.dims().size() ||
+      !sharding->LocalDims(type.dims()).ok() || sharding->IsReplicated()) {
+    return false;
+  }
+  if (sharding->unreduced.empty()) return SimpleAxes(*sharding);
+  const std::vector<AxisRef> partial_axes[] = {sharding->unreduced};
+  return partial && SimpleAxes(*sharding, partial_axes);
 }
 
 // `op` made again on `operands` with results of the local types of
@@ -103,7 +109,7 @@ StatusOr<bool> OnTilesWhile(Lowering& lowering, const ir::Operation& op) {
   bool any = false;
   for (size_t i = 0; i < count; ++i) {
     const Lowering::Tiles* tiles = lowering.HeldAsTiles(op.operand(i));
-    if (tiles != nullptr && Usable(op.operand(i)->type(), tiles->sharding)) {
+    if (tiles != nullptr && Usable(op.operand(i)->type(), tiles->sharding, /*partial=*/true)) {
       carries[i] = tiles->sharding;
       any = true;
     }

@@ -14,6 +14,8 @@
 
 #include "base/small_vector.h"
 #include "compiler/lowering.h"
+#include "compiler/on_tiles.h"
+#include "compiler/plan_listing.h"
 #include "kernels/copy.h"
 #include "kernels/gather.h"
 
@@ -162,9 +164,86 @@ const ir::Operation& GatherOp() {
   static const ir::Operation* op = new ir::Operation("kiln.spmd_gather");
   return *op;
 }
+const ir::Operation& PlaceTileOp() {
+  static const ir::Operation* op = new ir::Operation("kiln.spmd_place_tile");
+  return *op;
+}
 const ir::Operation& PartialShareOp() {
   static const ir::Operation* op = new ir::Operation("kiln.spmd_partial_share");
   return *op;
+}
+
+// The dimensions a GSPMD `Sharding` leaves to propagation
+// (backend_config "unspecified_dims=[0,1]", as JAX writes an UNCONSTRAINED
+// dimension).
+std::vector<int64_t> UnspecifiedDims(const ir::Operation& op) {
+  ir::Attribute config = op.GetAttr("backend_config");
+  std::vector<int64_t> dims;
+  if (!config.Is(ir::AttrKind::kString)) return dims;
+  std::string_view text = config->text;
+  constexpr std::string_view kKey = "unspecified_dims=[";
+  const size_t start = text.find(kKey);
+  if (start == std::string_view::npos) return dims;
+  int64_t value = -1;
+  for (size_t i = start + kKey.size(); i < text.size() && text[i] != ']'; ++i) {
+    if (text[i] >= '0' && text[i] <= '9') {
+      value = (value < 0 ? 0 : value * 10) + (text[i] - '0');
+      if (value > (int64_t{1} << 20)) return {};
+    } else if (value >= 0) {
+      dims.push_back(value);
+      value = -1;
+    }
+  }
+  if (value >= 0) dims.push_back(value);
+  return dims;
+}
+
+// A GSPMD `Sharding` whose unspecified dimensions are the only ones the
+// value's tiles split: the value keeps its tiles (what GSPMD's propagation
+// gives them). False when it does not apply.
+StatusOr<bool> KeepUnspecifiedDims(Lowering& lowering, const ir::Operation& op,
+                                   std::string_view text, const Shape& shape) {
+  const std::vector<int64_t> unspecified = UnspecifiedDims(op);
+  const Lowering::Tiles* tiles = lowering.HeldAsTiles(op.operand(0));
+  if (unspecified.empty() || tiles == nullptr || !tiles->sharding.unreduced.empty() ||
+      !lowering.spmd()->on_tiles || lowering.in_manual_body() ||
+      tiles->sharding.dims.size() != shape.dims.size()) {
+    return false;
+  }
+  KILN_ASSIGN_OR_RETURN(std::optional<TensorSharding> named,
+                        ParseHloSharding(text, lowering.spmd()->num_partitions));
+  for (size_t d = 0; d < shape.dims.size(); ++d) {
+    if (std::find(unspecified.begin(), unspecified.end(), static_cast<int64_t>(d)) !=
+        unspecified.end()) {
+      continue;
+    }
+    // A fixed dimension: whole in both.
+    if (!tiles->sharding.dims[d].empty() ||
+        (named && d < named->dims.size() && named->Tiles(d) > 1)) {
+      return false;
+    }
+  }
+  const Lowering::Tiles kept = *tiles;
+  lowering.BindTiles(op.result(0), kept.local, kept.sharding);
+  return true;
+}
+
+// How a gather is listed (plan_listing.h): an all_gather per split
+// dimension, each over the devices that differ along its axes.
+std::vector<std::shared_ptr<const ir::Operation>> GatherListing(const Spmd& spmd, const Shape& tile,
+                                                                const TensorSharding& sharding) {
+  std::vector<std::shared_ptr<const ir::Operation>> listing;
+  Shape shape = tile;
+  for (size_t d = 0; d < sharding.dims.size() && d < shape.dims.size(); ++d) {
+    if (sharding.Tiles(d) <= 1) continue;
+    ir::Operation gather("stablehlo.all_gather");
+    on_tiles::SetGroupsAlong(spmd, sharding.mesh, sharding.dims[d], gather);
+    gather.SetAttr("all_gather_dim", ir::Attribute::Integer(static_cast<int64_t>(d),
+                                                            ir::Type::Element(ElementType::kS64)));
+    shape.dims[d] *= sharding.Tiles(d);
+    if (auto listed = DetachForListing(gather, {shape})) listing.push_back(std::move(listed));
+  }
+  return listing;
 }
 
 }  // namespace
@@ -185,6 +264,8 @@ StatusOr<bool> LowerGspmdCustomCall(Lowering& lowering, const ir::Operation& op)
   if (name == "Sharding") {
     // A value entering or leaving a manual region keeps what it is.
     if (IsManualHloSharding(text->text)) return false;
+    KILN_ASSIGN_OR_RETURN(bool kept, KeepUnspecifiedDims(lowering, op, text->text, in));
+    if (kept) return true;
     KILN_ASSIGN_OR_RETURN(std::optional<TensorSharding> sharding,
                           ParseHloSharding(text->text, lowering.spmd()->num_partitions));
     if (!sharding || !lowering.spmd()->on_tiles || lowering.in_manual_body() ||
@@ -303,6 +384,35 @@ StatusOr<ValueId> EmitTile(Lowering& lowering, ValueId value, const Shape& globa
   return outputs[0];
 }
 
+StatusOr<ValueId> EmitPlaceTile(Lowering& lowering, ValueId tile, const Shape& shape,
+                                const TensorSharding& placed) {
+  // Never folded: the result depends on the device running it.
+  KILN_ASSIGN_OR_RETURN(std::vector<ValueId> outputs,
+                        lowering.EmitNode(
+                            PlaceTileOp(), {tile}, {shape},
+                            [placed](RunContext& ctx) -> Status {
+                              KILN_ASSIGN_OR_RETURN(std::vector<int64_t> coordinates,
+                                                    CoordinatesOf(placed, ctx.env().partition_id));
+                              const Shape& in = ctx.in_shape(0);
+                              const Shape& out = ctx.out_shape(0);
+                              const size_t bytes = ElementBytes(out.element_type);
+                              SmallVector<int64_t> in_strides(in.dims.size()),
+                                  out_strides(out.dims.size());
+                              kernels::DenseStrides(in.dims, in_strides);
+                              kernels::DenseStrides(out.dims, out_strides);
+                              std::memset(ctx.out(0), 0, out.ByteSize());
+                              const int64_t offset = TileOffset(placed, coordinates, in.dims,
+                                                                out_strides);
+                              kernels::CopyBox(bytes, in.dims, ctx.in(0), in_strides,
+                                               static_cast<uint8_t*>(ctx.out(0)) +
+                                                   offset * static_cast<int64_t>(bytes),
+                                               out_strides);
+                              return Status::Ok();
+                            },
+                            {}, {}, /*foldable=*/false));
+  return outputs[0];
+}
+
 StatusOr<ValueId> EmitPartialShare(Lowering& lowering, ValueId tile,
                                    const TensorSharding& sharding) {
   const Shape shape = lowering.graph().shape(tile);
@@ -381,6 +491,10 @@ StatusOr<ValueId> EmitGather(Lowering& lowering, ValueId local, const Shape& glo
             return env.collectives->Meet(group, mine, bytes, work);
           },
           {}, {}, /*foldable=*/!constant));
+  Node& node = lowering.graph().nodes.back();
+  if (lowering.spmd() != nullptr && node.outputs == outputs) {
+    node.listing = GatherListing(*lowering.spmd(), lowering.graph().shape(local), sharding);
+  }
   return outputs[0];
 }
 

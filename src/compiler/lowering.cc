@@ -6,6 +6,7 @@
 
 #include "compiler/executor.h"
 #include "compiler/on_tiles.h"
+#include "compiler/plan_listing.h"
 #include "ir/op_description.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"
@@ -112,7 +113,7 @@ Status Lowering::LowerEntry(const ir::Module& module, const ir::Operation& entry
     }
     KILN_ASSIGN_OR_RETURN(graph.results[r], EmitTile(lowering, global, shape, sharding));
   }
-  return Status::Ok();
+  return CombineAllReduces(lowering);
 }
 
 namespace {
@@ -393,6 +394,12 @@ StatusOr<ValueId> Lowering::LocalTile(const ir::Value* value, const TensorShardi
     }
   }
   if (!sharding.unreduced.empty()) {
+    if (auto it = ungathered_.find(value); it != ungathered_.end()) {
+      // Tiles along the unreduced axes: each device's tile in zeros.
+      KILN_ASSIGN_OR_RETURN(std::optional<ValueId> placed,
+                            PlaceAsPartials(it->second, global, sharding));
+      if (placed) return *placed;
+    }
     // A whole value as partial sums: the tile on the devices first along
     // the unreduced axes, zeros on the others.
     TensorSharding tiles = sharding;
@@ -405,6 +412,35 @@ StatusOr<ValueId> Lowering::LocalTile(const ir::Value* value, const TensorShardi
     if (SameTiling(it->second.sharding, sharding, global.dims)) return it->second.local;
   }
   return EmitTile(*this, id, global, sharding);
+}
+
+StatusOr<std::optional<ValueId>> Lowering::PlaceAsPartials(const Tiles& tiles, const Shape& global,
+                                                           const TensorSharding& sharding) {
+  const TensorSharding& held = tiles.sharding;
+  if (!held.unreduced.empty() || held.dims.size() != sharding.dims.size() ||
+      !on_tiles::SameMesh(held.mesh, sharding.mesh)) {
+    return std::optional<ValueId>();
+  }
+  // Each dimension keeps its axes or leaves them all to the unreduced
+  // ones, which are exactly the axes left.
+  TensorSharding placed = on_tiles::Unsplit(held.mesh, held.dims.size());
+  std::vector<std::string> left, unreduced;
+  for (size_t d = 0; d < held.dims.size(); ++d) {
+    if (on_tiles::SameAxes(held.dims[d], sharding.dims[d])) continue;
+    if (!sharding.dims[d].empty()) return std::optional<ValueId>();
+    placed.dims[d] = held.dims[d];
+    for (const AxisRef& ref : held.dims[d])
+      left.push_back(StrCat(ref.name, ":", ref.pre_size, ":", ref.size));
+  }
+  for (const AxisRef& ref : sharding.unreduced)
+    unreduced.push_back(StrCat(ref.name, ":", ref.pre_size, ":", ref.size));
+  std::sort(left.begin(), left.end());
+  std::sort(unreduced.begin(), unreduced.end());
+  if (left.empty() || left != unreduced) return std::optional<ValueId>();
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> dims, sharding.LocalDims(global.dims));
+  KILN_ASSIGN_OR_RETURN(ValueId local, EmitPlaceTile(*this, tiles.local,
+                                                     Shape{global.element_type, dims}, placed));
+  return std::optional<ValueId>(local);
 }
 
 const Lowering::Tiles* Lowering::PartialTiles(const ir::Value* value) {
@@ -565,6 +601,7 @@ StatusOr<std::shared_ptr<const Graph>> Lowering::LowerRegion(const ir::Region& r
     inner.Bind(block.argument(i), id);
   }
   KILN_RETURN_IF_ERROR(inner.LowerBlock(block, &graph->results));
+  if (spmd_ != nullptr) KILN_RETURN_IF_ERROR(CombineAllReduces(inner));
   EliminateDeadNodes(*graph);
   FuseElementwise(*graph);
   PlanBuffers(*graph);
@@ -659,6 +696,9 @@ StatusOr<std::vector<ValueId>> Lowering::EmitNode(const ir::Operation& op,
   node.regions = std::move(regions);
   node.region_captures = std::move(captures);
   node.region_captures.resize(node.regions.size());
+  if (spmd_ != nullptr && ListedAsItself(op)) {
+    if (auto listed = DetachForListing(op, outputs)) node.listing.push_back(std::move(listed));
+  }
   for (Shape& shape : outputs) node.outputs.push_back(graph_.AddValue(std::move(shape)));
   std::vector<ValueId> ids = node.outputs;
   bool folded = false;

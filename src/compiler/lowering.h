@@ -187,6 +187,11 @@ class Lowering {
   // `value`'s partial sums (tiles with unreduced axes), also once summed;
   // null for a value never held as them.
   const Tiles* PartialTiles(const ir::Value* value);
+  // `tiles` of a value of `global` shape as partial sums of `sharding`
+  // when it makes whole exactly the dimensions split over its unreduced
+  // axes (each device's tile placed in zeros); nullopt otherwise.
+  StatusOr<std::optional<ValueId>> PlaceAsPartials(const Tiles& tiles, const Shape& global,
+                                                   const TensorSharding& sharding);
   // An IR value of `type` that stands for graph value `id`: the operands of
   // ops made on tiles (lower_on_tiles.cc).
   ir::Value* StandIn(ValueId id, ir::Type type);
@@ -323,9 +328,20 @@ StatusOr<ValueId> EmitTile(Lowering& lowering, ValueId value, const Shape& globa
 // the others: a whole value held as partial sums.
 StatusOr<ValueId> EmitPartialShare(Lowering& lowering, ValueId tile,
                                    const TensorSharding& sharding);
+// `tile`, a device's tile of a value split along some dimensions over the
+// axes `placed` gives them, at its place in zeros of `shape` (those
+// dimensions whole): partial sums over those axes of the value with those
+// dimensions whole.
+StatusOr<ValueId> EmitPlaceTile(Lowering& lowering, ValueId tile, const Shape& shape,
+                                const TensorSharding& placed);
 StatusOr<ValueId> EmitGather(Lowering& lowering, ValueId local, const Shape& global,
                              const TensorSharding& sharding);
 bool SameTiling(const TensorSharding& a, const TensorSharding& b, std::span<const int64_t> dims);
+// all_reduces of a partitioned program's graph with the same groups and
+// body, none using another's result before the last of them, become one
+// variadic all_reduce where the last was (as XLA's all-reduce combiner
+// does): the devices meet once for all of them (lower_collectives.cc).
+Status CombineAllReduces(Lowering& lowering);
 // The collectives: all_reduce, all_gather, reduce_scatter, all_to_all,
 // collective_permute, collective_broadcast (lower_collectives.cc).
 std::span<const LoweringRule> CollectiveLowerings();

@@ -58,6 +58,12 @@ StatusOr<ir::Value*> TileOf(Lowering& lowering, const ir::Operation& op, size_t 
 void BindResult(Lowering& lowering, const ir::Operation& op, size_t r, ValueId local,
                 const TensorSharding& sharding);
 
+// Sets on `attributes` those of a collective over the devices that differ
+// only along `axes` of `mesh`: replica_groups of flattened ids
+// (use_global_device_ids), each group in every replica, and a channel.
+void SetGroupsAlong(const Spmd& spmd, const Mesh& mesh, const std::vector<AxisRef>& axes,
+                    ir::Operation& attributes);
+
 // Sums (by `body_op`) each device's `partial` over the devices that differ
 // only along `axes` of `mesh`: an all_reduce with those groups.
 StatusOr<ValueId> ReduceOverAxes(Lowering& lowering, const ir::Operation& op, ValueId partial,
@@ -71,8 +77,12 @@ StatusOr<ValueId> ScatterOverAxes(Lowering& lowering, const ir::Operation& op, V
                                   const ir::Type& type, const Mesh& mesh,
                                   const std::vector<AxisRef>& axes, size_t dimension);
 
-// The name of the one binary op a reduction body applies to its two
-// arguments, when folding it in once per device is harmless; "" otherwise.
+// The name of the one binary op `op`'s body (a reduction's, a scatter's)
+// applies to its two arguments and returns; "" for any other body.
+std::string BinaryBodyOp(const ir::Operation& op);
+// BinaryBodyOp of a reduction whose init is operand `init`, when folding
+// that init in once per device is harmless (max, min, and, or; add of an
+// init of zero bits); "" otherwise.
 std::string ReductionOp(const ir::Operation& op, size_t init);
 
 }  // namespace kiln::compiler::on_tiles

@@ -161,14 +161,17 @@ StatusOr<Mesh> MeshRef(Cursor& in, const MeshTable& meshes) {
 }
 
 // `{"a", "b":(1)2, ?}p3`: the axes of one dimension.
-StatusOr<std::vector<AxisRef>> DimBody(Cursor& in, const Mesh& mesh) {
+StatusOr<std::vector<AxisRef>> DimBody(Cursor& in, const Mesh& mesh, bool* open = nullptr) {
   std::vector<AxisRef> axes;
   KILN_RETURN_IF_ERROR(in.Expect('{'));
   bool first = true;
   while (!in.Accept('}')) {
     if (!first) KILN_RETURN_IF_ERROR(in.Expect(','));
     first = false;
-    if (in.Accept('?')) continue;  // open: more axes may be added; none are
+    if (in.Accept('?')) {  // open: propagation may add axes
+      if (open != nullptr) *open = true;
+      continue;
+    }
     AxisRef ref;
     KILN_ASSIGN_OR_RETURN(ref.name, in.String());
     if (mesh.AxisIndex(ref.name) < 0) return in.Error(StrCat("no mesh axis \"", ref.name, "\""));
@@ -201,8 +204,10 @@ StatusOr<TensorSharding> ShardingBody(Cursor& in, const MeshTable& meshes) {
   KILN_RETURN_IF_ERROR(in.Expect('['));
   while (!in.Accept(']')) {
     if (!sharding.dims.empty()) KILN_RETURN_IF_ERROR(in.Expect(','));
-    KILN_ASSIGN_OR_RETURN(std::vector<AxisRef> axes, DimBody(in, sharding.mesh));
+    bool open = false;
+    KILN_ASSIGN_OR_RETURN(std::vector<AxisRef> axes, DimBody(in, sharding.mesh, &open));
     sharding.dims.push_back(std::move(axes));
+    sharding.open.push_back(open);
   }
   // replicated={...}: axes the tensor is whole over (as it is over any axis
   // it does not name). unreduced={...}: axes over which each device holds

@@ -53,6 +53,9 @@ struct TensorSharding {
   // `unreduced`): the value is the sum of the tiles of the devices that
   // differ only along them.
   std::vector<AxisRef> unreduced;
+  // Per dimension, whether it is open (`{?}`, `{"x", ?}`): Shardy may add
+  // axes to it. Empty (a sharding not read from sdy text): none is.
+  std::vector<bool> open;
 
   // The size of `ref` in `mesh` and the coordinate of a device along it.
   int64_t SizeOf(const AxisRef& ref) const;

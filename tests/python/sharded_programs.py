@@ -227,7 +227,7 @@ FAMILY_NAMES = [
 # output shardings, random bits, shardings a dimension does not divide.
 EXTRA_NAMES = [
     "constraint/rows_to_cols", "constraint/cols_to_rows", "constraint/to_replicated",
-    "constraint/from_replicated", "out_shardings/cols", "out_shardings/replicated",
+    "constraint/from_replicated", "constraint/open_dims", "out_shardings/cols", "out_shardings/replicated",
     "out_shardings/rows_from_replicated", "random/normal_rows", "random/uniform_cols",
     "random/bits_replicated", "uneven/rows", "uneven/cols_sum", "uneven/matmul",
 ]
@@ -237,7 +237,8 @@ EXTRA_NAMES_2D = [
 ]
 # Programs on meshes of explicit axes whose results hold partial sums
 # (unreduced): their devices' shards are compared, not only the sums.
-EXTRA_NAMES += ["unreduced/einsum"]
+EXTRA_NAMES += ["unreduced/einsum", "unreduced/segment_sum", "unreduced/from_tiles",
+                "unreduced/scan_carry"]
 
 
 def program_names(count: int) -> list[str]:
@@ -304,6 +305,10 @@ def _programs(count: int):
             lambda x: wsc(x * 2, rep) + 1)(jax.device_put(a, rows)),
         "constraint/from_replicated": lambda: jax.jit(
             lambda x: jnp.exp(wsc(x, rows)) - 1)(jax.device_put(a, rep)),
+        # Open dimensions ({?}) keep what the value has.
+        "constraint/open_dims": lambda: jax.jit(lambda x: wsc(
+            x.T * 2, NamedSharding(mesh1, P(P.UNCONSTRAINED, P.UNCONSTRAINED))))(
+                jax.device_put(a, rows)),
         "out_shardings/cols": lambda: jax.jit(lambda x: x * 3, out_shardings=cols)(
             jax.device_put(a, rows)),
         "out_shardings/replicated": lambda: jax.jit(lambda x: (x @ w).sum(0),
@@ -371,7 +376,52 @@ def _programs(count: int):
             out = f(x, y)
             return out if resharded else Partials(out)
 
+    def unreduced_segment_sum():
+        # A scatter-add of row-split data: each device adds its own rows.
+        mesh = explicit((n,), ("x",))
+        with jax.set_mesh(mesh):
+            data = jax.device_put(a[:, 0], P("x"))
+            ids = jax.device_put((np.arange(4 * n) * 7) % 5, P("x"))
+            f = jax.jit(lambda d, i, out: jax.ops.segment_sum(d, i, num_segments=5,
+                                                              out_sharding=out),
+                        static_argnums=2)
+            out = f(data, ids, P(None, unreduced={"x"}))
+            return Partials(out), jax.sharding.reshard(out, P(None)), f(data, ids, P(None))
+
+    def unreduced_from_tiles():
+        # Row tiles made partial sums: each tile in zeros, no communication.
+        mesh = explicit((n,), ("x",))
+        with jax.set_mesh(mesh):
+            x = jax.device_put(a, P("x"))
+            out = jax.jit(lambda x: x * 2, out_shardings=P(unreduced={"x"}))(x)
+            return Partials(out)
+
+    def unreduced_scan_carry():
+        # Gradients accumulated as partial sums through a loop, summed once.
+        mesh = explicit((n,), ("x",))
+        with jax.set_mesh(mesh):
+            ws = tuple(jax.device_put(w[:, :4] * s, P(reduced={"x"})) for s in (1.0, 0.5))
+            xs = jax.device_put(a.reshape(2, 2 * n, 2 * n), P(None, "x", None))
+
+            def loss(ws, x):
+                return jnp.sum(jnp.tanh(x @ ws[0]) * (x @ ws[1]))
+
+            @jax.jit
+            def step(ws, xs):
+                def body(acc, x):
+                    grads = jax.grad(loss)(ws, x)
+                    return jax.tree.map(jnp.add, acc, grads), None
+                acc = jax.tree.map(jnp.zeros_like, ws)
+                acc = jax.sharding.reshard(acc, P(unreduced={"x"}))
+                acc, _ = jax.lax.scan(body, acc, xs)
+                return acc, jax.sharding.reshard(acc, P())
+            partial, summed = step(ws, xs)
+            return [Partials(p) for p in partial] + list(summed)
+
     extra["unreduced/einsum"] = unreduced_einsum
+    extra["unreduced/segment_sum"] = unreduced_segment_sum
+    extra["unreduced/from_tiles"] = unreduced_from_tiles
+    extra["unreduced/scan_carry"] = unreduced_scan_carry
     if n >= 4:
         extra["unreduced/einsum_add"] = lambda: unreduced_einsum_add(False)
         extra["unreduced/reshard"] = lambda: unreduced_einsum_add(True)

@@ -74,3 +74,58 @@ def test_sharded_programs_compute_on_tiles_with_the_values_of_whole_arrays():
     # elementwise chain and the row sum need no whole array at all.
     assert whole["rowsum_temp"] >= 4 << 20, whole["rowsum_temp"]
     assert tiles["rowsum_temp"] < 1 << 20, tiles["rowsum_temp"]
+
+
+LISTING = r'''
+import json
+import jax, numpy as np, jax.numpy as jnp
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+mesh = Mesh(np.array(jax.devices()).reshape(2, 2), ("x", "y"))
+out = {}
+x = jax.device_put(np.arange(64.0, dtype=np.float32).reshape(8, 8),
+                   NamedSharding(mesh, P("x", "y")))
+out["sum"] = jax.jit(lambda a: jnp.sin(a).sum()).lower(x).compile().as_text()
+rows = jax.device_put(np.ones((8, 4), np.float32), NamedSharding(mesh, P("x", None)))
+w = jax.device_put(np.ones((4, 8), np.float32), NamedSharding(mesh, P("x", None)))
+out["fsdp"] = jax.jit(lambda a, b: a @ b).lower(rows, w).compile().as_text()
+
+def loop(a):
+    return jax.lax.fori_loop(0, 3, lambda i, c: jnp.tanh(c) + c.sum(), a)
+out["loop"] = jax.jit(loop).lower(x).compile().as_text()
+
+def accumulate(ws, xs):
+    def body(acc, rows):
+        grads = jax.grad(lambda ws: sum(jnp.sum(rows @ w) for w in ws))(ws)
+        return [a + g for a, g in zip(acc, grads)], None
+    acc = [jax.lax.with_sharding_constraint(jnp.zeros_like(w), NamedSharding(mesh, P()))
+           for w in ws]
+    acc, _ = jax.lax.scan(body, acc, xs)
+    return acc
+ws = [jax.device_put(np.full((4, 4), s, np.float32), NamedSharding(mesh, P())) for s in (1, 2, 3)]
+xs = jax.device_put(np.ones((2, 8, 4), np.float32), NamedSharding(mesh, P(None, ("x", "y"))))
+out["grads"] = jax.jit(accumulate).lower(ws, xs).compile().as_text()
+print(json.dumps(out))
+'''
+
+
+def test_a_partitioned_program_reports_what_each_device_runs():
+    """compiled.as_text() of a sharded program: the per-device program with
+    the collectives Kiln inserted (src/compiler/plan_listing.cc)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KILN_")}
+    env.update(JAX_PLATFORMS="kiln", KILN_NUM_DEVICES="4")
+    result = subprocess.run([sys.executable, "-c", LISTING], env=env, capture_output=True,
+                            text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    text = json.loads(result.stdout.strip().splitlines()[-1])
+    # Each device sums its 4 x 4 tile, then the tiles' sums are all-reduced.
+    assert "f32[4,4]" in text["sum"] and "f32[8,8]" not in text["sum"], text["sum"]
+    assert text["sum"].count("all-reduce(") == 1, text["sum"]
+    assert "replica_groups={{0,1,2,3}}" in text["sum"], text["sum"]
+    # The weight split on its contracted rows is gathered along them.
+    assert "all-gather(" in text["fsdp"] and "dimensions={0}" in text["fsdp"], text["fsdp"]
+    # A loop's body and condition are listed as computations it calls.
+    assert 'custom_call_target="stablehlo.while"' in text["loop"], text["loop"]
+    assert "all-reduce(" in text["loop"], text["loop"]
+    # The three gradients' partial sums are summed by one all-reduce each
+    # iteration (XLA's all-reduce combiner does the same).
+    assert text["grads"].count("all-reduce(") == 1, text["grads"]
