@@ -364,10 +364,13 @@ StatusOr<std::optional<Spmd>> PlanSpmd(const ir::Module& module, const ir::Opera
                producer->code() == ir::OpCode::kSdyReshard) {
       KILN_ASSIGN_OR_RETURN(TensorSharding named,
                             ParseSharding(OpaqueText(producer->GetAttr("sharding")), spmd.meshes));
-      // An open dimension takes what the value has (the lowering decides).
-      if (std::find(named.open.begin(), named.open.end(), true) == named.open.end()) {
-        spmd.results[r] = std::move(named);
-      }
+      // An open dimension takes what the value has (the lowering decides);
+      // a dimension the axes do not divide leaves the result whole (XLA
+      // reports it replicated too).
+      const bool open = std::find(named.open.begin(), named.open.end(), true) != named.open.end();
+      const bool even = value->type().HasStaticShape() &&
+                        named.LocalDims(value->type().dims()).ok();
+      if (!open && even) spmd.results[r] = std::move(named);
     }
   }
   return std::optional<Spmd>(std::move(spmd));

@@ -164,6 +164,9 @@ StatusOr<ir::Value*> TileOf(Lowering& lowering, const ir::Operation& op, size_t 
     if (SameTiling(tiles->sharding, sharding, global.dims)) {
       return lowering.StandIn(tiles->local, LocalType(operand->type(), local));
     }
+    const Lowering::Tiles held = *tiles;
+    KILN_ASSIGN_OR_RETURN(std::optional<ValueId> finer, EmitFinerTile(lowering, held, sharding));
+    if (finer) return lowering.StandIn(*finer, LocalType(operand->type(), local));
     // Held as other tiles: gathered whole (once) and cut again below.
   }
   // A broadcast (of a scalar or a bias, typically) is made again at the
@@ -859,11 +862,13 @@ StatusOr<bool> PassThrough(Lowering& lowering, const ir::Operation& op) {
 // the value's tiles have (Shardy propagates them through it); a
 // constraint on the empty mesh then names the tiles' mesh.
 void KeepOpenDims(const Lowering::Tiles* tiles, TensorSharding& named) {
-  if (tiles == nullptr || !tiles->sharding.unreduced.empty() ||
-      tiles->sharding.dims.size() != named.dims.size() || named.open.size() != named.dims.size() ||
+  if (tiles == nullptr || tiles->sharding.dims.size() != named.dims.size() ||
+      named.open.size() != named.dims.size() ||
       (named.mesh.num_devices() > 1 && !SameMesh(named.mesh, tiles->sharding.mesh))) {
     return;
   }
+  // (Partial sums are summed into these tiles when the constraint has
+  // none.)
   TensorSharding merged = named;
   merged.mesh = tiles->sharding.mesh;
   bool changed = false;

@@ -42,6 +42,18 @@ StatusOr<std::vector<int64_t>> CoordinatesOf(const TensorSharding& sharding, int
   return std::move(*coordinates);
 }
 
+// Whether any dimension of `sharding` is split along (part of) mesh axis
+// `axis`.
+bool SplitsAlong(const TensorSharding& sharding, size_t axis) {
+  const std::string& name = sharding.mesh.axes[axis];
+  for (const auto& axes : sharding.dims) {
+    for (const AxisRef& ref : axes) {
+      if (ref.name == name) return true;
+    }
+  }
+  return false;
+}
+
 // A sharding with only the axes of `keep`.
 TensorSharding Restricted(const TensorSharding& sharding, const std::vector<std::string>& keep) {
   TensorSharding restricted = sharding;
@@ -384,6 +396,35 @@ StatusOr<ValueId> EmitTile(Lowering& lowering, ValueId value, const Shape& globa
   return outputs[0];
 }
 
+StatusOr<std::optional<ValueId>> EmitFinerTile(Lowering& lowering, const Lowering::Tiles& held,
+                                               const TensorSharding& target) {
+  const TensorSharding& from = held.sharding;
+  if (!from.unreduced.empty() || !target.unreduced.empty() ||
+      from.dims.size() != target.dims.size() || !on_tiles::SameMesh(from.mesh, target.mesh)) {
+    return std::optional<ValueId>();
+  }
+  // The tile of the axes each dimension adds, within the held tile.
+  TensorSharding rest = on_tiles::Unsplit(target.mesh, target.dims.size());
+  bool finer = false;
+  for (size_t d = 0; d < target.dims.size(); ++d) {
+    const std::vector<AxisRef>& have = from.dims[d];
+    const std::vector<AxisRef>& want = target.dims[d];
+    if (have.size() > want.size()) return std::optional<ValueId>();
+    for (size_t k = 0; k < have.size(); ++k) {
+      if (have[k].name != want[k].name || have[k].pre_size != want[k].pre_size ||
+          have[k].size != want[k].size) {
+        return std::optional<ValueId>();
+      }
+    }
+    rest.dims[d].assign(want.begin() + static_cast<std::ptrdiff_t>(have.size()), want.end());
+    finer = finer || !rest.dims[d].empty();
+  }
+  const Shape shape = lowering.graph().shape(held.local);
+  if (!finer || !rest.LocalDims(shape.dims).ok()) return std::optional<ValueId>();
+  KILN_ASSIGN_OR_RETURN(ValueId tile, EmitTile(lowering, held.local, shape, rest));
+  return std::optional<ValueId>(tile);
+}
+
 StatusOr<ValueId> EmitPlaceTile(Lowering& lowering, ValueId tile, const Shape& shape,
                                 const TensorSharding& placed) {
   // Never folded: the result depends on the device running it.
@@ -458,8 +499,20 @@ StatusOr<ValueId> EmitGather(Lowering& lowering, ValueId local, const Shape& glo
           [sharding](RunContext& ctx) -> Status {
             const ExecutionEnv& env = ctx.env();
             const int64_t partitions = env.num_partitions;
-            SmallVector<int64_t> group;
+            // The devices that differ from this one only along the axes
+            // that split the array (in a manual computation's body, devices
+            // that differ along its manual axes hold other arrays).
+            KILN_ASSIGN_OR_RETURN(std::vector<int64_t> own,
+                                  CoordinatesOf(sharding, env.partition_id));
+            SmallVector<int64_t> members, group;
             for (int64_t p = 0; p < partitions; ++p) {
+              KILN_ASSIGN_OR_RETURN(std::vector<int64_t> theirs, CoordinatesOf(sharding, p));
+              bool same = true;
+              for (size_t a = 0; a < own.size() && same; ++a) {
+                same = own[a] == theirs[a] || SplitsAlong(sharding, a);
+              }
+              if (!same) continue;
+              members.push_back(p);
               group.push_back(env.replica_id * partitions + p);
             }
             void* mine[] = {const_cast<void*>(ctx.in(0))};
@@ -473,7 +526,7 @@ StatusOr<ValueId> EmitGather(Lowering& lowering, ValueId local, const Shape& glo
               kernels::DenseStrides(tile.dims, tile_strides);
               for (size_t m = 0; m < all.size(); ++m) {
                 KILN_ASSIGN_OR_RETURN(std::vector<int64_t> coordinates,
-                                      CoordinatesOf(sharding, static_cast<int64_t>(m)));
+                                      CoordinatesOf(sharding, members[m]));
                 const int64_t offset = TileOffset(sharding, coordinates, tile.dims, whole_strides);
                 kernels::CopyBox(bytes, tile.dims, all[m], tile_strides,
                                  static_cast<uint8_t*>(ctx.out(0)) +
@@ -484,8 +537,8 @@ StatusOr<ValueId> EmitGather(Lowering& lowering, ValueId local, const Shape& glo
             };
             if (partitions == 1) return work(mine);
             if (env.collectives == nullptr) {
-              return FailedPrecondition("gathering a sharded array needs all ", partitions,
-                                        " devices of the program to run together");
+              return FailedPrecondition("gathering a sharded array needs the ", group.size(),
+                                        " devices holding its tiles to run together");
             }
             const int64_t bytes[] = {static_cast<int64_t>(ctx.in_shape(0).ByteSize())};
             return env.collectives->Meet(group, mine, bytes, work);

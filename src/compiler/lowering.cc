@@ -385,6 +385,8 @@ StatusOr<ValueId> Lowering::LocalTile(const ir::Value* value, const TensorShardi
   }
   if (auto it = ungathered_.find(value); it != ungathered_.end()) {
     if (SameTiling(it->second.sharding, sharding, global.dims)) return it->second.local;
+    KILN_ASSIGN_OR_RETURN(std::optional<ValueId> finer, EmitFinerTile(*this, it->second, sharding));
+    if (finer) return *finer;
     if (!it->second.sharding.unreduced.empty()) {
       KILN_RETURN_IF_ERROR(SumPartials(value, sharding.unreduced.empty() ? &sharding : nullptr));
       it = ungathered_.find(value);

@@ -328,6 +328,11 @@ StatusOr<ValueId> EmitTile(Lowering& lowering, ValueId value, const Shape& globa
 // the others: a whole value held as partial sums.
 StatusOr<ValueId> EmitPartialShare(Lowering& lowering, ValueId tile,
                                    const TensorSharding& sharding);
+// A device's tile under `target` cut from its tile `held` of a coarser
+// tiling (each dimension's axes a prefix of the target's): no
+// communication. nullopt when `target` is not finer so.
+StatusOr<std::optional<ValueId>> EmitFinerTile(Lowering& lowering, const Lowering::Tiles& held,
+                                               const TensorSharding& target);
 // `tile`, a device's tile of a value split along some dimensions over the
 // axes `placed` gives them, at its place in zeros of `shape` (those
 // dimensions whole): partial sums over those axes of the value with those

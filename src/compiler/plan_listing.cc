@@ -48,7 +48,8 @@ StatusOr<ir::Value*> Lister::ValueOf(ValueId id) {
   if (id < 0 || index >= values_.size()) return Internal("plan listing: no value ", id);
   if (values_[index] != nullptr) return values_[index];
   const ValueInfo& info = graph_->values[index];
-  if (info.constant == nullptr) return Internal("plan listing: value ", id, " used before its node");
+  if (info.constant == nullptr)
+    return Internal("plan listing: value ", id, " used before its node");
   std::unique_ptr<ir::Operation> op;
   if (info.constant->size() <= kMaxListedConstantBytes) {
     op = std::make_unique<ir::Operation>("stablehlo.constant");
@@ -57,8 +58,7 @@ StatusOr<ir::Value*> Lister::ValueOf(ValueId id) {
   } else {
     op = std::make_unique<ir::Operation>("stablehlo.custom_call");
     op->SetAttr("call_target_name", ir::Attribute::String("kiln.constant"));
-    op->SetAttr("backend_config",
-                ir::Attribute::String(StrCat(info.constant->size(), " bytes")));
+    op->SetAttr("backend_config", ir::Attribute::String(StrCat(info.constant->size(), " bytes")));
   }
   values_[index] = op->AddResult(TypeOf(info.shape));
   Append(std::move(op));
@@ -195,10 +195,8 @@ bool ListedAsItself(const ir::Operation& op) {
     case ir::OpCode::kAllToAll:
     case ir::OpCode::kReduceScatter:
     case ir::OpCode::kCollectivePermute:
-    case ir::OpCode::kCollectiveBroadcast:
-      return true;
-    default:
-      return false;
+    case ir::OpCode::kCollectiveBroadcast: return true;
+    default: return false;
   }
 }
 

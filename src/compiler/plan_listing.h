@@ -27,7 +27,7 @@ std::shared_ptr<const ir::Operation> DetachForListing(const ir::Operation& op,
 
 // The module: a public `main` over `graph`, `name` and the partition and
 // replica counts as module attributes.
-StatusOr<std::string> ListPlan(const Graph& graph, std::string_view name,
-                               int64_t num_partitions, int64_t num_replicas);
+StatusOr<std::string> ListPlan(const Graph& graph, std::string_view name, int64_t num_partitions,
+                               int64_t num_replicas);
 
 }  // namespace kiln::compiler

@@ -456,17 +456,31 @@ StatusOr<std::optional<TensorSharding>> ParseHloSharding(std::string_view text,
       devices.push_back(id);
     }
   }
-  bool replicate_last = false;
+  // Trailing tile dimensions that split no tensor dimension: devices
+  // holding the same tile (replicated) or, in a shard_map nested in
+  // another, each the value of its own manual region (manual).
+  std::vector<std::string> subgroups;
   while (!in.Accept('}')) {
     if (in.AcceptWord("last_tile_dim_replicate")) {
-      replicate_last = true;
+      subgroups = {"_r"};
     } else if (in.AcceptWord("last_tile_dims")) {
       KILN_RETURN_IF_ERROR(in.Expect('='));
       KILN_RETURN_IF_ERROR(in.Expect('{'));
-      if (!in.AcceptWord("replicated") || !in.Accept('}')) {
-        return Unimplemented("GSPMD sharding subgroups other than one replicated: `", text, "`");
+      subgroups.clear();
+      while (!in.Accept('}')) {
+        if (!subgroups.empty()) KILN_RETURN_IF_ERROR(in.Expect(','));
+        if (in.AcceptWord("replicated")) {
+          subgroups.push_back("_r");
+        } else if (in.AcceptWord("manual")) {
+          subgroups.push_back("_m");
+        } else {
+          return Unimplemented("GSPMD sharding subgroups other than replicated and manual: `", text,
+                               "`");
+        }
       }
-      replicate_last = true;
+      if (subgroups.size() >= tiles.size() || subgroups.size() > 2) {
+        return in.Error(StrCat(subgroups.size(), " subgroup dimensions of ", tiles.size()));
+      }
     } else if (in.AcceptWord("metadata")) {
       KILN_RETURN_IF_ERROR(in.Expect('='));
       in.SkipItem();
@@ -478,11 +492,12 @@ StatusOr<std::optional<TensorSharding>> ParseHloSharding(std::string_view text,
     }
   }
   TensorSharding sharding;
+  const size_t rank = tiles.size() - subgroups.size();
   for (size_t k = 0; k < tiles.size(); ++k) {
-    const bool last = replicate_last && k + 1 == tiles.size();
-    sharding.mesh.axes.push_back(last ? "_r" : StrCat("_", k));
+    const bool subgroup = k >= rank;
+    sharding.mesh.axes.push_back(subgroup ? subgroups[k - rank] : StrCat("_", k));
     sharding.mesh.sizes.push_back(tiles[k]);
-    if (last) continue;
+    if (subgroup) continue;
     sharding.dims.emplace_back();
     if (tiles[k] > 1) sharding.dims.back().push_back(AxisRef{StrCat("_", k), 1, 0});
   }

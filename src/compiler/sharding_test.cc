@@ -87,6 +87,20 @@ TEST(ShardingTest, GspmdShardingsBecomeMeshesOfTheirTileAssignment) {
   EXPECT_FALSE(ParseHloSharding("{maximal device=1}", 4)->has_value());
   EXPECT_EQ(ParseHloSharding("{manual}", 4).status().code(), StatusCode::kUnimplemented);
   EXPECT_TRUE(IsManualHloSharding("{manual}"));
+  // A shard_map nested in another: rows split in two, a manual subgroup
+  // (the outer region's devices) and a replicated one.
+  auto nested = ParseHloSharding("{devices=[2,1,2]<=[2,2]T(1,0) last_tile_dims={manual}}", 4);
+  ASSERT_TRUE(nested.ok() && nested->has_value()) << nested.status().ToString();
+  EXPECT_EQ((*nested)->dims.size(), 2u);
+  EXPECT_EQ((*nested)->mesh.axes.back(), "_m");
+  EXPECT_EQ((*nested)->TileOf(0, *(*nested)->mesh.CoordinatesOf(1)), 1);
+  auto both = ParseHloSharding("{devices=[2,2,2]<=[8] last_tile_dims={manual, replicated}}", 8);
+  ASSERT_TRUE(both.ok() && both->has_value()) << both.status().ToString();
+  EXPECT_EQ((*both)->dims.size(), 1u);
+  EXPECT_EQ(ParseHloSharding("{devices=[2,2]<=[4] last_tile_dims={manual, replicated}}", 4)
+                .status()
+                .code(),
+            StatusCode::kInvalidArgument);
   // Malformed: an iota of another size, tiles for more devices than the
   // program has, a repeated device, an empty or partial transpose.
   for (const char* bad :

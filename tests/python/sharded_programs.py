@@ -233,7 +233,7 @@ EXTRA_NAMES = [
 ]
 EXTRA_NAMES_2D = [
     "constraint/x_to_y", "out_shardings/x_y", "random/normal_x_y", "uneven/x_y",
-    "unreduced/einsum_add", "unreduced/reshard",
+    "unreduced/einsum_add", "unreduced/reshard", "shard_map/nested",
 ]
 # Programs on meshes of explicit axes whose results hold partial sums
 # (unreduced): their devices' shards are compared, not only the sums.
@@ -345,6 +345,13 @@ def _programs(count: int):
             "random/normal_x_y": lambda: jax.jit(
                 lambda k: jax.random.normal(k, (4 * n, 2 * n)), out_shardings=x_y)(
                     jax.random.key(6)),
+            # A shard_map over "y" inside one over "x": the inner result is
+            # gathered among the devices that share an "x" coordinate.
+            "shard_map/nested": lambda: jax.jit(jax.shard_map(
+                lambda x: jax.shard_map(lambda v: jnp.sin(v) * v, in_specs=P("y"),
+                                        out_specs=P("y"), axis_names={"y"})(x).sum(0),
+                mesh=mesh2, in_specs=P("x"), out_specs=P("x"), axis_names={"x"}))(
+                    jax.device_put(a, x_y)),
             "uneven/x_y": lambda: jax.jit(lambda x: jnp.cos(wsc(x[:5, : n + 1], x_y)).sum())(
                 jax.device_put(a, x_y)),
         })
