@@ -388,6 +388,10 @@ StatusOr<bool> ReduceInPlace(RunContext& ctx, const Membership& membership,
 // read 4x the data per member the other way.
 constexpr size_t kSplitReductionBytes = 128 << 10;
 
+// From this size of a result on, an all_reduce may write it over its
+// operand (folding in slices, whatever its size).
+constexpr size_t kAliasedReductionBytes = 16 << 10;
+
 // The [begin, end) elements of `total` that member `rank` of `size` folds.
 std::pair<int64_t, int64_t> SliceOf(int64_t total, size_t rank, size_t size) {
   const auto members = static_cast<int64_t>(size);
@@ -454,13 +458,17 @@ Status LowerAllReduce(Lowering& lowering, const ir::Operation& op) {
   const size_t count = op.num_results();
   KILN_ASSIGN_OR_RETURN(Groups groups, ReadGroups(lowering, op, /*mixed=*/true));
   KILN_ASSIGN_OR_RETURN(ReducingBody body, ReadBody(lowering, op, count));
-  return lowering.EmitWithRegions(
+  KILN_RETURN_IF_ERROR(lowering.EmitWithRegions(
       op,
       [groups = std::move(groups), body, count](RunContext& ctx) -> Status {
         KILN_ASSIGN_OR_RETURN(Membership membership, MembershipOf(groups, ctx.env()));
         KILN_ASSIGN_OR_RETURN(bool reduced, ReduceInPlace(ctx, membership, body, count));
         if (reduced) return Status::Ok();
-        if (body.fast && ctx.out_shape(0).ByteSize() >= kSplitReductionBytes) {
+        // A result written over its operand: only the folding in slices
+        // reads peers' operands where they are not being written.
+        bool aliased = false;
+        for (size_t k = 0; k < count; ++k) aliased = aliased || ctx.out(k) == ctx.in(k);
+        if (body.fast && (aliased || ctx.out_shape(0).ByteSize() >= kSplitReductionBytes)) {
           return ReduceInSlices(ctx, membership, body, count);
         }
         SmallVector<Runs> runs;
@@ -472,7 +480,20 @@ Status LowerAllReduce(Lowering& lowering, const ir::Operation& op) {
                            return ReduceMembers(ctx, all, size, body.types, body.fast, runs);
                          });
       },
-      /*foldable=*/false);
+      /*foldable=*/false));
+  // Results from kAliasedReductionBytes on may take their operands' memory
+  // (a step's gradients are not held twice while they are summed).
+  Node& node = lowering.graph().nodes.back();
+  if (body.fast && node.op == op.name() && node.outputs.size() == count) {
+    node.output_over_input.assign(count, -1);
+    for (size_t k = 0; k < count; ++k) {
+      if (lowering.graph().values[static_cast<size_t>(node.outputs[k])].bytes >=
+          kAliasedReductionBytes) {
+        node.output_over_input[k] = static_cast<int32_t>(k);
+      }
+    }
+  }
+  return Status::Ok();
 }
 
 // reduce_scatter through the transport's all-reduce (see ReduceInPlace):
