@@ -23,6 +23,12 @@ gees, gehrd and geqp3 results (src/kernels/schur.cc, pivoted_qr.cc), which
 JAX's Python code post-processes as on the CPU backend.
 A dtype LAPACK lacks (f16, bf16) raises NotImplementedError("Unsupported
 dtype ...") while lowering, as JAX's CPU lowerings do.
+`lax.linalg.lu` (solve, inv, det, slogdet) falls back elsewhere to JAX's
+Python LU, a loop over the columns that JAX itself rejects inside a
+shard_map checking varying axes ("scan body function carry input and carry
+output must have equal types"); Kiln's `LuDecomposition` custom call (the
+TPU backend's name and results: lu, 0-based pivots, permutation) runs
+LAPACK getrf's algorithm natively (src/kernels/solvers.cc).
 See docs/framework-notes.md.
 """
 
@@ -135,6 +141,11 @@ def _geqp3_lowering(ctx, operand, jpvt, *, use_magma=None, **_):
     return _custom_call(ctx, "PivotedQr", [operand, jpvt])
 
 
+def _lu_lowering(ctx, operand):
+    _check_dtype(ctx.avals_in[0])
+    return _custom_call(ctx, "LuDecomposition", [operand])
+
+
 def register() -> None:
     """Registers Kiln's lowerings with JAX (called from `initialize()`)."""
     try:
@@ -146,7 +157,7 @@ def register() -> None:
              ("tridiagonal_p", _tridiagonal_lowering),
              ("tridiagonal_solve_p", _tridiagonal_solve_lowering),
              ("schur_p", _schur_lowering), ("hessenberg_p", _hessenberg_lowering),
-             ("geqp3_p", _geqp3_lowering)]
+             ("geqp3_p", _geqp3_lowering), ("lu_p", _lu_lowering)]
     geqrf_rule = getattr(linalg, "_geqrf_lowering_rule", None)
     if geqrf_rule is not None:
         rules.append(("geqrf_p", _geqrf_lowering(geqrf_rule)))

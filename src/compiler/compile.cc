@@ -467,7 +467,7 @@ StatusOr<std::shared_ptr<const Program>> Compile(const ir::Module& module,
     program->result_shardings = std::move(spmd->results);
     // Reported as XLA reports a partitioned program: what each device runs.
     // A plan the listing cannot write (a bug) is reported as its module.
-    StatusOr<std::string> listing = ListPlan(*graph, program->name, spmd->num_partitions,
+    StatusOr<std::string> listing = ListPlan(*graph, module, program->name, spmd->num_partitions,
                                              spmd->num_replicas);
     if (listing.ok()) program->listing = std::move(*listing);
   }

@@ -95,6 +95,25 @@ TEST(CustomCall, SchurHessenbergAndPivotedQrRun) {
             (std::vector<int32_t>{1, 2}));
 }
 
+TEST(CustomCall, LuDecompositionPivotsAsLapack) {
+  // |3| > |1|: the rows swap, l = 1/3, u22 = 2 - 4/3.
+  const std::string lu = Main(
+      "%a: tensor<2x2xf64>", "(tensor<2x2xf64>, tensor<2xi32>, tensor<2xi32>)",
+      "  %0:3 = stablehlo.custom_call @LuDecomposition(%a) : (tensor<2x2xf64>) -> "
+      "(tensor<2x2xf64>, tensor<2xi32>, tensor<2xi32>)\n"
+      "  return %0#0, %0#1, %0#2 : tensor<2x2xf64>, tensor<2xi32>, tensor<2xi32>");
+  StatusOr<std::vector<Array>> results = testing::Run(lu,
+                                                      {Array::Of(std::vector<double>{1, 2, 3, 4})});
+  ASSERT_TRUE(results.ok()) << results.status().ToString();
+  const std::vector<double> factors = (*results)[0].As<double>();
+  EXPECT_EQ(factors[0], 3);
+  EXPECT_EQ(factors[1], 4);
+  EXPECT_DOUBLE_EQ(factors[2], 1.0 / 3);
+  EXPECT_DOUBLE_EQ(factors[3], 2 - 4.0 / 3);
+  EXPECT_EQ((*results)[1].As<int32_t>(), (std::vector<int32_t>{1, 1}));
+  EXPECT_EQ((*results)[2].As<int32_t>(), (std::vector<int32_t>{1, 0}));
+}
+
 TEST(CustomCall, LinalgCallsRefuseBadOperandsSayingWhatTheyExpect) {
   struct BadCall {
     std::string signature, results, result_types, call, code_and_words;
@@ -134,6 +153,10 @@ TEST(CustomCall, LinalgCallsRefuseBadOperandsSayingWhatTheyExpect) {
        "@PivotedQr(%a, %p) : (tensor<3x4xf32>, tensor<4xi32>) -> (tensor<3x4xf32>, "
        "tensor<4xi32>, tensor<4xf32>)",
        "result 2 must be f32[3]"},
+      {"%a: tensor<3x4xf32>", "%0:3", "tensor<3x4xf32>, tensor<4xi32>, tensor<3xi32>",
+       "@LuDecomposition(%a) : (tensor<3x4xf32>) -> (tensor<3x4xf32>, tensor<4xi32>, "
+       "tensor<3xi32>)",
+       "result 1 must be si32[3]"},
   };
   for (const BadCall& bad : cases) {
     SCOPED_TRACE(bad.call);

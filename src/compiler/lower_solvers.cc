@@ -616,6 +616,31 @@ Status LowerPivotedQr(Lowering& lowering, const ir::Operation& op) {
   });
 }
 
+// LuDecomposition(a [..., m, n]) -> (lu [..., m, n], pivots [..., min(m, n)]
+// s32, permutation [..., m] s32): LAPACK getrf with 0-based pivots and the
+// row permutation they make, as XLA's TPU backend names it (kiln_pjrt's
+// lowering of lax.linalg.lu).
+Status LowerLuDecomposition(Lowering& lowering, const ir::Operation& op) {
+  if (op.operands().size() != 1 || op.num_results() != 3) {
+    return InvalidArgument("LuDecomposition takes (a) and gives (lu, pivots, permutation), found ",
+                           op.operands().size(), " operands and ", op.num_results(), " results");
+  }
+  KILN_ASSIGN_OR_RETURN(Shape shape, lowering.ShapeOf(op.operand(0)));
+  KILN_RETURN_IF_ERROR(CheckLinalgType(shape, "LuDecomposition"));
+  KILN_ASSIGN_OR_RETURN(Matrices a, MatricesOf(shape, "LuDecomposition's operand"));
+  Shape pivots{ElementType::kS32, std::vector<int64_t>(shape.dims.begin(), shape.dims.end() - 1)};
+  pivots.dims.back() = std::min(a.rows, a.cols);
+  Shape permutation = pivots;
+  permutation.dims.back() = a.rows;
+  KILN_RETURN_IF_ERROR(CheckResult(lowering, op, 0, shape, "LuDecomposition"));
+  KILN_RETURN_IF_ERROR(CheckResult(lowering, op, 1, pivots, "LuDecomposition"));
+  KILN_RETURN_IF_ERROR(CheckResult(lowering, op, 2, permutation, "LuDecomposition"));
+  return lowering.Emit(op, [type = shape.element_type, a](RunContext& ctx) {
+    return kernels::LuDecomposition(type, ctx.in(0), ctx.out(0), static_cast<int32_t*>(ctx.out(1)),
+                                    static_cast<int32_t*>(ctx.out(2)), a.batch, a.rows, a.cols);
+  });
+}
+
 constexpr LoweringRule kRules[] = {
     {ir::OpCode::kCholesky, LowerCholesky},
     {ir::OpCode::kTriangularSolve, LowerTriangularSolve},
@@ -642,6 +667,7 @@ StatusOr<bool> LowerKnownCustomCall(Lowering& lowering, const ir::Operation& op,
   if (target == "Schur") lower = LowerSchur;
   if (target == "Hessenberg") lower = LowerHessenberg;
   if (target == "PivotedQr") lower = LowerPivotedQr;
+  if (target == "LuDecomposition") lower = LowerLuDecomposition;
   if (lower == nullptr) return false;
   KILN_RETURN_IF_ERROR(lower(lowering, op));
   return true;

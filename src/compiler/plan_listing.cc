@@ -212,13 +212,21 @@ std::shared_ptr<const ir::Operation> DetachForListing(const ir::Operation& op,
   return made;
 }
 
-StatusOr<std::string> ListPlan(const Graph& graph, std::string_view name, int64_t num_partitions,
-                               int64_t num_replicas) {
+StatusOr<std::string> ListPlan(const Graph& graph, const ir::Module& source, std::string_view name,
+                               int64_t num_partitions, int64_t num_replicas) {
   ir::Module module;
   module.op().SetAttr("sym_name", ir::Attribute::String(std::string(name)));
   const ir::Type i32 = ir::Type::Element(ElementType::kS32);
   module.op().SetAttr("mhlo.num_partitions", ir::Attribute::Integer(num_partitions, i32));
   module.op().SetAttr("mhlo.num_replicas", ir::Attribute::Integer(num_replicas, i32));
+  for (const auto& op : source.body().operations()) {
+    if (op->code() == ir::OpCode::kFuncFunc || op->num_regions() != 0 || op->num_results() != 0) {
+      continue;
+    }
+    auto mesh = std::make_unique<ir::Operation>(op->name(), op->location());
+    on_tiles::CopyAttributes(*op, *mesh);
+    module.body().Append(std::move(mesh));
+  }
   Lister lister(module);
   KILN_RETURN_IF_ERROR(lister.AddFunction(graph, "main", /*entry=*/true, 0));
   return ir::PrintModule(module);

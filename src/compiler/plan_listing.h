@@ -26,8 +26,9 @@ std::shared_ptr<const ir::Operation> DetachForListing(const ir::Operation& op,
                                                       const std::vector<Shape>& outputs);
 
 // The module: a public `main` over `graph`, `name` and the partition and
-// replica counts as module attributes.
-StatusOr<std::string> ListPlan(const Graph& graph, std::string_view name, int64_t num_partitions,
-                               int64_t num_replicas);
+// replica counts as module attributes, and the meshes `source` declares
+// (collectives may name their groups by a mesh's axes).
+StatusOr<std::string> ListPlan(const Graph& graph, const ir::Module& source, std::string_view name,
+                               int64_t num_partitions, int64_t num_replicas);
 
 }  // namespace kiln::compiler

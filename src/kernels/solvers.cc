@@ -1,6 +1,7 @@
 // Dense linear-algebra kernels on Eigen's blocked algorithms (LLT, the
 // triangular solver, HouseholderQR and HouseholderSequence) over mapped
-// row-major memory; exact top-k by a partial sort per slice.
+// row-major memory; LU with LAPACK's partial pivoting; exact top-k by a
+// partial sort per slice.
 #include "kernels/solvers.h"
 
 #include <algorithm>
@@ -237,6 +238,52 @@ void TopKTyped(const T* keys, T* out_keys, int64_t outer, int64_t size, int64_t 
   });
 }
 
+// --- LU ----------------------------------------------------------------------
+
+// LAPACK's pivot measure: |x| for reals, |re| + |im| for complex (icamax).
+template <typename T>
+auto PivotMeasure(const T& x) {
+  if constexpr (Eigen::NumTraits<T>::IsComplex) {
+    return std::abs(x.real()) + std::abs(x.imag());
+  } else {
+    return std::abs(x);
+  }
+}
+
+// LU with partial pivoting of one m x n row-major matrix in place (LAPACK
+// getf2's order of swaps and updates): the first largest pivot per column,
+// rows swapped whole, no scaling below a zero pivot.
+template <typename T>
+void LuOne(T* a, int32_t* pivots, int32_t* permutation, int64_t m, int64_t n) {
+  MatrixMap<T, Eigen::RowMajor> lu(a, m, n);
+  for (int64_t i = 0; i < m; ++i) permutation[i] = static_cast<int32_t>(i);
+  const int64_t k_end = std::min(m, n);
+  for (int64_t k = 0; k < k_end; ++k) {
+    int64_t pivot = k;
+    auto best = PivotMeasure(lu(k, k));
+    for (int64_t i = k + 1; i < m; ++i) {
+      const auto measure = PivotMeasure(lu(i, k));
+      if (measure > best) {
+        best = measure;
+        pivot = i;
+      }
+    }
+    pivots[k] = static_cast<int32_t>(pivot);
+    if (pivot != k) {
+      lu.row(k).swap(lu.row(pivot));
+      std::swap(permutation[k], permutation[pivot]);
+    }
+    const T diagonal = lu(k, k);
+    const int64_t below = m - k - 1;
+    const int64_t right = n - k - 1;
+    if (below == 0) continue;
+    if (diagonal != T(0)) lu.col(k).tail(below) /= diagonal;
+    if (right > 0) {
+      lu.bottomRightCorner(below, right).noalias() -= lu.col(k).tail(below) * lu.row(k).tail(right);
+    }
+  }
+}
+
 }  // namespace
 
 Status Cholesky(ElementType type, const void* a, void* out, int64_t batch, int64_t n, bool lower) {
@@ -296,6 +343,23 @@ Status HouseholderProduct(ElementType type, const void* a, const void* taus, voi
         HouseholderProductOne<T>(static_cast<const T*>(a) + item * m * n,
                                  static_cast<const T*>(taus) + item * k,
                                  static_cast<T*>(out) + item * m * n, m, n, k);
+      }
+    });
+  });
+}
+
+Status LuDecomposition(ElementType type, const void* a, void* out, int32_t* pivots,
+                       int32_t* permutation, int64_t batch, int64_t m, int64_t n) {
+  const int64_t k = std::min(m, n);
+  return DispatchLinalgType(type, "LuDecomposition", [&]<typename T>() {
+    ParallelFor(batch, std::max<int64_t>(1, m * n * k), [&](int64_t begin, int64_t end) {
+      for (int64_t item = begin; item < end; ++item) {
+        T* to = static_cast<T*>(out) + item * m * n;
+        if (to != static_cast<const T*>(a) + item * m * n) {
+          std::memcpy(to, static_cast<const T*>(a) + item * m * n,
+                      static_cast<size_t>(m * n) * sizeof(T));
+        }
+        LuOne<T>(to, pivots + item * k, permutation + item * m, m, n);
       }
     });
   });

@@ -42,6 +42,15 @@ Status HouseholderQr(ElementType type, const void* a, void* out, void* taus, int
 Status HouseholderProduct(ElementType type, const void* a, const void* taus, void* out,
                           int64_t batch, int64_t m, int64_t n, int64_t k);
 
+// LU with partial pivoting of [batch, m, n] matrices as LAPACK getrf
+// computes it: L (unit diagonal implied) below and U on and above the
+// diagonal of `out` (which may be `a`), the 0-based row each step swapped
+// with in `pivots` [batch, min(m, n)], and the row permutation those swaps
+// make in `permutation` [batch, m] (row i of L U is row permutation[i] of
+// a). A zero pivot leaves its column unscaled, as getrf does.
+Status LuDecomposition(ElementType type, const void* a, void* out, int32_t* pivots,
+                       int32_t* permutation, int64_t batch, int64_t m, int64_t n);
+
 // The orders top-k selects in, each matching XLA's CPU backend (ties always
 // by position).
 enum class TopKOrder {

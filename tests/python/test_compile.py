@@ -126,11 +126,11 @@ def test_compiled_text_shows_calls_inlined_as_xla_inlines_them():
     assert "call(" not in plain.compile().as_text()
 
 
-def test_compiled_text_of_a_sharded_program_has_no_shardy_ops():
+def test_compiled_text_of_a_sharded_program_is_what_each_device_runs():
     # compiled.as_text() converts the reported program to HLO, which rejects
     # Shardy's ops ("'sdy.sharding_constraint' op unsupported op for export
-    # to XLA"): Kiln reports the program with them removed, as XLA's CPU
-    # pipeline removes them, and a shard_map's body between XLA's casts.
+    # to XLA"): Kiln reports a partitioned program as its per-device plan
+    # (compiler/plan_listing.cc), as XLA reports its partitioned HLO.
     from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
     mesh = Mesh(np.array(jax.devices()[:2]), ("x",))
@@ -147,7 +147,8 @@ def test_compiled_text_of_a_sharded_program_has_no_shardy_ops():
     assert "sdy.manual_computation" in lowered.as_text()
     assert "sdy.sharding_constraint" in lowered.as_text()
     text = lowered.compile().as_text()
-    assert "sdy." not in text
-    assert text.index("SPMDFullToShardShape") < text.index("all-reduce")
-    assert text.index("all-reduce") < text.index("SPMDShardToFullShape")
+    assert "sdy." not in text and "SPMDFullToShardShape" not in text
+    # Each device's 2 x 2 rows, the body's psum an all-reduce of both.
+    assert "f32[2,2]" in text and "f32[4,2]" not in text.split("ENTRY")[1].split("\n")[0]
+    assert "all-reduce(" in text
     np.testing.assert_array_equal(np.asarray(f(x)), [[9.0, 13.0], [17.0, 21.0]])

@@ -1,12 +1,14 @@
-"""Schur decomposition, Hessenberg reduction and QR with column pivoting on
-Kiln (kiln_pjrt's lowerings of lax.linalg.schur, hessenberg and geqp3 to
-Kiln's custom calls Schur, Hessenberg and PivotedQr), and what
-jax.scipy.linalg builds from them: schur, hessenberg, qr(pivoting=True),
-qr_multiply, sqrtm, funm, rsf2csf, solve_sylvester. Checked against JAX's
-CPU backend (differential.py), which calls LAPACK (gees, gehrd, geqp3).
+"""Schur decomposition, Hessenberg reduction, QR with column pivoting and
+LU on Kiln (kiln_pjrt's lowerings of lax.linalg.schur, hessenberg, geqp3
+and lu to Kiln's custom calls Schur, Hessenberg, PivotedQr and
+LuDecomposition), and what jax.scipy.linalg and jnp.linalg build from them:
+schur, hessenberg, qr(pivoting=True), qr_multiply, sqrtm, funm, rsf2csf,
+solve_sylvester, lu, lu_factor, solve, inv, det, slogdet. Checked against
+JAX's CPU backend (differential.py), which calls LAPACK (gees, gehrd,
+geqp3, getrf).
 
-What is compared: Hessenberg and pivoted QR outputs as they are (LAPACK's
-packed forms, taus and 1-based pivots). A Schur form is not unique, and
+What is compared: Hessenberg, pivoted QR and LU outputs as they are
+(LAPACK's packed forms, taus, pivots and permutations). A Schur form is not unique, and
 LAPACK's is not even continuous in its input: each QR step makes a tiny
 subdiagonal element real (complex) or standardizes a 2x2 block (real), so
 an input one ulp away gives other phases, signs and block rotations. So
@@ -151,6 +153,28 @@ def _cases(dtype, tolerance):
             cases.append(Case(f"qr_pivoting_{mode}_{name}_{label}",
                               lambda a, mode=mode: jsl.qr(a, mode=mode, pivoting=True),
                               (_general(*shape, dtype=dtype),), **tolerance))
+    for shape in ((5, 5), (7, 4), (4, 7), (3, 2, 6, 6), (1, 1), (0, 0)):
+        label = "x".join(map(str, shape))
+        cases.append(Case(f"lu_{name}_{label}", lax.linalg.lu, (_general(*shape, dtype=dtype),),
+                          **tolerance))
+    singular = np.array([[0, 0, 1], [0, 0, 2], [1, 2, 3]], dtype)
+    well = _sqrtm_input(5, dtype)
+    cases += [
+        # A zero column: no pivot, the column left unscaled (getrf's info > 0).
+        Case(f"lu_singular_{name}", lax.linalg.lu, (singular,), **tolerance),
+        Case(f"lu_factor_{name}", jsl.lu_factor, (well,), **tolerance),
+        Case(f"scipy_lu_{name}", jsl.lu, (_general(6, 4, dtype=dtype),), **tolerance),
+        Case(f"solve_{name}", jnp.linalg.solve, (well, _general(5, 3, dtype=dtype)),
+             **tolerance),
+        Case(f"inv_{name}", jnp.linalg.inv, (well,), **tolerance),
+        Case(f"det_{name}", jnp.linalg.det, (_general(3, 4, 4, dtype=dtype),), **tolerance),
+        Case(f"slogdet_{name}", jnp.linalg.slogdet, (_general(2, 5, 5, dtype=dtype),),
+             **tolerance),
+        Case(f"det_grad_{name}", jax.grad(lambda a: jnp.abs(jnp.linalg.det(a))),
+             (well,), **tolerance),
+        Case(f"lu_vmap_{name}", jax.vmap(lax.linalg.lu), (_general(3, 4, 4, dtype=dtype),),
+             **tolerance),
+    ]
     cases += [
         Case(f"geqp3_{name}", _geqp3, (_general(7, 5, dtype=dtype),), **tolerance),
         Case(f"qr_multiply_pivoting_{name}",
@@ -221,6 +245,20 @@ def test_lowers_to_kilns_custom_calls():
     assert 'stablehlo.custom_call @Hessenberg(' in jax.jit(jsl.hessenberg).lower(a).as_text()
     text = jax.jit(lambda a: jsl.qr(a, pivoting=True)).lower(a).as_text()
     assert 'stablehlo.custom_call @PivotedQr(' in text
+    assert 'stablehlo.custom_call @LuDecomposition(' in jax.jit(lax.linalg.lu).lower(a).as_text()
+
+
+def test_lu_in_a_shard_map_checking_varying_axes():
+    # JAX's Python LU (its fallback on platforms without an lu lowering)
+    # is a loop whose carry JAX refuses inside such a shard_map.
+    from jax.sharding import PartitionSpec as P
+    mesh = jax.make_mesh((1,), ("x",), axis_types=(jax.sharding.AxisType.Explicit,))
+    a = _sqrtm_input(4, np.float32, (2,))
+    with jax.set_mesh(mesh):
+        f = jax.jit(jax.shard_map(lambda x: jax.lax.map(jnp.linalg.inv, x), out_specs=P("x"),
+                                  in_specs=P("x")))
+        np.testing.assert_allclose(f(jax.device_put(a, P("x"))), np.linalg.inv(a), rtol=1e-4,
+                                   atol=1e-5)
 
 
 def test_schur_sorting_is_refused_as_on_the_cpu_backend():
