@@ -33,6 +33,27 @@ int64_t TileOffset(const TensorSharding& sharding, std::span<const int64_t> coor
   return offset;
 }
 
+// Copies the tile of the device at `coordinates` under `sharding` between
+// a whole array of `whole` dims and a dense tile of `tile` dims: out of the
+// whole array into `to` (`into_whole` false) or from `from` into it.
+void CopyTile(const TensorSharding& sharding, std::span<const int64_t> coordinates,
+              ElementType type, std::span<const int64_t> whole, std::span<const int64_t> tile,
+              const void* from, void* to, bool into_whole) {
+  const size_t bytes = ElementBytes(type);
+  SmallVector<int64_t> whole_strides(whole.size()), tile_strides(tile.size());
+  kernels::DenseStrides(whole, whole_strides);
+  kernels::DenseStrides(tile, tile_strides);
+  const int64_t offset = TileOffset(sharding, coordinates, tile, whole_strides) *
+                         static_cast<int64_t>(bytes);
+  if (into_whole) {
+    kernels::CopyBox(bytes, tile, from, tile_strides, static_cast<uint8_t*>(to) + offset,
+                     whole_strides);
+  } else {
+    kernels::CopyBox(bytes, tile, static_cast<const uint8_t*>(from) + offset, whole_strides, to,
+                     tile_strides);
+  }
+}
+
 StatusOr<std::vector<int64_t>> CoordinatesOf(const TensorSharding& sharding, int64_t device) {
   std::optional<std::vector<int64_t>> coordinates = sharding.mesh.CoordinatesOf(device);
   if (!coordinates) {
@@ -372,27 +393,19 @@ StatusOr<ValueId> EmitTile(Lowering& lowering, ValueId value, const Shape& globa
   KILN_ASSIGN_OR_RETURN(local.dims, sharding.LocalDims(global.dims));
   if (local.dims == global.dims) return value;
   // Never folded: the tile depends on the device running it.
-  KILN_ASSIGN_OR_RETURN(
-      std::vector<ValueId> outputs,
-      lowering.EmitNode(
-          TileOp(), {value}, {local},
-          [sharding](RunContext& ctx) -> Status {
-            KILN_ASSIGN_OR_RETURN(std::vector<int64_t> coordinates,
-                                  CoordinatesOf(sharding, ctx.env().partition_id));
-            const Shape& whole = ctx.in_shape(0);
-            const Shape& tile = ctx.out_shape(0);
-            const size_t bytes = ElementBytes(whole.element_type);
-            SmallVector<int64_t> whole_strides(whole.dims.size()), tile_strides(tile.dims.size());
-            kernels::DenseStrides(whole.dims, whole_strides);
-            kernels::DenseStrides(tile.dims, tile_strides);
-            const int64_t offset = TileOffset(sharding, coordinates, tile.dims, whole_strides);
-            kernels::CopyBox(bytes, tile.dims,
-                             static_cast<const uint8_t*>(ctx.in(0)) +
-                                 offset * static_cast<int64_t>(bytes),
-                             whole_strides, ctx.out(0), tile_strides);
-            return Status::Ok();
-          },
-          {}, {}, /*foldable=*/false));
+  KILN_ASSIGN_OR_RETURN(std::vector<ValueId> outputs,
+                        lowering.EmitNode(
+                            TileOp(), {value}, {local},
+                            [sharding](RunContext& ctx) -> Status {
+                              KILN_ASSIGN_OR_RETURN(std::vector<int64_t> coordinates,
+                                                    CoordinatesOf(sharding,
+                                                                  ctx.env().partition_id));
+                              CopyTile(sharding, coordinates, ctx.in_shape(0).element_type,
+                                       ctx.in_shape(0).dims, ctx.out_shape(0).dims, ctx.in(0),
+                                       ctx.out(0), /*into_whole=*/false);
+                              return Status::Ok();
+                            },
+                            {}, {}, /*foldable=*/false));
   return outputs[0];
 }
 
@@ -434,20 +447,10 @@ StatusOr<ValueId> EmitPlaceTile(Lowering& lowering, ValueId tile, const Shape& s
                             [placed](RunContext& ctx) -> Status {
                               KILN_ASSIGN_OR_RETURN(std::vector<int64_t> coordinates,
                                                     CoordinatesOf(placed, ctx.env().partition_id));
-                              const Shape& in = ctx.in_shape(0);
-                              const Shape& out = ctx.out_shape(0);
-                              const size_t bytes = ElementBytes(out.element_type);
-                              SmallVector<int64_t> in_strides(in.dims.size()),
-                                  out_strides(out.dims.size());
-                              kernels::DenseStrides(in.dims, in_strides);
-                              kernels::DenseStrides(out.dims, out_strides);
-                              std::memset(ctx.out(0), 0, out.ByteSize());
-                              const int64_t offset = TileOffset(placed, coordinates, in.dims,
-                                                                out_strides);
-                              kernels::CopyBox(bytes, in.dims, ctx.in(0), in_strides,
-                                               static_cast<uint8_t*>(ctx.out(0)) +
-                                                   offset * static_cast<int64_t>(bytes),
-                                               out_strides);
+                              std::memset(ctx.out(0), 0, ctx.out_shape(0).ByteSize());
+                              CopyTile(placed, coordinates, ctx.out_shape(0).element_type,
+                                       ctx.out_shape(0).dims, ctx.in_shape(0).dims, ctx.in(0),
+                                       ctx.out(0), /*into_whole=*/true);
                               return Status::Ok();
                             },
                             {}, {}, /*foldable=*/false));
@@ -519,19 +522,11 @@ StatusOr<ValueId> EmitGather(Lowering& lowering, ValueId local, const Shape& glo
             auto work = [&](std::span<void* const> all) -> Status {
               const Shape& tile = ctx.in_shape(0);
               const Shape& whole = ctx.out_shape(0);
-              const size_t bytes = ElementBytes(whole.element_type);
-              SmallVector<int64_t> whole_strides(whole.dims.size());
-              SmallVector<int64_t> tile_strides(tile.dims.size());
-              kernels::DenseStrides(whole.dims, whole_strides);
-              kernels::DenseStrides(tile.dims, tile_strides);
               for (size_t m = 0; m < all.size(); ++m) {
                 KILN_ASSIGN_OR_RETURN(std::vector<int64_t> coordinates,
                                       CoordinatesOf(sharding, members[m]));
-                const int64_t offset = TileOffset(sharding, coordinates, tile.dims, whole_strides);
-                kernels::CopyBox(bytes, tile.dims, all[m], tile_strides,
-                                 static_cast<uint8_t*>(ctx.out(0)) +
-                                     offset * static_cast<int64_t>(bytes),
-                                 whole_strides);
+                CopyTile(sharding, coordinates, whole.element_type, whole.dims, tile.dims, all[m],
+                         ctx.out(0), /*into_whole=*/true);
               }
               return Status::Ok();
             };
