@@ -359,7 +359,11 @@ StatusOr<std::optional<Spmd>> PlanSpmd(const ir::Module& module, const ir::Opera
                             ParseShardingPerValue(OpaqueText(producer->GetAttr("out_shardings")),
                                                   spmd.meshes));
       const auto index = static_cast<size_t>(value->index());
-      if (index < out.size()) spmd.results[r] = std::move(out[index]);
+      // Open dimensions: the lowering holds what the body gives them.
+      if (index < out.size() && std::find(out[index].open.begin(), out[index].open.end(), true) ==
+                                    out[index].open.end()) {
+        spmd.results[r] = std::move(out[index]);
+      }
     } else if (producer->code() == ir::OpCode::kSdyShardingConstraint ||
                producer->code() == ir::OpCode::kSdyReshard) {
       KILN_ASSIGN_OR_RETURN(TensorSharding named,

@@ -101,6 +101,48 @@ std::string_view OpaqueText(const ir::Attribute& attribute) {
                                              : std::string_view();
 }
 
+// A manual computation's result `r` whose out_sharding leaves its
+// dimensions open and splits none over the manual axes, returned by its
+// body from a constraint over other (automatic) axes: that constraint's
+// tiling, as Shardy propagates it out through the open dimensions (the
+// body computes whole over those axes; the result is cut). nullopt
+// otherwise.
+StatusOr<std::optional<TensorSharding>> ConstrainedInBody(Lowering& lowering,
+                                                          const ir::Operation& op, size_t r,
+                                                          const TensorSharding& out,
+                                                          const std::vector<std::string>& manual,
+                                                          const Shape& global) {
+  const std::optional<TensorSharding> none;
+  if (lowering.in_manual_body() || !lowering.spmd()->on_tiles || op.num_regions() != 1 ||
+      op.region(0).num_blocks() != 1 || out.open.size() != out.dims.size() ||
+      !Restricted(out, manual).IsReplicated()) {
+    return none;
+  }
+  const ir::Operation* done = op.region(0).block(0).back();
+  if (done == nullptr || r >= done->operands().size()) return none;
+  const ir::Operation* constraint = done->operand(r)->defining_op();
+  if (constraint == nullptr || constraint->code() != ir::OpCode::kSdyShardingConstraint) {
+    return none;
+  }
+  StatusOr<TensorSharding> named = ParseSharding(OpaqueText(constraint->GetAttr("sharding")),
+                                                 lowering.spmd()->meshes);
+  if (!named.ok() || named->dims.size() != global.dims.size() || !named->unreduced.empty() ||
+      !on_tiles::SameMesh(named->mesh, out.mesh) || named->IsReplicated() ||
+      lowering.spmd()->num_partitions != named->mesh.num_devices() ||
+      !on_tiles::SimpleAxes(*named) || !named->LocalDims(global.dims).ok()) {
+    return none;
+  }
+  for (size_t d = 0; d < named->dims.size(); ++d) {
+    if (!named->dims[d].empty() && !out.open[d]) return none;
+    for (const AxisRef& ref : named->dims[d]) {
+      if (std::find(manual.begin(), manual.end(), ref.name) != manual.end()) return none;
+    }
+  }
+  TensorSharding tiles = *named;
+  tiles.open.clear();
+  return std::optional<TensorSharding>(std::move(tiles));
+}
+
 // sdy.manual_computation: each operand's tile (over the manual axes) goes
 // into the body; each body result, a tile, is held as the tiles of the op's
 // result (gathered on its first whole use).
@@ -157,6 +199,13 @@ Status LowerManualComputation(Lowering& lowering, const ir::Operation& op) {
                            "nested in another");
     }
     KILN_ASSIGN_OR_RETURN(ValueId whole, lowering.GatherTiles(returned[r], global, sharding));
+    KILN_ASSIGN_OR_RETURN(std::optional<TensorSharding> inner,
+                          ConstrainedInBody(lowering, op, r, out[r], manual, global));
+    if (inner) {
+      KILN_ASSIGN_OR_RETURN(ValueId tile, EmitTile(lowering, whole, global, *inner));
+      lowering.BindTiles(op.result(r), tile, *inner);
+      continue;
+    }
     lowering.Bind(op.result(r), whole);
   }
   return Status::Ok();

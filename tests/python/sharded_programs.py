@@ -234,6 +234,7 @@ EXTRA_NAMES = [
 EXTRA_NAMES_2D = [
     "constraint/x_to_y", "out_shardings/x_y", "random/normal_x_y", "uneven/x_y",
     "unreduced/einsum_add", "unreduced/reshard", "shard_map/nested",
+    "shard_map/auto_constraint",
 ]
 # Programs on meshes of explicit axes whose results hold partial sums
 # (unreduced): their devices' shards are compared, not only the sums.
@@ -352,6 +353,11 @@ def _programs(count: int):
                                         out_specs=P("y"), axis_names={"y"})(x).sum(0),
                 mesh=mesh2, in_specs=P("x"), out_specs=P("x"), axis_names={"x"}))(
                     jax.device_put(a, x_y)),
+            # A constraint over the axis a shard_map leaves automatic, in its
+            # body: the result takes it through the open out_sharding.
+            "shard_map/auto_constraint": lambda: jax.jit(jax.shard_map(
+                lambda v: wsc(v * v, NamedSharding(mesh2, P("x"))), mesh=mesh2, in_specs=P(),
+                out_specs=P(), check_vma=False, axis_names={"y"}))(jax.device_put(a, x_y)),
             "uneven/x_y": lambda: jax.jit(lambda x: jnp.cos(wsc(x[:5, : n + 1], x_y)).sum())(
                 jax.device_put(a, x_y)),
         })

@@ -49,6 +49,10 @@ GSPMD_KNOWN = {
     # GSPMD reverses a sharded dimension by permuting the devices that hold
     # its tiles; Kiln moves the data and keeps the operand's tiling.
     "reverse/x": "GSPMD reverses by renumbering the devices",
+    # In GSPMD's form (Sharding custom calls around SPMDShardToFullShape
+    # with unspecified_dims) Kiln does not carry the body's tiling out.
+    "shard_map/auto_constraint": "GSPMD: a constraint over automatic axes in a shard_map's "
+                                 "body is not carried out of it",
 }
 # GSPMD returns top_k's results whole (XLA's TopK custom call has no
 # sharding rule there); Kiln keeps the batch dimension's tiles, as Shardy.
