@@ -360,8 +360,7 @@ StatusOr<std::optional<Spmd>> PlanSpmd(const ir::Module& module, const ir::Opera
                                                   spmd.meshes));
       const auto index = static_cast<size_t>(value->index());
       // Open dimensions: the lowering holds what the body gives them.
-      if (index < out.size() && std::find(out[index].open.begin(), out[index].open.end(), true) ==
-                                    out[index].open.end()) {
+      if (index < out.size() && !out[index].AnyOpen()) {
         spmd.results[r] = std::move(out[index]);
       }
     } else if (producer->code() == ir::OpCode::kSdyShardingConstraint ||
@@ -371,10 +370,9 @@ StatusOr<std::optional<Spmd>> PlanSpmd(const ir::Module& module, const ir::Opera
       // An open dimension takes what the value has (the lowering decides);
       // a dimension the axes do not divide leaves the result whole (XLA
       // reports it replicated too).
-      const bool open = std::find(named.open.begin(), named.open.end(), true) != named.open.end();
       const bool even = value->type().HasStaticShape() &&
                         named.LocalDims(value->type().dims()).ok();
-      if (!open && even) spmd.results[r] = std::move(named);
+      if (!named.AnyOpen() && even) spmd.results[r] = std::move(named);
     }
   }
   return std::optional<Spmd>(std::move(spmd));

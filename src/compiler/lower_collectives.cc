@@ -849,16 +849,11 @@ std::string CombineKey(const Graph& graph, const Node& node) {
 }
 
 // Whether a node's place among such nodes must stay: side effects other
-// than collectives and the SPMD nodes (every device orders its collectives
-// by the same plan, so they may move).
+// than collectives (those a partitioned program lists as themselves) and
+// the SPMD nodes (every device orders its collectives by the same plan, so
+// they may move).
 bool KeepsItsOrder(const Node& node) {
-  if (!node.has_side_effects) return false;
-  if (node.op.starts_with("kiln.spmd_")) return false;
-  static constexpr std::string_view kCollectives[] = {
-      "stablehlo.all_reduce", "stablehlo.all_gather",         "stablehlo.reduce_scatter",
-      "stablehlo.all_to_all", "stablehlo.collective_permute", "stablehlo.collective_broadcast"};
-  return std::find(std::begin(kCollectives), std::end(kCollectives), node.op) ==
-         std::end(kCollectives);
+  return node.has_side_effects && node.listing.empty() && !node.op.starts_with("kiln.spmd_");
 }
 
 }  // namespace
@@ -984,13 +979,14 @@ Status CombineAllReduces(Lowering& lowering) {
       ++waiting[u];
     }
   }
-  std::vector<bool> live(units, false);
-  for (size_t i = 0; i < count; ++i) live[unit_of(i)] = true;
+  size_t live = 0;  // units left: old nodes outside groups and the combined ones
   std::priority_queue<std::pair<size_t, size_t>, std::vector<std::pair<size_t, size_t>>,
                       std::greater<>>
       ready;
   for (size_t u = 0; u < units; ++u) {
-    if (live[u] && waiting[u] == 0) ready.emplace(rank[u], u);
+    if (u < count && group_of[u] >= 0) continue;
+    ++live;
+    if (waiting[u] == 0) ready.emplace(rank[u], u);
   }
   std::vector<Node> nodes;
   nodes.reserve(units);
@@ -1002,11 +998,7 @@ Status CombineAllReduces(Lowering& lowering) {
       if (--waiting[v] == 0) ready.emplace(rank[v], v);
     }
   }
-  if (nodes.size() != count - [&] {
-        size_t gone = 0;
-        for (const std::vector<size_t>& members : groups) gone += members.size() - 1;
-        return gone;
-      }()) {
+  if (nodes.size() != live) {
     return Internal("combining all_reduces left a cycle among ", count, " nodes");
   }
   graph.nodes = std::move(nodes);

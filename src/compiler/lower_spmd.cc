@@ -63,18 +63,6 @@ StatusOr<std::vector<int64_t>> CoordinatesOf(const TensorSharding& sharding, int
   return std::move(*coordinates);
 }
 
-// Whether any dimension of `sharding` is split along (part of) mesh axis
-// `axis`.
-bool SplitsAlong(const TensorSharding& sharding, size_t axis) {
-  const std::string& name = sharding.mesh.axes[axis];
-  for (const auto& axes : sharding.dims) {
-    for (const AxisRef& ref : axes) {
-      if (ref.name == name) return true;
-    }
-  }
-  return false;
-}
-
 // A sharding with only the axes of `keep`.
 TensorSharding Restricted(const TensorSharding& sharding, const std::vector<std::string>& keep) {
   TensorSharding restricted = sharding;
@@ -544,38 +532,56 @@ StatusOr<ValueId> EmitGather(Lowering& lowering, ValueId local, const Shape& glo
   // Removable when unused (every device's plan drops it alike); a constant
   // tile is not folded, since folding runs on no device.
   const bool constant = lowering.graph().values[static_cast<size_t>(local)].constant != nullptr;
+  // Each device meets the devices that differ from it only along the axes
+  // that split the array (in a manual computation's body, devices that
+  // differ along its manual axes hold other arrays); worked out here, once.
+  struct Meeting {
+    std::vector<std::vector<int64_t>> groups;       // logical ids, in a fixed order
+    std::vector<int32_t> group_of;                  // per logical id
+    std::vector<std::vector<int64_t>> coordinates;  // per logical id
+  };
+  auto meeting = std::make_shared<Meeting>();
+  std::vector<AxisRef> axes;
+  for (const auto& dim : sharding.dims) axes.insert(axes.end(), dim.begin(), dim.end());
+  meeting->groups = GroupsAlong(sharding.mesh, axes);
+  const auto devices = static_cast<size_t>(sharding.mesh.num_devices());
+  meeting->group_of.assign(devices, -1);
+  meeting->coordinates.resize(devices);
+  for (size_t g = 0; g < meeting->groups.size(); ++g) {
+    for (int64_t id : meeting->groups[g]) {
+      if (id < 0 || static_cast<size_t>(id) >= devices) {
+        return InvalidArgument("device ", id, " outside the mesh's ", devices);
+      }
+      meeting->group_of[static_cast<size_t>(id)] = static_cast<int32_t>(g);
+      KILN_ASSIGN_OR_RETURN(meeting->coordinates[static_cast<size_t>(id)],
+                            CoordinatesOf(sharding, id));
+    }
+  }
   KILN_ASSIGN_OR_RETURN(
       std::vector<ValueId> outputs,
       lowering.EmitNode(
           GatherOp(), {local}, {global},
-          [sharding](RunContext& ctx) -> Status {
+          [sharding, meeting](RunContext& ctx) -> Status {
             const ExecutionEnv& env = ctx.env();
             const int64_t partitions = env.num_partitions;
-            // The devices that differ from this one only along the axes
-            // that split the array (in a manual computation's body, devices
-            // that differ along its manual axes hold other arrays).
-            KILN_ASSIGN_OR_RETURN(std::vector<int64_t> own,
-                                  CoordinatesOf(sharding, env.partition_id));
-            SmallVector<int64_t> members, group;
-            for (int64_t p = 0; p < partitions; ++p) {
-              KILN_ASSIGN_OR_RETURN(std::vector<int64_t> theirs, CoordinatesOf(sharding, p));
-              bool same = true;
-              for (size_t a = 0; a < own.size() && same; ++a) {
-                same = own[a] == theirs[a] || SplitsAlong(sharding, a);
-              }
-              if (!same) continue;
-              members.push_back(p);
-              group.push_back(env.replica_id * partitions + p);
+            if (env.partition_id < 0 ||
+                static_cast<size_t>(env.partition_id) >= meeting->group_of.size()) {
+              return InvalidArgument("partition ", env.partition_id,
+                                     " is not a device of the mesh (", meeting->group_of.size(),
+                                     " devices)");
             }
+            const std::vector<int64_t>& members = meeting->groups[static_cast<size_t>(
+                meeting->group_of[static_cast<size_t>(env.partition_id)])];
+            SmallVector<int64_t> group;
+            for (int64_t p : members) group.push_back(env.replica_id * partitions + p);
             void* mine[] = {const_cast<void*>(ctx.in(0))};
             auto work = [&](std::span<void* const> all) -> Status {
               const Shape& tile = ctx.in_shape(0);
               const Shape& whole = ctx.out_shape(0);
               for (size_t m = 0; m < all.size(); ++m) {
-                KILN_ASSIGN_OR_RETURN(std::vector<int64_t> coordinates,
-                                      CoordinatesOf(sharding, members[m]));
-                CopyTile(sharding, coordinates, whole.element_type, whole.dims, tile.dims, all[m],
-                         ctx.out(0), /*into_whole=*/true);
+                CopyTile(sharding, meeting->coordinates[static_cast<size_t>(members[m])],
+                         whole.element_type, whole.dims, tile.dims, all[m], ctx.out(0),
+                         /*into_whole=*/true);
               }
               return Status::Ok();
             };

@@ -342,10 +342,11 @@ StatusOr<ValueId> EmitPlaceTile(Lowering& lowering, ValueId tile, const Shape& s
 StatusOr<ValueId> EmitGather(Lowering& lowering, ValueId local, const Shape& global,
                              const TensorSharding& sharding);
 bool SameTiling(const TensorSharding& a, const TensorSharding& b, std::span<const int64_t> dims);
-// all_reduces of a partitioned program's graph with the same groups and
-// body, none using another's result before the last of them, become one
-// variadic all_reduce where the last was (as XLA's all-reduce combiner
-// does): the devices meet once for all of them (lower_collectives.cc).
+// all_reduces of a partitioned program's graph with the same groups, body
+// and element type, none depending on another's result, become one
+// variadic all_reduce in the last one's place, the other nodes reordered
+// around it (as XLA's all-reduce combiner does): the devices meet once for
+// all of them (lower_collectives.cc).
 Status CombineAllReduces(Lowering& lowering);
 // The collectives: all_reduce, all_gather, reduce_scatter, all_to_all,
 // collective_permute, collective_broadcast (lower_collectives.cc).

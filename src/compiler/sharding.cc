@@ -478,9 +478,6 @@ StatusOr<std::optional<TensorSharding>> ParseHloSharding(std::string_view text,
                                "`");
         }
       }
-      if (subgroups.size() >= tiles.size() || subgroups.size() > 2) {
-        return in.Error(StrCat(subgroups.size(), " subgroup dimensions of ", tiles.size()));
-      }
     } else if (in.AcceptWord("metadata")) {
       KILN_RETURN_IF_ERROR(in.Expect('='));
       in.SkipItem();
@@ -490,6 +487,9 @@ StatusOr<std::optional<TensorSharding>> ParseHloSharding(std::string_view text,
     } else {
       return in.Error("unexpected text in an HloSharding");
     }
+  }
+  if (subgroups.size() > tiles.size() || subgroups.size() > 2) {
+    return in.Error(StrCat(subgroups.size(), " subgroup dimensions of ", tiles.size()));
   }
   TensorSharding sharding;
   const size_t rank = tiles.size() - subgroups.size();

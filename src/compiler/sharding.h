@@ -11,6 +11,7 @@
 // the k-sized major part.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -70,6 +71,8 @@ struct TensorSharding {
   // Whether every dimension is whole and no axis unreduced (a replicated
   // tensor).
   bool IsReplicated() const;
+  // Whether any dimension is open.
+  bool AnyOpen() const { return std::find(open.begin(), open.end(), true) != open.end(); }
 };
 
 // The groups of `mesh`'s logical devices that differ only along `axes`

@@ -97,7 +97,12 @@ TEST(ShardingTest, GspmdShardingsBecomeMeshesOfTheirTileAssignment) {
   auto both = ParseHloSharding("{devices=[2,2,2]<=[8] last_tile_dims={manual, replicated}}", 8);
   ASSERT_TRUE(both.ok() && both->has_value()) << both.status().ToString();
   EXPECT_EQ((*both)->dims.size(), 1u);
-  EXPECT_EQ(ParseHloSharding("{devices=[2,2]<=[4] last_tile_dims={manual, replicated}}", 4)
+  // A scalar's: every tile dimension a subgroup. Three are more than HLO has.
+  auto scalar = ParseHloSharding("{devices=[2,2]<=[4] last_tile_dims={manual, replicated}}", 4);
+  ASSERT_TRUE(scalar.ok()) << scalar.status().ToString();
+  EXPECT_FALSE(scalar->has_value());
+  EXPECT_EQ(ParseHloSharding("{devices=[1,2,2]<=[4] last_tile_dims={manual, replicated, manual}}",
+                             4)
                 .status()
                 .code(),
             StatusCode::kInvalidArgument);
