@@ -169,34 +169,10 @@ StatusOr<ir::Value*> TileOf(Lowering& lowering, const ir::Operation& op, size_t 
     if (finer) return lowering.StandIn(*finer, LocalType(operand->type(), local));
     // Held as other tiles: gathered whole (once) and cut again below.
   }
-  // A broadcast (of a scalar or a bias, typically) is made again at the
-  // tile's size rather than cut from the whole broadcast.
-  const ir::Operation* producer = operand->defining_op();
-  if (producer != nullptr && producer->code() == ir::OpCode::kBroadcastInDim &&
-      local != global.dims && IsRealTensor(producer->operand(0)->type())) {
-    std::optional<std::vector<int64_t>> mapping = ir::IntegersOf(
-        producer->GetAttr("broadcast_dimensions"));
-    const std::vector<int64_t>& from = producer->operand(0)->type().dims();
-    if (mapping && mapping->size() == from.size()) {
-      TensorSharding inner = Unsplit(sharding.mesh, from.size());
-      bool fits = true;
-      for (size_t k = 0; k < from.size(); ++k) {
-        const auto to = static_cast<size_t>((*mapping)[k]);
-        if (to >= global.dims.size()) fits = false;
-        // A split dimension the broadcast makes from size 1 stays whole.
-        if (!fits || sharding.dims[to].empty() || from[k] == 1) continue;
-        if (from[k] != global.dims[to]) fits = false;
-        inner.dims[k] = sharding.dims[to];
-      }
-      if (fits) {
-        KILN_ASSIGN_OR_RETURN(ir::Value * source, TileOf(lowering, *producer, 0, inner));
-        KILN_ASSIGN_OR_RETURN(std::vector<ValueId> made,
-                              LowerRebuilt(lowering, *producer, producer->name(), {source},
-                                           {LocalType(operand->type(), local)}, {}, producer));
-        return lowering.StandIn(made[0], LocalType(operand->type(), local));
-      }
-    }
-  }
+  // Made again on tiles where it can be (a broadcast of a scalar or a
+  // bias, a mask from iotas), rather than cut from the whole value.
+  KILN_ASSIGN_OR_RETURN(std::optional<ValueId> early, lowering.TileEarly(operand, sharding));
+  if (early) return lowering.StandIn(*early, LocalType(operand->type(), local));
   KILN_ASSIGN_OR_RETURN(ValueId whole, lowering.Lookup(operand));
   KILN_ASSIGN_OR_RETURN(ValueId tile, EmitTile(lowering, whole, global, sharding));
   return lowering.StandIn(tile, LocalType(operand->type(), local));

@@ -29,15 +29,18 @@ constexpr std::string_view kMadeOnTiles = "kiln.on_tiles";
 
 // The tilings `region`'s terminator leaves its operands in when its block
 // arguments are `arguments`; nullopt when the region does not lower so.
-std::optional<Tilings> Probe(Lowering& lowering, const ir::Region& region,
-                             const Tilings& arguments) {
+// `wanted`: per block argument arriving whole, the tiling a use in the
+// region first cut it to.
+std::optional<Tilings> Probe(Lowering& lowering, const ir::Region& region, const Tilings& arguments,
+                             Tilings* wanted = nullptr) {
   Lowering::RegionTiles& entry = lowering.TilesFor(&region);
-  entry = Lowering::RegionTiles{arguments, {}, /*probe=*/true, {}};
+  entry = Lowering::RegionTiles{arguments, {}, /*probe=*/true, {}, {}};
   std::vector<ValueId> captures;
   const bool annotated = lowering.annotated();
   const bool lowered = lowering.LowerRegion(region, &captures).ok();
   lowering.set_annotated(annotated);  // a failed probe names no op
   Tilings observed = std::move(lowering.TilesFor(&region).observed);
+  if (wanted != nullptr) *wanted = std::move(lowering.TilesFor(&region).wanted);
   // The original region may still be lowered whole (the op falls back).
   lowering.TilesFor(&region) = Lowering::RegionTiles{};
   if (!lowered) return std::nullopt;
@@ -114,9 +117,14 @@ StatusOr<bool> OnTilesWhile(Lowering& lowering, const ir::Operation& op) {
       any = true;
     }
   }
-  // Carries the body leaves as tiles are tiles from the start.
-  for (int round = 0; round < 2; ++round) {
-    std::optional<Tilings> observed = Probe(lowering, op.region(1), carries);
+  // Carries the body leaves as tiles are tiles from the start; so are
+  // carries the body leaves whole but cuts to tiles where it uses them (a
+  // vector multiplied by a matrix split on its columns), as Shardy
+  // propagates that use's sharding back into the carry: each iteration
+  // then sums its product into the carry's tiles.
+  for (int round = 0; round < 3; ++round) {
+    Tilings wanted;
+    std::optional<Tilings> observed = Probe(lowering, op.region(1), carries, &wanted);
     if (!observed || observed->size() != count) return false;
     bool changed = false;
     for (size_t i = 0; i < count; ++i) {
@@ -127,6 +135,15 @@ StatusOr<bool> OnTilesWhile(Lowering& lowering, const ir::Operation& op) {
       if (!carries[i] && Usable(op.operand(i)->type(), seen)) {
         carries[i] = std::move(seen);
         changed = any = true;
+      }
+    }
+    if (!changed) {
+      for (size_t i = 0; i < count && i < wanted.size(); ++i) {
+        if (!carries[i] && lowering.HeldAsTiles(op.operand(i)) == nullptr &&
+            Usable(op.operand(i)->type(), wanted[i])) {
+          carries[i] = wanted[i];
+          changed = any = true;
+        }
       }
     }
     if (!changed) break;

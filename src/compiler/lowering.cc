@@ -111,6 +111,16 @@ Status Lowering::LowerEntry(const ir::Module& module, const ir::Operation& entry
       graph.results[r] = known->second.local;
       continue;
     }
+    if (terminator != nullptr && r < terminator->operands().size()) {
+      // Made on tiles from the start where it can be (Shardy propagates a
+      // result's sharding back through the ops that make it).
+      KILN_ASSIGN_OR_RETURN(std::optional<ValueId> early,
+                            lowering.TileEarly(terminator->operand(r), sharding));
+      if (early) {
+        graph.results[r] = *early;
+        continue;
+      }
+    }
     KILN_ASSIGN_OR_RETURN(graph.results[r], EmitTile(lowering, global, shape, sharding));
   }
   return CombineAllReduces(lowering);
@@ -413,7 +423,42 @@ StatusOr<ValueId> Lowering::LocalTile(const ir::Value* value, const TensorShardi
   if (auto it = tiles_.find(id); it != tiles_.end()) {
     if (SameTiling(it->second.sharding, sharding, global.dims)) return it->second.local;
   }
+  KILN_ASSIGN_OR_RETURN(std::optional<ValueId> early, TileEarly(value, sharding));
+  if (early) return *early;
   return EmitTile(*this, id, global, sharding);
+}
+
+const ir::Operation* Lowering::ProducerOf(const ir::Value*& value, ValueId id) const {
+  for (int step = 0; step < kMaxDepth; ++step) {
+    auto bound = values_.find(value);
+    if (bound == values_.end() || bound->second != id) return nullptr;
+    const ir::Operation* op = value->defining_op();
+    if (op == nullptr) {
+      // An inlined function's argument: the call's operand.
+      auto call = inlined_by_.find(value);
+      if (call == inlined_by_.end()) return nullptr;
+      const auto i = static_cast<size_t>(value->index());
+      if (value->index() < 0 || i >= call->second->operands().size()) return nullptr;
+      value = call->second->operand(i);
+      continue;
+    }
+    if (op->code() != ir::OpCode::kFuncCall) return op;
+    // A call's result: the value its function returned.
+    ir::Attribute callee = op->GetAttr("callee");
+    if (!callee.Is(ir::AttrKind::kSymbolRef) || callee->symbol_path.empty()) return nullptr;
+    const ir::Operation* function = module_.LookupFunction(callee->symbol_path.back());
+    if (function == nullptr || function->num_regions() != 1 ||
+        function->region(0).num_blocks() != 1) {
+      return nullptr;
+    }
+    const ir::Operation* terminator = function->region(0).block(0).back();
+    const auto r = static_cast<size_t>(value->index());
+    if (terminator == nullptr || value->index() < 0 || r >= terminator->operands().size()) {
+      return nullptr;
+    }
+    value = terminator->operand(r);
+  }
+  return nullptr;
 }
 
 StatusOr<std::optional<ValueId>> Lowering::PlaceAsPartials(const Tiles& tiles, const Shape& global,
@@ -534,6 +579,7 @@ Status Lowering::InlineFunction(const ir::Operation& call, std::string_view attr
     }
     KILN_ASSIGN_OR_RETURN(ValueId id, Input(call, i));
     Bind(body.argument(i), id);
+    inlined_by_[body.argument(i)] = &call;
   }
   std::vector<ValueId> returned;
   std::vector<ValueId>* saved = return_values_;
@@ -587,6 +633,7 @@ StatusOr<std::shared_ptr<const Graph>> Lowering::LowerRegion(const ir::Region& r
   auto tiling = region_tiles_.find(&region);
   if (tiling != region_tiles_.end()) inner.region_results_ = &tiling->second;
   const ir::Block& block = region.block(0);
+  inner.region_block_ = &block;
   for (size_t i = 0; i < block.num_arguments(); ++i) {
     KILN_ASSIGN_OR_RETURN(Shape shape, inner.ShapeOf(block.argument(i)));
     if (inner.region_results_ != nullptr && i < inner.region_results_->arguments.size() &&

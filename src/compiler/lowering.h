@@ -157,6 +157,15 @@ class Lowering {
   // parameter's (or a gathered value's) own tiles when the tiling is the
   // same, else cut from the whole value when the program runs.
   StatusOr<ValueId> LocalTile(const ir::Value* value, const TensorSharding& sharding);
+  // `value`, held whole, computed once more on the running device's tile
+  // of `sharding` instead of cut from its whole array: Kiln's form of
+  // Shardy's backward propagation. A value a pointwise op, broadcast,
+  // transpose, iota or splat constant of this lowering made (through
+  // inlined calls) is made again from its operands' tiles, recursively;
+  // the whole array then dies unless something else uses it. nullopt for
+  // any other value (the caller cuts it).
+  StatusOr<std::optional<ValueId>> TileEarly(const ir::Value* value,
+                                             const TensorSharding& sharding);
   // The whole array of `global` shape from every device's tile `local`
   // (a meeting of the devices); remembered as `local`'s gathered form.
   StatusOr<ValueId> GatherTiles(ValueId local, const Shape& global, const TensorSharding& sharding);
@@ -214,12 +223,15 @@ class Lowering {
   // arguments arrive as tiles of `arguments` (nullopt: whole), and its
   // terminator's operands leave as tiles of `results`. `probe`: the
   // results leave as they are and `observed` receives the tiling each is
-  // held as (nullopt: whole).
+  // held as (nullopt: whole), and `wanted` per block argument arriving
+  // whole the first tiling a use in the region cut it to (Shardy would
+  // propagate that use's sharding back into the argument).
   struct RegionTiles {
     std::vector<std::optional<TensorSharding>> arguments;
     std::vector<std::optional<TensorSharding>> results;
     bool probe = false;
     std::vector<std::optional<TensorSharding>> observed;
+    std::vector<std::optional<TensorSharding>> wanted;
   };
   // Registers how `region` is lowered by LowerRegion; the entry lives as
   // long as this lowering.
@@ -266,10 +278,20 @@ class Lowering {
   // entry its terminator follows.
   std::unordered_map<const ir::Region*, RegionTiles> region_tiles_;
   RegionTiles* region_results_ = nullptr;
+  const ir::Block* region_block_ = nullptr;  // the block LowerRegion is lowering
   // The body of a while, if or case: tiles of the parent's values are
   // captured as tiles (HeldAsTiles).
   bool tile_captures_ = false;
   const ir::Operation* lowering_op_ = nullptr;  // the op LowerOp is lowering
+  // TileEarly: the op that made `value`, bound to `id` here, followed
+  // through inlined calls (a result to its function's returned value, an
+  // argument to the call's operand) while the bindings still match;
+  // `value` becomes the producer's result. Null for a parameter, a
+  // capture or a value rebound since.
+  const ir::Operation* ProducerOf(const ir::Value*& value, ValueId id) const;
+  // Per argument of an inlined function's body, the call that bound it last.
+  std::unordered_map<const ir::Value*, const ir::Operation*> inlined_by_;
+  int early_depth_ = 0;         // producers TileEarly is making again, nested
   bool returns_tiles_ = false;  // lowering an inlined function's body (InlineFunction)
   std::unordered_set<const ir::Value*> captured_tiles_;  // held as the parent's tiles
 };

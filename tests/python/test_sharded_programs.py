@@ -27,15 +27,6 @@ KNOWN = {
     # splits the column dimension into factors and keeps "y" on the minor
     # one; Kiln gathers the columns and returns the result whole.
     "reshape_split/_xy": "a reshape keeping the minor axis of a split dimension",
-    # A loop multiplying a whole vector by a matrix split on its columns:
-    # Shardy propagates the columns' axes back into the vector (the loop
-    # carry), so XLA sums each product by reduce_scatter into a split
-    # vector; Kiln propagates forward only and keeps the vector whole.
-    "matvec_loop/_x": "backward propagation into a loop carry",
-    "matvec_loop/_xy": "backward propagation into a loop carry",
-    "matvec_loop/_y": "backward propagation into a loop carry",
-    **{f"matvec_loop_linear/{layout}": "backward propagation into a loop carry"
-       for layout in ("_x", "_xy", "_y")},
 }
 
 
@@ -45,7 +36,6 @@ KNOWN = {
 # choices there (docs/sharding.md).
 GSPMD_COUNT = 4
 GSPMD_KNOWN = {
-    **{name: reason for name, reason in KNOWN.items() if name.startswith("matvec_loop")},
     # GSPMD reverses a sharded dimension by permuting the devices that hold
     # its tiles; Kiln moves the data and keeps the operand's tiling.
     "reverse/x": "GSPMD reverses by renumbering the devices",

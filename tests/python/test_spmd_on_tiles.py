@@ -129,3 +129,64 @@ def test_a_partitioned_program_reports_what_each_device_runs():
     # The three gradients' partial sums are summed by one all-reduce each
     # iteration (XLA's all-reduce combiner does the same).
     assert text["grads"].count("all-reduce(") == 1, text["grads"]
+
+
+EARLY = r'''
+import json
+import jax, numpy as np, jax.numpy as jnp
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+mesh = Mesh(np.array(jax.devices()), ("x",))
+rows = NamedSharding(mesh, P("x", None))
+out = {}
+# A sharded initialisation: every op of the threefry bits and the normal
+# transform under an output sharding.
+init = jax.jit(lambda key: jax.random.normal(key, (1024, 512)) * 0.02, out_shardings=rows)
+out["init"] = np.asarray(init(jax.random.key(0))).ravel()[::997].tolist()
+compiled = init.lower(jax.random.key(0)).compile()
+out["init_text"] = compiled.as_text()
+out["init_temp"] = compiled.memory_analysis().temp_size_in_bytes
+# A causal mask from iotas beside a row-split operand.
+x = jax.device_put(np.arange(256 * 256, dtype=np.float32).reshape(256, 256), rows)
+def mask(a):
+    keep = jnp.arange(256)[:, None] >= jnp.arange(256)[None, :]
+    return jnp.where(keep, a, -1e9)
+out["mask"] = np.asarray(jax.jit(mask)(x)).ravel()[::251].tolist()
+out["mask_text"] = jax.jit(mask).lower(x).compile().as_text()
+# A replicated operand's elementwise chain beside a row-split one.
+w = jax.device_put(np.linspace(0, 1, 256 * 256, dtype=np.float32).reshape(256, 256),
+                   NamedSharding(mesh, P()))
+chain = jax.jit(lambda a, b: a + jnp.exp(jnp.sin(b) * 2))
+out["chain"] = np.asarray(chain(x, w)).ravel()[::251].tolist()
+out["chain_text"] = chain.lower(x, w).compile().as_text()
+print(json.dumps(out))
+'''
+
+
+def test_a_value_a_tiled_use_wants_is_made_on_tiles_from_the_start():
+    """Kiln's backward propagation (src/compiler/lower_on_tiles_early.cc):
+    a value its operands leave whole is made on each device's tile when a
+    use wants it as tiles, instead of made whole and cut."""
+    def run(mode):
+        env = {k: v for k, v in os.environ.items() if not k.startswith("KILN_")}
+        env.update(JAX_PLATFORMS="kiln", KILN_NUM_DEVICES="4")
+        if mode:
+            env["KILN_SPMD"] = mode
+        result = subprocess.run([sys.executable, "-c", EARLY], env=env, capture_output=True,
+                                text=True, timeout=300)
+        assert result.returncode == 0, result.stderr[-3000:]
+        return json.loads(result.stdout.strip().splitlines()[-1])
+
+    tiles, whole = run(None), run("gather")
+    for key in ("init", "mask", "chain"):
+        np.testing.assert_allclose(tiles[key], whole[key], rtol=1e-6, atol=1e-7)
+    # No device makes the whole 1024 x 512 array (2 MiB) or any of the
+    # threefry chain's whole u32 arrays; its scratch is a few tiles.
+    assert "[1024,512]" not in tiles["init_text"], tiles["init_text"]
+    assert tiles["init_temp"] < 2 << 20, tiles["init_temp"]
+    assert whole["init_temp"] >= 2 << 20, whole["init_temp"]
+    # The mask and the chain are made at the tile's size.
+    for key in ("mask_text", "chain_text"):
+        assert "[64,256]" in tiles[key], tiles[key]
+        made_whole = [line for line in tiles[key].splitlines() if "[256,256]" in line
+                      and not any(word in line for word in ("parameter(", "ENTRY", "HloModule"))]
+        assert not made_whole, tiles[key]

@@ -1,0 +1,188 @@
+// Values made on tiles from the start (issue 28; docs/sharding.md): Kiln's
+// form of Shardy's backward propagation. The lowering walks the program
+// forward, so a value its operands leave whole is computed whole; when a
+// later use wants it as tiles (an output sharding, a sharding constraint,
+// an op whose other operands are tiles), cutting the whole array would
+// leave every device computing all of it. Instead the op that made it is
+// made again on the running device's tile, its operands' tiles made the
+// same way in turn, down to parameters, constants and iotas: a sharded
+// initialisation (`jax.random.normal` under `out_shardings`) or a mask
+// built from iotas costs each device its share. The whole array dies
+// unless another use needs it (EliminateDeadNodes).
+//
+// Ops made again: those whose element k comes from elements k of their
+// operands (pointwise, elementwise, compare, a same-width bitcast_convert),
+// broadcast_in_dim, transpose, iota and splat constants. A value of any
+// other op is cut as before.
+#include <optional>
+#include <vector>
+
+#include "compiler/lowering.h"
+#include "compiler/on_tiles.h"
+#include "ir/op_description.h"
+
+namespace kiln::compiler {
+namespace {
+
+using namespace on_tiles;  // NOLINT(google-build-using-namespace)
+
+// Producers followed at most, nested: a chain longer than this (a long
+// unrolled computation) is cut where it stops.
+constexpr int kMaxEarlyDepth = 512;
+
+bool ElementForElement(const ir::Operation& op) {
+  if (op.code() == ir::OpCode::kUnknown || op.num_regions() != 0 || op.num_results() != 1) {
+    return false;
+  }
+  if (op.code() == ir::OpCode::kBitcastConvert) {
+    return op.operands().size() == 1 && op.operand(0)->type().dims() == op.result(0)->type().dims();
+  }
+  const ir::OpDescription& description = ir::DescribeOp(op.code());
+  return description.Has(ir::kPointwise) || description.elementwise ||
+         op.code() == ir::OpCode::kCompare;
+}
+
+// `op`'s result (of global dims `global`) made as the running device's
+// tile of `sharding`, `local` its dims; nullopt for an op not made again.
+StatusOr<std::optional<ValueId>> MakeOnTile(Lowering& lowering, const ir::Operation& op,
+                                            const TensorSharding& sharding,
+                                            const std::vector<int64_t>& local) {
+  const ir::Type& type = op.result(0)->type();
+  const std::vector<int64_t>& global = type.dims();
+  const ir::Type local_type = LocalType(type, local);
+  auto made = [&](StatusOr<std::vector<ValueId>> results) -> StatusOr<std::optional<ValueId>> {
+    KILN_RETURN_IF_ERROR(results.status());
+    return std::optional<ValueId>(results.value()[0]);
+  };
+  switch (op.code()) {
+    case ir::OpCode::kBroadcastInDim: {
+      if (!IsRealTensor(op.operand(0)->type())) return std::optional<ValueId>();
+      std::optional<std::vector<int64_t>> mapping =
+          ir::IntegersOf(op.GetAttr("broadcast_dimensions"));
+      const std::vector<int64_t>& from = op.operand(0)->type().dims();
+      if (!mapping || mapping->size() != from.size()) return std::optional<ValueId>();
+      // A dimension broadcast from size 1 stays whole; one carried over
+      // takes the result's axes.
+      TensorSharding inner = Unsplit(sharding.mesh, from.size());
+      for (size_t k = 0; k < from.size(); ++k) {
+        const auto to = static_cast<size_t>((*mapping)[k]);
+        if ((*mapping)[k] < 0 || to >= global.size()) return std::optional<ValueId>();
+        if (sharding.dims[to].empty() || from[k] == 1) continue;
+        if (from[k] != global[to]) return std::optional<ValueId>();
+        inner.dims[k] = sharding.dims[to];
+      }
+      KILN_ASSIGN_OR_RETURN(ir::Value * source, TileOf(lowering, op, 0, inner));
+      return made(LowerRebuilt(lowering, op, op.name(), {source}, {local_type}, {}, &op));
+    }
+    case ir::OpCode::kTranspose: {
+      std::optional<std::vector<int64_t>> permutation = ir::IntegersOf(op.GetAttr("permutation"));
+      if (!permutation || permutation->size() != global.size()) return std::optional<ValueId>();
+      TensorSharding inner = Unsplit(sharding.mesh, global.size());
+      for (size_t i = 0; i < permutation->size(); ++i) {
+        const auto from = static_cast<size_t>((*permutation)[i]);
+        if ((*permutation)[i] < 0 || from >= global.size()) return std::optional<ValueId>();
+        inner.dims[from] = sharding.dims[i];
+      }
+      KILN_ASSIGN_OR_RETURN(ir::Value * source, TileOf(lowering, op, 0, inner));
+      return made(LowerRebuilt(lowering, op, op.name(), {source}, {local_type}, {}, &op));
+    }
+    case ir::OpCode::kIota: {
+      const int64_t dimension = IntAttr(op, "iota_dimension", -1);
+      if (dimension < 0 || static_cast<size_t>(dimension) >= global.size()) {
+        return std::optional<ValueId>();
+      }
+      const auto d = static_cast<size_t>(dimension);
+      if (sharding.dims[d].empty()) {
+        return made(LowerRebuilt(lowering, op, op.name(), {}, {local_type}, {}, &op));
+      }
+      // Counting along a split dimension: the device's run of a line of
+      // the whole count, broadcast over the tile's other dimensions.
+      const ir::Type line = LocalType(type, {global[d]});
+      ir::Operation count("kiln.attributes");
+      count.SetAttr("iota_dimension",
+                    ir::Attribute::Integer(0, ir::Type::Element(ElementType::kS64)));
+      KILN_ASSIGN_OR_RETURN(std::vector<ValueId> whole,
+                            LowerRebuilt(lowering, op, op.name(), {}, {line}, {}, &count));
+      TensorSharding along = Unsplit(sharding.mesh, 1);
+      along.dims[0] = sharding.dims[d];
+      KILN_ASSIGN_OR_RETURN(Shape shape, lowering.ShapeOf(op.result(0)));
+      shape.dims = {global[d]};
+      KILN_ASSIGN_OR_RETURN(ValueId run, EmitTile(lowering, whole[0], shape, along));
+      ir::Operation spread("kiln.attributes");
+      spread.SetAttr("broadcast_dimensions", ir::Attribute::DenseI64Array({dimension}));
+      return made(LowerRebuilt(lowering, op, "stablehlo.broadcast_in_dim",
+                               {lowering.StandIn(run, LocalType(type, {local[d]}))}, {local_type},
+                               {}, &spread));
+    }
+    case ir::OpCode::kConstant: {
+      ir::Attribute value = op.GetAttr("value");
+      if (!value.Is(ir::AttrKind::kDenseElements) || !value->splat) {
+        return std::optional<ValueId>();
+      }
+      ir::Operation splat("kiln.attributes");
+      splat.SetAttr("value", ir::Attribute::DenseElements(local_type, value->data, true));
+      return made(LowerRebuilt(lowering, op, op.name(), {}, {local_type}, {}, &splat));
+    }
+    default: break;
+  }
+  if (!ElementForElement(op) || !IsRealTensor(type)) return std::optional<ValueId>();
+  // Operands of the result's shape take the same tiles; scalars (select,
+  // clamp) stay whole.
+  std::vector<ir::Value*> operands;
+  for (size_t i = 0; i < op.operands().size(); ++i) {
+    const ir::Type& operand = op.operand(i)->type();
+    if (!IsRealTensor(operand)) return std::optional<ValueId>();
+    if (operand.dims().empty() && !global.empty()) {
+      KILN_ASSIGN_OR_RETURN(ValueId whole, lowering.Input(op, i));
+      operands.push_back(lowering.StandIn(whole, operand));
+      continue;
+    }
+    if (operand.dims() != global) return std::optional<ValueId>();
+    KILN_ASSIGN_OR_RETURN(ir::Value * tile, TileOf(lowering, op, i, sharding));
+    operands.push_back(tile);
+  }
+  return made(LowerRebuilt(lowering, op, op.name(), operands, {local_type}, {}, &op));
+}
+
+}  // namespace
+
+StatusOr<std::optional<ValueId>> Lowering::TileEarly(const ir::Value* value,
+                                                     const TensorSharding& sharding) {
+  if (spmd_ == nullptr || !spmd_->on_tiles || in_manual_body() || !sharding.unreduced.empty() ||
+      early_depth_ >= kMaxEarlyDepth) {
+    return std::optional<ValueId>();
+  }
+  if (region_results_ != nullptr && region_results_->probe && value->defining_op() == nullptr &&
+      value->owner_block() == region_block_ && value->index() >= 0) {
+    // A probed loop body cuts a carry that arrives whole (OnTilesWhile).
+    std::vector<std::optional<TensorSharding>>& wanted = region_results_->wanted;
+    const auto i = static_cast<size_t>(value->index());
+    if (wanted.size() <= i) wanted.resize(i + 1);
+    if (!wanted[i]) wanted[i] = sharding;
+  }
+  auto bound = values_.find(value);
+  if (bound == values_.end()) return std::optional<ValueId>();
+  const ValueId id = bound->second;
+  if (auto known = tiles_.find(id); known != tiles_.end()) {
+    if (SameTiling(known->second.sharding, sharding, graph_.shape(id).dims)) {
+      return std::optional<ValueId>(known->second.local);
+    }
+  }
+  const ir::Value* source = value;
+  const ir::Operation* producer = ProducerOf(source, id);
+  if (producer == nullptr || producer->num_results() != 1 ||
+      sharding.dims.size() != graph_.shape(id).dims.size()) {
+    return std::optional<ValueId>();
+  }
+  auto local = sharding.LocalDims(graph_.shape(id).dims);
+  if (!local.ok()) return std::optional<ValueId>();  // uneven: cut as before
+  if (*local == graph_.shape(id).dims) return std::optional<ValueId>(id);
+  ++early_depth_;
+  StatusOr<std::optional<ValueId>> tile = MakeOnTile(*this, *producer, sharding, *local);
+  --early_depth_;
+  KILN_RETURN_IF_ERROR(tile.status());
+  if (tile.value()) tiles_.emplace(id, Tiles{*tile.value(), sharding});
+  return tile;
+}
+
+}  // namespace kiln::compiler
