@@ -57,8 +57,8 @@ StatusOr<std::optional<ValueId>> MakeOnTile(Lowering& lowering, const ir::Operat
   switch (op.code()) {
     case ir::OpCode::kBroadcastInDim: {
       if (!IsRealTensor(op.operand(0)->type())) return std::optional<ValueId>();
-      std::optional<std::vector<int64_t>> mapping =
-          ir::IntegersOf(op.GetAttr("broadcast_dimensions"));
+      std::optional<std::vector<int64_t>> mapping = ir::IntegersOf(
+          op.GetAttr("broadcast_dimensions"));
       const std::vector<int64_t>& from = op.operand(0)->type().dims();
       if (!mapping || mapping->size() != from.size()) return std::optional<ValueId>();
       // A dimension broadcast from size 1 stays whole; one carried over
@@ -148,7 +148,7 @@ StatusOr<std::optional<ValueId>> MakeOnTile(Lowering& lowering, const ir::Operat
 
 StatusOr<std::optional<ValueId>> Lowering::TileEarly(const ir::Value* value,
                                                      const TensorSharding& sharding) {
-  if (spmd_ == nullptr || !spmd_->on_tiles || in_manual_body() || !sharding.unreduced.empty() ||
+  if (spmd_ == nullptr || !spmd_->on_tiles || !sharding.unreduced.empty() ||
       early_depth_ >= kMaxEarlyDepth) {
     return std::optional<ValueId>();
   }

@@ -131,9 +131,90 @@ StatusOr<std::optional<TensorSharding>> ConstrainedInBody(Lowering& lowering,
   return std::optional<TensorSharding>(std::move(tiles));
 }
 
+// Operand tiles `held` of a manual computation's operand that the body
+// may take as tiles over automatic axes: in each dimension the manual
+// axes `in` names come first (or none), and the automatic ones after them
+// are those `in` names or, where the dimension is open, any. The tiling
+// of those automatic axes over the body's argument; nullopt when it has
+// none or does not fit.
+std::optional<TensorSharding> AutomaticPart(Lowering& lowering, const Lowering::Tiles* held,
+                                            const TensorSharding& in,
+                                            const std::vector<std::string>& manual,
+                                            const Shape& global) {
+  if (held == nullptr || lowering.in_manual_body() || !held->sharding.unreduced.empty() ||
+      !in.unreduced.empty() || held->sharding.dims.size() != global.dims.size() ||
+      in.dims.size() != global.dims.size() || !on_tiles::SameMesh(held->sharding.mesh, in.mesh) ||
+      !on_tiles::SimpleAxes(held->sharding)) {
+    return std::nullopt;
+  }
+  const TensorSharding manual_part = Restricted(in, manual);
+  TensorSharding inner = on_tiles::Unsplit(in.mesh, global.dims.size());
+  bool any = false;
+  for (size_t d = 0; d < global.dims.size(); ++d) {
+    const std::vector<AxisRef>& have = held->sharding.dims[d];
+    const std::vector<AxisRef>& first = manual_part.dims[d];
+    if (have.size() < first.size() ||
+        !on_tiles::SameAxes({have.begin(), have.begin() + static_cast<ptrdiff_t>(first.size())},
+                            first)) {
+      return std::nullopt;
+    }
+    std::vector<AxisRef> rest(have.begin() + static_cast<ptrdiff_t>(first.size()), have.end());
+    for (const AxisRef& ref : rest) {
+      if (std::find(manual.begin(), manual.end(), ref.name) != manual.end()) return std::nullopt;
+    }
+    std::vector<AxisRef> named = in.dims[d];
+    std::erase_if(named, [&](const AxisRef& ref) {
+      return std::find(manual.begin(), manual.end(), ref.name) != manual.end();
+    });
+    const bool open = d < in.open.size() && in.open[d];
+    if (!on_tiles::SameAxes(rest, named) && !(open && named.empty())) return std::nullopt;
+    any = any || !rest.empty();
+    inner.dims[d] = std::move(rest);
+  }
+  if (!any) return std::nullopt;
+  // The tiles over the manual axes split evenly into the automatic ones.
+  StatusOr<std::vector<int64_t>> local = manual_part.LocalDims(global.dims);
+  if (!local.ok() || !inner.LocalDims(*local).ok()) return std::nullopt;
+  return inner;
+}
+
+// A manual computation's result the body returns as `tiles` over
+// automatic axes: the result's tiling (the manual axes `out` names, major,
+// then the tiles' automatic ones) when `out` leaves those dimensions open
+// or names the same axes; nullopt otherwise.
+std::optional<TensorSharding> CarriedOut(Lowering& lowering, const Lowering::Tiles& tiles,
+                                         const TensorSharding& out,
+                                         const std::vector<std::string>& manual,
+                                         const Shape& global) {
+  const TensorSharding& inner = tiles.sharding;
+  if (lowering.in_manual_body() || !inner.unreduced.empty() || !out.unreduced.empty() ||
+      inner.dims.size() != global.dims.size() || out.dims.size() != global.dims.size() ||
+      !on_tiles::SameMesh(inner.mesh, out.mesh)) {
+    return std::nullopt;
+  }
+  TensorSharding result = Restricted(out, manual);
+  result.open.clear();
+  for (size_t d = 0; d < global.dims.size(); ++d) {
+    std::vector<AxisRef> named = out.dims[d];
+    std::erase_if(named, [&](const AxisRef& ref) {
+      return std::find(manual.begin(), manual.end(), ref.name) != manual.end();
+    });
+    const bool open = d < out.open.size() && out.open[d];
+    if (!on_tiles::SameAxes(inner.dims[d], named) && !(open && named.empty())) {
+      return std::nullopt;
+    }
+    result.dims[d].insert(result.dims[d].end(), inner.dims[d].begin(), inner.dims[d].end());
+  }
+  if (!on_tiles::SimpleAxes(result) || !result.LocalDims(global.dims).ok()) return std::nullopt;
+  return result;
+}
+
 // sdy.manual_computation: each operand's tile (over the manual axes) goes
 // into the body; each body result, a tile, is held as the tiles of the op's
-// result (gathered on its first whole use).
+// result (gathered on its first whole use). Operands split over automatic
+// axes too enter as those tiles, and the body's results leave as the tiles
+// it holds them in where the out_shardings allow (AutomaticPart,
+// CarriedOut).
 Status LowerManualComputation(Lowering& lowering, const ir::Operation& op) {
   if (lowering.spmd() == nullptr) {
     return Unimplemented("sdy.manual_computation in a program compiled without its mesh");
@@ -151,20 +232,49 @@ Status LowerManualComputation(Lowering& lowering, const ir::Operation& op) {
                            " results");
   }
   std::vector<ValueId> arguments;
+  std::vector<std::optional<TensorSharding>> automatic(in.size());
   for (size_t i = 0; i < in.size(); ++i) {
-    KILN_ASSIGN_OR_RETURN(ValueId tile,
-                          lowering.LocalTile(op.operand(i), Restricted(in[i], manual)));
+    TensorSharding sharding = Restricted(in[i], manual);
+    // An operand split over automatic axes too enters the body as those
+    // tiles (its ops compute on them), where the manual axes are the major
+    // ones of each dimension, as Shardy requires.
+    KILN_ASSIGN_OR_RETURN(Shape global, lowering.ShapeOf(op.operand(i)));
+    if (std::optional<TensorSharding> inner = AutomaticPart(lowering,
+                                                            lowering.HeldAsTiles(op.operand(i)),
+                                                            in[i], manual, global)) {
+      for (size_t d = 0; d < sharding.dims.size(); ++d) {
+        sharding.dims[d].insert(sharding.dims[d].end(), inner->dims[d].begin(),
+                                inner->dims[d].end());
+      }
+      automatic[i] = std::move(inner);
+    }
+    KILN_ASSIGN_OR_RETURN(ValueId tile, lowering.LocalTile(op.operand(i), sharding));
     arguments.push_back(tile);
   }
   std::vector<ValueId> returned;
-  KILN_RETURN_IF_ERROR(lowering.InlineBody(op.region(0), arguments, &returned, /*manual=*/true));
+  KILN_RETURN_IF_ERROR(lowering.InlineBody(op.region(0), arguments, &returned, /*manual=*/true,
+                                           automatic));
   if (returned.size() != op.num_results()) {
     return InvalidArgument("the body returns ", returned.size(), " values for ", op.num_results(),
                            " results");
   }
+  const ir::Operation* done = op.region(0).block(0).back();
   for (size_t r = 0; r < returned.size(); ++r) {
-    const TensorSharding sharding = Restricted(out[r], manual);
+    TensorSharding sharding = Restricted(out[r], manual);
     KILN_ASSIGN_OR_RETURN(Shape global, lowering.ShapeOf(op.result(r)));
+    if (const Lowering::Tiles* tiles = done != nullptr && r < done->operands().size()
+                                           ? lowering.HeldAsTiles(done->operand(r))
+                                           : nullptr) {
+      // Returned as tiles over automatic axes: they stay tiles of the
+      // result where its out_sharding leaves them (as Shardy propagates
+      // them out); else the body's value is made whole over those axes.
+      std::optional<TensorSharding> kept = CarriedOut(lowering, *tiles, out[r], manual, global);
+      if (kept) {
+        lowering.BindTiles(op.result(r), returned[r], *kept);
+        continue;
+      }
+      KILN_ASSIGN_OR_RETURN(returned[r], lowering.Lookup(done->operand(r)));
+    }
     const bool tiles = lowering.spmd()->on_tiles && !sharding.IsReplicated();
     if (!lowering.in_manual_body() && (tiles || !sharding.unreduced.empty())) {
       // Held as the tiles (or partial sums) they are until a use needs them

@@ -324,7 +324,9 @@ Status Lowering::LowerOpAs(const ir::Operation& op) {
     KILN_ASSIGN_OR_RETURN(bool gspmd, LowerGspmdCustomCall(*this, op));
     if (gspmd) return Status::Ok();
   }
-  if (spmd_ != nullptr && spmd_->on_tiles && manual_depth_ == 0) {
+  // (In a manual computation's body, ops compute on tiles of the
+  // automatic axes: values held so split only over those.)
+  if (spmd_ != nullptr && spmd_->on_tiles) {
     KILN_ASSIGN_OR_RETURN(bool on_tiles, LowerOnTiles(*this, op));
     if (on_tiles) return Status::Ok();
   }
@@ -346,7 +348,8 @@ Status Lowering::LowerOpAs(const ir::Operation& op) {
   return status;
 }
 
-Status Lowering::InlineRegion(const ir::Region& region, std::vector<ValueId>* results) {
+Status Lowering::InlineRegion(const ir::Region& region, std::vector<ValueId>* results,
+                              bool keep_tiles) {
   if (region.num_blocks() != 1) return InvalidArgument("a region without a body");
   if (depth_ + static_cast<int>(call_stack_.size()) >= kMaxDepth) {
     return Unimplemented("regions nest deeper than ", kMaxDepth);
@@ -354,7 +357,7 @@ Status Lowering::InlineRegion(const ir::Region& region, std::vector<ValueId>* re
   const ir::Block& block = region.block(0);
   std::vector<ValueId>* saved = return_values_;
   const bool saved_returns_tiles = returns_tiles_;
-  returns_tiles_ = false;  // its callers bind the results as whole values
+  returns_tiles_ = keep_tiles;  // else its callers bind the results as whole values
   return_values_ = results;
   call_stack_.push_back(&block);
   Status status = LowerBlock(block, results);
@@ -365,16 +368,24 @@ Status Lowering::InlineRegion(const ir::Region& region, std::vector<ValueId>* re
 }
 
 Status Lowering::InlineBody(const ir::Region& region, std::span<const ValueId> arguments,
-                            std::vector<ValueId>* results, bool manual) {
+                            std::vector<ValueId>* results, bool manual,
+                            std::span<const std::optional<TensorSharding>> tiles) {
   if (region.num_blocks() != 1 || region.block(0).num_arguments() != arguments.size()) {
     return InvalidArgument("the body takes ",
                            region.num_blocks() == 1 ? region.block(0).num_arguments() : 0,
                            " arguments, the op gives ", arguments.size());
   }
-  for (size_t i = 0; i < arguments.size(); ++i) Bind(region.block(0).argument(i), arguments[i]);
+  for (size_t i = 0; i < arguments.size(); ++i) {
+    if (i < tiles.size() && tiles[i]) {
+      BindTiles(region.block(0).argument(i), arguments[i], *tiles[i]);
+    } else {
+      Bind(region.block(0).argument(i), arguments[i]);
+    }
+  }
   if (!manual) return InlineRegion(region, results);
   ++manual_depth_;
-  Status status = InlineRegion(region, results);
+  // Tiles over automatic axes leave as they are.
+  Status status = InlineRegion(region, results, /*keep_tiles=*/true);
   --manual_depth_;
   return status;
 }

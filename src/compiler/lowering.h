@@ -111,8 +111,10 @@ class Lowering {
   Status EmitRead(const ir::Operation& op, StridedRead read);
   // Lowers `region`'s block in this graph, as if its ops stood in place of
   // `op` (an if or case whose branch is known at compile time); `results`
-  // receives the values its terminator returns.
-  Status InlineRegion(const ir::Region& region, std::vector<ValueId>* results);
+  // receives the values its terminator returns. `keep_tiles`: a value the
+  // region holds as tiles is returned as its tile, not gathered.
+  Status InlineRegion(const ir::Region& region, std::vector<ValueId>* results,
+                      bool keep_tiles = false);
   // Inlines the function named by `op`'s symbol attribute `attribute` with
   // the op's operands as arguments (func.call's callee, a composite's
   // decomposition).
@@ -208,10 +210,14 @@ class Lowering {
   // arguments bound to `arguments` (sdy bodies), returning its terminator's
   // operands (sdy.return, func.return, stablehlo.return).
   // `manual`: the body of an sdy.manual_computation, whose values are the
-  // devices' own tiles along its manual axes (no op in it is computed on
-  // tiles of the program's mesh: see in_manual_body).
+  // devices' own tiles along its manual axes; `tiles`: per argument, the
+  // tiling over the automatic axes it arrives in (nullopt: whole over
+  // them), so that ops in the body compute on tiles of those axes; a
+  // result the body holds as tiles is returned as its tile (the caller
+  // reads the tiling with HeldAsTiles of the terminator's operand).
   Status InlineBody(const ir::Region& region, std::span<const ValueId> arguments,
-                    std::vector<ValueId>* results, bool manual = false);
+                    std::vector<ValueId>* results, bool manual = false,
+                    std::span<const std::optional<TensorSharding>> tiles = {});
   // True while lowering the body of an sdy.manual_computation.
   bool in_manual_body() const { return manual_depth_ > 0; }
   // Whether an error already names its op (shared with regions): a probe

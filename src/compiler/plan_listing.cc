@@ -200,6 +200,38 @@ bool ListedAsItself(const ir::Operation& op) {
   }
 }
 
+namespace {
+
+bool IsShardyAnnotation(const ir::Operation& op) {
+  return (op.code() == ir::OpCode::kSdyShardingConstraint ||
+          op.code() == ir::OpCode::kSdyReshard) &&
+         op.operands().size() == 1 && op.num_results() == 1;
+}
+
+// Drops Shardy's constraints from `op`'s regions (a reduction body JAX
+// wrote inside a shard_map carries them), as XLA's export removes them:
+// their uses take their operands.
+void DropShardyAnnotations(ir::Operation& op) {
+  for (size_t r = 0; r < op.num_regions(); ++r) {
+    for (size_t b = 0; b < op.region(r).num_blocks(); ++b) {
+      ir::Block& block = op.region(r).block(b);
+      for (const auto& inner : block.operations()) {
+        for (size_t i = 0; i < inner->operands().size(); ++i) {
+          ir::Value* value = inner->operand(i);
+          while (value->defining_op() != nullptr && IsShardyAnnotation(*value->defining_op())) {
+            value = value->defining_op()->operand(0);
+          }
+          inner->SetOperand(i, value);
+        }
+        DropShardyAnnotations(*inner);
+      }
+      block.RemoveIf(IsShardyAnnotation);
+    }
+  }
+}
+
+}  // namespace
+
 std::shared_ptr<const ir::Operation> DetachForListing(const ir::Operation& op,
                                                       const std::vector<Shape>& outputs) {
   auto made = std::make_shared<ir::Operation>(op.name(), op.location());
@@ -208,6 +240,7 @@ std::shared_ptr<const ir::Operation> DetachForListing(const ir::Operation& op,
   for (size_t r = 0; r < op.num_regions(); ++r) {
     if (!on_tiles::CloneRegion(op.region(r), *made, copies).ok()) return nullptr;
   }
+  DropShardyAnnotations(*made);
   for (const Shape& shape : outputs) made->AddResult(TypeOf(shape));
   return made;
 }

@@ -234,7 +234,7 @@ EXTRA_NAMES = [
 EXTRA_NAMES_2D = [
     "constraint/x_to_y", "out_shardings/x_y", "random/normal_x_y", "uneven/x_y",
     "unreduced/einsum_add", "unreduced/reshard", "shard_map/nested",
-    "shard_map/auto_constraint",
+    "shard_map/auto_constraint", "shard_map/auto_operand", "shard_map/auto_matmul",
 ]
 # Programs on meshes of explicit axes whose results hold partial sums
 # (unreduced): their devices' shards are compared, not only the sums.
@@ -358,6 +358,15 @@ def _programs(count: int):
             "shard_map/auto_constraint": lambda: jax.jit(jax.shard_map(
                 lambda v: wsc(v * v, NamedSharding(mesh2, P("x"))), mesh=mesh2, in_specs=P(),
                 out_specs=P(), check_vma=False, axis_names={"y"}))(jax.device_put(a, x_y)),
+            # An operand split over the axis a shard_map leaves automatic
+            # enters its body as those tiles; the result keeps them.
+            "shard_map/auto_operand": lambda: jax.jit(jax.shard_map(
+                lambda v: jnp.tanh(v) * 2 + v.sum(1, keepdims=True), mesh=mesh2,
+                in_specs=P("x"), out_specs=P("x"), axis_names={"x"}))(jax.device_put(a, x_y)),
+            "shard_map/auto_matmul": lambda: jax.jit(jax.shard_map(
+                lambda v, u: jax.lax.psum((jnp.sin(v) @ u).sum(0, keepdims=True), "x")
+                + jnp.sin(v) @ u, mesh=mesh2, in_specs=(P("x"), P()), out_specs=P("x"),
+                axis_names={"x"}))(jax.device_put(a, x_y), jax.device_put(w, y_only)),
             "uneven/x_y": lambda: jax.jit(lambda x: jnp.cos(wsc(x[:5, : n + 1], x_y)).sum())(
                 jax.device_put(a, x_y)),
         })

@@ -43,6 +43,10 @@ GSPMD_KNOWN = {
     # with unspecified_dims) Kiln does not carry the body's tiling out.
     "shard_map/auto_constraint": "GSPMD: a constraint over automatic axes in a shard_map's "
                                  "body is not carried out of it",
+    # Likewise a product split over the automatic axis inside the region:
+    # Kiln computes GSPMD's manual regions whole over their automatic axes.
+    "shard_map/auto_matmul": "GSPMD: a manual region's values are whole over its automatic "
+                             "axes",
 }
 # GSPMD returns top_k's results whole (XLA's TopK custom call has no
 # sharding rule there); Kiln keeps the batch dimension's tiles, as Shardy.

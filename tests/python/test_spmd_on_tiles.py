@@ -104,6 +104,16 @@ def accumulate(ws, xs):
 ws = [jax.device_put(np.full((4, 4), s, np.float32), NamedSharding(mesh, P())) for s in (1, 2, 3)]
 xs = jax.device_put(np.ones((2, 8, 4), np.float32), NamedSharding(mesh, P(None, ("x", "y"))))
 out["grads"] = jax.jit(accumulate).lower(ws, xs).compile().as_text()
+
+# A shard_map over "x" whose operand is split over "y" too: its body
+# computes on the "y" tiles; JAX writes constraints into the psum's body.
+def body(v, u):
+    h = jnp.sin(v) @ u
+    return jax.lax.psum(h.sum(0, keepdims=True), "x") + h
+u = jax.device_put(np.ones((8, 8), np.float32), NamedSharding(mesh, P(None, "y")))
+out["partial_auto"] = jax.jit(jax.shard_map(
+    body, mesh=mesh, in_specs=(P("x"), P()), out_specs=P("x"), axis_names={"x"})).lower(
+        x, u).compile().as_text()
 print(json.dumps(out))
 '''
 
@@ -129,6 +139,10 @@ def test_a_partitioned_program_reports_what_each_device_runs():
     # The three gradients' partial sums are summed by one all-reduce each
     # iteration (XLA's all-reduce combiner does the same).
     assert text["grads"].count("all-reduce(") == 1, text["grads"]
+    # The body's sine runs on the device's 4 x 4 tile (of its 4 x 8 rows);
+    # the psum over "x" is listed with its body.
+    assert "f32[4,4]" in text["partial_auto"], text["partial_auto"]
+    assert "replica_groups=mesh['x'=2,'y'=2] {'x'}" in text["partial_auto"], text["partial_auto"]
 
 
 EARLY = r'''
