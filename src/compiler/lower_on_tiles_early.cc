@@ -160,28 +160,53 @@ StatusOr<std::optional<ValueId>> Lowering::TileEarly(const ir::Value* value,
     if (wanted.size() <= i) wanted.resize(i + 1);
     if (!wanted[i]) wanted[i] = sharding;
   }
-  auto bound = values_.find(value);
-  if (bound == values_.end()) return std::optional<ValueId>();
-  const ValueId id = bound->second;
-  if (auto known = tiles_.find(id); known != tiles_.end()) {
-    if (SameTiling(known->second.sharding, sharding, graph_.shape(id).dims)) {
+  // The value as this lowering holds it: whole, or as tiles of another
+  // tiling (of which only what is cheaper to make again than to gather
+  // is made again: a broadcast of fewer elements, an iota, a constant).
+  const Tiles* held = ungathered_.count(value) != 0 && captured_tiles_.count(value) == 0
+                          ? &ungathered_.at(value)
+                          : nullptr;
+  std::optional<ValueId> id = BoundId(value);
+  if (!id || (held != nullptr && !held->sharding.unreduced.empty())) {
+    return std::optional<ValueId>();
+  }
+  KILN_ASSIGN_OR_RETURN(Shape global, ShapeOf(value));
+  if (sharding.dims.size() != global.dims.size()) return std::optional<ValueId>();
+  // (A value's tile may be another value's whole array: the memos below
+  // are keyed by the id and the whole shape.)
+  if (auto made = remade_.find(*id); made != remade_.end()) {
+    for (const Remade& tiles : made->second) {
+      if (tiles.global == global.dims && SameTiling(tiles.sharding, sharding, global.dims)) {
+        return std::optional(tiles.local);
+      }
+    }
+  }
+  if (auto known = tiles_.find(*id);
+      known != tiles_.end() && held == nullptr && graph_.shape(*id).dims == global.dims) {
+    if (SameTiling(known->second.sharding, sharding, global.dims)) {
       return std::optional<ValueId>(known->second.local);
     }
   }
   const ir::Value* source = value;
-  const ir::Operation* producer = ProducerOf(source, id);
-  if (producer == nullptr || producer->num_results() != 1 ||
-      sharding.dims.size() != graph_.shape(id).dims.size()) {
-    return std::optional<ValueId>();
+  const ir::Operation* producer = ProducerOf(source, *id);
+  if (producer == nullptr || producer->num_results() != 1) return std::optional<ValueId>();
+  if (held != nullptr) {
+    const ir::OpCode code = producer->code();
+    const bool smaller = code == ir::OpCode::kBroadcastInDim &&
+                         producer->operand(0)->type().NumElements() <
+                             producer->result(0)->type().NumElements();
+    if (!smaller && code != ir::OpCode::kIota && code != ir::OpCode::kConstant) {
+      return std::optional<ValueId>();
+    }
   }
-  auto local = sharding.LocalDims(graph_.shape(id).dims);
+  auto local = sharding.LocalDims(global.dims);
   if (!local.ok()) return std::optional<ValueId>();  // uneven: cut as before
-  if (*local == graph_.shape(id).dims) return std::optional<ValueId>(id);
+  if (held == nullptr && *local == global.dims) return std::optional<ValueId>(*id);
   ++early_depth_;
   StatusOr<std::optional<ValueId>> tile = MakeOnTile(*this, *producer, sharding, *local);
   --early_depth_;
   KILN_RETURN_IF_ERROR(tile.status());
-  if (tile.value()) tiles_.emplace(id, Tiles{*tile.value(), sharding});
+  if (tile.value()) remade_[*id].push_back(Remade{*tile.value(), sharding, global.dims});
   return tile;
 }
 

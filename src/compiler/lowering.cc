@@ -430,19 +430,29 @@ StatusOr<ValueId> Lowering::LocalTile(const ir::Value* value, const TensorShardi
     KILN_ASSIGN_OR_RETURN(ValueId tile, LocalTile(value, tiles));
     return EmitPartialShare(*this, tile, sharding);
   }
+  // Made again on these tiles where that is cheaper than a cut of the
+  // whole (or a gather of other tiles and a cut).
+  KILN_ASSIGN_OR_RETURN(std::optional<ValueId> early, TileEarly(value, sharding));
+  if (early) return *early;
   KILN_ASSIGN_OR_RETURN(ValueId id, Lookup(value));
   if (auto it = tiles_.find(id); it != tiles_.end()) {
     if (SameTiling(it->second.sharding, sharding, global.dims)) return it->second.local;
   }
-  KILN_ASSIGN_OR_RETURN(std::optional<ValueId> early, TileEarly(value, sharding));
-  if (early) return *early;
   return EmitTile(*this, id, global, sharding);
+}
+
+std::optional<ValueId> Lowering::BoundId(const ir::Value* value) const {
+  if (auto bound = values_.find(value); bound != values_.end()) return bound->second;
+  if (auto held = ungathered_.find(value);
+      held != ungathered_.end() && captured_tiles_.count(value) == 0) {
+    return held->second.local;
+  }
+  return std::nullopt;
 }
 
 const ir::Operation* Lowering::ProducerOf(const ir::Value*& value, ValueId id) const {
   for (int step = 0; step < kMaxDepth; ++step) {
-    auto bound = values_.find(value);
-    if (bound == values_.end() || bound->second != id) return nullptr;
+    if (BoundId(value) != id) return nullptr;
     const ir::Operation* op = value->defining_op();
     if (op == nullptr) {
       // An inlined function's argument: the call's operand.

@@ -164,8 +164,10 @@ class Lowering {
   // Shardy's backward propagation. A value a pointwise op, broadcast,
   // transpose, iota or splat constant of this lowering made (through
   // inlined calls) is made again from its operands' tiles, recursively;
-  // the whole array then dies unless something else uses it. nullopt for
-  // any other value (the caller cuts it).
+  // the whole array then dies unless something else uses it. A value held
+  // as tiles of another tiling is made again only from what is smaller
+  // than itself (a broadcast, an iota, a constant) rather than gathered.
+  // nullopt for any other value (the caller cuts it).
   StatusOr<std::optional<ValueId>> TileEarly(const ir::Value* value,
                                              const TensorSharding& sharding);
   // The whole array of `global` shape from every device's tile `local`
@@ -295,6 +297,17 @@ class Lowering {
   // `value` becomes the producer's result. Null for a parameter, a
   // capture or a value rebound since.
   const ir::Operation* ProducerOf(const ir::Value*& value, ValueId id) const;
+  // What `value` is bound to here: its whole value, else its tile (not a
+  // parent's captured tiles); nullopt when neither.
+  std::optional<ValueId> BoundId(const ir::Value* value) const;
+  // TileEarly's values made again, by the value they stand for (the
+  // whole value, or a tile of another tiling) and its whole shape.
+  struct Remade {
+    ValueId local;
+    TensorSharding sharding;
+    std::vector<int64_t> global;
+  };
+  std::unordered_map<ValueId, std::vector<Remade>> remade_;
   // Per argument of an inlined function's body, the call that bound it last.
   std::unordered_map<const ir::Value*, const ir::Operation*> inlined_by_;
   int early_depth_ = 0;         // producers TileEarly is making again, nested

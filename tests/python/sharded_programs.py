@@ -235,6 +235,7 @@ EXTRA_NAMES_2D = [
     "constraint/x_to_y", "out_shardings/x_y", "random/normal_x_y", "uneven/x_y",
     "unreduced/einsum_add", "unreduced/reshard", "shard_map/nested",
     "shard_map/auto_constraint", "shard_map/auto_operand", "shard_map/auto_matmul",
+    "shard_map/explicit_vmap_grad",
 ]
 # Programs on meshes of explicit axes whose results hold partial sums
 # (unreduced): their devices' shards are compared, not only the sums.
@@ -374,6 +375,17 @@ def _programs(count: int):
         from jax.sharding import AxisType
         return jax.make_mesh(shape, names, axis_types=(AxisType.Explicit,) * len(names))
 
+    def explicit_vmap_grad():
+        # shard_map_test's test_explicit_vmap_grad_shmap: a constraint over
+        # the automatic axis in a body whose result leaves whole over it.
+        mesh = explicit((2, n // 2), ("x", "y"))
+        with jax.set_mesh(mesh):
+            def g(x):
+                x = jax.sharding.reshard(x, P("y"))
+                return jax.shard_map(jnp.cos, in_specs=P("y"), out_specs=P("y"),
+                                     axis_names={"y"})(x).sum()
+            return jax.jit(jax.vmap(jax.grad(g)))(jax.device_put(a, P("x", None)))
+
     def unreduced_einsum():
         mesh = explicit((n,), ("x",))
         with jax.set_mesh(mesh):
@@ -447,6 +459,7 @@ def _programs(count: int):
     if n >= 4:
         extra["unreduced/einsum_add"] = lambda: unreduced_einsum_add(False)
         extra["unreduced/reshard"] = lambda: unreduced_einsum_add(True)
+        extra["shard_map/explicit_vmap_grad"] = explicit_vmap_grad
     programs.update(extra)
     return programs
 

@@ -9,6 +9,7 @@ Values against XLA's CPU backend: test_multidevice.py (jit_ops_on_tiles_*).
 """
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -172,6 +173,13 @@ w = jax.device_put(np.linspace(0, 1, 256 * 256, dtype=np.float32).reshape(256, 2
 chain = jax.jit(lambda a, b: a + jnp.exp(jnp.sin(b) * 2))
 out["chain"] = np.asarray(chain(x, w)).ravel()[::251].tolist()
 out["chain_text"] = chain.lower(x, w).compile().as_text()
+# A scale split over the feature dimension (FSDP's layernorm weight)
+# broadcast against rows split over the same axis: the 256 scales are
+# gathered, not the broadcast rows.
+scale = jax.device_put(np.linspace(1, 2, 256, dtype=np.float32), NamedSharding(mesh, P("x")))
+norm = jax.jit(lambda a, s: jnp.tanh(a) * s)
+out["norm"] = np.asarray(norm(x, scale)).ravel()[::251].tolist()
+out["norm_text"] = norm.lower(x, scale).compile().as_text()
 print(json.dumps(out))
 '''
 
@@ -191,7 +199,7 @@ def test_a_value_a_tiled_use_wants_is_made_on_tiles_from_the_start():
         return json.loads(result.stdout.strip().splitlines()[-1])
 
     tiles, whole = run(None), run("gather")
-    for key in ("init", "mask", "chain"):
+    for key in ("init", "mask", "chain", "norm"):
         np.testing.assert_allclose(tiles[key], whole[key], rtol=1e-6, atol=1e-7)
     # No device makes the whole 1024 x 512 array (2 MiB) or any of the
     # threefry chain's whole u32 arrays; its scratch is a few tiles.
@@ -204,3 +212,6 @@ def test_a_value_a_tiled_use_wants_is_made_on_tiles_from_the_start():
         made_whole = [line for line in tiles[key].splitlines() if "[256,256]" in line
                       and not any(word in line for word in ("parameter(", "ENTRY", "HloModule"))]
         assert not made_whole, tiles[key]
+    gathers = [line for line in tiles["norm_text"].splitlines() if "all-gather(" in line]
+    assert gathers and all(re.search(r"= f32\[(1,)?256\]", line) for line in gathers), \
+        tiles["norm_text"]
