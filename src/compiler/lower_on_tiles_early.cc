@@ -12,8 +12,11 @@
 //
 // Ops made again: those whose element k comes from elements k of their
 // operands (pointwise, elementwise, compare, a same-width bitcast_convert),
-// broadcast_in_dim, transpose, iota and splat constants. A value of any
-// other op is cut as before.
+// broadcast_in_dim, transpose, iota, splat constants, and dot_general and
+// single-operand reduce over tiles of the dimensions they keep (their
+// contracted and reduced dimensions whole, so no partial sums arise). A
+// value of any other op is cut as before.
+#include <algorithm>
 #include <optional>
 #include <vector>
 
@@ -113,6 +116,70 @@ StatusOr<std::optional<ValueId>> MakeOnTile(Lowering& lowering, const ir::Operat
       return made(LowerRebuilt(lowering, op, "stablehlo.broadcast_in_dim",
                                {lowering.StandIn(run, LocalType(type, {local[d]}))}, {local_type},
                                {}, &spread));
+    }
+    case ir::OpCode::kDotGeneral: {
+      // Result dimensions: batch, the left's free ones, the right's free
+      // ones; each takes its axes back to its operands' dimensions, the
+      // contracted ones stay whole (no partial sums).
+      ir::Attribute numbers = op.GetAttr("dot_dimension_numbers");
+      if (!numbers.Is(ir::AttrKind::kStruct) || op.operands().size() != 2) {
+        return std::optional<ValueId>();
+      }
+      const std::vector<int64_t> batch[] = {FieldInts(numbers, "lhs_batching_dimensions"),
+                                            FieldInts(numbers, "rhs_batching_dimensions")};
+      const std::vector<int64_t> contract[] = {FieldInts(numbers, "lhs_contracting_dimensions"),
+                                               FieldInts(numbers, "rhs_contracting_dimensions")};
+      if (batch[0].size() != batch[1].size()) return std::optional<ValueId>();
+      TensorSharding inner[] = {Unsplit(sharding.mesh, op.operand(0)->type().dims().size()),
+                                Unsplit(sharding.mesh, op.operand(1)->type().dims().size())};
+      size_t next = 0;
+      for (size_t i = 0; i < batch[0].size(); ++i, ++next) {
+        for (size_t side = 0; side < 2; ++side) {
+          const auto d = static_cast<size_t>(batch[side][i]);
+          if (batch[side][i] < 0 || d >= inner[side].dims.size()) return std::optional<ValueId>();
+          inner[side].dims[d] = sharding.dims[next];
+        }
+      }
+      for (size_t side = 0; side < 2; ++side) {
+        for (size_t d = 0; d < inner[side].dims.size(); ++d) {
+          const auto k = static_cast<int64_t>(d);
+          if (std::find(batch[side].begin(), batch[side].end(), k) != batch[side].end() ||
+              std::find(contract[side].begin(), contract[side].end(), k) != contract[side].end()) {
+            continue;
+          }
+          if (next >= global.size()) return std::optional<ValueId>();
+          inner[side].dims[d] = sharding.dims[next++];
+        }
+      }
+      if (next != global.size()) return std::optional<ValueId>();
+      KILN_ASSIGN_OR_RETURN(ir::Value * lhs, TileOf(lowering, op, 0, inner[0]));
+      KILN_ASSIGN_OR_RETURN(ir::Value * rhs, TileOf(lowering, op, 1, inner[1]));
+      return made(LowerRebuilt(lowering, op, op.name(), {lhs, rhs}, {local_type}, {}, &op));
+    }
+    case ir::OpCode::kReduce: {
+      // One operand: the kept dimensions take the result's axes, the
+      // reduced ones stay whole (each device reduces whole rows).
+      std::optional<std::vector<int64_t>> reduced = ir::IntegersOf(op.GetAttr("dimensions"));
+      if (op.operands().size() != 2 || !reduced || !IsRealTensor(op.operand(0)->type())) {
+        return std::optional<ValueId>();
+      }
+      const size_t rank = op.operand(0)->type().dims().size();
+      TensorSharding inner = Unsplit(sharding.mesh, rank);
+      size_t next = 0;
+      for (size_t d = 0; d < rank; ++d) {
+        if (std::find(reduced->begin(), reduced->end(), static_cast<int64_t>(d)) !=
+            reduced->end()) {
+          continue;
+        }
+        if (next >= global.size()) return std::optional<ValueId>();
+        inner.dims[d] = sharding.dims[next++];
+      }
+      if (next != global.size()) return std::optional<ValueId>();
+      KILN_ASSIGN_OR_RETURN(ir::Value * source, TileOf(lowering, op, 0, inner));
+      KILN_ASSIGN_OR_RETURN(ValueId init, lowering.Input(op, 1));
+      return made(LowerRebuilt(lowering, op, op.name(),
+                               {source, lowering.StandIn(init, op.operand(1)->type())},
+                               {local_type}, {}, &op, /*regions=*/true));
     }
     case ir::OpCode::kConstant: {
       ir::Attribute value = op.GetAttr("value");

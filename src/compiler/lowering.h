@@ -162,8 +162,9 @@ class Lowering {
   // `value`, held whole, computed once more on the running device's tile
   // of `sharding` instead of cut from its whole array: Kiln's form of
   // Shardy's backward propagation. A value a pointwise op, broadcast,
-  // transpose, iota or splat constant of this lowering made (through
-  // inlined calls) is made again from its operands' tiles, recursively;
+  // transpose, iota, splat constant, dot_general or reduce of this
+  // lowering made (through inlined calls) is made again from its
+  // operands' tiles (lower_on_tiles_early.cc), recursively;
   // the whole array then dies unless something else uses it. A value held
   // as tiles of another tiling is made again only from what is smaller
   // than itself (a broadcast, an iota, a constant) rather than gathered.

@@ -54,12 +54,14 @@ print(json.dumps(out))
 '''
 
 
-def _run(mode):
+def _run(mode, program=PROGRAMS):
+    """`program`'s JSON line on 4 Kiln devices; `mode` "gather": every op on
+    whole arrays (KILN_SPMD)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("KILN_")}
     env.update(JAX_PLATFORMS="kiln", KILN_NUM_DEVICES="4")
     if mode:
         env["KILN_SPMD"] = mode
-    result = subprocess.run([sys.executable, "-c", PROGRAMS], env=env, capture_output=True,
+    result = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True,
                             text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
     return json.loads(result.stdout.strip().splitlines()[-1])
@@ -122,12 +124,7 @@ print(json.dumps(out))
 def test_a_partitioned_program_reports_what_each_device_runs():
     """compiled.as_text() of a sharded program: the per-device program with
     the collectives Kiln inserted (src/compiler/plan_listing.cc)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("KILN_")}
-    env.update(JAX_PLATFORMS="kiln", KILN_NUM_DEVICES="4")
-    result = subprocess.run([sys.executable, "-c", LISTING], env=env, capture_output=True,
-                            text=True, timeout=300)
-    assert result.returncode == 0, result.stderr[-3000:]
-    text = json.loads(result.stdout.strip().splitlines()[-1])
+    text = _run(None, LISTING)
     # Each device sums its 4 x 4 tile, then the tiles' sums are all-reduced.
     assert "f32[4,4]" in text["sum"] and "f32[8,8]" not in text["sum"], text["sum"]
     assert text["sum"].count("all-reduce(") == 1, text["sum"]
@@ -173,6 +170,11 @@ w = jax.device_put(np.linspace(0, 1, 256 * 256, dtype=np.float32).reshape(256, 2
 chain = jax.jit(lambda a, b: a + jnp.exp(jnp.sin(b) * 2))
 out["chain"] = np.asarray(chain(x, w)).ravel()[::251].tolist()
 out["chain_text"] = chain.lower(x, w).compile().as_text()
+# A product and a row reduction of replicated operands under a row
+# output sharding: each device multiplies and sums its rows only.
+rowsum = jax.jit(lambda a, b: jnp.tanh(a @ b).sum(1), out_shardings=NamedSharding(mesh, P("x")))
+out["matmul"] = np.asarray(rowsum(w, w)).tolist()[::7]
+out["matmul_text"] = rowsum.lower(w, w).compile().as_text()
 # A scale split over the feature dimension (FSDP's layernorm weight)
 # broadcast against rows split over the same axis: the 256 scales are
 # gathered, not the broadcast rows.
@@ -188,26 +190,16 @@ def test_a_value_a_tiled_use_wants_is_made_on_tiles_from_the_start():
     """Kiln's backward propagation (src/compiler/lower_on_tiles_early.cc):
     a value its operands leave whole is made on each device's tile when a
     use wants it as tiles, instead of made whole and cut."""
-    def run(mode):
-        env = {k: v for k, v in os.environ.items() if not k.startswith("KILN_")}
-        env.update(JAX_PLATFORMS="kiln", KILN_NUM_DEVICES="4")
-        if mode:
-            env["KILN_SPMD"] = mode
-        result = subprocess.run([sys.executable, "-c", EARLY], env=env, capture_output=True,
-                                text=True, timeout=300)
-        assert result.returncode == 0, result.stderr[-3000:]
-        return json.loads(result.stdout.strip().splitlines()[-1])
-
-    tiles, whole = run(None), run("gather")
-    for key in ("init", "mask", "chain", "norm"):
-        np.testing.assert_allclose(tiles[key], whole[key], rtol=1e-6, atol=1e-7)
+    tiles, whole = _run(None, EARLY), _run("gather", EARLY)
+    for key in ("init", "mask", "chain", "norm", "matmul"):
+        np.testing.assert_allclose(tiles[key], whole[key], rtol=1e-5, atol=1e-6)
     # No device makes the whole 1024 x 512 array (2 MiB) or any of the
     # threefry chain's whole u32 arrays; its scratch is a few tiles.
     assert "[1024,512]" not in tiles["init_text"], tiles["init_text"]
     assert tiles["init_temp"] < 2 << 20, tiles["init_temp"]
     assert whole["init_temp"] >= 2 << 20, whole["init_temp"]
     # The mask and the chain are made at the tile's size.
-    for key in ("mask_text", "chain_text"):
+    for key in ("mask_text", "chain_text", "matmul_text"):
         assert "[64,256]" in tiles[key], tiles[key]
         made_whole = [line for line in tiles[key].splitlines() if "[256,256]" in line
                       and not any(word in line for word in ("parameter(", "ENTRY", "HloModule"))]
