@@ -819,6 +819,51 @@ constexpr LoweringRule kRules[] = {
 
 }  // namespace
 
+// An all_reduce of tiles (a psum over a shard_map's manual axes of a value
+// its body holds split over automatic ones): when every group's members
+// hold the same tile, each group reduces its tiles and the result keeps
+// the tiling. False otherwise (the operand is gathered first).
+StatusOr<bool> AllReduceOnTiles(Lowering& lowering, const ir::Operation& op) {
+  const Lowering::Tiles* tiles = op.operands().size() == 1 ? lowering.HeldAsTiles(op.operand(0))
+                                                           : nullptr;
+  if (tiles == nullptr || op.num_results() != 1 || !tiles->sharding.unreduced.empty() ||
+      lowering.spmd()->num_replicas != 1 ||
+      tiles->sharding.mesh.num_devices() != lowering.spmd()->num_partitions) {
+    return false;
+  }
+  const TensorSharding sharding = tiles->sharding;
+  KILN_ASSIGN_OR_RETURN(Groups groups, ReadGroups(lowering, op, /*mixed=*/true));
+  if (groups.lists.empty() ||
+      (groups.scope != Scope::kFlattenedIds && groups.scope != Scope::kCrossPartition)) {
+    return false;
+  }
+  KILN_ASSIGN_OR_RETURN(Shape global, lowering.ShapeOf(op.operand(0)));
+  auto tile_index = [&](int64_t device) -> std::optional<std::vector<int64_t>> {
+    std::optional<std::vector<int64_t>> coordinates = sharding.mesh.CoordinatesOf(device);
+    if (!coordinates) return std::nullopt;
+    std::vector<int64_t> index;
+    for (size_t d = 0; d < sharding.dims.size(); ++d) {
+      index.push_back(sharding.TileOf(d, *coordinates));
+    }
+    return index;
+  };
+  for (const std::vector<int64_t>& list : groups.lists) {
+    const std::optional<std::vector<int64_t>> first = tile_index(list.front());
+    for (int64_t device : list) {
+      if (!first || tile_index(device) != first) return false;
+    }
+  }
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> local, sharding.LocalDims(global.dims));
+  KILN_ASSIGN_OR_RETURN(ir::Value * tile, on_tiles::TileOf(lowering, op, 0, sharding));
+  KILN_ASSIGN_OR_RETURN(std::vector<ValueId> reduced,
+                        on_tiles::LowerRebuilt(lowering, op, op.name(), {tile},
+                                               {on_tiles::LocalType(op.result(0)->type(),
+                                                                    std::move(local))},
+                                               {}, &op, /*regions=*/true));
+  lowering.BindTiles(op.result(0), reduced[0], sharding);
+  return true;
+}
+
 std::span<const LoweringRule> CollectiveLowerings() { return kRules; }
 
 }  // namespace kiln::compiler

@@ -958,6 +958,7 @@ StatusOr<bool> LowerOnTiles(Lowering& lowering, const ir::Operation& op) {
     case ir::OpCode::kDynamicUpdateSlice:
     case ir::OpCode::kChloTopK: return OnTilesAligned(lowering, op);
     case ir::OpCode::kSdyPropagationBarrier: return PassThrough(lowering, op);
+    case ir::OpCode::kAllReduce: return AllReduceOnTiles(lowering, op);
     default: break;
   }
   if (op.code() == ir::OpCode::kUnknown || op.num_regions() != 0) return false;

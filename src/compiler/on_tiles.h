@@ -103,5 +103,7 @@ StatusOr<bool> OnTilesConvolution(Lowering& lowering, const ir::Operation& op);
 // tiles.
 StatusOr<bool> OnTilesWhile(Lowering& lowering, const ir::Operation& op);
 StatusOr<bool> OnTilesBranches(Lowering& lowering, const ir::Operation& op);
+// lower_collectives.cc
+StatusOr<bool> AllReduceOnTiles(Lowering& lowering, const ir::Operation& op);
 
 }  // namespace kiln::compiler

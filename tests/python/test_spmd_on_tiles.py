@@ -141,6 +141,10 @@ def test_a_partitioned_program_reports_what_each_device_runs():
     # the psum over "x" is listed with its body.
     assert "f32[4,4]" in text["partial_auto"], text["partial_auto"]
     assert "replica_groups=mesh['x'=2,'y'=2] {'x'}" in text["partial_auto"], text["partial_auto"]
+    # The psum over "x" sums each device's "y" tile of the column sums
+    # (those devices hold the same tile); nothing gathers them first.
+    assert "f32[1,4]{1,0} all-reduce(" in text["partial_auto"], text["partial_auto"]
+    assert "f32[1,8]" not in text["partial_auto"], text["partial_auto"]
 
 
 EARLY = r'''
