@@ -237,6 +237,13 @@ StatusOr<std::optional<ValueId>> Lowering::TileEarly(const ir::Value* value,
   if (!id || (held != nullptr && !held->sharding.unreduced.empty())) {
     return std::optional<ValueId>();
   }
+  // A parameter of this graph (an argument, or a value a region captures
+  // from around it) is cut: making its producer again here would move
+  // that work into the region, once per iteration.
+  if (std::find(graph_.parameters.begin(), graph_.parameters.end(), *id) !=
+      graph_.parameters.end()) {
+    return std::optional<ValueId>();
+  }
   KILN_ASSIGN_OR_RETURN(Shape global, ShapeOf(value));
   if (sharding.dims.size() != global.dims.size()) return std::optional<ValueId>();
   // (A value's tile may be another value's whole array: the memos below
