@@ -111,9 +111,11 @@ Status Lowering::LowerEntry(const ir::Module& module, const ir::Operation& entry
       graph.results[r] = known->second.local;
       continue;
     }
-    if (terminator != nullptr && r < terminator->operands().size()) {
+    if (terminator != nullptr && r < terminator->operands().size() &&
+        lowering.BoundId(terminator->operand(r)) == global) {
       // Made on tiles from the start where it can be (Shardy propagates a
-      // result's sharding back through the ops that make it).
+      // result's sharding back through the ops that make it). (Not a
+      // result converted on its way out: sub-byte integers.)
       KILN_ASSIGN_OR_RETURN(std::optional<ValueId> early,
                             lowering.TileEarly(terminator->operand(r), sharding));
       if (early) {
