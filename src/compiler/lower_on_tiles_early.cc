@@ -29,9 +29,10 @@ namespace {
 
 using namespace on_tiles;  // NOLINT(google-build-using-namespace)
 
-// Producers followed at most, nested: a chain longer than this (a long
-// unrolled computation) is cut where it stops.
-constexpr int kMaxEarlyDepth = 512;
+// Producers followed at most, nested (each level a few stack frames): a
+// chain longer than this (a long unrolled computation) is cut where it
+// stops. The threefry bits of jax.random go 42 deep.
+constexpr int kMaxEarlyDepth = 128;
 
 bool ElementForElement(const ir::Operation& op) {
   if (op.code() == ir::OpCode::kUnknown || op.num_regions() != 0 || op.num_results() != 1) {
@@ -129,7 +130,9 @@ StatusOr<std::optional<ValueId>> MakeOnTile(Lowering& lowering, const ir::Operat
                                             FieldInts(numbers, "rhs_batching_dimensions")};
       const std::vector<int64_t> contract[] = {FieldInts(numbers, "lhs_contracting_dimensions"),
                                                FieldInts(numbers, "rhs_contracting_dimensions")};
-      if (batch[0].size() != batch[1].size()) return std::optional<ValueId>();
+      if (batch[0].size() != batch[1].size() || batch[0].size() > global.size()) {
+        return std::optional<ValueId>();
+      }
       TensorSharding inner[] = {Unsplit(sharding.mesh, op.operand(0)->type().dims().size()),
                                 Unsplit(sharding.mesh, op.operand(1)->type().dims().size())};
       size_t next = 0;
