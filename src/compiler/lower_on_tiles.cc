@@ -455,23 +455,14 @@ StatusOr<bool> Reshape(Lowering& lowering, const ir::Operation& op) {
   return OnTilesOfOne(lowering, op, used, sharding);
 }
 
-// dot_general: batch and contracting dimensions take the axes of whichever
-// operand is tiled there (the other is cut alike); free dimensions keep
-// their operand's axes in the result; contracting axes leave partial sums,
-// which an all_reduce over them completes.
-struct DotPlan {
-  TensorSharding lhs, rhs, result;
-  std::vector<AxisRef> partial;  // the contracting axes
-};
+}  // namespace
 
-// The plan taking `lhs_tiles`' and `rhs_tiles`' axes (either may be null:
-// that operand is cut to fit); `gather_contracting`: contracting
-// dimensions whole on both sides instead (no partial sums). nullopt when
-// the axes conflict or do not split the shapes evenly.
+namespace on_tiles {
+
 StatusOr<std::optional<DotPlan>> PlanDot(Lowering& lowering, const ir::Operation& op,
                                          const Lowering::Tiles* lhs_tiles,
-                                         const Lowering::Tiles* rhs_tiles,
-                                         bool gather_contracting) {
+                                         const Lowering::Tiles* rhs_tiles, bool gather_contracting,
+                                         bool padded) {
   ir::Attribute numbers = op.GetAttr("dot_dimension_numbers");
   if (!numbers.Is(ir::AttrKind::kStruct) || !IsRealTensor(op.result(0)->type())) {
     return std::optional<DotPlan>();
@@ -542,8 +533,14 @@ StatusOr<std::optional<DotPlan>> PlanDot(Lowering& lowering, const ir::Operation
   if (next != out.dims.size()) return std::optional<DotPlan>();
   const std::vector<AxisRef> partial_axes[] = {plan.partial};
   if (!SimpleAxes(plan.result, partial_axes)) return std::optional<DotPlan>();
-  if (!plan.lhs.LocalDims(lhs_shape.dims).ok() || !plan.rhs.LocalDims(rhs_shape.dims).ok() ||
-      !plan.result.LocalDims(out.dims).ok()) {
+  if (padded) {
+    // Uneven tiles: partial sums only into even ones (a padded value is
+    // never held partial).
+    if (!plan.partial.empty() && !plan.result.LocalDims(out.dims).ok()) {
+      return std::optional<DotPlan>();
+    }
+  } else if (!plan.lhs.LocalDims(lhs_shape.dims).ok() || !plan.rhs.LocalDims(rhs_shape.dims).ok() ||
+             !plan.result.LocalDims(out.dims).ok()) {
     return std::optional<DotPlan>();
   }
   if (!plan.partial.empty() && (lowering.spmd()->num_partitions != mesh.num_devices() ||
@@ -553,6 +550,10 @@ StatusOr<std::optional<DotPlan>> PlanDot(Lowering& lowering, const ir::Operation
   if (plan.partial.empty() && plan.result.IsReplicated()) return std::optional<DotPlan>();
   return std::optional<DotPlan>(std::move(plan));
 }
+
+}  // namespace on_tiles
+
+namespace {
 
 // How many tiles `sharding` splits a tensor into.
 int64_t TileCount(const TensorSharding& sharding) {
@@ -860,8 +861,9 @@ void KeepOpenDims(const Lowering::Tiles* tiles, TensorSharding& named) {
 // sharding_constraint and reshard: the value takes the sharding they name,
 // as XLA reshards it there. A whole value is cut to the running device's
 // tile (no communication); tiles of another tiling are gathered and cut; a
-// replicated sharding makes the value whole. What cannot be tiled (uneven,
-// sub-axes) passes through as it is.
+// replicated sharding makes the value whole. A sharding that does not
+// divide the value gives padded tiles (lower_on_tiles_padded.cc); what
+// cannot be tiled (sub-axes) passes through as it is.
 StatusOr<bool> Constrain(Lowering& lowering, const ir::Operation& op) {
   if (op.operands().size() != 1 || op.num_results() != 1 || !IsRealTensor(op.operand(0)->type())) {
     return false;
@@ -872,8 +874,13 @@ StatusOr<bool> Constrain(Lowering& lowering, const ir::Operation& op) {
   KILN_ASSIGN_OR_RETURN(Shape shape, lowering.ShapeOf(op.operand(0)));
   if (named.ok()) KeepOpenDims(lowering.HeldAsTiles(op.operand(0)), *named);
   if (!named.ok() || named->dims.size() != shape.dims.size() || !SimpleAxes(*named) ||
-      !named->LocalDims(shape.dims).ok() ||
       (!named->IsReplicated() && lowering.spmd()->num_partitions != named->mesh.num_devices())) {
+    return PassThrough(lowering, op);
+  }
+  if (!named->LocalDims(shape.dims).ok()) {
+    // Uneven: padded tiles (lower_on_tiles_padded.cc).
+    KILN_ASSIGN_OR_RETURN(bool padded, ConstrainPadded(lowering, op, *named));
+    if (padded) return true;
     return PassThrough(lowering, op);
   }
   if (named->IsReplicated()) {
@@ -932,6 +939,11 @@ StatusOr<bool> LowerOnTiles(Lowering& lowering, const ir::Operation& op) {
   if (op.code() == ir::OpCode::kWhile) return OnTilesWhile(lowering, op);
   if (op.code() == ir::OpCode::kIf || op.code() == ir::OpCode::kCase) {
     return OnTilesBranches(lowering, op);
+  }
+  if (!tiled && lowering.spmd()->on_tiles) {
+    // Uneven tiles, where no operand is held as even ones.
+    KILN_ASSIGN_OR_RETURN(bool padded, OnPaddedTiles(lowering, op));
+    if (padded) return true;
   }
   if (!tiled && op.code() == ir::OpCode::kTranspose) return TransposeOfTiledDot(lowering, op);
   if (!tiled) return false;

@@ -33,9 +33,24 @@ int64_t TileOffset(const TensorSharding& sharding, std::span<const int64_t> coor
   return offset;
 }
 
+// The part of the tile of the device at `coordinates` that lies inside
+// a whole array of `whole` dims (all of it unless the tiles are padded):
+// per dimension, how many of the tile's elements are the array's.
+SmallVector<int64_t> TileExtent(const TensorSharding& sharding,
+                                std::span<const int64_t> coordinates,
+                                std::span<const int64_t> whole, std::span<const int64_t> tile) {
+  SmallVector<int64_t> extent(tile.size());
+  for (size_t d = 0; d < tile.size(); ++d) {
+    const int64_t start = sharding.TileOf(d, coordinates) * tile[d];
+    extent[d] = std::clamp<int64_t>(whole[d] - start, 0, tile[d]);
+  }
+  return extent;
+}
+
 // Copies the tile of the device at `coordinates` under `sharding` between
 // a whole array of `whole` dims and a dense tile of `tile` dims: out of the
-// whole array into `to` (`into_whole` false) or from `from` into it.
+// whole array into `to` (`into_whole` false) or from `from` into it. Of a
+// padded tile only the part inside the array moves.
 void CopyTile(const TensorSharding& sharding, std::span<const int64_t> coordinates,
               ElementType type, std::span<const int64_t> whole, std::span<const int64_t> tile,
               const void* from, void* to, bool into_whole) {
@@ -43,13 +58,15 @@ void CopyTile(const TensorSharding& sharding, std::span<const int64_t> coordinat
   SmallVector<int64_t> whole_strides(whole.size()), tile_strides(tile.size());
   kernels::DenseStrides(whole, whole_strides);
   kernels::DenseStrides(tile, tile_strides);
+  const SmallVector<int64_t> extent = TileExtent(sharding, coordinates, whole, tile);
+  if (std::find(extent.begin(), extent.end(), 0) != extent.end()) return;  // all padding
   const int64_t offset = TileOffset(sharding, coordinates, tile, whole_strides) *
                          static_cast<int64_t>(bytes);
   if (into_whole) {
-    kernels::CopyBox(bytes, tile, from, tile_strides, static_cast<uint8_t*>(to) + offset,
+    kernels::CopyBox(bytes, extent, from, tile_strides, static_cast<uint8_t*>(to) + offset,
                      whole_strides);
   } else {
-    kernels::CopyBox(bytes, tile, static_cast<const uint8_t*>(from) + offset, whole_strides, to,
+    kernels::CopyBox(bytes, extent, static_cast<const uint8_t*>(from) + offset, whole_strides, to,
                      tile_strides);
   }
 }
@@ -344,6 +361,10 @@ const ir::Operation& GatherOp() {
   static const ir::Operation* op = new ir::Operation("kiln.spmd_gather");
   return *op;
 }
+const ir::Operation& MaskPaddingOp() {
+  static const ir::Operation* op = new ir::Operation("kiln.spmd_mask_padding");
+  return *op;
+}
 const ir::Operation& PlaceTileOp() {
   static const ir::Operation* op = new ir::Operation("kiln.spmd_place_tile");
   return *op;
@@ -411,6 +432,7 @@ StatusOr<bool> KeepUnspecifiedDims(Lowering& lowering, const ir::Operation& op,
 // How a gather is listed (plan_listing.h): an all_gather per split
 // dimension, each over the devices that differ along its axes.
 std::vector<std::shared_ptr<const ir::Operation>> GatherListing(const Spmd& spmd, const Shape& tile,
+                                                                const Shape& whole,
                                                                 const TensorSharding& sharding) {
   std::vector<std::shared_ptr<const ir::Operation>> listing;
   Shape shape = tile;
@@ -422,6 +444,12 @@ std::vector<std::shared_ptr<const ir::Operation>> GatherListing(const Spmd& spmd
                                                             ir::Type::Element(ElementType::kS64)));
     shape.dims[d] *= sharding.Tiles(d);
     if (auto listed = DetachForListing(gather, {shape})) listing.push_back(std::move(listed));
+  }
+  if (shape.dims != whole.dims) {
+    // Padded tiles: the gathered array less the padding past its end.
+    ir::Operation drop("stablehlo.custom_call");
+    drop.SetAttr("call_target_name", ir::Attribute::String("kiln.spmd_drop_padding"));
+    if (auto listed = DetachForListing(drop, {whole})) listing.push_back(std::move(listed));
   }
   return listing;
 }
@@ -448,9 +476,11 @@ StatusOr<bool> LowerGspmdCustomCall(Lowering& lowering, const ir::Operation& op)
     if (kept) return true;
     KILN_ASSIGN_OR_RETURN(std::optional<TensorSharding> sharding,
                           ParseHloSharding(text->text, lowering.spmd()->num_partitions));
-    if (!sharding || !lowering.spmd()->on_tiles || lowering.in_manual_body() ||
-        !sharding->LocalDims(in.dims).ok()) {
+    if (!sharding || !lowering.spmd()->on_tiles || lowering.in_manual_body()) {
       return false;  // the identity (lower_misc.cc)
+    }
+    if (!sharding->LocalDims(in.dims).ok()) {
+      return ConstrainPadded(lowering, op, *sharding);  // uneven: padded tiles, or the identity
     }
     KILN_ASSIGN_OR_RETURN(ValueId local, lowering.LocalTile(op.operand(0), *sharding));
     lowering.BindTiles(op.result(0), local, *sharding);
@@ -535,24 +565,83 @@ bool SameTiling(const TensorSharding& a, const TensorSharding& b, std::span<cons
 }
 
 StatusOr<ValueId> EmitTile(Lowering& lowering, ValueId value, const Shape& global,
-                           const TensorSharding& sharding) {
+                           const TensorSharding& sharding, bool padded) {
   Shape local = global;
-  KILN_ASSIGN_OR_RETURN(local.dims, sharding.LocalDims(global.dims));
+  if (padded) {
+    KILN_ASSIGN_OR_RETURN(local.dims, sharding.PaddedDims(global.dims));
+  } else {
+    KILN_ASSIGN_OR_RETURN(local.dims, sharding.LocalDims(global.dims));
+  }
   if (local.dims == global.dims) return value;
+  // A padded tile's elements past the array's end are zeros.
+  const bool uneven = !sharding.LocalDims(global.dims).ok();
   // Never folded: the tile depends on the device running it.
   KILN_ASSIGN_OR_RETURN(std::vector<ValueId> outputs,
                         lowering.EmitNode(
                             TileOp(), {value}, {local},
-                            [sharding](RunContext& ctx) -> Status {
+                            [sharding, uneven](RunContext& ctx) -> Status {
                               KILN_ASSIGN_OR_RETURN(std::vector<int64_t> coordinates,
                                                     CoordinatesOf(sharding,
                                                                   ctx.env().partition_id));
+                              if (uneven) std::memset(ctx.out(0), 0, ctx.out_shape(0).ByteSize());
                               CopyTile(sharding, coordinates, ctx.in_shape(0).element_type,
                                        ctx.in_shape(0).dims, ctx.out_shape(0).dims, ctx.in(0),
                                        ctx.out(0), /*into_whole=*/false);
                               return Status::Ok();
                             },
                             {}, {}, /*foldable=*/false));
+  return outputs[0];
+}
+
+StatusOr<ValueId> EmitMaskPadding(Lowering& lowering, ValueId tile, ValueId fill,
+                                  const Shape& global, const TensorSharding& sharding) {
+  const Shape shape = lowering.graph().shape(tile);
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> padded, sharding.PaddedDims(global.dims));
+  if (padded != shape.dims) {
+    return InvalidArgument("a padded tile of ", shape.ToString(), " for ", global.ToString(),
+                           ", expected ", Shape{shape.element_type, padded}.ToString());
+  }
+  if (sharding.LocalDims(global.dims).ok()) return tile;  // no padding
+  const std::vector<int64_t> whole = global.dims;
+  // Never folded: the padding depends on the device running it.
+  KILN_ASSIGN_OR_RETURN(
+      std::vector<ValueId> outputs,
+      lowering.EmitNode(
+          MaskPaddingOp(), {tile, fill}, {shape},
+          [sharding, whole](RunContext& ctx) -> Status {
+            KILN_ASSIGN_OR_RETURN(std::vector<int64_t> coordinates,
+                                  CoordinatesOf(sharding, ctx.env().partition_id));
+            const Shape& out = ctx.out_shape(0);
+            const size_t bytes = ElementBytes(out.element_type);
+            if (ctx.out(0) != ctx.in(0)) std::memcpy(ctx.out(0), ctx.in(0), out.ByteSize());
+            const SmallVector<int64_t> extent = TileExtent(sharding, coordinates, whole, out.dims);
+            SmallVector<int64_t> strides(out.dims.size());
+            kernels::DenseStrides(out.dims, strides);
+            // Per dimension past its extent: the slab of the tile beyond it.
+            for (size_t d = 0; d < out.dims.size(); ++d) {
+              if (extent[d] == out.dims[d]) continue;
+              SmallVector<int64_t> box(out.dims.begin(), out.dims.end());
+              box[d] = out.dims[d] - extent[d];
+              int64_t count = 1;
+              for (int64_t n : box) count *= n;
+              if (count == 0) continue;
+              auto* base = static_cast<uint8_t*>(ctx.out(0)) +
+                           extent[d] * strides[d] * static_cast<int64_t>(bytes);
+              // Walk the slab's elements with an odometer over `box`.
+              SmallVector<int64_t> index(box.size(), 0);
+              for (int64_t n = 0; n < count; ++n) {
+                int64_t at = 0;
+                for (size_t k = 0; k < box.size(); ++k) at += index[k] * strides[k];
+                std::memcpy(base + at * static_cast<int64_t>(bytes), ctx.in(1), bytes);
+                for (size_t k = box.size(); k-- > 0;) {
+                  if (++index[k] < box[k]) break;
+                  index[k] = 0;
+                }
+              }
+            }
+            return Status::Ok();
+          },
+          {}, {}, /*foldable=*/false));
   return outputs[0];
 }
 
@@ -633,7 +722,9 @@ StatusOr<ValueId> EmitPartialShare(Lowering& lowering, ValueId tile,
 
 StatusOr<ValueId> EmitGather(Lowering& lowering, ValueId local, const Shape& global,
                              const TensorSharding& sharding) {
-  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> tile_dims, sharding.LocalDims(global.dims));
+  // Padded tiles where the sharding does not divide the array (only their
+  // parts inside it are gathered).
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> tile_dims, sharding.PaddedDims(global.dims));
   if (tile_dims == global.dims) return local;
   if (tile_dims != lowering.graph().shape(local).dims) {
     return InvalidArgument("a tile of ", lowering.graph().shape(local).ToString(),
@@ -706,7 +797,7 @@ StatusOr<ValueId> EmitGather(Lowering& lowering, ValueId local, const Shape& glo
           {}, {}, /*foldable=*/!constant));
   Node& node = lowering.graph().nodes.back();
   if (lowering.spmd() != nullptr && node.outputs == outputs) {
-    node.listing = GatherListing(*lowering.spmd(), lowering.graph().shape(local), sharding);
+    node.listing = GatherListing(*lowering.spmd(), lowering.graph().shape(local), global, sharding);
   }
   return outputs[0];
 }

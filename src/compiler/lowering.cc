@@ -69,7 +69,15 @@ Status Lowering::LowerEntry(const ir::Module& module, const ir::Operation& entry
     }
     // The device receives its tile; the whole array is gathered on first use.
     Shape local = shape;
-    KILN_ASSIGN_OR_RETURN(local.dims, sharding->LocalDims(shape.dims));
+    StatusOr<std::vector<int64_t>> dims = sharding->LocalDims(shape.dims);
+    if (!dims.ok()) {
+      // (JAX refuses such arguments; XLA would take padded tiles.)
+      return Status(dims.status().code(),
+                    StrCat("parameter ", i, " of ", shape.ToString(), ": ", dims.status().message(),
+                           "; Kiln splits a dimension unevenly only inside a program (a "
+                           "sharding constraint), not its arguments"));
+    }
+    local.dims = std::move(*dims);
     const ValueId id = graph.AddValue(std::move(local));
     graph.parameters.push_back(id);
     lowering.ungathered_.emplace(body.argument(i), Tiles{id, *sharding});
@@ -216,6 +224,20 @@ StatusOr<Shape> Lowering::ShapeOf(const ir::Value* value) const {
 
 StatusOr<ValueId> Lowering::Lookup(const ir::Value* value) {
   if (auto it = values_.find(value); it != values_.end()) return it->second;
+  if (auto it = padded_.find(value); it != padded_.end()) {
+    // Uneven tiles, used whole: gathered without their padding (the tiles
+    // stay for the rules that take them).
+    KILN_ASSIGN_OR_RETURN(Shape global, ShapeOf(value));
+    const Tiles held = it->second;
+    const size_t before = graph_.nodes.size();
+    KILN_ASSIGN_OR_RETURN(ValueId id, GatherTiles(held.local, global, held.sharding));
+    if (graph_.nodes.size() > before && lowering_op_ != nullptr) {
+      graph_.nodes.back().detail = StrCat("for ", lowering_op_->name(), " at ",
+                                          Where(*lowering_op_));
+    }
+    values_[value] = id;
+    return id;
+  }
   if (auto it = ungathered_.find(value);
       it != ungathered_.end() && captured_tiles_.count(value) == 0) {
     if (!it->second.sharding.unreduced.empty()) {
@@ -295,6 +317,11 @@ Status Lowering::LowerBlock(const ir::Block& block, std::vector<ValueId>* result
           target.push_back(HeldAsTiles(op->operand(i))->local);
           continue;
         }
+        if (return_values_ != nullptr && returns_padded_ && HeldAsPadded(op->operand(i)) &&
+            values_.count(op->operand(i)) == 0) {
+          target.push_back(HeldAsPadded(op->operand(i))->local);  // likewise uneven tiles
+          continue;
+        }
         KILN_ASSIGN_OR_RETURN(ValueId id, Input(*op, i));
         target.push_back(id);
       }
@@ -360,12 +387,15 @@ Status Lowering::InlineRegion(const ir::Region& region, std::vector<ValueId>* re
   std::vector<ValueId>* saved = return_values_;
   const bool saved_returns_tiles = returns_tiles_;
   returns_tiles_ = keep_tiles;  // else its callers bind the results as whole values
+  const bool saved_returns_padded = returns_padded_;
+  returns_padded_ = false;
   return_values_ = results;
   call_stack_.push_back(&block);
   Status status = LowerBlock(block, results);
   call_stack_.pop_back();
   return_values_ = saved;
   returns_tiles_ = saved_returns_tiles;
+  returns_padded_ = saved_returns_padded;
   return status;
 }
 
@@ -600,6 +630,12 @@ Status Lowering::InlineFunction(const ir::Operation& call, std::string_view attr
       BindTiles(body.argument(i), kept.local, kept.sharding);
       continue;
     }
+    if (const Tiles* tiles = HeldAsPadded(call.operand(i));
+        tiles != nullptr && values_.count(call.operand(i)) == 0) {
+      const Tiles kept = *tiles;
+      BindPadded(body.argument(i), kept.local, kept.sharding);
+      continue;
+    }
     KILN_ASSIGN_OR_RETURN(ValueId id, Input(call, i));
     Bind(body.argument(i), id);
     inlined_by_[body.argument(i)] = &call;
@@ -607,13 +643,16 @@ Status Lowering::InlineFunction(const ir::Operation& call, std::string_view attr
   std::vector<ValueId> returned;
   std::vector<ValueId>* saved = return_values_;
   const bool saved_returns_tiles = returns_tiles_;
+  const bool saved_returns_padded = returns_padded_;
   return_values_ = &returned;
   returns_tiles_ = true;
+  returns_padded_ = true;
   call_stack_.push_back(&body);
   Status status = LowerBlock(body, nullptr);
   call_stack_.pop_back();
   return_values_ = saved;
   returns_tiles_ = saved_returns_tiles;
+  returns_padded_ = saved_returns_padded;
   KILN_RETURN_IF_ERROR(status);
   if (returned.size() != call.num_results()) {
     return InvalidArgument("@", callee->symbol_path.back(), " returns ", returned.size(),
@@ -625,9 +664,15 @@ Status Lowering::InlineFunction(const ir::Operation& call, std::string_view attr
     const Tiles* tiles = terminator != nullptr && i < terminator->operands().size()
                              ? HeldAsTiles(terminator->operand(i))
                              : nullptr;
+    const Tiles* padded = terminator != nullptr && i < terminator->operands().size()
+                              ? HeldAsPadded(terminator->operand(i))
+                              : nullptr;
     if (tiles != nullptr) {
       const Tiles kept = *tiles;
       BindTiles(call.result(i), kept.local, kept.sharding);
+    } else if (padded != nullptr && values_.count(terminator->operand(i)) == 0) {
+      const Tiles kept = *padded;
+      BindPadded(call.result(i), kept.local, kept.sharding);
     } else {
       Bind(call.result(i), returned[i]);
     }

@@ -126,6 +126,7 @@ class Lowering {
     values_[value] = id;
     ungathered_.erase(value);
     partials_.erase(value);
+    padded_.erase(value);
   }
   // Keeps an op a rule made while lowering (the static form of a dynamic
   // op) alive as long as this lowering, so its values stay valid keys.
@@ -189,7 +190,24 @@ class Lowering {
   void BindTiles(const ir::Value* value, ValueId local, TensorSharding sharding) {
     values_.erase(value);
     partials_.erase(value);
+    padded_.erase(value);
     ungathered_.insert_or_assign(value, Tiles{local, std::move(sharding)});
+  }
+  // Uneven tiles (lower_on_tiles_padded.cc): a value split by a sharding
+  // that does not divide it is held as each device's padded tile
+  // (TensorSharding::PaddedDims; the elements past the array's end are of
+  // no value). Only the rules that know padding see such tiles: to every
+  // other rule the value is whole (Lookup gathers it, dropping the
+  // padding), so HeldAsTiles never returns them.
+  const Tiles* HeldAsPadded(const ir::Value* value) const {
+    auto found = padded_.find(value);
+    return found == padded_.end() ? nullptr : &found->second;
+  }
+  void BindPadded(const ir::Value* value, ValueId local, TensorSharding sharding) {
+    values_.erase(value);
+    partials_.erase(value);
+    ungathered_.erase(value);
+    padded_.insert_or_assign(value, Tiles{local, std::move(sharding)});
   }
   // A value held as partial sums (tiles with unreduced axes) is summed over
   // those axes (an all_reduce) and held as the summed tiles; nothing for
@@ -283,6 +301,7 @@ class Lowering {
   std::unordered_map<const ir::Value*, Tiles> ungathered_;
   std::unordered_map<ValueId, Tiles> tiles_;
   std::unordered_map<const ir::Value*, Tiles> partials_;  // partial sums since summed
+  std::unordered_map<const ir::Value*, Tiles> padded_;    // uneven tiles (HeldAsPadded)
   // Regions lowered on tiles (TilesFor), and for a region's lowering the
   // entry its terminator follows.
   std::unordered_map<const ir::Region*, RegionTiles> region_tiles_;
@@ -311,8 +330,9 @@ class Lowering {
   std::unordered_map<ValueId, std::vector<Remade>> remade_;
   // Per argument of an inlined function's body, the call that bound it last.
   std::unordered_map<const ir::Value*, const ir::Operation*> inlined_by_;
-  int early_depth_ = 0;         // producers TileEarly is making again, nested
-  bool returns_tiles_ = false;  // lowering an inlined function's body (InlineFunction)
+  int early_depth_ = 0;          // producers TileEarly is making again, nested
+  bool returns_tiles_ = false;   // lowering an inlined function's body (InlineFunction)
+  bool returns_padded_ = false;  // the same, only InlineFunction (which binds uneven tiles)
   std::unordered_set<const ir::Value*> captured_tiles_;  // held as the parent's tiles
 };
 
@@ -364,8 +384,16 @@ StatusOr<bool> LowerGspmdCustomCall(Lowering& lowering, const ir::Operation& op)
 // The tile node of `value` (of whole shape `global`): cuts the running
 // device's tile; and whether two shardings give every device of `devices`
 // the same tile (lower_spmd.cc).
+// `padded`: the sharding may not divide the value; the tile is the
+// sharding's padded tile (TensorSharding::PaddedDims), zeros past the
+// array's end.
 StatusOr<ValueId> EmitTile(Lowering& lowering, ValueId value, const Shape& global,
-                           const TensorSharding& sharding);
+                           const TensorSharding& sharding, bool padded = false);
+// `tile`, the running device's padded tile of a value of `global` shape,
+// with every element past the array's end set to the scalar `fill` (the
+// identity of a reduction about to run over the tiles).
+StatusOr<ValueId> EmitMaskPadding(Lowering& lowering, ValueId tile, ValueId fill,
+                                  const Shape& global, const TensorSharding& sharding);
 // `tile` on the devices first along `sharding`'s unreduced axes, zeros on
 // the others: a whole value held as partial sums.
 StatusOr<ValueId> EmitPartialShare(Lowering& lowering, ValueId tile,
@@ -381,6 +409,8 @@ StatusOr<std::optional<ValueId>> EmitFinerTile(Lowering& lowering, const Lowerin
 // dimensions whole.
 StatusOr<ValueId> EmitPlaceTile(Lowering& lowering, ValueId tile, const Shape& shape,
                                 const TensorSharding& placed);
+// The whole array of `global` shape from the devices' tiles `local` (the
+// sharding's padded tiles when it does not divide the array).
 StatusOr<ValueId> EmitGather(Lowering& lowering, ValueId local, const Shape& global,
                              const TensorSharding& sharding);
 bool SameTiling(const TensorSharding& a, const TensorSharding& b, std::span<const int64_t> dims);

@@ -85,6 +85,25 @@ std::string BinaryBodyOp(const ir::Operation& op);
 // init of zero bits); "" otherwise.
 std::string ReductionOp(const ir::Operation& op, size_t init);
 
+// dot_general: batch and contracting dimensions take the axes of whichever
+// operand is tiled there (the other is cut alike); free dimensions keep
+// their operand's axes in the result; contracting axes leave partial sums,
+// which an all_reduce over them completes.
+struct DotPlan {
+  TensorSharding lhs, rhs, result;
+  std::vector<AxisRef> partial;  // the contracting axes
+};
+
+// The plan taking `lhs_tiles`' and `rhs_tiles`' axes (either may be null:
+// that operand is cut to fit); `gather_contracting`: contracting
+// dimensions whole on both sides instead (no partial sums). nullopt when
+// the axes conflict or do not split the shapes evenly (`padded`: when
+// they leave partial sums in uneven tiles).
+StatusOr<std::optional<DotPlan>> PlanDot(Lowering& lowering, const ir::Operation& op,
+                                         const Lowering::Tiles* lhs_tiles,
+                                         const Lowering::Tiles* rhs_tiles, bool gather_contracting,
+                                         bool padded = false);
+
 }  // namespace kiln::compiler::on_tiles
 
 namespace kiln::compiler {
@@ -105,5 +124,11 @@ StatusOr<bool> OnTilesWhile(Lowering& lowering, const ir::Operation& op);
 StatusOr<bool> OnTilesBranches(Lowering& lowering, const ir::Operation& op);
 // lower_collectives.cc
 StatusOr<bool> AllReduceOnTiles(Lowering& lowering, const ir::Operation& op);
+// lower_on_tiles_padded.cc: ops on uneven tiles (Lowering::HeldAsPadded),
+// when no operand is held as even tiles; and a constraint to a sharding
+// that does not divide its value (`sharding`), held as padded tiles.
+StatusOr<bool> OnPaddedTiles(Lowering& lowering, const ir::Operation& op);
+StatusOr<bool> ConstrainPadded(Lowering& lowering, const ir::Operation& op,
+                               const TensorSharding& sharding);
 
 }  // namespace kiln::compiler

@@ -299,10 +299,23 @@ StatusOr<std::vector<int64_t>> TensorSharding::LocalDims(std::span<const int64_t
   for (size_t d = 0; d < dims.size(); ++d) {
     const int64_t tiles = Tiles(d);
     if (global[d] % tiles != 0) {
-      return Unimplemented("dimension ", d, " of size ", global[d], " split into ", tiles,
-                           " tiles (uneven shardings need padding, which Kiln does not do yet)");
+      return Unimplemented("dimension ", d, " of size ", global[d], " does not split evenly into ",
+                           tiles, " tiles");
     }
     local[d] = global[d] / tiles;
+  }
+  return local;
+}
+
+StatusOr<std::vector<int64_t>> TensorSharding::PaddedDims(std::span<const int64_t> global) const {
+  if (global.size() != dims.size()) {
+    return InvalidArgument("a sharding of rank ", dims.size(), " for a tensor of rank ",
+                           global.size());
+  }
+  std::vector<int64_t> local(global.begin(), global.end());
+  for (size_t d = 0; d < dims.size(); ++d) {
+    const int64_t tiles = Tiles(d);
+    local[d] = global[d] / tiles + (global[d] % tiles != 0 ? 1 : 0);
   }
   return local;
 }

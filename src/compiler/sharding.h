@@ -68,6 +68,11 @@ struct TensorSharding {
   // The local shape of a tensor of `global` dims; INVALID_ARGUMENT when a
   // dimension does not split evenly.
   StatusOr<std::vector<int64_t>> LocalDims(std::span<const int64_t> global) const;
+  // The dims of every device's tile when they may be uneven: each dimension
+  // rounded up to a multiple of its tile count and divided by it (XLA's
+  // padded tiles); the last tiles reach past the array's end, and a tile
+  // may lie past it entirely. INVALID_ARGUMENT for a rank mismatch.
+  StatusOr<std::vector<int64_t>> PaddedDims(std::span<const int64_t> global) const;
   // Whether every dimension is whole and no axis unreduced (a replicated
   // tensor).
   bool IsReplicated() const;

@@ -37,6 +37,14 @@ TEST(ShardingTest, TilesOfAShardingOverTwoAxes) {
   EXPECT_EQ(*sharding->LocalDims(global), (std::vector<int64_t>{2, 3}));
   const int64_t uneven[] = {12, 3};
   EXPECT_EQ(sharding->LocalDims(uneven).status().code(), StatusCode::kUnimplemented);
+  // Padded tiles: 12 rows over 8 tiles are tiles of 2, the last two past
+  // the end; an even split is the local shape.
+  EXPECT_EQ(*sharding->PaddedDims(uneven), (std::vector<int64_t>{2, 3}));
+  const int64_t few[] = {3, 3};
+  EXPECT_EQ(*sharding->PaddedDims(few), (std::vector<int64_t>{1, 3}));
+  EXPECT_EQ(*sharding->PaddedDims(global), *sharding->LocalDims(global));
+  const int64_t rank_one[] = {12};
+  EXPECT_EQ(sharding->PaddedDims(rank_one).status().code(), StatusCode::kInvalidArgument);
   EXPECT_FALSE(sharding->IsReplicated());
 }
 

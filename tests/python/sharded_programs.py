@@ -230,6 +230,8 @@ EXTRA_NAMES = [
     "constraint/from_replicated", "constraint/open_dims", "out_shardings/cols", "out_shardings/replicated",
     "out_shardings/rows_from_replicated", "random/normal_rows", "random/uniform_cols",
     "random/bits_replicated", "uneven/rows", "uneven/cols_sum", "uneven/matmul",
+    "uneven/max_rows", "uneven/log_sum", "uneven/contract", "uneven/argmax",
+    "uneven/transpose_broadcast", "uneven/int_divide", "uneven/call", "uneven/mostly_padding",
 ]
 EXTRA_NAMES_2D = [
     "constraint/x_to_y", "out_shardings/x_y", "random/normal_x_y", "uneven/x_y",
@@ -334,6 +336,29 @@ def _programs(count: int):
             jax.device_put(a, cols)),
         "uneven/matmul": lambda: jax.jit(lambda x, y: (wsc(x[: 2 * n + 1], rows) @ y).sum(1))(
             jax.device_put(a, rows), jax.device_put(w, rep)),
+        # On padded tiles: a reduction or contraction along the padded
+        # dimension first masks the padding (NaN here: log of negatives).
+        "uneven/max_rows": lambda: jax.jit(lambda x: wsc(x[: n + 1] - 3, rows).max(0))(
+            jax.device_put(a, rows)),
+        "uneven/log_sum": lambda: jax.jit(
+            lambda x: jnp.log(wsc(x[: n + 1] - 100, rows)).sum(0))(jax.device_put(a, rows)),
+        "uneven/contract": lambda: jax.jit(lambda x, y: wsc(x[:, : n + 3], cols) @ y[: n + 3])(
+            jax.device_put(a, rows), jax.device_put(w, rep)),
+        "uneven/argmax": lambda: jax.jit(
+            lambda x: jnp.argmax(wsc(x[: n + 1], rows), axis=1) + jnp.argmax(
+                wsc(x[: n + 1], rows), axis=0).sum())(jax.device_put(a, rows)),
+        "uneven/transpose_broadcast": lambda: jax.jit(
+            lambda x: (jnp.tanh(wsc(x[: n + 1, 0], rows))[:, None] * x[: n + 1]).T.sum(0))(
+                jax.device_put(a, rows)),
+        "uneven/int_divide": lambda: jax.jit(
+            lambda x: (wsc((x[: n + 1] * 10).astype(jnp.int32), rows) // 3).sum(0))(
+                jax.device_put(a, rows)),
+        "uneven/call": lambda: jax.jit(
+            lambda x: jax.jit(lambda v: jnp.exp(v) * 2)(wsc(x[: n + 1], rows)).sum())(
+                jax.device_put(a, rows)),
+        # Two rows over n devices: most devices hold nothing but padding.
+        "uneven/mostly_padding": lambda: jax.jit(lambda x: jnp.cos(wsc(x[:2, :3], rows)).sum(0))(
+            jax.device_put(a, rows)),
     }
     if n >= 4:
         mesh2 = meshes["2d"]

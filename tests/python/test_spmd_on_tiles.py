@@ -211,3 +211,46 @@ def test_a_value_a_tiled_use_wants_is_made_on_tiles_from_the_start():
     gathers = [line for line in tiles["norm_text"].splitlines() if "all-gather(" in line]
     assert gathers and all(re.search(r"= f32\[(1,)?256\]", line) for line in gathers), \
         tiles["norm_text"]
+
+
+UNEVEN = r'''
+import json
+import jax, numpy as np, jax.numpy as jnp
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+mesh = Mesh(np.array(jax.devices()), ("x",))
+rows, cols = NamedSharding(mesh, P("x")), NamedSharding(mesh, P(None, "x"))
+wsc = jax.lax.with_sharding_constraint
+out = {}
+# 4098 rows over 4 devices: padded tiles of 1025 rows (the last holds 1023).
+a = np.linspace(-1, 1, 4098 * 256, dtype=np.float32).reshape(4098, 256)
+w = np.linspace(-1, 1, 256 * 256, dtype=np.float32).reshape(256, 256)
+f = jax.jit(lambda a, w: jnp.tanh(wsc(a, rows) @ w).sum(axis=1))
+out["rows"] = np.asarray(f(a, w)).tolist()[::64]
+out["rows_temp"] = f.lower(a, w).compile().memory_analysis().temp_size_in_bytes
+out["rows_text"] = f.lower(a, w).compile().as_text()
+# 255 contracted columns: the padding of the tanh is masked (the cut of w
+# is padded with zeros), the products all-reduced.
+g = jax.jit(lambda a, w: jnp.tanh(wsc(a[:, :255], cols)) @ w[:255])
+out["contract"] = np.asarray(g(a, w)).ravel().tolist()[::997]
+out["contract_text"] = g.lower(a, w).compile().as_text()
+print(json.dumps(out))
+'''
+
+
+def test_a_sharding_that_does_not_divide_a_value_computes_on_padded_tiles():
+    """Uneven tiles (src/compiler/lower_on_tiles_padded.cc): a constraint
+    splitting 4098 rows over 4 devices gives each a padded tile of 1025
+    rows, and the product runs on it; a contraction over a padded dimension
+    masks the padding and all-reduces the partial products."""
+    tiles, whole = _run(None, UNEVEN), _run("gather", UNEVEN)
+    np.testing.assert_allclose(tiles["rows"], whole["rows"], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(tiles["contract"], whole["contract"], rtol=1e-5, atol=1e-4)
+    assert "f32[1025,256]" in tiles["rows_text"], tiles["rows_text"]
+    assert "f32[4098,256]{1,0} custom-call" not in tiles["rows_text"].split("dot_general")[0]
+    # A whole 4098 x 256 product is 4 MiB; a padded tile of it 1 MiB (and
+    # the device's cut of the argument another).
+    assert whole["rows_temp"] >= 4 << 20, whole["rows_temp"]
+    assert tiles["rows_temp"] <= 2.1 * (1 << 20), tiles["rows_temp"]
+    assert "f32[4098,64]" in tiles["contract_text"], tiles["contract_text"]
+    assert tiles["contract_text"].count("kiln.spmd_mask_padding") == 1, tiles["contract_text"]
+    assert "all-reduce(" in tiles["contract_text"], tiles["contract_text"]
