@@ -15,7 +15,8 @@
 // broadcast_in_dim, transpose, iota, splat constants, and dot_general and
 // single-operand reduce over tiles of the dimensions they keep (their
 // contracted and reduced dimensions whole, so no partial sums arise). A
-// value of any other op is cut as before.
+// value of any other op is cut as before, and so is one whose operands'
+// tiles would need a gather (TileWithoutGather): its whole array exists.
 #include <algorithm>
 #include <optional>
 #include <vector>
@@ -44,6 +45,31 @@ bool ElementForElement(const ir::Operation& op) {
   const ir::OpDescription& description = ir::DescribeOp(op.code());
   return description.Has(ir::kPointwise) || description.elementwise ||
          op.code() == ir::OpCode::kCompare;
+}
+
+// Whether the running device's tile of `operand` under `sharding` comes
+// without the devices meeting: the operand is whole (or was gathered
+// already), or held as those tiles or coarser ones. Else remaking a value
+// from it would gather it (a whole matrix, for a product whose whole
+// result is at hand and only needs cutting).
+bool TileWithoutGather(Lowering& lowering, const ir::Value* operand,
+                       const TensorSharding& sharding) {
+  if (lowering.HeldWhole(operand)) return true;
+  const Lowering::Tiles* held = lowering.HeldAsTiles(operand);
+  if (held == nullptr) return true;
+  const TensorSharding& have = held->sharding;
+  if (!have.unreduced.empty() || have.dims.size() != sharding.dims.size() ||
+      !SameMesh(have.mesh, sharding.mesh)) {
+    return false;
+  }
+  for (size_t d = 0; d < have.dims.size(); ++d) {
+    if (have.dims[d].size() > sharding.dims[d].size()) return false;
+    const std::vector<AxisRef> prefix(sharding.dims[d].begin(),
+                                      sharding.dims[d].begin() +
+                                          static_cast<std::ptrdiff_t>(have.dims[d].size()));
+    if (!SameAxes(have.dims[d], prefix)) return false;
+  }
+  return true;
 }
 
 // `op`'s result (of global dims `global`) made as the running device's
@@ -87,6 +113,7 @@ StatusOr<std::optional<ValueId>> MakeOnTile(Lowering& lowering, const ir::Operat
         if ((*permutation)[i] < 0 || from >= global.size()) return std::optional<ValueId>();
         inner.dims[from] = sharding.dims[i];
       }
+      if (!TileWithoutGather(lowering, op.operand(0), inner)) return std::optional<ValueId>();
       KILN_ASSIGN_OR_RETURN(ir::Value * source, TileOf(lowering, op, 0, inner));
       return made(LowerRebuilt(lowering, op, op.name(), {source}, {local_type}, {}, &op));
     }
@@ -154,7 +181,10 @@ StatusOr<std::optional<ValueId>> MakeOnTile(Lowering& lowering, const ir::Operat
           inner[side].dims[d] = sharding.dims[next++];
         }
       }
-      if (next != global.size()) return std::optional<ValueId>();
+      if (next != global.size() || !TileWithoutGather(lowering, op.operand(0), inner[0]) ||
+          !TileWithoutGather(lowering, op.operand(1), inner[1])) {
+        return std::optional<ValueId>();
+      }
       KILN_ASSIGN_OR_RETURN(ir::Value * lhs, TileOf(lowering, op, 0, inner[0]));
       KILN_ASSIGN_OR_RETURN(ir::Value * rhs, TileOf(lowering, op, 1, inner[1]));
       return made(LowerRebuilt(lowering, op, op.name(), {lhs, rhs}, {local_type}, {}, &op));
@@ -177,7 +207,9 @@ StatusOr<std::optional<ValueId>> MakeOnTile(Lowering& lowering, const ir::Operat
         if (next >= global.size()) return std::optional<ValueId>();
         inner.dims[d] = sharding.dims[next++];
       }
-      if (next != global.size()) return std::optional<ValueId>();
+      if (next != global.size() || !TileWithoutGather(lowering, op.operand(0), inner)) {
+        return std::optional<ValueId>();
+      }
       KILN_ASSIGN_OR_RETURN(ir::Value * source, TileOf(lowering, op, 0, inner));
       KILN_ASSIGN_OR_RETURN(ValueId init, lowering.Input(op, 1));
       return made(LowerRebuilt(lowering, op, op.name(),
@@ -198,6 +230,11 @@ StatusOr<std::optional<ValueId>> MakeOnTile(Lowering& lowering, const ir::Operat
   if (!ElementForElement(op) || !IsRealTensor(type)) return std::optional<ValueId>();
   // Operands of the result's shape take the same tiles; scalars (select,
   // clamp) stay whole.
+  for (const ir::Value* operand : op.operands()) {
+    if (!operand->type().dims().empty() && !TileWithoutGather(lowering, operand, sharding)) {
+      return std::optional<ValueId>();
+    }
+  }
   std::vector<ir::Value*> operands;
   for (size_t i = 0; i < op.operands().size(); ++i) {
     const ir::Type& operand = op.operand(i)->type();

@@ -109,12 +109,10 @@ StatusOr<bool> PaddedPointwise(Lowering& lowering, const ir::Operation& op) {
 // one operand dimension of the same size (or none), so the result's
 // padding is the operand's, moved.
 StatusOr<bool> PaddedOfOne(Lowering& lowering, const ir::Operation& op,
-                           const TensorSharding& operand_sharding,
-                           const TensorSharding& sharding) {
+                           const TensorSharding& operand_sharding, const TensorSharding& sharding) {
   KILN_ASSIGN_OR_RETURN(Shape out, lowering.ShapeOf(op.result(0)));
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> local, sharding.PaddedDims(out.dims));
-  KILN_ASSIGN_OR_RETURN(ir::Value * tile,
-                        PaddedOperand(lowering, op.operand(0), operand_sharding));
+  KILN_ASSIGN_OR_RETURN(ir::Value * tile, PaddedOperand(lowering, op.operand(0), operand_sharding));
   KILN_ASSIGN_OR_RETURN(std::vector<ValueId> results,
                         LowerRebuilt(lowering, op, op.name(), {tile},
                                      {LocalType(op.result(0)->type(), local)}, {}, &op));
@@ -210,8 +208,8 @@ StatusOr<bool> PaddedReduce(Lowering& lowering, const ir::Operation& op,
       KILN_ASSIGN_OR_RETURN(ValueId init, lowering.Input(op, count + i));
       KILN_ASSIGN_OR_RETURN(tile, EmitMaskPadding(lowering, tile, init, in, operand_sharding));
     }
-    operands.push_back(
-        lowering.StandIn(tile, LocalType(op.operand(i)->type(), lowering.graph().shape(tile).dims)));
+    operands.push_back(lowering.StandIn(tile, LocalType(op.operand(i)->type(),
+                                                        lowering.graph().shape(tile).dims)));
   }
   for (size_t i = count; i < op.operands().size(); ++i) {
     KILN_ASSIGN_OR_RETURN(ValueId init, lowering.Input(op, i));
@@ -262,16 +260,15 @@ StatusOr<bool> PaddedDot(Lowering& lowering, const ir::Operation& op) {
   const TensorSharding* shardings[] = {&plan->lhs, &plan->rhs};
   for (size_t i = 0; i < 2; ++i) {
     bool zeros = false;
-    KILN_ASSIGN_OR_RETURN(ValueId tile,
-                          PaddedTile(lowering, op.operand(i), *shardings[i], &zeros));
+    KILN_ASSIGN_OR_RETURN(ValueId tile, PaddedTile(lowering, op.operand(i), *shardings[i], &zeros));
     if (!plan->partial.empty() && !zeros) {
       KILN_ASSIGN_OR_RETURN(Shape global, lowering.ShapeOf(op.operand(i)));
-      KILN_ASSIGN_OR_RETURN(tile, EmitMaskPadding(lowering, tile,
-                                                  Zero(lowering, global.element_type), global,
-                                                  *shardings[i]));
+      KILN_ASSIGN_OR_RETURN(tile,
+                            EmitMaskPadding(lowering, tile, Zero(lowering, global.element_type),
+                                            global, *shardings[i]));
     }
-    operands.push_back(
-        lowering.StandIn(tile, LocalType(op.operand(i)->type(), lowering.graph().shape(tile).dims)));
+    operands.push_back(lowering.StandIn(tile, LocalType(op.operand(i)->type(),
+                                                        lowering.graph().shape(tile).dims)));
   }
   KILN_ASSIGN_OR_RETURN(Shape out, lowering.ShapeOf(op.result(0)));
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> local, plan->result.PaddedDims(out.dims));

@@ -185,6 +185,9 @@ class Lowering {
   // In the body of a while, if or case, a value the enclosing lowering
   // holds as tiles is held as the same tiles here (its tile captured).
   const Tiles* HeldAsTiles(const ir::Value* value);
+  // Whether this lowering holds `value`'s whole array (bound whole, or
+  // gathered since).
+  bool HeldWhole(const ir::Value* value) const { return values_.count(value) != 0; }
   // Holds `value` as the running device's tile `local` of `sharding`; its
   // whole array is gathered on its first whole use.
   void BindTiles(const ir::Value* value, ValueId local, TensorSharding sharding) {

@@ -186,6 +186,15 @@ scale = jax.device_put(np.linspace(1, 2, 256, dtype=np.float32), NamedSharding(m
 norm = jax.jit(lambda a, s: jnp.tanh(a) * s)
 out["norm"] = np.asarray(norm(x, scale)).ravel()[::251].tolist()
 out["norm_text"] = norm.lower(x, scale).compile().as_text()
+# A matrix split on its columns times a vector carried as row tiles: the
+# product's whole sum is at hand each iteration (an all-reduce) and is cut;
+# making it again on rows would gather the whole matrix.
+cols = jax.device_put(np.linspace(-1, 1, 256 * 256, dtype=np.float32).reshape(256, 256) / 16,
+                      NamedSharding(mesh, P(None, "x")))
+v = jax.device_put(np.ones(256, np.float32), NamedSharding(mesh, P("x")))
+matvec = jax.jit(lambda m, c: jax.lax.fori_loop(0, 3, lambda i, c: jnp.tanh(m @ c), c))
+out["matvec"] = np.asarray(matvec(cols, v)).tolist()[::7]
+out["matvec_text"] = matvec.lower(cols, v).compile().as_text()
 print(json.dumps(out))
 '''
 
@@ -195,7 +204,7 @@ def test_a_value_a_tiled_use_wants_is_made_on_tiles_from_the_start():
     a value its operands leave whole is made on each device's tile when a
     use wants it as tiles, instead of made whole and cut."""
     tiles, whole = _run(None, EARLY), _run("gather", EARLY)
-    for key in ("init", "mask", "chain", "norm", "matmul"):
+    for key in ("init", "mask", "chain", "norm", "matmul", "matvec"):
         np.testing.assert_allclose(tiles[key], whole[key], rtol=1e-5, atol=1e-6)
     # No device makes the whole 1024 x 512 array (2 MiB) or any of the
     # threefry chain's whole u32 arrays; its scratch is a few tiles.
@@ -211,6 +220,8 @@ def test_a_value_a_tiled_use_wants_is_made_on_tiles_from_the_start():
     gathers = [line for line in tiles["norm_text"].splitlines() if "all-gather(" in line]
     assert gathers and all(re.search(r"= f32\[(1,)?256\]", line) for line in gathers), \
         tiles["norm_text"]
+    assert "all-gather(" not in tiles["matvec_text"], tiles["matvec_text"]
+    assert tiles["matvec_text"].count("all-reduce(") == 1, tiles["matvec_text"]
 
 
 UNEVEN = r'''
