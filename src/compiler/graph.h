@@ -111,6 +111,10 @@ struct Node {
   // no operands), each taking the previous one's result and the first the
   // node's inputs. Empty: the node is written as a call of kernel `op`.
   std::vector<std::shared_ptr<const ir::Operation>> listing;
+  // Set on a node that does several collectives in one meeting (combined
+  // reduce_scatters or gathers): `listing` holds one chain per input, of
+  // these lengths; chain k takes input k and gives output k.
+  std::vector<uint32_t> listing_chains;
   // Set on reductions fusion may fold a producing run into (see RowReduction).
   std::shared_ptr<const RowReduction> row_reduction;
   // A fused loop ("kiln.fusion"): per input, whether every member reads it

@@ -499,24 +499,25 @@ Status LowerAllReduce(Lowering& lowering, const ir::Operation& op) {
 // reduce_scatter through the transport's all-reduce (see ReduceInPlace):
 // the whole operand folded in a copy, of which this member keeps its
 // block. A ring moves 2(n-1)/n of the operand per member where meeting
-// gathers n-1 operands. False when the transport has none.
+// gathers n-1 operands. False when the transport has none. Operand `k`
+// along `dim` (a combined reduce_scatter has several).
 StatusOr<bool> ScatterInPlace(RunContext& ctx, const Membership& membership,
-                              const ReducingBody& body, int64_t dim) {
+                              const ReducingBody& body, size_t k, int64_t dim) {
   DeviceCollectives* collectives = InPlaceReducer(ctx, membership, body);
   if (collectives == nullptr) return false;
   const SmallVector<int64_t>& group = membership.group;
   const size_t rank = membership.rank;
   const kernels::BinaryOp op = BinaryOf(*body.fast);
-  const Shape& in = ctx.in_shape(0);
+  const Shape& in = ctx.in_shape(k);
   const auto d = static_cast<size_t>(dim);
-  const int64_t chunk = ctx.out_shape(0).dims[d];
+  const int64_t chunk = ctx.out_shape(k).dims[d];
   if (in.dims[d] != chunk * static_cast<int64_t>(group.size())) return false;  // Meet says why
   int64_t outer = 1;
   int64_t after = static_cast<int64_t>(ElementBytes(in.element_type));
   for (size_t i = 0; i < d; ++i) outer *= in.dims[i];
   for (size_t i = d + 1; i < in.dims.size(); ++i) after *= in.dims[i];
   auto whole = std::make_unique_for_overwrite<uint8_t[]>(in.ByteSize());
-  std::memcpy(whole.get(), ctx.in(0), in.ByteSize());
+  std::memcpy(whole.get(), ctx.in(k), in.ByteSize());
   // Members' blocks one after another: a ring reduce-scatter moves half
   // an all-reduce's data; otherwise the whole operand is all-reduced.
   if (outer == 1) {
@@ -527,43 +528,78 @@ StatusOr<bool> ScatterInPlace(RunContext& ctx, const Membership& membership,
                                                 in.NumElements()));
   }
   for (int64_t o = 0; o < outer; ++o) {
-    std::memcpy(static_cast<uint8_t*>(ctx.out(0)) + o * chunk * after,
+    std::memcpy(static_cast<uint8_t*>(ctx.out(k)) + o * chunk * after,
                 whole.get() + (o * in.dims[d] + static_cast<int64_t>(rank) * chunk) * after,
                 static_cast<size_t>(chunk * after));
   }
   return true;
 }
 
+// The attribute a combined reduce_scatter (CombineCollectives) carries:
+// each operand's scatter dimension.
+constexpr std::string_view kScatterDimensions = "kiln.scatter_dimensions";
+
 // reduce_scatter: the fold of all members' operands, of which each member
-// keeps its block along scatter_dimension.
+// keeps its block along scatter_dimension. Several operands (a combined
+// reduce_scatter, each along its own dimension) meet once.
 Status LowerReduceScatter(Lowering& lowering, const ir::Operation& op) {
   KILN_ASSIGN_OR_RETURN(Groups groups, ReadGroups(lowering, op, /*mixed=*/true));
-  KILN_ASSIGN_OR_RETURN(ReducingBody body, ReadBody(lowering, op, 1));
-  const int64_t dim = IntAttr(op, "scatter_dimension", 0);
+  const size_t count = op.num_results();
+  if (count == 0 || op.operands().size() != count) {
+    return InvalidArgument("reduce_scatter of ", op.operands().size(), " operands and ", count,
+                           " results");
+  }
+  KILN_ASSIGN_OR_RETURN(ReducingBody body, ReadBody(lowering, op, count));
+  std::vector<int64_t> dims(count, IntAttr(op, "scatter_dimension", 0));
+  if (std::optional<std::vector<int64_t>> each = ir::IntegersOf(op.GetAttr(kScatterDimensions))) {
+    if (each->size() != count) return InvalidArgument("a scatter dimension per operand expected");
+    dims = std::move(*each);
+  }
+  for (size_t k = 0; k < count; ++k) {
+    KILN_ASSIGN_OR_RETURN(Shape in, lowering.ShapeOf(op.operand(k)));
+    if (dims[k] < 0 || static_cast<size_t>(dims[k]) >= in.dims.size()) {
+      return InvalidArgument("scatter_dimension ", dims[k], " of an operand of rank ",
+                             in.dims.size());
+    }
+  }
   return lowering.EmitWithRegions(
       op,
-      [groups = std::move(groups), body, dim](RunContext& ctx) -> Status {
+      [groups = std::move(groups), body, dims, count](RunContext& ctx) -> Status {
         KILN_ASSIGN_OR_RETURN(Membership membership, MembershipOf(groups, ctx.env()));
-        KILN_ASSIGN_OR_RETURN(bool scattered, ScatterInPlace(ctx, membership, body, dim));
-        if (scattered) return Status::Ok();
+        // In place only when every operand is (a wrong size meets, which
+        // says why).
+        bool in_place = InPlaceReducer(ctx, membership, body) != nullptr;
+        for (size_t k = 0; k < count && in_place; ++k) {
+          const auto d = static_cast<size_t>(dims[k]);
+          in_place = ctx.in_shape(k).dims[d] ==
+                     ctx.out_shape(k).dims[d] * static_cast<int64_t>(membership.group.size());
+        }
+        for (size_t k = 0; k < count && in_place; ++k) {
+          KILN_ASSIGN_OR_RETURN(bool scattered, ScatterInPlace(ctx, membership, body, k, dims[k]));
+          if (!scattered) return Internal("a reduce_scatter scattered in part");
+        }
+        if (in_place) return Status::Ok();
         return MeetGroup(
-            ctx, membership, Operands(ctx, 1),
+            ctx, membership, Operands(ctx, count),
             [&](std::span<void* const> all, size_t rank, size_t size) -> Status {
-              const Shape& in = ctx.in_shape(0);
-              const auto d = static_cast<size_t>(dim);
-              if (in.dims[d] != ctx.out_shape(0).dims[d] * static_cast<int64_t>(size)) {
-                return InvalidArgument("scatter_dimension ", dim, " has size ", in.dims[d],
-                                       " for a group of ", size, " processes and a result of ",
-                                       ctx.out_shape(0).dims[d], ": expected ",
-                                       ctx.out_shape(0).dims[d] * static_cast<int64_t>(size));
+              SmallVector<Runs> runs;
+              for (size_t k = 0; k < count; ++k) {
+                const Shape& in = ctx.in_shape(k);
+                const auto d = static_cast<size_t>(dims[k]);
+                if (in.dims[d] != ctx.out_shape(k).dims[d] * static_cast<int64_t>(size)) {
+                  return InvalidArgument("scatter_dimension ", dims[k], " has size ", in.dims[d],
+                                         " for a group of ", size, " processes and a result of ",
+                                         ctx.out_shape(k).dims[d], ": expected ",
+                                         ctx.out_shape(k).dims[d] * static_cast<int64_t>(size));
+                }
+                int64_t outer = 1;
+                int64_t after = 1;
+                for (size_t i = 0; i < d; ++i) outer *= in.dims[i];
+                for (size_t i = d + 1; i < in.dims.size(); ++i) after *= in.dims[i];
+                const int64_t chunk = ctx.out_shape(k).dims[d];
+                runs.push_back({outer, chunk * after, in.dims[d] * after,
+                                static_cast<int64_t>(rank) * chunk * after});
               }
-              int64_t outer = 1;
-              int64_t after = 1;
-              for (size_t i = 0; i < d; ++i) outer *= in.dims[i];
-              for (size_t i = d + 1; i < in.dims.size(); ++i) after *= in.dims[i];
-              const int64_t chunk = ctx.out_shape(0).dims[d];
-              const Runs runs[] = {{outer, chunk * after, in.dims[d] * after,
-                                    static_cast<int64_t>(rank) * chunk * after}};
               return ReduceMembers(ctx, all, size, body.types, body.fast, runs);
             });
       },
@@ -875,22 +911,79 @@ namespace {
 // its own).
 constexpr size_t kMaxCombinedBytes = size_t{64} << 20;
 
-// What all_reduces must share to become one: groups, channel and body, and
-// the element type (one body folds every operand).
-std::string CombineKey(const Graph& graph, const Node& node) {
-  if (node.op != "stablehlo.all_reduce" || node.listing.size() != 1 || node.inputs.size() != 1 ||
-      node.outputs.size() != 1) {
+// What collectives must share to become one: all_reduces and
+// reduce_scatters their groups, channel and body, and the element type
+// (one body folds every operand; a reduce_scatter's dimension may differ);
+// gathers of tiles their groups. Each key starts with its kind.
+std::string CombineKey(const Lowering& lowering, const Graph& graph, const Node& node) {
+  if (node.inputs.size() != 1 || node.outputs.size() != 1 || !node.listing_chains.empty()) {
     return "";
   }
+  if (std::string gather = GatherCombineKey(lowering, node); !gather.empty()) {
+    return "gather|" + gather;
+  }
+  const bool reduce = node.op == "stablehlo.all_reduce";
+  if ((!reduce && node.op != "stablehlo.reduce_scatter") || node.listing.size() != 1) return "";
   const ir::Operation& op = *node.listing[0];
   const std::string body = on_tiles::BinaryBodyOp(op);
   if (body.empty()) return "";
-  std::string key = StrCat(body, "|",
+  std::string key = StrCat(reduce ? "all_reduce|" : "reduce_scatter|", body, "|",
                            GetElementTypeInfo(graph.shape(node.inputs[0]).element_type).name);
   for (const ir::NamedAttribute& attribute : op.attributes()) {
+    if (attribute.name == "scatter_dimension") continue;
     key += StrCat("|", attribute.name, "=", ir::PrintAttribute(attribute.value));
   }
   return key;
+}
+
+// One node doing what the collectives `members` (of one key) do, in one
+// meeting; its outputs are theirs.
+StatusOr<Node> Combined(Lowering& lowering, const std::vector<size_t>& members) {
+  Graph& graph = lowering.graph();
+  const Node& front = graph.nodes[members[0]];
+  if (front.op == "kiln.spmd_gather") {
+    std::vector<const Node*> nodes;
+    for (size_t m : members) nodes.push_back(&graph.nodes[m]);
+    return CombinedGather(lowering, nodes);
+  }
+  // A variadic all_reduce, or a reduce_scatter of several operands (each
+  // along its own dimension, kScatterDimensions), lowered by its rule.
+  const bool scatter = front.op == "stablehlo.reduce_scatter";
+  const ir::Operation& first = *front.listing[0];
+  auto op = std::make_unique<ir::Operation>(front.op, first.location());
+  std::vector<ValueId> results;
+  std::vector<int64_t> dimensions;
+  for (size_t m : members) {
+    const Node& node = graph.nodes[m];
+    const Shape& in = graph.shape(node.inputs[0]);
+    op->AddOperand(lowering.StandIn(node.inputs[0],
+                                    ir::Type::Tensor(ir::Type::Element(in.element_type), in.dims)));
+    const Shape& out = graph.shape(node.outputs[0]);
+    op->AddResult(ir::Type::Tensor(ir::Type::Element(out.element_type), out.dims));
+    results.push_back(node.outputs[0]);
+    dimensions.push_back(IntAttr(*node.listing[0], "scatter_dimension", 0));
+  }
+  on_tiles::CopyAttributes(first, *op);
+  if (scatter)
+    op->SetAttr(std::string(kScatterDimensions), ir::Attribute::DenseI64Array(dimensions));
+  std::unordered_map<const ir::Value*, ir::Value*> copies;
+  KILN_RETURN_IF_ERROR(on_tiles::CloneRegion(first.region(0), *op, copies));
+  const size_t made = graph.nodes.size();
+  // (A reduce_scatter of several operands is no StableHLO op: unverified.)
+  KILN_RETURN_IF_ERROR(lowering.LowerAdopted(std::move(op), /*verify=*/!scatter).status());
+  if (graph.nodes.size() != made + 1) {
+    return Internal("combining collectives made ", graph.nodes.size() - made, " nodes");
+  }
+  Node node = std::move(graph.nodes.back());
+  graph.nodes.pop_back();
+  node.outputs = results;
+  if (scatter) {
+    // Listed as the reduce_scatters it does, one per operand.
+    node.listing.clear();
+    for (size_t m : members) node.listing.push_back(graph.nodes[m].listing[0]);
+    node.listing_chains.assign(members.size(), 1);
+  }
+  return node;
 }
 
 // Whether a node's place among such nodes must stay: side effects other
@@ -903,8 +996,9 @@ bool KeepsItsOrder(const Node& node) {
 
 }  // namespace
 
-Status CombineAllReduces(Lowering& lowering) {
+Status CombineCollectives(Lowering& lowering) {
   Graph& graph = lowering.graph();
+  EliminateDeadNodes(graph);
   const size_t count = graph.nodes.size();
   std::vector<int64_t> producer(graph.values.size(), -1);
   for (size_t i = 0; i < count; ++i) {
@@ -918,7 +1012,7 @@ Status CombineAllReduces(Lowering& lowering) {
   std::vector<int64_t> number(count, -1);
   size_t candidates = 0;
   for (size_t i = 0; i < count; ++i) {
-    keys[i] = CombineKey(graph, graph.nodes[i]);
+    keys[i] = CombineKey(lowering, graph, graph.nodes[i]);
     if (!keys[i].empty()) number[i] = static_cast<int64_t>(candidates++);
   }
   if (candidates < 2) return Status::Ok();
@@ -975,34 +1069,13 @@ Status CombineAllReduces(Lowering& lowering) {
   }
   while (!open.empty()) close(open.begin());
   if (groups.empty()) return Status::Ok();
-  // Each group becomes one variadic all_reduce writing its members' result
-  // values, in the place of its last member.
+  // Each group becomes one node writing its members' result values, in
+  // the place of its last member.
   std::vector<int64_t> group_of(count, -1);
   std::vector<Node> combined;
   for (const std::vector<size_t>& members : groups) {
-    const ir::Operation& first = *graph.nodes[members[0]].listing[0];
-    auto op = std::make_unique<ir::Operation>("stablehlo.all_reduce", first.location());
-    std::vector<ValueId> results;
-    for (size_t m : members) {
-      const Node& node = graph.nodes[m];
-      const Shape& shape = graph.shape(node.inputs[0]);
-      const ir::Type type = ir::Type::Tensor(ir::Type::Element(shape.element_type), shape.dims);
-      op->AddOperand(lowering.StandIn(node.inputs[0], type));
-      op->AddResult(type);
-      results.push_back(node.outputs[0]);
-      group_of[m] = static_cast<int64_t>(combined.size());
-    }
-    on_tiles::CopyAttributes(first, *op);
-    std::unordered_map<const ir::Value*, ir::Value*> copies;
-    KILN_RETURN_IF_ERROR(on_tiles::CloneRegion(first.region(0), *op, copies));
-    const size_t made = graph.nodes.size();
-    KILN_RETURN_IF_ERROR(lowering.LowerAdopted(std::move(op)).status());
-    if (graph.nodes.size() != made + 1) {
-      return Internal("combining all_reduces made ", graph.nodes.size() - made, " nodes");
-    }
-    Node node = std::move(graph.nodes.back());
-    graph.nodes.pop_back();
-    node.outputs = results;
+    for (size_t m : members) group_of[m] = static_cast<int64_t>(combined.size());
+    KILN_ASSIGN_OR_RETURN(Node node, Combined(lowering, members));
     combined.push_back(std::move(node));
   }
   // The new order: each node as early as its predecessors allow, in its
@@ -1044,7 +1117,7 @@ Status CombineAllReduces(Lowering& lowering) {
     }
   }
   if (nodes.size() != live) {
-    return Internal("combining all_reduces left a cycle among ", count, " nodes");
+    return Internal("combining collectives left a cycle among ", count, " nodes");
   }
   graph.nodes = std::move(nodes);
   return Status::Ok();

@@ -720,6 +720,61 @@ StatusOr<ValueId> EmitPartialShare(Lowering& lowering, ValueId tile,
   return outputs[0];
 }
 
+// A gather of tiles: its tiles' sharding and who meets whom, worked out
+// once when it is planned.
+struct GatherPlan {
+  TensorSharding sharding;
+  std::vector<std::vector<int64_t>> groups;       // logical ids, in a fixed order
+  std::vector<int32_t> group_of;                  // per logical id
+  std::vector<std::vector<int64_t>> coordinates;  // per logical id
+  std::string key;                                // the groups, as text
+};
+
+namespace {
+
+// Runs the gathers of `plans` (input j the device's tile of plan j, output
+// j the whole array) in one meeting of the devices; the plans share their
+// groups.
+Status RunGathers(RunContext& ctx, std::span<const std::shared_ptr<const GatherPlan>> plans) {
+  const ExecutionEnv& env = ctx.env();
+  const int64_t partitions = env.num_partitions;
+  const GatherPlan& first = *plans[0];
+  if (env.partition_id < 0 || static_cast<size_t>(env.partition_id) >= first.group_of.size()) {
+    return InvalidArgument("partition ", env.partition_id, " is not a device of the mesh (",
+                           first.group_of.size(), " devices)");
+  }
+  const std::vector<int64_t>& members =
+      first.groups[static_cast<size_t>(first.group_of[static_cast<size_t>(env.partition_id)])];
+  SmallVector<int64_t> group;
+  for (int64_t p : members) group.push_back(env.replica_id * partitions + p);
+  SmallVector<void*> mine;
+  SmallVector<int64_t> bytes;
+  for (size_t j = 0; j < plans.size(); ++j) {
+    mine.push_back(const_cast<void*>(ctx.in(j)));
+    bytes.push_back(static_cast<int64_t>(ctx.in_shape(j).ByteSize()));
+  }
+  auto work = [&](std::span<void* const> all) -> Status {
+    for (size_t j = 0; j < plans.size(); ++j) {
+      const Shape& tile = ctx.in_shape(j);
+      const Shape& whole = ctx.out_shape(j);
+      for (size_t m = 0; m < members.size(); ++m) {
+        CopyTile(plans[j]->sharding, plans[j]->coordinates[static_cast<size_t>(members[m])],
+                 whole.element_type, whole.dims, tile.dims, all[m * plans.size() + j], ctx.out(j),
+                 /*into_whole=*/true);
+      }
+    }
+    return Status::Ok();
+  };
+  if (partitions == 1) return work(mine);
+  if (env.collectives == nullptr) {
+    return FailedPrecondition("gathering a sharded array needs the ", group.size(),
+                              " devices holding its tiles to run together");
+  }
+  return env.collectives->Meet(group, mine, bytes, work);
+}
+
+}  // namespace
+
 StatusOr<ValueId> EmitGather(Lowering& lowering, ValueId local, const Shape& global,
                              const TensorSharding& sharding) {
   // Padded tiles where the sharding does not divide the array (only their
@@ -735,71 +790,89 @@ StatusOr<ValueId> EmitGather(Lowering& lowering, ValueId local, const Shape& glo
   const bool constant = lowering.graph().values[static_cast<size_t>(local)].constant != nullptr;
   // Each device meets the devices that differ from it only along the axes
   // that split the array (in a manual computation's body, devices that
-  // differ along its manual axes hold other arrays); worked out here, once.
-  struct Meeting {
-    std::vector<std::vector<int64_t>> groups;       // logical ids, in a fixed order
-    std::vector<int32_t> group_of;                  // per logical id
-    std::vector<std::vector<int64_t>> coordinates;  // per logical id
-  };
-  auto meeting = std::make_shared<Meeting>();
+  // differ along its manual axes hold other arrays).
+  auto plan = std::make_shared<GatherPlan>();
+  plan->sharding = sharding;
   std::vector<AxisRef> axes;
   for (const auto& dim : sharding.dims) axes.insert(axes.end(), dim.begin(), dim.end());
-  meeting->groups = GroupsAlong(sharding.mesh, axes);
+  plan->groups = GroupsAlong(sharding.mesh, axes);
   const auto devices = static_cast<size_t>(sharding.mesh.num_devices());
-  meeting->group_of.assign(devices, -1);
-  meeting->coordinates.resize(devices);
-  for (size_t g = 0; g < meeting->groups.size(); ++g) {
-    for (int64_t id : meeting->groups[g]) {
+  plan->group_of.assign(devices, -1);
+  plan->coordinates.resize(devices);
+  for (size_t g = 0; g < plan->groups.size(); ++g) {
+    plan->key += "[";
+    for (int64_t id : plan->groups[g]) {
       if (id < 0 || static_cast<size_t>(id) >= devices) {
         return InvalidArgument("device ", id, " outside the mesh's ", devices);
       }
-      meeting->group_of[static_cast<size_t>(id)] = static_cast<int32_t>(g);
-      KILN_ASSIGN_OR_RETURN(meeting->coordinates[static_cast<size_t>(id)],
+      plan->group_of[static_cast<size_t>(id)] = static_cast<int32_t>(g);
+      KILN_ASSIGN_OR_RETURN(plan->coordinates[static_cast<size_t>(id)],
                             CoordinatesOf(sharding, id));
+      plan->key += StrCat(id, ",");
     }
+    plan->key += "]";
   }
+  std::shared_ptr<const GatherPlan> planned = plan;
   KILN_ASSIGN_OR_RETURN(
       std::vector<ValueId> outputs,
       lowering.EmitNode(
           GatherOp(), {local}, {global},
-          [sharding, meeting](RunContext& ctx) -> Status {
-            const ExecutionEnv& env = ctx.env();
-            const int64_t partitions = env.num_partitions;
-            if (env.partition_id < 0 ||
-                static_cast<size_t>(env.partition_id) >= meeting->group_of.size()) {
-              return InvalidArgument("partition ", env.partition_id,
-                                     " is not a device of the mesh (", meeting->group_of.size(),
-                                     " devices)");
-            }
-            const std::vector<int64_t>& members = meeting->groups[static_cast<size_t>(
-                meeting->group_of[static_cast<size_t>(env.partition_id)])];
-            SmallVector<int64_t> group;
-            for (int64_t p : members) group.push_back(env.replica_id * partitions + p);
-            void* mine[] = {const_cast<void*>(ctx.in(0))};
-            auto work = [&](std::span<void* const> all) -> Status {
-              const Shape& tile = ctx.in_shape(0);
-              const Shape& whole = ctx.out_shape(0);
-              for (size_t m = 0; m < all.size(); ++m) {
-                CopyTile(sharding, meeting->coordinates[static_cast<size_t>(members[m])],
-                         whole.element_type, whole.dims, tile.dims, all[m], ctx.out(0),
-                         /*into_whole=*/true);
-              }
-              return Status::Ok();
-            };
-            if (partitions == 1) return work(mine);
-            if (env.collectives == nullptr) {
-              return FailedPrecondition("gathering a sharded array needs the ", group.size(),
-                                        " devices holding its tiles to run together");
-            }
-            const int64_t bytes[] = {static_cast<int64_t>(ctx.in_shape(0).ByteSize())};
-            return env.collectives->Meet(group, mine, bytes, work);
+          [planned](RunContext& ctx) -> Status {
+            return RunGathers(ctx, std::span<const std::shared_ptr<const GatherPlan>>(&planned, 1));
           },
           {}, {}, /*foldable=*/!constant));
   Node& node = lowering.graph().nodes.back();
   if (lowering.spmd() != nullptr && node.outputs == outputs) {
     node.listing = GatherListing(*lowering.spmd(), lowering.graph().shape(local), global, sharding);
+    lowering.NoteGather(outputs[0], planned);
   }
   return outputs[0];
+}
+
+std::string GatherCombineKey(const Lowering& lowering, const Node& node) {
+  if (node.op != GatherOp().name() || node.inputs.size() != 1 || node.outputs.size() != 1 ||
+      node.listing.empty()) {
+    return "";
+  }
+  const std::shared_ptr<const GatherPlan> plan = lowering.GatherPlanOf(node.outputs[0]);
+  return plan == nullptr ? "" : plan->key;
+}
+
+StatusOr<Node> CombinedGather(Lowering& lowering, std::span<const Node* const> members) {
+  std::vector<std::shared_ptr<const GatherPlan>> plans;
+  std::vector<ValueId> inputs, outputs;
+  std::vector<std::shared_ptr<const ir::Operation>> listing;
+  std::vector<uint32_t> chains;
+  for (const Node* member : members) {
+    std::shared_ptr<const GatherPlan> plan = lowering.GatherPlanOf(member->outputs[0]);
+    if (plan == nullptr || (!plans.empty() && plan->key != plans[0]->key)) {
+      return Internal("combining gathers of other groups");
+    }
+    plans.push_back(std::move(plan));
+    inputs.push_back(member->inputs[0]);
+    outputs.push_back(member->outputs[0]);
+    listing.insert(listing.end(), member->listing.begin(), member->listing.end());
+    chains.push_back(static_cast<uint32_t>(member->listing.size()));
+  }
+  std::vector<Shape> shapes;
+  for (ValueId out : outputs) shapes.push_back(lowering.graph().shape(out));
+  // Emitted (for its node) and taken back out: the caller places it.
+  const size_t before = lowering.graph().nodes.size();
+  KILN_ASSIGN_OR_RETURN(std::vector<ValueId> made,
+                        lowering.EmitNode(
+                            GatherOp(), inputs, shapes,
+                            [plans](RunContext& ctx) -> Status { return RunGathers(ctx, plans); },
+                            {}, {}, /*foldable=*/false));
+  if (lowering.graph().nodes.size() != before + 1) {
+    return Internal("combining gathers made ", lowering.graph().nodes.size() - before, " nodes");
+  }
+  Node node = std::move(lowering.graph().nodes.back());
+  lowering.graph().nodes.pop_back();
+  node.outputs = outputs;  // the members' values (the fresh ones stay unused)
+  node.listing = std::move(listing);
+  node.listing_chains = std::move(chains);
+  (void)made;
+  return node;
 }
 
 std::span<const LoweringRule> SpmdLowerings() { return kRules; }

@@ -133,7 +133,7 @@ Status Lowering::LowerEntry(const ir::Module& module, const ir::Operation& entry
     }
     KILN_ASSIGN_OR_RETURN(graph.results[r], EmitTile(lowering, global, shape, sharding));
   }
-  return CombineAllReduces(lowering);
+  return CombineCollectives(lowering);
 }
 
 namespace {
@@ -718,7 +718,7 @@ StatusOr<std::shared_ptr<const Graph>> Lowering::LowerRegion(const ir::Region& r
     inner.Bind(block.argument(i), id);
   }
   KILN_RETURN_IF_ERROR(inner.LowerBlock(block, &graph->results));
-  if (spmd_ != nullptr) KILN_RETURN_IF_ERROR(CombineAllReduces(inner));
+  if (spmd_ != nullptr) KILN_RETURN_IF_ERROR(CombineCollectives(inner));
   EliminateDeadNodes(*graph);
   FuseElementwise(*graph);
   PlanBuffers(*graph);

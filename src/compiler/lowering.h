@@ -66,6 +66,9 @@ struct Spmd {
   bool gspmd = false;
 };
 
+// A gather of tiles as EmitGather plans it (lower_spmd.cc).
+struct GatherPlan;
+
 class Lowering {
  public:
   // Lowers the function `entry` of `module` into `graph`.
@@ -185,6 +188,15 @@ class Lowering {
   // In the body of a while, if or case, a value the enclosing lowering
   // holds as tiles is held as the same tiles here (its tile captured).
   const Tiles* HeldAsTiles(const ir::Value* value);
+  // The gathers of tiles this lowering emitted (EmitGather), by the whole
+  // value each makes, for CombineCollectives.
+  void NoteGather(ValueId whole, std::shared_ptr<const GatherPlan> plan) {
+    gather_plans_[whole] = std::move(plan);
+  }
+  std::shared_ptr<const GatherPlan> GatherPlanOf(ValueId whole) const {
+    auto found = gather_plans_.find(whole);
+    return found == gather_plans_.end() ? nullptr : found->second;
+  }
   // Whether this lowering holds `value`'s whole array (bound whole, or
   // gathered since).
   bool HeldWhole(const ir::Value* value) const { return values_.count(value) != 0; }
@@ -305,6 +317,7 @@ class Lowering {
   std::unordered_map<ValueId, Tiles> tiles_;
   std::unordered_map<const ir::Value*, Tiles> partials_;  // partial sums since summed
   std::unordered_map<const ir::Value*, Tiles> padded_;    // uneven tiles (HeldAsPadded)
+  std::unordered_map<ValueId, std::shared_ptr<const GatherPlan>> gather_plans_;
   // Regions lowered on tiles (TilesFor), and for a region's lowering the
   // entry its terminator follows.
   std::unordered_map<const ir::Region*, RegionTiles> region_tiles_;
@@ -417,12 +430,21 @@ StatusOr<ValueId> EmitPlaceTile(Lowering& lowering, ValueId tile, const Shape& s
 StatusOr<ValueId> EmitGather(Lowering& lowering, ValueId local, const Shape& global,
                              const TensorSharding& sharding);
 bool SameTiling(const TensorSharding& a, const TensorSharding& b, std::span<const int64_t> dims);
-// all_reduces of a partitioned program's graph with the same groups, body
-// and element type, none depending on another's result, become one
-// variadic all_reduce in the last one's place, the other nodes reordered
-// around it (as XLA's all-reduce combiner does): the devices meet once for
-// all of them (lower_collectives.cc).
-Status CombineAllReduces(Lowering& lowering);
+// Collectives of a partitioned program's graph that meet the same devices
+// alike, none depending on another's result, become one node in the last
+// one's place, the other nodes reordered around it (as XLA's combiners
+// do): the devices meet once for all of them (lower_collectives.cc).
+// all_reduces with the same groups, body and element type become one
+// variadic all_reduce; reduce_scatters likewise one reduce_scatter of
+// several operands (each along its own dimension); gathers of tiles
+// (EmitGather) over the same groups one gather. Dead nodes are dropped
+// first, so that nothing dead joins a live meeting.
+Status CombineCollectives(Lowering& lowering);
+// The gathers' part of it (lower_spmd.cc): the key under which gathers
+// meet alike ("" for a node that is no such gather), and one node that
+// does the gathers of `members` (of one key) in one meeting.
+std::string GatherCombineKey(const Lowering& lowering, const Node& node);
+StatusOr<Node> CombinedGather(Lowering& lowering, std::span<const Node* const> members);
 // The collectives: all_reduce, all_gather, reduce_scatter, all_to_all,
 // collective_permute, collective_broadcast (lower_collectives.cc).
 std::span<const LoweringRule> CollectiveLowerings();

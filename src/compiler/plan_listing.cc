@@ -102,7 +102,33 @@ Status Lister::AddNode(const Node& node, int depth) {
     operands.push_back(value);
   }
   std::vector<ir::Value*> results;
-  if (!node.listing.empty()) {
+  if (!node.listing_chains.empty()) {
+    // One chain per input (a combined meeting).
+    if (node.listing_chains.size() != operands.size() ||
+        node.listing_chains.size() != node.outputs.size()) {
+      return Internal("plan listing: ", node.op, " lists ", node.listing_chains.size(),
+                      " chains for ", operands.size(), " inputs");
+    }
+    size_t next = 0;
+    for (size_t k = 0; k < node.listing_chains.size(); ++k) {
+      ir::Value* value = operands[k];
+      for (uint32_t step = 0; step < node.listing_chains[k]; ++step, ++next) {
+        if (next >= node.listing.size()) return Internal("plan listing: a chain past its ops");
+        const ir::Operation& listed = *node.listing[next];
+        auto made = std::make_unique<ir::Operation>(listed.name(), listed.location());
+        made->AddOperand(value);
+        on_tiles::CopyAttributes(listed, *made);
+        std::unordered_map<const ir::Value*, ir::Value*> copies;
+        for (size_t r = 0; r < listed.num_regions(); ++r) {
+          KILN_RETURN_IF_ERROR(on_tiles::CloneRegion(listed.region(r), *made, copies));
+        }
+        if (listed.num_results() != 1) return Internal("plan listing: a chain op of many results");
+        value = made->AddResult(listed.result(0)->type());
+        Append(std::move(made));
+      }
+      results.push_back(value);
+    }
+  } else if (!node.listing.empty()) {
     for (const std::shared_ptr<const ir::Operation>& listed : node.listing) {
       auto made = std::make_unique<ir::Operation>(listed->name(), listed->location());
       for (ir::Value* operand : operands) made->AddOperand(operand);
