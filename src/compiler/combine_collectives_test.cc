@@ -87,8 +87,7 @@ TEST(CombineCollectivesTest, GathersAndReduceScattersOfOneGroupMeetOnce) {
   // reduce_scatter has one operand in StableHLO).
   EXPECT_EQ(program->listing.find("kiln.spmd_gather"), std::string::npos);
   size_t listed = 0;
-  for (size_t at = program->listing.find("stablehlo.reduce_scatter");
-       at != std::string::npos;
+  for (size_t at = program->listing.find("stablehlo.reduce_scatter"); at != std::string::npos;
        at = program->listing.find("stablehlo.reduce_scatter", at + 1)) {
     ++listed;
   }

@@ -905,6 +905,59 @@ StatusOr<bool> Constrain(Lowering& lowering, const ir::Operation& op) {
   return true;
 }
 
+// reverse in a GSPMD program: GSPMD reverses a split dimension by
+// renumbering the devices that hold its tiles (the device that held tile
+// t of the operand holds tile T-1-t of the result, its own tile
+// reversed), where Shardy gathers it. The result's sharding is the
+// operand's over a mesh whose devices run backwards along the axes of the
+// reversed dimensions. False where an axis of a reversed dimension also
+// splits another (never in GSPMD's meshes, one axis per dimension).
+StatusOr<bool> ReverseByRenumbering(Lowering& lowering, const ir::Operation& op) {
+  const Lowering::Tiles* tiles = lowering.HeldAsTiles(op.operand(0));
+  if (tiles == nullptr || !tiles->sharding.unreduced.empty() ||
+      !IsRealTensor(op.result(0)->type())) {
+    return false;
+  }
+  const TensorSharding operand_sharding = tiles->sharding;
+  const Mesh& mesh = operand_sharding.mesh;
+  std::vector<bool> reversed_axis(mesh.axes.size(), false);
+  for (int64_t d : IntsAttr(op, "dimensions")) {
+    if (d < 0 || static_cast<size_t>(d) >= operand_sharding.dims.size()) return false;
+    for (const AxisRef& ref : operand_sharding.dims[static_cast<size_t>(d)]) {
+      if (ref.pre_size != 1 || ref.size != 0) return false;
+      reversed_axis[static_cast<size_t>(mesh.AxisIndex(ref.name))] = true;
+    }
+  }
+  if (std::find(reversed_axis.begin(), reversed_axis.end(), true) == reversed_axis.end()) {
+    return false;  // no split dimension reversed: the ordinary rules
+  }
+  for (size_t d = 0; d < operand_sharding.dims.size(); ++d) {
+    const std::vector<int64_t> dims = IntsAttr(op, "dimensions");
+    if (std::find(dims.begin(), dims.end(), static_cast<int64_t>(d)) != dims.end()) continue;
+    for (const AxisRef& ref : operand_sharding.dims[d]) {
+      if (reversed_axis[static_cast<size_t>(mesh.AxisIndex(ref.name))]) return false;
+    }
+  }
+  // The device at coordinates c now stands where c reversed along those
+  // axes stood.
+  TensorSharding sharding = operand_sharding;
+  const int64_t count = mesh.num_devices();
+  sharding.mesh.device_ids.assign(static_cast<size_t>(count), 0);
+  for (int64_t position = 0; position < count; ++position) {
+    std::vector<int64_t> coordinates(mesh.axes.size());
+    int64_t rest = position;
+    for (size_t a = mesh.axes.size(); a-- > 0;) {
+      coordinates[a] = rest % mesh.sizes[a];
+      rest /= mesh.sizes[a];
+    }
+    for (size_t a = 0; a < coordinates.size(); ++a) {
+      if (reversed_axis[a]) coordinates[a] = mesh.sizes[a] - 1 - coordinates[a];
+    }
+    sharding.mesh.device_ids[static_cast<size_t>(position)] = mesh.DeviceAt(coordinates);
+  }
+  return OnTilesOfOne(lowering, op, operand_sharding, sharding);
+}
+
 // transpose of a dot_general computed on tiles (a whole, summed result):
 // the ordinary rule would compute the product again, transposed, from the
 // dot's whole operands (gathering them); this transposes the result.
@@ -960,11 +1013,17 @@ StatusOr<bool> LowerOnTiles(Lowering& lowering, const ir::Operation& op) {
     case ir::OpCode::kGather: return OnTilesGather(lowering, op);
     case ir::OpCode::kScatter: return OnTilesScatter(lowering, op);
     case ir::OpCode::kConvolution: return OnTilesConvolution(lowering, op);
+    case ir::OpCode::kReverse: {
+      if (lowering.spmd()->gspmd) {
+        KILN_ASSIGN_OR_RETURN(bool renumbered, ReverseByRenumbering(lowering, op));
+        if (renumbered) return true;
+      }
+      return OnTilesAligned(lowering, op);
+    }
     case ir::OpCode::kSort:
     case ir::OpCode::kReduceWindow:
     case ir::OpCode::kSlice:
     case ir::OpCode::kPad:
-    case ir::OpCode::kReverse:
     case ir::OpCode::kConcatenate:
     case ir::OpCode::kDynamicSlice:
     case ir::OpCode::kDynamicUpdateSlice:

@@ -36,9 +36,6 @@ KNOWN = {
 # choices there (docs/sharding.md).
 GSPMD_COUNT = 4
 GSPMD_KNOWN = {
-    # GSPMD reverses a sharded dimension by permuting the devices that hold
-    # its tiles; Kiln moves the data and keeps the operand's tiling.
-    "reverse/x": "GSPMD reverses by renumbering the devices",
     # In GSPMD's form (Sharding custom calls around SPMDShardToFullShape
     # with unspecified_dims) Kiln does not carry the body's tiling out.
     "shard_map/auto_constraint": "GSPMD: a constraint over automatic axes in a shard_map's "
