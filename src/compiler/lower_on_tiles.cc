@@ -282,6 +282,89 @@ std::string ReductionOp(const ir::Operation& op, size_t init) {
   return name;
 }
 
+std::optional<FactorPlan> PlanReshapeByFactors(const TensorSharding& sharding,
+                                               std::span<const int64_t> in,
+                                               std::span<const int64_t> out) {
+  if (!sharding.unreduced.empty() || sharding.dims.size() != in.size() || !SimpleAxes(sharding) ||
+      !sharding.LocalDims(in).ok()) {
+    return std::nullopt;
+  }
+  struct Axis {
+    AxisRef ref;
+    int64_t stride;  // of its digit in the flat index
+    int64_t size;
+  };
+  std::vector<Axis> axes;
+  std::vector<int64_t> bounds;  // strides where something begins or ends
+  int64_t stride = 1;
+  for (size_t d = in.size(); d-- > 0;) {
+    bounds.push_back(stride);
+    int64_t within = in[d];
+    for (const AxisRef& ref : sharding.dims[d]) {
+      const int64_t size = sharding.SizeOf(ref);
+      within /= size;
+      axes.push_back({ref, stride * within, size});
+      bounds.push_back(stride * within);
+    }
+    stride *= in[d];
+  }
+  bounds.push_back(stride);
+  std::vector<int64_t> out_strides(out.size());
+  int64_t out_total = 1;
+  for (size_t m = out.size(); m-- > 0;) {
+    out_strides[m] = out_total;
+    bounds.push_back(out_total);
+    out_total *= out[m];
+  }
+  if (out_total != stride || stride == 0) return std::nullopt;
+  std::sort(bounds.begin(), bounds.end(), std::greater<>());
+  bounds.erase(std::unique(bounds.begin(), bounds.end()), bounds.end());
+  for (size_t t = 0; t + 1 < bounds.size(); ++t) {
+    if (bounds[t + 1] <= 0 || bounds[t] % bounds[t + 1] != 0) return std::nullopt;
+  }
+  // Digit t spans strides [bounds[t + 1], bounds[t]); an axis must be one.
+  std::vector<size_t> digit_of(axes.size());
+  for (size_t a = 0; a < axes.size(); ++a) {
+    auto top = std::find(bounds.begin(), bounds.end(), axes[a].stride * axes[a].size);
+    if (top == bounds.end() || top + 1 == bounds.end() || *(top + 1) != axes[a].stride) {
+      return std::nullopt;
+    }
+    digit_of[a] = static_cast<size_t>(top - bounds.begin());
+  }
+  // Per output dimension, the axes covering its top digits, major first.
+  FactorPlan plan;
+  plan.result = Unsplit(sharding.mesh, out.size());
+  std::vector<bool> kept(axes.size(), false);
+  for (size_t m = 0; m < out.size(); ++m) {
+    int64_t top = out_strides[m] * out[m];
+    for (bool found = out[m] > 1; found;) {
+      found = false;
+      for (size_t a = 0; a < axes.size(); ++a) {
+        if (kept[a] || axes[a].stride * axes[a].size != top || axes[a].stride < out_strides[m]) {
+          continue;
+        }
+        kept[a] = found = true;
+        plan.result.dims[m].push_back(axes[a].ref);
+        top = axes[a].stride;
+        break;
+      }
+    }
+  }
+  plan.all_kept = std::find(kept.begin(), kept.end(), false) == kept.end();
+  plan.left = Unsplit(sharding.mesh, bounds.size() - 1);
+  for (size_t t = 0; t + 1 < bounds.size(); ++t) plan.digits.push_back(bounds[t] / bounds[t + 1]);
+  plan.gathered = plan.digits;
+  for (size_t a = 0; a < axes.size(); ++a) {
+    plan.digits[digit_of[a]] = 1;
+    if (kept[a]) {
+      plan.gathered[digit_of[a]] = 1;
+    } else {
+      plan.left.dims[digit_of[a]] = {axes[a].ref};
+    }
+  }
+  return plan;
+}
+
 }  // namespace on_tiles
 
 namespace {
@@ -389,6 +472,43 @@ StatusOr<bool> Transpose(Lowering& lowering, const ir::Operation& op) {
 // tiles are contiguous runs of the group's elements, which are the tiles of
 // the group's first output dimension along the same axes when their count
 // divides it. Other split dimensions of a group are gathered whole first.
+// reshape by factors (PlanReshapeByFactors): the axes left are gathered
+// alone (the devices that differ along them meet); the device's tile is
+// then reshaped to its output tile. False where no axis is kept (the rule
+// below).
+StatusOr<bool> ReshapeByFactors(Lowering& lowering, const ir::Operation& op,
+                                const TensorSharding& operand_sharding, const Shape& in,
+                                const Shape& out) {
+  std::optional<FactorPlan> plan = PlanReshapeByFactors(operand_sharding, in.dims, out.dims);
+  if (!plan || plan->result.IsReplicated()) return false;
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> out_local, plan->result.LocalDims(out.dims));
+  KILN_ASSIGN_OR_RETURN(ir::Value * tile, TileOf(lowering, op, 0, operand_sharding));
+  ValueId value = kNoValue;
+  if (plan->all_kept) {
+    KILN_ASSIGN_OR_RETURN(std::vector<ValueId> results,
+                          LowerRebuilt(lowering, op, op.name(), {tile},
+                                       {LocalType(op.result(0)->type(), out_local)}, {}, &op));
+    value = results[0];
+  } else {
+    // The tile as digits, the axes left gathered along theirs, then
+    // reshaped to the output tile.
+    KILN_ASSIGN_OR_RETURN(std::vector<ValueId> split,
+                          LowerRebuilt(lowering, op, op.name(), {tile},
+                                       {LocalType(op.result(0)->type(), plan->digits)}, {}, &op));
+    KILN_ASSIGN_OR_RETURN(ValueId gathered,
+                          lowering.GatherTiles(split[0], Shape{out.element_type, plan->gathered},
+                                               plan->left));
+    KILN_ASSIGN_OR_RETURN(
+        std::vector<ValueId> results,
+        LowerRebuilt(lowering, op, op.name(),
+                     {lowering.StandIn(gathered, LocalType(op.result(0)->type(), plan->gathered))},
+                     {LocalType(op.result(0)->type(), out_local)}, {}, &op));
+    value = results[0];
+  }
+  BindResult(lowering, op, 0, value, plan->result);
+  return true;
+}
+
 StatusOr<bool> Reshape(Lowering& lowering, const ir::Operation& op) {
   const Lowering::Tiles* tiles = lowering.HeldAsTiles(op.operand(0));
   if (tiles == nullptr || !IsRealTensor(op.result(0)->type())) return false;
@@ -396,6 +516,8 @@ StatusOr<bool> Reshape(Lowering& lowering, const ir::Operation& op) {
   KILN_ASSIGN_OR_RETURN(Shape in, lowering.ShapeOf(op.operand(0)));
   KILN_ASSIGN_OR_RETURN(Shape out, lowering.ShapeOf(op.result(0)));
   if (in.NumElements() == 0 || operand_sharding.dims.size() != in.dims.size()) return false;
+  KILN_ASSIGN_OR_RETURN(bool factored, ReshapeByFactors(lowering, op, operand_sharding, in, out));
+  if (factored) return true;
   TensorSharding sharding = Unsplit(operand_sharding.mesh, out.dims.size());
   TensorSharding used = operand_sharding;  // the operand's tiles the reshape takes
   size_t i = 0;

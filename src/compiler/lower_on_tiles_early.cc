@@ -12,7 +12,9 @@
 //
 // Ops made again: those whose element k comes from elements k of their
 // operands (pointwise, elementwise, compare, a same-width bitcast_convert),
-// broadcast_in_dim, transpose, iota, splat constants, and dot_general and
+// broadcast_in_dim, transpose, a reshape whose factors keep every axis
+// (each device's tile is its operand's tile reshaped), iota, splat
+// constants, and dot_general and
 // single-operand reduce over tiles of the dimensions they keep (their
 // contracted and reduced dimensions whole, so no partial sums arise). A
 // value of any other op is cut as before, and so is one whose operands'
@@ -115,6 +117,18 @@ StatusOr<std::optional<ValueId>> MakeOnTile(Lowering& lowering, const ir::Operat
       }
       if (!TileWithoutGather(lowering, op.operand(0), inner)) return std::optional<ValueId>();
       KILN_ASSIGN_OR_RETURN(ir::Value * source, TileOf(lowering, op, 0, inner));
+      return made(LowerRebuilt(lowering, op, op.name(), {source}, {local_type}, {}, &op));
+    }
+    case ir::OpCode::kReshape: {
+      // The result's tiling taken back through the reshape's factors
+      // (on_tiles::PlanReshapeByFactors): every axis must stay.
+      if (!IsRealTensor(op.operand(0)->type())) return std::optional<ValueId>();
+      std::optional<FactorPlan> plan = PlanReshapeByFactors(sharding, global,
+                                                            op.operand(0)->type().dims());
+      if (!plan || !plan->all_kept || !TileWithoutGather(lowering, op.operand(0), plan->result)) {
+        return std::optional<ValueId>();
+      }
+      KILN_ASSIGN_OR_RETURN(ir::Value * source, TileOf(lowering, op, 0, plan->result));
       return made(LowerRebuilt(lowering, op, op.name(), {source}, {local_type}, {}, &op));
     }
     case ir::OpCode::kIota: {

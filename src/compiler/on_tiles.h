@@ -5,6 +5,7 @@
 // the compiler.
 #pragma once
 
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -103,6 +104,28 @@ StatusOr<std::optional<DotPlan>> PlanDot(Lowering& lowering, const ir::Operation
                                          const Lowering::Tiles* lhs_tiles,
                                          const Lowering::Tiles* rhs_tiles, bool gather_contracting,
                                          bool padded = false);
+
+// A reshape by factors, as Shardy splits dimensions into factors: the
+// flat index of the array has digits, one per stretch between the strides
+// where an input dimension, an output dimension or an axis begins or ends
+// (when those strides divide one another). An axis is the digit it
+// covers; it stays a split of the output dimension whose top digits it
+// and the axes kept above it cover (Shardy keeps "y" of columns split
+// over ("x", "y") on the minor dimension of a reshape that splits the
+// columns into (2, 4) and merges the 2 into the rows). The rest of the
+// axes are left (gathered before the reshape, each along its digit).
+struct FactorPlan {
+  TensorSharding result;          // over the output dimensions
+  bool all_kept = false;          // no axis left: the tile reshapes as it is
+  std::vector<int64_t> digits;    // the device's tile as digits (an axis's 1 wide)
+  std::vector<int64_t> gathered;  // the same with the axes left whole
+  TensorSharding left;            // over the digits: the axes left
+};
+// nullopt when the strides do not divide one another, an axis spans
+// several digits, or `sharding` does not tile `in` evenly by whole axes.
+std::optional<FactorPlan> PlanReshapeByFactors(const TensorSharding& sharding,
+                                               std::span<const int64_t> in,
+                                               std::span<const int64_t> out);
 
 }  // namespace kiln::compiler::on_tiles
 

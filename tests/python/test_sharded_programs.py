@@ -22,12 +22,7 @@ SCRIPT = Path(__file__).with_name("sharded_programs.py")
 COUNTS = (2, 4, 8)
 
 # Where Kiln's sharding differs from XLA's, and why (docs/sharding.md).
-KNOWN = {
-    # (16, 8) split on columns over ("x", "y") reshaped to (32, 4): Shardy
-    # splits the column dimension into factors and keeps "y" on the minor
-    # one; Kiln gathers the columns and returns the result whole.
-    "reshape_split/_xy": "a reshape keeping the minor axis of a split dimension",
-}
+KNOWN = {}
 
 
 # The same programs as GSPMD programs (mhlo.sharding, as JAX writes them

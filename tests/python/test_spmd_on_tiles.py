@@ -161,6 +161,14 @@ out["init"] = np.asarray(init(jax.random.key(0))).ravel()[::997].tolist()
 compiled = init.lower(jax.random.key(0)).compile()
 out["init_text"] = compiled.as_text()
 out["init_temp"] = compiled.memory_analysis().temp_size_in_bytes
+# The same through a reshape: (2048, 512) normals reshaped to (8, 256, 512)
+# under a batch out_sharding; each device makes its 512 rows.
+init3 = jax.jit(lambda key: (jax.random.normal(key, (8 * 256, 512)) * 0.02).reshape(8, 256, 512),
+                out_shardings=NamedSharding(mesh, P("x")))
+out["init3"] = np.asarray(init3(jax.random.key(0))).ravel()[::997].tolist()
+compiled = init3.lower(jax.random.key(0)).compile()
+out["init3_text"] = compiled.as_text()
+out["init3_temp"] = compiled.memory_analysis().temp_size_in_bytes
 # A causal mask from iotas beside a row-split operand.
 x = jax.device_put(np.arange(256 * 256, dtype=np.float32).reshape(256, 256), rows)
 def mask(a):
@@ -204,13 +212,18 @@ def test_a_value_a_tiled_use_wants_is_made_on_tiles_from_the_start():
     a value its operands leave whole is made on each device's tile when a
     use wants it as tiles, instead of made whole and cut."""
     tiles, whole = _run(None, EARLY), _run("gather", EARLY)
-    for key in ("init", "mask", "chain", "norm", "matmul", "matvec"):
+    for key in ("init", "init3", "mask", "chain", "norm", "matmul", "matvec"):
         np.testing.assert_allclose(tiles[key], whole[key], rtol=1e-5, atol=1e-6)
     # No device makes the whole 1024 x 512 array (2 MiB) or any of the
     # threefry chain's whole u32 arrays; its scratch is a few tiles.
     assert "[1024,512]" not in tiles["init_text"], tiles["init_text"]
     assert tiles["init_temp"] < 2 << 20, tiles["init_temp"]
     assert whole["init_temp"] >= 2 << 20, whole["init_temp"]
+    # Through the reshape: the device's 512 x 512 rows only (XLA: 3 MiB of
+    # scratch too); made whole and cut it was 20 MiB.
+    assert "[2048,512]" not in tiles["init3_text"], tiles["init3_text"]
+    assert tiles["init3_temp"] < 4 << 20, tiles["init3_temp"]
+    assert whole["init3_temp"] >= 8 << 20, whole["init3_temp"]
     # The mask and the chain are made at the tile's size.
     for key in ("mask_text", "chain_text", "matmul_text"):
         assert "[64,256]" in tiles[key], tiles[key]
