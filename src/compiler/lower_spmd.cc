@@ -11,6 +11,7 @@
 // propagation: whole arrays need no resharding, so they are the identity.
 #include <algorithm>
 #include <cstring>
+#include <map>
 
 #include "base/small_vector.h"
 #include "compiler/lowering.h"
@@ -456,6 +457,163 @@ std::vector<std::shared_ptr<const ir::Operation>> GatherListing(const Spmd& spmd
 
 }  // namespace
 
+// A value held as `held` entering a GSPMD manual region whose manual
+// tiles `manual` gives (nullopt: whole over the manual axes): where each
+// held tile lies inside the device's manual tile, the region's value is
+// held as tiles of it over the automatic axes (as GSPMD propagates the
+// operand's finer sharding into the region): a sharding over a mesh of
+// one axis per dimension ("_d", that many tiles of the manual tile) and
+// "_m" for the devices holding other manual tiles (or the same one
+// again), so that a gather meets only devices of one manual tile.
+// nullopt where it does not apply.
+std::optional<TensorSharding> AutomaticPartOfRegion(Lowering& lowering, const Lowering::Tiles& held,
+                                                    const std::optional<TensorSharding>& manual,
+                                                    const Shape& global) {
+  const TensorSharding& outer = held.sharding;
+  const size_t rank = global.dims.size();
+  const int64_t devices = lowering.spmd()->num_partitions;
+  if (!outer.unreduced.empty() || outer.dims.size() != rank ||
+      outer.mesh.num_devices() != devices || !outer.LocalDims(global.dims).ok() ||
+      (manual && (manual->dims.size() != rank || !manual->unreduced.empty() ||
+                  manual->mesh.num_devices() != devices || !manual->LocalDims(global.dims).ok()))) {
+    return std::nullopt;
+  }
+  std::vector<int64_t> automatic(rank, 0);
+  std::vector<std::vector<int64_t>> tile_of(static_cast<size_t>(devices));
+  std::vector<std::vector<int64_t>> manual_of(static_cast<size_t>(devices));
+  for (int64_t id = 0; id < devices; ++id) {
+    std::optional<std::vector<int64_t>> at = outer.mesh.CoordinatesOf(id);
+    std::optional<std::vector<int64_t>> manual_at;
+    if (manual) manual_at = manual->mesh.CoordinatesOf(id);
+    if (!at || (manual && !manual_at)) return std::nullopt;
+    for (size_t d = 0; d < rank; ++d) {
+      const int64_t tiles = outer.Tiles(d);
+      const int64_t manual_tiles = manual ? manual->Tiles(d) : 1;
+      const int64_t manual_tile = manual ? manual->TileOf(d, *manual_at) : 0;
+      if (tiles % manual_tiles != 0) return std::nullopt;
+      const int64_t per = tiles / manual_tiles;
+      const int64_t tile = outer.TileOf(d, *at);
+      if (tile / per != manual_tile) return std::nullopt;  // not inside the manual tile
+      automatic[d] = per;
+      tile_of[static_cast<size_t>(id)].push_back(tile % per);
+      manual_of[static_cast<size_t>(id)].push_back(manual_tile);
+    }
+  }
+  int64_t per_manual = 1;
+  for (int64_t count : automatic) per_manual *= count;
+  if (per_manual <= 1 || devices % per_manual != 0) return std::nullopt;
+  const int64_t others = devices / per_manual;
+  // "_m" numbers each (manual tile, copy) pair in order of first device.
+  std::map<std::pair<std::vector<int64_t>, int64_t>, int64_t> group_of;
+  std::map<std::pair<std::vector<int64_t>, std::vector<int64_t>>, int64_t> copies;
+  TensorSharding sharding;
+  for (size_t d = 0; d < rank; ++d) {
+    sharding.mesh.axes.push_back(StrCat("_", d));
+    sharding.mesh.sizes.push_back(automatic[d]);
+    sharding.dims.emplace_back();
+    if (automatic[d] > 1) sharding.dims.back().push_back(AxisRef{StrCat("_", d), 1, 0});
+  }
+  sharding.mesh.axes.push_back("_m");
+  sharding.mesh.sizes.push_back(others);
+  sharding.mesh.device_ids.assign(static_cast<size_t>(devices), -1);
+  for (int64_t id = 0; id < devices; ++id) {
+    const std::vector<int64_t>& mine = manual_of[static_cast<size_t>(id)];
+    const int64_t copy = copies[{mine, tile_of[static_cast<size_t>(id)]}]++;
+    auto [entry, fresh] = group_of.try_emplace({mine, copy}, static_cast<int64_t>(group_of.size()));
+    (void)fresh;
+    if (entry->second >= others) return std::nullopt;
+    int64_t position = 0;
+    for (size_t d = 0; d < rank; ++d) {
+      position = position * automatic[d] + tile_of[static_cast<size_t>(id)][d];
+    }
+    position = position * others + entry->second;
+    if (sharding.mesh.device_ids[static_cast<size_t>(position)] != -1) return std::nullopt;
+    sharding.mesh.device_ids[static_cast<size_t>(position)] = id;
+  }
+  const std::vector<int64_t> local_manual = manual ? *manual->LocalDims(global.dims) : global.dims;
+  StatusOr<std::vector<int64_t>> local = sharding.LocalDims(local_manual);
+  if (!local.ok() || *local != lowering.graph().shape(held.local).dims) return std::nullopt;
+  return sharding;
+}
+
+// A GSPMD manual region's value returned as `held`, tiles over its
+// automatic axes (a sharding whose mesh has the manual subgroup "_m"),
+// through SPMDShardToFullShape to the manual tiles of `full` (nullopt:
+// whole over the manual axes): the full value's tiling, each manual tile
+// split further by the automatic tiles, as GSPMD's propagation carries
+// them out of the region where the op leaves the dimensions unspecified.
+// One axis per dimension of that many tiles, laid over the devices, and
+// "_r" for the devices holding the same tile. nullopt where it does not
+// apply (a dimension split over automatic axes that the op fixes, tiles
+// held by an unequal number of devices).
+StatusOr<std::optional<TensorSharding>> CarriedOutOfRegion(
+    Lowering& lowering, const ir::Operation& op, const Lowering::Tiles& held,
+    const std::optional<TensorSharding>& full, const Shape& global) {
+  const TensorSharding& inner = held.sharding;
+  const size_t rank = global.dims.size();
+  if (inner.mesh.AxisIndex("_m") < 0 || !inner.unreduced.empty() || inner.dims.size() != rank ||
+      (full && (full->dims.size() != rank || !full->unreduced.empty()))) {
+    return std::optional<TensorSharding>();
+  }
+  const std::vector<int64_t> unspecified = UnspecifiedDims(op);
+  for (size_t d = 0; d < rank; ++d) {
+    if (!inner.dims[d].empty() && std::find(unspecified.begin(), unspecified.end(),
+                                            static_cast<int64_t>(d)) == unspecified.end()) {
+      return std::optional<TensorSharding>();
+    }
+  }
+  const int64_t devices = lowering.spmd()->num_partitions;
+  if (inner.mesh.num_devices() != devices || (full && full->mesh.num_devices() != devices)) {
+    return std::optional<TensorSharding>();
+  }
+  // Per device, its tile of the full value along each dimension.
+  std::vector<int64_t> tiles(rank);
+  std::vector<std::vector<int64_t>> tile_of(static_cast<size_t>(devices));
+  for (int64_t id = 0; id < devices; ++id) {
+    std::optional<std::vector<int64_t>> at = inner.mesh.CoordinatesOf(id);
+    std::optional<std::vector<int64_t>> full_at;
+    if (full) full_at = full->mesh.CoordinatesOf(id);
+    if (!at || (full && !full_at)) return std::optional<TensorSharding>();
+    for (size_t d = 0; d < rank; ++d) {
+      const int64_t manual = full ? full->TileOf(d, *full_at) : 0;
+      const int64_t manual_tiles = full ? full->Tiles(d) : 1;
+      tiles[d] = manual_tiles * inner.Tiles(d);
+      tile_of[static_cast<size_t>(id)].push_back(manual * inner.Tiles(d) + inner.TileOf(d, *at));
+    }
+  }
+  int64_t distinct = 1;
+  for (int64_t count : tiles) distinct *= count;
+  if (distinct <= 1 || devices % distinct != 0) return std::optional<TensorSharding>();
+  const int64_t copies = devices / distinct;
+  TensorSharding carried;
+  for (size_t d = 0; d < rank; ++d) {
+    carried.mesh.axes.push_back(StrCat("_", d));
+    carried.mesh.sizes.push_back(tiles[d]);
+    carried.dims.emplace_back();
+    if (tiles[d] > 1) carried.dims.back().push_back(AxisRef{StrCat("_", d), 1, 0});
+  }
+  if (copies > 1) {
+    carried.mesh.axes.push_back("_r");
+    carried.mesh.sizes.push_back(copies);
+  }
+  // Devices by their tiles, row-major, the devices sharing one in id order.
+  carried.mesh.device_ids.assign(static_cast<size_t>(devices), -1);
+  std::vector<int64_t> used(static_cast<size_t>(distinct), 0);
+  for (int64_t id = 0; id < devices; ++id) {
+    int64_t position = 0;
+    for (size_t d = 0; d < rank; ++d)
+      position = position * tiles[d] + tile_of[static_cast<size_t>(id)][d];
+    int64_t& copy = used[static_cast<size_t>(position)];
+    if (copy >= copies) return std::optional<TensorSharding>();
+    carried.mesh.device_ids[static_cast<size_t>(position * copies + copy++)] = id;
+  }
+  StatusOr<std::vector<int64_t>> local = carried.LocalDims(global.dims);
+  if (!local.ok() || *local != lowering.graph().shape(held.local).dims) {
+    return std::optional<TensorSharding>();
+  }
+  return std::optional<TensorSharding>(std::move(carried));
+}
+
 StatusOr<bool> LowerGspmdCustomCall(Lowering& lowering, const ir::Operation& op) {
   ir::Attribute target = op.GetAttr("call_target_name");
   ir::Attribute text = op.GetAttr("mhlo.sharding");
@@ -503,6 +661,18 @@ StatusOr<bool> LowerGspmdCustomCall(Lowering& lowering, const ir::Operation& op)
         return InvalidArgument("SPMDFullToShardShape from ", in.ToString(), " to ", out.ToString(),
                                " without the sharding of its tiles");
       }
+      // Whole over the manual axes: tiles over automatic ones enter as
+      // they are.
+      if (const Lowering::Tiles* held = lowering.HeldAsTiles(op.operand(0));
+          held != nullptr && lowering.spmd()->on_tiles && !lowering.in_manual_body()) {
+        const Lowering::Tiles kept = *held;
+        std::optional<TensorSharding> automatic = AutomaticPartOfRegion(lowering, kept,
+                                                                        std::nullopt, in);
+        if (automatic) {
+          lowering.BindTiles(op.result(0), kept.local, *automatic);
+          return true;
+        }
+      }
       return false;
     }
     KILN_ASSIGN_OR_RETURN(std::vector<int64_t> local, sharding->LocalDims(in.dims));
@@ -510,6 +680,9 @@ StatusOr<bool> LowerGspmdCustomCall(Lowering& lowering, const ir::Operation& op)
       return InvalidArgument("SPMDFullToShardShape to ", out.ToString(), ", expected tiles of ",
                              Shape{out.element_type, local}.ToString(), " for ", in.ToString());
     }
+    // (A value split over the manual axes enters whole over the
+    // automatic ones: GSPMD does not refine the sharding named here, its
+    // unspecified dimensions notwithstanding, where XLA was seen to.)
     KILN_ASSIGN_OR_RETURN(ValueId tile, lowering.LocalTile(op.operand(0), *sharding));
     lowering.Bind(op.result(0), tile);
     return true;
@@ -517,6 +690,18 @@ StatusOr<bool> LowerGspmdCustomCall(Lowering& lowering, const ir::Operation& op)
   // SPMDShardToFullShape: each device's tile of the sharding it names.
   KILN_ASSIGN_OR_RETURN(std::optional<TensorSharding> sharding,
                         ParseHloSharding(text->text, lowering.spmd()->num_partitions));
+  if (const Lowering::Tiles* held = lowering.HeldAsTiles(op.operand(0));
+      held != nullptr && lowering.spmd()->on_tiles && !lowering.in_manual_body()) {
+    // The region returns tiles over its automatic axes: they stay tiles
+    // of the full value.
+    const Lowering::Tiles kept = *held;
+    KILN_ASSIGN_OR_RETURN(std::optional<TensorSharding> carried,
+                          CarriedOutOfRegion(lowering, op, kept, sharding, out));
+    if (carried) {
+      lowering.BindTiles(op.result(0), kept.local, *carried);
+      return true;
+    }
+  }
   if (!sharding) {
     if (in.dims != out.dims) {
       return InvalidArgument("SPMDShardToFullShape from ", in.ToString(), " to ", out.ToString(),

@@ -27,21 +27,15 @@ KNOWN = {}
 
 # The same programs as GSPMD programs (mhlo.sharding, as JAX writes them
 # without Shardy and PyTorch/XLA's SPMD mode does), on 4 devices. GSPMD's
-# propagation chooses otherwise than Shardy in places; Kiln keeps Shardy's
-# choices there (docs/sharding.md).
+# propagation chooses otherwise than Shardy in places; Kiln follows it where
+# it can tell (a reverse renumbers devices; a manual region's operand split
+# over the manual axes enters whole over the automatic ones), except below
+# (docs/sharding.md).
 GSPMD_COUNT = 4
-GSPMD_KNOWN = {
-    # In GSPMD's form (Sharding custom calls around SPMDShardToFullShape
-    # with unspecified_dims) Kiln does not carry the body's tiling out.
-    "shard_map/auto_constraint": "GSPMD: a constraint over automatic axes in a shard_map's "
-                                 "body is not carried out of it",
-    # Likewise a product split over the automatic axis inside the region:
-    # Kiln computes GSPMD's manual regions whole over their automatic axes.
-    "shard_map/auto_matmul": "GSPMD: a manual region's values are whole over its automatic "
-                             "axes",
-}
-# GSPMD returns top_k's results whole (XLA's TopK custom call has no
-# sharding rule there); Kiln keeps the batch dimension's tiles, as Shardy.
+GSPMD_KNOWN = {}
+# GSPMD returns top_k's results whole: XLA's CPU client receives chlo.top_k
+# (its TopK custom call has no sharding rule there), where a plugin receives
+# the sort and slices it decomposes into, which Kiln partitions as Shardy.
 GSPMD_KNOWN.update({f"top_k/{layout}": "GSPMD returns top_k whole"
                     for layout in ("x", "x_y", "xy", "y", "y_x")})
 
