@@ -13,7 +13,9 @@
 // Ops made again: those whose element k comes from elements k of their
 // operands (pointwise, elementwise, compare, a same-width bitcast_convert),
 // broadcast_in_dim, transpose, a reshape whose factors keep every axis
-// (each device's tile is its operand's tile reshaped), iota, splat
+// (each device's tile is its operand's tile reshaped), slice, pad,
+// reverse, concatenate and dynamic_slice where the tiling splits only
+// dimensions they leave alone, iota, splat
 // constants, and dot_general and
 // single-operand reduce over tiles of the dimensions they keep (their
 // contracted and reduced dimensions whole, so no partial sums arise). A
@@ -130,6 +132,79 @@ StatusOr<std::optional<ValueId>> MakeOnTile(Lowering& lowering, const ir::Operat
       }
       KILN_ASSIGN_OR_RETURN(ir::Value * source, TileOf(lowering, op, 0, plan->result));
       return made(LowerRebuilt(lowering, op, op.name(), {source}, {local_type}, {}, &op));
+    }
+    case ir::OpCode::kSlice:
+    case ir::OpCode::kPad:
+    case ir::OpCode::kReverse:
+    case ir::OpCode::kConcatenate:
+    case ir::OpCode::kDynamicSlice: {
+      // Ops that take whole the dimensions they work along: where the
+      // wanted tiling splits only others, each operand's tile under the
+      // same tiling gives the result's tile (a slice's or a
+      // dynamic_slice's extent along a split dimension becomes the
+      // tile's).
+      std::vector<bool> touched(global.size(), false);
+      const size_t data = op.code() == ir::OpCode::kConcatenate ? op.operands().size() : 1;
+      for (size_t i = 0; i < data; ++i) {
+        if (!IsRealTensor(op.operand(i)->type()) ||
+            op.operand(i)->type().dims().size() != global.size()) {
+          return std::optional<ValueId>();
+        }
+        for (size_t d = 0; d < global.size(); ++d) {
+          touched[d] = touched[d] || op.operand(i)->type().dims()[d] != global[d];
+        }
+      }
+      if (op.code() == ir::OpCode::kReverse) {
+        for (int64_t d : IntsAttr(op, "dimensions")) {
+          if (d < 0 || static_cast<size_t>(d) >= global.size()) return std::optional<ValueId>();
+          touched[static_cast<size_t>(d)] = true;
+        }
+      }
+      if (op.code() == ir::OpCode::kPad) {
+        // (Negative low and high padding of one size shift a dimension.)
+        const std::vector<int64_t> low = IntsAttr(op, "edge_padding_low");
+        const std::vector<int64_t> interior = IntsAttr(op, "interior_padding");
+        if (low.size() != global.size() || interior.size() != global.size()) {
+          return std::optional<ValueId>();
+        }
+        for (size_t d = 0; d < global.size(); ++d) {
+          touched[d] = touched[d] || interior[d] != 0 || low[d] != 0;
+        }
+      }
+      for (size_t d = 0; d < global.size(); ++d) {
+        if (touched[d] && !sharding.dims[d].empty()) return std::optional<ValueId>();
+      }
+      for (size_t i = 0; i < data; ++i) {
+        if (!TileWithoutGather(lowering, op.operand(i), sharding)) return std::optional<ValueId>();
+      }
+      std::vector<ir::Value*> operands;
+      for (size_t i = 0; i < op.operands().size(); ++i) {
+        if (i < data) {
+          KILN_ASSIGN_OR_RETURN(ir::Value * tile, TileOf(lowering, op, i, sharding));
+          operands.push_back(tile);
+        } else {
+          KILN_ASSIGN_OR_RETURN(ValueId whole, lowering.Input(op, i));  // start indices
+          operands.push_back(lowering.StandIn(whole, op.operand(i)->type()));
+        }
+      }
+      ir::Operation attributes("kiln.attributes");
+      CopyAttributes(op, attributes);
+      if (op.code() == ir::OpCode::kSlice) {
+        std::vector<int64_t> limits = IntsAttr(op, "limit_indices");
+        if (limits.size() != global.size()) return std::optional<ValueId>();
+        for (size_t d = 0; d < global.size(); ++d) {
+          if (!sharding.dims[d].empty()) limits[d] = local[d];
+        }
+        attributes.SetAttr("limit_indices", ir::Attribute::DenseI64Array(std::move(limits)));
+      } else if (op.code() == ir::OpCode::kDynamicSlice) {
+        std::vector<int64_t> sizes = IntsAttr(op, "slice_sizes");
+        if (sizes.size() != global.size()) return std::optional<ValueId>();
+        for (size_t d = 0; d < global.size(); ++d) {
+          if (!sharding.dims[d].empty()) sizes[d] = local[d];
+        }
+        attributes.SetAttr("slice_sizes", ir::Attribute::DenseI64Array(std::move(sizes)));
+      }
+      return made(LowerRebuilt(lowering, op, op.name(), operands, {local_type}, {}, &attributes));
     }
     case ir::OpCode::kIota: {
       const int64_t dimension = IntAttr(op, "iota_dimension", -1);

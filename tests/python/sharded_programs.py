@@ -229,7 +229,8 @@ EXTRA_NAMES = [
     "constraint/rows_to_cols", "constraint/cols_to_rows", "constraint/to_replicated",
     "constraint/from_replicated", "constraint/open_dims", "out_shardings/cols", "out_shardings/replicated",
     "out_shardings/rows_from_replicated", "random/normal_rows", "random/uniform_cols",
-    "random/bits_replicated", "uneven/rows", "uneven/cols_sum", "uneven/matmul",
+    "random/bits_replicated", "out_shardings/concatenate_rows",
+    "out_shardings/pad_slice_reverse_rows", "uneven/rows", "uneven/cols_sum", "uneven/matmul",
     "uneven/max_rows", "uneven/log_sum", "uneven/contract", "uneven/argmax",
     "uneven/transpose_broadcast", "uneven/int_divide", "uneven/call", "uneven/mostly_padding",
 ]
@@ -325,6 +326,15 @@ def _programs(count: int):
         "random/uniform_cols": lambda: jax.jit(
             lambda k: jax.random.uniform(k, (4 * n, 2 * n)), out_shardings=cols)(
                 jax.random.key(4)),
+        # Made on the output's tiles through ops that leave the split
+        # dimension alone (backward propagation through them).
+        "out_shardings/concatenate_rows": lambda: jax.jit(
+            lambda k: jnp.concatenate([jax.random.normal(k, (4 * n, 2 * n)),
+                                       jnp.ones((4 * n, 3))], axis=1), out_shardings=rows)(
+                jax.random.key(7)),
+        "out_shardings/pad_slice_reverse_rows": lambda: jax.jit(
+            lambda k: jnp.pad(jax.random.normal(k, (4 * n, 2 * n))[:, 1:][:, ::-1],
+                              ((0, 0), (2, 1))), out_shardings=rows)(jax.random.key(8)),
         "random/bits_replicated": lambda: jax.jit(
             lambda k, x: jax.random.bits(k, (4 * n, 2 * n)) ^ (x > 0).astype(jnp.uint32))(
                 jax.random.key(5), jax.device_put(a, rows)),

@@ -169,6 +169,13 @@ out["init3"] = np.asarray(init3(jax.random.key(0))).ravel()[::997].tolist()
 compiled = init3.lower(jax.random.key(0)).compile()
 out["init3_text"] = compiled.as_text()
 out["init3_temp"] = compiled.memory_analysis().temp_size_in_bytes
+# Through ops that leave the split rows alone: a slice and a concatenate
+# of columns under a row out_sharding.
+cat = jax.jit(lambda key: jnp.concatenate([jax.random.normal(key, (1024, 1024))[:, :300],
+                                           jnp.ones((1024, 8))], axis=1),
+              out_shardings=rows)
+out["cat"] = np.asarray(cat(jax.random.key(1))).ravel()[::997].tolist()
+out["cat_temp"] = cat.lower(jax.random.key(1)).compile().memory_analysis().temp_size_in_bytes
 # A causal mask from iotas beside a row-split operand.
 x = jax.device_put(np.arange(256 * 256, dtype=np.float32).reshape(256, 256), rows)
 def mask(a):
@@ -212,7 +219,7 @@ def test_a_value_a_tiled_use_wants_is_made_on_tiles_from_the_start():
     a value its operands leave whole is made on each device's tile when a
     use wants it as tiles, instead of made whole and cut."""
     tiles, whole = _run(None, EARLY), _run("gather", EARLY)
-    for key in ("init", "init3", "mask", "chain", "norm", "matmul", "matvec"):
+    for key in ("init", "init3", "cat", "mask", "chain", "norm", "matmul", "matvec"):
         np.testing.assert_allclose(tiles[key], whole[key], rtol=1e-5, atol=1e-6)
     # No device makes the whole 1024 x 512 array (2 MiB) or any of the
     # threefry chain's whole u32 arrays; its scratch is a few tiles.
@@ -224,6 +231,9 @@ def test_a_value_a_tiled_use_wants_is_made_on_tiles_from_the_start():
     assert "[2048,512]" not in tiles["init3_text"], tiles["init3_text"]
     assert tiles["init3_temp"] < 4 << 20, tiles["init3_temp"]
     assert whole["init3_temp"] >= 8 << 20, whole["init3_temp"]
+    # The normals' 256 rows per device (1 MiB), not the 4 MiB whole.
+    assert tiles["cat_temp"] < 4 << 20, tiles["cat_temp"]
+    assert whole["cat_temp"] >= 4 << 20, whole["cat_temp"]
     # The mask and the chain are made at the tile's size.
     for key in ("mask_text", "chain_text", "matmul_text"):
         assert "[64,256]" in tiles[key], tiles[key]
