@@ -855,11 +855,13 @@ constexpr LoweringRule kRules[] = {
 
 }  // namespace
 
-// An all_reduce of tiles (a psum over a shard_map's manual axes of a value
-// its body holds split over automatic ones): when every group's members
-// hold the same tile, each group reduces its tiles and the result keeps
-// the tiling. False otherwise (the operand is gathered first).
-StatusOr<bool> AllReduceOnTiles(Lowering& lowering, const ir::Operation& op) {
+// A collective over a shard_map's manual axes of a value its body holds
+// split over automatic ones (a psum, all_gather, psum_scatter or
+// all_to_all): when every group's members hold the same tile, each group
+// runs the collective on its tiles and the result keeps the tiling; the
+// dimensions an all_gather, reduce_scatter or all_to_all works along must
+// be whole in it. False otherwise (the operand is gathered first).
+StatusOr<bool> CollectiveOnTiles(Lowering& lowering, const ir::Operation& op) {
   const Lowering::Tiles* tiles = op.operands().size() == 1 ? lowering.HeldAsTiles(op.operand(0))
                                                            : nullptr;
   if (tiles == nullptr || op.num_results() != 1 || !tiles->sharding.unreduced.empty() ||
@@ -868,7 +870,26 @@ StatusOr<bool> AllReduceOnTiles(Lowering& lowering, const ir::Operation& op) {
     return false;
   }
   const TensorSharding sharding = tiles->sharding;
-  KILN_ASSIGN_OR_RETURN(Groups groups, ReadGroups(lowering, op, /*mixed=*/true));
+  std::vector<int64_t> worked;
+  switch (op.code()) {
+    case ir::OpCode::kAllReduce: break;
+    case ir::OpCode::kAllGather: worked = {IntAttr(op, "all_gather_dim", 0)}; break;
+    case ir::OpCode::kReduceScatter: worked = {IntAttr(op, "scatter_dimension", 0)}; break;
+    case ir::OpCode::kAllToAll:
+      worked = {IntAttr(op, "split_dimension", 0), IntAttr(op, "concat_dimension", 0)};
+      break;
+    default: return false;
+  }
+  for (int64_t d : worked) {
+    if (d < 0 || static_cast<size_t>(d) >= sharding.dims.size() ||
+        !sharding.dims[static_cast<size_t>(d)].empty()) {
+      return false;
+    }
+  }
+  if (!op.GetAttr("replica_groups")) return false;
+  // (all_to_all reads its scope from its channel alone, as LowerAllToAll.)
+  KILN_ASSIGN_OR_RETURN(Groups groups,
+                        ReadGroups(lowering, op, /*mixed=*/op.code() != ir::OpCode::kAllToAll));
   if (groups.lists.empty() ||
       (groups.scope != Scope::kFlattenedIds && groups.scope != Scope::kCrossPartition)) {
     return false;
@@ -889,7 +910,9 @@ StatusOr<bool> AllReduceOnTiles(Lowering& lowering, const ir::Operation& op) {
       if (!first || tile_index(device) != first) return false;
     }
   }
-  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> local, sharding.LocalDims(global.dims));
+  KILN_ASSIGN_OR_RETURN(Shape result, lowering.ShapeOf(op.result(0)));
+  if (result.dims.size() != global.dims.size()) return false;
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> local, sharding.LocalDims(result.dims));
   KILN_ASSIGN_OR_RETURN(ir::Value * tile, on_tiles::TileOf(lowering, op, 0, sharding));
   KILN_ASSIGN_OR_RETURN(std::vector<ValueId> reduced,
                         on_tiles::LowerRebuilt(lowering, op, op.name(), {tile},

@@ -1151,7 +1151,10 @@ StatusOr<bool> LowerOnTiles(Lowering& lowering, const ir::Operation& op) {
     case ir::OpCode::kDynamicUpdateSlice:
     case ir::OpCode::kChloTopK: return OnTilesAligned(lowering, op);
     case ir::OpCode::kSdyPropagationBarrier: return PassThrough(lowering, op);
-    case ir::OpCode::kAllReduce: return AllReduceOnTiles(lowering, op);
+    case ir::OpCode::kAllReduce:
+    case ir::OpCode::kAllGather:
+    case ir::OpCode::kReduceScatter:
+    case ir::OpCode::kAllToAll: return CollectiveOnTiles(lowering, op);
     default: break;
   }
   if (op.code() == ir::OpCode::kUnknown || op.num_regions() != 0) return false;

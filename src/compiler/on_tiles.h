@@ -146,7 +146,7 @@ StatusOr<bool> OnTilesConvolution(Lowering& lowering, const ir::Operation& op);
 StatusOr<bool> OnTilesWhile(Lowering& lowering, const ir::Operation& op);
 StatusOr<bool> OnTilesBranches(Lowering& lowering, const ir::Operation& op);
 // lower_collectives.cc
-StatusOr<bool> AllReduceOnTiles(Lowering& lowering, const ir::Operation& op);
+StatusOr<bool> CollectiveOnTiles(Lowering& lowering, const ir::Operation& op);
 // lower_on_tiles_padded.cc: ops on uneven tiles (Lowering::HeldAsPadded),
 // when no operand is held as even tiles; and a constraint to a sharding
 // that does not divide its value (`sharding`), held as padded tiles.

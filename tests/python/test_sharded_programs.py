@@ -81,7 +81,7 @@ def _cases():
             if name in KNOWN:
                 marks.append(pytest.mark.xfail(reason=KNOWN[name], strict=True))
             yield pytest.param(count, name, False, id=f"{count}dev-{name}", marks=marks)
-    for name in sharded_programs.program_names(GSPMD_COUNT):
+    for name in sharded_programs.program_names(GSPMD_COUNT, gspmd=True):
         if name.startswith("unreduced/"):
             continue  # JAX writes partial sums only with Shardy
         marks = []
