@@ -385,28 +385,16 @@ StatusOr<bool> OnTilesPointwise(Lowering& lowering, const ir::Operation& op) {
   }
   if (!sharding || sharding->dims.size() != result.dims.size()) return false;
   if (!sharding->LocalDims(result.dims).ok()) return false;
-  // Operands of the result's shape, or scalars (select, clamp); checked
-  // before anything is emitted.
-  auto scalar = [&](const ir::Type& type) { return type.dims().empty() && !result.dims.empty(); };
-  for (const ir::Value* operand : op.operands()) {
-    const ir::Type& type = operand->type();
-    if (!IsRealTensor(type) || (!scalar(type) && type.dims() != result.dims)) return false;
-  }
-  std::vector<ir::Value*> operands;
-  for (size_t i = 0; i < op.operands().size(); ++i) {
-    const ir::Type& type = op.operand(i)->type();
-    if (scalar(type)) {
-      KILN_ASSIGN_OR_RETURN(ValueId whole, lowering.Input(op, i));
-      operands.push_back(lowering.StandIn(whole, type));
-    } else {
-      KILN_ASSIGN_OR_RETURN(ir::Value * tile, TileOf(lowering, op, i, *sharding));
-      operands.push_back(tile);
-    }
-  }
+  const TensorSharding& tiling = *sharding;
+  KILN_ASSIGN_OR_RETURN(std::optional<std::vector<ir::Value*>> operands,
+                        PointwiseOperands(lowering, op, [&](size_t i) {
+                          return TileOf(lowering, op, i, tiling);
+                        }));
+  if (!operands) return false;
   const TensorSharding kept = *sharding;
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> local, kept.LocalDims(result.dims));
   KILN_ASSIGN_OR_RETURN(std::vector<ValueId> results,
-                        LowerRebuilt(lowering, op, op.name(), operands,
+                        LowerRebuilt(lowering, op, op.name(), *operands,
                                      {LocalType(op.result(0)->type(), local)}, {}, &op));
   BindResult(lowering, op, 0, results[0], kept);
   return true;
@@ -431,39 +419,20 @@ StatusOr<bool> OnTilesOfOne(Lowering& lowering, const ir::Operation& op,
 
 StatusOr<bool> BroadcastInDim(Lowering& lowering, const ir::Operation& op) {
   const Lowering::Tiles* tiles = lowering.HeldAsTiles(op.operand(0));
-  if (tiles == nullptr || !IsRealTensor(op.result(0)->type())) return false;
+  if (tiles == nullptr) return false;
   const TensorSharding operand_sharding = tiles->sharding;
-  KILN_ASSIGN_OR_RETURN(Shape in, lowering.ShapeOf(op.operand(0)));
-  KILN_ASSIGN_OR_RETURN(Shape out, lowering.ShapeOf(op.result(0)));
-  std::optional<std::vector<int64_t>> dims = ir::IntegersOf(op.GetAttr("broadcast_dimensions"));
-  if (!dims || dims->size() != in.dims.size()) return false;
-  TensorSharding sharding = Unsplit(operand_sharding.mesh, out.dims.size());
-  for (size_t i = 0; i < dims->size(); ++i) {
-    if (operand_sharding.dims[i].empty()) continue;
-    const auto to = static_cast<size_t>((*dims)[i]);
-    if (to >= out.dims.size() || out.dims[to] != in.dims[i]) return false;
-    sharding.dims[to] = operand_sharding.dims[i];
-  }
-  return OnTilesOfOne(lowering, op, operand_sharding, sharding);
+  std::optional<TensorSharding> sharding = MovedSharding(op, operand_sharding);
+  if (!sharding) return false;
+  return OnTilesOfOne(lowering, op, operand_sharding, *sharding);
 }
 
 StatusOr<bool> Transpose(Lowering& lowering, const ir::Operation& op) {
   const Lowering::Tiles* tiles = lowering.HeldAsTiles(op.operand(0));
-  if (tiles == nullptr || !IsRealTensor(op.result(0)->type())) return false;
+  if (tiles == nullptr) return false;
   const TensorSharding operand_sharding = tiles->sharding;
-  KILN_ASSIGN_OR_RETURN(Shape out, lowering.ShapeOf(op.result(0)));
-  std::optional<std::vector<int64_t>> permutation = ir::IntegersOf(op.GetAttr("permutation"));
-  if (!permutation || permutation->size() != out.dims.size() ||
-      operand_sharding.dims.size() != out.dims.size()) {
-    return false;
-  }
-  TensorSharding sharding = Unsplit(operand_sharding.mesh, out.dims.size());
-  for (size_t i = 0; i < permutation->size(); ++i) {
-    const auto from = static_cast<size_t>((*permutation)[i]);
-    if (from >= operand_sharding.dims.size()) return false;
-    sharding.dims[i] = operand_sharding.dims[from];
-  }
-  return OnTilesOfOne(lowering, op, operand_sharding, sharding);
+  std::optional<TensorSharding> sharding = MovedSharding(op, operand_sharding);
+  if (!sharding) return false;
+  return OnTilesOfOne(lowering, op, operand_sharding, *sharding);
 }
 
 // reshape: the dimensions fall into groups of equal products (a dimension
@@ -580,6 +549,74 @@ StatusOr<bool> Reshape(Lowering& lowering, const ir::Operation& op) {
 }  // namespace
 
 namespace on_tiles {
+
+StatusOr<std::optional<std::vector<ir::Value*>>> PointwiseOperands(
+    Lowering& lowering, const ir::Operation& op,
+    const std::function<StatusOr<ir::Value*>(size_t)>& tile_of) {
+  const std::vector<int64_t>& result = op.result(0)->type().dims();
+  auto scalar = [&](const ir::Type& type) { return type.dims().empty() && !result.empty(); };
+  for (const ir::Value* operand : op.operands()) {
+    const ir::Type& type = operand->type();
+    if (!IsRealTensor(type) || (!scalar(type) && type.dims() != result)) {
+      return std::optional<std::vector<ir::Value*>>();
+    }
+  }
+  std::vector<ir::Value*> operands;
+  for (size_t i = 0; i < op.operands().size(); ++i) {
+    const ir::Type& type = op.operand(i)->type();
+    if (scalar(type)) {
+      KILN_ASSIGN_OR_RETURN(ValueId whole, lowering.Input(op, i));
+      operands.push_back(lowering.StandIn(whole, type));
+    } else {
+      KILN_ASSIGN_OR_RETURN(ir::Value * tile, tile_of(i));
+      operands.push_back(tile);
+    }
+  }
+  return std::optional<std::vector<ir::Value*>>(std::move(operands));
+}
+
+bool ElementForElement(const ir::Operation& op) {
+  if (op.code() == ir::OpCode::kUnknown || op.num_regions() != 0) return false;
+  const ir::OpDescription& description = ir::DescribeOp(op.code());
+  return description.Has(ir::kPointwise) || description.elementwise ||
+         op.code() == ir::OpCode::kCompare;
+}
+
+std::optional<TensorSharding> MovedSharding(const ir::Operation& op,
+                                            const TensorSharding& operand_sharding) {
+  if (op.operands().empty() || op.num_results() != 1 || !IsRealTensor(op.result(0)->type()) ||
+      !IsRealTensor(op.operand(0)->type())) {
+    return std::nullopt;
+  }
+  const std::vector<int64_t>& in = op.operand(0)->type().dims();
+  const std::vector<int64_t>& out = op.result(0)->type().dims();
+  if (operand_sharding.dims.size() != in.size()) return std::nullopt;
+  TensorSharding sharding = Unsplit(operand_sharding.mesh, out.size());
+  if (op.code() == ir::OpCode::kBroadcastInDim) {
+    std::optional<std::vector<int64_t>> dims = ir::IntegersOf(op.GetAttr("broadcast_dimensions"));
+    if (!dims || dims->size() != in.size()) return std::nullopt;
+    for (size_t i = 0; i < dims->size(); ++i) {
+      if (operand_sharding.dims[i].empty()) continue;
+      const auto to = static_cast<size_t>((*dims)[i]);
+      if (to >= out.size() || out[to] != in[i]) return std::nullopt;
+      sharding.dims[to] = operand_sharding.dims[i];
+    }
+    return sharding;
+  }
+  if (op.code() == ir::OpCode::kTranspose) {
+    std::optional<std::vector<int64_t>> permutation = ir::IntegersOf(op.GetAttr("permutation"));
+    if (!permutation || permutation->size() != out.size() || in.size() != out.size()) {
+      return std::nullopt;
+    }
+    for (size_t i = 0; i < permutation->size(); ++i) {
+      const auto from = static_cast<size_t>((*permutation)[i]);
+      if (from >= in.size()) return std::nullopt;
+      sharding.dims[i] = operand_sharding.dims[from];
+    }
+    return sharding;
+  }
+  return std::nullopt;
+}
 
 StatusOr<std::optional<DotPlan>> PlanDot(Lowering& lowering, const ir::Operation& op,
                                          const Lowering::Tiles* lhs_tiles,
@@ -1157,15 +1194,7 @@ StatusOr<bool> LowerOnTiles(Lowering& lowering, const ir::Operation& op) {
     case ir::OpCode::kAllToAll: return CollectiveOnTiles(lowering, op);
     default: break;
   }
-  if (op.code() == ir::OpCode::kUnknown || op.num_regions() != 0) return false;
-  // Element k of the result from elements k of the operands: ops.def's
-  // pointwise ops (whose result may share an operand's memory), its
-  // elementwise ones and compare (whose result types differ).
-  const ir::OpDescription& description = ir::DescribeOp(op.code());
-  if (!description.Has(ir::kPointwise) && !description.elementwise &&
-      op.code() != ir::OpCode::kCompare) {
-    return false;
-  }
+  if (!ElementForElement(op)) return false;
   return OnTilesPointwise(lowering, op);
 }
 

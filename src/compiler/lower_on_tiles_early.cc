@@ -39,16 +39,14 @@ using namespace on_tiles;  // NOLINT(google-build-using-namespace)
 // stops. The threefry bits of jax.random go 42 deep.
 constexpr int kMaxEarlyDepth = 128;
 
-bool ElementForElement(const ir::Operation& op) {
-  if (op.code() == ir::OpCode::kUnknown || op.num_regions() != 0 || op.num_results() != 1) {
-    return false;
-  }
+// on_tiles::ElementForElement's ops of one result, and a same-width
+// bitcast_convert.
+bool MadeElementForElement(const ir::Operation& op) {
+  if (op.num_results() != 1) return false;
   if (op.code() == ir::OpCode::kBitcastConvert) {
     return op.operands().size() == 1 && op.operand(0)->type().dims() == op.result(0)->type().dims();
   }
-  const ir::OpDescription& description = ir::DescribeOp(op.code());
-  return description.Has(ir::kPointwise) || description.elementwise ||
-         op.code() == ir::OpCode::kCompare;
+  return on_tiles::ElementForElement(op);
 }
 
 // Whether the running device's tile of `operand` under `sharding` comes
@@ -316,7 +314,7 @@ StatusOr<std::optional<ValueId>> MakeOnTile(Lowering& lowering, const ir::Operat
     }
     default: break;
   }
-  if (!ElementForElement(op) || !IsRealTensor(type)) return std::optional<ValueId>();
+  if (!MadeElementForElement(op) || !IsRealTensor(type)) return std::optional<ValueId>();
   // Operands of the result's shape take the same tiles; scalars (select,
   // clamp) stay whole.
   for (const ir::Value* operand : op.operands()) {

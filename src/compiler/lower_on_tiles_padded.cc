@@ -79,26 +79,15 @@ StatusOr<bool> PaddedPointwise(Lowering& lowering, const ir::Operation& op) {
   KILN_ASSIGN_OR_RETURN(Shape result, lowering.ShapeOf(op.result(0)));
   const Lowering::Tiles* first = FirstPadded(lowering, op);
   if (first == nullptr || first->sharding.dims.size() != result.dims.size()) return false;
-  auto scalar = [&](const ir::Type& type) { return type.dims().empty() && !result.dims.empty(); };
-  for (const ir::Value* operand : op.operands()) {
-    const ir::Type& type = operand->type();
-    if (!IsRealTensor(type) || (!scalar(type) && type.dims() != result.dims)) return false;
-  }
   const TensorSharding sharding = first->sharding;
-  std::vector<ir::Value*> operands;
-  for (size_t i = 0; i < op.operands().size(); ++i) {
-    const ir::Type& type = op.operand(i)->type();
-    if (scalar(type)) {
-      KILN_ASSIGN_OR_RETURN(ValueId whole, lowering.Input(op, i));
-      operands.push_back(lowering.StandIn(whole, type));
-    } else {
-      KILN_ASSIGN_OR_RETURN(ir::Value * tile, PaddedOperand(lowering, op.operand(i), sharding));
-      operands.push_back(tile);
-    }
-  }
+  KILN_ASSIGN_OR_RETURN(std::optional<std::vector<ir::Value*>> operands,
+                        PointwiseOperands(lowering, op, [&](size_t i) {
+                          return PaddedOperand(lowering, op.operand(i), sharding);
+                        }));
+  if (!operands) return false;
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> local, sharding.PaddedDims(result.dims));
   KILN_ASSIGN_OR_RETURN(std::vector<ValueId> results,
-                        LowerRebuilt(lowering, op, op.name(), operands,
+                        LowerRebuilt(lowering, op, op.name(), *operands,
                                      {LocalType(op.result(0)->type(), local)}, {}, &op));
   KILN_RETURN_IF_ERROR(BindPaddedResult(lowering, op.result(0), results[0], sharding));
   return true;
@@ -118,38 +107,6 @@ StatusOr<bool> PaddedOfOne(Lowering& lowering, const ir::Operation& op,
                                      {LocalType(op.result(0)->type(), local)}, {}, &op));
   KILN_RETURN_IF_ERROR(BindPaddedResult(lowering, op.result(0), results[0], sharding));
   return true;
-}
-
-StatusOr<bool> PaddedBroadcast(Lowering& lowering, const ir::Operation& op,
-                               const TensorSharding& operand_sharding) {
-  if (!IsRealTensor(op.result(0)->type())) return false;
-  KILN_ASSIGN_OR_RETURN(Shape in, lowering.ShapeOf(op.operand(0)));
-  KILN_ASSIGN_OR_RETURN(Shape out, lowering.ShapeOf(op.result(0)));
-  std::optional<std::vector<int64_t>> dims = ir::IntegersOf(op.GetAttr("broadcast_dimensions"));
-  if (!dims || dims->size() != in.dims.size()) return false;
-  TensorSharding sharding = Unsplit(operand_sharding.mesh, out.dims.size());
-  for (size_t i = 0; i < dims->size(); ++i) {
-    if (operand_sharding.dims[i].empty()) continue;
-    const auto to = static_cast<size_t>((*dims)[i]);
-    if (to >= out.dims.size() || out.dims[to] != in.dims[i]) return false;
-    sharding.dims[to] = operand_sharding.dims[i];
-  }
-  return PaddedOfOne(lowering, op, operand_sharding, sharding);
-}
-
-StatusOr<bool> PaddedTranspose(Lowering& lowering, const ir::Operation& op,
-                               const TensorSharding& operand_sharding) {
-  if (!IsRealTensor(op.result(0)->type())) return false;
-  std::optional<std::vector<int64_t>> permutation = ir::IntegersOf(op.GetAttr("permutation"));
-  const size_t rank = operand_sharding.dims.size();
-  if (!permutation || permutation->size() != rank) return false;
-  TensorSharding sharding = Unsplit(operand_sharding.mesh, rank);
-  for (size_t i = 0; i < rank; ++i) {
-    const auto from = static_cast<size_t>((*permutation)[i]);
-    if (from >= rank) return false;
-    sharding.dims[i] = operand_sharding.dims[from];
-  }
-  return PaddedOfOne(lowering, op, operand_sharding, sharding);
 }
 
 // A zero of `type` as a graph constant.
@@ -311,9 +268,12 @@ StatusOr<bool> OnPaddedTiles(Lowering& lowering, const ir::Operation& op) {
   const bool of_first = lowering.HeldAsPadded(op.operand(0)) == first;
   switch (op.code()) {
     case ir::OpCode::kBroadcastInDim:
-      return of_first ? PaddedBroadcast(lowering, op, operand_sharding) : false;
-    case ir::OpCode::kTranspose:
-      return of_first ? PaddedTranspose(lowering, op, operand_sharding) : false;
+    case ir::OpCode::kTranspose: {
+      std::optional<TensorSharding> sharding = of_first ? MovedSharding(op, operand_sharding)
+                                                        : std::nullopt;
+      if (!sharding) return false;
+      return PaddedOfOne(lowering, op, operand_sharding, *sharding);
+    }
     case ir::OpCode::kReduce:
       return of_first ? PaddedReduce(lowering, op, operand_sharding) : false;
     case ir::OpCode::kDotGeneral: return PaddedDot(lowering, op);
@@ -325,12 +285,7 @@ StatusOr<bool> OnPaddedTiles(Lowering& lowering, const ir::Operation& op) {
     }
     default: break;
   }
-  if (op.code() == ir::OpCode::kUnknown || op.num_regions() != 0) return false;
-  const ir::OpDescription& description = ir::DescribeOp(op.code());
-  if (!description.Has(ir::kPointwise) && !description.elementwise &&
-      op.code() != ir::OpCode::kCompare) {
-    return false;
-  }
+  if (!ElementForElement(op)) return false;
   return PaddedPointwise(lowering, op);
 }
 

@@ -457,6 +457,20 @@ std::vector<std::shared_ptr<const ir::Operation>> GatherListing(const Spmd& spmd
 
 }  // namespace
 
+// A sharding over a mesh of one axis per dimension, "_d" of `tiles[d]`
+// (as GSPMD's tile assignments read, ParseHloSharding); its devices are
+// for the caller to lay out.
+TensorSharding AxisPerDimension(std::span<const int64_t> tiles) {
+  TensorSharding sharding;
+  for (size_t d = 0; d < tiles.size(); ++d) {
+    sharding.mesh.axes.push_back(StrCat("_", d));
+    sharding.mesh.sizes.push_back(tiles[d]);
+    sharding.dims.emplace_back();
+    if (tiles[d] > 1) sharding.dims.back().push_back(AxisRef{StrCat("_", d), 1, 0});
+  }
+  return sharding;
+}
+
 // A value held as `held` entering a GSPMD manual region whose manual
 // tiles `manual` gives (nullopt: whole over the manual axes): where each
 // held tile lies inside the device's manual tile, the region's value is
@@ -506,13 +520,7 @@ std::optional<TensorSharding> AutomaticPartOfRegion(Lowering& lowering, const Lo
   // "_m" numbers each (manual tile, copy) pair in order of first device.
   std::map<std::pair<std::vector<int64_t>, int64_t>, int64_t> group_of;
   std::map<std::pair<std::vector<int64_t>, std::vector<int64_t>>, int64_t> copies;
-  TensorSharding sharding;
-  for (size_t d = 0; d < rank; ++d) {
-    sharding.mesh.axes.push_back(StrCat("_", d));
-    sharding.mesh.sizes.push_back(automatic[d]);
-    sharding.dims.emplace_back();
-    if (automatic[d] > 1) sharding.dims.back().push_back(AxisRef{StrCat("_", d), 1, 0});
-  }
+  TensorSharding sharding = AxisPerDimension(automatic);
   sharding.mesh.axes.push_back("_m");
   sharding.mesh.sizes.push_back(others);
   sharding.mesh.device_ids.assign(static_cast<size_t>(devices), -1);
@@ -585,13 +593,7 @@ StatusOr<std::optional<TensorSharding>> CarriedOutOfRegion(
   for (int64_t count : tiles) distinct *= count;
   if (distinct <= 1 || devices % distinct != 0) return std::optional<TensorSharding>();
   const int64_t copies = devices / distinct;
-  TensorSharding carried;
-  for (size_t d = 0; d < rank; ++d) {
-    carried.mesh.axes.push_back(StrCat("_", d));
-    carried.mesh.sizes.push_back(tiles[d]);
-    carried.dims.emplace_back();
-    if (tiles[d] > 1) carried.dims.back().push_back(AxisRef{StrCat("_", d), 1, 0});
-  }
+  TensorSharding carried = AxisPerDimension(tiles);
   if (copies > 1) {
     carried.mesh.axes.push_back("_r");
     carried.mesh.sizes.push_back(copies);

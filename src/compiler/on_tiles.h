@@ -5,6 +5,7 @@
 // the compiler.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -104,6 +105,25 @@ StatusOr<std::optional<DotPlan>> PlanDot(Lowering& lowering, const ir::Operation
                                          const Lowering::Tiles* lhs_tiles,
                                          const Lowering::Tiles* rhs_tiles, bool gather_contracting,
                                          bool padded = false);
+
+// The operands of an element-for-element op of one result rebuilt on
+// tiles: scalars (select, clamp) whole, the others `tile_of(i)`; nullopt,
+// with nothing emitted, unless each is a scalar or of the result's shape.
+StatusOr<std::optional<std::vector<ir::Value*>>> PointwiseOperands(
+    Lowering& lowering, const ir::Operation& op,
+    const std::function<StatusOr<ir::Value*>(size_t)>& tile_of);
+
+// Whether `op` computes element k of its result from elements k of its
+// operands: ops.def's pointwise ops (whose result may share an operand's
+// memory), its elementwise ones and compare (whose result types differ).
+bool ElementForElement(const ir::Operation& op);
+
+// The result's sharding of a broadcast_in_dim or transpose of an operand
+// held as tiles of `operand_sharding`: each split dimension's axes move
+// with it (a broadcast's split dimension must keep its size); nullopt
+// otherwise.
+std::optional<TensorSharding> MovedSharding(const ir::Operation& op,
+                                            const TensorSharding& operand_sharding);
 
 // A reshape by factors, as Shardy splits dimensions into factors: the
 // flat index of the array has digits, one per stretch between the strides

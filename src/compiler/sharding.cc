@@ -295,16 +295,13 @@ StatusOr<std::vector<int64_t>> TensorSharding::LocalDims(std::span<const int64_t
     return InvalidArgument("a sharding of rank ", dims.size(), " for a tensor of rank ",
                            global.size());
   }
-  std::vector<int64_t> local(global.begin(), global.end());
   for (size_t d = 0; d < dims.size(); ++d) {
-    const int64_t tiles = Tiles(d);
-    if (global[d] % tiles != 0) {
+    if (global[d] % Tiles(d) != 0) {
       return Unimplemented("dimension ", d, " of size ", global[d], " does not split evenly into ",
-                           tiles, " tiles");
+                           Tiles(d), " tiles");
     }
-    local[d] = global[d] / tiles;
   }
-  return local;
+  return PaddedDims(global);  // no padding
 }
 
 StatusOr<std::vector<int64_t>> TensorSharding::PaddedDims(std::span<const int64_t> global) const {
