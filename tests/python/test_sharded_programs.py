@@ -33,9 +33,9 @@ KNOWN = {}
 # (docs/sharding.md).
 GSPMD_COUNT = 4
 GSPMD_KNOWN = {}
-# GSPMD returns top_k's results whole: XLA's CPU client receives chlo.top_k
-# (its TopK custom call has no sharding rule there), where a plugin receives
-# the sort and slices it decomposes into, which Kiln partitions as Shardy.
+# GSPMD returns top_k's results whole; Kiln plans the program's top_k as a
+# sort and slices (as compiled.as_text() shows) and partitions them as
+# Shardy does.
 GSPMD_KNOWN.update({f"top_k/{layout}": "GSPMD returns top_k whole"
                     for layout in ("x", "x_y", "xy", "y", "y_x")})
 
