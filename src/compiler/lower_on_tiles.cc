@@ -1090,9 +1090,11 @@ StatusOr<bool> ReverseByRenumbering(Lowering& lowering, const ir::Operation& op)
   if (std::find(reversed_axis.begin(), reversed_axis.end(), true) == reversed_axis.end()) {
     return false;  // no split dimension reversed: the ordinary rules
   }
+  const std::vector<int64_t> reversed = IntsAttr(op, "dimensions");
   for (size_t d = 0; d < operand_sharding.dims.size(); ++d) {
-    const std::vector<int64_t> dims = IntsAttr(op, "dimensions");
-    if (std::find(dims.begin(), dims.end(), static_cast<int64_t>(d)) != dims.end()) continue;
+    if (std::find(reversed.begin(), reversed.end(), static_cast<int64_t>(d)) != reversed.end()) {
+      continue;
+    }
     for (const AxisRef& ref : operand_sharding.dims[d]) {
       if (reversed_axis[static_cast<size_t>(mesh.AxisIndex(ref.name))]) return false;
     }

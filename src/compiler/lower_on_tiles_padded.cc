@@ -204,10 +204,6 @@ StatusOr<bool> PaddedReduce(Lowering& lowering, const ir::Operation& op,
 // sums (into an even result only).
 StatusOr<bool> PaddedDot(Lowering& lowering, const ir::Operation& op) {
   if (op.operands().size() != 2 || op.num_results() != 1) return false;
-  if (lowering.HeldAsTiles(op.operand(0)) != nullptr ||
-      lowering.HeldAsTiles(op.operand(1)) != nullptr) {
-    return false;
-  }
   const Lowering::Tiles* lhs = lowering.HeldAsPadded(op.operand(0));
   const Lowering::Tiles* rhs = lowering.HeldAsPadded(op.operand(1));
   KILN_ASSIGN_OR_RETURN(std::optional<DotPlan> plan,

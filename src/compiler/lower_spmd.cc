@@ -11,7 +11,6 @@
 // propagation: whole arrays need no resharding, so they are the identity.
 #include <algorithm>
 #include <cstring>
-#include <map>
 
 #include "base/small_vector.h"
 #include "compiler/lowering.h"
@@ -471,76 +470,62 @@ TensorSharding AxisPerDimension(std::span<const int64_t> tiles) {
   return sharding;
 }
 
-// A value held as `held` entering a GSPMD manual region whose manual
-// tiles `manual` gives (nullopt: whole over the manual axes): where each
-// held tile lies inside the device's manual tile, the region's value is
-// held as tiles of it over the automatic axes (as GSPMD propagates the
-// operand's finer sharding into the region): a sharding over a mesh of
-// one axis per dimension ("_d", that many tiles of the manual tile) and
-// "_m" for the devices holding other manual tiles (or the same one
-// again), so that a gather meets only devices of one manual tile.
-// nullopt where it does not apply.
+// Lays `sharding`'s devices (its mesh: AxisPerDimension(tiles), then one
+// axis of `copies`) out by their tiles: device id's tile along dimension d
+// is tile_of[id][d]; the devices holding one tile follow one another in id
+// order. False when a tile has other than `copies` devices.
+bool LayOutByTiles(TensorSharding& sharding, std::span<const int64_t> tiles,
+                   const std::vector<std::vector<int64_t>>& tile_of, int64_t copies) {
+  int64_t distinct = 1;
+  for (int64_t count : tiles) distinct *= count;
+  const auto devices = static_cast<int64_t>(tile_of.size());
+  if (distinct * copies != devices) return false;
+  sharding.mesh.device_ids.assign(static_cast<size_t>(devices), -1);
+  std::vector<int64_t> used(static_cast<size_t>(distinct), 0);
+  for (int64_t id = 0; id < devices; ++id) {
+    int64_t position = 0;
+    for (size_t d = 0; d < tiles.size(); ++d) {
+      position = position * tiles[d] + tile_of[static_cast<size_t>(id)][d];
+    }
+    int64_t& copy = used[static_cast<size_t>(position)];
+    if (copy >= copies) return false;
+    sharding.mesh.device_ids[static_cast<size_t>(position * copies + copy++)] = id;
+  }
+  return true;
+}
+
+// A value held as `held` (whole over a GSPMD manual region's manual
+// axes) entering the region: its tiles stay, as tiles of the region's
+// value over the automatic axes (GSPMD propagates the operand's sharding
+// into the region): a sharding over a mesh of one axis per dimension
+// ("_d") and "_m" for the devices holding the same tile again, so that a
+// gather meets devices of one copy each. nullopt where it does not apply.
 std::optional<TensorSharding> AutomaticPartOfRegion(Lowering& lowering, const Lowering::Tiles& held,
-                                                    const std::optional<TensorSharding>& manual,
                                                     const Shape& global) {
   const TensorSharding& outer = held.sharding;
   const size_t rank = global.dims.size();
   const int64_t devices = lowering.spmd()->num_partitions;
   if (!outer.unreduced.empty() || outer.dims.size() != rank ||
-      outer.mesh.num_devices() != devices || !outer.LocalDims(global.dims).ok() ||
-      (manual && (manual->dims.size() != rank || !manual->unreduced.empty() ||
-                  manual->mesh.num_devices() != devices || !manual->LocalDims(global.dims).ok()))) {
+      outer.mesh.num_devices() != devices || !outer.LocalDims(global.dims).ok()) {
     return std::nullopt;
   }
-  std::vector<int64_t> automatic(rank, 0);
+  std::vector<int64_t> tiles(rank);
+  for (size_t d = 0; d < rank; ++d) tiles[d] = outer.Tiles(d);
+  int64_t distinct = 1;
+  for (int64_t count : tiles) distinct *= count;
+  if (distinct <= 1 || devices % distinct != 0) return std::nullopt;
+  const int64_t copies = devices / distinct;
   std::vector<std::vector<int64_t>> tile_of(static_cast<size_t>(devices));
-  std::vector<std::vector<int64_t>> manual_of(static_cast<size_t>(devices));
   for (int64_t id = 0; id < devices; ++id) {
     std::optional<std::vector<int64_t>> at = outer.mesh.CoordinatesOf(id);
-    std::optional<std::vector<int64_t>> manual_at;
-    if (manual) manual_at = manual->mesh.CoordinatesOf(id);
-    if (!at || (manual && !manual_at)) return std::nullopt;
-    for (size_t d = 0; d < rank; ++d) {
-      const int64_t tiles = outer.Tiles(d);
-      const int64_t manual_tiles = manual ? manual->Tiles(d) : 1;
-      const int64_t manual_tile = manual ? manual->TileOf(d, *manual_at) : 0;
-      if (tiles % manual_tiles != 0) return std::nullopt;
-      const int64_t per = tiles / manual_tiles;
-      const int64_t tile = outer.TileOf(d, *at);
-      if (tile / per != manual_tile) return std::nullopt;  // not inside the manual tile
-      automatic[d] = per;
-      tile_of[static_cast<size_t>(id)].push_back(tile % per);
-      manual_of[static_cast<size_t>(id)].push_back(manual_tile);
-    }
+    if (!at) return std::nullopt;
+    for (size_t d = 0; d < rank; ++d)
+      tile_of[static_cast<size_t>(id)].push_back(outer.TileOf(d, *at));
   }
-  int64_t per_manual = 1;
-  for (int64_t count : automatic) per_manual *= count;
-  if (per_manual <= 1 || devices % per_manual != 0) return std::nullopt;
-  const int64_t others = devices / per_manual;
-  // "_m" numbers each (manual tile, copy) pair in order of first device.
-  std::map<std::pair<std::vector<int64_t>, int64_t>, int64_t> group_of;
-  std::map<std::pair<std::vector<int64_t>, std::vector<int64_t>>, int64_t> copies;
-  TensorSharding sharding = AxisPerDimension(automatic);
+  TensorSharding sharding = AxisPerDimension(tiles);
   sharding.mesh.axes.push_back("_m");
-  sharding.mesh.sizes.push_back(others);
-  sharding.mesh.device_ids.assign(static_cast<size_t>(devices), -1);
-  for (int64_t id = 0; id < devices; ++id) {
-    const std::vector<int64_t>& mine = manual_of[static_cast<size_t>(id)];
-    const int64_t copy = copies[{mine, tile_of[static_cast<size_t>(id)]}]++;
-    auto [entry, fresh] = group_of.try_emplace({mine, copy}, static_cast<int64_t>(group_of.size()));
-    (void)fresh;
-    if (entry->second >= others) return std::nullopt;
-    int64_t position = 0;
-    for (size_t d = 0; d < rank; ++d) {
-      position = position * automatic[d] + tile_of[static_cast<size_t>(id)][d];
-    }
-    position = position * others + entry->second;
-    if (sharding.mesh.device_ids[static_cast<size_t>(position)] != -1) return std::nullopt;
-    sharding.mesh.device_ids[static_cast<size_t>(position)] = id;
-  }
-  const std::vector<int64_t> local_manual = manual ? *manual->LocalDims(global.dims) : global.dims;
-  StatusOr<std::vector<int64_t>> local = sharding.LocalDims(local_manual);
-  if (!local.ok() || *local != lowering.graph().shape(held.local).dims) return std::nullopt;
+  sharding.mesh.sizes.push_back(copies);
+  if (!LayOutByTiles(sharding, tiles, tile_of, copies)) return std::nullopt;
   return sharding;
 }
 
@@ -598,17 +583,7 @@ StatusOr<std::optional<TensorSharding>> CarriedOutOfRegion(
     carried.mesh.axes.push_back("_r");
     carried.mesh.sizes.push_back(copies);
   }
-  // Devices by their tiles, row-major, the devices sharing one in id order.
-  carried.mesh.device_ids.assign(static_cast<size_t>(devices), -1);
-  std::vector<int64_t> used(static_cast<size_t>(distinct), 0);
-  for (int64_t id = 0; id < devices; ++id) {
-    int64_t position = 0;
-    for (size_t d = 0; d < rank; ++d)
-      position = position * tiles[d] + tile_of[static_cast<size_t>(id)][d];
-    int64_t& copy = used[static_cast<size_t>(position)];
-    if (copy >= copies) return std::optional<TensorSharding>();
-    carried.mesh.device_ids[static_cast<size_t>(position * copies + copy++)] = id;
-  }
+  if (!LayOutByTiles(carried, tiles, tile_of, copies)) return std::optional<TensorSharding>();
   StatusOr<std::vector<int64_t>> local = carried.LocalDims(global.dims);
   if (!local.ok() || *local != lowering.graph().shape(held.local).dims) {
     return std::optional<TensorSharding>();
@@ -668,8 +643,7 @@ StatusOr<bool> LowerGspmdCustomCall(Lowering& lowering, const ir::Operation& op)
       if (const Lowering::Tiles* held = lowering.HeldAsTiles(op.operand(0));
           held != nullptr && lowering.spmd()->on_tiles && !lowering.in_manual_body()) {
         const Lowering::Tiles kept = *held;
-        std::optional<TensorSharding> automatic = AutomaticPartOfRegion(lowering, kept,
-                                                                        std::nullopt, in);
+        std::optional<TensorSharding> automatic = AutomaticPartOfRegion(lowering, kept, in);
         if (automatic) {
           lowering.BindTiles(op.result(0), kept.local, *automatic);
           return true;
@@ -814,13 +788,15 @@ StatusOr<ValueId> EmitMaskPadding(Lowering& lowering, ValueId tile, ValueId fill
               if (count == 0) continue;
               auto* base = static_cast<uint8_t*>(ctx.out(0)) +
                            extent[d] * strides[d] * static_cast<int64_t>(bytes);
-              // Walk the slab's elements with an odometer over `box`.
+              // The slab's runs along the last dimension (contiguous), an
+              // odometer over the others.
+              const int64_t run = box.back();
               SmallVector<int64_t> index(box.size(), 0);
-              for (int64_t n = 0; n < count; ++n) {
+              for (int64_t n = 0; n < count; n += run) {
                 int64_t at = 0;
-                for (size_t k = 0; k < box.size(); ++k) at += index[k] * strides[k];
-                std::memcpy(base + at * static_cast<int64_t>(bytes), ctx.in(1), bytes);
-                for (size_t k = box.size(); k-- > 0;) {
+                for (size_t k = 0; k + 1 < box.size(); ++k) at += index[k] * strides[k];
+                kernels::Fill(bytes, ctx.in(1), base + at * static_cast<int64_t>(bytes), run);
+                for (size_t k = box.size() - 1; k-- > 0;) {
                   if (++index[k] < box[k]) break;
                   index[k] = 0;
                 }
