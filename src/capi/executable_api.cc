@@ -134,9 +134,11 @@ PJRT_Error* Impl::PJRT_Executable_OptimizedProgram(PJRT_Executable_OptimizedProg
   const compiler::Program& compiled = *executable->program;
   // A program read from HLO is reported as that HLO; others as StableHLO text.
   const bool hlo = !compiled.hlo_with_config.empty();
+  const std::vector<uint8_t>& with_config = executable->optimized_hlo.empty()
+                                                ? compiled.hlo_with_config
+                                                : executable->optimized_hlo;
   const std::string_view text =
-      hlo ? std::string_view(reinterpret_cast<const char*>(compiled.hlo_with_config.data()),
-                             compiled.hlo_with_config.size())
+      hlo ? std::string_view(reinterpret_cast<const char*>(with_config.data()), with_config.size())
           : std::string_view(compiled.listing.empty() ? compiled.text : compiled.listing);
   static constexpr char kMlir[] = "mlir";
   static constexpr char kHloWithConfig[] = "hlo_with_config";

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "capi/convert.h"
+#include "frontend/hlo/hlo_reader.h"
 #include "frontend/proto/wire.h"
 
 namespace kiln::capi {
@@ -280,6 +281,13 @@ PJRT_Executable* NewExecutable(std::shared_ptr<const compiler::Program> program)
   FillShardings(program->parameter_shardings, program->parameter_shapes.size(),
                 handle->parameter_shardings);
   FillShardings(program->result_shardings, program->result_shapes.size(), handle->output_shardings);
+  if (program->partitioned && !program->hlo_with_config.empty()) {
+    // (The program's own module is reported when this fails; it parsed.)
+    StatusOr<std::vector<uint8_t>> optimized = frontend::hlo::WithSpmdShardings(
+        program->hlo_with_config, handle->parameter_shardings.bytes,
+        handle->output_shardings.bytes);
+    if (optimized.ok()) handle->optimized_hlo = std::move(optimized).value();
+  }
   for (const Shape& shape : program->result_shapes) {
     handle->output_types.push_back(ToPjrtType(shape.element_type));
     handle->output_dims.insert(handle->output_dims.end(), shape.dims.begin(), shape.dims.end());

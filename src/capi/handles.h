@@ -188,6 +188,9 @@ struct PJRT_Executable {
     std::vector<size_t> sizes;
   };
   Shardings parameter_shardings, output_shardings;
+  // OptimizedProgram of a partitioned program read from HLO: its
+  // hlo_with_config with the SPMD shardings set (empty: the program's own).
+  std::vector<uint8_t> optimized_hlo;
   // The Layouts extension: one layout per parameter and per output.
   std::vector<std::unique_ptr<PJRT_Layouts_MemoryLayout>> layout_storage;
   std::vector<PJRT_Layouts_MemoryLayout*> parameter_layouts, output_layouts;

@@ -394,6 +394,194 @@ TEST(HloReaderTest, CallsThatMultiplyTheModuleAreAnErrorNotAHang) {
       << read.status().ToString();
 }
 
+// GSPMD (PyTorch/XLA's SPMD mode): an OpSharding in HloInstructionProto
+// field 40 becomes the `mhlo.sharding` text JAX writes: on the entry's
+// arguments and results, on `Sharding` custom calls, and on any other
+// instruction as a `Sharding` custom call after it.
+std::vector<uint8_t> Tiled(const std::vector<int64_t>& tiles, const std::vector<int64_t>& devices,
+                           bool replicate_last = false) {
+  proto::Writer sharding;
+  sharding.Varint(1, 3);  // OTHER
+  sharding.PackedVarints(3, tiles);
+  sharding.PackedVarints(4, devices);
+  if (replicate_last) sharding.Varint(6, 1);
+  return sharding.bytes();
+}
+
+std::vector<uint8_t> WithSharding(std::vector<uint8_t> instruction,
+                                  const std::vector<uint8_t>& sharding) {
+  proto::Writer field;
+  field.Bytes(40, sharding);
+  instruction.insert(instruction.end(), field.bytes().begin(), field.bytes().end());
+  return instruction;
+}
+
+TEST(HloReaderTest, GspmdShardingsBecomeMhloSharding) {
+  proto::Writer replicated;
+  replicated.Varint(1, 0);
+  proto::Writer iota;  // rows over 4 devices as an iota
+  iota.Varint(1, 3);
+  iota.PackedVarints(3, std::vector<int64_t>{1, 4});
+  iota.PackedVarints(9, std::vector<int64_t>{2, 2});
+  iota.PackedVarints(10, std::vector<int64_t>{1, 0});
+  proto::Writer results;  // the root tuple's: one per leaf
+  results.Varint(1, 2);
+  results.Bytes(5, Tiled({4, 1}, {0, 1, 2, 3}));
+  results.Bytes(5, replicated.bytes());
+  std::vector<uint8_t> sharding_call = WithSharding(InstructionOf(3, "custom-call", {1}, {8, 4}),
+                                                    Tiled({2, 1, 2}, {0, 1, 2, 3}, true));
+  proto::Writer target;
+  target.Bytes(28, Text("Sharding"));
+  sharding_call.insert(sharding_call.end(), target.bytes().begin(), target.bytes().end());
+  proto::Writer tuple_shape;
+  tuple_shape.Varint(2, static_cast<uint64_t>(PrimitiveType::kTuple));
+  tuple_shape.Bytes(4, ShapeOf({8, 4}));
+  tuple_shape.Bytes(4, ShapeOf({4}));
+  proto::Writer root;
+  root.Bytes(1, Text("tuple.5"));
+  root.Bytes(2, Text("tuple"));
+  root.Bytes(3, tuple_shape.bytes());
+  root.Varint(35, 5);
+  root.PackedVarints(36, std::vector<int64_t>{4, 2});
+  root.Bytes(40, results.bytes());
+  const std::vector<uint8_t> module = ModuleOf(
+      {WithSharding(InstructionOf(1, "parameter", {}, {8, 4}, 0), Tiled({4, 1}, {0, 1, 2, 3})),
+       WithSharding(InstructionOf(2, "parameter", {}, {4}, 1), replicated.bytes()), sharding_call,
+       WithSharding(InstructionOf(4, "sine", {3}, {8, 4}), iota.bytes()), root.bytes()},
+      5);
+  StatusOr<ir::Module> read = LoadProgram(module, "hlo");
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  const std::string text = ir::PrintModule(*read);
+  for (const char* expected :
+       {"{mhlo.sharding = \"{devices=[4,1]0,1,2,3}\"}", "{mhlo.sharding = \"{replicated}\"}",
+        "@Sharding(%arg0) {mhlo.sharding = \"{devices=[2,1,2]0,1,2,3 last_tile_dim_replicate}\"}",
+        "{mhlo.sharding = \"{devices=[1,4]<=[2,2]T(1,0)}\"}",
+        "-> (tensor<8x4xf32> {mhlo.sharding = \"{devices=[4,1]0,1,2,3}\"}, tensor<4xf32> "
+        "{mhlo.sharding = \"{replicated}\"})"}) {
+    EXPECT_NE(text.find(expected), std::string::npos) << expected << " in\n" << text;
+  }
+  // The program partitions: each device takes and returns its rows.
+  CompileOptions options;
+  options.num_partitions = 4;
+  options.use_spmd_partitioning = true;
+  auto program = compiler::Compile(*read, options);
+  ASSERT_TRUE(program.ok()) << program.status().ToString();
+  EXPECT_EQ((*program)->parameter_shapes[0].dims, (std::vector<int64_t>{2, 4}));
+  EXPECT_EQ((*program)->result_shapes[0].dims, (std::vector<int64_t>{2, 4}));
+  EXPECT_EQ((*program)->result_shapes[1].dims, (std::vector<int64_t>{4}));
+}
+
+TEST(HloReaderTest, ShardingsKilnCannotReadAreErrorsNamingThem) {
+  const auto read_with = [](const std::vector<uint8_t>& sharding) {
+    return LoadProgram(ModuleOf({WithSharding(InstructionOf(1, "parameter", {}, {8}, 0), sharding),
+                                 InstructionOf(2, "negate", {1}, {8})},
+                                2),
+                       "hlo");
+  };
+  proto::Writer maximal;  // MAXIMAL on two devices
+  maximal.Varint(1, 1);
+  maximal.PackedVarints(4, std::vector<int64_t>{0, 1});
+  StatusOr<ir::Module> read = read_with(maximal.bytes());
+  ASSERT_FALSE(read.ok());
+  EXPECT_NE(read.status().message().find("a MAXIMAL OpSharding names 2 devices, expected 1"),
+            std::string::npos)
+      << read.status().ToString();
+  proto::Writer unreduced;
+  unreduced.Varint(1, 6);
+  read = read_with(unreduced.bytes());
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(read.status().code(), StatusCode::kUnimplemented);
+  EXPECT_NE(read.status().message().find("OpSharding type 6"), std::string::npos)
+      << read.status().ToString();
+  proto::Writer named;
+  named.Bytes(14, std::vector<uint8_t>{});
+  read = read_with(named.bytes());
+  ASSERT_FALSE(read.ok());
+  EXPECT_NE(read.status().message().find("named_sharding"), std::string::npos)
+      << read.status().ToString();
+  proto::Writer two_leaves;  // a tuple's sharding on an array parameter
+  two_leaves.Varint(1, 2);
+  two_leaves.Bytes(5, Tiled({2}, {0, 1}));
+  two_leaves.Bytes(5, Tiled({2}, {1, 0}));
+  read = read_with(two_leaves.bytes());
+  ASSERT_FALSE(read.ok());
+  EXPECT_NE(read.status().message().find("parameter 0 has a sharding of 2 leaves for 1 arrays"),
+            std::string::npos)
+      << read.status().ToString();
+  // Every truncation of a sharded module is an error, never a crash.
+  proto::Writer nested;
+  nested.Varint(1, 2);
+  nested.Bytes(5, Tiled({4, 1}, {3, 2, 1, 0}, true));
+  const std::vector<uint8_t> module = ModuleOf(
+      {WithSharding(InstructionOf(1, "parameter", {}, {8}, 0), nested.bytes())}, 1);
+  for (size_t size = 0; size < module.size(); ++size) {
+    StatusOr<ir::Module> cut = LoadProgram(std::span<const uint8_t>(module.data(), size), "hlo");
+    if (!cut.ok()) {
+      EXPECT_EQ(cut.status().code(), StatusCode::kInvalidArgument) << size;
+    }
+  }
+}
+
+// What XLA's SPMD partitioner leaves on the module it reports as optimized:
+// spmd_output_sharding (field 12, a TUPLE unless the root is one array)
+// and spmd_parameters_shardings (field 14), replacing any there were.
+TEST(HloReaderTest, WithSpmdShardingsSetsTheModulesShardingFields) {
+  const std::vector<uint8_t> tiles = Tiled({4}, {0, 1, 2, 3});
+  const std::string tile_text(tiles.begin(), tiles.end());
+  const auto fields_of = [](std::span<const uint8_t> with_config, uint32_t number) {
+    std::vector<std::vector<uint8_t>> found;
+    StatusOr<std::span<const uint8_t>> module = ModuleOfModuleWithConfig(with_config);
+    EXPECT_TRUE(module.ok());
+    if (!module.ok()) return found;
+    proto::Reader reader(*module);
+    while (!reader.done()) {
+      StatusOr<proto::Field> field = reader.Next();
+      if (!field.ok()) break;
+      if (field->number == number) found.emplace_back(field->bytes.begin(), field->bytes.end());
+    }
+    return found;
+  };
+  for (const bool tuple_root : {true, false}) {
+    proto::Writer result;  // host_program_shape: ProgramShapeProto.result
+    if (tuple_root) {
+      proto::Writer tuple_shape;
+      tuple_shape.Varint(2, static_cast<uint64_t>(PrimitiveType::kTuple));
+      tuple_shape.Bytes(4, ShapeOf({8}));
+      result.Bytes(2, tuple_shape.bytes());
+    } else {
+      result.Bytes(2, ShapeOf({8}));
+    }
+    std::vector<uint8_t> module = ModuleOf({InstructionOf(1, "parameter", {}, {8}, 0)}, 1);
+    proto::Writer extra;
+    extra.Bytes(4, result.bytes());
+    extra.Bytes(12, Tiled({2}, {0, 1}));  // an earlier one: replaced
+    module.insert(module.end(), extra.bytes().begin(), extra.bytes().end());
+    proto::Writer with_config;
+    with_config.Bytes(1, module);
+    with_config.Bytes(2, std::vector<uint8_t>{});
+    const std::vector<std::string> parameters = {tile_text, ""};
+    const std::vector<std::string> outputs = {tile_text};
+    StatusOr<std::vector<uint8_t>> rewritten = WithSpmdShardings(with_config.bytes(), parameters,
+                                                                 outputs);
+    ASSERT_TRUE(rewritten.ok()) << rewritten.status().ToString();
+    const auto output = fields_of(*rewritten, 12);
+    ASSERT_EQ(output.size(), 1u);
+    if (tuple_root) {
+      proto::Writer expected;
+      expected.Varint(1, 2);
+      expected.Bytes(5, tiles);
+      EXPECT_EQ(output[0], expected.bytes());
+    } else {
+      EXPECT_EQ(output[0], tiles);
+    }
+    const auto parameter_fields = fields_of(*rewritten, 14);
+    ASSERT_EQ(parameter_fields.size(), 2u);
+    EXPECT_EQ(parameter_fields[0], tiles);
+    EXPECT_TRUE(parameter_fields[1].empty());
+    EXPECT_EQ(fields_of(*rewritten, 4).size(), 1u);  // the rest kept
+  }
+}
+
 TEST(HloReaderTest, UnknownFormatNamesTheFormatsKilnReads) {
   StatusOr<ir::Module> read = LoadProgram(Text("x"), "onnx");
   ASSERT_FALSE(read.ok());

@@ -50,6 +50,10 @@ std::string Hex(std::span<const uint8_t> bytes);
 // base and window dilations.
 std::string WindowAttributes(const std::vector<WindowDimension>& window, bool dimensions,
                              bool dilations);
+// The properties of GSPMD's custom call `target` (Sharding,
+// SPMDFullToShardShape, SPMDShardToFullShape) with HloSharding text
+// `sharding`.
+std::string ShardingProperties(std::string_view target, const std::string& sharding);
 // A single array operand's leaf; `index` names the operand in the error.
 StatusOr<Leaf> Single(const Leaves& leaves, size_t index);
 
@@ -84,13 +88,19 @@ class Converter {
                                const Leaves& operands, const std::string& properties,
                                const std::string& regions, const Leaves& results,
                                const Instruction& instruction);
+  // `value` constrained to HloSharding text `sharding` (a `Sharding`
+  // custom call written to `out`, located at `in`).
+  StatusOr<Leaf> ShardingConstraint(const Leaf& value, const std::string& sharding,
+                                    const Instruction& in, const std::string& indent,
+                                    std::string& out);
   // A fresh value name (`%vN`) for an op the emitter adds of its own.
   std::string NewValueName() { return "%v" + std::to_string(next_value_++); }
 
  private:
-  // The entry's argument list with the module's donations on it.
-  StatusOr<std::string> DonatingSignature(const Computation& entry,
-                                          const std::vector<Leaves>& arguments);
+  // The entry's argument list with the module's donations and shardings
+  // on it.
+  StatusOr<std::string> EntrySignature(const Computation& entry,
+                                       const std::vector<Leaves>& arguments);
   // The parameters of `computation` as flattened block arguments.
   StatusOr<std::vector<Leaves>> BlockArguments(const Computation& computation,
                                                std::string_view prefix, std::string& declaration);

@@ -119,10 +119,27 @@ Status EmitRng(Emission& e) {
                     (in.distribution == 1 ? "UNIFORM" : "NORMAL") + ">");
 }
 
-// custom-call: refused, naming the target (none is supported yet).
+// custom-call: GSPMD's Sharding, SPMDFullToShardShape and
+// SPMDShardToFullShape (PyTorch/XLA's SPMD mode writes them), each with the
+// instruction's sharding; every other target is refused by name.
 Status EmitCustomCall(Emission& e) {
-  return Unimplemented("custom-call target \"", e.in.custom_call_target,
-                       "\" is not supported by Kiln's HLO reader");
+  const std::string& target = e.in.custom_call_target;
+  if (target != "Sharding" && target != "SPMDFullToShardShape" &&
+      target != "SPMDShardToFullShape") {
+    return Unimplemented("custom-call target \"", target,
+                         "\" is not supported by Kiln's HLO reader");
+  }
+  KILN_RETURN_IF_ERROR(e.ExpectOperands(1));
+  KILN_ASSIGN_OR_RETURN(Leaf operand, Single(e.operands[0], 0));
+  if (e.in.sharding.size() != 1) {
+    return InvalidArgument("custom-call ", target, " expects the sharding of one array, found ",
+                           e.in.sharding.size());
+  }
+  if (target == "Sharding" && e.in.sharding[0] == "{unknown}") {
+    e.result = {operand};  // a placeholder: no constraint
+    return Status::Ok();
+  }
+  return e.Emit("stablehlo.custom_call", {operand}, ShardingProperties(target, e.in.sharding[0]));
 }
 
 // This family's opcodes and their emitters.

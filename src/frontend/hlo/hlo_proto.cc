@@ -350,6 +350,85 @@ Status DecodeTriangularSolveOptions(const Field& message, Instruction& in) {
   });
 }
 
+// OpSharding (xla_data.proto) as the HloSharding text XLA prints and
+// GSPMD's `mhlo.sharding` holds, appended to `leaves`: one text per array
+// leaf, a TUPLE's leaves in order. An UNKNOWN sharding (a placeholder any
+// other overrides) is `{unknown}`, which the reader leaves out.
+Status DecodeOpSharding(const Field& message, int depth, std::vector<std::string>& leaves) {
+  if (depth > kMaxNesting) {
+    return InvalidArgument("byte ", message.offset, ": OpSharding nests deeper than ", kMaxNesting);
+  }
+  int64_t type = 0;
+  bool replicate_last = false;
+  std::vector<int64_t> tiles, devices, iota_dims, iota_perm, last_tile_dims;
+  std::vector<std::string> tuple;
+  bool named = false;
+  KILN_RETURN_IF_ERROR(ForEachField(message, "OpSharding", [&](const Field& f) -> Status {
+    switch (f.number) {
+      case 1: return SetInt(f, "OpSharding.type", type);
+      case 3: return Ints(f, "tile_assignment_dimensions", tiles);
+      case 4: return Ints(f, "tile_assignment_devices", devices);
+      case 5: return DecodeOpSharding(f, depth + 1, tuple);
+      case 6: return SetBool(f, "replicate_on_last_tile_dim", replicate_last);
+      case 8: return Ints(f, "last_tile_dims", last_tile_dims);
+      case 9: return Ints(f, "iota_reshape_dims", iota_dims);
+      case 10: return Ints(f, "iota_transpose_perm", iota_perm);
+      case 14: named = true; return Status::Ok();
+      default: return Status::Ok();  // metadata, shard groups
+    }
+  }));
+  if (named) {
+    return Unimplemented("byte ", message.offset,
+                         ": an OpSharding given as a named_sharding (Kiln reads tile "
+                         "assignments)");
+  }
+  auto join = [](const std::vector<int64_t>& values) {
+    std::string text;
+    for (int64_t value : values) text += (text.empty() ? "" : ",") + std::to_string(value);
+    return text;
+  };
+  switch (type) {
+    case 0: leaves.emplace_back("{replicated}"); return Status::Ok();
+    case 1:
+      if (devices.size() != 1) {
+        return InvalidArgument("byte ", message.offset, ": a MAXIMAL OpSharding names ",
+                               devices.size(), " devices, expected 1");
+      }
+      leaves.push_back("{maximal device=" + std::to_string(devices[0]) + "}");
+      return Status::Ok();
+    case 2: leaves.insert(leaves.end(), tuple.begin(), tuple.end()); return Status::Ok();
+    case 4: leaves.emplace_back("{manual}"); return Status::Ok();
+    case 5: leaves.emplace_back("{unknown}"); return Status::Ok();
+    case 3: break;
+    default:
+      return Unimplemented("byte ", message.offset, ": OpSharding type ", type,
+                           " (Kiln reads REPLICATED 0, MAXIMAL 1, TUPLE 2, OTHER 3, MANUAL 4, "
+                           "UNKNOWN 5)");
+  }
+  std::string text = "{devices=[" + join(tiles) + "]";
+  if (!iota_dims.empty()) {
+    text += "<=[" + join(iota_dims) + "]";
+    if (!iota_perm.empty()) text += "T(" + join(iota_perm) + ")";
+  } else {
+    text += join(devices);
+  }
+  if (replicate_last) text += " last_tile_dim_replicate";
+  if (!last_tile_dims.empty()) {
+    static constexpr const char* kTypes[] = {"replicated", "maximal", "tuple",    "other",
+                                             "manual",     "unknown", "unreduced"};
+    std::string names;
+    for (int64_t each : last_tile_dims) {
+      if (each < 0 || each > 6) {
+        return InvalidArgument("byte ", message.offset, ": last_tile_dims holds type ", each);
+      }
+      names += (names.empty() ? "" : ", ") + std::string(kTypes[each]);
+    }
+    text += " last_tile_dims={" + names + "}";
+  }
+  leaves.push_back(text + "}");
+  return Status::Ok();
+}
+
 Status DecodeInstructionField(const Field& f, Instruction& in) {
   switch (f.number) {
     case 1: return SetString(f, "HloInstructionProto.name", in.name);
@@ -416,6 +495,7 @@ Status DecodeInstructionField(const Field& f, Instruction& in) {
       return Status::Ok();
     }
     case 38: return Ints(f, "called_computation_ids", in.called_computation_ids);
+    case 40: in.sharding.clear(); return DecodeOpSharding(f, 0, in.sharding);
     case 48: return DecodeScatterDims(f, in.scatter);
     case 50: return SetInt(f, "feature_group_count", in.feature_group_count);
     case 58: return SetInt(f, "batch_group_count", in.batch_group_count);

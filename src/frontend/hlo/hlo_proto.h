@@ -147,6 +147,10 @@ struct Instruction {
   // TriangularSolveOptions and CholeskyOptions.
   bool left_side = false, lower = false, unit_diagonal = false;
   int32_t transpose_a = 0;  // 1 NO_TRANSPOSE, 2 TRANSPOSE, 3 ADJOINT
+  // OpSharding (GSPMD, as PyTorch/XLA's SPMD mode writes it), as XLA's
+  // HloSharding text (`{devices=[4,1]0,1,2,3}`), one per array leaf of the
+  // shape (a TUPLE sharding's leaves in order); empty when none is given.
+  std::vector<std::string> sharding;
   // OpMetadata, for error messages and locations.
   std::string op_type, op_name, source_file;
   int64_t source_line = 0;

@@ -225,14 +225,25 @@ StatusOr<std::string> Converter::Run() {
   std::string body;
   Leaves results;
   KILN_RETURN_IF_ERROR(EmitComputation(*entry, arguments, 0, "    ", body, results));
+  // The root's sharding is the results' (GSPMD: each device returns its
+  // tile of them).
+  const Instruction* root = nullptr;
+  for (const Instruction& instruction : entry->instructions) {
+    if (instruction.id == RootId(*entry)) root = &instruction;
+  }
+  if (root != nullptr && !root->sharding.empty() && root->sharding.size() != results.size()) {
+    return InvalidArgument("the entry's root ", root->name, " has a sharding of ",
+                           root->sharding.size(), " leaves for ", results.size(), " results");
+  }
   std::string result_types;
-  for (const Leaf& leaf : results) {
-    KILN_ASSIGN_OR_RETURN(std::string type, TypeText(leaf.shape));
+  for (size_t r = 0; r < results.size(); ++r) {
+    KILN_ASSIGN_OR_RETURN(std::string type, TypeText(results[r].shape));
     result_types += (result_types.empty() ? "" : ", ") + type;
+    if (root != nullptr && !root->sharding.empty() && root->sharding[r] != "{unknown}") {
+      result_types += " {mhlo.sharding = \"" + root->sharding[r] + "\"}";
+    }
   }
-  if (!module_.donations.empty()) {
-    KILN_ASSIGN_OR_RETURN(signature, DonatingSignature(*entry, arguments));
-  }
+  KILN_ASSIGN_OR_RETURN(signature, EntrySignature(*entry, arguments));
   std::string text = "module @" + Quote(module_.name.empty() ? "hlo" : module_.name) + " {\n";
   text += "  func.func @main(" + signature + ") -> (" + result_types + ") {\n";
   KILN_ASSIGN_OR_RETURN(std::string terminator, Return("func.return", results));
@@ -242,11 +253,12 @@ StatusOr<std::string> Converter::Run() {
   return text;
 }
 
-// The entry's argument list with the module's donations on it, as JAX
-// writes them in StableHLO: an argument aliased with a result gets
-// `tf.aliasing_output = <result>`, a buffer donor `jax.buffer_donor`.
-StatusOr<std::string> Converter::DonatingSignature(const Computation& entry,
-                                                   const std::vector<Leaves>& arguments) {
+// The entry's argument list with the module's donations and the
+// parameters' shardings on it, as JAX writes them in StableHLO: an
+// argument aliased with a result gets `tf.aliasing_output = <result>`, a
+// buffer donor `jax.buffer_donor`, a sharded one `mhlo.sharding`.
+StatusOr<std::string> Converter::EntrySignature(const Computation& entry,
+                                                const std::vector<Leaves>& arguments) {
   std::vector<size_t> first_leaf;
   size_t leaves = 0;
   for (const Leaves& argument : arguments) {
@@ -286,6 +298,20 @@ StatusOr<std::string> Converter::DonatingSignature(const Computation& entry,
     KILN_ASSIGN_OR_RETURN(size_t result,
                           LeafPosition(root->shape, *donation.output_index, what + "'s output"));
     attribute = StrCat("tf.aliasing_output = ", result, " : i32");
+  }
+  for (size_t p = 0; p < parameters.size(); ++p) {
+    const std::vector<std::string>& sharding = parameters[p]->sharding;
+    if (sharding.empty()) continue;
+    if (sharding.size() != arguments[p].size()) {
+      return InvalidArgument("parameter ", p, " has a sharding of ", sharding.size(),
+                             " leaves for ", arguments[p].size(), " arrays");
+    }
+    for (size_t i = 0; i < sharding.size(); ++i) {
+      if (sharding[i] == "{unknown}") continue;
+      std::string& attribute = attributes[first_leaf[p] + i];
+      attribute += (attribute.empty() ? "" : ", ") + std::string("mhlo.sharding = \"") +
+                   sharding[i] + "\"";
+    }
   }
   std::string signature;
   size_t leaf = 0;
@@ -490,7 +516,41 @@ Status Converter::EmitInstruction(const Instruction& in, const Computation& comp
   if (emitter == Emitters().end()) {
     return Unimplemented("HLO opcode \"", in.opcode, "\" is not supported by Kiln's HLO reader");
   }
-  return emitter->second(emission);
+  KILN_RETURN_IF_ERROR(emitter->second(emission));
+  // A sharding on any other instruction constrains its result, as GSPMD's
+  // `Sharding` custom call does (the entry's parameters and root carry
+  // theirs on the signature; tuples only group their operands).
+  const bool constrains = !in.sharding.empty() && in.opcode != "parameter" &&
+                          in.opcode != "custom-call" && in.opcode != "tuple" &&
+                          in.opcode != "get-tuple-element" &&
+                          !(depth == 0 && in.id == RootId(computation));
+  if (!constrains) return Status::Ok();
+  if (in.sharding.size() != result.size()) {
+    return InvalidArgument("a sharding of ", in.sharding.size(), " leaves on a result of ",
+                           result.size());
+  }
+  for (size_t i = 0; i < result.size(); ++i) {
+    if (in.sharding[i] == "{unknown}" || result[i].shape.type == PrimitiveType::kToken) continue;
+    KILN_ASSIGN_OR_RETURN(result[i],
+                          ShardingConstraint(result[i], in.sharding[i], in, indent, out));
+  }
+  return Status::Ok();
+}
+
+StatusOr<Leaf> Converter::ShardingConstraint(const Leaf& value, const std::string& sharding,
+                                             const Instruction& in, const std::string& indent,
+                                             std::string& out) {
+  Leaf constrained{NewValueName(), value.shape};
+  KILN_ASSIGN_OR_RETURN(std::string text,
+                        OpText("stablehlo.custom_call", constrained.name, {value},
+                               ShardingProperties("Sharding", sharding), "", {constrained}, in));
+  out += indent + text + "\n";
+  return constrained;
+}
+
+std::string ShardingProperties(std::string_view target, const std::string& sharding) {
+  // (The text is Kiln's own, of digits and words: nothing to escape.)
+  return StrCat("call_target_name = \"", target, "\", mhlo.sharding = \"", sharding, "\"");
 }
 
 Status Emission::ExpectOperands(size_t count) const {
@@ -560,6 +620,69 @@ StatusOr<std::vector<uint8_t>> OptimizedProgramOf(std::span<const uint8_t> bytes
   with_config.Bytes(1, module);
   with_config.Bytes(2, config.bytes());
   return with_config.bytes();
+}
+
+namespace {
+
+// Whether a ProgramShapeProto's result (field 2) is a tuple (its
+// ShapeProto's element_type, field 2, is TUPLE).
+StatusOr<bool> ReturnsTuple(const proto::Field& program_shape) {
+  proto::Reader reader = proto::Reader::Nested(program_shape);
+  while (!reader.done()) {
+    KILN_ASSIGN_OR_RETURN(proto::Field field, reader.Next());
+    if (field.number != 2 || field.type != proto::WireType::kLengthDelimited) continue;
+    proto::Reader shape = proto::Reader::Nested(field);
+    while (!shape.done()) {
+      KILN_ASSIGN_OR_RETURN(proto::Field each, shape.Next());
+      if (each.number == 2 && each.type == proto::WireType::kVarint) {
+        return each.value == static_cast<uint64_t>(PrimitiveType::kTuple);
+      }
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+StatusOr<std::vector<uint8_t>> WithSpmdShardings(std::span<const uint8_t> with_config,
+                                                 std::span<const std::string> parameters,
+                                                 std::span<const std::string> outputs) {
+  auto bytes_of = [](const std::string& text) {
+    return std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(text.data()), text.size());
+  };
+  proto::Writer tuple;
+  tuple.Varint(1, 2);  // type = TUPLE
+  for (const std::string& output : outputs) tuple.Bytes(5, bytes_of(output));
+  proto::Writer rebuilt;
+  proto::Reader outer(with_config);
+  while (!outer.done()) {
+    KILN_ASSIGN_OR_RETURN(proto::Field field, outer.Next());
+    if (field.number != 1 || field.type != proto::WireType::kLengthDelimited) {
+      rebuilt.Copy(field);
+      continue;
+    }
+    // HloModuleProto: fields 12 (spmd_output_sharding) and 14
+    // (spmd_parameters_shardings) replaced, the rest kept.
+    proto::Writer module;
+    bool tuple_result = true;
+    proto::Reader inner = proto::Reader::Nested(field);
+    while (!inner.done()) {
+      KILN_ASSIGN_OR_RETURN(proto::Field each, inner.Next());
+      if (each.number != 12 && each.number != 14) module.Copy(each);
+      if (each.number == 4 && each.type == proto::WireType::kLengthDelimited) {
+        KILN_ASSIGN_OR_RETURN(tuple_result, ReturnsTuple(each));
+      }
+    }
+    // A root of one array has that array's sharding, not a tuple's.
+    if (!tuple_result && outputs.size() == 1) {
+      module.Bytes(12, bytes_of(outputs[0]));
+    } else {
+      module.Bytes(12, tuple.bytes());
+    }
+    for (const std::string& parameter : parameters) module.Bytes(14, bytes_of(parameter));
+    rebuilt.Bytes(1, module.bytes());
+  }
+  return rebuilt.bytes();
 }
 
 }  // namespace kiln::frontend::hlo

@@ -37,6 +37,15 @@ StatusOr<ir::Module> ReadHloModule(std::span<const uint8_t> bytes);
 StatusOr<std::vector<uint8_t>> OptimizedProgramOf(std::span<const uint8_t> bytes,
                                                   std::string_view format);
 
+// `with_config` (OptimizedProgramOf) for a partitioned program: its module
+// with spmd_parameters_shardings and spmd_output_sharding (a TUPLE of
+// `outputs`) set, as XLA's SPMD partitioner leaves them. Each sharding is
+// a serialized xla.OpSharding. PyTorch/XLA reads a result's sharding
+// there, and takes a result without one as replicated.
+StatusOr<std::vector<uint8_t>> WithSpmdShardings(std::span<const uint8_t> with_config,
+                                                 std::span<const std::string> parameters,
+                                                 std::span<const std::string> outputs);
+
 // The HloModuleProto inside a serialized HloModuleProtoWithConfig
 // (PJRT_Program format "hlo_with_config": field 1).
 StatusOr<std::span<const uint8_t>> ModuleOfModuleWithConfig(std::span<const uint8_t> bytes);

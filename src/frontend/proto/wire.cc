@@ -105,6 +105,20 @@ void Writer::Fixed64(uint32_t field, uint64_t value) {
   for (int i = 0; i < 8; ++i) bytes_.push_back(static_cast<uint8_t>(value >> (8 * i)));
 }
 
+void Writer::Fixed32(uint32_t field, uint32_t value) {
+  Raw((static_cast<uint64_t>(field) << 3) | 5);
+  for (int i = 0; i < 4; ++i) bytes_.push_back(static_cast<uint8_t>(value >> (8 * i)));
+}
+
+void Writer::Copy(const Field& field) {
+  switch (field.type) {
+    case WireType::kVarint: Varint(field.number, field.value); break;
+    case WireType::kFixed64: Fixed64(field.number, field.value); break;
+    case WireType::kFixed32: Fixed32(field.number, static_cast<uint32_t>(field.value)); break;
+    case WireType::kLengthDelimited: Bytes(field.number, field.bytes); break;
+  }
+}
+
 void Writer::PackedVarints(uint32_t field, std::span<const int64_t> values) {
   Writer packed;
   for (int64_t value : values) packed.Raw(static_cast<uint64_t>(value));

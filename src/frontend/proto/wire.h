@@ -55,6 +55,9 @@ class Writer {
   void Varint(uint32_t field, uint64_t value);
   void Bytes(uint32_t field, std::span<const uint8_t> bytes);
   void Fixed64(uint32_t field, uint64_t value);
+  void Fixed32(uint32_t field, uint32_t value);
+  // A field as a Reader read it.
+  void Copy(const Field& field);
   // Repeated integers, packed.
   void PackedVarints(uint32_t field, std::span<const int64_t> values);
   const std::vector<uint8_t>& bytes() const { return bytes_; }
