@@ -1,6 +1,7 @@
 #include "compiler/compile.h"
 
 #include <algorithm>
+#include <functional>
 #include <string>
 #include <variant>
 
@@ -284,7 +285,7 @@ StatusOr<std::vector<std::optional<TensorSharding>>> ShardingsOf(const ir::Attri
 // The `mhlo.sharding` of each entry argument or result (GSPMD).
 StatusOr<std::vector<std::optional<TensorSharding>>> HloShardingsOf(const ir::Attribute& attrs,
                                                                     size_t count,
-                                                                    int64_t partitions) {
+                                                                    const Spmd& spmd) {
   std::vector<std::optional<TensorSharding>> shardings(count);
   if (!attrs.Is(ir::AttrKind::kArray)) return shardings;
   for (size_t i = 0; i < count && i < attrs->elements.size(); ++i) {
@@ -292,9 +293,55 @@ StatusOr<std::vector<std::optional<TensorSharding>>> HloShardingsOf(const ir::At
                                  ? attrs->elements[i].Get("mhlo.sharding")
                                  : ir::Attribute();
     if (!sharding.Is(ir::AttrKind::kString)) continue;
-    KILN_ASSIGN_OR_RETURN(shardings[i], ParseHloSharding(sharding->text, partitions));
+    KILN_ASSIGN_OR_RETURN(shardings[i], ReadHloSharding(sharding->text, spmd));
+    // `{replicated}` (or maximal) names the value whole: a result so named
+    // stays whole even where the program holds its tiles (nullopt would
+    // leave it to the compiler).
+    if (!shardings[i]) shardings[i] = TensorSharding();
   }
   return shardings;
+}
+
+// The mesh every `mhlo.sharding` of a GSPMD program fits (CommonMesh): of
+// the entry's arguments and results and of every op. nullopt where there
+// is none, or the program has manual regions (their shardings name the
+// devices of other manual tiles, which lower_spmd.cc reads by their own
+// meshes).
+std::optional<Mesh> CommonGspmdMesh(const ir::Module& module, const ir::Operation& entry,
+                                    int64_t partitions) {
+  std::vector<TensorSharding> shardings;
+  bool usable = true;
+  auto add = [&](const ir::Attribute& text) {
+    if (!usable || !text.Is(ir::AttrKind::kString)) return;
+    if (text->text.find("manual") != std::string::npos) {
+      usable = false;
+      return;
+    }
+    StatusOr<std::optional<TensorSharding>> parsed = ParseHloSharding(text->text, partitions);
+    if (!parsed.ok()) {
+      usable = false;  // reported where it is read
+    } else if (*parsed) {
+      shardings.push_back(std::move(**parsed));
+    }
+  };
+  for (const char* attrs : {"arg_attrs", "res_attrs"}) {
+    ir::Attribute list = entry.GetAttr(attrs);
+    if (!list.Is(ir::AttrKind::kArray)) continue;
+    for (const ir::Attribute& each : list->elements) {
+      if (each.Is(ir::AttrKind::kDictionary)) add(each.Get("mhlo.sharding"));
+    }
+  }
+  std::function<void(const ir::Operation&)> visit = [&](const ir::Operation& op) {
+    add(op.GetAttr("mhlo.sharding"));
+    for (size_t r = 0; r < op.num_regions(); ++r) {
+      for (size_t b = 0; b < op.region(r).num_blocks(); ++b) {
+        for (const auto& inner : op.region(r).block(b).operations()) visit(*inner);
+      }
+    }
+  };
+  for (const auto& op : module.body().operations()) visit(*op);
+  if (!usable || shardings.empty()) return std::nullopt;
+  return CommonMesh(shardings);
 }
 
 // How `entry` is partitioned: from the module's sdy meshes and the entry's
@@ -327,13 +374,12 @@ StatusOr<std::optional<Spmd>> PlanSpmd(const ir::Module& module, const ir::Opera
     // PyTorch/XLA's SPMD mode), or one without any sharding: every value
     // whole on every device unless a sharding says otherwise.
     spmd.gspmd = true;
+    spmd.gspmd_mesh = CommonGspmdMesh(module, entry, spmd.num_partitions);
     KILN_ASSIGN_OR_RETURN(spmd.parameters,
-                          HloShardingsOf(entry.GetAttr("arg_attrs"), body.num_arguments(),
-                                         spmd.num_partitions));
+                          HloShardingsOf(entry.GetAttr("arg_attrs"), body.num_arguments(), spmd));
     ir::Attribute type = entry.GetAttr("function_type");
     const size_t results = type.Is(ir::AttrKind::kType) ? type->type.results().size() : 0;
-    KILN_ASSIGN_OR_RETURN(spmd.results,
-                          HloShardingsOf(entry.GetAttr("res_attrs"), results, spmd.num_partitions));
+    KILN_ASSIGN_OR_RETURN(spmd.results, HloShardingsOf(entry.GetAttr("res_attrs"), results, spmd));
     return std::optional<Spmd>(std::move(spmd));
   }
   KILN_ASSIGN_OR_RETURN(spmd.parameters,

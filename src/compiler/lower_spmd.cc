@@ -20,6 +20,14 @@
 #include "kernels/gather.h"
 
 namespace kiln::compiler {
+
+StatusOr<std::optional<TensorSharding>> ReadHloSharding(std::string_view text, const Spmd& spmd) {
+  KILN_ASSIGN_OR_RETURN(std::optional<TensorSharding> sharding,
+                        ParseHloSharding(text, spmd.num_partitions));
+  if (!sharding || !spmd.gspmd_mesh) return sharding;
+  std::optional<TensorSharding> common = OnMesh(*sharding, *spmd.gspmd_mesh);
+  return common ? common : sharding;
+}
 namespace {
 
 // The element offset of the tile of the device at `coordinates` in the
@@ -412,7 +420,7 @@ StatusOr<bool> KeepUnspecifiedDims(Lowering& lowering, const ir::Operation& op,
     return false;
   }
   KILN_ASSIGN_OR_RETURN(std::optional<TensorSharding> named,
-                        ParseHloSharding(text, lowering.spmd()->num_partitions));
+                        ReadHloSharding(text, *lowering.spmd()));
   for (size_t d = 0; d < shape.dims.size(); ++d) {
     if (std::find(unspecified.begin(), unspecified.end(), static_cast<int64_t>(d)) !=
         unspecified.end()) {
@@ -610,7 +618,7 @@ StatusOr<bool> LowerGspmdCustomCall(Lowering& lowering, const ir::Operation& op)
     KILN_ASSIGN_OR_RETURN(bool kept, KeepUnspecifiedDims(lowering, op, text->text, in));
     if (kept) return true;
     KILN_ASSIGN_OR_RETURN(std::optional<TensorSharding> sharding,
-                          ParseHloSharding(text->text, lowering.spmd()->num_partitions));
+                          ReadHloSharding(text->text, *lowering.spmd()));
     if (!sharding || !lowering.spmd()->on_tiles || lowering.in_manual_body()) {
       return false;  // the identity (lower_misc.cc)
     }
@@ -630,8 +638,7 @@ StatusOr<bool> LowerGspmdCustomCall(Lowering& lowering, const ir::Operation& op)
                                : ir::Attribute();
     std::optional<TensorSharding> sharding;
     if (before.Is(ir::AttrKind::kString)) {
-      KILN_ASSIGN_OR_RETURN(sharding,
-                            ParseHloSharding(before->text, lowering.spmd()->num_partitions));
+      KILN_ASSIGN_OR_RETURN(sharding, ReadHloSharding(before->text, *lowering.spmd()));
     }
     if (!sharding) {
       if (in.dims != out.dims) {
@@ -665,7 +672,7 @@ StatusOr<bool> LowerGspmdCustomCall(Lowering& lowering, const ir::Operation& op)
   }
   // SPMDShardToFullShape: each device's tile of the sharding it names.
   KILN_ASSIGN_OR_RETURN(std::optional<TensorSharding> sharding,
-                        ParseHloSharding(text->text, lowering.spmd()->num_partitions));
+                        ReadHloSharding(text->text, *lowering.spmd()));
   if (const Lowering::Tiles* held = lowering.HeldAsTiles(op.operand(0));
       held != nullptr && lowering.spmd()->on_tiles && !lowering.in_manual_body()) {
     // The region returns tiles over its automatic axes: they stay tiles

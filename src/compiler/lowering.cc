@@ -69,18 +69,27 @@ Status Lowering::LowerEntry(const ir::Module& module, const ir::Operation& entry
     }
     // The device receives its tile; the whole array is gathered on first use.
     Shape local = shape;
-    StatusOr<std::vector<int64_t>> dims = sharding->LocalDims(shape.dims);
-    if (!dims.ok()) {
-      // (JAX refuses such arguments; XLA would take padded tiles.)
-      return Status(dims.status().code(),
-                    StrCat("parameter ", i, " of ", shape.ToString(), ": ", dims.status().message(),
-                           "; Kiln splits a dimension unevenly only inside a program (a "
-                           "sharding constraint), not its arguments"));
+    if (StatusOr<std::vector<int64_t>> dims = sharding->LocalDims(shape.dims); dims.ok()) {
+      local.dims = std::move(*dims);
+      const ValueId id = graph.AddValue(std::move(local));
+      graph.parameters.push_back(id);
+      lowering.ungathered_.emplace(body.argument(i), Tiles{id, *sharding});
+      continue;
     }
-    local.dims = std::move(*dims);
+    // A sharding that does not divide the array (GSPMD; JAX refuses such
+    // arguments): the device receives its padded tile, as XLA's
+    // partitioner lays the parameter out (PyTorch/XLA pads its shards with
+    // zeros; Kiln assumes nothing of the padding).
+    StatusOr<std::vector<int64_t>> padded = sharding->PaddedDims(shape.dims);
+    if (!padded.ok() || !sharding->unreduced.empty()) {
+      return InvalidArgument("parameter ", i, " of ", shape.ToString(), ": ",
+                             padded.ok() ? "partial sums of uneven tiles"
+                                         : padded.status().message());
+    }
+    local.dims = std::move(*padded);
     const ValueId id = graph.AddValue(std::move(local));
     graph.parameters.push_back(id);
-    lowering.ungathered_.emplace(body.argument(i), Tiles{id, *sharding});
+    lowering.BindPadded(body.argument(i), id, *sharding);
   }
   // Results whose sharding holds partial sums leave as each device's
   // partial tile (the terminator takes them so, before anything sums them).
@@ -113,6 +122,20 @@ Status Lowering::LowerEntry(const ir::Module& module, const ir::Operation& entry
     if (!sharding.unreduced.empty()) continue;  // already the device's partial tile
     const ValueId global = graph.results[r];
     const Shape shape = graph.shape(global);
+    if (!sharding.LocalDims(shape.dims).ok()) {
+      // Uneven (GSPMD): each device returns its padded tile, as XLA does.
+      const Tiles* held = terminator != nullptr && r < terminator->operands().size()
+                              ? lowering.HeldAsPadded(terminator->operand(r))
+                              : nullptr;
+      if (held != nullptr && SameTiling(held->sharding, sharding, shape.dims) &&
+          lowering.BoundId(terminator->operand(r)) == global) {
+        graph.results[r] = held->local;
+      } else {
+        KILN_ASSIGN_OR_RETURN(graph.results[r],
+                              EmitTile(lowering, global, shape, sharding, /*padded=*/true));
+      }
+      continue;
+    }
     auto known = lowering.tiles_.find(global);
     if (known != lowering.tiles_.end() &&
         SameTiling(known->second.sharding, sharding, shape.dims)) {

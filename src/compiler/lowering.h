@@ -62,9 +62,16 @@ struct Spmd {
   // (lower_on_tiles.cc); false (KILN_SPMD=gather): every op on whole arrays.
   bool on_tiles = true;
   // A GSPMD program: shardings are mhlo.sharding (parameters, results and
-  // the Sharding custom calls), each over a mesh of its own.
+  // the Sharding custom calls), each read over a mesh of its own, or over
+  // `gspmd_mesh` where every sharding of the program fits one
+  // (CommonMesh; none in programs with manual regions).
   bool gspmd = false;
+  std::optional<Mesh> gspmd_mesh;
 };
+
+// GSPMD's `mhlo.sharding` text as the program reads it: over the
+// program's common mesh where it has one (ParseHloSharding otherwise).
+StatusOr<std::optional<TensorSharding>> ReadHloSharding(std::string_view text, const Spmd& spmd);
 
 // A gather of tiles as EmitGather plans it (lower_spmd.cc).
 struct GatherPlan;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <functional>
 #include <map>
 
 #include "base/env.h"
@@ -514,6 +515,97 @@ StatusOr<std::optional<TensorSharding>> ParseHloSharding(std::string_view text,
   sharding.mesh.device_ids = std::move(devices);
   if (sharding.IsReplicated()) return std::optional<TensorSharding>();
   return std::optional<TensorSharding>(std::move(sharding));
+}
+
+std::optional<TensorSharding> OnMesh(const TensorSharding& sharding, const Mesh& mesh) {
+  const int64_t count = mesh.num_devices();
+  if (!sharding.unreduced.empty() || sharding.mesh.num_devices() != count) return std::nullopt;
+  // Each device's coordinates in both meshes, by its position in `mesh`.
+  std::vector<int64_t> position_in_own(static_cast<size_t>(count), -1);
+  for (int64_t p = 0; p < count; ++p) {
+    const int64_t device = sharding.mesh.device_ids.empty()
+                               ? p
+                               : sharding.mesh.device_ids[static_cast<size_t>(p)];
+    if (device < 0 || device >= count) return std::nullopt;
+    position_in_own[static_cast<size_t>(device)] = p;
+  }
+  auto coordinates = [](const Mesh& of, int64_t position) {
+    std::vector<int64_t> out(of.axes.size());
+    for (size_t a = of.axes.size(); a-- > 0;) {
+      out[a] = position % of.sizes[a];
+      position /= of.sizes[a];
+    }
+    return out;
+  };
+  std::vector<std::vector<int64_t>> own, theirs;
+  for (int64_t p = 0; p < count; ++p) {
+    const int64_t device = mesh.device_ids.empty() ? p : mesh.device_ids[static_cast<size_t>(p)];
+    if (device < 0 || device >= count || position_in_own[static_cast<size_t>(device)] < 0) {
+      return std::nullopt;
+    }
+    own.push_back(coordinates(sharding.mesh, position_in_own[static_cast<size_t>(device)]));
+    theirs.push_back(coordinates(mesh, p));
+  }
+  TensorSharding out = sharding;
+  out.mesh = mesh;
+  out.dims.assign(sharding.dims.size(), {});
+  std::vector<bool> used(mesh.axes.size(), false);
+  std::vector<size_t> sequence;
+  // Whether the axes in `sequence`, then more of them, give dimension d's
+  // tiles of `tiles` (a depth-first search over at most three axes).
+  std::function<bool(size_t, int64_t, int64_t)> search = [&](size_t d, int64_t tiles,
+                                                             int64_t product) {
+    if (product == tiles) {
+      for (size_t p = 0; p < own.size(); ++p) {
+        int64_t tile = 0;
+        for (size_t a : sequence) tile = tile * mesh.sizes[a] + theirs[p][a];
+        if (tile != sharding.TileOf(d, own[p])) return false;
+      }
+      return true;
+    }
+    if (sequence.size() == 3) return false;
+    for (size_t a = 0; a < mesh.axes.size(); ++a) {
+      if (used[a] || mesh.sizes[a] <= 1 || tiles % (product * mesh.sizes[a]) != 0) continue;
+      used[a] = true;
+      sequence.push_back(a);
+      if (search(d, tiles, product * mesh.sizes[a])) return true;
+      sequence.pop_back();
+      used[a] = false;
+    }
+    return false;
+  };
+  for (size_t d = 0; d < sharding.dims.size(); ++d) {
+    const int64_t tiles = sharding.Tiles(d);
+    if (tiles == 1) continue;
+    sequence.clear();
+    if (!search(d, tiles, 1)) return std::nullopt;
+    for (size_t a : sequence) out.dims[d].push_back(AxisRef{mesh.axes[a], 1, 0});
+  }
+  return out;
+}
+
+std::optional<Mesh> CommonMesh(std::span<const TensorSharding> shardings) {
+  std::vector<Mesh> candidates;
+  for (const TensorSharding& sharding : shardings) {
+    Mesh mesh;
+    for (size_t a = 0; a < sharding.mesh.axes.size(); ++a) {
+      if (sharding.mesh.sizes[a] <= 1) continue;
+      mesh.axes.push_back(StrCat("_g", mesh.axes.size()));
+      mesh.sizes.push_back(sharding.mesh.sizes[a]);
+    }
+    mesh.device_ids = sharding.mesh.device_ids;
+    candidates.push_back(std::move(mesh));
+  }
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [](const Mesh& a, const Mesh& b) { return a.axes.size() > b.axes.size(); });
+  for (const Mesh& candidate : candidates) {
+    bool fits = true;
+    for (const TensorSharding& sharding : shardings) {
+      fits = fits && OnMesh(sharding, candidate).has_value();
+    }
+    if (fits) return candidate;
+  }
+  return std::nullopt;
 }
 
 std::vector<std::vector<int64_t>> GroupsAlong(const Mesh& mesh, std::span<const AxisRef> axes) {

@@ -106,6 +106,18 @@ StatusOr<std::vector<TensorSharding>> ParseShardingPerValue(std::string_view tex
 // it); UNIMPLEMENTED for manual and other subgroup shardings;
 // INVALID_ARGUMENT unless the devices are `devices` ids, each once.
 StatusOr<std::optional<TensorSharding>> ParseHloSharding(std::string_view text, int64_t devices);
+// `sharding` over `mesh`, where every device holds the same tile under
+// both: each split dimension's tile is the device's coordinate over a
+// sequence of distinct `mesh` axes (up to three, major first). nullopt
+// where some dimension's tiles follow no such sequence, the meshes hold
+// other devices, or the sharding holds partial sums.
+std::optional<TensorSharding> OnMesh(const TensorSharding& sharding, const Mesh& mesh);
+// A mesh every one of `shardings` is OnMesh of: the mesh of one of them
+// without its axes of size 1 (axes renamed "_g0", "_g1", ...), the one of
+// most axes first. nullopt where none fits them all. GSPMD reads each
+// sharding over a mesh of its own; a program whose shardings all come
+// from one logical mesh (PyTorch/XLA's `xs.Mesh`, JAX's) shares one again.
+std::optional<Mesh> CommonMesh(std::span<const TensorSharding> shardings);
 // Whether `mhlo.sharding` text is `{manual}` (GSPMD's manual regions).
 bool IsManualHloSharding(std::string_view text);
 

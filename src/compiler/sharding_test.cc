@@ -75,6 +75,46 @@ TEST(ShardingTest, UnreducedAxesHoldPartialSums) {
       StatusCode::kInvalidArgument);
 }
 
+// PyTorch/XLA's Megatron split on a 2 x 2 mesh ("data", "model"): the
+// batch's rows over "data" (devices {0,1} | {2,3}), the weight's columns
+// over "model" ({0,2} | {1,3}), the rows of another over both. GSPMD reads
+// each over a mesh of its own; one mesh of two axes holds all three.
+TEST(ShardingTest, GspmdShardingsOfOneLogicalMeshShareOne) {
+  std::vector<TensorSharding> shardings;
+  for (const char* text :
+       {"{devices=[2,1,2]0,1,2,3 last_tile_dim_replicate}",
+        "{devices=[1,2,2]0,2,1,3 last_tile_dim_replicate}", "{devices=[4,1]<=[4]}"}) {
+    auto parsed = ParseHloSharding(text, 4);
+    ASSERT_TRUE(parsed.ok() && parsed->has_value()) << text;
+    shardings.push_back(**parsed);
+  }
+  std::optional<Mesh> mesh = CommonMesh(shardings);
+  ASSERT_TRUE(mesh.has_value());
+  EXPECT_EQ(mesh->axes, (std::vector<std::string>{"_g0", "_g1"}));
+  EXPECT_EQ(mesh->sizes, (std::vector<int64_t>{2, 2}));
+  for (const TensorSharding& sharding : shardings) {
+    std::optional<TensorSharding> common = OnMesh(sharding, *mesh);
+    ASSERT_TRUE(common.has_value());
+    // Every device holds the same tile under both.
+    for (int64_t device = 0; device < 4; ++device) {
+      for (size_t d = 0; d < 2; ++d) {
+        EXPECT_EQ(common->TileOf(d, *mesh->CoordinatesOf(device)),
+                  sharding.TileOf(d, *sharding.mesh.CoordinatesOf(device)))
+            << device;
+      }
+    }
+  }
+  EXPECT_EQ(OnMesh(shardings[1], *mesh)->dims[1].front().name, "_g1");
+  EXPECT_EQ(OnMesh(shardings[2], *mesh)->dims[0].size(), 2u);
+  // Devices in an order no axis of the mesh follows: no common mesh.
+  auto odd = ParseHloSharding("{devices=[2,1,2]0,3,1,2 last_tile_dim_replicate}", 4);
+  ASSERT_TRUE(odd.ok() && odd->has_value());
+  EXPECT_FALSE(OnMesh(**odd, *mesh).has_value());
+  shardings.push_back(**odd);
+  std::optional<Mesh> none = CommonMesh(shardings);
+  EXPECT_FALSE(none.has_value());
+}
+
 TEST(ShardingTest, GspmdShardingsBecomeMeshesOfTheirTileAssignment) {
   // Two tiles of rows, each on two devices: [[0, 2], [1, 3]] after T(1,0).
   auto sharding = ParseHloSharding("{devices=[2,1,2]<=[2,2]T(1,0) last_tile_dim_replicate}", 4);

@@ -288,3 +288,68 @@ def test_a_sharding_that_does_not_divide_a_value_computes_on_padded_tiles():
     assert "f32[4098,64]" in tiles["contract_text"], tiles["contract_text"]
     assert tiles["contract_text"].count("kiln.spmd_mask_padding") == 1, tiles["contract_text"]
     assert "all-reduce(" in tiles["contract_text"], tiles["contract_text"]
+
+
+GSPMD_UNEVEN = r'''
+import json
+import jax, numpy as np
+from jax._src import compiler, xla_bridge
+from jax._src.lib import xla_client as xc
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+text = """
+module @jit_f attributes {mhlo.num_partitions = 4 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%a: tensor<10x4xf32> {mhlo.sharding = "{devices=[4,1]<=[4]}"},
+                         %w: tensor<4x6xf32> {mhlo.sharding = "{replicated}"})
+      -> (tensor<10x6xf32> {mhlo.sharding = "{devices=[4,1]<=[4]}"},
+          tensor<6xf32> {mhlo.sharding = "{replicated}"},
+          tensor<10x4xf32> {mhlo.sharding = "{replicated}"}) {
+    %0 = stablehlo.sine %a : tensor<10x4xf32>
+    %1 = stablehlo.dot_general %0, %w, contracting_dims = [1] x [0]
+        : (tensor<10x4xf32>, tensor<4x6xf32>) -> tensor<10x6xf32>
+    %cst = stablehlo.constant dense<0.0> : tensor<f32>
+    %2 = stablehlo.reduce(%1 init: %cst) applies stablehlo.add across dimensions = [0]
+        : (tensor<10x6xf32>, tensor<f32>) -> tensor<6xf32>
+    return %1, %2, %0 : tensor<10x6xf32>, tensor<6xf32>, tensor<10x4xf32>
+  }
+}
+"""
+backend = xla_bridge.get_backend()
+devices = backend.devices()[:4]
+options = compiler.get_compile_options(num_replicas=1, num_partitions=4,
+                                       device_assignment=np.arange(4).reshape(1, 4))
+options.executable_build_options.use_spmd_partitioning = True
+exe = backend.compile_and_load(text, xc.DeviceList(tuple(devices)), options)
+a = np.arange(40, dtype=np.float32).reshape(10, 4) / 7
+w = (np.arange(24, dtype=np.float32).reshape(4, 6) - 10) / 9
+padded = np.full((12, 4), 99.0, np.float32)  # what the padding holds must not matter
+padded[:10] = a
+mesh = Mesh(np.array(devices), ("x",))
+results = exe.execute_sharded([jax.device_put(padded, NamedSharding(mesh, P("x"))),
+                               jax.device_put(w, NamedSharding(mesh, P()))])
+per_device = [[np.asarray(x) for x in result]
+              for result in results.disassemble_into_single_device_arrays()]
+print(json.dumps({
+    "shapes": [[list(x.shape) for x in result] for result in per_device],
+    "rows": np.concatenate(per_device[0])[:10].ravel().tolist(),
+    "sums": [x.tolist() for x in per_device[1]],
+    "whole": [x.ravel().tolist() for x in per_device[2]],
+}))
+'''
+
+
+def test_gspmd_arguments_that_do_not_divide_take_padded_tiles(run_python):
+    """A GSPMD program whose argument sharding does not divide it (10 rows
+    over 4 devices, as PyTorch/XLA's SPMD mode sends them) takes each
+    device's tile padded to 3 rows and returns its results as XLA's CPU
+    backend does: a split result as padded tiles, a `{replicated}` one whole
+    on every device, though the program holds it as tiles."""
+    runs = {}
+    for platform in ("kiln", "cpu"):
+        done = run_python(GSPMD_UNEVEN, env={
+            "JAX_PLATFORMS": platform, "KILN_NUM_DEVICES": "4",
+            "XLA_FLAGS": "--xla_force_host_platform_device_count=4"})
+        runs[platform] = json.loads(done.stdout.strip().splitlines()[-1])
+    kiln, cpu = runs["kiln"], runs["cpu"]
+    assert kiln["shapes"] == cpu["shapes"] == [[[3, 6]] * 4, [[6]] * 4, [[10, 4]] * 4]
+    for key in ("rows", "sums", "whole"):
+        np.testing.assert_allclose(kiln[key], cpu[key], rtol=1e-5, atol=1e-5)
