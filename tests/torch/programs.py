@@ -178,12 +178,125 @@ def persistent_cache(device):
   return {"y": values(y), "cached_files": len(os.listdir(path)) > 0}
 
 
+# SPMD mode (`xr.use_spmd()`, set before the first device use): one program
+# over every device, sharded by `xs.mark_sharding`. torch_xla compiles it
+# with num_partitions = device count, shardings on the HLO parameters and
+# `Sharding` custom calls, and sends each device its shard, zero-padded where
+# the shards are uneven; it reads each result's sharding from the optimized
+# module's spmd_output_sharding.
+SPMD_PROGRAMS = set()
+
+
+def spmd_program(function):
+  SPMD_PROGRAMS.add(function.__name__)
+  return program(function)
+
+
+def mesh(shape, names):
+  import numpy as np
+  import torch_xla.distributed.spmd as xs
+  import torch_xla.runtime as xr
+  return xs.Mesh(np.arange(xr.global_runtime_device_count()), shape, names)
+
+
+def mark(tensor, device_mesh, spec):
+  import torch_xla.distributed.spmd as xs
+  xs.mark_sharding(tensor, device_mesh, spec)
+  return tensor
+
+
+def shard_shapes(tensor):
+  """Each device's buffer of `tensor` (padded shards as they are held)."""
+  torch_xla.sync()
+  xm.wait_device_ops()
+  return [list(shard.shape) for shard, _ in torch_xla._XLAC._get_local_shards([tensor])[0]]
+
+
+@spmd_program
+def spmd_data_parallel(device):
+  # Rows over 4 devices; the weight whole on each.
+  torch.manual_seed(7)
+  m = mesh((4, 1), ("data", "model"))
+  x = mark(torch.randn(32, 8).to(device), m, ("data", None))
+  w = torch.randn(8, 16).to(device)
+  y = torch.relu(x @ w)
+  total = y.sum(1)
+  return {"y": values(y), "total": values(total), "y_shards": shard_shapes(y)}
+
+
+@spmd_program
+def spmd_tensor_parallel(device):
+  # Megatron: the first weight split by columns, the second by rows, on a
+  # 2 x 2 mesh whose other axis splits the batch.
+  torch.manual_seed(8)
+  m = mesh((2, 2), ("data", "model"))
+  x = mark(torch.randn(16, 8).to(device), m, ("data", None))
+  w1 = mark(torch.randn(8, 32).to(device), m, (None, "model"))
+  w2 = mark(torch.randn(32, 8).to(device), m, ("model", None))
+  h = torch.nn.functional.gelu(x @ w1)
+  out = h @ w2
+  return {"h": values(h), "out": values(out), "h_shards": shard_shapes(h),
+          "out_shards": shard_shapes(out)}
+
+
+@spmd_program
+def spmd_uneven(device):
+  # 10 rows over 4 devices: shards of 3, 3, 3 and 1 rows, each sent padded
+  # to 3; a result split alike comes back padded too.
+  m = mesh((4,), ("data",))
+  x = mark((torch.arange(40, dtype=torch.float32).reshape(10, 4) / 10).to(device), m,
+           ("data", None))
+  rows = (torch.sin(x) * 2).sum(1)
+  shifted = torch.sin(x) + 1
+  return {"rows": values(rows), "shifted": values(shifted), "x_shards": shard_shapes(x),
+          "shifted_shards": shard_shapes(shifted)}
+
+
+@spmd_program
+def spmd_constraint(device):
+  # mark_sharding on a value the program computes: a `Sharding` custom call.
+  torch.manual_seed(9)
+  m = mesh((2, 2), ("data", "model"))
+  x = torch.randn(8, 12).to(device)
+  h = mark(torch.exp(x) * 2, m, (None, "model"))
+  out = h.sum(0) + 1
+  return {"out": values(out), "h_shards": shard_shapes(h)}
+
+
+@spmd_program
+def spmd_training(device):
+  # FSDP-style: every weight split by rows over the 4 devices, the batch
+  # too; 5 SGD steps.
+  torch.manual_seed(10)
+  m = mesh((4,), ("data",))
+  model = torch.nn.Sequential(torch.nn.Linear(8, 32), torch.nn.ReLU(),
+                              torch.nn.Linear(32, 4)).to(device)
+  for layer in (model[0], model[2]):
+    mark(layer.weight, m, ("data", None))
+  data = mark(torch.randn(32, 8).to(device), m, ("data", None))
+  target = torch.randint(0, 4, (32,)).to(device)
+  optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+  losses = []
+  for _ in range(5):
+    optimizer.zero_grad()
+    loss = torch.nn.functional.cross_entropy(model(data), target)
+    loss.backward()
+    optimizer.step()
+    torch_xla.sync()
+    losses.append(loss.item())
+  return {"losses": losses, "weight": values(model[0].weight),
+          "weight_shards": shard_shapes(model[0].weight)}
+
+
 def main():
   name = sys.argv[1]
   if os.environ.get("PJRT_DEVICE") == "KILN" and os.environ.get("KILN_REGISTER_BY_HAND"):
     from torch_xla.experimental import plugins
     from kiln_pjrt.torch_plugin import KilnPlugin
     plugins.register_plugin("KILN", KilnPlugin())
+  if name in SPMD_PROGRAMS:
+    import torch_xla.runtime as xr
+    xr.use_spmd()
   device = torch_xla.device()
   print(json.dumps(PROGRAMS[name](device)))
 

@@ -96,6 +96,19 @@ def test_second_device_runs_its_own_programs():
   assert_close(kiln, cpu, "second_device")
 
 
+SPMD = ["spmd_data_parallel", "spmd_tensor_parallel", "spmd_uneven", "spmd_constraint",
+        "spmd_training"]
+
+
+@pytest.mark.parametrize("name", SPMD)
+def test_spmd_program_matches_xla_cpu(name):
+  # xr.use_spmd() over 4 devices: the values and each device's shard shapes
+  # (XLA's partitioner decides the shardings of results left to it).
+  kiln = run(name, "KILN", {"KILN_NUM_DEVICES": "4"})
+  cpu = run(name, "CPU", {"CPU_NUM_DEVICES": "4"})
+  assert_close(kiln, cpu, name)
+
+
 def test_unsupported_op_is_a_runtime_error_naming_it():
   done = run("unsupported_op", "KILN", expect_ok=False)
   assert done.returncode != 0
