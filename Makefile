@@ -12,7 +12,7 @@ PYTHON_PACKAGES := jax==$(JAX_VERSION) jaxlib==$(JAXLIB_VERSION) numpy pytest ml
 # `make test-torch` only (opt-in: several GB, torch's CUDA build being the
 # one PyPI has): the newest torch_xla release and the torch it requires.
 TORCH_VERSION  := 2.9.0
-TORCH_PACKAGES := torch==$(TORCH_VERSION) torch_xla==$(TORCH_VERSION) pytest pytest-xdist \
+TORCH_PACKAGES := torch==$(TORCH_VERSION) torch_xla==$(TORCH_VERSION) pytest pytest-xdist rich \
                   pytest-timeout expecttest absl-py hypothesis
 
 # `make test-jax-suite` only (opt-in): JAX's own tests of the release in

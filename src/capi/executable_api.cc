@@ -132,8 +132,11 @@ PJRT_Error* Impl::PJRT_Executable_OptimizedProgram(PJRT_Executable_OptimizedProg
   }
   PJRT_Program& program = *args->program;
   const compiler::Program& compiled = *executable->program;
-  // A program read from HLO is reported as that HLO; others as StableHLO text.
-  const bool hlo = !compiled.hlo_with_config.empty();
+  // A partitioned program is reported as what each device runs (the
+  // listing, StableHLO text); any other program read from HLO as that HLO
+  // (XLA's client converts it back exactly, where Kiln's text may hold
+  // CHLO), and the rest as StableHLO text.
+  const bool hlo = !compiled.hlo_with_config.empty() && compiled.listing.empty();
   const std::vector<uint8_t>& with_config = executable->optimized_hlo.empty()
                                                 ? compiled.hlo_with_config
                                                 : executable->optimized_hlo;

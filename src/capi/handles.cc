@@ -171,66 +171,23 @@ PJRT_Event* NewEvent(std::shared_ptr<runtime::Event> event) {
 namespace {
 
 // `sharding` as a serialized xla.OpSharding over the mesh's logical device
-// ids: REPLICATED (an empty message) when whole, else OTHER with one tile
-// dimension per tensor dimension, then one for the partial sums along
-// unreduced axes (last_tile_dims UNREDUCED), then one listing the devices
-// that share a tile (replicate_on_last_tile_dim, or last_tile_dims
-// REPLICATED after an unreduced one) when there are several.
+// ids: REPLICATED (an empty message) when whole, else OTHER with the tile
+// assignment compiler::AssignTiles makes (partial sums as last_tile_dims
+// UNREDUCED, devices sharing a tile as replicate_on_last_tile_dim, or
+// last_tile_dims REPLICATED after an unreduced one).
 std::string OpShardingBytes(const std::optional<compiler::TensorSharding>& sharding) {
   if (!sharding || sharding->IsReplicated()) return std::string();
-  const compiler::Mesh& mesh = sharding->mesh;
-  const size_t rank = sharding->dims.size();
-  std::vector<int64_t> tiles;
-  int64_t count = 1;
-  for (size_t d = 0; d < rank; ++d) {
-    tiles.push_back(sharding->Tiles(d));
-    count *= tiles.back();
-  }
-  // The unreduced axes in mesh order (JAX lists them as a set).
-  std::vector<compiler::AxisRef> unreduced = sharding->unreduced;
-  std::sort(unreduced.begin(), unreduced.end(), [&](const auto& a, const auto& b) {
-    return std::pair(mesh.AxisIndex(a.name), a.pre_size) <
-           std::pair(mesh.AxisIndex(b.name), b.pre_size);
-  });
-  int64_t partials = 1;
-  for (const compiler::AxisRef& ref : unreduced) partials *= sharding->SizeOf(ref);
-  const int64_t replicas = mesh.num_devices() / (count * partials);
-  // Devices by tile, then by their place along the unreduced axes, in mesh
-  // order within those.
-  std::vector<std::vector<std::pair<int64_t, int64_t>>> holders(static_cast<size_t>(count));
-  for (int64_t position = 0; position < mesh.num_devices(); ++position) {
-    const int64_t device = mesh.device_ids.empty() ? position
-                                                   : mesh.device_ids[static_cast<size_t>(position)];
-    std::vector<int64_t> coordinates = *mesh.CoordinatesOf(device);
-    int64_t tile = 0;
-    for (size_t d = 0; d < rank; ++d) tile = tile * tiles[d] + sharding->TileOf(d, coordinates);
-    int64_t partial = 0;
-    for (const compiler::AxisRef& ref : unreduced) {
-      partial = partial * sharding->SizeOf(ref) + sharding->CoordinateOf(ref, coordinates);
-    }
-    holders[static_cast<size_t>(tile)].emplace_back(partial, device);
-  }
-  std::vector<int64_t> devices;
-  for (auto& list : holders) {
-    std::stable_sort(list.begin(), list.end(),
-                     [](const auto& a, const auto& b) { return a.first < b.first; });
-    for (const auto& [partial, device] : list) devices.push_back(device);
-  }
-  std::vector<int64_t> last_tile_dims;
-  if (partials > 1) {
-    tiles.push_back(partials);
-    last_tile_dims.push_back(6);  // UNREDUCED
-  }
-  if (replicas > 1) tiles.push_back(replicas);
+  const compiler::TileAssignment assigned = compiler::AssignTiles(*sharding);
   frontend::proto::Writer writer;
-  writer.Varint(1, 3);               // type = OTHER
-  writer.PackedVarints(3, tiles);    // tile_assignment_dimensions
-  writer.PackedVarints(4, devices);  // tile_assignment_devices
-  if (last_tile_dims.empty()) {
-    if (replicas > 1) writer.Varint(6, 1);  // replicate_on_last_tile_dim
+  writer.Varint(1, 3);                        // type = OTHER
+  writer.PackedVarints(3, assigned.tiles);    // tile_assignment_dimensions
+  writer.PackedVarints(4, assigned.devices);  // tile_assignment_devices
+  if (!assigned.partial) {
+    if (assigned.replicated) writer.Varint(6, 1);  // replicate_on_last_tile_dim
   } else {
-    if (replicas > 1) last_tile_dims.push_back(0);  // REPLICATED
-    writer.PackedVarints(8, last_tile_dims);        // last_tile_dims
+    std::vector<int64_t> last_tile_dims = {6};             // UNREDUCED
+    if (assigned.replicated) last_tile_dims.push_back(0);  // REPLICATED
+    writer.PackedVarints(8, last_tile_dims);
   }
   const auto& bytes = writer.bytes();
   return std::string(bytes.begin(), bytes.end());

@@ -515,8 +515,10 @@ StatusOr<std::shared_ptr<const Program>> Compile(const ir::Module& module,
     program->result_shardings = std::move(spmd->results);
     // Reported as XLA reports a partitioned program: what each device runs.
     // A plan the listing cannot write (a bug) is reported as its module.
+    ListedShardings shardings{program->parameter_shardings, program->result_shardings};
     StatusOr<std::string> listing = ListPlan(*graph, module, program->name, spmd->num_partitions,
-                                             spmd->num_replicas);
+                                             spmd->num_replicas,
+                                             spmd->gspmd ? &shardings : nullptr);
     if (listing.ok()) program->listing = std::move(*listing);
   }
   program->graph = std::move(graph);

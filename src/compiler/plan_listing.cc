@@ -272,12 +272,27 @@ std::shared_ptr<const ir::Operation> DetachForListing(const ir::Operation& op,
 }
 
 StatusOr<std::string> ListPlan(const Graph& graph, const ir::Module& source, std::string_view name,
-                               int64_t num_partitions, int64_t num_replicas) {
+                               int64_t num_partitions, int64_t num_replicas,
+                               const ListedShardings* shardings) {
   ir::Module module;
   module.op().SetAttr("sym_name", ir::Attribute::String(std::string(name)));
   const ir::Type i32 = ir::Type::Element(ElementType::kS32);
   module.op().SetAttr("mhlo.num_partitions", ir::Attribute::Integer(num_partitions, i32));
   module.op().SetAttr("mhlo.num_replicas", ir::Attribute::Integer(num_replicas, i32));
+  if (shardings != nullptr) {
+    std::vector<ir::Attribute> parameters;
+    for (const auto& sharding : shardings->parameters) {
+      parameters.push_back(ir::Attribute::String(HloShardingText(sharding)));
+    }
+    std::string output;
+    for (const auto& sharding : shardings->results) {
+      output += (output.empty() ? "" : ", ") + HloShardingText(sharding);
+    }
+    if (shardings->results.size() != 1) output = "{" + output + "}";
+    module.op().SetAttr("mhlo.spmd_parameters_shardings",
+                        ir::Attribute::Array(std::move(parameters)));
+    module.op().SetAttr("mhlo.spmd_output_sharding", ir::Attribute::String(output));
+  }
   for (const auto& op : source.body().operations()) {
     if (op->code() == ir::OpCode::kFuncFunc || op->num_regions() != 0 || op->num_results() != 0) {
       continue;

@@ -8,12 +8,14 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "base/status.h"
 #include "compiler/graph.h"
+#include "compiler/sharding.h"
 #include "ir/module.h"
 
 namespace kiln::compiler {
@@ -27,8 +29,16 @@ std::shared_ptr<const ir::Operation> DetachForListing(const ir::Operation& op,
 
 // The module: a public `main` over `graph`, `name` and the partition and
 // replica counts as module attributes, and the meshes `source` declares
-// (collectives may name their groups by a mesh's axes).
+// (collectives may name their groups by a mesh's axes). Given `shardings`
+// (a GSPMD program's), the module also says them as XLA's partitioner
+// leaves them: `mhlo.spmd_parameters_shardings` and
+// `mhlo.spmd_output_sharding` (a tuple's text for several results), which
+// XLA's client turns into the HloModuleProto fields PyTorch/XLA reads.
+struct ListedShardings {
+  std::vector<std::optional<TensorSharding>> parameters, results;
+};
 StatusOr<std::string> ListPlan(const Graph& graph, const ir::Module& source, std::string_view name,
-                               int64_t num_partitions, int64_t num_replicas);
+                               int64_t num_partitions, int64_t num_replicas,
+                               const ListedShardings* shardings = nullptr);
 
 }  // namespace kiln::compiler

@@ -517,6 +517,71 @@ StatusOr<std::optional<TensorSharding>> ParseHloSharding(std::string_view text,
   return std::optional<TensorSharding>(std::move(sharding));
 }
 
+TileAssignment AssignTiles(const TensorSharding& sharding) {
+  const Mesh& mesh = sharding.mesh;
+  const size_t rank = sharding.dims.size();
+  TileAssignment out;
+  int64_t count = 1;
+  for (size_t d = 0; d < rank; ++d) {
+    out.tiles.push_back(sharding.Tiles(d));
+    count *= out.tiles.back();
+  }
+  // The unreduced axes in mesh order (JAX lists them as a set).
+  std::vector<AxisRef> unreduced = sharding.unreduced;
+  std::sort(unreduced.begin(), unreduced.end(), [&](const auto& a, const auto& b) {
+    return std::pair(mesh.AxisIndex(a.name), a.pre_size) <
+           std::pair(mesh.AxisIndex(b.name), b.pre_size);
+  });
+  int64_t partials = 1;
+  for (const AxisRef& ref : unreduced) partials *= sharding.SizeOf(ref);
+  const int64_t replicas = mesh.num_devices() / (count * partials);
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> holders(static_cast<size_t>(count));
+  for (int64_t position = 0; position < mesh.num_devices(); ++position) {
+    const int64_t device = mesh.device_ids.empty() ? position
+                                                   : mesh.device_ids[static_cast<size_t>(position)];
+    std::vector<int64_t> coordinates = *mesh.CoordinatesOf(device);
+    int64_t tile = 0;
+    for (size_t d = 0; d < rank; ++d) tile = tile * out.tiles[d] + sharding.TileOf(d, coordinates);
+    int64_t partial = 0;
+    for (const AxisRef& ref : unreduced) {
+      partial = partial * sharding.SizeOf(ref) + sharding.CoordinateOf(ref, coordinates);
+    }
+    holders[static_cast<size_t>(tile)].emplace_back(partial, device);
+  }
+  for (auto& list : holders) {
+    std::stable_sort(list.begin(), list.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (const auto& [partial, device] : list) out.devices.push_back(device);
+  }
+  if (partials > 1) {
+    out.tiles.push_back(partials);
+    out.partial = true;
+  }
+  if (replicas > 1) {
+    out.tiles.push_back(replicas);
+    out.replicated = true;
+  }
+  return out;
+}
+
+std::string HloShardingText(const std::optional<TensorSharding>& sharding) {
+  if (!sharding || sharding->IsReplicated()) return "{replicated}";
+  const TileAssignment assigned = AssignTiles(*sharding);
+  auto join = [](const std::vector<int64_t>& values) {
+    std::string text;
+    for (int64_t value : values) text += (text.empty() ? "" : ",") + std::to_string(value);
+    return text;
+  };
+  std::string text = "{devices=[" + join(assigned.tiles) + "]" + join(assigned.devices);
+  if (assigned.partial) {
+    text += assigned.replicated ? " last_tile_dims={unreduced, replicated}"
+                                : " last_tile_dims={unreduced}";
+  } else if (assigned.replicated) {
+    text += " last_tile_dim_replicate";
+  }
+  return text + "}";
+}
+
 std::optional<TensorSharding> OnMesh(const TensorSharding& sharding, const Mesh& mesh) {
   const int64_t count = mesh.num_devices();
   if (!sharding.unreduced.empty() || sharding.mesh.num_devices() != count) return std::nullopt;

@@ -106,6 +106,24 @@ StatusOr<std::vector<TensorSharding>> ParseShardingPerValue(std::string_view tex
 // it); UNIMPLEMENTED for manual and other subgroup shardings;
 // INVALID_ARGUMENT unless the devices are `devices` ids, each once.
 StatusOr<std::optional<TensorSharding>> ParseHloSharding(std::string_view text, int64_t devices);
+// A sharding as XLA's tile assignment (HloSharding, OpSharding OTHER): one
+// tile dimension per tensor dimension, then one for the partial sums along
+// unreduced axes (`partial`), then one for the devices sharing a tile
+// (`replicated`) where there are several; `devices` lists the logical
+// device ids tile by tile, those of one tile by their place along the
+// unreduced axes (in mesh order).
+struct TileAssignment {
+  std::vector<int64_t> tiles;
+  std::vector<int64_t> devices;
+  bool partial = false;
+  bool replicated = false;
+};
+TileAssignment AssignTiles(const TensorSharding& sharding);
+// XLA's HloSharding text of `sharding`: `{replicated}` when whole (or
+// nullopt), else `{devices=[2,1,2]0,1,2,3 last_tile_dim_replicate}` and the
+// like (partial sums as `last_tile_dims={unreduced}`).
+std::string HloShardingText(const std::optional<TensorSharding>& sharding);
+
 // `sharding` over `mesh`, where every device holds the same tile under
 // both: each split dimension's tile is the device's coordinate over a
 // sequence of distinct `mesh` axes (up to three, major first). nullopt

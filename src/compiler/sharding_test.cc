@@ -115,6 +115,22 @@ TEST(ShardingTest, GspmdShardingsOfOneLogicalMeshShareOne) {
   EXPECT_FALSE(none.has_value());
 }
 
+// A sharding as XLA's HloSharding text, read back as the same tiles.
+TEST(ShardingTest, HloShardingTextSaysTheTileAssignment) {
+  EXPECT_EQ(HloShardingText(std::nullopt), "{replicated}");
+  for (const char* text : {"{devices=[2,1,2]0,2,1,3 last_tile_dim_replicate}",
+                           "{devices=[1,4]3,2,1,0}", "{devices=[2,2]0,1,2,3}"}) {
+    auto parsed = ParseHloSharding(text, 4);
+    ASSERT_TRUE(parsed.ok() && parsed->has_value()) << text;
+    EXPECT_EQ(HloShardingText(*parsed), text);
+  }
+  // Partial sums over "y" of a 2 x 2 mesh, rows split over "x".
+  auto partial = ParseSharding(R"(#sdy.sharding<@mesh, [{"x"}, {}], unreduced={"y"}>)", Meshes());
+  ASSERT_TRUE(partial.ok()) << partial.status().ToString();
+  const std::string text = HloShardingText(*partial);
+  EXPECT_NE(text.find("last_tile_dims={unreduced"), std::string::npos) << text;
+}
+
 TEST(ShardingTest, GspmdShardingsBecomeMeshesOfTheirTileAssignment) {
   // Two tiles of rows, each on two devices: [[0, 2], [1, 3]] after T(1,0).
   auto sharding = ParseHloSharding("{devices=[2,1,2]<=[2,2]T(1,0) last_tile_dim_replicate}", 4);

@@ -41,6 +41,15 @@ module @jit_f attributes {mhlo.num_partitions = 4 : i32, mhlo.num_replicas = 1 :
   EXPECT_EQ((*program)->parameter_shapes[0].dims, (std::vector<int64_t>{3, 8}));
   EXPECT_EQ((*program)->result_shapes[0].dims, (std::vector<int64_t>{3, 8}));
   EXPECT_EQ((*program)->result_shapes[1].dims, (std::vector<int64_t>{8}));
+  // What each device runs says the shardings as XLA's partitioner leaves
+  // them on its module (PyTorch/XLA reads the results' there).
+  const std::string& listing = (*program)->listing;
+  EXPECT_NE(listing.find("mhlo.spmd_output_sharding = \"{{devices=[4,1]0,1,2,3}, {replicated}}\""),
+            std::string::npos)
+      << listing;
+  EXPECT_NE(listing.find("mhlo.spmd_parameters_shardings = [\"{devices=[4,1]0,1,2,3}\"]"),
+            std::string::npos)
+      << listing;
 }
 
 TEST(SpmdErrorsTest, AShardingForMoreDevicesThanThePartitionsIsRefused) {

@@ -67,6 +67,16 @@ TORCH_FILES = {name: 1 for name in (
     "quantized_ops/test_dot_general", "test_inplace_update", "test_mat_mul_precision",
     "test_autocast", "test_metrics")}
 
+# torch_xla's SPMD tests (`xr.use_spmd()`), on 4 devices as run_tests.sh runs
+# them; reported beside the gate, outside its ratio (issue 28 owns them).
+# Not the TPU-only, multi-process, dynamo or distributed-checkpoint ones, nor
+# test_train_spmd_linear_model (a script: under pytest it fails on the CPU
+# client too, reading command-line flags it was not given).
+TORCH_SPMD_FILES = {name: 4 for name in (
+    "spmd/test_xla_sharding", "spmd/test_xla_sharding_hlo", "spmd/test_xla_virtual_device",
+    "spmd/test_spmd_debugging", "spmd/test_xla_spmd_python_api_interaction",
+    "spmd/test_spmd_parameter_wrapping", "spmd/test_spmd_lowering_context")}
+
 
 SUITE_DIRS = {"jax": "jax-tests", "torch": "torch-xla-tests"}
 
@@ -144,10 +154,15 @@ def run_file(args, suite_dir, out_dir, name, devices, platform):
         command += ["-n", str(args.jobs)]
     if args.keyword:
         command += ["-k", args.keyword]
+    env = platform_env(args.suite, platform, devices)
+    if "/" in name:
+        # Run as scripts, such files import their neighbours (spmd/'s
+        # test_xla_sharding_base) from their own folder.
+        env["PYTHONPATH"] = os.pathsep.join([os.path.dirname(path), env.get("PYTHONPATH", "")])
     start = time.monotonic()
     with open(log_path, "w") as log:
-        subprocess.run(command, cwd=suite_dir, env=platform_env(args.suite, platform, devices),
-                       stdout=log, stderr=subprocess.STDOUT, check=False)
+        subprocess.run(command, cwd=suite_dir, env=env, stdout=log, stderr=subprocess.STDOUT,
+                       check=False)
     return time.monotonic() - start
 
 
@@ -189,7 +204,7 @@ def main():
     parser.add_argument("--min-total", type=float, default=99.5)
     args = parser.parse_args()
 
-    files = JAX_FILES if args.suite == "jax" else TORCH_FILES
+    files = JAX_FILES if args.suite == "jax" else {**TORCH_FILES, **TORCH_SPMD_FILES}
     if args.files:
         chosen = args.files.split(",")
         files = {name: files.get(name, 8 if args.suite == "jax" else 1) for name in chosen}
@@ -245,7 +260,7 @@ def main():
         passed = [t for t in judged if t in kiln and kiln[t][0] == "passed"]
         failing = sorted(set(judged) - set(passed))
         ratio = 100.0 * len(passed) / len(judged) if judged else 100.0
-        gated = not (args.suite == "jax" and name in JAX_REPORTED_ONLY)
+        gated = name not in JAX_REPORTED_ONLY and name not in TORCH_SPMD_FILES
         if gated:
             total_judged += len(judged)
             total_passed += len(passed)
