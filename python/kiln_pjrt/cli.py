@@ -63,6 +63,8 @@ def _forward_to_tool(args: argparse.Namespace) -> int:
     # Options of the tool's own spelling, before the file.
     extra = [part for entry in getattr(args, "infeed", []) for part in ("--infeed", entry)]
     time = ["--time", str(args.time)] if getattr(args, "time", None) is not None else []
+    if getattr(args, "partitions", None) is not None:
+        time += ["--partitions", str(args.partitions)]
     if getattr(args, "args", None) is not None:
         extra.append(f"--args={args.args}")
     if getattr(args, "probe_output_dir", None) is not None:
@@ -100,6 +102,9 @@ def _add_plan(subparsers) -> None:
     parser.add_argument("--time", metavar="N", type=int,
                         help="also run the plan N times on generated arguments and show each "
                              "node's mean time")
+    parser.add_argument("--partitions", metavar="N", type=int,
+                        help="plan a sharded program for N devices (an HLO program from "
+                             "PyTorch/XLA's SPMD mode names none)")
     parser.add_argument("file")
     parser.set_defaults(run=_forward_to_tool, options=[])
 

@@ -74,11 +74,30 @@ bool TileWithoutGather(Lowering& lowering, const ir::Value* operand,
   return true;
 }
 
+// TileWithoutGather for padded tiles (`padded`): the operand is whole, or
+// held as padded tiles of `sharding`.
+bool WithoutGather(Lowering& lowering, const ir::Value* operand, const TensorSharding& sharding,
+                   bool padded) {
+  if (!padded) return TileWithoutGather(lowering, operand, sharding);
+  if (lowering.HeldWhole(operand)) return true;
+  if (lowering.HeldAsTiles(operand) != nullptr) return false;
+  const Lowering::Tiles* held = lowering.HeldAsPadded(operand);
+  return held == nullptr || SameTiling(held->sharding, sharding, operand->type().dims());
+}
+
+// Operand `i`'s tile under `sharding`: TileOf, or its padded tile.
+StatusOr<ir::Value*> OperandTile(Lowering& lowering, const ir::Operation& op, size_t i,
+                                 const TensorSharding& sharding, bool padded) {
+  if (!padded) return TileOf(lowering, op, i, sharding);
+  return PaddedOperand(lowering, op.operand(i), sharding);
+}
+
 // `op`'s result (of global dims `global`) made as the running device's
-// tile of `sharding`, `local` its dims; nullopt for an op not made again.
+// tile of `sharding`, `local` its dims (`padded`: its padded tile);
+// nullopt for an op not made again.
 StatusOr<std::optional<ValueId>> MakeOnTile(Lowering& lowering, const ir::Operation& op,
                                             const TensorSharding& sharding,
-                                            const std::vector<int64_t>& local) {
+                                            const std::vector<int64_t>& local, bool padded) {
   const ir::Type& type = op.result(0)->type();
   const std::vector<int64_t>& global = type.dims();
   const ir::Type local_type = LocalType(type, local);
@@ -103,7 +122,7 @@ StatusOr<std::optional<ValueId>> MakeOnTile(Lowering& lowering, const ir::Operat
         if (from[k] != global[to]) return std::optional<ValueId>();
         inner.dims[k] = sharding.dims[to];
       }
-      KILN_ASSIGN_OR_RETURN(ir::Value * source, TileOf(lowering, op, 0, inner));
+      KILN_ASSIGN_OR_RETURN(ir::Value * source, OperandTile(lowering, op, 0, inner, padded));
       return made(LowerRebuilt(lowering, op, op.name(), {source}, {local_type}, {}, &op));
     }
     case ir::OpCode::kTranspose: {
@@ -115,20 +134,21 @@ StatusOr<std::optional<ValueId>> MakeOnTile(Lowering& lowering, const ir::Operat
         if ((*permutation)[i] < 0 || from >= global.size()) return std::optional<ValueId>();
         inner.dims[from] = sharding.dims[i];
       }
-      if (!TileWithoutGather(lowering, op.operand(0), inner)) return std::optional<ValueId>();
-      KILN_ASSIGN_OR_RETURN(ir::Value * source, TileOf(lowering, op, 0, inner));
+      if (!WithoutGather(lowering, op.operand(0), inner, padded)) return std::optional<ValueId>();
+      KILN_ASSIGN_OR_RETURN(ir::Value * source, OperandTile(lowering, op, 0, inner, padded));
       return made(LowerRebuilt(lowering, op, op.name(), {source}, {local_type}, {}, &op));
     }
     case ir::OpCode::kReshape: {
       // The result's tiling taken back through the reshape's factors
       // (on_tiles::PlanReshapeByFactors): every axis must stay.
-      if (!IsRealTensor(op.operand(0)->type())) return std::optional<ValueId>();
+      if (padded || !IsRealTensor(op.operand(0)->type())) return std::optional<ValueId>();
       std::optional<FactorPlan> plan = PlanReshapeByFactors(sharding, global,
                                                             op.operand(0)->type().dims());
-      if (!plan || !plan->all_kept || !TileWithoutGather(lowering, op.operand(0), plan->result)) {
+      if (!plan || !plan->all_kept ||
+          !WithoutGather(lowering, op.operand(0), plan->result, padded)) {
         return std::optional<ValueId>();
       }
-      KILN_ASSIGN_OR_RETURN(ir::Value * source, TileOf(lowering, op, 0, plan->result));
+      KILN_ASSIGN_OR_RETURN(ir::Value * source, OperandTile(lowering, op, 0, plan->result, padded));
       return made(LowerRebuilt(lowering, op, op.name(), {source}, {local_type}, {}, &op));
     }
     case ir::OpCode::kSlice:
@@ -141,6 +161,7 @@ StatusOr<std::optional<ValueId>> MakeOnTile(Lowering& lowering, const ir::Operat
       // same tiling gives the result's tile (a slice's or a
       // dynamic_slice's extent along a split dimension becomes the
       // tile's).
+      if (padded) return std::optional<ValueId>();
       std::vector<bool> touched(global.size(), false);
       const size_t data = op.code() == ir::OpCode::kConcatenate ? op.operands().size() : 1;
       for (size_t i = 0; i < data; ++i) {
@@ -173,12 +194,13 @@ StatusOr<std::optional<ValueId>> MakeOnTile(Lowering& lowering, const ir::Operat
         if (touched[d] && !sharding.dims[d].empty()) return std::optional<ValueId>();
       }
       for (size_t i = 0; i < data; ++i) {
-        if (!TileWithoutGather(lowering, op.operand(i), sharding)) return std::optional<ValueId>();
+        if (!WithoutGather(lowering, op.operand(i), sharding, padded))
+          return std::optional<ValueId>();
       }
       std::vector<ir::Value*> operands;
       for (size_t i = 0; i < op.operands().size(); ++i) {
         if (i < data) {
-          KILN_ASSIGN_OR_RETURN(ir::Value * tile, TileOf(lowering, op, i, sharding));
+          KILN_ASSIGN_OR_RETURN(ir::Value * tile, OperandTile(lowering, op, i, sharding, padded));
           operands.push_back(tile);
         } else {
           KILN_ASSIGN_OR_RETURN(ValueId whole, lowering.Input(op, i));  // start indices
@@ -225,7 +247,7 @@ StatusOr<std::optional<ValueId>> MakeOnTile(Lowering& lowering, const ir::Operat
       along.dims[0] = sharding.dims[d];
       KILN_ASSIGN_OR_RETURN(Shape shape, lowering.ShapeOf(op.result(0)));
       shape.dims = {global[d]};
-      KILN_ASSIGN_OR_RETURN(ValueId run, EmitTile(lowering, whole[0], shape, along));
+      KILN_ASSIGN_OR_RETURN(ValueId run, EmitTile(lowering, whole[0], shape, along, padded));
       ir::Operation spread("kiln.attributes");
       spread.SetAttr("broadcast_dimensions", ir::Attribute::DenseI64Array({dimension}));
       return made(LowerRebuilt(lowering, op, "stablehlo.broadcast_in_dim",
@@ -268,12 +290,12 @@ StatusOr<std::optional<ValueId>> MakeOnTile(Lowering& lowering, const ir::Operat
           inner[side].dims[d] = sharding.dims[next++];
         }
       }
-      if (next != global.size() || !TileWithoutGather(lowering, op.operand(0), inner[0]) ||
-          !TileWithoutGather(lowering, op.operand(1), inner[1])) {
+      if (next != global.size() || !WithoutGather(lowering, op.operand(0), inner[0], padded) ||
+          !WithoutGather(lowering, op.operand(1), inner[1], padded)) {
         return std::optional<ValueId>();
       }
-      KILN_ASSIGN_OR_RETURN(ir::Value * lhs, TileOf(lowering, op, 0, inner[0]));
-      KILN_ASSIGN_OR_RETURN(ir::Value * rhs, TileOf(lowering, op, 1, inner[1]));
+      KILN_ASSIGN_OR_RETURN(ir::Value * lhs, OperandTile(lowering, op, 0, inner[0], padded));
+      KILN_ASSIGN_OR_RETURN(ir::Value * rhs, OperandTile(lowering, op, 1, inner[1], padded));
       return made(LowerRebuilt(lowering, op, op.name(), {lhs, rhs}, {local_type}, {}, &op));
     }
     case ir::OpCode::kReduce: {
@@ -294,10 +316,10 @@ StatusOr<std::optional<ValueId>> MakeOnTile(Lowering& lowering, const ir::Operat
         if (next >= global.size()) return std::optional<ValueId>();
         inner.dims[d] = sharding.dims[next++];
       }
-      if (next != global.size() || !TileWithoutGather(lowering, op.operand(0), inner)) {
+      if (next != global.size() || !WithoutGather(lowering, op.operand(0), inner, padded)) {
         return std::optional<ValueId>();
       }
-      KILN_ASSIGN_OR_RETURN(ir::Value * source, TileOf(lowering, op, 0, inner));
+      KILN_ASSIGN_OR_RETURN(ir::Value * source, OperandTile(lowering, op, 0, inner, padded));
       KILN_ASSIGN_OR_RETURN(ValueId init, lowering.Input(op, 1));
       return made(LowerRebuilt(lowering, op, op.name(),
                                {source, lowering.StandIn(init, op.operand(1)->type())},
@@ -318,7 +340,7 @@ StatusOr<std::optional<ValueId>> MakeOnTile(Lowering& lowering, const ir::Operat
   // Operands of the result's shape take the same tiles; scalars (select,
   // clamp) stay whole.
   for (const ir::Value* operand : op.operands()) {
-    if (!operand->type().dims().empty() && !TileWithoutGather(lowering, operand, sharding)) {
+    if (!operand->type().dims().empty() && !WithoutGather(lowering, operand, sharding, padded)) {
       return std::optional<ValueId>();
     }
   }
@@ -332,7 +354,7 @@ StatusOr<std::optional<ValueId>> MakeOnTile(Lowering& lowering, const ir::Operat
       continue;
     }
     if (operand.dims() != global) return std::optional<ValueId>();
-    KILN_ASSIGN_OR_RETURN(ir::Value * tile, TileOf(lowering, op, i, sharding));
+    KILN_ASSIGN_OR_RETURN(ir::Value * tile, OperandTile(lowering, op, i, sharding, padded));
     operands.push_back(tile);
   }
   return made(LowerRebuilt(lowering, op, op.name(), operands, {local_type}, {}, &op));
@@ -342,6 +364,17 @@ StatusOr<std::optional<ValueId>> MakeOnTile(Lowering& lowering, const ir::Operat
 
 StatusOr<std::optional<ValueId>> Lowering::TileEarly(const ir::Value* value,
                                                      const TensorSharding& sharding) {
+  return RemakeOnTiles(value, sharding, /*padded=*/false);
+}
+
+StatusOr<std::optional<ValueId>> Lowering::TilePaddedEarly(const ir::Value* value,
+                                                           const TensorSharding& sharding) {
+  return RemakeOnTiles(value, sharding, /*padded=*/true);
+}
+
+StatusOr<std::optional<ValueId>> Lowering::RemakeOnTiles(const ir::Value* value,
+                                                         const TensorSharding& sharding,
+                                                         bool padded) {
   if (spmd_ == nullptr || !spmd_->on_tiles || !sharding.unreduced.empty() ||
       early_depth_ >= kMaxEarlyDepth) {
     return std::optional<ValueId>();
@@ -400,11 +433,17 @@ StatusOr<std::optional<ValueId>> Lowering::TileEarly(const ir::Value* value,
       return std::optional<ValueId>();
     }
   }
+  // Even tiles, or (`padded`) a sharding that does not divide the value.
   auto local = sharding.LocalDims(global.dims);
-  if (!local.ok()) return std::optional<ValueId>();  // uneven: cut as before
+  if (local.ok() == padded) return std::optional<ValueId>();
+  if (padded) {
+    if (held != nullptr || !SimpleAxes(sharding)) return std::optional<ValueId>();
+    local = sharding.PaddedDims(global.dims);
+    if (!local.ok()) return std::optional<ValueId>();
+  }
   if (held == nullptr && *local == global.dims) return std::optional<ValueId>(*id);
   ++early_depth_;
-  StatusOr<std::optional<ValueId>> tile = MakeOnTile(*this, *producer, sharding, *local);
+  StatusOr<std::optional<ValueId>> tile = MakeOnTile(*this, *producer, sharding, *local, padded);
   --early_depth_;
   KILN_RETURN_IF_ERROR(tile.status());
   if (tile.value()) remade_[*id].push_back(Remade{*tile.value(), sharding, global.dims});

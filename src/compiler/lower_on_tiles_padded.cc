@@ -26,28 +26,36 @@ namespace {
 
 using namespace on_tiles;  // NOLINT(google-build-using-namespace)
 
-// The running device's padded tile of `value` under `sharding`: its own
-// tiles when it is held padded alike, else cut from the whole value (its
-// padding zeros: `*zero_padding`, when given, says which).
+}  // namespace
+
 StatusOr<ValueId> PaddedTile(Lowering& lowering, const ir::Value* value,
-                             const TensorSharding& sharding, bool* zero_padding = nullptr) {
+                             const TensorSharding& sharding, bool* zero_padding) {
   KILN_ASSIGN_OR_RETURN(Shape global, lowering.ShapeOf(value));
   if (zero_padding != nullptr) *zero_padding = false;
   if (const Lowering::Tiles* held = lowering.HeldAsPadded(value);
       held != nullptr && SameTiling(held->sharding, sharding, global.dims)) {
     return held->local;
   }
+  if (sharding.LocalDims(global.dims).ok()) {
+    // Even after all (a dimension the padded one was broadcast from): no
+    // padding to hold anything.
+    if (zero_padding != nullptr) *zero_padding = true;
+    return lowering.LocalTile(value, sharding);
+  }
+  KILN_ASSIGN_OR_RETURN(std::optional<ValueId> early, lowering.TilePaddedEarly(value, sharding));
+  if (early) return *early;
   KILN_ASSIGN_OR_RETURN(ValueId whole, lowering.Lookup(value));
   if (zero_padding != nullptr) *zero_padding = true;
   return EmitTile(lowering, whole, global, sharding, /*padded=*/true);
 }
 
-// PaddedTile as an IR value for a rebuilt op.
 StatusOr<ir::Value*> PaddedOperand(Lowering& lowering, const ir::Value* value,
                                    const TensorSharding& sharding) {
   KILN_ASSIGN_OR_RETURN(ValueId tile, PaddedTile(lowering, value, sharding));
   return lowering.StandIn(tile, LocalType(value->type(), lowering.graph().shape(tile).dims));
 }
+
+namespace {
 
 // Holds `value` as `local`, padded tiles of `sharding` (even tiles when it
 // divides the value, whole when it splits nothing).

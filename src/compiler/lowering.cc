@@ -127,9 +127,16 @@ Status Lowering::LowerEntry(const ir::Module& module, const ir::Operation& entry
       const Tiles* held = terminator != nullptr && r < terminator->operands().size()
                               ? lowering.HeldAsPadded(terminator->operand(r))
                               : nullptr;
-      if (held != nullptr && SameTiling(held->sharding, sharding, shape.dims) &&
-          lowering.BoundId(terminator->operand(r)) == global) {
+      const bool returned = terminator != nullptr && r < terminator->operands().size() &&
+                            lowering.BoundId(terminator->operand(r)) == global;
+      std::optional<ValueId> early;
+      if (returned && (held == nullptr || !SameTiling(held->sharding, sharding, shape.dims))) {
+        KILN_ASSIGN_OR_RETURN(early, lowering.TilePaddedEarly(terminator->operand(r), sharding));
+      }
+      if (held != nullptr && SameTiling(held->sharding, sharding, shape.dims) && returned) {
         graph.results[r] = held->local;
+      } else if (early) {
+        graph.results[r] = *early;
       } else {
         KILN_ASSIGN_OR_RETURN(graph.results[r],
                               EmitTile(lowering, global, shape, sharding, /*padded=*/true));

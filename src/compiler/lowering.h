@@ -182,6 +182,13 @@ class Lowering {
   // nullopt for any other value (the caller cuts it).
   StatusOr<std::optional<ValueId>> TileEarly(const ir::Value* value,
                                              const TensorSharding& sharding);
+  // TileEarly for a `sharding` that does not divide the value: its
+  // running device's padded tile (HeldAsPadded's form; the padding holds
+  // whatever the ops made of it), made again from its operands' padded
+  // tiles by a pointwise op, broadcast, transpose, iota, splat constant,
+  // dot_general or reduce over the dimensions they keep.
+  StatusOr<std::optional<ValueId>> TilePaddedEarly(const ir::Value* value,
+                                                   const TensorSharding& sharding);
   // The whole array of `global` shape from every device's tile `local`
   // (a meeting of the devices); remembered as `local`'s gathered form.
   StatusOr<ValueId> GatherTiles(ValueId local, const Shape& global, const TensorSharding& sharding);
@@ -353,6 +360,8 @@ class Lowering {
   std::unordered_map<ValueId, std::vector<Remade>> remade_;
   // Per argument of an inlined function's body, the call that bound it last.
   std::unordered_map<const ir::Value*, const ir::Operation*> inlined_by_;
+  StatusOr<std::optional<ValueId>> RemakeOnTiles(const ir::Value* value,
+                                                 const TensorSharding& sharding, bool padded);
   int early_depth_ = 0;          // producers TileEarly is making again, nested
   bool returns_tiles_ = false;   // lowering an inlined function's body (InlineFunction)
   bool returns_padded_ = false;  // the same, only InlineFunction (which binds uneven tiles)

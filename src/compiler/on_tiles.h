@@ -173,5 +173,15 @@ StatusOr<bool> CollectiveOnTiles(Lowering& lowering, const ir::Operation& op);
 StatusOr<bool> OnPaddedTiles(Lowering& lowering, const ir::Operation& op);
 StatusOr<bool> ConstrainPadded(Lowering& lowering, const ir::Operation& op,
                                const TensorSharding& sharding);
+// The running device's padded tile of `value` under `sharding`: its own
+// tiles when it is held padded alike (or, where the sharding divides it,
+// as even tiles), made again on the tile where it can be
+// (Lowering::TilePaddedEarly), else cut from the whole value;
+// `*zero_padding`, when given, says whether the padding holds zeros.
+StatusOr<ValueId> PaddedTile(Lowering& lowering, const ir::Value* value,
+                             const TensorSharding& sharding, bool* zero_padding = nullptr);
+// PaddedTile as an IR value for a rebuilt op.
+StatusOr<ir::Value*> PaddedOperand(Lowering& lowering, const ir::Value* value,
+                                   const TensorSharding& sharding);
 
 }  // namespace kiln::compiler

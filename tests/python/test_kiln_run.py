@@ -531,6 +531,29 @@ def test_plan_of_a_sharded_program_names_the_op_that_gathers(tmp_path):
         result.stdout
 
 
+def test_plan_takes_the_device_count_of_an_hlo_program(tmp_path):
+    # A program from PyTorch/XLA's SPMD mode names no partition count
+    # (KILN_DUMP_DIR keeps its HLO): --partitions says it.
+    program = tmp_path / "spmd.mlir"
+    program.write_text("""
+func.func public @main(%a: tensor<16x8xf32> {mhlo.sharding = "{devices=[4,1]<=[4]}"})
+    -> (tensor<16x8xf32> {mhlo.sharding = "{devices=[4,1]<=[4]}"}) {
+  %0 = stablehlo.sine %a : tensor<16x8xf32>
+  return %0 : tensor<16x8xf32>
+}
+""")
+    whole = kiln("plan", str(program))
+    assert whole.returncode == 0 and "f32[16,8]" in whole.stdout, whole.stdout + whole.stderr
+    tiles = kiln("plan", "--partitions", "4", "--time", "2", str(program))
+    assert tiles.returncode == 0, tiles.stderr
+    assert "stablehlo.sine" in tiles.stdout and "f32[4,8]" in tiles.stdout, tiles.stdout
+    assert "f32[16,8]" not in tiles.stdout, tiles.stdout
+    bad = kiln("plan", "--partitions", "x", str(program))
+    assert bad.returncode == 2 and "invalid int value: 'x'" in bad.stderr, bad.stderr
+    bad = kiln("plan", "--partitions", "0", str(program))
+    assert bad.returncode == 2 and "--partitions takes a number of devices" in bad.stderr
+
+
 def test_plan_of_a_gspmd_program_partitions_it(tmp_path):
     program = tmp_path / "gspmd.mlir"
     program.write_text("""

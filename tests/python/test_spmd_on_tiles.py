@@ -267,6 +267,14 @@ out["rows_text"] = f.lower(a, w).compile().as_text()
 g = jax.jit(lambda a, w: jnp.tanh(wsc(a[:, :255], cols)) @ w[:255])
 out["contract"] = np.asarray(g(a, w)).ravel().tolist()[::997]
 out["contract_text"] = g.lower(a, w).compile().as_text()
+# A value made from a broadcast and an iota, wanted as uneven row tiles:
+# made on each device's padded tile of 1025 rows, never whole.
+b = np.linspace(-1, 1, 256, dtype=np.float32)
+h = jax.jit(lambda b, w: jnp.tanh(wsc(jnp.broadcast_to(b, (4098, 256)) *
+                                     jnp.arange(4098.0, dtype=jnp.float32)[:, None], rows) @ w)
+            .sum(1))
+out["made"] = np.asarray(h(b, w)).tolist()[::64]
+out["made_temp"] = h.lower(b, w).compile().memory_analysis().temp_size_in_bytes
 print(json.dumps(out))
 '''
 
@@ -288,6 +296,12 @@ def test_a_sharding_that_does_not_divide_a_value_computes_on_padded_tiles():
     assert "f32[4098,64]" in tiles["contract_text"], tiles["contract_text"]
     assert tiles["contract_text"].count("kiln.spmd_mask_padding") == 1, tiles["contract_text"]
     assert "all-reduce(" in tiles["contract_text"], tiles["contract_text"]
+    # Made on padded tiles (Lowering::TilePaddedEarly): the operand's and
+    # the product's 1025 x 256 tiles, 1 MiB each (made whole and cut:
+    # 5.0 MiB; everything whole: 8.0 MiB).
+    np.testing.assert_allclose(tiles["made"], whole["made"], rtol=1e-5, atol=1e-3)
+    assert whole["made_temp"] >= 8 << 20, whole["made_temp"]
+    assert tiles["made_temp"] <= 2.1 * (1 << 20), tiles["made_temp"]
 
 
 GSPMD_UNEVEN = r'''

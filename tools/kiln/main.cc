@@ -30,7 +30,7 @@ namespace {
 constexpr const char* kUsage =
     "usage: kiln print [--generic] [--locations] [--verify] FILE\n"
     "       kiln inspect FILE\n"
-    "       kiln plan [--time N] FILE\n"
+    "       kiln plan [--time N] [--partitions N] FILE\n"
     "       kiln run [--infeed ENTRY]... [--args=[INPUT, ...]] [--interpreter-format]\n"
     "                [--probe-output-dir=DIR] [--spec-semantics] FILE [INPUT...]\n"
     "           (INPUT: 'dense<[1, 2]> : tensor<2xi32>'; ENTRY: such literals joined by ';')\n";
@@ -156,19 +156,29 @@ int main(int argc, char** argv) {
     return kiln::tool::Run(path, *bytes, options);
   }
   if (command == "plan") {
+    // --time N: time each node over N runs; --partitions N: plan for N
+    // devices (a GSPMD program from HLO, which names no partition count).
     int runs = 0;
+    int64_t partitions = 0;
     size_t at = 1;
-    if (args.size() == 4 && args[1] == "--time") {
-      const std::string count(args[2]);
+    while (at + 1 < args.size() && (args[at] == "--time" || args[at] == "--partitions")) {
+      const std::string flag(args[at]);
+      const std::string count(args[at + 1]);
       char* end = nullptr;
       const long value = std::strtol(count.c_str(), &end, 10);
-      if (end == count.c_str() || *end != '\0' || value < 1 || value > 1000000) {
-        std::fprintf(stderr, "kiln plan: --time takes a number of runs (1 to 1000000), not '%s'\n",
-                     count.c_str());
+      const bool time = flag == "--time";
+      const long most = time ? 1000000 : 65536;
+      if (end == count.c_str() || *end != '\0' || value < 1 || value > most) {
+        std::fprintf(stderr, "kiln plan: %s takes a number of %s (1 to %ld), not '%s'\n",
+                     flag.c_str(), time ? "runs" : "devices", most, count.c_str());
         return 2;
       }
-      runs = static_cast<int>(value);
-      at = 3;
+      if (time) {
+        runs = static_cast<int>(value);
+      } else {
+        partitions = value;
+      }
+      at += 2;
     }
     if (args.size() != at + 1 || args[at].starts_with("--")) {
       std::fputs(kUsage, stderr);
@@ -177,7 +187,7 @@ int main(int argc, char** argv) {
     const std::string path(args[at]);
     auto bytes = ReadWholeFile(path);
     if (!bytes.ok()) return Fail(path, bytes.status());
-    return kiln::tool::Plan(path, *bytes, runs);
+    return kiln::tool::Plan(path, *bytes, runs, partitions);
   }
   kiln::ir::PrintOptions options;
   bool verify = false;

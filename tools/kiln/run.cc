@@ -251,7 +251,7 @@ Status TimeNodes(const compiler::Program& program, int runs, std::vector<double>
 
 }  // namespace
 
-int Plan(const std::string& path, const std::vector<uint8_t>& bytes, int runs) {
+int Plan(const std::string& path, const std::vector<uint8_t>& bytes, int runs, int64_t devices) {
   auto module = frontend::ReadProgram(bytes);
   Status status = module.status();
   if (module.ok()) status = ir::Verify(*module);
@@ -273,6 +273,7 @@ int Plan(const std::string& path, const std::vector<uint8_t>& bytes, int runs) {
       StatusOr<compiler::Mesh> mesh = compiler::ParseMesh(text->text);
       if (mesh.ok()) options.num_partitions = std::max(options.num_partitions, mesh->num_devices());
     }
+    if (devices > 0) options.num_partitions = devices;
     options.use_spmd_partitioning = options.num_partitions > 1;
   }
   if (status.ok()) program = compiler::Compile(*module, options);

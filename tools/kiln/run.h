@@ -38,6 +38,9 @@ StatusOr<std::vector<std::string>> SplitArgsList(std::string_view text);
 // result shapes, then the intermediate memory. With `runs` > 0, runs the
 // plan that many times on generated arguments (after one warm-up run) and
 // prints each node's mean time and share first. Returns the exit code.
-int Plan(const std::string& path, const std::vector<uint8_t>& bytes, int runs = 0);
+// `partitions` > 0: plan for that many devices (SPMD partitioning on),
+// else for as many as the program's meshes or mhlo.num_partitions say.
+int Plan(const std::string& path, const std::vector<uint8_t>& bytes, int runs = 0,
+         int64_t partitions = 0);
 
 }  // namespace kiln::tool
