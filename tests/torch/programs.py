@@ -264,6 +264,32 @@ def spmd_constraint(device):
 
 
 @spmd_program
+def spmd_cnn(device):
+  # Convolutions and batch norm with the batch split over 4 devices, 3 SGD
+  # steps: the weights' gradients are partial sums over the batch.
+  torch.manual_seed(12)
+  m = mesh((4,), ("data",))
+  model = torch.nn.Sequential(
+      torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.BatchNorm2d(8), torch.nn.ReLU(),
+      torch.nn.MaxPool2d(2), torch.nn.Conv2d(8, 8, 3, padding=1), torch.nn.ReLU(),
+      torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), torch.nn.Linear(8, 5)).to(device)
+  data = mark(torch.randn(8, 3, 16, 16).to(device), m, ("data", None, None, None))
+  target = torch.randint(0, 5, (8,)).to(device)
+  optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
+  losses = []
+  for _ in range(3):
+    optimizer.zero_grad()
+    loss = torch.nn.functional.cross_entropy(model(data), target)
+    loss.backward()
+    optimizer.step()
+    torch_xla.sync()
+    losses.append(loss.item())
+  features = model[:3](data)
+  return {"losses": losses, "conv": values(model[0].weight),
+          "features_shards": shard_shapes(features)}
+
+
+@spmd_program
 def spmd_training(device):
   # FSDP-style: every weight split by rows over the 4 devices, the batch
   # too; 5 SGD steps.

@@ -97,7 +97,7 @@ def test_second_device_runs_its_own_programs():
 
 
 SPMD = ["spmd_data_parallel", "spmd_tensor_parallel", "spmd_uneven", "spmd_constraint",
-        "spmd_training"]
+        "spmd_cnn", "spmd_training"]
 
 
 @pytest.mark.parametrize("name", SPMD)
