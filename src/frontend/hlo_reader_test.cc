@@ -481,33 +481,25 @@ TEST(HloReaderTest, ShardingsKilnCannotReadAreErrorsNamingThem) {
   proto::Writer maximal;  // MAXIMAL on two devices
   maximal.Varint(1, 1);
   maximal.PackedVarints(4, std::vector<int64_t>{0, 1});
-  StatusOr<ir::Module> read = read_with(maximal.bytes());
-  ASSERT_FALSE(read.ok());
-  EXPECT_NE(read.status().message().find("a MAXIMAL OpSharding names 2 devices, expected 1"),
-            std::string::npos)
-      << read.status().ToString();
   proto::Writer unreduced;
   unreduced.Varint(1, 6);
-  read = read_with(unreduced.bytes());
-  ASSERT_FALSE(read.ok());
-  EXPECT_EQ(read.status().code(), StatusCode::kUnimplemented);
-  EXPECT_NE(read.status().message().find("OpSharding type 6"), std::string::npos)
-      << read.status().ToString();
   proto::Writer named;
   named.Bytes(14, std::vector<uint8_t>{});
-  read = read_with(named.bytes());
-  ASSERT_FALSE(read.ok());
-  EXPECT_NE(read.status().message().find("named_sharding"), std::string::npos)
-      << read.status().ToString();
   proto::Writer two_leaves;  // a tuple's sharding on an array parameter
   two_leaves.Varint(1, 2);
   two_leaves.Bytes(5, Tiled({2}, {0, 1}));
   two_leaves.Bytes(5, Tiled({2}, {1, 0}));
-  read = read_with(two_leaves.bytes());
-  ASSERT_FALSE(read.ok());
-  EXPECT_NE(read.status().message().find("parameter 0 has a sharding of 2 leaves for 1 arrays"),
-            std::string::npos)
-      << read.status().ToString();
+  const std::pair<std::vector<uint8_t>, std::string> cases[] = {
+      {maximal.bytes(), "a MAXIMAL OpSharding names 2 devices, expected 1"},
+      {unreduced.bytes(), "OpSharding type 6"},
+      {named.bytes(), "named_sharding"},
+      {two_leaves.bytes(), "parameter 0 has a sharding of 2 leaves for 1 arrays"}};
+  for (const auto& [sharding, says] : cases) {
+    StatusOr<ir::Module> read = read_with(sharding);
+    ASSERT_FALSE(read.ok()) << says;
+    EXPECT_NE(read.status().message().find(says), std::string::npos) << read.status().ToString();
+  }
+  EXPECT_EQ(read_with(unreduced.bytes()).status().code(), StatusCode::kUnimplemented);
   // Every truncation of a sharded module is an error, never a crash.
   proto::Writer nested;
   nested.Varint(1, 2);

@@ -266,7 +266,8 @@ def spmd_constraint(device):
 @spmd_program
 def spmd_cnn(device):
   # Convolutions and batch norm with the batch split over 4 devices, 3 SGD
-  # steps: the weights' gradients are partial sums over the batch.
+  # steps (with momentum, as train() does): the weights' gradients are
+  # partial sums over the batch.
   torch.manual_seed(12)
   m = mesh((4,), ("data",))
   model = torch.nn.Sequential(
@@ -275,15 +276,8 @@ def spmd_cnn(device):
       torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), torch.nn.Linear(8, 5)).to(device)
   data = mark(torch.randn(8, 3, 16, 16).to(device), m, ("data", None, None, None))
   target = torch.randint(0, 5, (8,)).to(device)
-  optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
-  losses = []
-  for _ in range(3):
-    optimizer.zero_grad()
-    loss = torch.nn.functional.cross_entropy(model(data), target)
-    loss.backward()
-    optimizer.step()
-    torch_xla.sync()
-    losses.append(loss.item())
+  losses = train(model, data, target, torch.nn.functional.cross_entropy, device, steps=3,
+                 lr=0.05)
   features = model[:3](data)
   return {"losses": losses, "conv": values(model[0].weight),
           "features_shards": shard_shapes(features)}
@@ -301,15 +295,7 @@ def spmd_training(device):
     mark(layer.weight, m, ("data", None))
   data = mark(torch.randn(32, 8).to(device), m, ("data", None))
   target = torch.randint(0, 4, (32,)).to(device)
-  optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-  losses = []
-  for _ in range(5):
-    optimizer.zero_grad()
-    loss = torch.nn.functional.cross_entropy(model(data), target)
-    loss.backward()
-    optimizer.step()
-    torch_xla.sync()
-    losses.append(loss.item())
+  losses = train(model, data, target, torch.nn.functional.cross_entropy, device, steps=5, lr=0.1)
   return {"losses": losses, "weight": values(model[0].weight),
           "weight_shards": shard_shapes(model[0].weight)}
 
