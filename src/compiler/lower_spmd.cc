@@ -643,16 +643,15 @@ StatusOr<bool> LowerGspmdCustomCall(Lowering& lowering, const ir::Operation& op)
     if (!sharding && in.dims != out.dims) {
       // No Sharding before it: the tiles its operand is held as (PyTorch/XLA
       // writes the call straight on a sharded parameter).
-      const Lowering::Tiles* held = lowering.HeldAsTiles(op.operand(0));
-      StatusOr<std::vector<int64_t>> local = held != nullptr && held->sharding.unreduced.empty()
-                                                 ? held->sharding.LocalDims(in.dims)
-                                                 : StatusOr<std::vector<int64_t>>(
-                                                       InvalidArgument("not held as tiles"));
-      if (!local.ok() || *local != out.dims) {
+      if (const Lowering::Tiles* held = lowering.HeldAsTiles(op.operand(0));
+          held != nullptr && held->sharding.unreduced.empty()) {
+        StatusOr<std::vector<int64_t>> local = held->sharding.LocalDims(in.dims);
+        if (local.ok() && *local == out.dims) sharding = held->sharding;
+      }
+      if (!sharding) {
         return InvalidArgument("SPMDFullToShardShape from ", in.ToString(), " to ", out.ToString(),
                                " without the sharding of its tiles");
       }
-      sharding = held->sharding;
     }
     if (!sharding) {
       // Whole over the manual axes: tiles over automatic ones enter as

@@ -123,20 +123,12 @@ Status Lowering::LowerEntry(const ir::Module& module, const ir::Operation& entry
     const ValueId global = graph.results[r];
     const Shape shape = graph.shape(global);
     if (!sharding.LocalDims(shape.dims).ok()) {
-      // Uneven (GSPMD): each device returns its padded tile, as XLA does.
-      const Tiles* held = terminator != nullptr && r < terminator->operands().size()
-                              ? lowering.HeldAsPadded(terminator->operand(r))
-                              : nullptr;
-      const bool returned = terminator != nullptr && r < terminator->operands().size() &&
-                            lowering.BoundId(terminator->operand(r)) == global;
-      std::optional<ValueId> early;
-      if (returned && (held == nullptr || !SameTiling(held->sharding, sharding, shape.dims))) {
-        KILN_ASSIGN_OR_RETURN(early, lowering.TilePaddedEarly(terminator->operand(r), sharding));
-      }
-      if (held != nullptr && SameTiling(held->sharding, sharding, shape.dims) && returned) {
-        graph.results[r] = held->local;
-      } else if (early) {
-        graph.results[r] = *early;
+      // Uneven (GSPMD): each device returns its padded tile, as XLA does
+      // (the one the program holds, or made on the tile where it can be).
+      if (terminator != nullptr && r < terminator->operands().size() &&
+          lowering.BoundId(terminator->operand(r)) == global) {
+        KILN_ASSIGN_OR_RETURN(graph.results[r],
+                              PaddedTile(lowering, terminator->operand(r), sharding));
       } else {
         KILN_ASSIGN_OR_RETURN(graph.results[r],
                               EmitTile(lowering, global, shape, sharding, /*padded=*/true));
