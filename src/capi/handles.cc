@@ -238,8 +238,9 @@ PJRT_Executable* NewExecutable(std::shared_ptr<const compiler::Program> program)
   FillShardings(program->parameter_shardings, program->parameter_shapes.size(),
                 handle->parameter_shardings);
   FillShardings(program->result_shardings, program->result_shapes.size(), handle->output_shardings);
-  if (program->partitioned && !program->hlo_with_config.empty()) {
-    // (The program's own module is reported when this fails; it parsed.)
+  if (program->partitioned && !program->hlo_with_config.empty() && program->listing.empty()) {
+    // OptimizedProgram reports the listing; without one (a bug), the HLO
+    // with the shardings PyTorch/XLA reads (its own when this fails).
     StatusOr<std::vector<uint8_t>> optimized = frontend::hlo::WithSpmdShardings(
         program->hlo_with_config, handle->parameter_shardings.bytes,
         handle->output_shardings.bytes);

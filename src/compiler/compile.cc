@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <set>
 #include <string>
 #include <variant>
 
@@ -310,9 +311,10 @@ StatusOr<std::vector<std::optional<TensorSharding>>> HloShardingsOf(const ir::At
 std::optional<Mesh> CommonGspmdMesh(const ir::Module& module, const ir::Operation& entry,
                                     int64_t partitions) {
   std::vector<TensorSharding> shardings;
+  std::set<std::string> seen;  // (a program repeats a few shardings many times)
   bool usable = true;
   auto add = [&](const ir::Attribute& text) {
-    if (!usable || !text.Is(ir::AttrKind::kString)) return;
+    if (!usable || !text.Is(ir::AttrKind::kString) || !seen.insert(text->text).second) return;
     if (text->text.find("manual") != std::string::npos) {
       usable = false;
       return;

@@ -9,6 +9,7 @@
 
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,7 +36,7 @@ std::shared_ptr<const ir::Operation> DetachForListing(const ir::Operation& op,
 // `mhlo.spmd_output_sharding` (a tuple's text for several results), which
 // XLA's client turns into the HloModuleProto fields PyTorch/XLA reads.
 struct ListedShardings {
-  std::vector<std::optional<TensorSharding>> parameters, results;
+  std::span<const std::optional<TensorSharding>> parameters, results;
 };
 StatusOr<std::string> ListPlan(const Graph& graph, const ir::Module& source, std::string_view name,
                                int64_t num_partitions, int64_t num_replicas,

@@ -228,8 +228,9 @@ StatusOr<std::string> Converter::Run() {
   // The root's sharding is the results' (GSPMD: each device returns its
   // tile of them).
   const Instruction* root = nullptr;
+  const int64_t root_id = RootId(*entry);
   for (const Instruction& instruction : entry->instructions) {
-    if (instruction.id == RootId(*entry)) root = &instruction;
+    if (instruction.id == root_id) root = &instruction;
   }
   if (root != nullptr && !root->sharding.empty() && root->sharding.size() != results.size()) {
     return InvalidArgument("the entry's root ", root->name, " has a sharding of ",
