@@ -346,6 +346,103 @@ std::optional<Mesh> CommonGspmdMesh(const ir::Module& module, const ir::Operatio
   return CommonMesh(shardings);
 }
 
+// `meshes` refined by the sub-axes the module's shardings name
+// (RefineMesh): those of `sdy.sharding` attributes (#sdy.sharding,
+// #sdy.sharding_per_value, anywhere, in dictionaries and lists too) and of
+// collectives' `replica_group_mesh_axes`. Text that does not read is left
+// to the op that reads it, which reports it.
+void RefineMeshes(const ir::Module& module, MeshTable& meshes) {
+  std::vector<std::pair<Mesh, AxisRef>> used;  // (the mesh, a sub-axis of it)
+  std::set<std::string> seen;
+  auto add = [&](const TensorSharding& sharding) {
+    auto note = [&](const AxisRef& ref) {
+      if (ref.pre_size != 1 || ref.size != 0) used.emplace_back(sharding.mesh, ref);
+    };
+    for (const auto& axes : sharding.dims) std::for_each(axes.begin(), axes.end(), note);
+    std::for_each(sharding.unreduced.begin(), sharding.unreduced.end(), note);
+  };
+  std::function<void(const ir::Attribute&)> scan = [&](const ir::Attribute& attribute) {
+    if (!attribute) return;
+    switch (attribute.kind()) {
+      case ir::AttrKind::kOpaque: {
+        const std::string& text = attribute->text;
+        if (text.find(":(") == std::string::npos || !seen.insert(text).second) return;
+        if (text.find("sharding_per_value") != std::string::npos) {
+          if (auto parsed = ParseShardingPerValue(text, meshes); parsed.ok()) {
+            std::for_each(parsed->begin(), parsed->end(), add);
+          }
+        } else if (text.find("#sdy.sharding") != std::string::npos) {
+          if (auto parsed = ParseSharding(text, meshes); parsed.ok()) add(*parsed);
+        }
+        return;
+      }
+      case ir::AttrKind::kArray:
+        std::for_each(attribute->elements.begin(), attribute->elements.end(), scan);
+        return;
+      case ir::AttrKind::kDictionary:
+      case ir::AttrKind::kStruct: {
+        // replica_group_mesh_axes: mesh = @m, axes = [{name, sub_axis_info}]
+        ir::Attribute mesh = attribute.Get("mesh");
+        ir::Attribute axes = attribute.Get("axes");
+        if (mesh.Is(ir::AttrKind::kSymbolRef) && !mesh->symbol_path.empty() &&
+            axes.Is(ir::AttrKind::kArray)) {
+          auto found = meshes.find(mesh->symbol_path.back());
+          for (const ir::Attribute& ref : axes->elements) {
+            ir::Attribute name = ref.Get("name");
+            ir::Attribute info = ref.Get("sub_axis_info");
+            ir::Attribute pre = info ? info.Get("pre_size") : ir::Attribute();
+            ir::Attribute size = info ? info.Get("size") : ir::Attribute();
+            if (found == meshes.end() || !name.Is(ir::AttrKind::kString) ||
+                !pre.Is(ir::AttrKind::kInteger) || !size.Is(ir::AttrKind::kInteger)) {
+              continue;
+            }
+            used.emplace_back(found->second, AxisRef{name->text, pre->int_value, size->int_value});
+          }
+        }
+        for (const ir::NamedAttribute& field : attribute->fields) scan(field.value);
+        return;
+      }
+      default: return;
+    }
+  };
+  std::function<void(const ir::Operation&)> visit = [&](const ir::Operation& op) {
+    for (const ir::NamedAttribute& attribute : op.attributes()) scan(attribute.value);
+    for (size_t r = 0; r < op.num_regions(); ++r) {
+      for (size_t b = 0; b < op.region(r).num_blocks(); ++b) {
+        for (const auto& inner : op.region(r).block(b).operations()) visit(*inner);
+      }
+    }
+  };
+  for (const auto& op : module.body().operations()) visit(*op);
+  if (used.empty()) return;
+  for (auto& [name, mesh] : meshes) {
+    std::vector<AxisRef> cuts;
+    for (const auto& [over, ref] : used) {
+      if (over.axes == mesh.axes && over.sizes == mesh.sizes &&
+          over.device_ids == mesh.device_ids) {
+        cuts.push_back(ref);
+      }
+    }
+    if (!cuts.empty()) mesh = RefineMesh(mesh, cuts);
+  }
+}
+
+// A GSPMD result the program gives no sharding is whole on every device
+// where the options do not let the partitioner choose one
+// (allow_spmd_sharding_propagation_to_output false for it, as PyTorch/XLA
+// sends; one flag stands for every result). Where the options do not say,
+// Kiln chooses, as for JAX's results without out_shardings. (XLA's Shardy
+// pipeline chooses whatever the flag says; so does Kiln for sdy programs.)
+void KeepWholeWithoutPropagation(const frontend::CompileOptions& options,
+                                 std::vector<std::optional<TensorSharding>>& results) {
+  if (!options.propagation_to_output_given) return;
+  const std::vector<bool>& allowed = options.propagation_to_output;
+  for (size_t r = 0; r < results.size(); ++r) {
+    const bool allow = allowed.size() == 1 ? allowed[0] : r < allowed.size() && allowed[r];
+    if (!results[r] && !allow) results[r] = TensorSharding();
+  }
+}
+
 // How `entry` is partitioned: from the module's sdy meshes and the entry's
 // shardings; nullopt for a program without meshes.
 StatusOr<std::optional<Spmd>> PlanSpmd(const ir::Module& module, const ir::Operation& entry,
@@ -367,6 +464,7 @@ StatusOr<std::optional<Spmd>> PlanSpmd(const ir::Module& module, const ir::Opera
     }
     spmd.meshes.emplace(name.Is(ir::AttrKind::kString) ? name->text : "", std::move(mesh));
   }
+  RefineMeshes(module, spmd.meshes);
   const ir::Block& body = entry.region(0).block(0);
   if (spmd.meshes.empty()) {
     if (options.num_partitions <= 1 || !options.use_spmd_partitioning) {
@@ -382,6 +480,7 @@ StatusOr<std::optional<Spmd>> PlanSpmd(const ir::Module& module, const ir::Opera
     ir::Attribute type = entry.GetAttr("function_type");
     const size_t results = type.Is(ir::AttrKind::kType) ? type->type.results().size() : 0;
     KILN_ASSIGN_OR_RETURN(spmd.results, HloShardingsOf(entry.GetAttr("res_attrs"), results, spmd));
+    KeepWholeWithoutPropagation(options, spmd.results);
     return std::optional<Spmd>(std::move(spmd));
   }
   KILN_ASSIGN_OR_RETURN(spmd.parameters,

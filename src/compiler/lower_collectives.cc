@@ -73,7 +73,7 @@ StatusOr<std::vector<std::vector<int64_t>>> MeshAxesGroups(Lowering& lowering,
   along.dims.emplace_back();
   for (const ir::Attribute& ref : axes->elements) {
     ir::Attribute axis_name = ref.Get("name");
-    if (!axis_name.Is(ir::AttrKind::kString) || along.mesh.AxisIndex(axis_name->text) < 0) {
+    if (!axis_name.Is(ir::AttrKind::kString) || along.mesh.WrittenSize(axis_name->text) < 0) {
       return InvalidArgument("replica_groups names an axis mesh @", name, " lacks");
     }
     AxisRef axis{axis_name->text, 1, 0};
@@ -81,7 +81,13 @@ StatusOr<std::vector<std::vector<int64_t>>> MeshAxesGroups(Lowering& lowering,
       axis.pre_size = FieldInt(info, "pre_size");
       axis.size = FieldInt(info, "size");
     }
-    along.dims[0].push_back(std::move(axis));
+    // Over a mesh refined by the program's sub-axes, the parts it spans.
+    std::optional<std::vector<AxisRef>> parts = along.mesh.Resolve(axis);
+    if (!parts) {
+      return InvalidArgument("replica_groups names sub-axis \"", axis.name, "\":(", axis.pre_size,
+                             ")", axis.size, ", which does not fit mesh @", name);
+    }
+    along.dims[0].insert(along.dims[0].end(), parts->begin(), parts->end());
   }
   return GroupsAlong(along.mesh, along.dims[0]);
 }

@@ -256,6 +256,19 @@ Status LowerManualComputation(Lowering& lowering, const ir::Operation& op) {
                            " operands and out_shardings ", out.size(), " for ", op.num_results(),
                            " results");
   }
+  if (!in.empty() || !out.empty()) {
+    // Over a mesh refined by the program's sub-axes, a manual axis is its
+    // parts.
+    const Mesh& mesh = in.empty() ? out[0].mesh : in[0].mesh;
+    std::vector<std::string> parts;
+    for (const std::string& name : manual) {
+      std::optional<std::vector<AxisRef>> covered = mesh.Resolve(AxisRef{name, 1, 0});
+      if (!covered)
+        return InvalidArgument("manual_axes names \"", name, "\", which the mesh lacks");
+      for (const AxisRef& part : *covered) parts.push_back(part.name);
+    }
+    manual = std::move(parts);
+  }
   std::vector<ValueId> arguments;
   std::vector<std::optional<TensorSharding>> automatic(in.size());
   for (size_t i = 0; i < in.size(); ++i) {

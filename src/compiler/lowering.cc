@@ -107,12 +107,13 @@ Status Lowering::LowerEntry(const ir::Module& module, const ir::Operation& entry
   KILN_RETURN_IF_ERROR(lowering.ConvertSubByteResults());
   if (spmd == nullptr) return Status::Ok();
   // A result left to the compiler (no sharding) that the program holds as
-  // tiles leaves as them, as XLA's propagation would shard it.
+  // tiles leaves as them, as XLA's propagation would shard it; like XLA,
+  // without sub-axes (and the axes after them).
   const ir::Operation* terminator = body.back();
   for (size_t r = 0; r < graph.results.size() && r < spmd->results.size(); ++r) {
     if (spmd->results[r] || terminator == nullptr || r >= terminator->operands().size()) continue;
     if (const Tiles* tiles = lowering.HeldAsTiles(terminator->operand(r))) {
-      spmd->results[r] = tiles->sharding;
+      spmd->results[r] = WithoutSubAxes(tiles->sharding);
     }
   }
   // Each device returns its tile of every sharded result.

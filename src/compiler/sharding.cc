@@ -175,13 +175,13 @@ StatusOr<std::vector<AxisRef>> DimBody(Cursor& in, const Mesh& mesh, bool* open 
     }
     AxisRef ref;
     KILN_ASSIGN_OR_RETURN(ref.name, in.String());
-    if (mesh.AxisIndex(ref.name) < 0) return in.Error(StrCat("no mesh axis \"", ref.name, "\""));
+    const int64_t whole = mesh.WrittenSize(ref.name);
+    if (whole < 0) return in.Error(StrCat("no mesh axis \"", ref.name, "\""));
     if (in.Accept(':')) {
       KILN_RETURN_IF_ERROR(in.Expect('('));
       KILN_ASSIGN_OR_RETURN(ref.pre_size, in.Integer());
       KILN_RETURN_IF_ERROR(in.Expect(')'));
       KILN_ASSIGN_OR_RETURN(ref.size, in.Integer());
-      const int64_t whole = mesh.sizes[static_cast<size_t>(mesh.AxisIndex(ref.name))];
       // pre_size * size divides the axis, checked without multiplying
       // (input-sized factors would overflow).
       if (ref.pre_size <= 0 || ref.size <= 0 || whole % ref.pre_size != 0 ||
@@ -190,7 +190,14 @@ StatusOr<std::vector<AxisRef>> DimBody(Cursor& in, const Mesh& mesh, bool* open 
                                " does not divide the axis of size ", whole));
       }
     }
-    axes.push_back(std::move(ref));
+    if (ref.pre_size == 1 && ref.size == whole) ref.size = 0;  // the whole axis
+    // Over a refined mesh, the parts it spans.
+    std::optional<std::vector<AxisRef>> parts = mesh.Resolve(ref);
+    if (!parts) {
+      return in.Error(StrCat("sub-axis \"", ref.name, "\":(", ref.pre_size, ")", ref.size,
+                             " cuts a part of the refined mesh"));
+    }
+    axes.insert(axes.end(), parts->begin(), parts->end());
   }
   if (in.Accept('p')) KILN_RETURN_IF_ERROR(in.Integer().status());  // a priority
   return axes;
@@ -265,6 +272,112 @@ int64_t Mesh::DeviceAt(std::span<const int64_t> coordinates) const {
   int64_t position = 0;
   for (size_t a = 0; a < axes.size(); ++a) position = position * sizes[a] + coordinates[a];
   return device_ids.empty() ? position : device_ids[static_cast<size_t>(position)];
+}
+
+int64_t Mesh::WrittenSize(std::string_view name) const {
+  if (written.empty()) {
+    const int axis = AxisIndex(name);
+    return axis < 0 ? -1 : sizes[static_cast<size_t>(axis)];
+  }
+  int64_t size = -1;
+  for (size_t a = 0; a < axes.size(); ++a) {
+    if (written[a].name == name) size = (size < 0 ? 1 : size) * sizes[a];
+  }
+  return size;
+}
+
+std::optional<std::vector<AxisRef>> Mesh::Resolve(const AxisRef& ref) const {
+  if (written.empty() || AxisIndex(ref.name) >= 0) {
+    // An axis as written (a refined mesh keeps the name of one it left
+    // whole).
+    if (AxisIndex(ref.name) < 0) return std::nullopt;
+    return std::vector<AxisRef>{ref};
+  }
+  const int64_t whole = WrittenSize(ref.name);
+  if (whole < 0) return std::nullopt;
+  const int64_t begin = ref.pre_size;
+  const int64_t end = ref.size == 0 ? whole : ref.pre_size * ref.size;
+  std::vector<AxisRef> parts;
+  int64_t covered = 1;
+  for (size_t a = 0; a < axes.size(); ++a) {
+    const AxisRef& part = written[a];
+    if (part.name != ref.name || part.pre_size < begin || part.pre_size * part.size > end) continue;
+    parts.push_back(AxisRef{axes[a], 1, 0});
+    covered *= part.size;
+  }
+  if (covered * begin != end) return std::nullopt;
+  return parts;
+}
+
+Mesh RefineMesh(const Mesh& mesh, std::span<const AxisRef> used) {
+  Mesh refined;
+  refined.device_ids = mesh.device_ids;
+  bool cut = false;
+  for (size_t a = 0; a < mesh.axes.size(); ++a) {
+    const std::string& name = mesh.axes[a];
+    const int64_t size = mesh.sizes[a];
+    std::vector<int64_t> bounds = {1, size};
+    for (const AxisRef& ref : used) {
+      if (ref.name != name || ref.size == 0 || ref.pre_size <= 0 ||
+          size % (ref.pre_size * ref.size) != 0) {
+        continue;
+      }
+      bounds.push_back(ref.pre_size);
+      bounds.push_back(ref.pre_size * ref.size);
+    }
+    std::sort(bounds.begin(), bounds.end());
+    bounds.erase(std::unique(bounds.begin(), bounds.end()), bounds.end());
+    bool chain = true;
+    for (size_t i = 1; i < bounds.size(); ++i) chain = chain && bounds[i] % bounds[i - 1] == 0;
+    if (!chain || bounds.size() <= 2) {
+      refined.axes.push_back(name);
+      refined.sizes.push_back(size);
+      refined.written.push_back(AxisRef{name, 1, 0});
+      continue;
+    }
+    cut = true;
+    for (size_t i = 1; i < bounds.size(); ++i) {
+      const int64_t part = bounds[i] / bounds[i - 1];
+      refined.axes.push_back(StrCat(name, ":(", bounds[i - 1], ")", part));
+      refined.sizes.push_back(part);
+      refined.written.push_back(AxisRef{name, bounds[i - 1], part});
+    }
+  }
+  return cut ? refined : mesh;
+}
+
+TensorSharding WithoutSubAxes(const TensorSharding& sharding) {
+  TensorSharding kept = sharding;
+  const Mesh& mesh = sharding.mesh;
+  for (auto& axes : kept.dims) {
+    size_t end = 0;  // axes[0, end) are whole axes as written
+    while (end < axes.size()) {
+      const AxisRef& ref = axes[end];
+      if (ref.pre_size != 1 || ref.size != 0) break;
+      const int axis = mesh.AxisIndex(ref.name);
+      if (mesh.written.empty() || axis < 0 || mesh.written[static_cast<size_t>(axis)].size == 0) {
+        ++end;
+        continue;
+      }
+      // A part: whole only with the parts after it, in order.
+      const std::string& name = mesh.written[static_cast<size_t>(axis)].name;
+      int64_t covered = 1;
+      size_t next = end;
+      while (next < axes.size() && covered < mesh.WrittenSize(name)) {
+        const int part = mesh.AxisIndex(axes[next].name);
+        if (part < 0 || mesh.written[static_cast<size_t>(part)].name != name ||
+            mesh.written[static_cast<size_t>(part)].pre_size != covered) {
+          break;
+        }
+        covered *= mesh.sizes[static_cast<size_t>(part)];
+        ++next;
+      }
+      if (covered != mesh.WrittenSize(name)) break;
+      end = next;
+    }
+    axes.resize(end);
+  }
+  return kept;
 }
 
 int64_t TensorSharding::SizeOf(const AxisRef& ref) const {

@@ -9,6 +9,11 @@
 // A dimension sharded over axes ["a", "b"] is split into size(a) * size(b)
 // tiles, "a" major. A sub-axis "a":(k)m is the m-sized part of "a" after
 // the k-sized major part.
+//
+// A program that names sub-axes has its meshes refined (RefineMesh): each
+// axis its sub-axes cut becomes its parts, axes of their own ("a":(1)2 and
+// "a":(2)2 for "a"=4 cut at 2), and its shardings are read over the parts,
+// so the partitioner, whose rules take whole axes, applies to sub-axes too.
 #pragma once
 
 #include <algorithm>
@@ -24,10 +29,22 @@
 
 namespace kiln::compiler {
 
+// An axis of a mesh, or a sub-axis of it (`pre_size` > 1 or `size` smaller
+// than the axis).
+struct AxisRef {
+  std::string name;
+  int64_t pre_size = 1;
+  int64_t size = 0;  // 0: the whole axis
+};
+
 struct Mesh {
   std::vector<std::string> axes;
   std::vector<int64_t> sizes;
   std::vector<int64_t> device_ids;  // position -> logical id; empty: the position
+  // A refined mesh's parts (RefineMesh): per axis, the axis as the program
+  // wrote it, with the sub-axis of it this axis is. Empty: every axis is as
+  // written.
+  std::vector<AxisRef> written;
 
   int64_t num_devices() const;
   int AxisIndex(std::string_view name) const;  // -1 when absent
@@ -36,15 +53,21 @@ struct Mesh {
   std::optional<std::vector<int64_t>> CoordinatesOf(int64_t device) const;
   // The logical device at `coordinates`.
   int64_t DeviceAt(std::span<const int64_t> coordinates) const;
+  // The size of the axis the program wrote as `name` (the product of its
+  // parts in a refined mesh); -1 when the mesh has none.
+  int64_t WrittenSize(std::string_view name) const;
+  // The axes of this mesh that cover axis or sub-axis `ref` as the program
+  // wrote it: `ref` itself, or the parts of a refined axis it spans; nullopt
+  // when it names no axis or cuts a part.
+  std::optional<std::vector<AxisRef>> Resolve(const AxisRef& ref) const;
 };
 
-// An axis of a mesh, or a sub-axis of it (`pre_size` > 1 or `size` smaller
-// than the axis).
-struct AxisRef {
-  std::string name;
-  int64_t pre_size = 1;
-  int64_t size = 0;  // 0: the whole axis
-};
+// `mesh` with each axis cut into parts at the bounds of the sub-axes of it
+// in `used` ("a":(k)m cuts at k and k * m): the part of "a" of size m after
+// a major part of size k becomes axis "a":(k)m. The devices keep their
+// order. An axis whose cuts do not each divide the next stays as it is (its
+// sub-axes then stay sub-axes); so does a mesh nothing cuts.
+Mesh RefineMesh(const Mesh& mesh, std::span<const AxisRef> used);
 
 struct TensorSharding {
   Mesh mesh;
@@ -79,6 +102,12 @@ struct TensorSharding {
   // Whether any dimension is open.
   bool AnyOpen() const { return std::find(open.begin(), open.end(), true) != open.end(); }
 };
+
+// `sharding` with each dimension's axes cut before the first that is no
+// whole axis as the program wrote it (a sub-axis, or a part of a refined
+// axis without the parts after it). XLA leaves sub-axes out of the
+// sharding it gives a result left to propagation, and what follows them.
+TensorSharding WithoutSubAxes(const TensorSharding& sharding);
 
 // The groups of `mesh`'s logical devices that differ only along `axes`
 // (whole axes or sub-axes of the mesh), each ordered by its members'

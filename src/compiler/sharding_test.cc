@@ -61,6 +61,65 @@ TEST(ShardingTest, SubAxesOpenDimensionsPrioritiesAndReplicatedAxes) {
   EXPECT_TRUE(sharding->dims[1].empty());
 }
 
+TEST(ShardingTest, SubAxesReadOverARefinedMeshAreItsParts) {
+  MeshTable meshes = Meshes();
+  const AxisRef used[] = {{"y", 1, 2}, {"y", 2, 2}, {"x", 1, 2}};
+  meshes["mesh"] = RefineMesh(meshes.at("mesh"), used);
+  const Mesh& mesh = meshes.at("mesh");
+  // "y"=4 cut at 2 is two axes of 2; "x" (its only sub-axis the whole of
+  // it) stays; the devices keep their order.
+  EXPECT_EQ(mesh.axes, (std::vector<std::string>{"x", "y:(1)2", "y:(2)2"}));
+  EXPECT_EQ(mesh.sizes, (std::vector<int64_t>{2, 2, 2}));
+  EXPECT_EQ(*mesh.CoordinatesOf(6), (std::vector<int64_t>{1, 1, 0}));
+  EXPECT_EQ(mesh.WrittenSize("y"), 4);
+  EXPECT_EQ(mesh.WrittenSize("z"), -1);
+  auto sharding = ParseSharding(R"(#sdy.sharding<@mesh, [{"y":(2)2}, {"x", "y"}]>)", meshes);
+  ASSERT_TRUE(sharding.ok()) << sharding.status().ToString();
+  ASSERT_EQ(sharding->dims[0].size(), 1u);
+  EXPECT_EQ(sharding->dims[0][0].name, "y:(2)2");
+  EXPECT_EQ(sharding->dims[0][0].size, 0);  // a whole axis of the refined mesh
+  ASSERT_EQ(sharding->dims[1].size(), 3u);  // "y" is both its parts
+  EXPECT_EQ(sharding->dims[1][1].name, "y:(1)2");
+  EXPECT_EQ(sharding->dims[1][2].name, "y:(2)2");
+  // The same tiles as the sub-axis over the mesh as written.
+  auto written = ParseSharding(R"(#sdy.sharding<@mesh, [{"y":(2)2}, {"x", "y"}]>)", Meshes());
+  ASSERT_TRUE(written.ok());
+  for (int64_t device = 0; device < 8; ++device) {
+    const std::vector<int64_t> at = *mesh.CoordinatesOf(device);
+    const std::vector<int64_t> at_written = *written->mesh.CoordinatesOf(device);
+    for (size_t d = 0; d < 2; ++d) {
+      EXPECT_EQ(sharding->TileOf(d, at), written->TileOf(d, at_written)) << device << " " << d;
+    }
+  }
+  // XLA gives results left to propagation no sub-axes: a part alone goes,
+  // and what follows it; both parts in order are the axis.
+  auto result = ParseSharding(R"(#sdy.sharding<@mesh, [{"x", "y":(2)2}, {"y"}]>)", meshes);
+  ASSERT_TRUE(result.ok());
+  TensorSharding kept = WithoutSubAxes(*result);
+  ASSERT_EQ(kept.dims[0].size(), 1u);
+  EXPECT_EQ(kept.dims[0][0].name, "x");
+  EXPECT_EQ(kept.dims[1].size(), 2u);
+  EXPECT_TRUE(WithoutSubAxes(*written).dims[0].empty());
+  // A sub-axis that cuts a part of the refinement resolves to nothing, and
+  // reads as an error, not a guess: "z"=8 cut at 2 has parts (1)2, (2)4.
+  const AxisRef cut[] = {{"z", 1, 2}};
+  MeshTable other;
+  other["m"] = RefineMesh(*ParseMesh(R"(#sdy.mesh<["z"=8]>)"), cut);
+  EXPECT_FALSE(other["m"].Resolve(AxisRef{"z", 4, 2}).has_value());
+  EXPECT_EQ(other["m"].Resolve(AxisRef{"z", 2, 4})->size(), 1u);
+  auto cutting = ParseSharding(R"(#sdy.sharding<@m, [{"z":(4)2}]>)", other);
+  EXPECT_EQ(cutting.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(cutting.status().message().find("cuts a part"), std::string::npos);
+}
+
+TEST(ShardingTest, CutsThatDoNotChainLeaveTheAxisWhole) {
+  const Mesh mesh = *ParseMesh(R"(#sdy.mesh<["x"=6]>)");
+  const AxisRef used[] = {{"x", 1, 2}, {"x", 1, 3}};  // cuts at 2 and 3
+  const Mesh refined = RefineMesh(mesh, used);
+  EXPECT_EQ(refined.axes, (std::vector<std::string>{"x"}));
+  EXPECT_TRUE(refined.written.empty());
+}
+
 TEST(ShardingTest, UnreducedAxesHoldPartialSums) {
   auto sharding = ParseSharding(R"(#sdy.sharding<@mesh, [{"x"}, {}], unreduced={"y"}>)", Meshes());
   ASSERT_TRUE(sharding.ok()) << sharding.status().ToString();
