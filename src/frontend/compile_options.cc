@@ -28,6 +28,7 @@ constexpr uint32_t kNumReplicas = 4;
 constexpr uint32_t kNumPartitions = 5;
 constexpr uint32_t kUseSpmdPartitioning = 6;
 constexpr uint32_t kDeviceAssignment = 9;
+constexpr uint32_t kAllowPropagationToOutput = 12;  // repeated bool
 constexpr uint32_t kUseShardyPartitioner = 19;
 // DeviceAssignmentProto.
 constexpr uint32_t kReplicaCount = 1;
@@ -109,6 +110,17 @@ Status ParseBuildOptions(const Field& message, CompileOptions& options) {
       case kDeviceAssignment:
         KILN_RETURN_IF_ERROR(Expect(field, WireType::kLengthDelimited, "device_assignment"));
         KILN_RETURN_IF_ERROR(ParseDeviceAssignment(field, options));
+        break;
+      case kAllowPropagationToOutput:
+        options.propagation_to_output_given = true;
+        if (field.type == WireType::kLengthDelimited) {
+          KILN_ASSIGN_OR_RETURN(std::vector<int64_t> flags, Reader::PackedVarints(field));
+          for (int64_t flag : flags) options.propagation_to_output.push_back(flag != 0);
+        } else {
+          KILN_RETURN_IF_ERROR(Expect(field, WireType::kVarint,
+                                      "allow_spmd_sharding_propagation_to_output"));
+          options.propagation_to_output.push_back(field.value != 0);
+        }
         break;
       default: break;
     }

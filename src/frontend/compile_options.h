@@ -27,6 +27,15 @@ struct CompileOptions {
   bool use_spmd_partitioning = false;
   bool use_shardy_partitioner = false;
   int64_t device_ordinal = -1;  // -1: not given
+  // allow_spmd_sharding_propagation_to_output: per result (or one for all),
+  // whether a result a GSPMD program gives no sharding takes the one the
+  // partitioner finds; false: it is whole on every device (XLA's Shardy
+  // pipeline ignores it). JAX sets true for the results of a jit without
+  // out_shardings, PyTorch/XLA false for all. XLA's default (the field
+  // absent) is false; Kiln, where it is absent, propagates
+  // (`propagation_to_output_given` false).
+  std::vector<bool> propagation_to_output;
+  bool propagation_to_output_given = false;
   // device_assignment[replica][partition] = device id; empty when absent.
   std::vector<std::vector<int64_t>> device_assignment;
   // Checked by CheckOptionOverride: each names a field of xla.DebugOptions

@@ -367,3 +367,74 @@ def test_gspmd_arguments_that_do_not_divide_take_padded_tiles(run_python):
     assert kiln["shapes"] == cpu["shapes"] == [[[3, 6]] * 4, [[6]] * 4, [[10, 4]] * 4]
     for key in ("rows", "sums", "whole"):
         np.testing.assert_allclose(kiln[key], cpu[key], rtol=1e-5, atol=1e-5)
+
+
+PROPAGATION_FLAG = r'''
+import json
+import jax, numpy as np
+from jax._src import compiler, xla_bridge
+from jax._src.lib import xla_client as xc
+from jax._src.sharding_impls import GSPMDSharding
+SHARDY = """
+module @jit_f attributes {mhlo.num_partitions = 4 : i32, mhlo.num_replicas = 1 : i32} {
+  sdy.mesh @mesh = <["x"=4]>
+  func.func public @main(%a: tensor<16x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>})
+      -> (tensor<16x8xf32>, tensor<16x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) {
+    %0 = stablehlo.sine %a : tensor<16x8xf32>
+    return %0, %0 : tensor<16x8xf32>, tensor<16x8xf32>
+  }
+}
+"""
+GSPMD = """
+module @jit_f attributes {mhlo.num_partitions = 4 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%a: tensor<16x8xf32> {mhlo.sharding = "{devices=[4,1]<=[4]}"})
+      -> (tensor<16x8xf32>, tensor<16x8xf32> {mhlo.sharding = "{devices=[4,1]<=[4]}"}) {
+    %0 = stablehlo.sine %a : tensor<16x8xf32>
+    return %0, %0 : tensor<16x8xf32>, tensor<16x8xf32>
+  }
+}
+"""
+backend = xla_bridge.get_backend()
+devices = backend.devices()[:4]
+a = np.arange(128, dtype=np.float32).reshape(16, 8) / 9
+out = {}
+for name, text in (("shardy", SHARDY), ("gspmd", GSPMD)):
+    for flags in ([True], [False], [False, True], [True, False]):
+        options = compiler.get_compile_options(num_replicas=1, num_partitions=4,
+                                               device_assignment=np.arange(4).reshape(1, 4))
+        options.executable_build_options.use_spmd_partitioning = True
+        options.executable_build_options.allow_spmd_sharding_propagation_to_output = flags
+        exe = backend.compile_and_load(text, xc.DeviceList(tuple(devices)), options)
+        arg = jax.device_put(a, GSPMDSharding(tuple(devices), exe.get_parameter_shardings()[0]))
+        results = exe.execute_sharded([arg]).disassemble_into_single_device_arrays()
+        out[f"{name} {flags}"] = {
+            "shapes": [[list(np.asarray(x).shape) for x in r] for r in results],
+            "first": [np.asarray(r[0]).ravel().tolist() for r in results],
+            "whole": [GSPMDSharding(tuple(devices), s).is_fully_replicated
+                      for s in exe.get_output_shardings()]}
+print(json.dumps(out))
+'''
+
+
+def test_results_without_a_sharding_follow_the_propagation_flag(run_python):
+    """allow_spmd_sharding_propagation_to_output (one flag for all results,
+    or one per result) decides whether a result a GSPMD program gives no
+    sharding takes the tiles the program holds it in or comes back whole,
+    as on XLA's CPU backend; a result with a sharding keeps it either way,
+    and XLA's Shardy pipeline propagates to results whatever the flag says.
+    PyTorch/XLA sends false; JAX true for results without out_shardings."""
+    runs = {}
+    for platform in ("kiln", "cpu"):
+        done = run_python(PROPAGATION_FLAG, env={
+            "JAX_PLATFORMS": platform, "KILN_NUM_DEVICES": "4",
+            "XLA_FLAGS": "--xla_force_host_platform_device_count=4"})
+        runs[platform] = json.loads(done.stdout.strip().splitlines()[-1])
+    kiln, cpu = runs["kiln"], runs["cpu"]
+    assert kiln.keys() == cpu.keys()
+    for case in cpu:
+        assert kiln[case]["shapes"] == cpu[case]["shapes"], case
+        assert kiln[case]["whole"] == cpu[case]["whole"], case
+        np.testing.assert_allclose(kiln[case]["first"][0], cpu[case]["first"][0], rtol=1e-6)
+    assert cpu["gspmd [False]"]["whole"] == [True, False]
+    assert cpu["gspmd [True, False]"]["whole"] == [False, False]
+    assert cpu["shardy [False]"]["whole"] == [False, False]
