@@ -18,7 +18,14 @@ namespace kiln::compiler {
 namespace {
 
 Status LowerComposite(Lowering& lowering, const ir::Operation& op) {
-  return lowering.InlineFunction(op, "decomposition");
+  // GSPMD returns top_k's results whole whatever splits its operand (XLA
+  // makes the composite its TopK, which its partitioner leaves whole): in
+  // a GSPMD program Kiln computes it whole too, as the shardings JAX reads
+  // back must agree. (Shardy partitions the decomposition, as Kiln does.)
+  const ir::Attribute name = op.GetAttr("name");
+  const bool whole = lowering.spmd() != nullptr && lowering.spmd()->gspmd &&
+                     name.Is(ir::AttrKind::kString) && name->text == "chlo.top_k";
+  return lowering.InlineFunction(op, "decomposition", whole);
 }
 
 // Results are the operands: sharding annotations on a single device.

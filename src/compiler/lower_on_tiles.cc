@@ -1187,8 +1187,12 @@ StatusOr<bool> LowerOnTiles(Lowering& lowering, const ir::Operation& op) {
     case ir::OpCode::kPad:
     case ir::OpCode::kConcatenate:
     case ir::OpCode::kDynamicSlice:
-    case ir::OpCode::kDynamicUpdateSlice:
-    case ir::OpCode::kChloTopK: return OnTilesAligned(lowering, op);
+    case ir::OpCode::kDynamicUpdateSlice: return OnTilesAligned(lowering, op);
+    case ir::OpCode::kChloTopK:
+      // GSPMD returns top_k's results whole, whatever splits its operand
+      // (Shardy keeps the batch dimensions' axes).
+      if (lowering.spmd()->gspmd) return false;
+      return OnTilesAligned(lowering, op);
     case ir::OpCode::kSdyPropagationBarrier: return PassThrough(lowering, op);
     case ir::OpCode::kAllReduce:
     case ir::OpCode::kAllGather:

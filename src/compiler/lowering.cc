@@ -632,7 +632,7 @@ StatusOr<ValueId> Lowering::GatherTiles(ValueId local, const Shape& global,
 
 Status Lowering::InlineCall(const ir::Operation& call) { return InlineFunction(call, "callee"); }
 
-Status Lowering::InlineFunction(const ir::Operation& call, std::string_view attribute) {
+Status Lowering::InlineFunction(const ir::Operation& call, std::string_view attribute, bool whole) {
   ir::Attribute callee = call.GetAttr(attribute);
   if (!callee.Is(ir::AttrKind::kSymbolRef) || callee->symbol_path.empty()) {
     return InvalidArgument("expected a function symbol in attribute '", attribute, "'");
@@ -648,12 +648,12 @@ Status Lowering::InlineFunction(const ir::Operation& call, std::string_view attr
   }
   const ir::Block& body = function->region(0).block(0);
   for (size_t i = 0; i < body.num_arguments() && i < call.operands().size(); ++i) {
-    if (const Tiles* tiles = HeldAsTiles(call.operand(i))) {
+    if (const Tiles* tiles = whole ? nullptr : HeldAsTiles(call.operand(i))) {
       const Tiles kept = *tiles;
       BindTiles(body.argument(i), kept.local, kept.sharding);
       continue;
     }
-    if (const Tiles* tiles = HeldAsPadded(call.operand(i));
+    if (const Tiles* tiles = whole ? nullptr : HeldAsPadded(call.operand(i));
         tiles != nullptr && values_.count(call.operand(i)) == 0) {
       const Tiles kept = *tiles;
       BindPadded(body.argument(i), kept.local, kept.sharding);

@@ -127,8 +127,9 @@ class Lowering {
                       bool keep_tiles = false);
   // Inlines the function named by `op`'s symbol attribute `attribute` with
   // the op's operands as arguments (func.call's callee, a composite's
-  // decomposition).
-  Status InlineFunction(const ir::Operation& op, std::string_view attribute);
+  // decomposition); `whole`: the operands whole, not as the tiles the
+  // program holds them in.
+  Status InlineFunction(const ir::Operation& op, std::string_view attribute, bool whole = false);
   // Maps an IR result to an existing graph value (ops that are no-ops).
   // (A function inlined twice binds its values again: a value bound whole
   // drops tiles an earlier inlining held, and the reverse.)

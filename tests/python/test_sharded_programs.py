@@ -27,17 +27,12 @@ KNOWN = {}
 
 # The same programs as GSPMD programs (mhlo.sharding, as JAX writes them
 # without Shardy and PyTorch/XLA's SPMD mode does), on 4 devices. GSPMD's
-# propagation chooses otherwise than Shardy in places; Kiln follows it where
-# it can tell (a reverse renumbers devices; a manual region's operand split
-# over the manual axes enters whole over the automatic ones), except below
-# (docs/sharding.md).
+# propagation chooses otherwise than Shardy in places; Kiln follows it (a
+# reverse renumbers devices; a manual region's operand split over the manual
+# axes enters whole over the automatic ones; top_k's results are whole),
+# except where listed below (docs/sharding.md).
 GSPMD_COUNT = 4
 GSPMD_KNOWN = {}
-# GSPMD returns top_k's results whole; Kiln plans the program's top_k as a
-# sort and slices (as compiled.as_text() shows) and partitions them as
-# Shardy does.
-GSPMD_KNOWN.update({f"top_k/{layout}": "GSPMD returns top_k whole"
-                    for layout in ("x", "x_y", "xy", "y", "y_x")})
 
 
 def _run(platform: str, count: int, path: Path, gspmd: bool = False) -> tuple[dict, dict]:
