@@ -167,12 +167,20 @@ StatusOr<ir::Value*> TileOf(Lowering& lowering, const ir::Operation& op, size_t 
     const Lowering::Tiles held = *tiles;
     KILN_ASSIGN_OR_RETURN(std::optional<ValueId> finer, EmitFinerTile(lowering, held, sharding));
     if (finer) return lowering.StandIn(*finer, LocalType(operand->type(), local));
-    // Held as other tiles: gathered whole (once) and cut again below.
+    // Held as other tiles: gathered along the axes they do not share
+    // (below), or whole (once) and cut again.
   }
   // Made again on tiles where it can be (a broadcast of a scalar or a
   // bias, a mask from iotas), rather than cut from the whole value.
   KILN_ASSIGN_OR_RETURN(std::optional<ValueId> early, lowering.TileEarly(operand, sharding));
   if (early) return lowering.StandIn(*early, LocalType(operand->type(), local));
+  if (const Lowering::Tiles* tiles = lowering.HeldAsTiles(operand);
+      tiles != nullptr && !lowering.HeldWhole(operand)) {
+    const Lowering::Tiles held = *tiles;
+    KILN_ASSIGN_OR_RETURN(std::optional<ValueId> resharded,
+                          EmitReshard(lowering, held, global, sharding));
+    if (resharded) return lowering.StandIn(*resharded, LocalType(operand->type(), local));
+  }
   KILN_ASSIGN_OR_RETURN(ValueId whole, lowering.Lookup(operand));
   KILN_ASSIGN_OR_RETURN(ValueId tile, EmitTile(lowering, whole, global, sharding));
   return lowering.StandIn(tile, LocalType(operand->type(), local));

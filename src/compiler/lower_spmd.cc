@@ -866,6 +866,43 @@ StatusOr<std::optional<ValueId>> EmitFinerTile(Lowering& lowering, const Lowerin
   return std::optional<ValueId>(tile);
 }
 
+StatusOr<std::optional<ValueId>> EmitReshard(Lowering& lowering, const Lowering::Tiles& held,
+                                             const Shape& global, const TensorSharding& target) {
+  const TensorSharding& from = held.sharding;
+  if (!from.unreduced.empty() || !target.unreduced.empty() ||
+      from.dims.size() != target.dims.size() || from.dims.size() != global.dims.size() ||
+      !on_tiles::SameMesh(from.mesh, target.mesh) || !on_tiles::SimpleAxes(from) ||
+      !on_tiles::SimpleAxes(target) || !from.LocalDims(global.dims).ok() ||
+      !target.LocalDims(global.dims).ok()) {
+    return std::optional<ValueId>();
+  }
+  // Per dimension, the axes both tilings begin with (`common`) and the
+  // held tiling's axes after them (`rest`, gathered).
+  TensorSharding common = on_tiles::Unsplit(from.mesh, from.dims.size());
+  TensorSharding rest = on_tiles::Unsplit(from.mesh, from.dims.size());
+  bool kept = false;
+  bool gathered = false;
+  for (size_t d = 0; d < from.dims.size(); ++d) {
+    const std::vector<AxisRef>& have = from.dims[d];
+    const std::vector<AxisRef>& want = target.dims[d];
+    size_t k = 0;
+    while (k < have.size() && k < want.size() && have[k].name == want[k].name) ++k;
+    common.dims[d].assign(have.begin(), have.begin() + static_cast<std::ptrdiff_t>(k));
+    rest.dims[d].assign(have.begin() + static_cast<std::ptrdiff_t>(k), have.end());
+    kept = kept || k > 0;
+    gathered = gathered || k < have.size();
+  }
+  // Nothing in common: the whole value (gathered once, kept for other
+  // uses); nothing to gather: a finer cut (EmitFinerTile).
+  if (!kept || !gathered) return std::optional<ValueId>();
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> common_dims, common.LocalDims(global.dims));
+  const Shape common_tile{global.element_type, common_dims};
+  KILN_ASSIGN_OR_RETURN(ValueId tile, EmitGather(lowering, held.local, common_tile, rest));
+  KILN_ASSIGN_OR_RETURN(std::optional<ValueId> finer,
+                        EmitFinerTile(lowering, Lowering::Tiles{tile, common}, target));
+  return std::optional<ValueId>(finer ? *finer : tile);
+}
+
 StatusOr<ValueId> EmitPlaceTile(Lowering& lowering, ValueId tile, const Shape& shape,
                                 const TensorSharding& placed) {
   // Never folded: the result depends on the device running it.

@@ -153,6 +153,17 @@ Status Lowering::LowerEntry(const ir::Module& module, const ir::Operation& entry
         graph.results[r] = *early;
         continue;
       }
+      // Held as tiles sharing leading axes with these: gathered along the
+      // others alone (the whole gather, unused, is dropped).
+      if (const Tiles* held = lowering.HeldAsTiles(terminator->operand(r))) {
+        const Tiles kept = *held;
+        KILN_ASSIGN_OR_RETURN(std::optional<ValueId> resharded,
+                              EmitReshard(lowering, kept, shape, sharding));
+        if (resharded) {
+          graph.results[r] = *resharded;
+          continue;
+        }
+      }
     }
     KILN_ASSIGN_OR_RETURN(graph.results[r], EmitTile(lowering, global, shape, sharding));
   }
@@ -489,6 +500,15 @@ StatusOr<ValueId> Lowering::LocalTile(const ir::Value* value, const TensorShardi
   // whole (or a gather of other tiles and a cut).
   KILN_ASSIGN_OR_RETURN(std::optional<ValueId> early, TileEarly(value, sharding));
   if (early) return *early;
+  // Held as tiles sharing leading axes with these (rows over ("x", "y")
+  // wanted over "x"): gathered along the others alone, unless the whole
+  // value is at hand.
+  if (auto it = ungathered_.find(value); it != ungathered_.end() && !HeldWhole(value)) {
+    const Tiles held = it->second;
+    KILN_ASSIGN_OR_RETURN(std::optional<ValueId> resharded,
+                          EmitReshard(*this, held, global, sharding));
+    if (resharded) return *resharded;
+  }
   KILN_ASSIGN_OR_RETURN(ValueId id, Lookup(value));
   if (auto it = tiles_.find(id); it != tiles_.end()) {
     if (SameTiling(it->second.sharding, sharding, global.dims)) return it->second.local;

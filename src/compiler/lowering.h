@@ -436,6 +436,13 @@ StatusOr<ValueId> EmitPartialShare(Lowering& lowering, ValueId tile,
 // communication. nullopt when `target` is not finer so.
 StatusOr<std::optional<ValueId>> EmitFinerTile(Lowering& lowering, const Lowering::Tiles& held,
                                                const TensorSharding& target);
+// A device's tile under `target` from its tile `held` of a tiling that
+// shares leading axes with it in some dimension but is not coarser: the
+// held tiles gathered only along the axes after those (the devices that
+// differ along them alone meet), then cut finer. nullopt where the
+// tilings share no axis (a whole gather) or `target` is finer (no gather).
+StatusOr<std::optional<ValueId>> EmitReshard(Lowering& lowering, const Lowering::Tiles& held,
+                                             const Shape& global, const TensorSharding& target);
 // `tile`, a device's tile of a value split along some dimensions over the
 // axes `placed` gives them, at its place in zeros of `shape` (those
 // dimensions whole): partial sums over those axes of the value with those

@@ -438,3 +438,56 @@ def test_results_without_a_sharding_follow_the_propagation_flag(run_python):
     assert cpu["gspmd [False]"]["whole"] == [True, False]
     assert cpu["gspmd [True, False]"]["whole"] == [False, False]
     assert cpu["shardy [False]"]["whole"] == [False, False]
+
+
+RESHARD = r'''
+import json, re
+import jax, jax.numpy as jnp, numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+mesh = Mesh(np.array(jax.devices()[:8]).reshape(2, 4), ("x", "y"))
+whole = np.arange(1024 * 512, dtype=np.float32).reshape(1024, 512) / 1e5
+a = jax.device_put(whole, NamedSharding(mesh, P(("x", "y"))))
+rows_x = NamedSharding(mesh, P("x"))
+def groups(line):  # listed ({{0,1},{2,3}}) or as an iota ([2,2]<=[4])
+    listed = re.search(r"replica_groups=(\{\{.*?\}\})", line)
+    return listed.group(1) if listed else line.split("replica_groups=")[1].split(", ")[0]
+out = {}
+programs = {
+    "result": jax.jit(lambda v: jnp.sin(v) * 2, out_shardings=rows_x),
+    "constraint": jax.jit(
+        lambda v: jnp.cumsum(jax.lax.with_sharding_constraint(jnp.sin(v), rows_x), axis=1),
+        out_shardings=rows_x),
+}
+for name, f in programs.items():
+    compiled = f.lower(a).compile()
+    got = f(a)
+    out[name] = {
+        "temp": compiled.memory_analysis().temp_size_in_bytes,
+        "tile": list(got.addressable_shards[0].data.shape),
+        "values": np.asarray(got).ravel()[::997].tolist(),
+        "gathers": [groups(line) for line in compiled.as_text().splitlines()
+                    if "all-gather(" in line],
+    }
+print(json.dumps(out))
+'''
+
+
+def test_tiles_wanted_coarser_are_gathered_along_the_axes_they_drop(run_python):
+    """Rows held over ("x", "y") and wanted over "x" (an out_sharding, a
+    sharding constraint) are gathered along "y" alone: each group of 4
+    devices that share an "x" coordinate meets, and no device holds the
+    whole array, as on XLA's CPU backend (before: all 8 gathered the whole
+    2 MiB array and cut their half)."""
+    runs = {}
+    for platform in ("kiln", "cpu"):
+        done = run_python(RESHARD, env={
+            "JAX_PLATFORMS": platform, "KILN_NUM_DEVICES": "8",
+            "XLA_FLAGS": "--xla_force_host_platform_device_count=8"})
+        runs[platform] = json.loads(done.stdout.strip().splitlines()[-1])
+    kiln, cpu = runs["kiln"], runs["cpu"]
+    for name in ("result", "constraint"):
+        assert kiln[name]["tile"] == cpu[name]["tile"] == [512, 512], name
+        np.testing.assert_allclose(kiln[name]["values"], cpu[name]["values"], rtol=1e-4, atol=1e-3)
+        # Groups of the 4 devices along "y" ({{0,1,2,3},{4,5,6,7}}), never all 8.
+        assert kiln[name]["gathers"] == ["{{0,1,2,3},{4,5,6,7}}"], (name, kiln[name]["gathers"])
+        assert kiln[name]["temp"] < 2 << 20, (name, kiln[name]["temp"])
