@@ -866,6 +866,72 @@ StatusOr<std::optional<ValueId>> EmitFinerTile(Lowering& lowering, const Lowerin
   return std::optional<ValueId>(tile);
 }
 
+namespace {
+
+// The all_to_all of EmitReshard: where the held tiling's `rest` is one
+// dimension's axes and the wanted tiling adds exactly those axes, in that
+// order, to another dimension (nothing else differs), `local` exchanged
+// along them; nullopt otherwise.
+StatusOr<std::optional<ValueId>> ExchangeMovedAxes(Lowering& lowering, ValueId local,
+                                                   const Shape& global, const TensorSharding& rest,
+                                                   const std::vector<std::vector<AxisRef>>& added,
+                                                   const TensorSharding& target) {
+  std::optional<size_t> from_dim;
+  std::optional<size_t> to_dim;
+  for (size_t d = 0; d < rest.dims.size(); ++d) {
+    if (!rest.dims[d].empty()) {
+      if (from_dim) return std::optional<ValueId>();
+      from_dim = d;
+    }
+    if (!added[d].empty()) {
+      if (to_dim) return std::optional<ValueId>();
+      to_dim = d;
+    }
+  }
+  if (!from_dim || !to_dim || *from_dim == *to_dim ||
+      !on_tiles::SameAxes(rest.dims[*from_dim], added[*to_dim])) {
+    return std::optional<ValueId>();
+  }
+  const std::vector<AxisRef>& axes = added[*to_dim];
+  int64_t count = 1;
+  for (const AxisRef& ref : axes) count *= rest.SizeOf(ref);
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> out_dims, target.LocalDims(global.dims));
+  const std::vector<int64_t>& in_dims = lowering.graph().shape(local).dims;
+  if (in_dims.size() != out_dims.size() || in_dims[*to_dim] != out_dims[*to_dim] * count) {
+    return std::optional<ValueId>();
+  }
+  // Partition ids (the channel makes the exchange cross-partition).
+  const std::vector<std::vector<int64_t>> groups = GroupsAlong(rest.mesh, axes);
+  std::vector<int64_t> ids;
+  for (const std::vector<int64_t>& group : groups)
+    ids.insert(ids.end(), group.begin(), group.end());
+  std::vector<uint8_t> bytes(ids.size() * sizeof(int64_t));
+  std::memcpy(bytes.data(), ids.data(), bytes.size());
+  const ir::Type i64 = ir::Type::Element(ElementType::kS64);
+  ir::Operation exchange("kiln.reshard");
+  exchange.SetAttr("replica_groups",
+                   ir::Attribute::DenseElements(
+                       ir::Type::Tensor(i64, {static_cast<int64_t>(groups.size()), count}),
+                       std::move(bytes), /*splat=*/false));
+  exchange.SetAttr("channel_handle",
+                   ir::Attribute::Struct("stablehlo.channel_handle",
+                                         {{"handle", ir::Attribute::Integer(1, i64)},
+                                          {"type", ir::Attribute::Integer(1, i64)}}));
+  exchange.SetAttr("split_dimension", ir::Attribute::Integer(static_cast<int64_t>(*to_dim), i64));
+  exchange.SetAttr("concat_dimension",
+                   ir::Attribute::Integer(static_cast<int64_t>(*from_dim), i64));
+  exchange.SetAttr("split_count", ir::Attribute::Integer(count, i64));
+  const ir::Type element = ir::Type::Element(global.element_type);
+  KILN_ASSIGN_OR_RETURN(
+      std::vector<ValueId> exchanged,
+      on_tiles::LowerRebuilt(lowering, exchange, "stablehlo.all_to_all",
+                             {lowering.StandIn(local, ir::Type::Tensor(element, in_dims))},
+                             {ir::Type::Tensor(element, out_dims)}, {}, &exchange));
+  return std::optional<ValueId>(exchanged[0]);
+}
+
+}  // namespace
+
 StatusOr<std::optional<ValueId>> EmitReshard(Lowering& lowering, const Lowering::Tiles& held,
                                              const Shape& global, const TensorSharding& target) {
   const TensorSharding& from = held.sharding;
@@ -876,10 +942,12 @@ StatusOr<std::optional<ValueId>> EmitReshard(Lowering& lowering, const Lowering:
       !target.LocalDims(global.dims).ok()) {
     return std::optional<ValueId>();
   }
-  // Per dimension, the axes both tilings begin with (`common`) and the
-  // held tiling's axes after them (`rest`, gathered).
+  // Per dimension, the axes both tilings begin with (`common`), the held
+  // tiling's axes after them (`rest`, gathered) and the wanted tiling's
+  // (`added`).
   TensorSharding common = on_tiles::Unsplit(from.mesh, from.dims.size());
   TensorSharding rest = on_tiles::Unsplit(from.mesh, from.dims.size());
+  std::vector<std::vector<AxisRef>> added(from.dims.size());
   bool kept = false;
   bool gathered = false;
   for (size_t d = 0; d < from.dims.size(); ++d) {
@@ -889,9 +957,17 @@ StatusOr<std::optional<ValueId>> EmitReshard(Lowering& lowering, const Lowering:
     while (k < have.size() && k < want.size() && have[k].name == want[k].name) ++k;
     common.dims[d].assign(have.begin(), have.begin() + static_cast<std::ptrdiff_t>(k));
     rest.dims[d].assign(have.begin() + static_cast<std::ptrdiff_t>(k), have.end());
+    added[d].assign(want.begin() + static_cast<std::ptrdiff_t>(k), want.end());
     kept = kept || k > 0;
     gathered = gathered || k < have.size();
   }
+  // Axes that move from the end of one dimension to the end of another
+  // (rows over "x" wanted as columns over "x"): an all_to_all among the
+  // devices that differ along them, each sending every other its part of
+  // the new dimension, as XLA reshards.
+  KILN_ASSIGN_OR_RETURN(std::optional<ValueId> exchanged,
+                        ExchangeMovedAxes(lowering, held.local, global, rest, added, target));
+  if (exchanged) return exchanged;
   // Nothing in common: the whole value (gathered once, kept for other
   // uses); nothing to gather: a finer cut (EmitFinerTile).
   if (!kept || !gathered) return std::optional<ValueId>();

@@ -452,32 +452,42 @@ def groups(line):  # listed ({{0,1},{2,3}}) or as an iota ([2,2]<=[4])
     listed = re.search(r"replica_groups=(\{\{.*?\}\})", line)
     return listed.group(1) if listed else line.split("replica_groups=")[1].split(", ")[0]
 out = {}
+cols_xy = NamedSharding(mesh, P(None, ("x", "y")))
 programs = {
     "result": jax.jit(lambda v: jnp.sin(v) * 2, out_shardings=rows_x),
+    # rows over "y", columns over "x", wanted as columns over ("x", "y"):
+    # "y" moves from the rows to the columns
+    "moved": jax.jit(
+        lambda v: jnp.cumsum(jax.lax.with_sharding_constraint(jnp.sin(v), cols_xy), axis=0),
+        out_shardings=cols_xy),
     "constraint": jax.jit(
         lambda v: jnp.cumsum(jax.lax.with_sharding_constraint(jnp.sin(v), rows_x), axis=1),
         out_shardings=rows_x),
 }
 for name, f in programs.items():
-    compiled = f.lower(a).compile()
-    got = f(a)
+    arg = jax.device_put(whole, NamedSharding(mesh, P("y", "x"))) if name == "moved" else a
+    compiled = f.lower(arg).compile()
+    got = f(arg)
     out[name] = {
         "temp": compiled.memory_analysis().temp_size_in_bytes,
         "tile": list(got.addressable_shards[0].data.shape),
         "values": np.asarray(got).ravel()[::997].tolist(),
         "gathers": [groups(line) for line in compiled.as_text().splitlines()
                     if "all-gather(" in line],
+        "exchanges": [groups(line) for line in compiled.as_text().splitlines()
+                      if "all-to-all(" in line],
     }
 print(json.dumps(out))
 '''
 
 
-def test_tiles_wanted_coarser_are_gathered_along_the_axes_they_drop(run_python):
+def test_tiles_wanted_in_another_tiling_move_only_what_differs(run_python):
     """Rows held over ("x", "y") and wanted over "x" (an out_sharding, a
     sharding constraint) are gathered along "y" alone: each group of 4
     devices that share an "x" coordinate meets, and no device holds the
     whole array, as on XLA's CPU backend (before: all 8 gathered the whole
-    2 MiB array and cut their half)."""
+    2 MiB array and cut their half). An axis moving between dimensions is
+    an all_to_all."""
     runs = {}
     for platform in ("kiln", "cpu"):
         done = run_python(RESHARD, env={
@@ -491,3 +501,12 @@ def test_tiles_wanted_coarser_are_gathered_along_the_axes_they_drop(run_python):
         # Groups of the 4 devices along "y" ({{0,1,2,3},{4,5,6,7}}), never all 8.
         assert kiln[name]["gathers"] == ["{{0,1,2,3},{4,5,6,7}}"], (name, kiln[name]["gathers"])
         assert kiln[name]["temp"] < 2 << 20, (name, kiln[name]["temp"])
+    # An axis that moves from one dimension to another is exchanged by one
+    # all_to_all among the devices along it, as XLA does: each device ends
+    # with its 1024 x 64 columns and never holds the whole array (2 MiB).
+    assert kiln["moved"]["tile"] == cpu["moved"]["tile"] == [1024, 64]
+    np.testing.assert_allclose(kiln["moved"]["values"], cpu["moved"]["values"], rtol=1e-4, atol=1e-3)
+    assert kiln["moved"]["gathers"] == [], kiln["moved"]["gathers"]
+    assert kiln["moved"]["exchanges"] == ["{{0,1,2,3},{4,5,6,7}}"], kiln["moved"]["exchanges"]
+    assert cpu["moved"]["exchanges"] and not cpu["moved"]["gathers"]
+    assert kiln["moved"]["temp"] < 1 << 20, kiln["moved"]["temp"]
