@@ -1,9 +1,10 @@
-"""Sub-axes ("x":(1)2, the 2-sized major part of axis "x") in the shardings
-of Shardy programs, as tools other than JAX write them (JAX names whole axes
-only): Kiln reads the program's meshes refined into the parts its sub-axes
-cut (compiler/sharding.h, RefineMesh) and partitions over them as over whole
-axes. Each program runs on Kiln and on XLA's CPU backend, 8 devices; the
-devices' tiles, their values and the shardings reported must agree."""
+"""What Shardy programs written by tools other than JAX carry (JAX names
+whole axes, without priorities): sub-axes ("x":(1)2, the 2-sized major part
+of axis "x"), which Kiln reads over the program's meshes refined into the
+parts they cut (compiler/sharding.h, RefineMesh) and partitions over as over
+whole axes, and priorities ({"x"}p1). Each program runs on Kiln and on XLA's
+CPU backend; the devices' tiles, their values and the shardings reported
+must agree."""
 
 import json
 
@@ -162,3 +163,73 @@ def test_programs_with_sub_axes_match_xla_and_compute_on_tiles(run_python):
     # scratch is the partial row sums: 2 KiB, as XLA's); made whole and cut,
     # as before sub-axes were partitioned, they took 4 MiB.
     assert kiln["large_on_tiles"]["temp"] <= 64 << 10, kiln["large_on_tiles"]["temp"]
+
+
+PRIORITIES = r'''
+import json
+import jax, numpy as np
+from jax._src import compiler, xla_bridge
+from jax._src.lib import xla_client as xc
+from jax._src.sharding_impls import GSPMDSharding
+
+def program(s0, s1, op):
+    return f"""
+module @jit_f attributes {{mhlo.num_partitions = 4 : i32, mhlo.num_replicas = 1 : i32}} {{
+  sdy.mesh @mesh = <["x"=4]>
+  func.func public @main(%a: tensor<16x8xf32> {{sdy.sharding = #sdy.sharding<@mesh, {s0}>}},
+                         %b: tensor<16x8xf32> {{sdy.sharding = #sdy.sharding<@mesh, {s1}>}})
+      -> tensor<16x8xf32> {{
+    %0 = stablehlo.{op} %a, %b : tensor<16x8xf32>
+    %1 = stablehlo.sine %0 : tensor<16x8xf32>
+    return %1 : tensor<16x8xf32>
+  }}
+}}
+"""
+
+CASES = {}
+for op in ("add", "multiply"):
+    CASES[f"{op}/plain"] = program('[{"x"}, {}]', '[{}, {"x"}]', op)
+    CASES[f"{op}/second_first"] = program('[{"x"}p1, {}]', '[{}, {"x"}p0]', op)
+    CASES[f"{op}/first_first"] = program('[{"x"}p0, {}]', '[{}, {"x"}p1]', op)
+    CASES[f"{op}/open"] = program('[{"x", ?}p1, {?}]', '[{?}, {"x", ?}p0]', op)
+    CASES[f"{op}/one_open"] = program('[{"x", ?}p2, {?}]', '[{}, {"x"}p0]', op)
+
+backend = xla_bridge.get_backend()
+devices = backend.devices()[:4]
+whole = np.arange(128, dtype=np.float32).reshape(16, 8) / 17
+report = {}
+for name, text in CASES.items():
+    options = compiler.get_compile_options(num_replicas=1, num_partitions=4,
+                                           device_assignment=np.arange(4).reshape(1, 4))
+    options.executable_build_options.use_spmd_partitioning = True
+    options.executable_build_options.allow_spmd_sharding_propagation_to_output = [True]
+    exe = backend.compile_and_load(text, xc.DeviceList(tuple(devices)), options)
+    params = exe.get_parameter_shardings()
+    inputs = [jax.device_put(whole, GSPMDSharding(tuple(devices), p)) for p in params]
+    tiles = exe.execute_sharded(inputs).disassemble_into_single_device_arrays()[0]
+    where = [GSPMDSharding(tuple(devices), s).devices_indices_map((16, 8))
+             for s in list(params) + list(exe.get_output_shardings())]
+    report[name] = {"where": [[str(w[d]) for d in devices] for w in where],
+                    "values": [np.asarray(t).ravel().tolist() for t in tiles]}
+print(json.dumps(report))
+'''
+
+
+def test_priorities_leave_the_shardings_xla_reports(run_python):
+    """Priorities (`{"x"}p1`) settle conflicts among shardings Shardy may
+    still change; the shardings of the arguments (open or closed) are the
+    caller's, and XLA reports the same parameter and result shardings
+    whatever the priorities say. Kiln, which reads priorities and does not
+    act on them, reports what XLA does on each of these conflicts."""
+    runs = {}
+    for platform in ("kiln", "cpu"):
+        done = run_python(PRIORITIES, env={
+            "JAX_PLATFORMS": platform, "KILN_NUM_DEVICES": "4",
+            "XLA_FLAGS": "--xla_force_host_platform_device_count=4"})
+        runs[platform] = json.loads(done.stdout.strip().splitlines()[-1])
+    kiln, cpu = runs["kiln"], runs["cpu"]
+    assert kiln.keys() == cpu.keys()
+    for name in cpu:
+        assert kiln[name]["where"] == cpu[name]["where"], name
+        for k, c in zip(kiln[name]["values"], cpu[name]["values"]):
+            np.testing.assert_allclose(k, c, rtol=1e-6, err_msg=name)
