@@ -15,7 +15,8 @@
 // broadcast_in_dim, transpose, a reshape whose factors keep every axis
 // (each device's tile is its operand's tile reshaped), slice, pad,
 // reverse, concatenate and dynamic_slice where the tiling splits only
-// dimensions they leave alone, iota, splat
+// dimensions they leave alone, gather over tiles of its batch dimensions
+// and of offset dimensions its slices take whole, iota, splat
 // constants, and dot_general and
 // single-operand reduce over tiles of the dimensions they keep (their
 // contracted and reduced dimensions whole, so no partial sums arise). A
@@ -324,6 +325,76 @@ StatusOr<std::optional<ValueId>> MakeOnTile(Lowering& lowering, const ir::Operat
       return made(LowerRebuilt(lowering, op, op.name(),
                                {source, lowering.StandIn(init, op.operand(1)->type())},
                                {local_type}, {}, &op, /*regions=*/true));
+    }
+    case ir::OpCode::kGather: {
+      // The result's batch dimensions take their axes back to the indices'
+      // dimensions (and a batching pair's operand dimension); an offset
+      // dimension the slices take whole, to its operand dimension. Indexed
+      // and collapsed operand dimensions stay whole.
+      ir::Attribute numbers = op.GetAttr("dimension_numbers");
+      if (padded || !numbers.Is(ir::AttrKind::kStruct) || op.operands().size() != 2 ||
+          !IsRealTensor(op.operand(0)->type()) || !IsRealTensor(op.operand(1)->type())) {
+        return std::optional<ValueId>();
+      }
+      const std::vector<int64_t> offset_dims = FieldInts(numbers, "offset_dims");
+      const std::vector<int64_t> collapsed = FieldInts(numbers, "collapsed_slice_dims");
+      const std::vector<int64_t> operand_batching = FieldInts(numbers, "operand_batching_dims");
+      const std::vector<int64_t> indices_batching = FieldInts(numbers,
+                                                              "start_indices_batching_dims");
+      const std::vector<int64_t> index_map = FieldInts(numbers, "start_index_map");
+      const int64_t index_vector_dim = FieldInt(numbers, "index_vector_dim");
+      std::vector<int64_t> sizes = IntsAttr(op, "slice_sizes");
+      const std::vector<int64_t>& operand = op.operand(0)->type().dims();
+      const std::vector<int64_t>& indices = op.operand(1)->type().dims();
+      if (sizes.size() != operand.size() || operand_batching.size() != indices_batching.size()) {
+        return std::optional<ValueId>();
+      }
+      TensorSharding inner[] = {Unsplit(sharding.mesh, operand.size()),
+                                Unsplit(sharding.mesh, indices.size())};
+      size_t next_offset = 0;
+      for (size_t d = 0; d < operand.size(); ++d) {
+        const auto dim = static_cast<int64_t>(d);
+        if (Contains(collapsed, dim) || Contains(operand_batching, dim)) continue;
+        if (next_offset >= offset_dims.size()) return std::optional<ValueId>();
+        const auto r = static_cast<size_t>(offset_dims[next_offset++]);
+        if (r >= global.size()) return std::optional<ValueId>();
+        if (sharding.dims[r].empty()) continue;
+        if (Contains(index_map, dim) || sizes[d] != operand[d]) return std::optional<ValueId>();
+        inner[0].dims[d] = sharding.dims[r];
+        sizes[d] = local[r];
+      }
+      size_t next_batch = 0;
+      for (size_t d = 0; d < indices.size(); ++d) {
+        if (static_cast<int64_t>(d) == index_vector_dim) continue;
+        while (next_batch < global.size() &&
+               Contains(offset_dims, static_cast<int64_t>(next_batch))) {
+          ++next_batch;
+        }
+        if (next_batch >= global.size()) return std::optional<ValueId>();
+        const std::vector<AxisRef>& axes = sharding.dims[next_batch++];
+        inner[1].dims[d] = axes;
+        const auto pair = std::find(indices_batching.begin(), indices_batching.end(),
+                                    static_cast<int64_t>(d));
+        if (pair != indices_batching.end() && !axes.empty()) {
+          const auto o = static_cast<size_t>(
+              operand_batching[static_cast<size_t>(pair - indices_batching.begin())]);
+          if (o >= operand.size()) return std::optional<ValueId>();
+          inner[0].dims[o] = axes;
+        }
+      }
+      for (size_t i = 0; i < 2; ++i) {
+        if (!inner[i].LocalDims(op.operand(i)->type().dims()).ok() ||
+            !WithoutGather(lowering, op.operand(i), inner[i], padded)) {
+          return std::optional<ValueId>();
+        }
+      }
+      KILN_ASSIGN_OR_RETURN(ir::Value * source, OperandTile(lowering, op, 0, inner[0], padded));
+      KILN_ASSIGN_OR_RETURN(ir::Value * at, OperandTile(lowering, op, 1, inner[1], padded));
+      ir::Operation attributes("kiln.attributes");
+      CopyAttributes(op, attributes);
+      attributes.SetAttr("slice_sizes", ir::Attribute::DenseI64Array(std::move(sizes)));
+      return made(LowerRebuilt(lowering, op, op.name(), {source, at}, {local_type}, {},
+                               &attributes));
     }
     case ir::OpCode::kConstant: {
       ir::Attribute value = op.GetAttr("value");

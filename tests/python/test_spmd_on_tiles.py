@@ -510,3 +510,47 @@ def test_tiles_wanted_in_another_tiling_move_only_what_differs(run_python):
     assert kiln["moved"]["exchanges"] == ["{{0,1,2,3},{4,5,6,7}}"], kiln["moved"]["exchanges"]
     assert cpu["moved"]["exchanges"] and not cpu["moved"]["gathers"]
     assert kiln["moved"]["temp"] < 1 << 20, kiln["moved"]["temp"]
+
+
+GATHER_EARLY = r'''
+import json
+import jax, jax.numpy as jnp, numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+mesh = Mesh(np.array(jax.devices()[:4]), ("x",))
+rows = NamedSharding(mesh, P("x"))
+whole = NamedSharding(mesh, P())
+table = jax.device_put(
+    np.random.default_rng(0).standard_normal((1000, 256)).astype(np.float32), whole)
+idx = jax.device_put((np.arange(4096) * 7919 % 1000).astype(np.int32), whole)
+programs = {
+    "take": jax.jit(lambda t, i: jnp.take(t, i, axis=0) * 2, out_shardings=rows),
+    "along": jax.jit(lambda t, i: jnp.take_along_axis(
+        t, (i[:1000, None] + jnp.arange(256)[None, :]) % 256, axis=1), out_shardings=rows),
+}
+out = {}
+for name, f in programs.items():
+    got = f(table, idx)
+    out[name] = {"temp": f.lower(table, idx).compile().memory_analysis().temp_size_in_bytes,
+                 "tile": list(got.addressable_shards[0].data.shape),
+                 "values": np.asarray(got).ravel()[::331].tolist()}
+print(json.dumps(out))
+'''
+
+
+def test_a_gather_a_tiled_use_wants_is_made_on_the_tile(run_python):
+    """A gather of whole operands whose result is wanted split over its
+    batch rows (an embedding lookup under a row out_sharding) gathers each
+    device's rows only, with the indices' tile, instead of all 4096 rows
+    (4 MiB) cut afterwards."""
+    runs = {}
+    for platform in ("kiln", "cpu"):
+        done = run_python(GATHER_EARLY, env={
+            "JAX_PLATFORMS": platform, "KILN_NUM_DEVICES": "4",
+            "XLA_FLAGS": "--xla_force_host_platform_device_count=4"})
+        runs[platform] = json.loads(done.stdout.strip().splitlines()[-1])
+    kiln, cpu = runs["kiln"], runs["cpu"]
+    for name in ("take", "along"):
+        assert kiln[name]["tile"] == cpu[name]["tile"], name
+        np.testing.assert_allclose(kiln[name]["values"], cpu[name]["values"], rtol=1e-6)
+    assert kiln["take"]["temp"] <= 64 << 10, kiln["take"]["temp"]  # 4 MiB made whole
+    assert kiln["along"]["temp"] <= 1 << 20, kiln["along"]["temp"]  # 2 MiB made whole
