@@ -429,8 +429,8 @@ void RefineMeshes(const ir::Module& module, MeshTable& meshes) {
 
 // A GSPMD result the program gives no sharding is whole on every device
 // where the options do not let the partitioner choose one
-// (allow_spmd_sharding_propagation_to_output false for it, as PyTorch/XLA
-// sends; one flag stands for every result). Where the options do not say,
+// (allow_spmd_sharding_propagation_to_output false for it; one flag stands
+// for every result). Where the options do not say,
 // Kiln chooses, as for JAX's results without out_shardings. (XLA's Shardy
 // pipeline chooses whatever the flag says; so does Kiln for sdy programs.)
 void KeepWholeWithoutPropagation(const frontend::CompileOptions& options,

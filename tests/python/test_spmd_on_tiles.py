@@ -422,7 +422,7 @@ def test_results_without_a_sharding_follow_the_propagation_flag(run_python):
     sharding takes the tiles the program holds it in or comes back whole,
     as on XLA's CPU backend; a result with a sharding keeps it either way,
     and XLA's Shardy pipeline propagates to results whatever the flag says.
-    PyTorch/XLA sends false; JAX true for results without out_shardings."""
+    JAX sends true for results without out_shardings, false for the rest."""
     runs = {}
     for platform in ("kiln", "cpu"):
         done = run_python(PROPAGATION_FLAG, env={
