@@ -294,7 +294,10 @@ std::optional<std::vector<AxisRef>> Mesh::Resolve(const AxisRef& ref) const {
     return std::vector<AxisRef>{ref};
   }
   const int64_t whole = WrittenSize(ref.name);
-  if (whole < 0) return std::nullopt;
+  if (whole < 0 || ref.pre_size <= 0 || ref.size < 0 || ref.pre_size > whole ||
+      ref.size > whole / ref.pre_size) {
+    return std::nullopt;
+  }
   const int64_t begin = ref.pre_size;
   const int64_t end = ref.size == 0 ? whole : ref.pre_size * ref.size;
   std::vector<AxisRef> parts;
@@ -318,8 +321,10 @@ Mesh RefineMesh(const Mesh& mesh, std::span<const AxisRef> used) {
     const int64_t size = mesh.sizes[a];
     std::vector<int64_t> bounds = {1, size};
     for (const AxisRef& ref : used) {
-      if (ref.name != name || ref.size == 0 || ref.pre_size <= 0 ||
-          size % (ref.pre_size * ref.size) != 0) {
+      // (Bounds checked before multiplying: a collective's sub_axis_info
+      // comes unchecked.)
+      if (ref.name != name || ref.size <= 0 || ref.pre_size <= 0 || ref.pre_size > size ||
+          ref.size > size / ref.pre_size || size % (ref.pre_size * ref.size) != 0) {
         continue;
       }
       bounds.push_back(ref.pre_size);

@@ -106,6 +106,12 @@ TEST(ShardingTest, SubAxesReadOverARefinedMeshAreItsParts) {
   MeshTable other;
   other["m"] = RefineMesh(*ParseMesh(R"(#sdy.mesh<["z"=8]>)"), cut);
   EXPECT_FALSE(other["m"].Resolve(AxisRef{"z", 4, 2}).has_value());
+  // Sizes no axis has (a collective's unchecked sub_axis_info) resolve to
+  // nothing and cut nothing, without overflowing.
+  const int64_t huge = int64_t{1} << 62;
+  EXPECT_FALSE(other["m"].Resolve(AxisRef{"z", huge, huge}).has_value());
+  const AxisRef wild[] = {{"z", huge, huge}, {"z", -2, 4}, {"z", 1, 0}};
+  EXPECT_TRUE(RefineMesh(*ParseMesh(R"(#sdy.mesh<["z"=8]>)"), wild).written.empty());
   EXPECT_EQ(other["m"].Resolve(AxisRef{"z", 2, 4})->size(), 1u);
   auto cutting = ParseSharding(R"(#sdy.sharding<@m, [{"z":(4)2}]>)", other);
   EXPECT_EQ(cutting.status().code(), StatusCode::kInvalidArgument);
