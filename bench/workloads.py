@@ -189,6 +189,17 @@ def _matmul_inputs(m, k, n, dtype=np.float32, batch=()):
     return lambda rng: (_normal(rng, batch + (m, k), dtype), _normal(rng, batch + (k, n), dtype))
 
 
+def _int8_inputs(m, k, n, dtype=np.int8):
+    info = np.iinfo(dtype)
+    return lambda rng: (rng.integers(info.min, info.max + 1, (m, k)).astype(dtype),
+                        rng.integers(info.min, info.max + 1, (k, n)).astype(dtype))
+
+
+def _int8_matmul(a, b):
+    # A quantized product: 8-bit operands summed in 32 bits.
+    return jax.lax.dot(a, b, preferred_element_type=jnp.int32)
+
+
 def _bf16():
     import ml_dtypes
     return ml_dtypes.bfloat16
@@ -221,6 +232,10 @@ WORKLOADS: list[Workload] = [
     Workload("matmul_bf16_1024", "matmul", jnp.matmul,
              lambda rng: _matmul_inputs(1024, 1024, 1024, _bf16())(rng)),
     Workload("matmul_f16_1024", "matmul", jnp.matmul, _matmul_inputs(1024, 1024, 1024, np.float16)),
+    Workload("matmul_int8_to_int32_512", "matmul", _int8_matmul, _int8_inputs(512, 512, 512),
+             calls_per_sample=5),
+    Workload("matmul_uint8_to_int32_1024", "matmul", _int8_matmul,
+             _int8_inputs(1024, 1024, 1024, np.uint8)),
     Workload("conv3x3_fwd_8x56x56x64", "conv", _conv,
              lambda rng: (_normal(rng, (8, 56, 56, 64)), _normal(rng, (3, 3, 64, 64), scale=0.05))),
     Workload("conv3x3_bwd_8x56x56x64", "conv", _conv_backward,

@@ -212,6 +212,13 @@ Status EmitContraction(Lowering& lowering, const ir::Operation& op, ValueId lhs,
   const bool widened_in_tiles = (narrow == ElementType::kBF16 || narrow == ElementType::kF16) &&
                                 lowering.graph().shape(lhs).element_type == narrow &&
                                 lowering.graph().shape(rhs).element_type == narrow;
+  // 8-bit integers summed in 32 bits (dot_general's
+  // preferred_element_type=int32 of int8 operands) run on the bytes
+  // (kernels::MatMulInt8), without s32 copies of the operands.
+  const ElementType lhs_type = lowering.graph().shape(lhs).element_type;
+  const ElementType rhs_type = lowering.graph().shape(rhs).element_type;
+  auto byte = [](ElementType t) { return t == ElementType::kS8 || t == ElementType::kU8; };
+  const bool bytes = out.element_type == ElementType::kS32 && byte(lhs_type) && byte(rhs_type);
   const ElementType type = widened_in_tiles ? narrow : ComputeTypeFor(out.element_type);
   if (!kernels::MatMulAccepts(type)) {
     return Unimplemented("Kiln cannot multiply matrices of ",
@@ -236,14 +243,29 @@ Status EmitContraction(Lowering& lowering, const ir::Operation& op, ValueId lhs,
       shape.n *= rhs_dims[static_cast<size_t>(d)];
     }
   }
-  KILN_ASSIGN_OR_RETURN(GemmOperand a, PrepareOperand(lowering, op, lhs, lhs_batch, lhs_contract,
-                                                      /*rows_first=*/true, type));
-  KILN_ASSIGN_OR_RETURN(GemmOperand b, PrepareOperand(lowering, op, rhs, rhs_batch, rhs_contract,
-                                                      /*rows_first=*/false, type));
+  KILN_ASSIGN_OR_RETURN(GemmOperand a,
+                        PrepareOperand(lowering, op, lhs, lhs_batch, lhs_contract,
+                                       /*rows_first=*/true, bytes ? lhs_type : type));
+  KILN_ASSIGN_OR_RETURN(GemmOperand b,
+                        PrepareOperand(lowering, op, rhs, rhs_batch, rhs_contract,
+                                       /*rows_first=*/false, bytes ? rhs_type : type));
   shape.lhs_transposed = a.transposed;
   shape.rhs_transposed = b.transposed;
-  KILN_ASSIGN_OR_RETURN(ValueId product,
-                        EmitMatMul(lowering, op, a.value, b.value, type, shape, out.dims));
+  ValueId product;
+  if (bytes) {
+    KILN_ASSIGN_OR_RETURN(std::vector<ValueId> outputs,
+                          lowering.EmitNode(op, {a.value, b.value},
+                                            {Shape{ElementType::kS32, out.dims}},
+                                            [lhs_type, rhs_type, shape](RunContext& ctx) {
+                                              return kernels::MatMulInt8(lhs_type, rhs_type, shape,
+                                                                         ctx.in(0), ctx.in(1),
+                                                                         ctx.out(0));
+                                            }));
+    product = outputs[0];
+  } else {
+    KILN_ASSIGN_OR_RETURN(product,
+                          EmitMatMul(lowering, op, a.value, b.value, type, shape, out.dims));
+  }
   KILN_ASSIGN_OR_RETURN(ValueId result, EmitConvert(lowering, op, product, out.element_type));
   lowering.Bind(bound, result);
   return Status::Ok();

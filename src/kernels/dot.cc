@@ -374,6 +374,138 @@ bool RunNativeBf16(const MatMulShape& s, const bfloat16* lhs, const bfloat16* rh
 }
 #endif
 
+// 8-bit products (MatMulInt8). The native path computes P = (A + a_off) x
+// (B - b_off) on VPDPBUSD, A + a_off unsigned bytes and B - b_off signed
+// ones (a_off = 128 for a signed A, b_off = 128 for an unsigned B, else
+// 0), then A x B = P + b_off * rowsum(A) - a_off * colsum(B) + a_off *
+// b_off * k, all wrapping in 32 bits.
+uint32_t WrapMul(int64_t a, int64_t b) {
+  return static_cast<uint32_t>(a) * static_cast<uint32_t>(b);
+}
+
+#if defined(KILN_DOT_INT8_NATIVE)
+// Whether the CPU runs dot_int8_avx512.cc: AVX512_VNNI with AVX512F, BW
+// and VL. Checked here, in code compiled for the baseline instruction set.
+bool HasAvx512Vnni() {
+  static const bool has = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
+  }();
+  return has;
+}
+
+bool RunNativeInt8(bool a_signed, bool b_unsigned, const MatMulShape& s, const uint8_t* a,
+                   const uint8_t* b, int32_t* c) {
+  namespace native = dot_internal::avx512vnni;
+  if (!HasAvx512Vnni()) return false;
+  const int64_t quads = (s.k + 3) / 4;
+  const int64_t depth = quads * 4;
+  const int64_t panels = (s.n + native::kPanelColumns - 1) / native::kPanelColumns;
+  const int64_t panel_bytes = quads * native::kPanelColumns * 4;
+  if (s.batch * (panels * panel_bytes + s.m * depth) > (int64_t{32} << 20)) return false;
+  const uint32_t a_off = a_signed ? 128 : 0;
+  const uint32_t b_off = b_unsigned ? 128 : 0;
+  ScratchArray<uint8_t> packed_a(static_cast<size_t>(s.batch * s.m * depth));
+  ScratchArray<int8_t> packed_b(static_cast<size_t>(s.batch * panels * panel_bytes));
+  ScratchArray<int32_t> row_add(static_cast<size_t>(s.batch * s.m));
+  ScratchArray<int32_t> column_add(static_cast<size_t>(s.batch * s.n));
+  // A's rows as unsigned bytes, each row's sum of A as it is.
+  const uint8_t flip = a_signed ? 0x80 : 0;
+  ParallelFor(s.batch * s.m, s.k, [&](int64_t begin, int64_t end) {
+    for (int64_t row = begin; row < end; ++row) {
+      const int64_t item = row / s.m, i = row % s.m;
+      const uint8_t* from = a + item * s.m * s.k;
+      uint8_t* to = packed_a.data() + row * depth;
+      int64_t sum = 0;
+      if (s.lhs_transposed) {
+        for (int64_t p = 0; p < s.k; ++p) to[p] = from[p * s.m + i];
+      } else {
+        std::memcpy(to, from + i * s.k, static_cast<size_t>(s.k));
+      }
+      // (Separate loops for each sign, so that they vectorize.)
+      if (a_signed) {
+        for (int64_t p = 0; p < s.k; ++p) {
+          sum += static_cast<int8_t>(to[p]);
+          to[p] ^= flip;
+        }
+      } else {
+        for (int64_t p = 0; p < s.k; ++p) sum += to[p];
+      }
+      std::fill(to + s.k, to + depth, uint8_t{0});
+      row_add.data()[row] = static_cast<int32_t>(WrapMul(b_off, sum));
+    }
+  });
+  ParallelFor(s.batch * panels, panel_bytes, [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end;) {
+      const int64_t item = t / panels, first = t % panels;
+      const int64_t last = std::min(panels, first + (end - t));
+      int32_t* sums = column_add.data() + item * s.n;
+      native::PackPanels(b + item * s.k * s.n, s.rhs_transposed ? s.k : s.n, s.rhs_transposed,
+                         b_unsigned, s.k, s.n, first, last,
+                         packed_b.data() + item * panels * panel_bytes, sums);
+      const int64_t c0 = first * native::kPanelColumns;
+      const int64_t c1 = std::min(s.n, last * native::kPanelColumns);
+      for (int64_t col = c0; col < c1; ++col) {
+        sums[col] = static_cast<int32_t>(WrapMul(a_off, b_off) * static_cast<uint32_t>(s.k) -
+                                         WrapMul(a_off, sums[col]));
+      }
+      t += last - first;
+    }
+  });
+  int64_t tile_rows = 96, tile_panels = 8;
+  auto count = [&] {
+    return s.batch * ((s.m + tile_rows - 1) / tile_rows) *
+           ((panels + tile_panels - 1) / tile_panels);
+  };
+  while (count() < NumThreads() && tile_panels > 1) tile_panels /= 2;
+  while (count() < NumThreads() && tile_rows > 12) tile_rows /= 2;
+  const int64_t row_tiles = (s.m + tile_rows - 1) / tile_rows;
+  const int64_t panel_tiles = (panels + tile_panels - 1) / tile_panels;
+  ParallelFor(count(),
+              tile_rows * tile_panels * native::kPanelColumns * std::max<int64_t>(1, quads),
+              [&](int64_t begin, int64_t end) {
+                for (int64_t task = begin; task < end; ++task) {
+                  const int64_t item = task / (row_tiles * panel_tiles);
+                  const int64_t m0 = task / panel_tiles % row_tiles * tile_rows;
+                  const int64_t p0 = task % panel_tiles * tile_panels;
+                  native::Multiply(packed_a.data() + item * s.m * depth, depth,
+                                   packed_b.data() + item * panels * panel_bytes, s.k, s.n, m0,
+                                   std::min(s.m, m0 + tile_rows), p0,
+                                   std::min(panels, p0 + tile_panels), row_add.data() + item * s.m,
+                                   column_add.data() + item * s.n, c + item * s.m * s.n, s.n);
+                }
+              });
+  return true;
+}
+#endif
+
+// The portable form: rows of 32-bit sums, wrapping.
+void RunInt8(bool a_signed, bool b_signed, const MatMulShape& s, const uint8_t* a, const uint8_t* b,
+             int32_t* c) {
+  auto value = [](uint8_t bits, bool is_signed) -> uint32_t {
+    return is_signed ? static_cast<uint32_t>(static_cast<int32_t>(static_cast<int8_t>(bits)))
+                     : bits;
+  };
+  ParallelFor(s.batch * s.m, s.n * s.k, [&](int64_t begin, int64_t end) {
+    std::vector<uint32_t> row(static_cast<size_t>(s.n));
+    for (int64_t r = begin; r < end; ++r) {
+      const int64_t item = r / s.m, i = r % s.m;
+      const uint8_t* x = a + item * s.m * s.k;
+      const uint8_t* y = b + item * s.k * s.n;
+      std::fill(row.begin(), row.end(), 0u);
+      for (int64_t p = 0; p < s.k; ++p) {
+        const uint32_t left = value(s.lhs_transposed ? x[p * s.m + i] : x[i * s.k + p], a_signed);
+        for (int64_t j = 0; j < s.n; ++j) {
+          const uint8_t right = s.rhs_transposed ? y[j * s.k + p] : y[p * s.n + j];
+          row[static_cast<size_t>(j)] += left * value(right, b_signed);
+        }
+      }
+      std::memcpy(c + r * s.n, row.data(), row.size() * sizeof(int32_t));
+    }
+  });
+}
+
 template <typename T>
 void RunReference(const MatMulShape& s, const T* lhs, const T* rhs, T* out) {
   using Acc = typename Accumulator<T>::type;
@@ -431,6 +563,36 @@ Status MatMul(ElementType type, const MatMulShape& shape, const void* lhs, const
     RunMatMul<T>(shape, static_cast<const T*>(lhs), static_cast<const T*>(rhs),
                  static_cast<T*>(out));
   });
+}
+
+Status MatMulInt8(ElementType lhs_type, ElementType rhs_type, const MatMulShape& shape,
+                  const void* lhs, const void* rhs, void* out) {
+  auto byte = [](ElementType type) { return type == ElementType::kS8 || type == ElementType::kU8; };
+  if (!byte(lhs_type) || !byte(rhs_type)) {
+    return InvalidArgument("MatMulInt8 multiplies s8 and u8 matrices, found ",
+                           GetElementTypeInfo(lhs_type).name, " x ",
+                           GetElementTypeInfo(rhs_type).name);
+  }
+  if (shape.accumulate) return InvalidArgument("MatMulInt8 does not accumulate into its output");
+  if (shape.batch == 0 || shape.m == 0 || shape.n == 0) return Status::Ok();
+  const bool a_signed = lhs_type == ElementType::kS8;
+  const bool b_signed = rhs_type == ElementType::kS8;
+  const auto* a = static_cast<const uint8_t*>(lhs);
+  const auto* b = static_cast<const uint8_t*>(rhs);
+  auto* c = static_cast<int32_t*>(out);
+#if defined(KILN_DOT_INT8_NATIVE)
+  if (RunNativeInt8(a_signed, !b_signed, shape, a, b, c)) return Status::Ok();
+#endif
+  RunInt8(a_signed, b_signed, shape, a, b, c);
+  return Status::Ok();
+}
+
+bool MatMulInt8Native() {
+#if defined(KILN_DOT_INT8_NATIVE)
+  return HasAvx512Vnni();
+#else
+  return false;
+#endif
 }
 
 Status MatMulReference(ElementType type, const MatMulShape& shape, const void* lhs, const void* rhs,

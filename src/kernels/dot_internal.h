@@ -66,4 +66,25 @@ void PackPanels(const uint16_t* b, int64_t ldb, bool b_transposed, int64_t k, in
 void Multiply(const uint16_t* a, int64_t lda, const uint16_t* packed, int64_t k, int64_t n,
               int64_t m0, int64_t m1, int64_t first, int64_t last, uint16_t* out, int64_t ldo);
 }  // namespace avx512bf16
+// 8-bit integer products on AVX512_VNNI (dot_int8_avx512.cc, built where
+// KILN_DOT_INT8_NATIVE is defined).
+namespace avx512vnni {
+constexpr int64_t kPanelColumns = 32;
+// Only where the CPU has AVX512_VNNI with AVX512F and BW (dot.cc asks).
+// Packs panels [first, last) of b (k x n bytes, row stride ldb; n x k when
+// b_transposed; unsigned when b_unsigned, else signed) into `packed` as
+// signed bytes (an unsigned b less 128): panel j at j * quads * 128 bytes
+// (quads = k rounded up to 4, over 4), depths past k and columns past n
+// zero; column_sums[c] = the column's sum of b as it is (for the columns
+// of those panels).
+void PackPanels(const uint8_t* b, int64_t ldb, bool b_transposed, bool b_unsigned, int64_t k,
+                int64_t n, int64_t first, int64_t last, int8_t* packed, int32_t* column_sums);
+// out[m0, m1) x panels [first, last) = a (unsigned bytes, row-major, row
+// stride lda, depth padded to a multiple of 4) times the packed b, plus
+// row_add[r] + column_add[c], wrapping; out has row stride ldo and n
+// columns.
+void Multiply(const uint8_t* a, int64_t lda, const int8_t* packed, int64_t k, int64_t n, int64_t m0,
+              int64_t m1, int64_t first, int64_t last, const int32_t* row_add,
+              const int32_t* column_add, int32_t* out, int64_t ldo);
+}  // namespace avx512vnni
 }  // namespace kiln::kernels::dot_internal

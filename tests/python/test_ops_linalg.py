@@ -32,6 +32,14 @@ INT_A = _random.randint(-2**30, 2**30, size=(8, 9)).astype(np.int32)
 INT_B = _random.randint(-2**30, 2**30, size=(9, 5)).astype(np.int32)
 I8_A = _random.randint(-128, 128, size=(6, 33)).astype(np.int8)
 I8_B = _random.randint(-128, 128, size=(33, 7)).astype(np.int8)
+# Deep enough to split the depth into passes (kernels::MatMulInt8), odd
+# sizes, the extremes.
+I8_C = _random.randint(-128, 128, size=(70, 301)).astype(np.int8)
+I8_D = _random.randint(-128, 128, size=(301, 45)).astype(np.int8)
+I8_C[0, :] = -128
+I8_D[:, 0] = -128
+U8_C = _random.randint(0, 256, size=(70, 301)).astype(np.uint8)
+U8_D = _random.randint(0, 256, size=(301, 45)).astype(np.uint8)
 C_A = (_normal(5, 6) + 1j * _normal(5, 6)).astype(np.complex64)
 C_B = (_normal(6, 3) + 1j * _normal(6, 3)).astype(np.complex64)
 Q = _normal(2, 3, 8, 16)  # batch, heads, queries, depth
@@ -88,6 +96,14 @@ CASES = [
     Case("matmul_int32_wraps", jnp.matmul, (INT_A, INT_B)),
     Case("matmul_int8_to_int32",
          lambda a, b: lax.dot(a, b, preferred_element_type=jnp.int32), (I8_A, I8_B)),
+    Case("matmul_int8_deep_to_int32",
+         lambda a, b: lax.dot(a, b, preferred_element_type=jnp.int32), (I8_C, I8_D)),
+    Case("matmul_uint8_to_int32",
+         lambda a, b: lax.dot(a, b, preferred_element_type=jnp.int32), (U8_C, U8_D)),
+    Case("matmul_int8_transposed_batched_to_int32",
+         lambda a, b: jnp.einsum("bki,bkj->bij", a, b, preferred_element_type=jnp.int32),
+         (I8_C[:, :300].reshape(2, 35, 300).transpose(0, 2, 1),
+          np.stack([I8_D[:300], I8_D[1:]]))),
     Case("matmul_complex64", jnp.matmul, (C_A, C_B), rtol=1e-5, atol=1e-5),
     Case("dot_vector_vector", jnp.dot, (V, V), rtol=1e-5, atol=1e-5),
     Case("dot_matrix_vector", jnp.dot, (A, V), rtol=1e-5, atol=1e-5),
