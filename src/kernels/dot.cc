@@ -565,8 +565,10 @@ Status MatMul(ElementType type, const MatMulShape& shape, const void* lhs, const
   });
 }
 
-Status MatMulInt8(ElementType lhs_type, ElementType rhs_type, const MatMulShape& shape,
-                  const void* lhs, const void* rhs, void* out) {
+namespace {
+
+Status MatMulInt8On(bool native, ElementType lhs_type, ElementType rhs_type,
+                    const MatMulShape& shape, const void* lhs, const void* rhs, void* out) {
   auto byte = [](ElementType type) { return type == ElementType::kS8 || type == ElementType::kU8; };
   if (!byte(lhs_type) || !byte(rhs_type)) {
     return InvalidArgument("MatMulInt8 multiplies s8 and u8 matrices, found ",
@@ -581,10 +583,24 @@ Status MatMulInt8(ElementType lhs_type, ElementType rhs_type, const MatMulShape&
   const auto* b = static_cast<const uint8_t*>(rhs);
   auto* c = static_cast<int32_t*>(out);
 #if defined(KILN_DOT_INT8_NATIVE)
-  if (RunNativeInt8(a_signed, !b_signed, shape, a, b, c)) return Status::Ok();
+  if (native && RunNativeInt8(a_signed, !b_signed, shape, a, b, c)) return Status::Ok();
+#else
+  (void)native;
 #endif
   RunInt8(a_signed, b_signed, shape, a, b, c);
   return Status::Ok();
+}
+
+}  // namespace
+
+Status MatMulInt8(ElementType lhs_type, ElementType rhs_type, const MatMulShape& shape,
+                  const void* lhs, const void* rhs, void* out) {
+  return MatMulInt8On(/*native=*/true, lhs_type, rhs_type, shape, lhs, rhs, out);
+}
+
+Status MatMulInt8Portable(ElementType lhs_type, ElementType rhs_type, const MatMulShape& shape,
+                          const void* lhs, const void* rhs, void* out) {
+  return MatMulInt8On(/*native=*/false, lhs_type, rhs_type, shape, lhs, rhs, out);
 }
 
 bool MatMulInt8Native() {

@@ -49,6 +49,9 @@ Status MatMulInt8(ElementType lhs_type, ElementType rhs_type, const MatMulShape&
 
 // Whether MatMulInt8 runs on AVX512_VNNI on this machine.
 bool MatMulInt8Native();
+// MatMulInt8's path for CPUs without AVX512_VNNI, on any machine (tests).
+Status MatMulInt8Portable(ElementType lhs_type, ElementType rhs_type, const MatMulShape& shape,
+                          const void* lhs, const void* rhs, void* out);
 
 // The same product as a plain triple loop accumulating in the compute type:
 // the reference MatMul is tested against.

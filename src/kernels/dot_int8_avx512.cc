@@ -67,11 +67,11 @@ void Block(const uint8_t* a, int64_t lda, const int8_t* panel, int64_t quads,
 #pragma GCC unroll 12
     for (int r = 0; r < R; ++r) {
       int32_t* to = out + r * ldo;
-      _mm512_mask_storeu_epi32(
-          to, mask_low, _mm512_add_epi32(low[r], _mm512_maskz_loadu_epi32(mask_low, to)));
-      _mm512_mask_storeu_epi32(
-          to + 16, mask_high,
-          _mm512_add_epi32(high[r], _mm512_maskz_loadu_epi32(mask_high, to + 16)));
+      _mm512_mask_storeu_epi32(to, mask_low,
+                               _mm512_add_epi32(low[r], _mm512_maskz_loadu_epi32(mask_low, to)));
+      _mm512_mask_storeu_epi32(to + 16, mask_high,
+                               _mm512_add_epi32(high[r],
+                                                _mm512_maskz_loadu_epi32(mask_high, to + 16)));
     }
     return;
   }
@@ -146,8 +146,8 @@ void PackPanels(const uint8_t* b, int64_t ldb, bool b_transposed, bool b_unsigne
   }
 }
 
-void Multiply(const uint8_t* a, int64_t lda, const int8_t* packed, int64_t k, int64_t n,
-              int64_t m0, int64_t m1, int64_t first, int64_t last, const int32_t* row_add,
+void Multiply(const uint8_t* a, int64_t lda, const int8_t* packed, int64_t k, int64_t n, int64_t m0,
+              int64_t m1, int64_t first, int64_t last, const int32_t* row_add,
               const int32_t* column_add, int32_t* out, int64_t ldo) {
   const int64_t quads = (k + 3) / 4;
   for (int64_t q0 = 0; q0 < quads; q0 += kQuadsPerPass) {

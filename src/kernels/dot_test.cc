@@ -268,6 +268,9 @@ TEST(MatMul, Int8ProductsMatchTheInt32Reference) {
                                       want.data())
                           .ok());
           ASSERT_TRUE(MatMulInt8(lt, rt, shape, a.data(), b.data(), got.data()).ok());
+          std::vector<int32_t> portable(want.size(), -1);
+          ASSERT_TRUE(MatMulInt8Portable(lt, rt, shape, a.data(), b.data(), portable.data()).ok());
+          ASSERT_EQ(portable, want) << "portable " << c.m << "x" << c.n << "x" << c.k;
           ASSERT_EQ(got, want) << GetElementTypeInfo(lt).name << " x "
                                << GetElementTypeInfo(rt).name << " " << c.batch << "x" << c.m << "x"
                                << c.n << "x" << c.k << " transposes " << transposes;
