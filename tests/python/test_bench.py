@@ -39,4 +39,6 @@ def test_unknown_workloads_are_refused(run_python, tmp_path):
 def test_list_names_every_workload(run_python):
     result = run_python("", env={"JAX_PLATFORMS": "kiln,cpu"}, args=(SCRIPT, "--list"))
     names = [line.split()[-1] for line in result.stdout.splitlines() if line.strip()]
-    assert len(names) == 25 and "dispatch_scalar_add" in names and "sort_1M" in names
+    assert len(names) == 27 and len(set(names)) == 27
+    assert "dispatch_scalar_add" in names and "sort_1M" in names
+    assert "matmul_int8_to_int32_512" in names and "matmul_uint8_to_int32_1024" in names
