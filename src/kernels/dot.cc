@@ -302,6 +302,31 @@ void RunWidened(const MatMulShape& s, const Narrow* lhs, const Narrow* rhs, Narr
   });
 }
 
+// The products on packed panels of B (bf16, 8-bit): `body(item, m0, m1,
+// p0, p1)` for tiles of rows [m0, m1) of A times groups of panels [p0, p1)
+// of each batch item, over the threads. Tiles start at 96 rows (which stay
+// in L2 across a group) and 8 panels, halved until every thread has one;
+// `cost` is one row's work on one panel.
+template <typename Body>
+void ForPanelTiles(int64_t batch, int64_t m, int64_t panels, int64_t cost, const Body& body) {
+  int64_t tile_rows = 96, tile_panels = 8;
+  auto count = [&] {
+    return batch * ((m + tile_rows - 1) / tile_rows) * ((panels + tile_panels - 1) / tile_panels);
+  };
+  while (count() < NumThreads() && tile_panels > 1) tile_panels /= 2;
+  while (count() < NumThreads() && tile_rows > 12) tile_rows /= 2;
+  const int64_t row_tiles = (m + tile_rows - 1) / tile_rows;
+  const int64_t panel_tiles = (panels + tile_panels - 1) / tile_panels;
+  ParallelFor(count(), tile_rows * tile_panels * cost, [&](int64_t begin, int64_t end) {
+    for (int64_t task = begin; task < end; ++task) {
+      const int64_t item = task / (row_tiles * panel_tiles);
+      const int64_t m0 = task / panel_tiles % row_tiles * tile_rows;
+      const int64_t p0 = task % panel_tiles * tile_panels;
+      body(item, m0, std::min(m, m0 + tile_rows), p0, std::min(panels, p0 + tile_panels));
+    }
+  });
+}
+
 #if defined(KILN_DOT_BF16_NATIVE)
 // Whether the CPU runs dot_bf16_avx512.cc: AVX512_BF16 (CPUID leaf 7,
 // subleaf 1, EAX bit 5) with AVX512F, BW and VL. Checked here, in code
@@ -349,27 +374,12 @@ bool RunNativeBf16(const MatMulShape& s, const bfloat16* lhs, const bfloat16* rh
       t += last - first;
     }
   });
-  int64_t tile_rows = 96, tile_panels = 8;
-  auto count = [&] {
-    return s.batch * ((s.m + tile_rows - 1) / tile_rows) *
-           ((panels + tile_panels - 1) / tile_panels);
-  };
-  while (count() < NumThreads() && tile_panels > 1) tile_panels /= 2;
-  while (count() < NumThreads() && tile_rows > 12) tile_rows /= 2;
-  const int64_t row_tiles = (s.m + tile_rows - 1) / tile_rows;
-  const int64_t panel_tiles = (panels + tile_panels - 1) / tile_panels;
-  ParallelFor(count(), tile_rows * tile_panels * native::kPanelColumns * std::max<int64_t>(1, s.k),
-              [&](int64_t begin, int64_t end) {
-                for (int64_t task = begin; task < end; ++task) {
-                  const int64_t item = task / (row_tiles * panel_tiles);
-                  const int64_t m0 = task / panel_tiles % row_tiles * tile_rows;
-                  const int64_t p0 = task % panel_tiles * tile_panels;
+  ForPanelTiles(s.batch, s.m, panels, native::kPanelColumns * std::max<int64_t>(1, s.k),
+                [&](int64_t item, int64_t m0, int64_t m1, int64_t p0, int64_t p1) {
                   native::Multiply(a + item * s.m * s.k, s.k,
-                                   packed.data() + item * panels * panel_elements, s.k, s.n, m0,
-                                   std::min(s.m, m0 + tile_rows), p0,
-                                   std::min(panels, p0 + tile_panels), c + item * s.m * s.n, s.n);
-                }
-              });
+                                   packed.data() + item * panels * panel_elements, s.k, s.n, m0, m1,
+                                   p0, p1, c + item * s.m * s.n, s.n);
+                });
   return true;
 }
 #endif
@@ -453,29 +463,13 @@ bool RunNativeInt8(bool a_signed, bool b_unsigned, const MatMulShape& s, const u
       t += last - first;
     }
   });
-  int64_t tile_rows = 96, tile_panels = 8;
-  auto count = [&] {
-    return s.batch * ((s.m + tile_rows - 1) / tile_rows) *
-           ((panels + tile_panels - 1) / tile_panels);
-  };
-  while (count() < NumThreads() && tile_panels > 1) tile_panels /= 2;
-  while (count() < NumThreads() && tile_rows > 12) tile_rows /= 2;
-  const int64_t row_tiles = (s.m + tile_rows - 1) / tile_rows;
-  const int64_t panel_tiles = (panels + tile_panels - 1) / tile_panels;
-  ParallelFor(count(),
-              tile_rows * tile_panels * native::kPanelColumns * std::max<int64_t>(1, quads),
-              [&](int64_t begin, int64_t end) {
-                for (int64_t task = begin; task < end; ++task) {
-                  const int64_t item = task / (row_tiles * panel_tiles);
-                  const int64_t m0 = task / panel_tiles % row_tiles * tile_rows;
-                  const int64_t p0 = task % panel_tiles * tile_panels;
+  ForPanelTiles(s.batch, s.m, panels, native::kPanelColumns * std::max<int64_t>(1, quads),
+                [&](int64_t item, int64_t m0, int64_t m1, int64_t p0, int64_t p1) {
                   native::Multiply(packed_a.data() + item * s.m * depth, depth,
-                                   packed_b.data() + item * panels * panel_bytes, s.k, s.n, m0,
-                                   std::min(s.m, m0 + tile_rows), p0,
-                                   std::min(panels, p0 + tile_panels), row_add.data() + item * s.m,
+                                   packed_b.data() + item * panels * panel_bytes, s.k, s.n, m0, m1,
+                                   p0, p1, row_add.data() + item * s.m,
                                    column_add.data() + item * s.n, c + item * s.m * s.n, s.n);
-                }
-              });
+                });
   return true;
 }
 #endif

@@ -44,11 +44,8 @@ void Block(const uint16_t* a, int64_t lda, const uint16_t* panel, int64_t pairs,
       high[r] = _mm512_dpbf16_ps(high[r], x, b1);
     }
   }
-  const __mmask16 mask_low = columns >= 16 ? __mmask16{0xFFFF}
-                                           : static_cast<__mmask16>((1u << columns) - 1);
-  const __mmask16 mask_high = columns >= 32   ? __mmask16{0xFFFF}
-                              : columns <= 16 ? __mmask16{0}
-                                              : static_cast<__mmask16>((1u << (columns - 16)) - 1);
+  const __mmask16 mask_low = LaneMask(columns, 0);
+  const __mmask16 mask_high = LaneMask(columns, 16);
   for (int r = 0; r < R; ++r) {
     uint16_t* row = out + r * ldo;
     _mm256_mask_storeu_epi16(row, mask_low, (__m256i)_mm512_cvtneps_pbh(low[r]));

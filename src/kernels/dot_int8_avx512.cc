@@ -57,11 +57,8 @@ void Block(const uint8_t* a, int64_t lda, const int8_t* panel, int64_t quads,
       high[r] = _mm512_dpbusd_epi32(high[r], x, b1);
     }
   }
-  const __mmask16 mask_low = columns >= 16 ? __mmask16{0xFFFF}
-                                           : static_cast<__mmask16>((1u << columns) - 1);
-  const __mmask16 mask_high = columns >= 32   ? __mmask16{0xFFFF}
-                              : columns <= 16 ? __mmask16{0}
-                                              : static_cast<__mmask16>((1u << (columns - 16)) - 1);
+  const __mmask16 mask_low = LaneMask(columns, 0);
+  const __mmask16 mask_high = LaneMask(columns, 16);
   if (accumulate) {
     // A later part of the depth: onto what the earlier parts wrote.
 #pragma GCC unroll 12

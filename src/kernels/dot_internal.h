@@ -26,6 +26,14 @@ struct GemmArgs {
   bool accumulate;
 };
 
+// The mask of the sixteen 32-bit lanes from column `first` of a row of
+// `columns` (the panels' kernels store 32-column rows as two halves).
+inline uint16_t LaneMask(int64_t columns, int64_t first) {
+  const int64_t count = columns - first;
+  if (count >= 16) return 0xFFFF;
+  return count <= 0 ? uint16_t{0} : static_cast<uint16_t>((1u << count) - 1);
+}
+
 }  // namespace kiln::kernels::dot_internal
 
 // Each variant defines, in namespace kiln::kernels::dot_internal::<variant>:

@@ -49,6 +49,26 @@ def run_python():
     return _run_python
 
 
+def _run_on_kiln_and_cpu(code: str, devices: int) -> tuple[dict, dict]:
+    """Runs `code` on Kiln and on XLA's CPU backend, each with `devices`
+    devices, and returns the JSON each printed on its last line."""
+    import json
+
+    runs = {}
+    for platform in ("kiln", "cpu"):
+        done = _run_python(code, env={
+            "JAX_PLATFORMS": platform, "KILN_NUM_DEVICES": str(devices),
+            "XLA_FLAGS": f"--xla_force_host_platform_device_count={devices}"})
+        runs[platform] = json.loads(done.stdout.strip().splitlines()[-1])
+    return runs["kiln"], runs["cpu"]
+
+
+@pytest.fixture(scope="session")
+def run_on_kiln_and_cpu():
+    """The function `_run_on_kiln_and_cpu`: (Kiln's JSON, XLA's JSON)."""
+    return _run_on_kiln_and_cpu
+
+
 @pytest.fixture(scope="session")
 def devices():
     """Kiln's devices in this process (IN_PROCESS_DEVICES of them)."""

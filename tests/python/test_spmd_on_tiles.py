@@ -351,19 +351,13 @@ print(json.dumps({
 '''
 
 
-def test_gspmd_arguments_that_do_not_divide_take_padded_tiles(run_python):
+def test_gspmd_arguments_that_do_not_divide_take_padded_tiles(run_on_kiln_and_cpu):
     """A GSPMD program whose argument sharding does not divide it (10 rows
     over 4 devices, as PyTorch/XLA's SPMD mode sends them) takes each
     device's tile padded to 3 rows and returns its results as XLA's CPU
     backend does: a split result as padded tiles, a `{replicated}` one whole
     on every device, though the program holds it as tiles."""
-    runs = {}
-    for platform in ("kiln", "cpu"):
-        done = run_python(GSPMD_UNEVEN, env={
-            "JAX_PLATFORMS": platform, "KILN_NUM_DEVICES": "4",
-            "XLA_FLAGS": "--xla_force_host_platform_device_count=4"})
-        runs[platform] = json.loads(done.stdout.strip().splitlines()[-1])
-    kiln, cpu = runs["kiln"], runs["cpu"]
+    kiln, cpu = run_on_kiln_and_cpu(GSPMD_UNEVEN, 4)
     assert kiln["shapes"] == cpu["shapes"] == [[[3, 6]] * 4, [[6]] * 4, [[10, 4]] * 4]
     for key in ("rows", "sums", "whole"):
         np.testing.assert_allclose(kiln[key], cpu[key], rtol=1e-5, atol=1e-5)
@@ -416,20 +410,14 @@ print(json.dumps(out))
 '''
 
 
-def test_results_without_a_sharding_follow_the_propagation_flag(run_python):
+def test_results_without_a_sharding_follow_the_propagation_flag(run_on_kiln_and_cpu):
     """allow_spmd_sharding_propagation_to_output (one flag for all results,
     or one per result) decides whether a result a GSPMD program gives no
     sharding takes the tiles the program holds it in or comes back whole,
     as on XLA's CPU backend; a result with a sharding keeps it either way,
     and XLA's Shardy pipeline propagates to results whatever the flag says.
     JAX sends true for results without out_shardings, false for the rest."""
-    runs = {}
-    for platform in ("kiln", "cpu"):
-        done = run_python(PROPAGATION_FLAG, env={
-            "JAX_PLATFORMS": platform, "KILN_NUM_DEVICES": "4",
-            "XLA_FLAGS": "--xla_force_host_platform_device_count=4"})
-        runs[platform] = json.loads(done.stdout.strip().splitlines()[-1])
-    kiln, cpu = runs["kiln"], runs["cpu"]
+    kiln, cpu = run_on_kiln_and_cpu(PROPAGATION_FLAG, 4)
     assert kiln.keys() == cpu.keys()
     for case in cpu:
         assert kiln[case]["shapes"] == cpu[case]["shapes"], case
@@ -481,20 +469,14 @@ print(json.dumps(out))
 '''
 
 
-def test_tiles_wanted_in_another_tiling_move_only_what_differs(run_python):
+def test_tiles_wanted_in_another_tiling_move_only_what_differs(run_on_kiln_and_cpu):
     """Rows held over ("x", "y") and wanted over "x" (an out_sharding, a
     sharding constraint) are gathered along "y" alone: each group of 4
     devices that share an "x" coordinate meets, and no device holds the
     whole array, as on XLA's CPU backend (before: all 8 gathered the whole
     2 MiB array and cut their half). An axis moving between dimensions is
     an all_to_all."""
-    runs = {}
-    for platform in ("kiln", "cpu"):
-        done = run_python(RESHARD, env={
-            "JAX_PLATFORMS": platform, "KILN_NUM_DEVICES": "8",
-            "XLA_FLAGS": "--xla_force_host_platform_device_count=8"})
-        runs[platform] = json.loads(done.stdout.strip().splitlines()[-1])
-    kiln, cpu = runs["kiln"], runs["cpu"]
+    kiln, cpu = run_on_kiln_and_cpu(RESHARD, 8)
     for name in ("result", "constraint"):
         assert kiln[name]["tile"] == cpu[name]["tile"] == [512, 512], name
         np.testing.assert_allclose(kiln[name]["values"], cpu[name]["values"], rtol=1e-4, atol=1e-3)
@@ -537,18 +519,12 @@ print(json.dumps(out))
 '''
 
 
-def test_a_gather_a_tiled_use_wants_is_made_on_the_tile(run_python):
+def test_a_gather_a_tiled_use_wants_is_made_on_the_tile(run_on_kiln_and_cpu):
     """A gather of whole operands whose result is wanted split over its
     batch rows (an embedding lookup under a row out_sharding) gathers each
     device's rows only, with the indices' tile, instead of all 4096 rows
     (4 MiB) cut afterwards."""
-    runs = {}
-    for platform in ("kiln", "cpu"):
-        done = run_python(GATHER_EARLY, env={
-            "JAX_PLATFORMS": platform, "KILN_NUM_DEVICES": "4",
-            "XLA_FLAGS": "--xla_force_host_platform_device_count=4"})
-        runs[platform] = json.loads(done.stdout.strip().splitlines()[-1])
-    kiln, cpu = runs["kiln"], runs["cpu"]
+    kiln, cpu = run_on_kiln_and_cpu(GATHER_EARLY, 4)
     for name in ("take", "along"):
         assert kiln[name]["tile"] == cpu[name]["tile"], name
         np.testing.assert_allclose(kiln[name]["values"], cpu[name]["values"], rtol=1e-6)

@@ -6,8 +6,6 @@ whole axes, and priorities ({"x"}p1). Each program runs on Kiln and on XLA's
 CPU backend; the devices' tiles, their values and the shardings reported
 must agree."""
 
-import json
-
 import numpy as np
 
 PROGRAMS = r'''
@@ -135,21 +133,14 @@ print(json.dumps(report))
 '''
 
 
-def _run(run_python, platform):
-    done = run_python(PROGRAMS, env={
-        "JAX_PLATFORMS": platform, "KILN_NUM_DEVICES": "8",
-        "XLA_FLAGS": "--xla_force_host_platform_device_count=8"})
-    return json.loads(done.stdout.strip().splitlines()[-1])
-
-
-def test_programs_with_sub_axes_match_xla_and_compute_on_tiles(run_python):
+def test_programs_with_sub_axes_match_xla_and_compute_on_tiles(run_on_kiln_and_cpu):
     """Pointwise ops, a contraction, a reduction, a transpose, a constraint
     over sub-axes, shard_maps over an axis the program also splits into
     parts and beside a sub-axis left automatic: each device holds the tile
     XLA's CPU backend gives it, with its values, and the results left to
     propagation lose their sub-axes as XLA's do (the sine of rows split over
     "x":(1)2 and columns over "y" comes back split over "y" only)."""
-    kiln, cpu = _run(run_python, "kiln"), _run(run_python, "cpu")
+    kiln, cpu = run_on_kiln_and_cpu(PROGRAMS, 8)
     assert kiln.keys() == cpu.keys()
     for name in cpu:
         assert len(kiln[name]["outputs"]) == len(cpu[name]["outputs"]), name
@@ -215,19 +206,13 @@ print(json.dumps(report))
 '''
 
 
-def test_priorities_leave_the_shardings_xla_reports(run_python):
+def test_priorities_leave_the_shardings_xla_reports(run_on_kiln_and_cpu):
     """Priorities (`{"x"}p1`) settle conflicts among shardings Shardy may
     still change; the shardings of the arguments (open or closed) are the
     caller's, and XLA reports the same parameter and result shardings
     whatever the priorities say. Kiln, which reads priorities and does not
     act on them, reports what XLA does on each of these conflicts."""
-    runs = {}
-    for platform in ("kiln", "cpu"):
-        done = run_python(PRIORITIES, env={
-            "JAX_PLATFORMS": platform, "KILN_NUM_DEVICES": "4",
-            "XLA_FLAGS": "--xla_force_host_platform_device_count=4"})
-        runs[platform] = json.loads(done.stdout.strip().splitlines()[-1])
-    kiln, cpu = runs["kiln"], runs["cpu"]
+    kiln, cpu = run_on_kiln_and_cpu(PRIORITIES, 4)
     assert kiln.keys() == cpu.keys()
     for name in cpu:
         assert kiln[name]["where"] == cpu[name]["where"], name
