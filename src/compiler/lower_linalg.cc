@@ -219,6 +219,9 @@ Status EmitContraction(Lowering& lowering, const ir::Operation& op, ValueId lhs,
   const ElementType rhs_type = lowering.graph().shape(rhs).element_type;
   auto byte = [](ElementType t) { return t == ElementType::kS8 || t == ElementType::kU8; };
   const bool bytes = out.element_type == ElementType::kS32 && byte(lhs_type) && byte(rhs_type);
+  // s16 x s16 -> s32 likewise (kernels::MatMulInt16).
+  const bool shorts = out.element_type == ElementType::kS32 && lhs_type == ElementType::kS16 &&
+                      rhs_type == ElementType::kS16;
   const ElementType type = widened_in_tiles ? narrow : ComputeTypeFor(out.element_type);
   if (!kernels::MatMulAccepts(type)) {
     return Unimplemented("Kiln cannot multiply matrices of ",
@@ -245,10 +248,10 @@ Status EmitContraction(Lowering& lowering, const ir::Operation& op, ValueId lhs,
   }
   KILN_ASSIGN_OR_RETURN(GemmOperand a,
                         PrepareOperand(lowering, op, lhs, lhs_batch, lhs_contract,
-                                       /*rows_first=*/true, bytes ? lhs_type : type));
+                                       /*rows_first=*/true, bytes || shorts ? lhs_type : type));
   KILN_ASSIGN_OR_RETURN(GemmOperand b,
                         PrepareOperand(lowering, op, rhs, rhs_batch, rhs_contract,
-                                       /*rows_first=*/false, bytes ? rhs_type : type));
+                                       /*rows_first=*/false, bytes || shorts ? rhs_type : type));
   shape.lhs_transposed = a.transposed;
   shape.rhs_transposed = b.transposed;
   ValueId product;
@@ -260,6 +263,15 @@ Status EmitContraction(Lowering& lowering, const ir::Operation& op, ValueId lhs,
                                               return kernels::MatMulInt8(lhs_type, rhs_type, shape,
                                                                          ctx.in(0), ctx.in(1),
                                                                          ctx.out(0));
+                                            }));
+    product = outputs[0];
+  } else if (shorts) {
+    KILN_ASSIGN_OR_RETURN(std::vector<ValueId> outputs,
+                          lowering.EmitNode(op, {a.value, b.value},
+                                            {Shape{ElementType::kS32, out.dims}},
+                                            [shape](RunContext& ctx) {
+                                              return kernels::MatMulInt16(shape, ctx.in(0),
+                                                                          ctx.in(1), ctx.out(0));
                                             }));
     product = outputs[0];
   } else {

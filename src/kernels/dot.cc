@@ -474,6 +474,50 @@ bool RunNativeInt8(bool a_signed, bool b_unsigned, const MatMulShape& s, const u
 }
 #endif
 
+#if defined(KILN_DOT_INT8_NATIVE)
+// s16 x s16 -> s32 on VPDPWSSD (MatMulInt16).
+bool RunNativeInt16(const MatMulShape& s, const int16_t* a, const int16_t* b, int32_t* c) {
+  namespace native = dot_internal::avx512vnni;
+  if (!HasAvx512Vnni()) return false;
+  const int64_t pairs = (s.k + 1) / 2;
+  const int64_t depth = pairs * 2;
+  const int64_t panels = (s.n + native::kPanelColumns - 1) / native::kPanelColumns;
+  const int64_t panel_elements = pairs * native::kPanelColumns * 2;
+  if (s.batch * (panels * panel_elements + s.m * depth) * 2 > (int64_t{32} << 20)) return false;
+  ScratchArray<int16_t> packed_a(static_cast<size_t>(s.batch * s.m * depth));
+  ScratchArray<int16_t> packed_b(static_cast<size_t>(s.batch * panels * panel_elements));
+  ParallelFor(s.batch * s.m, s.k, [&](int64_t begin, int64_t end) {
+    for (int64_t row = begin; row < end; ++row) {
+      const int64_t item = row / s.m, i = row % s.m;
+      const int16_t* from = a + item * s.m * s.k;
+      int16_t* to = packed_a.data() + row * depth;
+      if (s.lhs_transposed) {
+        for (int64_t p = 0; p < s.k; ++p) to[p] = from[p * s.m + i];
+      } else {
+        std::memcpy(to, from + i * s.k, static_cast<size_t>(s.k) * sizeof(int16_t));
+      }
+      std::fill(to + s.k, to + depth, int16_t{0});
+    }
+  });
+  ParallelFor(s.batch * panels, panel_elements, [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end;) {
+      const int64_t item = t / panels, first = t % panels;
+      const int64_t last = std::min(panels, first + (end - t));
+      native::PackPanels16(b + item * s.k * s.n, s.rhs_transposed ? s.k : s.n, s.rhs_transposed,
+                           s.k, s.n, first, last, packed_b.data() + item * panels * panel_elements);
+      t += last - first;
+    }
+  });
+  ForPanelTiles(s.batch, s.m, panels, native::kPanelColumns * std::max<int64_t>(1, pairs),
+                [&](int64_t item, int64_t m0, int64_t m1, int64_t p0, int64_t p1) {
+                  native::Multiply16(packed_a.data() + item * s.m * depth, depth,
+                                     packed_b.data() + item * panels * panel_elements, s.k, s.n, m0,
+                                     m1, p0, p1, c + item * s.m * s.n, s.n);
+                });
+  return true;
+}
+#endif
+
 // The portable form: rows of 32-bit sums, wrapping.
 void RunInt8(bool a_signed, bool b_signed, const MatMulShape& s, const uint8_t* a, const uint8_t* b,
              int32_t* c) {
@@ -595,6 +639,36 @@ Status MatMulInt8(ElementType lhs_type, ElementType rhs_type, const MatMulShape&
 Status MatMulInt8Portable(ElementType lhs_type, ElementType rhs_type, const MatMulShape& shape,
                           const void* lhs, const void* rhs, void* out) {
   return MatMulInt8On(/*native=*/false, lhs_type, rhs_type, shape, lhs, rhs, out);
+}
+
+namespace {
+
+Status MatMulInt16On(bool native, const MatMulShape& shape, const void* lhs, const void* rhs,
+                     void* out) {
+  if (shape.accumulate) return InvalidArgument("MatMulInt16 does not accumulate into its output");
+  if (shape.batch == 0 || shape.m == 0 || shape.n == 0) return Status::Ok();
+  const auto* a = static_cast<const int16_t*>(lhs);
+  const auto* b = static_cast<const int16_t*>(rhs);
+  auto* c = static_cast<int32_t*>(out);
+#if defined(KILN_DOT_INT8_NATIVE)
+  if (native && RunNativeInt16(shape, a, b, c)) return Status::Ok();
+#else
+  (void)native;
+#endif
+  // The portable form: the s32 GEMM's loop on widened copies.
+  std::vector<int32_t> wide_a(a, a + shape.batch * shape.m * shape.k);
+  std::vector<int32_t> wide_b(b, b + shape.batch * shape.k * shape.n);
+  return MatMul(ElementType::kS32, shape, wide_a.data(), wide_b.data(), c);
+}
+
+}  // namespace
+
+Status MatMulInt16(const MatMulShape& shape, const void* lhs, const void* rhs, void* out) {
+  return MatMulInt16On(/*native=*/true, shape, lhs, rhs, out);
+}
+
+Status MatMulInt16Portable(const MatMulShape& shape, const void* lhs, const void* rhs, void* out) {
+  return MatMulInt16On(/*native=*/false, shape, lhs, rhs, out);
 }
 
 bool MatMulInt8Native() {

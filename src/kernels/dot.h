@@ -47,7 +47,14 @@ Status MatMul(ElementType type, const MatMulShape& shape, const void* lhs, const
 Status MatMulInt8(ElementType lhs_type, ElementType rhs_type, const MatMulShape& shape,
                   const void* lhs, const void* rhs, void* out);
 
-// Whether MatMulInt8 runs on AVX512_VNNI on this machine.
+// The product of 16-bit signed integers in 32-bit sums (s16 x s16 -> s32,
+// wrapping), on AVX512_VNNI's VPDPWSSD where the CPU has it, else the s32
+// GEMM on widened copies; `shape.accumulate` is not supported.
+Status MatMulInt16(const MatMulShape& shape, const void* lhs, const void* rhs, void* out);
+// Its path for CPUs without AVX512_VNNI, on any machine (tests).
+Status MatMulInt16Portable(const MatMulShape& shape, const void* lhs, const void* rhs, void* out);
+
+// Whether MatMulInt8 (and MatMulInt16) run on AVX512_VNNI on this machine.
 bool MatMulInt8Native();
 // MatMulInt8's path for CPUs without AVX512_VNNI, on any machine (tests).
 Status MatMulInt8Portable(ElementType lhs_type, ElementType rhs_type, const MatMulShape& shape,

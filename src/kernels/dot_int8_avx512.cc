@@ -162,4 +162,89 @@ void Multiply(const uint8_t* a, int64_t lda, const int8_t* packed, int64_t k, in
   }
 }
 
+// 16-bit products on VPDPWSSD: each instruction multiplies 32 pairs of
+// signed 16-bit integers and adds both products of a pair to one 32-bit
+// lane. A is packed row-major with the depth padded to even (a row's pair
+// at depth 2p is one 32-bit word); B in panels of 32 columns, per pair of
+// depths the two values of each column side by side.
+namespace {
+
+template <int R>
+void Block16(const int16_t* a, int64_t lda, const int16_t* panel, int64_t pairs, int32_t* out,
+             int64_t ldo, int64_t columns, bool accumulate) {
+  __m512i low[R], high[R];
+#pragma GCC unroll 12
+  for (int r = 0; r < R; ++r) low[r] = high[r] = _mm512_setzero_si512();
+  for (int64_t p = 0; p < pairs; ++p) {
+    const __m512i b0 = _mm512_loadu_si512(panel + p * 64);
+    const __m512i b1 = _mm512_loadu_si512(panel + p * 64 + 32);
+#pragma GCC unroll 12
+    for (int r = 0; r < R; ++r) {
+      int32_t pair;
+      std::memcpy(&pair, a + r * lda + 2 * p, sizeof(pair));
+      const __m512i x = _mm512_set1_epi32(pair);
+      low[r] = _mm512_dpwssd_epi32(low[r], x, b0);
+      high[r] = _mm512_dpwssd_epi32(high[r], x, b1);
+    }
+  }
+  const __mmask16 mask_low = LaneMask(columns, 0);
+  const __mmask16 mask_high = LaneMask(columns, 16);
+#pragma GCC unroll 12
+  for (int r = 0; r < R; ++r) {
+    int32_t* to = out + r * ldo;
+    const __m512i add_low = accumulate ? _mm512_maskz_loadu_epi32(mask_low, to)
+                                       : _mm512_setzero_si512();
+    const __m512i add_high = accumulate ? _mm512_maskz_loadu_epi32(mask_high, to + 16)
+                                        : _mm512_setzero_si512();
+    _mm512_mask_storeu_epi32(to, mask_low, _mm512_add_epi32(low[r], add_low));
+    _mm512_mask_storeu_epi32(to + 16, mask_high, _mm512_add_epi32(high[r], add_high));
+  }
+}
+
+using Block16Fn = void (*)(const int16_t*, int64_t, const int16_t*, int64_t, int32_t*, int64_t,
+                           int64_t, bool);
+constexpr Block16Fn kBlocks16[kRows + 1] = {
+    nullptr,    Block16<1>, Block16<2>, Block16<3>,  Block16<4>,  Block16<5>, Block16<6>,
+    Block16<7>, Block16<8>, Block16<9>, Block16<10>, Block16<11>, Block16<12>};
+
+// Depth pairs per pass over a panel: 128 pairs of a panel are 16 KiB.
+constexpr int64_t kPairsPerPass = 128;
+
+}  // namespace
+
+void PackPanels16(const int16_t* b, int64_t ldb, bool b_transposed, int64_t k, int64_t n,
+                  int64_t first, int64_t last, int16_t* packed) {
+  const int64_t pairs = (k + 1) / 2;
+  for (int64_t panel = first; panel < last; ++panel) {
+    int16_t* to = packed + panel * pairs * kPanelColumns * 2;
+    const int64_t c0 = panel * kPanelColumns;
+    const int64_t width = std::min(kPanelColumns, n - c0);
+    std::memset(to, 0, static_cast<size_t>(pairs * kPanelColumns * 2) * sizeof(int16_t));
+    for (int64_t p = 0; p < k; ++p) {
+      int16_t* row = to + (p / 2) * kPanelColumns * 2 + p % 2;
+      for (int64_t c = 0; c < width; ++c) {
+        row[2 * c] = b_transposed ? b[(c0 + c) * ldb + p] : b[p * ldb + c0 + c];
+      }
+    }
+  }
+}
+
+void Multiply16(const int16_t* a, int64_t lda, const int16_t* packed, int64_t k, int64_t n,
+                int64_t m0, int64_t m1, int64_t first, int64_t last, int32_t* out, int64_t ldo) {
+  const int64_t pairs = (k + 1) / 2;
+  for (int64_t p0 = 0; p0 < pairs; p0 += kPairsPerPass) {
+    const int64_t pass = std::min(kPairsPerPass, pairs - p0);
+    for (int64_t panel = first; panel < last; ++panel) {
+      const int16_t* from = packed + (panel * pairs + p0) * kPanelColumns * 2;
+      const int64_t c0 = panel * kPanelColumns;
+      const int64_t columns = std::min(kPanelColumns, n - c0);
+      for (int64_t r = m0; r < m1; r += kRows) {
+        const int64_t rows = std::min(kRows, m1 - r);
+        kBlocks16[rows](a + r * lda + 2 * p0, lda, from, pass, out + r * ldo + c0, ldo, columns,
+                        /*accumulate=*/p0 > 0);
+      }
+    }
+  }
+}
+
 }  // namespace kiln::kernels::dot_internal::avx512vnni

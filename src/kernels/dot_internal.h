@@ -94,5 +94,14 @@ void PackPanels(const uint8_t* b, int64_t ldb, bool b_transposed, bool b_unsigne
 void Multiply(const uint8_t* a, int64_t lda, const int8_t* packed, int64_t k, int64_t n, int64_t m0,
               int64_t m1, int64_t first, int64_t last, const int32_t* row_add,
               const int32_t* column_add, int32_t* out, int64_t ldo);
+// 16-bit products: b (k x n int16, row stride ldb; n x k when
+// b_transposed) packed into panels of pairs of depths (pairs = k rounded up
+// to 2, over 2; a depth past k zero); out[m0, m1) x panels [first, last) =
+// a (row-major, row stride lda, depth padded to even) times them, 32-bit
+// sums wrapping.
+void PackPanels16(const int16_t* b, int64_t ldb, bool b_transposed, int64_t k, int64_t n,
+                  int64_t first, int64_t last, int16_t* packed);
+void Multiply16(const int16_t* a, int64_t lda, const int16_t* packed, int64_t k, int64_t n,
+                int64_t m0, int64_t m1, int64_t first, int64_t last, int32_t* out, int64_t ldo);
 }  // namespace avx512vnni
 }  // namespace kiln::kernels::dot_internal

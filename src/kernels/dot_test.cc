@@ -285,6 +285,45 @@ TEST(MatMul, Int8ProductsMatchTheInt32Reference) {
   std::printf("8-bit products on AVX512_VNNI: %s\n", MatMulInt8Native() ? "yes" : "no");
 }
 
+// 16-bit products in 32-bit sums against the s32 reference: extremes
+// (-32768 squared wraps past int32 over a few depths), both transpositions,
+// odd depths, short panels, a batch, a depth split into passes.
+TEST(MatMul, Int16ProductsMatchTheInt32Reference) {
+  struct ShortCase {
+    int64_t batch, m, n, k;
+  };
+  const ShortCase cases[] = {{1, 1, 1, 1}, {1, 5, 7, 3}, {2, 13, 33, 17}, {1, 30, 65, 301}};
+  int seed = 0;
+  for (const ShortCase& c : cases) {
+    for (int transposes = 0; transposes < 4; ++transposes) {
+      MatMulShape shape;
+      shape.batch = c.batch;
+      shape.m = c.m;
+      shape.n = c.n;
+      shape.k = c.k;
+      shape.lhs_transposed = (transposes & 1) != 0;
+      shape.rhs_transposed = (transposes & 2) != 0;
+      std::vector<int16_t> a(static_cast<size_t>(c.batch * c.m * c.k));
+      std::vector<int16_t> b(static_cast<size_t>(c.batch * c.k * c.n));
+      for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<int16_t>((i * 7919 + seed) * 31);
+      for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<int16_t>((i * 104729 + seed) * 17);
+      a[0] = b[0] = -32768;
+      ++seed;
+      const std::vector<int32_t> wide_a(a.begin(), a.end()), wide_b(b.begin(), b.end());
+      std::vector<int32_t> want(static_cast<size_t>(c.batch * c.m * c.n));
+      std::vector<int32_t> got(want.size(), -1), portable(want.size(), -1);
+      ASSERT_TRUE(MatMulReference(ElementType::kS32, shape, wide_a.data(), wide_b.data(),
+                                  want.data())
+                      .ok());
+      ASSERT_TRUE(MatMulInt16(shape, a.data(), b.data(), got.data()).ok());
+      ASSERT_TRUE(MatMulInt16Portable(shape, a.data(), b.data(), portable.data()).ok());
+      ASSERT_EQ(got, want) << c.batch << "x" << c.m << "x" << c.n << "x" << c.k << " transposes "
+                           << transposes;
+      ASSERT_EQ(portable, want) << "portable " << c.m << "x" << c.n << "x" << c.k;
+    }
+  }
+}
+
 TEST(MatMul, AccumulatesIntoItsOutput) {
   CheckAccumulates<float>(ElementType::kF32, 1e-3);
   CheckAccumulates<double>(ElementType::kF64, 1e-9);

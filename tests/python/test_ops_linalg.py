@@ -38,6 +38,8 @@ I8_C = _random.randint(-128, 128, size=(70, 301)).astype(np.int8)
 I8_D = _random.randint(-128, 128, size=(301, 45)).astype(np.int8)
 I8_C[0, :] = -128
 I8_D[:, 0] = -128
+I16_C = _random.randint(-32768, 32768, size=(70, 301)).astype(np.int16)
+I16_D = _random.randint(-32768, 32768, size=(301, 45)).astype(np.int16)
 U8_C = _random.randint(0, 256, size=(70, 301)).astype(np.uint8)
 U8_D = _random.randint(0, 256, size=(301, 45)).astype(np.uint8)
 C_A = (_normal(5, 6) + 1j * _normal(5, 6)).astype(np.complex64)
@@ -98,6 +100,8 @@ CASES = [
          lambda a, b: lax.dot(a, b, preferred_element_type=jnp.int32), (I8_A, I8_B)),
     Case("matmul_int8_deep_to_int32",
          lambda a, b: lax.dot(a, b, preferred_element_type=jnp.int32), (I8_C, I8_D)),
+    Case("matmul_int16_to_int32_wraps",
+         lambda a, b: lax.dot(a, b, preferred_element_type=jnp.int32), (I16_C, I16_D)),
     Case("matmul_uint8_to_int32",
          lambda a, b: lax.dot(a, b, preferred_element_type=jnp.int32), (U8_C, U8_D)),
     Case("matmul_int8_transposed_batched_to_int32",
