@@ -9,6 +9,7 @@
 #include "base/env.h"
 #include "compiler/inline_calls.h"
 #include "compiler/lowering.h"
+#include "compiler/on_tiles.h"
 #include "compiler/plan_listing.h"
 #include "ir/op_description.h"
 #include "ir/op_names.h"
@@ -418,10 +419,7 @@ void RefineMeshes(const ir::Module& module, MeshTable& meshes) {
   for (auto& [name, mesh] : meshes) {
     std::vector<AxisRef> cuts;
     for (const auto& [over, ref] : used) {
-      if (over.axes == mesh.axes && over.sizes == mesh.sizes &&
-          over.device_ids == mesh.device_ids) {
-        cuts.push_back(ref);
-      }
+      if (on_tiles::SameMesh(over, mesh)) cuts.push_back(ref);
     }
     if (!cuts.empty()) mesh = RefineMesh(mesh, cuts);
   }
@@ -435,8 +433,8 @@ void RefineMeshes(const ir::Module& module, MeshTable& meshes) {
 // pipeline chooses whatever the flag says; so does Kiln for sdy programs.)
 void KeepWholeWithoutPropagation(const frontend::CompileOptions& options,
                                  std::vector<std::optional<TensorSharding>>& results) {
-  if (!options.propagation_to_output_given) return;
   const std::vector<bool>& allowed = options.propagation_to_output;
+  if (allowed.empty()) return;  // (a serialized list is never empty)
   for (size_t r = 0; r < results.size(); ++r) {
     const bool allow = allowed.size() == 1 ? allowed[0] : r < allowed.size() && allowed[r];
     if (!results[r] && !allow) results[r] = TensorSharding();

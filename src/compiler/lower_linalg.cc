@@ -255,24 +255,16 @@ Status EmitContraction(Lowering& lowering, const ir::Operation& op, ValueId lhs,
   shape.lhs_transposed = a.transposed;
   shape.rhs_transposed = b.transposed;
   ValueId product;
-  if (bytes) {
-    KILN_ASSIGN_OR_RETURN(std::vector<ValueId> outputs,
-                          lowering.EmitNode(op, {a.value, b.value},
-                                            {Shape{ElementType::kS32, out.dims}},
-                                            [lhs_type, rhs_type, shape](RunContext& ctx) {
-                                              return kernels::MatMulInt8(lhs_type, rhs_type, shape,
-                                                                         ctx.in(0), ctx.in(1),
-                                                                         ctx.out(0));
-                                            }));
-    product = outputs[0];
-  } else if (shorts) {
-    KILN_ASSIGN_OR_RETURN(std::vector<ValueId> outputs,
-                          lowering.EmitNode(op, {a.value, b.value},
-                                            {Shape{ElementType::kS32, out.dims}},
-                                            [shape](RunContext& ctx) {
-                                              return kernels::MatMulInt16(shape, ctx.in(0),
-                                                                          ctx.in(1), ctx.out(0));
-                                            }));
+  if (bytes || shorts) {
+    KILN_ASSIGN_OR_RETURN(
+        std::vector<ValueId> outputs,
+        lowering.EmitNode(op, {a.value, b.value}, {Shape{ElementType::kS32, out.dims}},
+                          [shorts, lhs_type, rhs_type, shape](RunContext& ctx) {
+                            return shorts ? kernels::MatMulInt16(shape, ctx.in(0), ctx.in(1),
+                                                                 ctx.out(0))
+                                          : kernels::MatMulInt8(lhs_type, rhs_type, shape,
+                                                                ctx.in(0), ctx.in(1), ctx.out(0));
+                          }));
     product = outputs[0];
   } else {
     KILN_ASSIGN_OR_RETURN(product,

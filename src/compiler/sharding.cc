@@ -366,9 +366,10 @@ TensorSharding WithoutSubAxes(const TensorSharding& sharding) {
       }
       // A part: whole only with the parts after it, in order.
       const std::string& name = mesh.written[static_cast<size_t>(axis)].name;
+      const int64_t whole = mesh.WrittenSize(name);
       int64_t covered = 1;
       size_t next = end;
-      while (next < axes.size() && covered < mesh.WrittenSize(name)) {
+      while (next < axes.size() && covered < whole) {
         const int part = mesh.AxisIndex(axes[next].name);
         if (part < 0 || mesh.written[static_cast<size_t>(part)].name != name ||
             mesh.written[static_cast<size_t>(part)].pre_size != covered) {
@@ -377,7 +378,7 @@ TensorSharding WithoutSubAxes(const TensorSharding& sharding) {
         covered *= mesh.sizes[static_cast<size_t>(part)];
         ++next;
       }
-      if (covered != mesh.WrittenSize(name)) break;
+      if (covered != whole) break;
       end = next;
     }
     axes.resize(end);

@@ -112,7 +112,6 @@ Status ParseBuildOptions(const Field& message, CompileOptions& options) {
         KILN_RETURN_IF_ERROR(ParseDeviceAssignment(field, options));
         break;
       case kAllowPropagationToOutput:
-        options.propagation_to_output_given = true;
         if (field.type == WireType::kLengthDelimited) {
           KILN_ASSIGN_OR_RETURN(std::vector<int64_t> flags, Reader::PackedVarints(field));
           for (int64_t flag : flags) options.propagation_to_output.push_back(flag != 0);

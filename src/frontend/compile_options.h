@@ -32,11 +32,9 @@ struct CompileOptions {
   // partitioner finds; false: it is whole on every device (XLA's Shardy
   // pipeline ignores it). JAX sets true for the results of a jit without
   // out_shardings; PyTorch/XLA sets it per compile (true for its step
-  // programs in 2.9, measured). XLA's default (the field
-  // absent) is false; Kiln, where it is absent, propagates
-  // (`propagation_to_output_given` false).
+  // programs in 2.9, measured). XLA's default (the field absent: empty) is
+  // false; Kiln, where it is absent, propagates.
   std::vector<bool> propagation_to_output;
-  bool propagation_to_output_given = false;
   // device_assignment[replica][partition] = device id; empty when absent.
   std::vector<std::vector<int64_t>> device_assignment;
   // Checked by CheckOptionOverride: each names a field of xla.DebugOptions

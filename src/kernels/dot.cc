@@ -302,6 +302,24 @@ void RunWidened(const MatMulShape& s, const Narrow* lhs, const Narrow* rhs, Narr
   });
 }
 
+// The packed copies the native paths hold at most (in the calling thread's
+// scratch, which keeps its largest size); larger products take the others.
+constexpr int64_t kMaxPackedBytes = int64_t{32} << 20;
+
+// The packing of B's panels across the threads: `body(item, first, last)`
+// for runs of panels [first, last) of one batch item; `cost` is a panel's.
+template <typename Body>
+void ForPanelRuns(int64_t batch, int64_t panels, int64_t cost, const Body& body) {
+  ParallelFor(batch * panels, cost, [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end;) {
+      const int64_t item = t / panels, first = t % panels;
+      const int64_t last = std::min(panels, first + (end - t));
+      body(item, first, last);
+      t += last - first;
+    }
+  });
+}
+
 // The products on packed panels of B (bf16, 8-bit): `body(item, m0, m1,
 // p0, p1)` for tiles of rows [m0, m1) of A times groups of panels [p0, p1)
 // of each batch item, over the threads. Tiles start at 96 rows (which stay
@@ -344,10 +362,6 @@ bool HasAvx512Bf16() {
   return has;
 }
 
-// The packed copies of B the native path holds at most (in the calling
-// thread's scratch, which keeps its largest size); larger products widen.
-constexpr int64_t kMaxPackedBytes = int64_t{32} << 20;
-
 // bf16 products on VDPBF16PS where the CPU has it (dot_bf16_avx512.cc),
 // for A stored row-major, an even depth and at least 8 columns (B's panels
 // are padded to 32 columns: a matrix-vector product widened faster, 3.1
@@ -365,14 +379,9 @@ bool RunNativeBf16(const MatMulShape& s, const bfloat16* lhs, const bfloat16* rh
   const auto* b = reinterpret_cast<const uint16_t*>(rhs);
   auto* c = reinterpret_cast<uint16_t*>(out);
   ScratchArray<uint16_t> packed(static_cast<size_t>(s.batch * panels * panel_elements));
-  ParallelFor(s.batch * panels, panel_elements, [&](int64_t begin, int64_t end) {
-    for (int64_t t = begin; t < end;) {
-      const int64_t item = t / panels, first = t % panels;
-      const int64_t last = std::min(panels, first + (end - t));
-      native::PackPanels(b + item * s.k * s.n, s.rhs_transposed ? s.k : s.n, s.rhs_transposed, s.k,
-                         s.n, first, last, packed.data() + item * panels * panel_elements);
-      t += last - first;
-    }
+  ForPanelRuns(s.batch, panels, panel_elements, [&](int64_t item, int64_t first, int64_t last) {
+    native::PackPanels(b + item * s.k * s.n, s.rhs_transposed ? s.k : s.n, s.rhs_transposed, s.k,
+                       s.n, first, last, packed.data() + item * panels * panel_elements);
   });
   ForPanelTiles(s.batch, s.m, panels, native::kPanelColumns * std::max<int64_t>(1, s.k),
                 [&](int64_t item, int64_t m0, int64_t m1, int64_t p0, int64_t p1) {
@@ -389,11 +398,11 @@ bool RunNativeBf16(const MatMulShape& s, const bfloat16* lhs, const bfloat16* rh
 // ones (a_off = 128 for a signed A, b_off = 128 for an unsigned B, else
 // 0), then A x B = P + b_off * rowsum(A) - a_off * colsum(B) + a_off *
 // b_off * k, all wrapping in 32 bits.
+#if defined(KILN_DOT_INT8_NATIVE)
 uint32_t WrapMul(int64_t a, int64_t b) {
   return static_cast<uint32_t>(a) * static_cast<uint32_t>(b);
 }
 
-#if defined(KILN_DOT_INT8_NATIVE)
 // Whether the CPU runs dot_int8_avx512.cc: AVX512_VNNI with AVX512F, BW
 // and VL. Checked here, in code compiled for the baseline instruction set.
 bool HasAvx512Vnni() {
@@ -413,7 +422,7 @@ bool RunNativeInt8(bool a_signed, bool b_unsigned, const MatMulShape& s, const u
   const int64_t depth = quads * 4;
   const int64_t panels = (s.n + native::kPanelColumns - 1) / native::kPanelColumns;
   const int64_t panel_bytes = quads * native::kPanelColumns * 4;
-  if (s.batch * (panels * panel_bytes + s.m * depth) > (int64_t{32} << 20)) return false;
+  if (s.batch * (panels * panel_bytes + s.m * depth) > kMaxPackedBytes) return false;
   const uint32_t a_off = a_signed ? 128 : 0;
   const uint32_t b_off = b_unsigned ? 128 : 0;
   ScratchArray<uint8_t> packed_a(static_cast<size_t>(s.batch * s.m * depth));
@@ -446,21 +455,16 @@ bool RunNativeInt8(bool a_signed, bool b_unsigned, const MatMulShape& s, const u
       row_add.data()[row] = static_cast<int32_t>(WrapMul(b_off, sum));
     }
   });
-  ParallelFor(s.batch * panels, panel_bytes, [&](int64_t begin, int64_t end) {
-    for (int64_t t = begin; t < end;) {
-      const int64_t item = t / panels, first = t % panels;
-      const int64_t last = std::min(panels, first + (end - t));
-      int32_t* sums = column_add.data() + item * s.n;
-      native::PackPanels(b + item * s.k * s.n, s.rhs_transposed ? s.k : s.n, s.rhs_transposed,
-                         b_unsigned, s.k, s.n, first, last,
-                         packed_b.data() + item * panels * panel_bytes, sums);
-      const int64_t c0 = first * native::kPanelColumns;
-      const int64_t c1 = std::min(s.n, last * native::kPanelColumns);
-      for (int64_t col = c0; col < c1; ++col) {
-        sums[col] = static_cast<int32_t>(WrapMul(a_off, b_off) * static_cast<uint32_t>(s.k) -
-                                         WrapMul(a_off, sums[col]));
-      }
-      t += last - first;
+  ForPanelRuns(s.batch, panels, panel_bytes, [&](int64_t item, int64_t first, int64_t last) {
+    int32_t* sums = column_add.data() + item * s.n;
+    native::PackPanels(b + item * s.k * s.n, s.rhs_transposed ? s.k : s.n, s.rhs_transposed,
+                       b_unsigned, s.k, s.n, first, last,
+                       packed_b.data() + item * panels * panel_bytes, sums);
+    const int64_t c0 = first * native::kPanelColumns;
+    const int64_t c1 = std::min(s.n, last * native::kPanelColumns);
+    for (int64_t col = c0; col < c1; ++col) {
+      sums[col] = static_cast<int32_t>(WrapMul(a_off, b_off) * static_cast<uint32_t>(s.k) -
+                                       WrapMul(a_off, sums[col]));
     }
   });
   ForPanelTiles(s.batch, s.m, panels, native::kPanelColumns * std::max<int64_t>(1, quads),
@@ -472,9 +476,7 @@ bool RunNativeInt8(bool a_signed, bool b_unsigned, const MatMulShape& s, const u
                 });
   return true;
 }
-#endif
 
-#if defined(KILN_DOT_INT8_NATIVE)
 // s16 x s16 -> s32 on VPDPWSSD (MatMulInt16).
 bool RunNativeInt16(const MatMulShape& s, const int16_t* a, const int16_t* b, int32_t* c) {
   namespace native = dot_internal::avx512vnni;
@@ -483,7 +485,7 @@ bool RunNativeInt16(const MatMulShape& s, const int16_t* a, const int16_t* b, in
   const int64_t depth = pairs * 2;
   const int64_t panels = (s.n + native::kPanelColumns - 1) / native::kPanelColumns;
   const int64_t panel_elements = pairs * native::kPanelColumns * 2;
-  if (s.batch * (panels * panel_elements + s.m * depth) * 2 > (int64_t{32} << 20)) return false;
+  if (s.batch * (panels * panel_elements + s.m * depth) * 2 > kMaxPackedBytes) return false;
   ScratchArray<int16_t> packed_a(static_cast<size_t>(s.batch * s.m * depth));
   ScratchArray<int16_t> packed_b(static_cast<size_t>(s.batch * panels * panel_elements));
   ParallelFor(s.batch * s.m, s.k, [&](int64_t begin, int64_t end) {
@@ -499,14 +501,9 @@ bool RunNativeInt16(const MatMulShape& s, const int16_t* a, const int16_t* b, in
       std::fill(to + s.k, to + depth, int16_t{0});
     }
   });
-  ParallelFor(s.batch * panels, panel_elements, [&](int64_t begin, int64_t end) {
-    for (int64_t t = begin; t < end;) {
-      const int64_t item = t / panels, first = t % panels;
-      const int64_t last = std::min(panels, first + (end - t));
-      native::PackPanels16(b + item * s.k * s.n, s.rhs_transposed ? s.k : s.n, s.rhs_transposed,
-                           s.k, s.n, first, last, packed_b.data() + item * panels * panel_elements);
-      t += last - first;
-    }
+  ForPanelRuns(s.batch, panels, panel_elements, [&](int64_t item, int64_t first, int64_t last) {
+    native::PackPanels16(b + item * s.k * s.n, s.rhs_transposed ? s.k : s.n, s.rhs_transposed, s.k,
+                         s.n, first, last, packed_b.data() + item * panels * panel_elements);
   });
   ForPanelTiles(s.batch, s.m, panels, native::kPanelColumns * std::max<int64_t>(1, pairs),
                 [&](int64_t item, int64_t m0, int64_t m1, int64_t p0, int64_t p1) {
@@ -518,28 +515,26 @@ bool RunNativeInt16(const MatMulShape& s, const int16_t* a, const int16_t* b, in
 }
 #endif
 
-// The portable form: rows of 32-bit sums, wrapping.
-void RunInt8(bool a_signed, bool b_signed, const MatMulShape& s, const uint8_t* a, const uint8_t* b,
-             int32_t* c) {
-  auto value = [](uint8_t bits, bool is_signed) -> uint32_t {
-    return is_signed ? static_cast<uint32_t>(static_cast<int32_t>(static_cast<int8_t>(bits)))
-                     : bits;
-  };
+// The portable form of the integer products: rows of 32-bit sums of
+// operands of any integer types, wrapping (in per-thread scratch: steady
+// calls allocate nothing).
+template <typename A, typename B>
+void RunWideningLoop(const MatMulShape& s, const A* a, const B* b, int32_t* c) {
+  auto wide = [](auto x) { return static_cast<uint32_t>(static_cast<int32_t>(x)); };
   ParallelFor(s.batch * s.m, s.n * s.k, [&](int64_t begin, int64_t end) {
-    std::vector<uint32_t> row(static_cast<size_t>(s.n));
+    ScratchArray<uint32_t> row(static_cast<size_t>(s.n));
     for (int64_t r = begin; r < end; ++r) {
       const int64_t item = r / s.m, i = r % s.m;
-      const uint8_t* x = a + item * s.m * s.k;
-      const uint8_t* y = b + item * s.k * s.n;
-      std::fill(row.begin(), row.end(), 0u);
+      const A* x = a + item * s.m * s.k;
+      const B* y = b + item * s.k * s.n;
+      std::fill(row.data(), row.data() + s.n, 0u);
       for (int64_t p = 0; p < s.k; ++p) {
-        const uint32_t left = value(s.lhs_transposed ? x[p * s.m + i] : x[i * s.k + p], a_signed);
+        const uint32_t left = wide(s.lhs_transposed ? x[p * s.m + i] : x[i * s.k + p]);
         for (int64_t j = 0; j < s.n; ++j) {
-          const uint8_t right = s.rhs_transposed ? y[j * s.k + p] : y[p * s.n + j];
-          row[static_cast<size_t>(j)] += left * value(right, b_signed);
+          row.data()[j] += left * wide(s.rhs_transposed ? y[j * s.k + p] : y[p * s.n + j]);
         }
       }
-      std::memcpy(c + r * s.n, row.data(), row.size() * sizeof(int32_t));
+      std::memcpy(c + r * s.n, row.data(), static_cast<size_t>(s.n) * sizeof(int32_t));
     }
   });
 }
@@ -625,7 +620,18 @@ Status MatMulInt8On(bool native, ElementType lhs_type, ElementType rhs_type,
 #else
   (void)native;
 #endif
-  RunInt8(a_signed, b_signed, shape, a, b, c);
+  auto rows = [&](const auto* x) {
+    if (b_signed) {
+      RunWideningLoop(shape, x, reinterpret_cast<const int8_t*>(b), c);
+    } else {
+      RunWideningLoop(shape, x, b, c);
+    }
+  };
+  if (a_signed) {
+    rows(reinterpret_cast<const int8_t*>(a));
+  } else {
+    rows(a);
+  }
   return Status::Ok();
 }
 
@@ -655,10 +661,8 @@ Status MatMulInt16On(bool native, const MatMulShape& shape, const void* lhs, con
 #else
   (void)native;
 #endif
-  // The portable form: the s32 GEMM's loop on widened copies.
-  std::vector<int32_t> wide_a(a, a + shape.batch * shape.m * shape.k);
-  std::vector<int32_t> wide_b(b, b + shape.batch * shape.k * shape.n);
-  return MatMul(ElementType::kS32, shape, wide_a.data(), wide_b.data(), c);
+  RunWideningLoop(shape, a, b, c);
+  return Status::Ok();
 }
 
 }  // namespace

@@ -48,8 +48,8 @@ Status MatMulInt8(ElementType lhs_type, ElementType rhs_type, const MatMulShape&
                   const void* lhs, const void* rhs, void* out);
 
 // The product of 16-bit signed integers in 32-bit sums (s16 x s16 -> s32,
-// wrapping), on AVX512_VNNI's VPDPWSSD where the CPU has it, else the s32
-// GEMM on widened copies; `shape.accumulate` is not supported.
+// wrapping), on AVX512_VNNI's VPDPWSSD where the CPU has it, else a loop in
+// 32-bit integers; `shape.accumulate` is not supported.
 Status MatMulInt16(const MatMulShape& shape, const void* lhs, const void* rhs, void* out);
 // Its path for CPUs without AVX512_VNNI, on any machine (tests).
 Status MatMulInt16Portable(const MatMulShape& shape, const void* lhs, const void* rhs, void* out);

@@ -5,10 +5,12 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <complex>
 #include <cstdio>
 #include <cstring>
+#include <initializer_list>
 #include <limits>
 #include <span>
 #include <string>
@@ -225,63 +227,74 @@ void CheckAccumulates(ElementType type, double tolerance) {
   }
 }
 
+// Every (batch, m, n, k) of `sizes`, each with the four transpositions.
+std::vector<MatMulShape> WithTranspositions(std::initializer_list<std::array<int64_t, 4>> sizes) {
+  std::vector<MatMulShape> shapes;
+  for (const auto& [batch, m, n, k] : sizes) {
+    for (int transposes = 0; transposes < 4; ++transposes) {
+      MatMulShape shape;
+      shape.batch = batch;
+      shape.m = m;
+      shape.n = n;
+      shape.k = k;
+      shape.lhs_transposed = (transposes & 1) != 0;
+      shape.rhs_transposed = (transposes & 2) != 0;
+      shapes.push_back(shape);
+    }
+  }
+  return shapes;
+}
+
 // 8-bit products in 32-bit sums, against the s32 reference of the same
 // values: every pairing of s8 and u8 (extremes included: -128 x -128 sums
 // past int16), both transpositions, depths not a multiple of 4, columns
 // short of a panel, a batch, and rows that split over threads.
 TEST(MatMul, Int8ProductsMatchTheInt32Reference) {
-  struct ByteCase {
-    int64_t batch, m, n, k;
-  };
-  const ByteCase cases[] = {{1, 1, 1, 1},    {1, 5, 7, 3},     {2, 13, 33, 17},
-                            {1, 64, 64, 64}, {3, 30, 65, 130}, {1, 200, 96, 257}};
+  const std::vector<MatMulShape> shapes = WithTranspositions({{1, 1, 1, 1},
+                                                              {1, 5, 7, 3},
+                                                              {2, 13, 33, 17},
+                                                              {1, 64, 64, 64},
+                                                              {3, 30, 65, 130},
+                                                              {1, 200, 96, 257}});
   int seed = 0;
   for (ElementType lt : {ElementType::kS8, ElementType::kU8}) {
     for (ElementType rt : {ElementType::kS8, ElementType::kU8}) {
-      for (const ByteCase& c : cases) {
-        for (int transposes = 0; transposes < 4; ++transposes) {
-          MatMulShape shape;
-          shape.batch = c.batch;
-          shape.m = c.m;
-          shape.n = c.n;
-          shape.k = c.k;
-          shape.lhs_transposed = (transposes & 1) != 0;
-          shape.rhs_transposed = (transposes & 2) != 0;
-          std::vector<uint8_t> a(static_cast<size_t>(c.batch * c.m * c.k));
-          std::vector<uint8_t> b(static_cast<size_t>(c.batch * c.k * c.n));
-          for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<uint8_t>((i * 37 + seed) * 11);
-          for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<uint8_t>((i * 53 + seed) * 7);
-          a[0] = 0x80;  // -128 or 128
-          b[0] = 0x80;
-          ++seed;
-          auto widen = [](const std::vector<uint8_t>& bytes, ElementType type) {
-            std::vector<int32_t> wide(bytes.size());
-            for (size_t i = 0; i < bytes.size(); ++i) {
-              wide[i] = type == ElementType::kS8 ? static_cast<int8_t>(bytes[i]) : bytes[i];
-            }
-            return wide;
-          };
-          const std::vector<int32_t> wide_a = widen(a, lt), wide_b = widen(b, rt);
-          std::vector<int32_t> want(static_cast<size_t>(c.batch * c.m * c.n));
-          std::vector<int32_t> got(want.size(), -1);
-          ASSERT_TRUE(MatMulReference(ElementType::kS32, shape, wide_a.data(), wide_b.data(),
-                                      want.data())
-                          .ok());
-          ASSERT_TRUE(MatMulInt8(lt, rt, shape, a.data(), b.data(), got.data()).ok());
-          std::vector<int32_t> portable(want.size(), -1);
-          ASSERT_TRUE(MatMulInt8Portable(lt, rt, shape, a.data(), b.data(), portable.data()).ok());
-          ASSERT_EQ(portable, want) << "portable " << c.m << "x" << c.n << "x" << c.k;
-          ASSERT_EQ(got, want) << GetElementTypeInfo(lt).name << " x "
-                               << GetElementTypeInfo(rt).name << " " << c.batch << "x" << c.m << "x"
-                               << c.n << "x" << c.k << " transposes " << transposes;
-        }
+      for (const MatMulShape& shape : shapes) {
+        std::vector<uint8_t> a(static_cast<size_t>(shape.batch * shape.m * shape.k));
+        std::vector<uint8_t> b(static_cast<size_t>(shape.batch * shape.k * shape.n));
+        for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<uint8_t>((i * 37 + seed) * 11);
+        for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<uint8_t>((i * 53 + seed) * 7);
+        a[0] = 0x80;  // -128 or 128
+        b[0] = 0x80;
+        ++seed;
+        auto widen = [](const std::vector<uint8_t>& bytes, ElementType type) {
+          std::vector<int32_t> wide(bytes.size());
+          for (size_t i = 0; i < bytes.size(); ++i) {
+            wide[i] = type == ElementType::kS8 ? static_cast<int8_t>(bytes[i]) : bytes[i];
+          }
+          return wide;
+        };
+        const std::vector<int32_t> wide_a = widen(a, lt), wide_b = widen(b, rt);
+        std::vector<int32_t> want(static_cast<size_t>(shape.batch * shape.m * shape.n));
+        std::vector<int32_t> got(want.size(), -1);
+        ASSERT_TRUE(MatMulReference(ElementType::kS32, shape, wide_a.data(), wide_b.data(),
+                                    want.data())
+                        .ok());
+        ASSERT_TRUE(MatMulInt8(lt, rt, shape, a.data(), b.data(), got.data()).ok());
+        std::vector<int32_t> portable(want.size(), -1);
+        ASSERT_TRUE(MatMulInt8Portable(lt, rt, shape, a.data(), b.data(), portable.data()).ok());
+        ASSERT_EQ(portable, want) << "portable " << shape.m << "x" << shape.n << "x" << shape.k;
+        ASSERT_EQ(got, want) << GetElementTypeInfo(lt).name << " x " << GetElementTypeInfo(rt).name
+                             << " " << shape.batch << "x" << shape.m << "x" << shape.n << "x"
+                             << shape.k << " transposed " << shape.lhs_transposed
+                             << shape.rhs_transposed;
       }
     }
   }
-  MatMulShape shape;
-  EXPECT_EQ(
-      MatMulInt8(ElementType::kS16, ElementType::kS8, shape, nullptr, nullptr, nullptr).code(),
-      StatusCode::kInvalidArgument);
+  EXPECT_EQ(MatMulInt8(ElementType::kS16, ElementType::kS8, MatMulShape{}, nullptr, nullptr,
+                       nullptr)
+                .code(),
+            StatusCode::kInvalidArgument);
   std::printf("8-bit products on AVX512_VNNI: %s\n", MatMulInt8Native() ? "yes" : "no");
 }
 
@@ -289,38 +302,25 @@ TEST(MatMul, Int8ProductsMatchTheInt32Reference) {
 // (-32768 squared wraps past int32 over a few depths), both transpositions,
 // odd depths, short panels, a batch, a depth split into passes.
 TEST(MatMul, Int16ProductsMatchTheInt32Reference) {
-  struct ShortCase {
-    int64_t batch, m, n, k;
-  };
-  const ShortCase cases[] = {{1, 1, 1, 1}, {1, 5, 7, 3}, {2, 13, 33, 17}, {1, 30, 65, 301}};
   int seed = 0;
-  for (const ShortCase& c : cases) {
-    for (int transposes = 0; transposes < 4; ++transposes) {
-      MatMulShape shape;
-      shape.batch = c.batch;
-      shape.m = c.m;
-      shape.n = c.n;
-      shape.k = c.k;
-      shape.lhs_transposed = (transposes & 1) != 0;
-      shape.rhs_transposed = (transposes & 2) != 0;
-      std::vector<int16_t> a(static_cast<size_t>(c.batch * c.m * c.k));
-      std::vector<int16_t> b(static_cast<size_t>(c.batch * c.k * c.n));
-      for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<int16_t>((i * 7919 + seed) * 31);
-      for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<int16_t>((i * 104729 + seed) * 17);
-      a[0] = b[0] = -32768;
-      ++seed;
-      const std::vector<int32_t> wide_a(a.begin(), a.end()), wide_b(b.begin(), b.end());
-      std::vector<int32_t> want(static_cast<size_t>(c.batch * c.m * c.n));
-      std::vector<int32_t> got(want.size(), -1), portable(want.size(), -1);
-      ASSERT_TRUE(MatMulReference(ElementType::kS32, shape, wide_a.data(), wide_b.data(),
-                                  want.data())
-                      .ok());
-      ASSERT_TRUE(MatMulInt16(shape, a.data(), b.data(), got.data()).ok());
-      ASSERT_TRUE(MatMulInt16Portable(shape, a.data(), b.data(), portable.data()).ok());
-      ASSERT_EQ(got, want) << c.batch << "x" << c.m << "x" << c.n << "x" << c.k << " transposes "
-                           << transposes;
-      ASSERT_EQ(portable, want) << "portable " << c.m << "x" << c.n << "x" << c.k;
-    }
+  for (const MatMulShape& shape :
+       WithTranspositions({{1, 1, 1, 1}, {1, 5, 7, 3}, {2, 13, 33, 17}, {1, 30, 65, 301}})) {
+    std::vector<int16_t> a(static_cast<size_t>(shape.batch * shape.m * shape.k));
+    std::vector<int16_t> b(static_cast<size_t>(shape.batch * shape.k * shape.n));
+    for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<int16_t>((i * 7919 + seed) * 31);
+    for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<int16_t>((i * 104729 + seed) * 17);
+    a[0] = b[0] = -32768;
+    ++seed;
+    const std::vector<int32_t> wide_a(a.begin(), a.end()), wide_b(b.begin(), b.end());
+    std::vector<int32_t> want(static_cast<size_t>(shape.batch * shape.m * shape.n));
+    std::vector<int32_t> got(want.size(), -1), portable(want.size(), -1);
+    ASSERT_TRUE(
+        MatMulReference(ElementType::kS32, shape, wide_a.data(), wide_b.data(), want.data()).ok());
+    ASSERT_TRUE(MatMulInt16(shape, a.data(), b.data(), got.data()).ok());
+    ASSERT_TRUE(MatMulInt16Portable(shape, a.data(), b.data(), portable.data()).ok());
+    ASSERT_EQ(got, want) << shape.batch << "x" << shape.m << "x" << shape.n << "x" << shape.k
+                         << " transposed " << shape.lhs_transposed << shape.rhs_transposed;
+    ASSERT_EQ(portable, want) << "portable " << shape.m << "x" << shape.n << "x" << shape.k;
   }
 }
 
