@@ -610,6 +610,10 @@ Status MatMulInt8On(bool native, ElementType lhs_type, ElementType rhs_type,
   }
   if (shape.accumulate) return InvalidArgument("MatMulInt8 does not accumulate into its output");
   if (shape.batch == 0 || shape.m == 0 || shape.n == 0) return Status::Ok();
+  if (shape.k == 0) {  // sums of nothing (the panels' kernels would write nothing)
+    std::memset(out, 0, static_cast<size_t>(shape.batch * shape.m * shape.n) * sizeof(int32_t));
+    return Status::Ok();
+  }
   const bool a_signed = lhs_type == ElementType::kS8;
   const bool b_signed = rhs_type == ElementType::kS8;
   const auto* a = static_cast<const uint8_t*>(lhs);
@@ -653,6 +657,10 @@ Status MatMulInt16On(bool native, const MatMulShape& shape, const void* lhs, con
                      void* out) {
   if (shape.accumulate) return InvalidArgument("MatMulInt16 does not accumulate into its output");
   if (shape.batch == 0 || shape.m == 0 || shape.n == 0) return Status::Ok();
+  if (shape.k == 0) {  // sums of nothing (the panels' kernels would write nothing)
+    std::memset(out, 0, static_cast<size_t>(shape.batch * shape.m * shape.n) * sizeof(int32_t));
+    return Status::Ok();
+  }
   const auto* a = static_cast<const int16_t*>(lhs);
   const auto* b = static_cast<const int16_t*>(rhs);
   auto* c = static_cast<int32_t*>(out);
