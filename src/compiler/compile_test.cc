@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "compiler/lowering.h"
 #include "compiler/lowering_test_util.h"
 
 namespace kiln::compiler {
@@ -119,6 +120,35 @@ TEST(CompileTest, SubByteIntegersCrossTheProgramBoundaryInTheHostsForm) {
   EXPECT_EQ((*results)[0].As<int8_t>(), (std::vector<int8_t>{1, -2, -8, 7}));
   // 2, -4, -16 wrapped to 0, 14 wrapped to -2: in the host's form.
   EXPECT_EQ((*results)[1].As<uint8_t>(), (std::vector<uint8_t>{0x02, 0x0C, 0x00, 0x0E}));
+}
+
+// jaxlib's serializer folds broadcasts of scalar constants into splats
+// (jax.random.normal of 4M floats holds several of 16 MiB). Expanded, each
+// cost a copy and a scan of every byte at compile time (0.5 s for that
+// program) and its size in the executable; they are broadcasts of their
+// element, whether used in a loop, by a non-pointwise op or returned.
+TEST(CompileTest, LargeSplatConstantsAreNotExpanded) {
+  const std::string text = Main("%x: tensor<4x65536xf32>",
+                                "(tensor<4x65536xf32>, tensor<4x4xf32>, tensor<4x65536xi16>)", R"(
+  %three = stablehlo.constant dense<3.0> : tensor<4x65536xf32>
+  %sevens = stablehlo.constant dense<7> : tensor<4x65536xi16>
+  %sum = stablehlo.add %x, %three : tensor<4x65536xf32>
+  %gram = stablehlo.dot_general %three, %x, contracting_dims = [1] x [1] : (tensor<4x65536xf32>, tensor<4x65536xf32>) -> tensor<4x4xf32>
+  return %sum, %gram, %sevens : tensor<4x65536xf32>, tensor<4x4xf32>, tensor<4x65536xi16>)");
+  auto program = CompileText(text);
+  ASSERT_TRUE(program.ok()) << program.status().ToString();
+  size_t constant_bytes = 0;
+  for (const auto& value : (*program)->graph->values) {
+    if (value.constant) constant_bytes += value.constant->size();
+  }
+  EXPECT_LE(constant_bytes, kMaxFoldedBytes);
+  std::vector<float> x(4 * 65536, 0.5f);
+  auto results = testing::Run(text, {testing::Array::Of(x)});
+  ASSERT_TRUE(results.ok()) << results.status().ToString();
+  ASSERT_EQ(results->size(), 3u);
+  EXPECT_EQ((*results)[0].As<float>(), std::vector<float>(4 * 65536, 3.5f));
+  EXPECT_EQ((*results)[1].As<float>(), std::vector<float>(16, 3.0f * 0.5f * 65536));
+  EXPECT_EQ((*results)[2].As<int16_t>(), std::vector<int16_t>(4 * 65536, 7));
 }
 
 }  // namespace

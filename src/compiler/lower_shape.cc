@@ -11,9 +11,24 @@
 namespace kiln::compiler {
 namespace {
 
+// A splat larger than kMaxFoldedBytes (jaxlib's serializer folds
+// `broadcast_in_dim` of a scalar constant into one: jax.random programs hold
+// several of 4M elements) is the broadcast of its one element: expanded, it
+// cost a copy and a uniformity scan of every byte at compile time and its
+// size in the executable.
 Status LowerConstant(Lowering& lowering, const ir::Operation& op) {
   KILN_ASSIGN_OR_RETURN(Shape shape, lowering.ShapeOf(op.result(0)));
-  KILN_ASSIGN_OR_RETURN(std::vector<uint8_t> data, DenseData(op.GetAttr("value"), shape));
+  const ir::Attribute value = op.GetAttr("value");
+  if (value.Is(ir::AttrKind::kDenseElements) && value->splat &&
+      shape.ByteSize() > kMaxFoldedBytes) {
+    Shape element{shape.element_type, {}};
+    KILN_ASSIGN_OR_RETURN(std::vector<uint8_t> data, DenseData(value, element));
+    const ValueId scalar = lowering.graph().AddConstant(std::move(element), std::move(data));
+    const size_t rank = shape.dims.size();
+    return lowering.EmitRead(op, MakeRead(scalar, shape.dims, {}, std::vector<int>(rank, -1),
+                                          std::vector<int64_t>(rank, 0)));
+  }
+  KILN_ASSIGN_OR_RETURN(std::vector<uint8_t> data, DenseData(value, shape));
   lowering.Bind(op.result(0), lowering.graph().AddConstant(std::move(shape), std::move(data)));
   return Status::Ok();
 }

@@ -19,9 +19,6 @@ namespace {
 // Nesting of regions and inlined calls beyond which Kiln refuses a program
 // (lowering recurses on it; the readers bound input nesting far below this).
 constexpr int kMaxDepth = 200;
-// Outputs larger than this are not folded into constants: a broadcast of a
-// scalar is cheaper to compute than to store.
-constexpr size_t kMaxFoldedBytes = 16 * 1024;
 
 const std::array<const LoweringRule*, 1024>& Rules() {
   static const auto* table = [] {

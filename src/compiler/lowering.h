@@ -42,6 +42,11 @@ struct StridedRead {
 StridedRead MakeRead(ValueId source, std::vector<int64_t> dims, std::vector<int64_t> base,
                      std::vector<int> axis, std::vector<int64_t> step);
 
+// Outputs larger than this are not folded into constants: a broadcast of a
+// scalar is cheaper to compute than to store. Splat constants larger than
+// this are lowered as the broadcast of their element, never expanded.
+constexpr size_t kMaxFoldedBytes = 16 * 1024;
+
 // How an SPMD program is partitioned (lower_spmd.cc): its meshes and the
 // shardings of the entry's parameters and results (nullopt: whole on every
 // device). Each device receives and returns its tiles; in between the
