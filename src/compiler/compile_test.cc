@@ -4,6 +4,7 @@
 // (Program::keep_workers_warm).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 
 #include "compiler/lowering.h"
@@ -149,6 +150,44 @@ TEST(CompileTest, LargeSplatConstantsAreNotExpanded) {
   EXPECT_EQ((*results)[0].As<float>(), std::vector<float>(4 * 65536, 3.5f));
   EXPECT_EQ((*results)[1].As<float>(), std::vector<float>(16, 3.0f * 0.5f * 65536));
   EXPECT_EQ((*results)[2].As<int16_t>(), std::vector<int16_t>(4 * 65536, 7));
+}
+
+// jaxlib serializes lax.top_k as the composite "chlo.top_k" whose
+// decomposition sorts each row whole; Kiln lowers the composite as top-k
+// itself (one node, no sort), with the decomposition's results: largest
+// first by the total order (NaN first), ties by position.
+TEST(CompileTest, TopKCompositeIsTopKNotItsSort) {
+  const std::string text = R"(module @m {
+  func.func public @main(%arg0: tensor<2x6xf32>) -> (tensor<2x2xf32>, tensor<2x2xi32>) {
+    %0:2 = stablehlo.composite "chlo.top_k" %arg0 {composite_attributes = {is_stable = true, k = 2 : i64}, decomposition = @chlo.top_k.impl, version = 1 : i32} : (tensor<2x6xf32>) -> (tensor<2x2xf32>, tensor<2x2xi32>)
+    return %0#0, %0#1 : tensor<2x2xf32>, tensor<2x2xi32>
+  }
+  func.func private @chlo.top_k.impl(%arg0: tensor<2x6xf32>) -> (tensor<2x2xf32>, tensor<2x2xi32>) {
+    %0 = stablehlo.iota dim = 1 : tensor<2x6xi32>
+    %1:2 = "stablehlo.sort"(%arg0, %0) <{dimension = 1 : i64, is_stable = true}> ({
+    ^bb0(%arg1: tensor<f32>, %arg2: tensor<f32>, %arg3: tensor<i32>, %arg4: tensor<i32>):
+      %4 = stablehlo.compare GT, %arg1, %arg2, TOTALORDER : (tensor<f32>, tensor<f32>) -> tensor<i1>
+      stablehlo.return %4 : tensor<i1>
+    }) : (tensor<2x6xf32>, tensor<2x6xi32>) -> (tensor<2x6xf32>, tensor<2x6xi32>)
+    %2 = stablehlo.slice %1#0 [0:2, 0:2] : (tensor<2x6xf32>) -> tensor<2x2xf32>
+    %3 = stablehlo.slice %1#1 [0:2, 0:2] : (tensor<2x6xi32>) -> tensor<2x2xi32>
+    return %2, %3 : tensor<2x2xf32>, tensor<2x2xi32>
+  }
+}
+)";
+  auto program = CompileText(text);
+  ASSERT_TRUE(program.ok()) << program.status().ToString();
+  ASSERT_EQ((*program)->graph->nodes.size(), 1u);
+  EXPECT_EQ((*program)->graph->nodes[0].op, "stablehlo.composite");
+  const std::vector<float> x = {1, 5, 3, 5, 0, 2, NAN, -1, 4, 4, 9, -0.0f};
+  auto results = testing::Run(text, {testing::Array::Of(x)});
+  ASSERT_TRUE(results.ok()) << results.status().ToString();
+  const std::vector<float> values = (*results)[0].As<float>();
+  EXPECT_EQ(values[0], 5);
+  EXPECT_EQ(values[1], 5);
+  EXPECT_TRUE(std::isnan(values[2]));
+  EXPECT_EQ(values[3], 9);
+  EXPECT_EQ((*results)[1].As<int32_t>(), (std::vector<int32_t>{1, 3, 0, 4}));
 }
 
 }  // namespace

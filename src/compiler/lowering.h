@@ -531,6 +531,10 @@ StatusOr<bool> LowerMhloElementwiseCall(Lowering& lowering, const ir::Operation&
 StatusOr<bool> LowerKnownCustomCall(Lowering& lowering, const ir::Operation& op,
                                     std::string_view target);
 
+// The composite "chlo.top_k" as top-k (lower_solvers.cc): false when its
+// types are not the op's, for the decomposition to be inlined.
+StatusOr<bool> LowerTopKComposite(Lowering& lowering, const ir::Operation& op);
+
 // The data of a dense elements attribute laid out as a Kiln buffer of
 // `shape`: splats expanded, and signed sub-byte integers (which attributes
 // hold masked to their width, as MLIR does) sign-extended to their byte, as

@@ -1,7 +1,7 @@
 // Dense linear-algebra kernels on Eigen's blocked algorithms (LLT, the
 // triangular solver, HouseholderQR and HouseholderSequence) over mapped
 // row-major memory; LU with LAPACK's partial pivoting; exact top-k by a
-// partial sort per slice.
+// filter and a partial sort per slice.
 #include "kernels/solvers.h"
 
 #include <algorithm>
@@ -9,6 +9,8 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <span>
+#include <type_traits>
 #include <vector>
 
 #include <Eigen/Cholesky>
@@ -175,57 +177,104 @@ void HouseholderProductOne(const T* a, const T* taus, T* out, int64_t m, int64_t
 
 // --- Top-k ------------------------------------------------------------------
 
-// A key's order as a signed 64-bit integer (floats by the total order,
-// after `order`'s canonicalization); larger first unless kApproxMin.
+// A key's rank in `order` as a signed integer, larger first: 32 bits for
+// keys of up to 32 (floats through float, exact), 64 for the rest (floats
+// by the total order after `order`'s canonicalization; kApproxMin reversed
+// by ~, which reverses a signed integer's order).
 template <typename T>
-int64_t OrderKey(T value, [[maybe_unused]] TopKOrder order) {
+using RankType = std::conditional_t<(sizeof(T) <= 4), int32_t, int64_t>;
+
+template <typename T>
+RankType<T> OrderKey(T value, TopKOrder order) {
+  using R = RankType<T>;
+  R key = 0;
   if constexpr (std::is_same_v<T, bool>) {
-    return value ? 1 : 0;
-  } else if constexpr (std::is_same_v<T, uint64_t>) {
-    return static_cast<int64_t>(value ^ (uint64_t{1} << 63));
+    key = value ? 1 : 0;
+  } else if constexpr (std::is_integral_v<T> && std::is_unsigned_v<T> && sizeof(T) >= 4) {
+    key = static_cast<R>(value ^ (T{1} << (8 * sizeof(T) - 1)));
   } else if constexpr (std::is_integral_v<T>) {
-    return static_cast<int64_t>(value);
+    key = static_cast<R>(value);
   } else if constexpr (kIsFloat<T>) {
-    auto x = static_cast<double>(static_cast<ComputeType<T>>(value));
-    if (order != TopKOrder::kTotalOrderDescending && std::isnan(x)) {
-      x = std::numeric_limits<double>::quiet_NaN();
+    using F = std::conditional_t<(sizeof(T) <= 4), float, double>;
+    auto x = static_cast<F>(static_cast<ComputeType<T>>(value));
+    if (order != TopKOrder::kTotalOrderDescending) {
+      if (std::isnan(x)) x = std::numeric_limits<F>::quiet_NaN();
+      if (x == 0) x = 0;
     }
-    if (order != TopKOrder::kTotalOrderDescending && x == 0) x = 0;
-    const auto bits = std::bit_cast<int64_t>(x);
-    return bits < 0 ? bits ^ std::numeric_limits<int64_t>::max() : bits;
-  } else {
-    return 0;  // complex keys are rejected before
+    const auto bits = std::bit_cast<R>(x);
+    key = bits < 0 ? bits ^ std::numeric_limits<R>::max() : bits;
   }
+  return order == TopKOrder::kApproxMin ? ~key : key;
+}
+
+// A candidate of top-k: better ranks first, ties by position.
+template <typename R>
+struct Ranked {
+  R key;
+  int64_t index;
+  bool operator<(const Ranked& other) const {  // "comes before"
+    return key != other.key ? key > other.key : index < other.index;
+  }
+};
+
+// The k best of one slice (`size` keys `stride` apart) into `best`, in
+// order. Where k is small beside the slice (the usual top-k), a filter:
+// candidates beating the k-th best seen so far are kept, and cut back to
+// the k best when `best` fills; on random data few elements pass after the
+// first ones, so the slice costs about one comparison per element. Else a
+// partial sort of every element.
+template <typename T, typename R>
+void SelectBest(const T* keys, int64_t size, int64_t stride, int64_t k, TopKOrder order,
+                std::span<Ranked<R>> best) {
+  const auto capacity = static_cast<int64_t>(best.size());
+  if (capacity >= size) {
+    for (int64_t j = 0; j < size; ++j)
+      best[static_cast<size_t>(j)] = {OrderKey(keys[j * stride], order), j};
+    std::partial_sort(best.begin(), best.begin() + k, best.begin() + size);
+    return;
+  }
+  int64_t count = k;
+  for (int64_t j = 0; j < k; ++j)
+    best[static_cast<size_t>(j)] = {OrderKey(keys[j * stride], order), j};
+  // Every candidate still wanted ranks above the k-th best; one equal to it
+  // comes later, so ranks below it.
+  R threshold = std::min_element(best.begin(), best.begin() + k, [](const auto& a, const auto& b) {
+                  return a.key < b.key;
+                })->key;
+  for (int64_t j = k; j < size; ++j) {
+    const R key = OrderKey(keys[j * stride], order);
+    if (key <= threshold) continue;
+    best[static_cast<size_t>(count++)] = {key, j};
+    if (count == capacity) {
+      std::nth_element(best.begin(), best.begin() + (k - 1), best.begin() + count);
+      threshold = best[static_cast<size_t>(k - 1)].key;
+      count = k;
+    }
+  }
+  std::partial_sort(best.begin(), best.begin() + k, best.begin() + count);
 }
 
 template <typename T>
 void TopKTyped(const T* keys, T* out_keys, int64_t outer, int64_t size, int64_t inner, int64_t k,
                TopKOrder order, const void* const* payloads, void* const* out_payloads,
                const int64_t* payload_bytes, int64_t num_payloads, int32_t* out_indices) {
-  ParallelFor(outer * inner, size * 8, [&](int64_t begin, int64_t end) {
-    struct Ranked {
-      int64_t key;
-      int64_t index;
-      bool operator<(const Ranked& other) const {
-        return key != other.key ? key < other.key : index < other.index;
-      }
-    };
-    ScratchArray<Ranked> ranked(static_cast<size_t>(size));
+  using R = RankType<T>;
+  // Room for the filter's candidates: k and as many again (at least 256),
+  // or every element when k is a large part of the slice.
+  const int64_t capacity = 2 * k + 256 >= size / 2 ? size : 2 * k + 256;
+  ParallelFor(outer * inner, size * 2, [&](int64_t begin, int64_t end) {
+    ScratchArray<Ranked<R>> scratch(static_cast<size_t>(capacity));
+    const std::span<Ranked<R>> best(scratch.begin(), scratch.end());
     for (int64_t slice = begin; slice < end; ++slice) {
       const int64_t o = slice / inner, i = slice % inner;
       const int64_t in_base = o * size * inner + i, out_base = o * k * inner + i;
-      for (int64_t j = 0; j < size; ++j) {
-        const int64_t key = OrderKey(keys[in_base + j * inner], order);
-        // ~ reverses the order: largest first.
-        ranked[static_cast<size_t>(j)] = {order == TopKOrder::kApproxMin ? key : ~key, j};
-      }
-      std::partial_sort(ranked.begin(), ranked.begin() + k, ranked.end());
+      SelectBest<T, R>(keys + in_base, size, inner, k, order, best);
       for (int64_t j = 0; j < k; ++j) {
-        const int64_t from = in_base + ranked[static_cast<size_t>(j)].index * inner;
+        const int64_t from = in_base + best[static_cast<size_t>(j)].index * inner;
         const int64_t to = out_base + j * inner;
         out_keys[to] = keys[from];
         if (out_indices != nullptr) {
-          out_indices[to] = static_cast<int32_t>(ranked[static_cast<size_t>(j)].index);
+          out_indices[to] = static_cast<int32_t>(best[static_cast<size_t>(j)].index);
         }
         for (int64_t p = 0; p < num_payloads; ++p) {
           const auto bytes = static_cast<size_t>(payload_bytes[p]);

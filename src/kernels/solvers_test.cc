@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <complex>
 #include <random>
@@ -205,6 +206,68 @@ TEST(TopKTest, LargestFirstTiesByPositionAndPayload) {
   EXPECT_EQ(top[2], 3);
   EXPECT_EQ(top[1], -1);
   EXPECT_EQ(top[3], 0);
+}
+
+// Slices far longer than k take the filter (candidates beating the k-th
+// best so far); it must give exactly what a stable sort of the slice
+// gives: few distinct values (ties everywhere, decided by position),
+// NaNs and signed zeros, ascending runs that raise the threshold at every
+// step, and every order; keys of 32 and 64 bits.
+template <typename T>
+void ExpectTopKAsStableSort(ElementType type, TopKOrder order, int64_t size, int64_t k,
+                            int64_t inner) {
+  std::vector<T> keys(static_cast<size_t>(size * inner));
+  uint32_t state = 12345;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    state = state * 1664525u + 1013904223u;
+    const int pick = static_cast<int>(state >> 24);
+    if (pick < 3 && std::is_floating_point_v<T>) {
+      keys[i] = pick == 0 ? static_cast<T>(NAN) : pick == 1 ? static_cast<T>(-0.0) : T(0);
+    } else if (pick < 128) {
+      keys[i] = static_cast<T>(static_cast<int>(state >> 16) % 7 - 3);  // ties
+    } else {
+      keys[i] = static_cast<T>(i / static_cast<size_t>(inner));  // ascending
+    }
+  }
+  std::vector<T> top(static_cast<size_t>(k * inner));
+  std::vector<int32_t> positions(top.size());
+  ASSERT_TRUE(TopK(type, keys.data(), top.data(), 1, size, inner, k, order, nullptr, nullptr,
+                   nullptr, 0, positions.data())
+                  .ok());
+  // The reference: a stable sort by the order's comparison.
+  const auto rank = [order](T x) {
+    double v = static_cast<double>(x);
+    if (order != TopKOrder::kTotalOrderDescending && std::isnan(v)) v = std::abs(v);
+    if (order != TopKOrder::kTotalOrderDescending && v == 0) v = 0;
+    const auto bits = std::bit_cast<int64_t>(v);
+    const int64_t key = bits < 0 ? bits ^ std::numeric_limits<int64_t>::max() : bits;
+    return order == TopKOrder::kApproxMin ? -key : key;
+  };
+  for (int64_t i = 0; i < inner; ++i) {
+    std::vector<int32_t> order_of(static_cast<size_t>(size));
+    for (int64_t j = 0; j < size; ++j) order_of[static_cast<size_t>(j)] = static_cast<int32_t>(j);
+    std::stable_sort(order_of.begin(), order_of.end(), [&](int32_t a, int32_t b) {
+      return rank(keys[static_cast<size_t>(a * inner + i)]) >
+             rank(keys[static_cast<size_t>(b * inner + i)]);
+    });
+    for (int64_t j = 0; j < k; ++j) {
+      ASSERT_EQ(positions[static_cast<size_t>(j * inner + i)], order_of[static_cast<size_t>(j)])
+          << "slice " << i << ", rank " << j << " of " << k << " out of " << size;
+    }
+  }
+}
+
+TEST(TopKTest, FilteredSlicesAreExactlyTheStableSortsFirst) {
+  for (TopKOrder order :
+       {TopKOrder::kTotalOrderDescending, TopKOrder::kApproxMaxAll, TopKOrder::kApproxMin}) {
+    ExpectTopKAsStableSort<float>(ElementType::kF32, order, 5000, 17, 1);
+    ExpectTopKAsStableSort<float>(ElementType::kF32, order, 3000, 1, 3);
+    ExpectTopKAsStableSort<double>(ElementType::kF64, order, 4000, 40, 2);
+    ExpectTopKAsStableSort<int32_t>(ElementType::kS32, order, 6000, 64, 1);
+    ExpectTopKAsStableSort<int64_t>(ElementType::kS64, order, 6000, 5, 1);
+  }
+  ExpectTopKAsStableSort<float>(ElementType::kF32, TopKOrder::kTotalOrderDescending, 700, 300,
+                                1);  // k beside the slice: sorted whole
 }
 
 TEST(BatchNormTest, TrainingNormalizesEachFeature) {
