@@ -4,6 +4,8 @@
 // per element, on the node's thread.
 #include <algorithm>
 #include <cstring>
+#include <limits>
+#include <optional>
 
 #include "compiler/lowering.h"
 #include "compiler/region_patterns.h"
@@ -60,6 +62,87 @@ std::optional<std::vector<kernels::ReduceOp>> FastOps(const ir::Region& body,
 }
 
 namespace {
+
+// The element `op`'s identity: x op identity == x for every x of `type`,
+// bit for bit (float sums: -0, as +0 + -0 is +0); nullopt for the types
+// this does not know.
+template <typename T>
+std::optional<std::vector<uint8_t>> BytesOf(T value) {
+  std::vector<uint8_t> bytes(sizeof(T));
+  std::memcpy(bytes.data(), &value, sizeof(T));
+  return bytes;
+}
+
+template <typename T>
+std::optional<std::vector<uint8_t>> IntegerIdentity(kernels::ReduceOp op) {
+  switch (op) {
+    case kernels::ReduceOp::kAdd:
+    case kernels::ReduceOp::kOr:
+    case kernels::ReduceOp::kXor: return BytesOf<T>(0);
+    case kernels::ReduceOp::kMultiply: return BytesOf<T>(1);
+    case kernels::ReduceOp::kAnd: return BytesOf<T>(static_cast<T>(~T{0}));
+    case kernels::ReduceOp::kMaximum: return BytesOf<T>(std::numeric_limits<T>::lowest());
+    case kernels::ReduceOp::kMinimum: return BytesOf<T>(std::numeric_limits<T>::max());
+  }
+  return std::nullopt;
+}
+
+template <typename T>
+std::optional<std::vector<uint8_t>> FloatIdentity(kernels::ReduceOp op) {
+  switch (op) {
+    case kernels::ReduceOp::kAdd: return BytesOf<T>(T(-0.0));
+    case kernels::ReduceOp::kMultiply: return BytesOf<T>(T(1));
+    case kernels::ReduceOp::kMaximum: return BytesOf<T>(-std::numeric_limits<T>::infinity());
+    case kernels::ReduceOp::kMinimum: return BytesOf<T>(std::numeric_limits<T>::infinity());
+    default: return std::nullopt;
+  }
+}
+
+std::optional<std::vector<uint8_t>> IdentityOf(kernels::ReduceOp op, ElementType type) {
+  switch (type) {
+    case ElementType::kPred:
+      if (op == kernels::ReduceOp::kAnd || op == kernels::ReduceOp::kMinimum ||
+          op == kernels::ReduceOp::kMultiply) {
+        return BytesOf<uint8_t>(1);
+      }
+      if (op == kernels::ReduceOp::kOr || op == kernels::ReduceOp::kXor ||
+          op == kernels::ReduceOp::kMaximum) {
+        return BytesOf<uint8_t>(0);
+      }
+      return std::nullopt;
+    case ElementType::kS8: return IntegerIdentity<int8_t>(op);
+    case ElementType::kS16: return IntegerIdentity<int16_t>(op);
+    case ElementType::kS32: return IntegerIdentity<int32_t>(op);
+    case ElementType::kS64: return IntegerIdentity<int64_t>(op);
+    case ElementType::kU8: return IntegerIdentity<uint8_t>(op);
+    case ElementType::kU16: return IntegerIdentity<uint16_t>(op);
+    case ElementType::kU32: return IntegerIdentity<uint32_t>(op);
+    case ElementType::kU64: return IntegerIdentity<uint64_t>(op);
+    case ElementType::kF32: return FloatIdentity<float>(op);
+    case ElementType::kF64: return FloatIdentity<double>(op);
+    default: return std::nullopt;
+  }
+}
+
+// A reduce of one array over dimensions of size 1 only, from its op's
+// identity (JAX's `all` over the index vector of a gather in fill mode,
+// `sum` over a kept dimension of 1): the operand itself, a view. As a node
+// it cost a pass over the array and kept the ops after it from fusing
+// with those before.
+bool IsReshapeOfOperand(Lowering& lowering, const ir::Operation& op, kernels::ReduceOp reduce_op,
+                        ElementType type, const Shape& input, const std::vector<int64_t>& reduced) {
+  for (int64_t d : reduced) {
+    if (d < 0 || d >= static_cast<int64_t>(input.dims.size()) ||
+        input.dims[static_cast<size_t>(d)] != 1) {
+      return false;
+    }
+  }
+  StatusOr<ValueId> init = lowering.Input(op, 1);
+  if (!init.ok()) return false;
+  const auto& data = lowering.graph().values[static_cast<size_t>(*init)].constant;
+  const std::optional<std::vector<uint8_t>> identity = IdentityOf(reduce_op, type);
+  return data != nullptr && identity && *data == *identity;
+}
 
 // Element offset of index `linear` of the row-major space `dims` in an
 // array with element `strides`.
@@ -365,6 +448,22 @@ Status LowerReduce(Lowering& lowering, const ir::Operation& op) {
   std::vector<int64_t> reduced = IntsAttr(op, "dimensions");
   std::sort(reduced.begin(), reduced.end());
   if (auto ops = FastOps(op.region(0), types)) {
+    if (count == 1 && IsReshapeOfOperand(lowering, op, (*ops)[0], types[0], input, reduced)) {
+      KILN_ASSIGN_OR_RETURN(ValueId operand, lowering.Input(op, 0));
+      KILN_ASSIGN_OR_RETURN(Shape output, lowering.ShapeOf(op.result(0)));
+      // The operand's elements in order, seen with the result's dimensions
+      // (the kept ones).
+      std::vector<int> axis;
+      for (size_t d = 0; d < input.dims.size(); ++d) {
+        if (!std::binary_search(reduced.begin(), reduced.end(), static_cast<int64_t>(d))) {
+          axis.push_back(static_cast<int>(d));
+        }
+      }
+      const size_t rank = axis.size();
+      return lowering.EmitRead(op, MakeRead(operand, output.dims,
+                                            std::vector<int64_t>(input.dims.size(), 0),
+                                            std::move(axis), std::vector<int64_t>(rank, 1)));
+    }
     Graph& graph = lowering.graph();
     const size_t before = graph.nodes.size();
     RunFn run = [ops = *ops, types, dims = input.dims, reduced](RunContext& ctx) {

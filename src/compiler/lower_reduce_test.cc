@@ -103,6 +103,57 @@ TEST(LowerReduceTest, PredAndOr) {
   EXPECT_EQ(any[0].As<uint8_t>(), (std::vector<uint8_t>{1, 1}));
 }
 
+// A reduce over dimensions of size 1 from its op's identity (JAX's `all`
+// over a gather's index vector) is its operand seen with fewer dimensions:
+// no node. From any other init it still combines init with each element
+// (a float sum from +0 turns -0 into +0).
+TEST(LowerReduceTest, OverSizeOneDimensionsFromTheIdentityIsAView) {
+  const auto reduce = [](const std::string& op, const std::string& type, const std::string& init) {
+    return testing::Main("%x: tensor<2x1x3x" + type + ">", "tensor<2x3x" + type + ">",
+                         "  %init = stablehlo.constant dense<" + init + "> : tensor<" + type +
+                             ">\n"
+                             "  %r = stablehlo.reduce(%x init: %init) applies " +
+                             op + " across dimensions = [1] : (tensor<2x1x3x" + type +
+                             ">, tensor<" + type + ">) -> tensor<2x3x" + type +
+                             ">\n"
+                             "  return %r : tensor<2x3x" +
+                             type + ">");
+  };
+  const auto reduces = [](const std::string& text) {
+    auto program = testing::CompileText(text);
+    EXPECT_TRUE(program.ok()) << program.status().ToString();
+    size_t count = 0;
+    for (const Node& node : program.ok() ? (*program)->graph->nodes : std::vector<Node>{}) {
+      const bool read = node.pointwise && node.pointwise->kind == Pointwise::Kind::kRead;
+      count += node.op == "stablehlo.reduce" && !read ? 1 : 0;
+    }
+    return count;
+  };
+  const std::string all = reduce("stablehlo.and", "i1", "true");
+  EXPECT_EQ(reduces(all), 0u);
+  EXPECT_EQ(MustRun(all, {Array::Of<uint8_t>({1, 0, 1, 0, 0, 1})})[0].As<uint8_t>(),
+            (std::vector<uint8_t>{1, 0, 1, 0, 0, 1}));
+  const std::string sum = reduce("stablehlo.add", "f32", "-0.0");
+  EXPECT_EQ(reduces(sum), 0u);
+  const std::vector<float> x = {1.5f, -0.0f, 3, -4, 0, NAN};
+  const std::vector<float> same = MustRun(sum, {Array::Of(x)})[0].As<float>();
+  for (size_t i = 0; i < x.size(); ++i) {
+    EXPECT_EQ(std::signbit(same[i]), std::signbit(x[i]));
+    if (!std::isnan(x[i])) {
+      EXPECT_EQ(same[i], x[i]);
+    }
+  }
+  EXPECT_EQ(reduces(reduce("stablehlo.maximum", "i32", "-2147483648")), 0u);
+  // +0 is not a float sum's identity: -0 + +0 is +0.
+  const std::string from_zero = reduce("stablehlo.add", "f32", "0.0");
+  EXPECT_EQ(reduces(from_zero), 1u);
+  EXPECT_FALSE(std::signbit(MustRun(from_zero, {Array::Of(x)})[0].As<float>()[1]));
+  const std::string plus_one = reduce("stablehlo.add", "i32", "1");
+  EXPECT_EQ(reduces(plus_one), 1u);
+  EXPECT_EQ(MustRun(plus_one, {Array::Of<int32_t>({1, 2, 3, 4, 5, 6})})[0].As<int32_t>(),
+            (std::vector<int32_t>{2, 3, 4, 5, 6, 7}));
+}
+
 TEST(LowerReduceTest, ZeroSizedInputsGiveTheInitValue) {
   auto empty = MustRun(SimpleReduce("stablehlo.add", "tensor<0x3xf32>", "tensor<3xf32>", "f32",
                                     "0"),

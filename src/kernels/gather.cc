@@ -163,6 +163,8 @@ inline int64_t ToIndex(I value) {
 // otherwise points whose window does not fit are skipped. The last batch
 // dimension runs as a tight loop over locals (no divisions, nothing the
 // body's stores could alias); the others are decomposed once per row.
+inline constexpr int64_t kPrefetchAhead = 16;
+
 template <bool kClamp, typename Indices, typename F>
 void ForEachWindow(const IndexedWindows& g, Indices indices, int64_t begin, int64_t end, F&& f) {
   if constexpr (!kClamp) {
@@ -207,6 +209,19 @@ void ForEachWindow(const IndexedWindows& g, Indices indices, int64_t begin, int6
       const int64_t key_stride = key_strides[0];
       const int64_t limit = limits[0];
       for (int64_t c = first; c < stop; ++c) {
+        // A body that can prefetch is told the window kPrefetchAhead
+        // points on: random starts into a big array miss the cache, and
+        // issued one at a time the misses barely overlap (take_along_axis
+        // of 4096 x 1024 floats by 4096 x 256 random indices: 81% of the
+        // gather's time on the load).
+        if constexpr (requires { f.Prefetch(int64_t{}); }) {
+          if (c + kPrefetchAhead < stop) {
+            const int64_t ahead = std::clamp<int64_t>(
+                indices[index + (c + kPrefetchAhead) * last.index_stride], 0,
+                std::max<int64_t>(limit, 0));
+            f.Prefetch(batch_big + (c + kPrefetchAhead) * last_big + ahead * key_stride);
+          }
+        }
         int64_t start = indices[index + c * last.index_stride];
         if constexpr (kClamp) {
           start = std::clamp<int64_t>(start, 0, limit);
@@ -451,6 +466,22 @@ void Fill(size_t element_bytes, const void* value, void* dst, int64_t count) {
   }
 }
 
+// Gather's body for windows of one run of kRun bytes: a fixed-size move.
+// A window of several elements may start at any element, so the run is
+// copied by byte offset (one move of kRun bytes), not as a word index:
+// big * bytes / kRun rounded a start of element 1 in an 8-byte window of
+// f32 down to element 0.
+template <size_t kRun>
+struct MoveRun {
+  const uint8_t* src;
+  uint8_t* dst;
+  int64_t bytes;
+  void operator()(int64_t big, int64_t small) const {
+    std::memcpy(dst + small * bytes, src + big * bytes, kRun);
+  }
+  void Prefetch(int64_t big) const { __builtin_prefetch(src + big * bytes); }
+};
+
 Status Gather(size_t element_bytes, const IndexedWindows& g, const void* operand,
               ElementType index_type, const void* indices, void* out) {
   const int64_t window_elements = WindowElements(g);
@@ -465,17 +496,13 @@ Status Gather(size_t element_bytes, const IndexedWindows& g, const void* operand
   auto gather = [&]<typename I, size_t kRun>() {
     ParallelFor(g.num_batch_points(), window_elements + 8, [&](int64_t begin, int64_t end) {
       const TypedIndices<I> typed{static_cast<const I*>(indices)};
-      ForEachWindow<true>(g, typed, begin, end, [&](int64_t big, int64_t small) {
-        if constexpr (kRun > 0) {
-          // A window of several elements may start at any element, so the
-          // run is copied by byte offset (one move of kRun bytes), not as a
-          // word index: big * bytes / kRun rounded a start of element 1 in
-          // an 8-byte window of f32 down to element 0.
-          std::memcpy(dst + small * bytes, src + big * bytes, kRun);
-        } else {
+      if constexpr (kRun > 0) {
+        ForEachWindow<true>(g, typed, begin, end, MoveRun<kRun>{src, dst, bytes});
+      } else {
+        ForEachWindow<true>(g, typed, begin, end, [&](int64_t big, int64_t small) {
           CopyBytes(box, src + big * bytes, dst + small * bytes);
-        }
-      });
+        });
+      }
     });
   };
   const int64_t run = box.dims.size() == 1 ? box.dims[0] : 0;
