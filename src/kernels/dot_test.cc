@@ -324,6 +324,38 @@ TEST(MatMul, Int16ProductsMatchTheInt32Reference) {
   }
 }
 
+// s32 products over the whole range wrap as the spec's do, on every path
+// (VNNI machines split each element into 16-bit halves: the low half's
+// sign and a high half of 0x8000 are the cases that split can get wrong).
+TEST(MatMul, Int32ProductsWrapOverTheWholeRange) {
+  const int32_t edges[] = {std::numeric_limits<int32_t>::min(),
+                           std::numeric_limits<int32_t>::max(),
+                           0x7FFF8000,
+                           -0x8000,
+                           0x8000,
+                           -1,
+                           0x12348765,
+                           0};
+  uint32_t state = 7;
+  for (const MatMulShape& shape : WithTranspositions(
+           {{1, 1, 1, 1}, {1, 5, 7, 3}, {2, 13, 33, 17}, {1, 30, 65, 301}, {2, 3, 5, 0}})) {
+    std::vector<int32_t> a(static_cast<size_t>(shape.batch * shape.m * shape.k));
+    std::vector<int32_t> b(static_cast<size_t>(shape.batch * shape.k * shape.n));
+    for (auto* values : {&a, &b}) {
+      for (int32_t& x : *values) {
+        state = state * 1664525u + 1013904223u;
+        x = (state >> 29) == 0 ? edges[(state >> 8) % 8] : static_cast<int32_t>(state);
+      }
+    }
+    std::vector<int32_t> want(static_cast<size_t>(shape.batch * shape.m * shape.n));
+    std::vector<int32_t> got(want.size(), -1);
+    ASSERT_TRUE(MatMulReference(ElementType::kS32, shape, a.data(), b.data(), want.data()).ok());
+    ASSERT_TRUE(MatMul(ElementType::kS32, shape, a.data(), b.data(), got.data()).ok());
+    ASSERT_EQ(got, want) << shape.batch << "x" << shape.m << "x" << shape.n << "x" << shape.k
+                         << " transposed " << shape.lhs_transposed << shape.rhs_transposed;
+  }
+}
+
 TEST(MatMul, AccumulatesIntoItsOutput) {
   CheckAccumulates<float>(ElementType::kF32, 1e-3);
   CheckAccumulates<double>(ElementType::kF64, 1e-9);
