@@ -172,7 +172,7 @@ test-torch-suite: $(TORCH_VENV)/.kiln-installed
 # build/bench/results.{md,json}. One workload or group: make bench ONLY=sort_1M
 # (a comma list works). docs/performance.md records the figures.
 bench: install
-	JAX_PLATFORMS=kiln,cpu $(PY) bench/run.py $(if $(ONLY),--only $(ONLY))
+	JAX_PLATFORMS=kiln,cpu $(PY) bench/run.py $(if $(ONLY),--only $(ONLY)) $(if $(THREADS),--threads "$(THREADS)")
 
 # Collectives of 1 KB to 64 MB and a data-parallel MLP step across 1, 2 and 4
 # processes, Kiln beside XLA's CPU backend with Gloo (bench/multiprocess.py).

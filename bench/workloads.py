@@ -24,6 +24,11 @@ class Workload:
     # How many calls one timed sample runs (small programs need several for a
     # sample well above the clock's resolution).
     calls_per_sample: int = 1
+    # Traced, compiled and run with jax_enable_x64 (f64 workloads).
+    x64: bool = False
+    # Applied to each backend's outputs before they are compared: removes
+    # what the results may rightly differ in (eigenvector signs).
+    canonical: Callable | None = None
 
 
 def _normal(rng, shape, dtype=np.float32, scale=1.0):
@@ -205,6 +210,110 @@ def _bf16():
     return ml_dtypes.bfloat16
 
 
+# --- The classes issue 29 names: integer products, linear algebra, random
+# numbers, FFT, loops, gathers and scatters, RNN cells, f64. ---
+
+def _int_inputs(m, k, n, dtype, low, high):
+    return lambda rng: (rng.integers(low, high, (m, k)).astype(dtype),
+                        rng.integers(low, high, (k, n)).astype(dtype))
+
+
+def _spd(rng, n, dtype=np.float32):
+    a = rng.standard_normal((n, n))
+    return (a @ a.T / n + np.eye(n)).astype(dtype)
+
+
+def _square(rng, n, dtype=np.float32):
+    a = rng.standard_normal((n, n)) + (1j * rng.standard_normal((n, n))
+                                        if np.issubdtype(dtype, np.complexfloating) else 0)
+    return (a + n ** 0.5 * np.eye(n)).astype(dtype)
+
+
+def _complex(rng, shape):
+    return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(np.complex64)
+
+
+def _threefry_key(rng):
+    return (rng.integers(0, 2 ** 32, (2,), dtype=np.uint32),)
+
+
+def _rbg_key(rng):
+    return (rng.integers(0, 2 ** 32, (4,), dtype=np.uint32),)
+
+
+def _rbg_normal(k):
+    return jax.random.normal(jax.random.wrap_key_data(k, impl="rbg"), (1 << 22,))
+
+
+def _fori_set(xs):
+    # Each trip writes one element of a 20K carry: a trip should cost the
+    # update, not the carry (equinox tests this scaling).
+    return jax.lax.fori_loop(0, 2000, lambda i, xs: xs.at[i].set(1.0), xs)
+
+
+def _newton_sqrt(x):
+    return jax.lax.fori_loop(0, 30, lambda i, y: y - (y * y - x) / (2 * y), x)
+
+
+def _scan_decay(xs):
+    # A scan of a small body: 1000 steps over a carry of 128 floats.
+    return jax.lax.scan(lambda c, x: (c * 0.9 + x, c), jnp.zeros((128,), xs.dtype), xs)
+
+
+def _lstm(params, xs, h0):
+    w, u, b = params
+
+    def cell(carry, x):
+        h, c = carry
+        i, f, g, o = jnp.split(x @ w + h @ u + b, 4, axis=-1)
+        c = jax.nn.sigmoid(f) * c + jax.nn.sigmoid(i) * jnp.tanh(g)
+        h = jax.nn.sigmoid(o) * jnp.tanh(c)
+        return (h, c), h
+
+    return jax.lax.scan(cell, (h0, h0), xs)[1]
+
+
+def _lstm_inputs(rng):
+    hidden, features = 128, 64
+    params = [_normal(rng, (features, 4 * hidden), scale=0.1),
+              _normal(rng, (hidden, 4 * hidden), scale=0.1), np.zeros((4 * hidden,), np.float32)]
+    return params, _normal(rng, (100, 32, features)), np.zeros((32, hidden), np.float32)
+
+
+def _gru_loss(params, xs, h0):
+    wz, uz, wr, ur, wh, uh = params
+
+    def cell(h, x):
+        z = jax.nn.sigmoid(x @ wz + h @ uz)
+        r = jax.nn.sigmoid(x @ wr + h @ ur)
+        h = (1 - z) * h + z * jnp.tanh(x @ wh + (r * h) @ uh)
+        return h, h
+
+    return jnp.mean(jnp.square(jax.lax.scan(cell, h0, xs)[1]))
+
+
+def _gru_inputs(rng):
+    hidden, features = 128, 64
+    params = []
+    for _ in range(3):
+        params += [_normal(rng, (features, hidden), scale=0.1), _normal(rng, (hidden, hidden), scale=0.1)]
+    return params, _normal(rng, (50, 32, features)), np.zeros((32, hidden), np.float32)
+
+
+def _abs(outputs):
+    # Householder signs: columns of Q (rows of R) and eigenvectors are
+    # determined up to sign.
+    return jax.tree_util.tree_map(np.abs, outputs)
+
+
+def _segment_sum(data, ids):
+    return jax.ops.segment_sum(data, ids, num_segments=1000)
+
+
+def _scatter_add(x, idx, v):
+    return x.at[idx].add(v)
+
+
 WORKLOADS: list[Workload] = [
     Workload("dispatch_scalar_add", "dispatch", lambda x: x + 1,
              lambda rng: (np.float32(1.0),), calls_per_sample=200),
@@ -254,6 +363,74 @@ WORKLOADS: list[Workload] = [
     Workload("scan_rnn_64steps", "model", _rnn, _rnn_inputs, calls_per_sample=2),
     Workload("embedding_grad", "model", _embedding_grad, _embedding_inputs),
     Workload("sort_1M", "sort", jnp.sort, lambda rng: (_normal(rng, (1 << 20,)),)),
+    Workload("top_k_256x8192_k64", "sort", lambda x: jax.lax.top_k(x, 64),
+             lambda rng: (_normal(rng, (256, 8192)),)),
+    # Integer products summed in 32 bits.
+    Workload("matmul_int16_to_int32_512", "integer", _int8_matmul,
+             _int_inputs(512, 512, 512, np.int16, -32768, 32768), calls_per_sample=5),
+    Workload("matmul_int32_512", "integer", _int8_matmul,
+             _int_inputs(512, 512, 512, np.int32, -2 ** 31, 2 ** 31), calls_per_sample=2),
+    # Decompositions and solvers.
+    Workload("solve_f32_512x16", "linalg", jnp.linalg.solve,
+             lambda rng: (_square(rng, 512), _normal(rng, (512, 16)))),
+    Workload("solve_c64_256x16", "linalg", jnp.linalg.solve,
+             lambda rng: (_square(rng, 256, np.complex64), _complex(rng, (256, 16)))),
+    Workload("lu_f32_512", "linalg", jax.scipy.linalg.lu_factor, lambda rng: (_square(rng, 512),)),
+    Workload("cholesky_f32_512", "linalg", jnp.linalg.cholesky, lambda rng: (_spd(rng, 512),)),
+    Workload("triangular_solve_f32_512x64", "linalg",
+             lambda a, b: jax.scipy.linalg.solve_triangular(a, b, lower=True),
+             lambda rng: (np.tril(_square(rng, 512)), _normal(rng, (512, 64)))),
+    Workload("qr_f32_256", "linalg", jnp.linalg.qr, lambda rng: (_normal(rng, (256, 256)),),
+             canonical=_abs),
+    Workload("eigh_f32_256", "linalg", jnp.linalg.eigh, lambda rng: (_spd(rng, 256),),
+             canonical=_abs),
+    Workload("svd_f32_128", "linalg", lambda a: jnp.linalg.svd(a, compute_uv=False),
+             lambda rng: (_normal(rng, (128, 128)),)),
+    Workload("inv_f64_256", "linalg", jnp.linalg.inv,
+             lambda rng: (_square(rng, 256, np.float64),), x64=True),
+    # Random numbers (threefry unless named).
+    Workload("random_normal_4M", "rng", lambda k: jax.random.normal(jax.random.wrap_key_data(k), (1 << 22,)),
+             _threefry_key),
+    Workload("random_uniform_4M", "rng",
+             lambda k: jax.random.uniform(jax.random.wrap_key_data(k), (1 << 22,)), _threefry_key),
+    Workload("random_bernoulli_4M", "rng",
+             lambda k: jax.random.bernoulli(jax.random.wrap_key_data(k), 0.3, (1 << 22,)),
+             _threefry_key),
+    Workload("random_categorical_1024x1000", "rng",
+             lambda k, logits: jax.random.categorical(jax.random.wrap_key_data(k), logits),
+             lambda rng: _threefry_key(rng) + (_normal(rng, (1024, 1000)),)),
+    Workload("random_normal_rbg_4M", "rng", _rbg_normal, _rbg_key),
+    # FFT: 1-D, 2-D, real, inverse, not a power of two.
+    Workload("fft_c64_1M", "fft", jnp.fft.fft, lambda rng: (_complex(rng, (1 << 20,)),)),
+    Workload("fft2_c64_16x512x512", "fft", jnp.fft.fft2, lambda rng: (_complex(rng, (16, 512, 512)),)),
+    Workload("rfft_f32_1024x4096", "fft", jnp.fft.rfft, lambda rng: (_normal(rng, (1024, 4096)),)),
+    Workload("ifft_c64_1000x1000", "fft", jnp.fft.ifft, lambda rng: (_complex(rng, (1000, 1000)),)),
+    # Loops with small bodies.
+    Workload("fori_set_2000_trips_20K", "loop", _fori_set, lambda rng: (_normal(rng, (20000,)),),
+             calls_per_sample=5),
+    Workload("while_newton_30_64K", "loop", _newton_sqrt,
+             lambda rng: (np.abs(_normal(rng, (65536,))) + 1,), calls_per_sample=5),
+    Workload("scan_decay_1000_steps", "loop", _scan_decay, lambda rng: (_normal(rng, (1000, 128)),),
+             calls_per_sample=5),
+    # Gathers and scatters.
+    Workload("take_rows_1000x256_by_4096", "indexing", lambda t, i: jnp.take(t, i, axis=0),
+             lambda rng: (_normal(rng, (1000, 256)), rng.integers(0, 1000, (4096,)).astype(np.int32)),
+             calls_per_sample=5),
+    Workload("take_along_axis_4096x1024_by_256", "indexing",
+             lambda x, i: jnp.take_along_axis(x, i, axis=1),
+             lambda rng: (_normal(rng, (4096, 1024)), rng.integers(0, 1024, (4096, 256)).astype(np.int32))),
+    Workload("segment_sum_1M_into_1000", "indexing", _segment_sum,
+             lambda rng: (_normal(rng, (1 << 20,)), rng.integers(0, 1000, (1 << 20,)).astype(np.int32))),
+    Workload("scatter_add_64K_into_1M", "indexing", _scatter_add,
+             lambda rng: (_normal(rng, (1 << 20,)), rng.integers(0, 1 << 20, (65536,)).astype(np.int32),
+                          _normal(rng, (65536,)))),
+    # Recurrent cells.
+    Workload("lstm_scan_100steps_b32", "model", _lstm, _lstm_inputs),
+    Workload("gru_train_step_50steps_b32", "model", _sgd(_gru_loss), _gru_inputs),
+    # f64.
+    Workload("matmul_f64_512", "f64", jnp.matmul, _matmul_inputs(512, 512, 512, np.float64), x64=True),
+    Workload("elementwise_chain10_f64_1M", "f64", _chain10,
+             lambda rng: (_normal(rng, (1 << 20,), np.float64),), calls_per_sample=2, x64=True),
 ]
 
 
