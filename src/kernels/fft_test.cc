@@ -98,7 +98,9 @@ TEST_P(FftLengthTest, RealTransformsMatchTheDftAndRoundTrip) {
 INSTANTIATE_TEST_SUITE_P(Lengths, FftLengthTest,
                          ::testing::Values(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16,
                                            17, 25, 27, 30, 49, 60, 64, 97, 100, 121, 128, 143, 169,
-                                           210, 243, 256, 289, 1000, 1009, 1024));
+                                           210, 243, 256, 289, 1000, 1009, 1024,
+                                           // Bluestein on a chirp of 8k roots (octant tables)
+                                           68, 152, 4096));
 
 TEST(FftKernelTest, TwoAndThreeDimensionsAreSeparable) {
   // A 3-D transform of [3, 4, 5] equals the DFT along each axis in turn.
