@@ -47,6 +47,9 @@ def initialize() -> None:
             "or set KILN_LIBRARY_PATH to a built pjrt_plugin_kiln.so")
     from jax._src import xla_bridge
 
+    from kiln_pjrt import host_lapack
+
+    host_lapack.lend(path)
     xla_bridge.register_plugin(
         PLATFORM_NAME, priority=JAX_PRIORITY, library_path=path, options={})
     _add_cpu_platform()

@@ -1,8 +1,9 @@
-// GetPjrtApi: the one exported symbol. The PJRT_Api table is filled from the
-// header's own slot list (pjrt_api_slots.inc, generated at configure time), so
-// every slot is set: Kiln's implementation where functions.h declares one, and
-// a stub returning UNIMPLEMENTED naming the function otherwise. Every call
-// goes through Entry, which checks args, catches exceptions and traces.
+// GetPjrtApi, the PJRT entry (and KilnRegisterHostFunction, below). The
+// PJRT_Api table is filled from the header's own slot list
+// (pjrt_api_slots.inc, generated at configure time), so every slot is set:
+// Kiln's implementation where functions.h declares one, and a stub returning
+// UNIMPLEMENTED naming the function otherwise. Every call goes through
+// Entry, which checks args, catches exceptions and traces.
 #include <chrono>
 #include <exception>
 #include <new>
@@ -13,6 +14,7 @@
 #include "capi/call.h"
 #include "capi/functions.h"
 #include "capi/trace.h"
+#include "runtime/host_functions.h"
 
 namespace kiln::capi {
 namespace {
@@ -224,4 +226,14 @@ static_assert(sizeof(PJRT_Api) == offsetof(PJRT_Api, pjrt_api_version) + sizeof(
 extern "C" __attribute__((visibility("default"))) const PJRT_Api* GetPjrtApi() {
   static const PJRT_Api api = kiln::capi::MakeApi();
   return &api;
+}
+
+// Not part of PJRT: the host process lends Kiln functions by name
+// (runtime/host_functions.h; Kiln's Python package passes SciPy's LAPACK,
+// as jaxlib does for XLA's CPU backend). 1 when taken, 0 when the name is
+// not one Kiln uses or either argument is null.
+extern "C" __attribute__((visibility("default"))) int KilnRegisterHostFunction(const char* name,
+                                                                               void* function) {
+  if (name == nullptr) return 0;
+  return kiln::runtime::RegisterHostFunction(name, function) ? 1 : 0;
 }

@@ -18,6 +18,7 @@
 #include <Eigen/Householder>
 #include <Eigen/QR>
 
+#include "kernels/lapack.h"
 #include "kernels/parallel.h"
 #include "kernels/scratch.h"
 #include "kernels/types.h"
@@ -335,14 +336,54 @@ void LuOne(T* a, int32_t* pivots, int32_t* permutation, int64_t m, int64_t n) {
 
 }  // namespace
 
+// --- LAPACK from the host process (kernels/lapack.h) -------------------------
+
+// Below this size Kiln's own factorizations win (no copies, no call into a
+// library that wakes its threads).
+constexpr int64_t kLapackMinSize = 32;
+
+// A row-major matrix is the column-major view of its transpose: potrf and
+// trsm run on Kiln's memory as it is, with triangles and sides exchanged.
+
+// Cholesky through potrf: row-major L (A = L L^H) is the column-major U of
+// A^T = conj(A), whose upper triangle is A's lower one; likewise for U.
+template <typename T>
+bool CholeskyLapack(lapack::Potrf* potrf, const T* a, T* out, int64_t n, bool lower) {
+  std::copy(a, a + n * n, out);
+  char uplo = lower ? 'U' : 'L';
+  int size = static_cast<int>(n), lda = size, info = 0;
+  potrf(&uplo, &size, out, &lda, &info);
+  bool ok = info == 0;
+  for (int64_t i = 0; i < n * n && ok; ++i) ok = std::isfinite(std::abs(out[i]));
+  if (!ok) {
+    const auto nan = std::numeric_limits<typename Eigen::NumTraits<T>::Real>::quiet_NaN();
+    std::fill(out, out + n * n, T(nan));
+    return true;
+  }
+  for (int64_t i = 0; i < n; ++i) {  // the other triangle, which potrf leaves as it was
+    if (lower) {
+      std::fill(out + i * n + i + 1, out + (i + 1) * n, T(0));
+    } else {
+      std::fill(out + i * n, out + i * n + i, T(0));
+    }
+  }
+  return true;
+}
+
 Status Cholesky(ElementType type, const void* a, void* out, int64_t batch, int64_t n, bool lower) {
+  lapack::Potrf* potrf = n >= kLapackMinSize ? lapack::GetPotrf(type) : nullptr;
   return DispatchLinalgType(type, "cholesky", [&]<typename T>() {
     ParallelFor(batch, CubicCost(n), [&](int64_t begin, int64_t end) {
       for (int64_t item = begin; item < end; ++item) {
         const T* from = static_cast<const T*>(a) + item * n * n;
         T* to = static_cast<T*>(out) + item * n * n;
-        lower ? CholeskyOne<T, Eigen::RowMajor>(from, to, n)
-              : CholeskyOne<T, Eigen::ColMajor>(from, to, n);
+        if (potrf != nullptr) {
+          CholeskyLapack<T>(potrf, from, to, n, lower);
+        } else if (lower) {
+          CholeskyOne<T, Eigen::RowMajor>(from, to, n);
+        } else {
+          CholeskyOne<T, Eigen::ColMajor>(from, to, n);
+        }
       }
     });
   });
@@ -351,9 +392,36 @@ Status Cholesky(ElementType type, const void* a, void* out, int64_t batch, int64
 Status TriangularSolve(ElementType type, const void* a, const void* b, void* out, int64_t batch,
                        int64_t m, int64_t n, bool left_side, bool lower, bool unit_diagonal,
                        TriangularTranspose transpose) {
+  const int64_t order = left_side ? m : n;
+  lapack::Trsm* trsm = order >= kLapackMinSize ? lapack::GetTrsm(type) : nullptr;
   return DispatchLinalgType(type, "triangular_solve", [&]<typename T>() {
     const TriangularProblem problem{m, n, left_side, lower, unit_diagonal, transpose};
     const int64_t k = left_side ? m : n;
+    if (trsm != nullptr) {
+      // op(A) X = B in row-major memory is X^T op(A)^T = B^T in the
+      // column-major view (A^T there): the other side and triangle, the
+      // same transposition.
+      char side = left_side ? 'R' : 'L';
+      char uplo = lower ? 'U' : 'L';
+      char trans = transpose == TriangularTranspose::kNoTranspose ? 'N'
+                   : transpose == TriangularTranspose::kTranspose ? 'T'
+                                                                  : 'C';
+      char diag = unit_diagonal ? 'U' : 'N';
+      const T one(1);
+      ParallelFor(batch, std::max<int64_t>(1, k * m * n), [&](int64_t begin, int64_t end) {
+        for (int64_t item = begin; item < end; ++item) {
+          T* x = static_cast<T*>(out) + item * m * n;
+          std::copy_n(static_cast<const T*>(b) + item * m * n, m * n, x);
+          int rows = static_cast<int>(n), cols = static_cast<int>(m);
+          int lda = static_cast<int>(k), ldb = static_cast<int>(n);
+          if (m * n > 0) {
+            trsm(&side, &uplo, &trans, &diag, &rows, &cols, &one,
+                 static_cast<const T*>(a) + item * k * k, &lda, x, &ldb);
+          }
+        }
+      });
+      return;
+    }
     ParallelFor(batch, std::max<int64_t>(1, k * k * (m * n / std::max<int64_t>(k, 1))),
                 [&](int64_t begin, int64_t end) {
                   TriangularScratch<T> scratch;
@@ -397,13 +465,54 @@ Status HouseholderProduct(ElementType type, const void* a, const void* taus, voi
   });
 }
 
+// to (cols x rows) = from (rows x cols)^T, row-major, in tiles that stay in
+// cache (a plain loop strides through memory on one side).
+template <typename T>
+void TransposeBlocked(const T* from, int64_t rows, int64_t cols, T* to) {
+  constexpr int64_t kTile = 32;
+  for (int64_t i0 = 0; i0 < rows; i0 += kTile) {
+    for (int64_t j0 = 0; j0 < cols; j0 += kTile) {
+      const int64_t i1 = std::min(rows, i0 + kTile), j1 = std::min(cols, j0 + kTile);
+      for (int64_t i = i0; i < i1; ++i) {
+        for (int64_t j = j0; j < j1; ++j) to[j * rows + i] = from[i * cols + j];
+      }
+    }
+  }
+}
+
+// LU through getrf, which factors column-major memory: the matrix is
+// transposed into scratch and back (LU of A^T is not A's). Its pivots are
+// 1-based; the permutation is their swaps applied in order. `out` may be `a`.
+template <typename T>
+void LuLapack(lapack::Getrf* getrf, const T* a, T* out, int32_t* pivots, int32_t* permutation,
+              int64_t m, int64_t n) {
+  const int64_t k = std::min(m, n);
+  ScratchArray<T> column_major(static_cast<size_t>(m * n));
+  ScratchArray<int> ipiv(static_cast<size_t>(k));
+  TransposeBlocked(a, m, n, column_major.data());
+  int rows = static_cast<int>(m), cols = static_cast<int>(n), lda = rows, info = 0;
+  getrf(&rows, &cols, column_major.data(), &lda, ipiv.data(), &info);  // info > 0: a zero pivot
+  TransposeBlocked(column_major.data(), n, m, out);
+  for (int64_t i = 0; i < m; ++i) permutation[i] = static_cast<int32_t>(i);
+  for (int64_t i = 0; i < k; ++i) {
+    pivots[i] = static_cast<int32_t>(ipiv[static_cast<size_t>(i)] - 1);
+    std::swap(permutation[i], permutation[pivots[i]]);
+  }
+}
+
 Status LuDecomposition(ElementType type, const void* a, void* out, int32_t* pivots,
                        int32_t* permutation, int64_t batch, int64_t m, int64_t n) {
   const int64_t k = std::min(m, n);
+  lapack::Getrf* getrf = k >= kLapackMinSize ? lapack::GetGetrf(type) : nullptr;
   return DispatchLinalgType(type, "LuDecomposition", [&]<typename T>() {
     ParallelFor(batch, std::max<int64_t>(1, m * n * k), [&](int64_t begin, int64_t end) {
       for (int64_t item = begin; item < end; ++item) {
         T* to = static_cast<T*>(out) + item * m * n;
+        if (getrf != nullptr) {
+          LuLapack<T>(getrf, static_cast<const T*>(a) + item * m * n, to, pivots + item * k,
+                      permutation + item * m, m, n);
+          continue;
+        }
         if (to != static_cast<const T*>(a) + item * m * n) {
           std::memcpy(to, static_cast<const T*>(a) + item * m * n,
                       static_cast<size_t>(m * n) * sizeof(T));

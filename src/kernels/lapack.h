@@ -1,0 +1,42 @@
+// LAPACK and BLAS routines lent to Kiln at run time by the process it runs
+// in, for the factorizations where a tuned library beats Kiln's own
+// kernels (docs/decisions.md, "LAPACK from the host process").
+//
+// JAX's CPU backend takes its LAPACK from SciPy (jaxlib reads the function
+// pointers scipy.linalg.cython_lapack and cython_blas export); under JAX,
+// Kiln's Python package hands the same functions to the plugin through
+// KilnRegisterHostFunction (capi). The routines have the Fortran calling
+// convention of those modules: every argument by pointer, 32-bit integers,
+// column-major matrices. Where a routine is not registered (PyTorch/XLA,
+// the C++ tests, KILN_LAPACK=0) the kernels use their own code.
+#pragma once
+
+#include <string_view>
+
+#include "base/element_type.h"
+
+namespace kiln::kernels::lapack {
+
+// One routine per element type, indexed by TypeIndex: s, d, c, z.
+using Getrf = void(int* m, int* n, void* a, int* lda, int* ipiv, int* info);
+using Potrf = void(char* uplo, int* n, void* a, int* lda, int* info);
+using Trsm = void(char* side, char* uplo, char* transa, char* diag, int* m, int* n,
+                  const void* alpha, const void* a, int* lda, void* b, int* ldb);
+
+// 0..3 for f32, f64, c64, c128; -1 for any other type.
+int TypeIndex(ElementType type);
+
+// Stores `function` under its LAPACK name ("sgetrf", "zpotrf", "dtrsm",
+// ...); false for a name Kiln does not use (nothing is stored). Thread-safe;
+// registering again replaces the function.
+bool Register(std::string_view name, void* function);
+
+// The registered routine for `type`, or null.
+Getrf* GetGetrf(ElementType type);
+Potrf* GetPotrf(ElementType type);
+Trsm* GetTrsm(ElementType type);
+
+// Forgets every routine (tests).
+void ClearForTesting();
+
+}  // namespace kiln::kernels::lapack

@@ -1,0 +1,149 @@
+"""SciPy's LAPACK lent to Kiln (kiln_pjrt/host_lapack.py, kernels/lapack.h).
+
+In this process Kiln's package lent the plugin SciPy's getrf, potrf and trsm
+when JAX initialized it, as jaxlib lends them to XLA's CPU backend: LU,
+Cholesky and triangular solves of 32 or more rows run on them. The same
+library gives the same LU as XLA's CPU backend bit for bit (pivots and
+factors); Cholesky and triangular solves agree to rounding, in every triangle,
+side and transposition. With KILN_LAPACK=0 nothing is lent and Kiln's own
+kernels give the same results within tolerance."""
+
+import json
+
+import jax
+import jax.numpy as jnp
+import jax.scipy.linalg as jsl
+import numpy as np
+import pytest
+
+import kiln_pjrt
+from kiln_pjrt import host_lapack
+
+_random = np.random.RandomState(7)
+TYPES = (np.float32, np.float64, np.complex64, np.complex128)
+
+
+def _general(n, m=None, dtype=np.float32):
+    a = _random.randn(n, m or n)
+    if np.issubdtype(dtype, np.complexfloating):
+        a = a + 1j * _random.randn(n, m or n)
+    return a.astype(dtype)
+
+
+def _on(platform, fn, *args):
+    device = jax.devices(platform)[0] if platform != "kiln" else jax.devices()[0]
+    with jax.enable_x64(True):
+        return jax.tree_util.tree_map(np.asarray,
+                                      jax.jit(fn)(*jax.device_put(args, device)))
+
+
+def test_scipy_lapack_was_lent_and_can_be_lent_again():
+    # Registering again replaces the same functions: every routine is taken.
+    taken = host_lapack.lend(kiln_pjrt.library_path())
+    assert sorted(taken) == sorted(p + r for p in "sdcz" for r in ("getrf", "potrf", "trsm"))
+
+
+def test_unknown_or_null_functions_are_refused():
+    import ctypes
+
+    register = ctypes.CDLL(kiln_pjrt.library_path()).KilnRegisterHostFunction
+    register.restype, register.argtypes = ctypes.c_int, [ctypes.c_char_p, ctypes.c_void_p]
+    assert register(b"sgesvd", 1234) == 0  # not a routine Kiln calls
+    assert register(b"sgetrf", None) == 0
+    assert register(None, 1234) == 0
+    assert host_lapack.lend(kiln_pjrt.library_path())  # the real ones are back
+
+
+@pytest.mark.parametrize("dtype", TYPES, ids=lambda t: np.dtype(t).name)
+def test_lu_is_xlas_bit_for_bit(dtype):
+    a = _general(96, 80, dtype)
+    lu = lambda x: jax.lax.linalg.lu(x)
+    kiln = _on("kiln", lu, a)
+    cpu = _on("cpu", lu, a)
+    for got, want in zip(kiln, cpu):
+        np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("dtype", TYPES, ids=lambda t: np.dtype(t).name)
+@pytest.mark.parametrize("lower", [True, False])
+def test_cholesky_in_either_triangle(dtype, lower):
+    a = _general(70, dtype=dtype)
+    spd = a @ np.conj(a.T) + 70 * np.eye(70, dtype=dtype)
+    # The upper factor: U = L^H of the same matrix, read from its upper triangle.
+    fn = lambda x: jax.lax.linalg.cholesky(x, symmetrize_input=False)
+    if not lower:
+        fn = lambda x: jnp.conj(jax.lax.linalg.cholesky(jnp.conj(x.T), symmetrize_input=False).T)
+    kiln, cpu = _on("kiln", fn, spd), _on("cpu", fn, spd)
+    tolerance = 1e-4 if dtype in (np.float32, np.complex64) else 1e-10
+    np.testing.assert_allclose(kiln, cpu, rtol=tolerance, atol=tolerance * 10)
+    # Not positive definite: NaN where XLA's CPU backend has NaN.
+    broken = spd.copy()
+    broken[5, 5] = -1
+    kiln = _on("kiln", jax.lax.linalg.cholesky, broken)
+    np.testing.assert_array_equal(np.isnan(kiln), np.isnan(_on("cpu", jax.lax.linalg.cholesky,
+                                                                broken)))
+    assert np.isnan(kiln).any()
+
+
+@pytest.mark.parametrize("dtype", TYPES, ids=lambda t: np.dtype(t).name)
+@pytest.mark.parametrize("left_side", [True, False])
+@pytest.mark.parametrize("lower", [True, False])
+@pytest.mark.parametrize("transpose_a,conjugate_a", [(False, False), (True, False), (True, True)])
+def test_triangular_solve_every_side_triangle_and_transposition(dtype, left_side, lower,
+                                                               transpose_a, conjugate_a):
+    a = np.tril(_general(48, dtype=dtype)) + 48 * np.eye(48, dtype=dtype)
+    if not lower:
+        a = a.T.copy()
+    b = _general(48, 40, dtype) if left_side else _general(40, 48, dtype)
+    fn = lambda a, b: jax.lax.linalg.triangular_solve(
+        a, b, left_side=left_side, lower=lower, transpose_a=transpose_a,
+        conjugate_a=conjugate_a, unit_diagonal=False)
+    kiln, cpu = _on("kiln", fn, a, b), _on("cpu", fn, a, b)
+    tolerance = 1e-5 if dtype in (np.float32, np.complex64) else 1e-12
+    np.testing.assert_allclose(kiln, cpu, rtol=tolerance, atol=tolerance)
+
+
+def test_kiln_s_own_kernels_without_the_library(run_python):
+    code = """
+        import json, os
+        import jax, jax.numpy as jnp, numpy as np
+        import kiln_pjrt
+        from kiln_pjrt import host_lapack
+        rng = np.random.RandomState(3)
+        a = (rng.randn(64, 64) + 8 * np.eye(64)).astype(np.float32)
+        b = rng.randn(64, 5).astype(np.float32)
+        print(json.dumps({"lent": host_lapack.lend(kiln_pjrt.library_path()),
+                          "x": np.asarray(jnp.linalg.solve(a, b)).tolist(),
+                          "want": np.linalg.solve(a.astype(np.float64), b).tolist()}))
+    """
+    out = json.loads(run_python(code, env={"KILN_LAPACK": "0"}).stdout.splitlines()[-1])
+    assert out["lent"] == []
+    np.testing.assert_allclose(out["x"], out["want"], rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype,name", [(np.float64, "f64"), (np.complex64, "complex<f32>")])
+def test_upper_cholesky_reads_the_upper_triangle(dtype, name):
+    # JAX always asks for L; StableHLO's lower = false (U with A = U^H U,
+    # from A's upper triangle) as other producers write it.
+    from jax._src import compiler, xla_bridge
+    from jax._src.lib import xla_client as xc
+
+    n = 48
+    a = _general(n, dtype=dtype)
+    spd = a @ np.conj(a.T) + n * np.eye(n, dtype=dtype)
+    garbage = np.triu(spd) + np.tril(np.full_like(spd, 1e30), -1)  # the lower triangle unread
+    text = f"""
+func.func public @main(%a: tensor<{n}x{n}x{name}>) -> tensor<{n}x{n}x{name}> {{
+  %0 = stablehlo.cholesky %a, lower = false : tensor<{n}x{n}x{name}>
+  return %0 : tensor<{n}x{n}x{name}>
+}}"""
+    backend = xla_bridge.get_backend("kiln")
+    device = backend.devices()[0]
+    exe = backend.compile_and_load(text, xc.DeviceList((device,)),
+                                   compiler.get_compile_options(num_replicas=1, num_partitions=1))
+    with jax.enable_x64(True):
+        got = np.asarray(exe.execute([jax.device_put(garbage, device)])[0])
+    want = np.conj(np.linalg.cholesky(spd.astype(np.complex128 if name != "f64" else np.float64)).T)
+    tolerance = 1e-4 if dtype == np.complex64 else 1e-10
+    np.testing.assert_allclose(got, want, rtol=tolerance, atol=tolerance * n)
+    assert (np.tril(got, -1) == 0).all()
