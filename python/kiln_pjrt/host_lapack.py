@@ -4,7 +4,8 @@ jaxlib's CPU kernels call the LAPACK routines whose addresses
 `scipy.linalg.cython_lapack` and `cython_blas` export in `__pyx_capi__`
 (capsules of Fortran-convention functions). Kiln takes the same ones, for
 the factorizations where that library beats Kiln's own code (LU, Cholesky,
-triangular solves of 32 or more rows): `lend()` passes each address to the
+triangular solves, QR and its Q, Hermitian eigendecomposition, of 32 or
+more rows): `lend()` passes each address to the
 plugin's exported `KilnRegisterHostFunction`. The plugin library is loaded
 here with ctypes; jaxlib's later dlopen of the same file gets the same
 instance, so the registration is the one its kernels see. Without SciPy, or
@@ -15,8 +16,9 @@ with KILN_LAPACK=0, nothing is lent and Kiln's own kernels run
 import ctypes
 import os
 
-# The routines Kiln calls, per element type (s, d, c, z).
-LAPACK_ROUTINES = ("getrf", "potrf")
+# The routines Kiln calls, per element type (s, d, c, z); a pair names the
+# real and the complex routine.
+LAPACK_ROUTINES = ("getrf", "potrf", "geqrf", ("orgqr", "ungqr"), ("syevd", "heevd"))
 BLAS_ROUTINES = ("trsm",)
 
 
@@ -43,8 +45,9 @@ def lend(path: str) -> list[str]:
         exported = getattr(module, "__pyx_capi__", {})
         for routine in routines:
             for prefix in "sdcz":
-                capsule = exported.get(prefix + routine)
-                if capsule is not None and register((prefix + routine).encode(),
-                                                    _capsule_pointer(capsule)):
-                    taken.append(prefix + routine)
+                name = prefix + (routine if isinstance(routine, str)
+                                 else routine[prefix in "cz"])
+                capsule = exported.get(name)
+                if capsule is not None and register(name.encode(), _capsule_pointer(capsule)):
+                    taken.append(name)
     return taken

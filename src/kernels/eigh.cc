@@ -1,4 +1,5 @@
-// Hermitian eigendecomposition on Eigen's SelfAdjointEigenSolver
+// Hermitian eigendecomposition on LAPACK's syevd / heevd where the host
+// lent them (kernels/lapack.h), else on Eigen's SelfAdjointEigenSolver
 // (Householder tridiagonalization, then implicit symmetric QR steps), one
 // batch item per ParallelFor item. A file of its own: the solver's templates
 // are costly to compile, and solvers.cc is already the longest.
@@ -11,7 +12,9 @@
 #include <Eigen/Core>
 #include <Eigen/Eigenvalues>
 
+#include "kernels/lapack.h"
 #include "kernels/parallel.h"
+#include "kernels/scratch.h"
 #include "kernels/types.h"
 
 namespace kiln::kernels {
@@ -56,14 +59,78 @@ void EighOne(const T* a, T* vectors, typename Eigen::NumTraits<T>::Real* values,
   Eigen::Map<Eigen::Matrix<Real, Eigen::Dynamic, 1>>(values, n) = solver.eigenvalues();
 }
 
+// syevd / heevd (kernels/lapack.h) on a column-major copy of the matrix,
+// reading the same triangle as asked, as XLA's CPU backend calls them: the
+// same library then gives the same eigenvectors, signs included (the
+// column-major view of Kiln's memory, A^T, gave other signs). NaN or
+// infinity in the triangle read, or a failure, gives NaN as above.
+template <typename T>
+void EighLapack(void* routine, const T* a, T* vectors, typename Eigen::NumTraits<T>::Real* values,
+                int64_t n, bool lower) {
+  using Real = typename Eigen::NumTraits<T>::Real;
+  constexpr bool kComplex = Eigen::NumTraits<T>::IsComplex;
+  bool finite = true;
+  for (int64_t i = 0; i < n && finite; ++i) {
+    for (int64_t j = lower ? 0 : i; j < (lower ? i + 1 : n); ++j) {
+      if (!std::isfinite(std::abs(a[i * n + j]))) finite = false;
+    }
+  }
+  ScratchArray<T> z(static_cast<size_t>(n * n));
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t j = 0; j < n; ++j) z[static_cast<size_t>(j * n + i)] = a[i * n + j];
+  }
+  char jobz = 'V', uplo = lower ? 'L' : 'U';
+  int size = static_cast<int>(n), lda = size, info = finite ? 0 : -1;
+  // The minimum workspaces syevd / heevd document for eigenvectors.
+  int lwork = kComplex ? 2 * size + size * size : 1 + 6 * size + 2 * size * size;
+  int lrwork = 1 + 5 * size + 2 * size * size, liwork = 3 + 5 * size;
+  ScratchArray<T> work(static_cast<size_t>(lwork));
+  ScratchArray<Real> rwork(static_cast<size_t>(kComplex ? lrwork : 1));
+  ScratchArray<int> iwork(static_cast<size_t>(liwork));
+  if (finite) {
+    if constexpr (kComplex) {
+      reinterpret_cast<lapack::Heevd*>(routine)(&jobz, &uplo, &size, z.data(), &lda, values,
+                                                work.data(), &lwork, rwork.data(), &lrwork,
+                                                iwork.data(), &liwork, &info);
+    } else {
+      reinterpret_cast<lapack::Syevd*>(routine)(&jobz, &uplo, &size, z.data(), &lda, values,
+                                                work.data(), &lwork, iwork.data(), &liwork, &info);
+    }
+  }
+  if (info != 0) {
+    const Real nan = std::numeric_limits<Real>::quiet_NaN();
+    std::fill(vectors, vectors + n * n, T(nan));
+    std::fill(values, values + n, nan);
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t j = 0; j < n; ++j) vectors[i * n + j] = z[static_cast<size_t>(j * n + i)];
+  }
+}
+
+// Below this size Kiln's own solver wins (no copies, no library threads).
+constexpr int64_t kLapackMinSize = 32;
+
 }  // namespace
 
 Status Eigh(ElementType type, const void* a, void* vectors, void* values, int64_t batch, int64_t n,
             bool lower) {
+  void* routine = nullptr;
+  if (n >= kLapackMinSize) {
+    routine = type == ElementType::kC64 || type == ElementType::kC128
+                  ? reinterpret_cast<void*>(lapack::GetHeevd(type))
+                  : reinterpret_cast<void*>(lapack::GetSyevd(type));
+  }
   auto run = [&]<typename T>() {
     using Real = typename Eigen::NumTraits<T>::Real;
     ParallelFor(batch, std::max<int64_t>(1, 9 * n * n * n), [&](int64_t begin, int64_t end) {
       for (int64_t item = begin; item < end; ++item) {
+        if (routine != nullptr) {
+          EighLapack<T>(routine, static_cast<const T*>(a) + item * n * n,
+                        static_cast<T*>(vectors) + item * n * n,
+                        static_cast<Real*>(values) + item * n, n, lower);
+          continue;
+        }
         EighOne<T>(static_cast<const T*>(a) + item * n * n, static_cast<T*>(vectors) + item * n * n,
                    static_cast<Real*>(values) + item * n, n, lower);
       }

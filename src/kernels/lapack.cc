@@ -10,7 +10,7 @@ constexpr char kPrefixes[] = {'s', 'd', 'c', 'z'};
 
 // Written once at start-up, read by every kernel call: atomics keep a
 // registration racing a run well-defined.
-std::array<std::atomic<void*>, 4> getrf{}, potrf{}, trsm{};
+std::array<std::atomic<void*>, 4> getrf{}, potrf{}, trsm{}, geqrf{}, orgqr{}, eigen{};
 
 std::atomic<void*>* Slot(std::string_view name) {
   if (name.size() < 2) return nullptr;
@@ -23,6 +23,10 @@ std::atomic<void*>* Slot(std::string_view name) {
   if (routine == "getrf") return &getrf[static_cast<size_t>(index)];
   if (routine == "potrf") return &potrf[static_cast<size_t>(index)];
   if (routine == "trsm") return &trsm[static_cast<size_t>(index)];
+  if (routine == "geqrf") return &geqrf[static_cast<size_t>(index)];
+  const bool complex = index >= 2;
+  if (routine == (complex ? "ungqr" : "orgqr")) return &orgqr[static_cast<size_t>(index)];
+  if (routine == (complex ? "heevd" : "syevd")) return &eigen[static_cast<size_t>(index)];
   return nullptr;
 }
 
@@ -55,9 +59,17 @@ bool Register(std::string_view name, void* function) {
 Getrf* GetGetrf(ElementType type) { return Get<Getrf>(getrf, type); }
 Potrf* GetPotrf(ElementType type) { return Get<Potrf>(potrf, type); }
 Trsm* GetTrsm(ElementType type) { return Get<Trsm>(trsm, type); }
+Geqrf* GetGeqrf(ElementType type) { return Get<Geqrf>(geqrf, type); }
+Orgqr* GetOrgqr(ElementType type) { return Get<Orgqr>(orgqr, type); }
+Syevd* GetSyevd(ElementType type) {
+  return TypeIndex(type) < 2 ? Get<Syevd>(eigen, type) : nullptr;
+}
+Heevd* GetHeevd(ElementType type) {
+  return TypeIndex(type) >= 2 ? Get<Heevd>(eigen, type) : nullptr;
+}
 
 void ClearForTesting() {
-  for (auto* slots : {&getrf, &potrf, &trsm}) {
+  for (auto* slots : {&getrf, &potrf, &trsm, &geqrf, &orgqr, &eigen}) {
     for (auto& slot : *slots) slot.store(nullptr);
   }
 }

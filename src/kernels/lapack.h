@@ -22,12 +22,23 @@ using Getrf = void(int* m, int* n, void* a, int* lda, int* ipiv, int* info);
 using Potrf = void(char* uplo, int* n, void* a, int* lda, int* info);
 using Trsm = void(char* side, char* uplo, char* transa, char* diag, int* m, int* n,
                   const void* alpha, const void* a, int* lda, void* b, int* ldb);
+using Geqrf = void(int* m, int* n, void* a, int* lda, void* tau, void* work, int* lwork, int* info);
+// orgqr (s, d) and ungqr (c, z).
+using Orgqr = void(int* m, int* n, int* k, void* a, int* lda, const void* tau, void* work,
+                   int* lwork, int* info);
+// syevd (s, d): work and w in the real type.
+using Syevd = void(char* jobz, char* uplo, int* n, void* a, int* lda, void* w, void* work,
+                   int* lwork, int* iwork, int* liwork, int* info);
+// heevd (c, z): w and rwork in the real type.
+using Heevd = void(char* jobz, char* uplo, int* n, void* a, int* lda, void* w, void* work,
+                   int* lwork, void* rwork, int* lrwork, int* iwork, int* liwork, int* info);
 
 // 0..3 for f32, f64, c64, c128; -1 for any other type.
 int TypeIndex(ElementType type);
 
 // Stores `function` under its LAPACK name ("sgetrf", "zpotrf", "dtrsm",
-// ...); false for a name Kiln does not use (nothing is stored). Thread-safe;
+// "cgeqrf", "dorgqr", "zungqr", "ssyevd", "cheevd", ...); false for a name
+// Kiln does not use (nothing is stored). Thread-safe;
 // registering again replaces the function.
 bool Register(std::string_view name, void* function);
 
@@ -35,6 +46,10 @@ bool Register(std::string_view name, void* function);
 Getrf* GetGetrf(ElementType type);
 Potrf* GetPotrf(ElementType type);
 Trsm* GetTrsm(ElementType type);
+Geqrf* GetGeqrf(ElementType type);
+Orgqr* GetOrgqr(ElementType type);
+Syevd* GetSyevd(ElementType type);  // f32, f64 only
+Heevd* GetHeevd(ElementType type);  // c64, c128 only
 
 // Forgets every routine (tests).
 void ClearForTesting();

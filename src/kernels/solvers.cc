@@ -342,6 +342,21 @@ void LuOne(T* a, int32_t* pivots, int32_t* permutation, int64_t m, int64_t n) {
 // library that wakes its threads).
 constexpr int64_t kLapackMinSize = 32;
 
+// to (cols x rows) = from (rows x cols)^T, row-major, in tiles that stay in
+// cache (a plain loop strides through memory on one side).
+template <typename T>
+void TransposeBlocked(const T* from, int64_t rows, int64_t cols, T* to) {
+  constexpr int64_t kTile = 32;
+  for (int64_t i0 = 0; i0 < rows; i0 += kTile) {
+    for (int64_t j0 = 0; j0 < cols; j0 += kTile) {
+      const int64_t i1 = std::min(rows, i0 + kTile), j1 = std::min(cols, j0 + kTile);
+      for (int64_t i = i0; i < i1; ++i) {
+        for (int64_t j = j0; j < j1; ++j) to[j * rows + i] = from[i * cols + j];
+      }
+    }
+  }
+}
+
 // A row-major matrix is the column-major view of its transpose: potrf and
 // trsm run on Kiln's memory as it is, with triangles and sides exchanged.
 
@@ -434,12 +449,55 @@ Status TriangularSolve(ElementType type, const void* a, const void* b, void* out
   });
 }
 
+// geqrf and orgqr/ungqr factor column-major memory: transposed into scratch
+// and back. Their workspace is asked for first (lwork = -1).
+template <typename T>
+int WorkspaceOf(const T& query) {
+  return std::max(1, static_cast<int>(std::real(query)));
+}
+
+template <typename T>
+void QrLapack(lapack::Geqrf* geqrf, const T* a, T* out, T* taus, int64_t m, int64_t n) {
+  ScratchArray<T> column_major(static_cast<size_t>(m * n));
+  TransposeBlocked(a, m, n, column_major.data());
+  int rows = static_cast<int>(m), cols = static_cast<int>(n), lda = std::max(rows, 1), info = 0;
+  T query{};
+  int lwork = -1;
+  geqrf(&rows, &cols, column_major.data(), &lda, taus, &query, &lwork, &info);
+  lwork = WorkspaceOf(query);
+  ScratchArray<T> work(static_cast<size_t>(lwork));
+  geqrf(&rows, &cols, column_major.data(), &lda, taus, work.data(), &lwork, &info);
+  TransposeBlocked(column_major.data(), n, m, out);
+}
+
+template <typename T>
+void HouseholderProductLapack(lapack::Orgqr* orgqr, const T* a, const T* taus, T* out, int64_t m,
+                              int64_t n, int64_t k) {
+  ScratchArray<T> column_major(static_cast<size_t>(m * n));
+  TransposeBlocked(a, m, n, column_major.data());
+  int rows = static_cast<int>(m), cols = static_cast<int>(n), reflectors = static_cast<int>(k);
+  int lda = std::max(rows, 1), info = 0;
+  T query{};
+  int lwork = -1;
+  orgqr(&rows, &cols, &reflectors, column_major.data(), &lda, taus, &query, &lwork, &info);
+  lwork = WorkspaceOf(query);
+  ScratchArray<T> work(static_cast<size_t>(lwork));
+  orgqr(&rows, &cols, &reflectors, column_major.data(), &lda, taus, work.data(), &lwork, &info);
+  TransposeBlocked(column_major.data(), n, m, out);
+}
+
 Status HouseholderQr(ElementType type, const void* a, void* out, void* taus, int64_t batch,
                      int64_t m, int64_t n) {
   const int64_t k = std::min(m, n);
+  lapack::Geqrf* geqrf = k >= kLapackMinSize ? lapack::GetGeqrf(type) : nullptr;
   return DispatchLinalgType(type, "Qr", [&]<typename T>() {
     ParallelFor(batch, std::max<int64_t>(1, 2 * m * n * k), [&](int64_t begin, int64_t end) {
       for (int64_t item = begin; item < end; ++item) {
+        if (geqrf != nullptr) {
+          QrLapack<T>(geqrf, static_cast<const T*>(a) + item * m * n,
+                      static_cast<T*>(out) + item * m * n, static_cast<T*>(taus) + item * k, m, n);
+          continue;
+        }
         QrOne<T>(static_cast<const T*>(a) + item * m * n, static_cast<T*>(out) + item * m * n,
                  static_cast<T*>(taus) + item * k, m, n);
       }
@@ -454,30 +512,22 @@ Status HouseholderProduct(ElementType type, const void* a, const void* taus, voi
                            "reflectors; found ",
                            m, " x ", n, " with ", k, " reflectors");
   }
+  lapack::Orgqr* orgqr = n >= kLapackMinSize ? lapack::GetOrgqr(type) : nullptr;
   return DispatchLinalgType(type, "ProductOfElementaryHouseholderReflectors", [&]<typename T>() {
     ParallelFor(batch, std::max<int64_t>(1, 2 * m * n * k), [&](int64_t begin, int64_t end) {
       for (int64_t item = begin; item < end; ++item) {
+        if (orgqr != nullptr) {
+          HouseholderProductLapack<T>(orgqr, static_cast<const T*>(a) + item * m * n,
+                                      static_cast<const T*>(taus) + item * k,
+                                      static_cast<T*>(out) + item * m * n, m, n, k);
+          continue;
+        }
         HouseholderProductOne<T>(static_cast<const T*>(a) + item * m * n,
                                  static_cast<const T*>(taus) + item * k,
                                  static_cast<T*>(out) + item * m * n, m, n, k);
       }
     });
   });
-}
-
-// to (cols x rows) = from (rows x cols)^T, row-major, in tiles that stay in
-// cache (a plain loop strides through memory on one side).
-template <typename T>
-void TransposeBlocked(const T* from, int64_t rows, int64_t cols, T* to) {
-  constexpr int64_t kTile = 32;
-  for (int64_t i0 = 0; i0 < rows; i0 += kTile) {
-    for (int64_t j0 = 0; j0 < cols; j0 += kTile) {
-      const int64_t i1 = std::min(rows, i0 + kTile), j1 = std::min(cols, j0 + kTile);
-      for (int64_t i = i0; i < i1; ++i) {
-        for (int64_t j = j0; j < j1; ++j) to[j * rows + i] = from[i * cols + j];
-      }
-    }
-  }
 }
 
 // LU through getrf, which factors column-major memory: the matrix is

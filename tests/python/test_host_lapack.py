@@ -1,11 +1,11 @@
 """SciPy's LAPACK lent to Kiln (kiln_pjrt/host_lapack.py, kernels/lapack.h).
 
-In this process Kiln's package lent the plugin SciPy's getrf, potrf and trsm
-when JAX initialized it, as jaxlib lends them to XLA's CPU backend: LU,
-Cholesky and triangular solves of 32 or more rows run on them. The same
-library gives the same LU as XLA's CPU backend bit for bit (pivots and
-factors); Cholesky and triangular solves agree to rounding, in every triangle,
-side and transposition. With KILN_LAPACK=0 nothing is lent and Kiln's own
+In this process Kiln's package lent the plugin SciPy's getrf, potrf, trsm,
+geqrf, orgqr/ungqr and syevd/heevd when JAX initialized it, as jaxlib lends
+them to XLA's CPU backend: factorizations of 32 or more rows run on them.
+The same library gives the same LU, QR and eigendecomposition as XLA's CPU
+backend bit for bit; Cholesky and triangular solves agree to rounding, in
+every triangle, side and transposition. With KILN_LAPACK=0 nothing is lent and Kiln's own
 kernels give the same results within tolerance."""
 
 import json
@@ -40,7 +40,9 @@ def _on(platform, fn, *args):
 def test_scipy_lapack_was_lent_and_can_be_lent_again():
     # Registering again replaces the same functions: every routine is taken.
     taken = host_lapack.lend(kiln_pjrt.library_path())
-    assert sorted(taken) == sorted(p + r for p in "sdcz" for r in ("getrf", "potrf", "trsm"))
+    want = [p + r for p in "sdcz" for r in ("getrf", "potrf", "trsm", "geqrf")]
+    want += ["sorgqr", "dorgqr", "cungqr", "zungqr", "ssyevd", "dsyevd", "cheevd", "zheevd"]
+    assert sorted(taken) == sorted(want)
 
 
 def test_unknown_or_null_functions_are_refused():
@@ -147,3 +149,38 @@ func.func public @main(%a: tensor<{n}x{n}x{name}>) -> tensor<{n}x{n}x{name}> {{
     tolerance = 1e-4 if dtype == np.complex64 else 1e-10
     np.testing.assert_allclose(got, want, rtol=tolerance, atol=tolerance * n)
     assert (np.tril(got, -1) == 0).all()
+
+
+@pytest.mark.parametrize("dtype", TYPES, ids=lambda t: np.dtype(t).name)
+@pytest.mark.parametrize("shape", [(80, 48), (48, 48), (40, 64)])
+def test_qr_is_xlas_bit_for_bit(dtype, shape):
+    a = _general(*shape, dtype=dtype)
+    for mode in ("reduced", "complete"):
+        qr = lambda x: jnp.linalg.qr(x, mode=mode)
+        for got, want in zip(_on("kiln", qr, a), _on("cpu", qr, a)):
+            np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("dtype", TYPES, ids=lambda t: np.dtype(t).name)
+def test_eigh_is_xlas(dtype):
+    a = _general(64, dtype=dtype)
+    hermitian = a + np.conj(a.T)
+    kiln = _on("kiln", jnp.linalg.eigh, hermitian)
+    cpu = _on("cpu", jnp.linalg.eigh, hermitian)
+    tolerance = 1e-4 if dtype in (np.float32, np.complex64) else 1e-10
+    np.testing.assert_array_equal(kiln[0], cpu[0])
+    np.testing.assert_array_equal(kiln[1], cpu[1])  # the same signs too
+    # Either triangle (JAX symmetrizes first; the custom call reads one):
+    # the same eigenvalues, and eigenvectors up to sign.
+    upper = jax.jit(lambda x: jax.lax.linalg.eigh(x, lower=False, symmetrize_input=False))
+    lower = jax.jit(lambda x: jax.lax.linalg.eigh(x, lower=True, symmetrize_input=False))
+    with jax.enable_x64(True):
+        from_upper = upper(np.triu(hermitian))
+        from_lower = lower(np.tril(hermitian))
+    for vectors, values in (from_upper, from_lower):  # lax.linalg.eigh: (v, w)
+        np.testing.assert_allclose(np.asarray(values), kiln[0], rtol=tolerance, atol=tolerance)
+        rebuilt = np.asarray(vectors) @ np.diag(np.asarray(values)) @ np.conj(np.asarray(vectors).T)
+        np.testing.assert_allclose(rebuilt, hermitian, rtol=tolerance, atol=tolerance * 64)
+    broken = hermitian.copy()
+    broken[3, 1] = np.nan
+    assert np.isnan(_on("kiln", jnp.linalg.eigh, broken)[0]).all()
