@@ -49,14 +49,14 @@ def initialize() -> None:
 
     from kiln_pjrt import host_lapack
 
-    host_lapack.lend(path)
+    lent = host_lapack.lend(path)
     xla_bridge.register_plugin(
         PLATFORM_NAME, priority=JAX_PRIORITY, library_path=path, options={})
     _add_cpu_platform()
     _enable_donation()
     from kiln_pjrt import callbacks, export, linalg
 
-    linalg.register()
+    linalg.register(lent)
     callbacks.register()
     export.register()
 

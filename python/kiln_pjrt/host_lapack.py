@@ -5,7 +5,7 @@ jaxlib's CPU kernels call the LAPACK routines whose addresses
 (capsules of Fortran-convention functions). Kiln takes the same ones, for
 the factorizations where that library beats Kiln's own code (LU, Cholesky,
 triangular solves, QR and its Q, Hermitian eigendecomposition, of 32 or
-more rows): `lend()` passes each address to the
+more rows; SVD, which kiln_pjrt/linalg.py then lowers to gesdd): `lend()` passes each address to the
 plugin's exported `KilnRegisterHostFunction`. The plugin library is loaded
 here with ctypes; jaxlib's later dlopen of the same file gets the same
 instance, so the registration is the one its kernels see. Without SciPy, or
@@ -18,7 +18,7 @@ import os
 
 # The routines Kiln calls, per element type (s, d, c, z); a pair names the
 # real and the complex routine.
-LAPACK_ROUTINES = ("getrf", "potrf", "geqrf", ("orgqr", "ungqr"), ("syevd", "heevd"))
+LAPACK_ROUTINES = ("getrf", "potrf", "geqrf", ("orgqr", "ungqr"), ("syevd", "heevd"), "gesdd")
 BLAS_ROUTINES = ("trsm",)
 
 

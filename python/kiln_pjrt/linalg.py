@@ -146,8 +146,37 @@ def _lu_lowering(ctx, operand):
     return _custom_call(ctx, "LuDecomposition", [operand])
 
 
-def register() -> None:
-    """Registers Kiln's lowerings with JAX (called from `initialize()`)."""
+def _svd_lowering(ctx, operand, *, full_matrices, compute_uv, subset_by_index,
+                  algorithm=None):
+    # Where the host lent Kiln LAPACK's gesdd (host_lapack.py), svd is
+    # gesdd, as on JAX's CPU backend; JAX's generic SVD (a polar
+    # decomposition by QDWH, then eigh) took 6-7 times as long at 128 x 128.
+    # SvdAlgorithm.QR (gesvd on the CPU backend) runs gesdd too.
+    from jax._src.interpreters import mlir
+    from jax._src.lax import linalg
+
+    operand_aval, = ctx.avals_in
+    m, n = operand_aval.shape[-2:]
+    if subset_by_index is not None and tuple(subset_by_index) != (0, min(m, n)):
+        raise NotImplementedError("subset_by_index not implemented for CPU and GPU")
+    if algorithm is not None and algorithm not in (linalg.SvdAlgorithm.DEFAULT,
+                                                   linalg.SvdAlgorithm.QR,
+                                                   linalg.SvdAlgorithm.DIVIDE_AND_CONQUER):
+        raise NotImplementedError(
+            "The SVD Jacobi and Polar algorithms are not implemented on CPU.")
+    if m == 0 or n == 0:
+        return mlir.lower_fun(linalg._empty_svd, multiple_results=True)(
+            ctx, operand, full_matrices=full_matrices, compute_uv=compute_uv)
+    mode = "N" if not compute_uv else ("S" if full_matrices is False else "A")
+    result_types = [mlir.aval_to_ir_type(ctx.module_context, aval) for aval in ctx.avals_out]
+    op = mlir.custom_call("Svd", result_types=result_types, operands=[operand],
+                          backend_config=mode, api_version=1)
+    return op.results
+
+
+def register(lent: tuple[str, ...] | list[str] = ()) -> None:
+    """Registers Kiln's lowerings with JAX (called from `initialize()`, with
+    the LAPACK routines the host lent the plugin)."""
     try:
         from jax._src.interpreters import mlir
         from jax._src.lax import linalg
@@ -158,6 +187,8 @@ def register() -> None:
              ("tridiagonal_solve_p", _tridiagonal_solve_lowering),
              ("schur_p", _schur_lowering), ("hessenberg_p", _hessenberg_lowering),
              ("geqp3_p", _geqp3_lowering), ("lu_p", _lu_lowering)]
+    if all(prefix + "gesdd" in lent for prefix in "sdcz"):
+        rules.append(("svd_p", _svd_lowering))
     geqrf_rule = getattr(linalg, "_geqrf_lowering_rule", None)
     if geqrf_rule is not None:
         rules.append(("geqrf_p", _geqrf_lowering(geqrf_rule)))

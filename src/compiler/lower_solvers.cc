@@ -18,6 +18,7 @@
 #include "kernels/pivoted_qr.h"
 #include "kernels/schur.h"
 #include "kernels/solvers.h"
+#include "kernels/svd.h"
 #include "kernels/tridiagonal.h"
 
 namespace kiln::compiler {
@@ -434,6 +435,53 @@ Status LowerEigh(Lowering& lowering, const ir::Operation& op) {
   });
 }
 
+// Svd(a [..., m, n]) -> (s [..., k] real, u [..., m, m or k], vt [..., n or
+// k, n]), k = min(m, n); backend_config "A" (full), "S" (reduced) or "N"
+// (s alone), gesdd's jobz, as kiln_pjrt/linalg.py emits it.
+Status LowerSvd(Lowering& lowering, const ir::Operation& op) {
+  const std::string_view text = BackendConfig(op);
+  if (text != "A" && text != "S" && text != "N") {
+    return InvalidArgument("Svd's backend_config must be \"A\", \"S\" or \"N\", found \"", text,
+                           "\"");
+  }
+  const kernels::SvdJob job = text == "A"   ? kernels::SvdJob::kFull
+                              : text == "S" ? kernels::SvdJob::kReduced
+                                            : kernels::SvdJob::kValuesOnly;
+  const size_t results = job == kernels::SvdJob::kValuesOnly ? 1 : 3;
+  if (op.operands().size() != 1 || op.num_results() != results) {
+    return InvalidArgument("Svd with backend_config \"", text, "\" takes one operand and gives ",
+                           results, " results, found ", op.operands().size(), " and ",
+                           op.num_results());
+  }
+  KILN_ASSIGN_OR_RETURN(Shape shape, lowering.ShapeOf(op.operand(0)));
+  KILN_RETURN_IF_ERROR(CheckLinalgType(shape, "Svd"));
+  KILN_ASSIGN_OR_RETURN(Matrices a, MatricesOf(shape, "Svd's operand"));
+  const int64_t m = a.rows, n = a.cols, k = std::min(m, n);
+  const bool full = job == kernels::SvdJob::kFull;
+  std::vector<int64_t> batch(shape.dims.begin(), shape.dims.end() - 2);
+  auto with = [&](std::initializer_list<int64_t> tail) {
+    std::vector<int64_t> dims = batch;
+    dims.insert(dims.end(), tail);
+    return dims;
+  };
+  std::vector<Shape> expected = {Shape{RealTypeOf(shape.element_type), with({k})}};
+  if (results == 3) {
+    expected.push_back(Shape{shape.element_type, with({m, full ? m : k})});
+    expected.push_back(Shape{shape.element_type, with({full ? n : k, n})});
+  }
+  for (size_t r = 0; r < results; ++r) {
+    KILN_ASSIGN_OR_RETURN(Shape found, lowering.ShapeOf(op.result(r)));
+    if (found.element_type != expected[r].element_type || found.dims != expected[r].dims) {
+      return InvalidArgument("Svd result ", r, " of ", shape.ToString(), " with \"", text,
+                             "\" must be ", expected[r].ToString(), ", found ", found.ToString());
+    }
+  }
+  return lowering.Emit(op, [type = shape.element_type, a, job, results](RunContext& ctx) {
+    return kernels::Svd(type, ctx.in(0), ctx.out(0), results == 3 ? ctx.out(1) : nullptr,
+                        results == 3 ? ctx.out(2) : nullptr, a.batch, a.rows, a.cols, job);
+  });
+}
+
 // Eig(a [..., n, n]) -> (eigenvalues [..., n] complex, then the left and/or
 // right eigenvectors [..., n, n] complex as asked). backend_config =
 // "left,right" (0 or 1 each), as kiln_pjrt/linalg.py emits it.
@@ -696,6 +744,7 @@ StatusOr<bool> LowerKnownCustomCall(Lowering& lowering, const ir::Operation& op,
   if (target == "ProductOfElementaryHouseholderReflectors") lower = LowerHouseholderProduct;
   if (target == "ApproxTopK") lower = LowerApproxTopK;
   if (target == "Eigh") lower = LowerEigh;
+  if (target == "Svd") lower = LowerSvd;
   if (target == "Eig") lower = LowerEig;
   if (target == "Tridiagonal") lower = LowerTridiagonal;
   if (target == "TridiagonalSolve") lower = LowerTridiagonalSolve;

@@ -10,7 +10,7 @@ constexpr char kPrefixes[] = {'s', 'd', 'c', 'z'};
 
 // Written once at start-up, read by every kernel call: atomics keep a
 // registration racing a run well-defined.
-std::array<std::atomic<void*>, 4> getrf{}, potrf{}, trsm{}, geqrf{}, orgqr{}, eigen{};
+std::array<std::atomic<void*>, 4> getrf{}, potrf{}, trsm{}, geqrf{}, orgqr{}, eigen{}, gesdd{};
 
 std::atomic<void*>* Slot(std::string_view name) {
   if (name.size() < 2) return nullptr;
@@ -24,6 +24,7 @@ std::atomic<void*>* Slot(std::string_view name) {
   if (routine == "potrf") return &potrf[static_cast<size_t>(index)];
   if (routine == "trsm") return &trsm[static_cast<size_t>(index)];
   if (routine == "geqrf") return &geqrf[static_cast<size_t>(index)];
+  if (routine == "gesdd") return &gesdd[static_cast<size_t>(index)];
   const bool complex = index >= 2;
   if (routine == (complex ? "ungqr" : "orgqr")) return &orgqr[static_cast<size_t>(index)];
   if (routine == (complex ? "heevd" : "syevd")) return &eigen[static_cast<size_t>(index)];
@@ -67,9 +68,15 @@ Syevd* GetSyevd(ElementType type) {
 Heevd* GetHeevd(ElementType type) {
   return TypeIndex(type) >= 2 ? Get<Heevd>(eigen, type) : nullptr;
 }
+Gesdd* GetGesdd(ElementType type) {
+  return TypeIndex(type) < 2 ? Get<Gesdd>(gesdd, type) : nullptr;
+}
+GesddComplex* GetGesddComplex(ElementType type) {
+  return TypeIndex(type) >= 2 ? Get<GesddComplex>(gesdd, type) : nullptr;
+}
 
 void ClearForTesting() {
-  for (auto* slots : {&getrf, &potrf, &trsm, &geqrf, &orgqr, &eigen}) {
+  for (auto* slots : {&getrf, &potrf, &trsm, &geqrf, &orgqr, &eigen, &gesdd}) {
     for (auto& slot : *slots) slot.store(nullptr);
   }
 }

@@ -29,6 +29,12 @@ using Orgqr = void(int* m, int* n, int* k, void* a, int* lda, const void* tau, v
 // syevd (s, d): work and w in the real type.
 using Syevd = void(char* jobz, char* uplo, int* n, void* a, int* lda, void* w, void* work,
                    int* lwork, int* iwork, int* liwork, int* info);
+// gesdd (s, d); the complex ones (c, z) take `rwork` (real) before iwork.
+using Gesdd = void(char* jobz, int* m, int* n, void* a, int* lda, void* s, void* u, int* ldu,
+                   void* vt, int* ldvt, void* work, int* lwork, int* iwork, int* info);
+using GesddComplex = void(char* jobz, int* m, int* n, void* a, int* lda, void* s, void* u, int* ldu,
+                          void* vt, int* ldvt, void* work, int* lwork, void* rwork, int* iwork,
+                          int* info);
 // heevd (c, z): w and rwork in the real type.
 using Heevd = void(char* jobz, char* uplo, int* n, void* a, int* lda, void* w, void* work,
                    int* lwork, void* rwork, int* lrwork, int* iwork, int* liwork, int* info);
@@ -37,7 +43,7 @@ using Heevd = void(char* jobz, char* uplo, int* n, void* a, int* lda, void* w, v
 int TypeIndex(ElementType type);
 
 // Stores `function` under its LAPACK name ("sgetrf", "zpotrf", "dtrsm",
-// "cgeqrf", "dorgqr", "zungqr", "ssyevd", "cheevd", ...); false for a name
+// "cgeqrf", "dorgqr", "zungqr", "ssyevd", "cheevd", "zgesdd", ...); false for a name
 // Kiln does not use (nothing is stored). Thread-safe;
 // registering again replaces the function.
 bool Register(std::string_view name, void* function);
@@ -48,8 +54,10 @@ Potrf* GetPotrf(ElementType type);
 Trsm* GetTrsm(ElementType type);
 Geqrf* GetGeqrf(ElementType type);
 Orgqr* GetOrgqr(ElementType type);
-Syevd* GetSyevd(ElementType type);  // f32, f64 only
-Heevd* GetHeevd(ElementType type);  // c64, c128 only
+Syevd* GetSyevd(ElementType type);                // f32, f64 only
+Heevd* GetHeevd(ElementType type);                // c64, c128 only
+Gesdd* GetGesdd(ElementType type);                // f32, f64 only
+GesddComplex* GetGesddComplex(ElementType type);  // c64, c128 only
 
 // Forgets every routine (tests).
 void ClearForTesting();

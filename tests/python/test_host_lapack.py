@@ -40,7 +40,7 @@ def _on(platform, fn, *args):
 def test_scipy_lapack_was_lent_and_can_be_lent_again():
     # Registering again replaces the same functions: every routine is taken.
     taken = host_lapack.lend(kiln_pjrt.library_path())
-    want = [p + r for p in "sdcz" for r in ("getrf", "potrf", "trsm", "geqrf")]
+    want = [p + r for p in "sdcz" for r in ("getrf", "potrf", "trsm", "geqrf", "gesdd")]
     want += ["sorgqr", "dorgqr", "cungqr", "zungqr", "ssyevd", "dsyevd", "cheevd", "zheevd"]
     assert sorted(taken) == sorted(want)
 
@@ -184,3 +184,34 @@ def test_eigh_is_xlas(dtype):
     broken = hermitian.copy()
     broken[3, 1] = np.nan
     assert np.isnan(_on("kiln", jnp.linalg.eigh, broken)[0]).all()
+
+
+@pytest.mark.parametrize("dtype", TYPES, ids=lambda t: np.dtype(t).name)
+@pytest.mark.parametrize("shape", [(40, 24), (24, 40), (3, 5, 8)])
+def test_svd_is_gesdd_as_on_xla(dtype, shape):
+    a = _random.randn(*shape) + (1j * _random.randn(*shape) if np.issubdtype(dtype, np.complexfloating)
+                                 else 0)
+    a = a.astype(dtype)
+    for kwargs in ({"full_matrices": True}, {"full_matrices": False}, {"compute_uv": False}):
+        svd = lambda x: jnp.linalg.svd(x, **kwargs)
+        kiln = jax.tree_util.tree_leaves(_on("kiln", svd, a))
+        cpu = jax.tree_util.tree_leaves(_on("cpu", svd, a))
+        for got, want in zip(kiln, cpu):
+            np.testing.assert_array_equal(got, want)  # the same library, the same call
+    text = jax.jit(jnp.linalg.svd).lower(a[..., :4, :3]).as_text()
+    assert "Svd" in text
+
+
+def test_svd_without_lapack_is_jaxs_generic_svd(run_python):
+    code = """
+        import json
+        import jax, jax.numpy as jnp, numpy as np
+        a = np.random.RandomState(1).randn(6, 4).astype(np.float32)
+        s = jnp.linalg.svd(a, compute_uv=False)
+        print(json.dumps({"custom": "Svd" in jax.jit(jnp.linalg.svd).lower(a).as_text(),
+                          "s": np.asarray(s).tolist(),
+                          "want": np.linalg.svd(a, compute_uv=False).tolist()}))
+    """
+    out = json.loads(run_python(code, env={"KILN_LAPACK": "0"}).stdout.splitlines()[-1])
+    assert not out["custom"]
+    np.testing.assert_allclose(out["s"], out["want"], rtol=1e-5, atol=1e-5)
