@@ -1,6 +1,7 @@
 // Data-movement ops as strided reads, and their canonicalization: a read of
 // a value another read produced reads the first source directly, and a read
 // of all of its source in order is no copy at all (lowering.h, StridedRead).
+#include <cstring>
 #include <utility>
 
 #include "compiler/lowering.h"
@@ -48,6 +49,31 @@ bool ReadsWholeSource(const StridedRead& read, const std::vector<int64_t>& sourc
   return true;
 }
 
+// Whether `read` gives its source's elements in order under other
+// dimensions that differ only by dimensions of size 1 ([n] read as [n, 1]:
+// jnp.expand_dims, a scatter's index vector): the same bytes, a view.
+bool ReadsSourceInOrder(const StridedRead& read, const std::vector<int64_t>& source_dims) {
+  for (int64_t b : read.base) {
+    if (b != 0) return false;
+  }
+  std::vector<int> walked;
+  for (size_t j = 0; j < read.dims.size(); ++j) {
+    if (read.dims[j] == 1) continue;
+    if (read.axis[j] < 0 || read.step[j] != 1 ||
+        read.dims[j] != source_dims[static_cast<size_t>(read.axis[j])]) {
+      return false;
+    }
+    walked.push_back(read.axis[j]);
+  }
+  size_t next = 0;
+  for (size_t k = 0; k < source_dims.size(); ++k) {
+    if (source_dims[k] == 1) continue;
+    if (next >= walked.size() || walked[next] != static_cast<int>(k)) return false;
+    ++next;
+  }
+  return next == walked.size();
+}
+
 }  // namespace
 
 StridedRead MakeRead(ValueId source, std::vector<int64_t> dims, std::vector<int64_t> base,
@@ -81,16 +107,30 @@ Status Lowering::EmitRead(const ir::Operation& op, StridedRead read) {
   pointwise->base = offset;
   pointwise->element_bytes = bytes;
   const size_t before = graph_.nodes.size();
+  // The source's elements in order under other dimensions (differing only
+  // by dimensions of size 1: [n] read as [n, 1], jnp.expand_dims, a
+  // scatter's index vector): a view, the output aliasing the input where
+  // the planner can (a copy where it cannot, as reshape's); still a read
+  // that fused loops absorb.
+  const bool view = ReadsSourceInOrder(read, source.dims);
+  const size_t total = shape.ByteSize();
+  RunFn run = view ? RunFn([total](RunContext& ctx) {
+    if (ctx.out(0) != ctx.in(0)) std::memcpy(ctx.out(0), ctx.in(0), total);
+    return Status::Ok();
+  })
+                   : RunFn([bytes, dims = read.dims, strides = std::move(strides),
+                            offset](RunContext& ctx) {
+                       const auto* base = static_cast<const uint8_t*>(ctx.in(0)) +
+                                          offset * static_cast<int64_t>(bytes);
+                       kernels::CopyStrided(bytes, dims, base, strides, ctx.out(0));
+                       return Status::Ok();
+                     });
   KILN_ASSIGN_OR_RETURN(std::vector<ValueId> outputs,
-                        EmitNode(op, {read.source}, {shape},
-                                 [bytes, dims = read.dims, strides = std::move(strides),
-                                  offset](RunContext& ctx) {
-                                   const auto* base = static_cast<const uint8_t*>(ctx.in(0)) +
-                                                      offset * static_cast<int64_t>(bytes);
-                                   kernels::CopyStrided(bytes, dims, base, strides, ctx.out(0));
-                                   return Status::Ok();
-                                 }));
-  if (graph_.nodes.size() > before) graph_.nodes.back().pointwise = std::move(pointwise);
+                        EmitNode(op, {read.source}, {shape}, std::move(run)));
+  if (graph_.nodes.size() > before) {
+    graph_.nodes.back().pointwise = std::move(pointwise);
+    graph_.nodes.back().output_aliases_input = view;
+  }
   Bind(op.result(0), outputs[0]);
   // A folded read is a constant: later reads of it copy from the constant.
   if (!graph_.values[static_cast<size_t>(outputs[0])].constant) {

@@ -46,8 +46,8 @@ void SvdOne(void* routine, const T* a, typename RealOf<T>::type* s, T* u, T* vt,
   ScratchArray<T> vt_column(static_cast<size_t>(vectors ? vt_rows * n : 1));
   ScratchArray<int> iwork(static_cast<size_t>(std::max<int64_t>(1, 8 * k)));
   const int64_t big = std::max(m, n);
-  const int64_t rwork_size =
-      vectors ? std::max(5 * k * k + 5 * k, 2 * big * k + 2 * k * k + k) : 7 * k;
+  const int64_t rwork_size = vectors ? std::max(5 * k * k + 5 * k, 2 * big * k + 2 * k * k + k)
+                                     : 7 * k;
   ScratchArray<Real> rwork(static_cast<size_t>(kComplex ? std::max<int64_t>(1, rwork_size) : 1));
   Transpose(a, m, n, column_major.data());
   char jobz = job == SvdJob::kFull ? 'A' : job == SvdJob::kReduced ? 'S' : 'N';
@@ -56,9 +56,10 @@ void SvdOne(void* routine, const T* a, typename RealOf<T>::type* s, T* u, T* vt,
   int info = 0, lwork = -1;
   auto call = [&](T* work) {
     if constexpr (kComplex) {
-      reinterpret_cast<lapack::GesddComplex*>(routine)(
-          &jobz, &rows, &cols, column_major.data(), &lda, s, u_column.data(), &ldu,
-          vt_column.data(), &ldvt, work, &lwork, rwork.data(), iwork.data(), &info);
+      reinterpret_cast<lapack::GesddComplex*>(routine)(&jobz, &rows, &cols, column_major.data(),
+                                                       &lda, s, u_column.data(), &ldu,
+                                                       vt_column.data(), &ldvt, work, &lwork,
+                                                       rwork.data(), iwork.data(), &info);
     } else {
       reinterpret_cast<lapack::Gesdd*>(routine)(&jobz, &rows, &cols, column_major.data(), &lda, s,
                                                 u_column.data(), &ldu, vt_column.data(), &ldvt,
