@@ -65,5 +65,44 @@ TEST(Gather, RunsOfSeveralElementsStartAtAnyElement) {
   ExpectPairsGatheredFromOddStarts<float>();
 }
 
+// One-element scatters (segment_sum): the sums are the serial loop's,
+// rounding for rounding, for s32 indices (read typed) and s64 ones (read
+// through the switch), with indices out of range skipped.
+template <typename I>
+void ExpectOneElementScatterAddIsSerial() {
+  const int64_t count = 200000, bins = 37;
+  IndexedWindows g;
+  g.big_dims = {bins};
+  g.big_strides = {1};
+  g.window_sizes = {1};
+  g.index_map = {0};
+  g.index_vector_stride = 1;
+  g.batch = {{count, 1, 1, -1}};
+  std::vector<I> index(static_cast<size_t>(count));
+  std::vector<float> updates(static_cast<size_t>(count));
+  uint32_t state = 1;
+  for (int64_t i = 0; i < count; ++i) {
+    state = state * 1664525u + 1013904223u;
+    index[static_cast<size_t>(i)] = static_cast<I>(static_cast<int64_t>(state >> 20) % (bins + 3) -
+                                                   1);
+    updates[static_cast<size_t>(i)] = static_cast<float>(state >> 8) * 1e-3f;
+  }
+  std::vector<float> want(static_cast<size_t>(bins), 0.5f), got = want;
+  for (int64_t i = 0; i < count; ++i) {
+    const int64_t at = static_cast<int64_t>(index[static_cast<size_t>(i)]);
+    if (at >= 0 && at < bins) want[static_cast<size_t>(at)] += updates[static_cast<size_t>(i)];
+  }
+  const ElementType type = sizeof(I) == 4 ? ElementType::kS32 : ElementType::kS64;
+  ASSERT_TRUE(Scatter(ElementType::kF32, ReduceOp::kAdd, g, type, index.data(), updates.data(),
+                      got.data())
+                  .ok());
+  EXPECT_EQ(got, want);
+}
+
+TEST(Scatter, ManyOneElementUpdatesSumAsTheSerialLoop) {
+  ExpectOneElementScatterAddIsSerial<int32_t>();
+  ExpectOneElementScatterAddIsSerial<int64_t>();
+}
+
 }  // namespace
 }  // namespace kiln::kernels
