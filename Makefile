@@ -71,7 +71,7 @@ KILN_SOURCES := $(shell find src python cmake -type f ! -path '*/__pycache__/*' 
 
 .PHONY: all setup install demo build test test-cpp test-asan test-fuzz test-python test-torch \
         test-jax-suite test-torch-suite test-compat test-stablehlo-interpret fuzz bench bench-read clean distclean \
-        test-multiprocess test-multiprocess-suite bench-multiprocess bench-sharded \
+        test-multiprocess test-multiprocess-suite bench-multiprocess bench-sharded bench-collectives \
         test-format format
 all: build
 
@@ -173,6 +173,12 @@ test-torch-suite: $(TORCH_VENV)/.kiln-installed
 # (a comma list works). docs/performance.md records the figures.
 bench: install
 	JAX_PLATFORMS=kiln,cpu $(PY) bench/run.py $(if $(ONLY),--only $(ONLY)) $(if $(THREADS),--threads "$(THREADS)")
+
+# All-reduce, all-gather and reduce-scatter of 1 KiB to 64 MiB between 2, 4
+# and 8 devices of one process, Kiln beside XLA's CPU backend
+# (bench/collectives.py).
+bench-collectives: install
+	$(PY) bench/collectives.py
 
 # Collectives of 1 KB to 64 MB and a data-parallel MLP step across 1, 2 and 4
 # processes, Kiln beside XLA's CPU backend with Gloo (bench/multiprocess.py).

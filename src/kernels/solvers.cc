@@ -260,7 +260,7 @@ void TopKTyped(const T* keys, T* out_keys, int64_t outer, int64_t size, int64_t 
                TopKOrder order, const void* const* payloads, void* const* out_payloads,
                const int64_t* payload_bytes, int64_t num_payloads, int32_t* out_indices) {
   using R = RankType<T>;
-  // Room for the filter's candidates: k and as many again (at least 256),
+  // Room for the filter's candidates: twice k and 256 more,
   // or every element when k is a large part of the slice.
   const int64_t capacity = 2 * k + 256 >= size / 2 ? size : 2 * k + 256;
   ParallelFor(outer * inner, size * 2, [&](int64_t begin, int64_t end) {

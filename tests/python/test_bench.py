@@ -66,3 +66,15 @@ def test_a_thread_sweep_runs_each_count_held_to_its_cores(run_python, tmp_path):
     assert sweep["counts"] == [1]
     assert all(row["1"]["kiln_speedup"] == 1.0 for row in sweep["rows"])
     assert "| matmul_f64_512 |" in (tmp_path / "threads.md").read_text()
+
+
+def test_collectives_bench_reports_both_backends(run_python, tmp_path):
+    script = os.path.join(ROOT, "bench", "collectives.py")
+    run_python("", args=(script, "--devices", "2", "--sizes", "1K,8K", "--seconds", "0.01",
+                         "--out", str(tmp_path)))
+    rows = json.loads((tmp_path / "collectives.json").read_text())
+    assert sorted((r["op"], r["size"]) for r in rows) == sorted(
+        (op, size) for op in ("all_reduce", "all_gather", "reduce_scatter")
+        for size in (1024, 8192))
+    assert all(r["devices"] == 2 and r["seconds"] > 0 and r["xla_seconds"] > 0 for r in rows)
+    assert "| all_gather | 2 | 8 KiB |" in (tmp_path / "collectives.md").read_text()
