@@ -5,8 +5,8 @@ jaxlib's CPU kernels call the LAPACK routines whose addresses
 (capsules of Fortran-convention functions). Kiln takes the same ones, for
 the factorizations where that library beats Kiln's own code (LU, Cholesky,
 triangular solves, QR and its Q, Hermitian eigendecomposition, of 32 or
-more rows; SVD, which kiln_pjrt/linalg.py then lowers to gesdd): `lend()` passes each address to the
-plugin's exported `KilnRegisterHostFunction`. The plugin library is loaded
+more rows; SVD, which kiln_pjrt/linalg.py then lowers to gesdd): `lend()`
+passes each address to the plugin's exported `KilnRegisterHostFunction`. The plugin library is loaded
 here with ctypes; jaxlib's later dlopen of the same file gets the same
 instance, so the registration is the one its kernels see. Without SciPy, or
 with KILN_LAPACK=0, nothing is lent and Kiln's own kernels run
@@ -38,7 +38,10 @@ def lend(path: str) -> list[str]:
         from scipy.linalg import cython_blas, cython_lapack
     except ImportError:
         return []
-    register = ctypes.CDLL(path).KilnRegisterHostFunction
+    try:
+        register = ctypes.CDLL(path).KilnRegisterHostFunction
+    except (OSError, AttributeError):  # a library older than the export
+        return []
     register.restype, register.argtypes = ctypes.c_int, [ctypes.c_char_p, ctypes.c_void_p]
     taken = []
     for module, routines in ((cython_lapack, LAPACK_ROUTINES), (cython_blas, BLAS_ROUTINES)):

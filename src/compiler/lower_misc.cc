@@ -1,8 +1,9 @@
 // Lowering of the remaining single-device ops: composite (its decomposition
-// is inlined; chlo.top_k's is top-k itself), custom_call (the targets JAX emits that Kiln
-// understands, and a test-only fault), replica_id / partition_id, tokens, tuples, reduce_precision,
-// get_dimension_size; infeed / outfeed and send / recv (to the host, and
-// between devices through the runtime's queues).
+// is inlined; chlo.top_k's is top-k itself), custom_call (the targets JAX
+// emits that Kiln understands, and a test-only fault), replica_id /
+// partition_id, tokens, tuples, reduce_precision, get_dimension_size;
+// infeed / outfeed and send / recv (to the host, and between devices
+// through the runtime's queues).
 #include <cstring>
 #include <functional>
 #include <string_view>
@@ -23,15 +24,19 @@ Status LowerComposite(Lowering& lowering, const ir::Operation& op) {
   // back must agree. (Shardy partitions the decomposition, as Kiln does.)
   const ir::Attribute name = op.GetAttr("name");
   const bool top_k = name.Is(ir::AttrKind::kString) && name->text == "chlo.top_k";
-  // Under Shardy a tiled operand is partitioned through the decomposition;
-  // a whole one (and any under GSPMD) is top-k's whole.
-  const ir::Value* operand = op.operands().empty() ? nullptr : op.operand(0);
-  const bool whole_operand = operand != nullptr && lowering.HeldAsTiles(operand) == nullptr &&
-                             lowering.HeldAsPadded(operand) == nullptr &&
-                             lowering.PartialTiles(operand) == nullptr;
-  if (top_k && (lowering.spmd() == nullptr || lowering.spmd()->gspmd || whole_operand)) {
-    KILN_ASSIGN_OR_RETURN(bool lowered, LowerTopKComposite(lowering, op));
-    if (lowered) return Status::Ok();
+  // The top-k kernel, not the decomposition's sort of every row, wherever
+  // the operand is whole (under Shardy a tiled operand is partitioned
+  // through the decomposition; GSPMD computes it whole).
+  if (top_k && !op.operands().empty()) {
+    const ir::Value* operand = op.operand(0);
+    const bool whole = lowering.spmd() == nullptr || lowering.spmd()->gspmd ||
+                       (lowering.HeldAsTiles(operand) == nullptr &&
+                        lowering.HeldAsPadded(operand) == nullptr &&
+                        lowering.PartialTiles(operand) == nullptr);
+    if (whole) {
+      KILN_ASSIGN_OR_RETURN(bool lowered, LowerTopKComposite(lowering, op));
+      if (lowered) return Status::Ok();
+    }
   }
   const bool whole = lowering.spmd() != nullptr && lowering.spmd()->gspmd && top_k;
   return lowering.InlineFunction(op, "decomposition", whole);

@@ -435,6 +435,16 @@ Status LowerEigh(Lowering& lowering, const ir::Operation& op) {
   });
 }
 
+// A custom call `target` of one operand whose backend_config `config` asks
+// for `results` results.
+Status CheckOneOperand(const ir::Operation& op, std::string_view target, std::string_view config,
+                       size_t results) {
+  if (op.operands().size() == 1 && op.num_results() == results) return Status::Ok();
+  return InvalidArgument(target, " with backend_config \"", config,
+                         "\" takes one operand and gives ", results, " results, found ",
+                         op.operands().size(), " and ", op.num_results());
+}
+
 // Svd(a [..., m, n]) -> (s [..., k] real, u [..., m, m or k], vt [..., n or
 // k, n]), k = min(m, n); backend_config "A" (full), "S" (reduced) or "N"
 // (s alone), gesdd's jobz, as kiln_pjrt/linalg.py emits it.
@@ -448,11 +458,7 @@ Status LowerSvd(Lowering& lowering, const ir::Operation& op) {
                               : text == "S" ? kernels::SvdJob::kReduced
                                             : kernels::SvdJob::kValuesOnly;
   const size_t results = job == kernels::SvdJob::kValuesOnly ? 1 : 3;
-  if (op.operands().size() != 1 || op.num_results() != results) {
-    return InvalidArgument("Svd with backend_config \"", text, "\" takes one operand and gives ",
-                           results, " results, found ", op.operands().size(), " and ",
-                           op.num_results());
-  }
+  KILN_RETURN_IF_ERROR(CheckOneOperand(op, "Svd", text, results));
   KILN_ASSIGN_OR_RETURN(Shape shape, lowering.ShapeOf(op.operand(0)));
   KILN_RETURN_IF_ERROR(CheckLinalgType(shape, "Svd"));
   KILN_ASSIGN_OR_RETURN(Matrices a, MatricesOf(shape, "Svd's operand"));
@@ -494,11 +500,7 @@ Status LowerEig(Lowering& lowering, const ir::Operation& op) {
   }
   const bool left = text[0] == '1', right = text[2] == '1';
   const size_t results = 1 + (left ? 1 : 0) + (right ? 1 : 0);
-  if (op.operands().size() != 1 || op.num_results() != results) {
-    return InvalidArgument("Eig with backend_config \"", text, "\" takes one operand and gives ",
-                           results, " results, found ", op.operands().size(), " and ",
-                           op.num_results());
-  }
+  KILN_RETURN_IF_ERROR(CheckOneOperand(op, "Eig", text, results));
   KILN_ASSIGN_OR_RETURN(Shape shape, lowering.ShapeOf(op.operand(0)));
   KILN_RETURN_IF_ERROR(CheckLinalgType(shape, "Eig"));
   KILN_ASSIGN_OR_RETURN(Matrices a, MatricesOf(shape, "Eig's operand"));

@@ -513,16 +513,21 @@ bool RunNativeInt16(const MatMulShape& s, const int16_t* a, const int16_t* b, in
                 });
   return true;
 }
+
 // s32 x s32 -> s32 (wrapping, as the spec's products) as s16 products on
 // VPDPWSSD, where there is no 32-bit multiply-add: with x = xh * 2^16 + xl
 // (xl the signed low half, xh the rest wrapped to 16 bits), a * b =
 // al * bl + 2^16 * (ah * bl + al * bh) modulo 2^32, and the two cross
-// terms are one product of depth 2k ([ah al] x [bl; bh]). 512^3: about
-// 1.5 ms on two Zen 4 cores; Eigen 3.4 has no AVX int packets (its GEMM
-// took 9.8 ms) and the loop 8.9 ms. False where the s16 kernel would
-// not take the operands (no VNNI, or too big for its packing).
+// terms are one product of depth 2k ([ah al] x [bl; bh]). 512^3: 1.25-1.37
+// ms on two Zen 4 cores; Eigen 3.4 has no AVX int packets (its GEMM took
+// 9.8 ms) and the loop 8.9 ms. False where the s16 kernel would not take
+// the operands (no VNNI, or too big for its packing), and for products too
+// small to repay the splitting (the loop's).
 bool RunInt32OnInt16(const MatMulShape& s, const int32_t* a, const int32_t* b, int32_t* c) {
-  if (!HasAvx512Vnni() || s.accumulate || s.k == 0) return false;
+  constexpr int64_t kMinProduct = 16 * 16 * 16;
+  if (!HasAvx512Vnni() || s.accumulate || s.k == 0 || s.m * s.n * s.k < kMinProduct) {
+    return false;
+  }
   const int64_t k = s.k, m = s.m, n = s.n;
   ScratchArray<int16_t> low_a(static_cast<size_t>(s.batch * m * k));
   ScratchArray<int16_t> both_a(static_cast<size_t>(s.batch * m * 2 * k));

@@ -76,9 +76,7 @@ void EighLapack(void* routine, const T* a, T* vectors, typename Eigen::NumTraits
     }
   }
   ScratchArray<T> z(static_cast<size_t>(n * n));
-  for (int64_t i = 0; i < n; ++i) {
-    for (int64_t j = 0; j < n; ++j) z[static_cast<size_t>(j * n + i)] = a[i * n + j];
-  }
+  lapack::Transpose(a, n, n, z.data());
   char jobz = 'V', uplo = lower ? 'L' : 'U';
   int size = static_cast<int>(n), lda = size, info = finite ? 0 : -1;
   // The minimum workspaces syevd / heevd document for eigenvectors.
@@ -103,9 +101,7 @@ void EighLapack(void* routine, const T* a, T* vectors, typename Eigen::NumTraits
     std::fill(values, values + n, nan);
     return;
   }
-  for (int64_t i = 0; i < n; ++i) {
-    for (int64_t j = 0; j < n; ++j) vectors[i * n + j] = z[static_cast<size_t>(j * n + i)];
-  }
+  lapack::Transpose(z.data(), n, n, vectors);
 }
 
 // Below this size Kiln's own solver wins (no copies, no library threads).

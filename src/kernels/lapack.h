@@ -11,6 +11,8 @@
 // the C++ tests, KILN_LAPACK=0) the kernels use their own code.
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
 #include <string_view>
 
 #include "base/element_type.h"
@@ -61,5 +63,20 @@ GesddComplex* GetGesddComplex(ElementType type);  // c64, c128 only
 
 // Forgets every routine (tests).
 void ClearForTesting();
+
+// to (cols x rows) = from (rows x cols)^T, both dense row-major: the
+// column-major copy LAPACK factors, and back. In tiles that stay in cache.
+template <typename T>
+void Transpose(const T* from, int64_t rows, int64_t cols, T* to) {
+  constexpr int64_t kTile = 32;
+  for (int64_t i0 = 0; i0 < rows; i0 += kTile) {
+    for (int64_t j0 = 0; j0 < cols; j0 += kTile) {
+      const int64_t i1 = std::min(rows, i0 + kTile), j1 = std::min(cols, j0 + kTile);
+      for (int64_t i = i0; i < i1; ++i) {
+        for (int64_t j = j0; j < j1; ++j) to[j * rows + i] = from[i * cols + j];
+      }
+    }
+  }
+}
 
 }  // namespace kiln::kernels::lapack

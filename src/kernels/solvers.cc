@@ -342,21 +342,6 @@ void LuOne(T* a, int32_t* pivots, int32_t* permutation, int64_t m, int64_t n) {
 // library that wakes its threads).
 constexpr int64_t kLapackMinSize = 32;
 
-// to (cols x rows) = from (rows x cols)^T, row-major, in tiles that stay in
-// cache (a plain loop strides through memory on one side).
-template <typename T>
-void TransposeBlocked(const T* from, int64_t rows, int64_t cols, T* to) {
-  constexpr int64_t kTile = 32;
-  for (int64_t i0 = 0; i0 < rows; i0 += kTile) {
-    for (int64_t j0 = 0; j0 < cols; j0 += kTile) {
-      const int64_t i1 = std::min(rows, i0 + kTile), j1 = std::min(cols, j0 + kTile);
-      for (int64_t i = i0; i < i1; ++i) {
-        for (int64_t j = j0; j < j1; ++j) to[j * rows + i] = from[i * cols + j];
-      }
-    }
-  }
-}
-
 // A row-major matrix is the column-major view of its transpose: potrf and
 // trsm run on Kiln's memory as it is, with triangles and sides exchanged.
 
@@ -459,7 +444,7 @@ int WorkspaceOf(const T& query) {
 template <typename T>
 void QrLapack(lapack::Geqrf* geqrf, const T* a, T* out, T* taus, int64_t m, int64_t n) {
   ScratchArray<T> column_major(static_cast<size_t>(m * n));
-  TransposeBlocked(a, m, n, column_major.data());
+  lapack::Transpose(a, m, n, column_major.data());
   int rows = static_cast<int>(m), cols = static_cast<int>(n), lda = std::max(rows, 1), info = 0;
   T query{};
   int lwork = -1;
@@ -467,14 +452,14 @@ void QrLapack(lapack::Geqrf* geqrf, const T* a, T* out, T* taus, int64_t m, int6
   lwork = WorkspaceOf(query);
   ScratchArray<T> work(static_cast<size_t>(lwork));
   geqrf(&rows, &cols, column_major.data(), &lda, taus, work.data(), &lwork, &info);
-  TransposeBlocked(column_major.data(), n, m, out);
+  lapack::Transpose(column_major.data(), n, m, out);
 }
 
 template <typename T>
 void HouseholderProductLapack(lapack::Orgqr* orgqr, const T* a, const T* taus, T* out, int64_t m,
                               int64_t n, int64_t k) {
   ScratchArray<T> column_major(static_cast<size_t>(m * n));
-  TransposeBlocked(a, m, n, column_major.data());
+  lapack::Transpose(a, m, n, column_major.data());
   int rows = static_cast<int>(m), cols = static_cast<int>(n), reflectors = static_cast<int>(k);
   int lda = std::max(rows, 1), info = 0;
   T query{};
@@ -483,7 +468,7 @@ void HouseholderProductLapack(lapack::Orgqr* orgqr, const T* a, const T* taus, T
   lwork = WorkspaceOf(query);
   ScratchArray<T> work(static_cast<size_t>(lwork));
   orgqr(&rows, &cols, &reflectors, column_major.data(), &lda, taus, work.data(), &lwork, &info);
-  TransposeBlocked(column_major.data(), n, m, out);
+  lapack::Transpose(column_major.data(), n, m, out);
 }
 
 Status HouseholderQr(ElementType type, const void* a, void* out, void* taus, int64_t batch,
@@ -539,10 +524,10 @@ void LuLapack(lapack::Getrf* getrf, const T* a, T* out, int32_t* pivots, int32_t
   const int64_t k = std::min(m, n);
   ScratchArray<T> column_major(static_cast<size_t>(m * n));
   ScratchArray<int> ipiv(static_cast<size_t>(k));
-  TransposeBlocked(a, m, n, column_major.data());
+  lapack::Transpose(a, m, n, column_major.data());
   int rows = static_cast<int>(m), cols = static_cast<int>(n), lda = rows, info = 0;
   getrf(&rows, &cols, column_major.data(), &lda, ipiv.data(), &info);  // info > 0: a zero pivot
-  TransposeBlocked(column_major.data(), n, m, out);
+  lapack::Transpose(column_major.data(), n, m, out);
   for (int64_t i = 0; i < m; ++i) permutation[i] = static_cast<int32_t>(i);
   for (int64_t i = 0; i < k; ++i) {
     pivots[i] = static_cast<int32_t>(ipiv[static_cast<size_t>(i)] - 1);

@@ -4,6 +4,7 @@
 #include <complex>
 #include <limits>
 
+#include "kernels/householder.h"
 #include "kernels/lapack.h"
 #include "kernels/parallel.h"
 #include "kernels/scratch.h"
@@ -12,30 +13,13 @@
 namespace kiln::kernels {
 namespace {
 
-template <typename T>
-struct RealOf {
-  using type = T;
-};
-template <typename R>
-struct RealOf<std::complex<R>> {
-  using type = R;
-};
-
-// to[j * rows + i] = from[i * cols + j]: row-major to column-major and back.
-template <typename T>
-void Transpose(const T* from, int64_t rows, int64_t cols, T* to) {
-  for (int64_t i = 0; i < rows; ++i) {
-    for (int64_t j = 0; j < cols; ++j) to[j * rows + i] = from[i * cols + j];
-  }
-}
-
 // One matrix through gesdd on a column-major copy, as XLA's CPU backend
 // calls it (so the same library gives the same factors, signs included);
 // the workspace asked for first.
 template <typename T>
-void SvdOne(void* routine, const T* a, typename RealOf<T>::type* s, T* u, T* vt, int64_t m,
-            int64_t n, SvdJob job) {
-  using Real = typename RealOf<T>::type;
+void SvdOne(void* routine, const T* a, lapack::RealOf<T>* s, T* u, T* vt, int64_t m, int64_t n,
+            SvdJob job) {
+  using Real = lapack::RealOf<T>;
   constexpr bool kComplex = !std::is_same_v<T, Real>;
   const int64_t k = std::min(m, n);
   const int64_t u_cols = job == SvdJob::kFull ? m : k;
@@ -49,7 +33,7 @@ void SvdOne(void* routine, const T* a, typename RealOf<T>::type* s, T* u, T* vt,
   const int64_t rwork_size = vectors ? std::max(5 * k * k + 5 * k, 2 * big * k + 2 * k * k + k)
                                      : 7 * k;
   ScratchArray<Real> rwork(static_cast<size_t>(kComplex ? std::max<int64_t>(1, rwork_size) : 1));
-  Transpose(a, m, n, column_major.data());
+  lapack::Transpose(a, m, n, column_major.data());
   char jobz = job == SvdJob::kFull ? 'A' : job == SvdJob::kReduced ? 'S' : 'N';
   int rows = static_cast<int>(m), cols = static_cast<int>(n), lda = std::max(rows, 1);
   int ldu = vectors ? std::max(rows, 1) : 1, ldvt = vectors ? std::max<int>(vt_rows, 1) : 1;
@@ -82,8 +66,8 @@ void SvdOne(void* routine, const T* a, typename RealOf<T>::type* s, T* u, T* vt,
     return;
   }
   if (vectors) {
-    Transpose(u_column.data(), u_cols, m, u);
-    Transpose(vt_column.data(), n, vt_rows, vt);
+    lapack::Transpose(u_column.data(), u_cols, m, u);
+    lapack::Transpose(vt_column.data(), n, vt_rows, vt);
   }
 }
 
@@ -110,7 +94,7 @@ Status Svd(ElementType type, const void* a, void* s, void* u, void* vt, int64_t 
   const int64_t u_size = m * (job == SvdJob::kFull ? m : k);
   const int64_t vt_size = n * (job == SvdJob::kFull ? n : k);
   return DispatchLinalgType(type, "Svd", [&]<typename T>() {
-    using Real = typename RealOf<T>::type;
+    using Real = lapack::RealOf<T>;
     ParallelFor(batch, std::max<int64_t>(1, 8 * m * n * k), [&](int64_t begin, int64_t end) {
       for (int64_t item = begin; item < end; ++item) {
         SvdOne<T>(routine, static_cast<const T*>(a) + item * m * n,

@@ -45,6 +45,15 @@ def test_scipy_lapack_was_lent_and_can_be_lent_again():
     assert sorted(taken) == sorted(want)
 
 
+def test_a_library_without_the_export_is_lent_nothing(tmp_path):
+    # An older Kiln build (KILN_LIBRARY_PATH) or no library at all: JAX still
+    # initializes the plugin, on Kiln's own kernels.
+    import ctypes.util
+
+    assert host_lapack.lend(str(tmp_path / "missing.so")) == []
+    assert host_lapack.lend(ctypes.util.find_library("m") or "libm.so.6") == []
+
+
 def test_unknown_or_null_functions_are_refused():
     import ctypes
 
