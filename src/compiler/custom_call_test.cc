@@ -60,6 +60,20 @@ Status CompileCall(const std::string& signature, const std::string& results,
       .status();
 }
 
+// Svd runs on the gesdd the host lends (kernels/lapack.h): where none was
+// lent (as in these tests), the program is refused when compiled, saying
+// why; bad configs and result types are refused either way.
+TEST(CustomCall, SvdWithoutLapackIsRefusedAtCompile) {
+  Status status = CompileCall("%x: tensor<4x3xf32>", "%0:3", "tensor<3xf32>, tensor<4x4xf32>",
+                              "@Svd(%x) {backend_config = \"A\"} : (tensor<4x3xf32>) -> "
+                              "(tensor<3xf32>, tensor<4x4xf32>, tensor<3x3xf32>)");
+  EXPECT_EQ(status.code(), StatusCode::kUnimplemented) << status.ToString();
+  EXPECT_NE(status.message().find("gesdd"), std::string::npos) << status.ToString();
+  status = CompileCall("%x: tensor<4x3xf32>", "%0", "tensor<3xf32>",
+                       "@Svd(%x) {backend_config = \"Q\"} : (tensor<4x3xf32>) -> tensor<3xf32>");
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument) << status.ToString();
+}
+
 TEST(CustomCall, SchurHessenbergAndPivotedQrRun) {
   // An upper triangular matrix is its own Schur form (Z = I); its
   // Hessenberg reduction changes nothing (taus 0); pivoted QR of the

@@ -461,6 +461,10 @@ Status LowerSvd(Lowering& lowering, const ir::Operation& op) {
   KILN_RETURN_IF_ERROR(CheckOneOperand(op, "Svd", text, results));
   KILN_ASSIGN_OR_RETURN(Shape shape, lowering.ShapeOf(op.operand(0)));
   KILN_RETURN_IF_ERROR(CheckLinalgType(shape, "Svd"));
+  if (!kernels::SvdAvailable(shape.element_type)) {  // refused at compile, not at the first run
+    return Unimplemented("Svd runs on LAPACK's gesdd, which the host process did not lend Kiln ",
+                         "(kiln_pjrt lends SciPy's under JAX; KILN_LAPACK=0 turns that off)");
+  }
   KILN_ASSIGN_OR_RETURN(Matrices a, MatricesOf(shape, "Svd's operand"));
   const int64_t m = a.rows, n = a.cols, k = std::min(m, n);
   const bool full = job == kernels::SvdJob::kFull;

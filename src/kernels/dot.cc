@@ -529,6 +529,11 @@ bool RunInt32OnInt16(const MatMulShape& s, const int32_t* a, const int32_t* b, i
     return false;
   }
   const int64_t k = s.k, m = s.m, n = s.n;
+  // The halves (three s16 copies of each operand) and the cross sums, under
+  // the packing cap the s16 kernel applies after: scratch grows to the
+  // largest demand and stays, so a product the kernel would refuse must not
+  // be split first.
+  if (s.batch * (6 * (m * k + k * n) + 4 * m * n) > kMaxPackedBytes) return false;
   ScratchArray<int16_t> low_a(static_cast<size_t>(s.batch * m * k));
   ScratchArray<int16_t> both_a(static_cast<size_t>(s.batch * m * 2 * k));
   ScratchArray<int16_t> low_b(static_cast<size_t>(s.batch * k * n));

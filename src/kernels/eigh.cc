@@ -112,7 +112,8 @@ constexpr int64_t kLapackMinSize = 32;
 Status Eigh(ElementType type, const void* a, void* vectors, void* values, int64_t batch, int64_t n,
             bool lower) {
   void* routine = nullptr;
-  if (n >= kLapackMinSize) {
+  // syevd's workspace, 1 + 6n + 2n^2, must fit its 32-bit length.
+  if (n >= kLapackMinSize && lapack::FitsInt(1 + 6 * n + 2 * n * n)) {
     routine = type == ElementType::kC64 || type == ElementType::kC128
                   ? reinterpret_cast<void*>(lapack::GetHeevd(type))
                   : reinterpret_cast<void*>(lapack::GetSyevd(type));

@@ -11,11 +11,11 @@
 // the C++ tests, KILN_LAPACK=0) the kernels use their own code.
 #pragma once
 
-#include <algorithm>
 #include <cstdint>
 #include <string_view>
 
 #include "base/element_type.h"
+#include "kernels/copy.h"
 
 namespace kiln::kernels::lapack {
 
@@ -64,19 +64,19 @@ GesddComplex* GetGesddComplex(ElementType type);  // c64, c128 only
 // Forgets every routine (tests).
 void ClearForTesting();
 
+// Whether a size fits LAPACK's 32-bit integers (element counts, which it
+// indexes with, and workspace lengths): the kernels keep their own code, or
+// refuse, where one does not.
+inline bool FitsInt(int64_t value) { return value >= 0 && value <= INT32_MAX; }
+
 // to (cols x rows) = from (rows x cols)^T, both dense row-major: the
-// column-major copy LAPACK factors, and back. In tiles that stay in cache.
+// column-major copy LAPACK factors, and back (CopyStrided's blocked
+// transpose).
 template <typename T>
 void Transpose(const T* from, int64_t rows, int64_t cols, T* to) {
-  constexpr int64_t kTile = 32;
-  for (int64_t i0 = 0; i0 < rows; i0 += kTile) {
-    for (int64_t j0 = 0; j0 < cols; j0 += kTile) {
-      const int64_t i1 = std::min(rows, i0 + kTile), j1 = std::min(cols, j0 + kTile);
-      for (int64_t i = i0; i < i1; ++i) {
-        for (int64_t j = j0; j < j1; ++j) to[j * rows + i] = from[i * cols + j];
-      }
-    }
-  }
+  const int64_t dims[] = {cols, rows};
+  const int64_t strides[] = {1, cols};
+  CopyStrided(sizeof(T), dims, from, strides, to);
 }
 
 }  // namespace kiln::kernels::lapack

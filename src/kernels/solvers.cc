@@ -8,6 +8,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 #include <limits>
 #include <span>
 #include <type_traits>
@@ -342,6 +343,18 @@ void LuOne(T* a, int32_t* pivots, int32_t* permutation, int64_t m, int64_t n) {
 // library that wakes its threads).
 constexpr int64_t kLapackMinSize = 32;
 
+// Whether a factorization whose smallest side is `side` runs on the lent
+// routine: large enough, and every matrix's element count in LAPACK's
+// 32-bit integers, which it indexes with (else Kiln's own kernels, which
+// take any size).
+bool UseLapack(int64_t side, std::initializer_list<int64_t> sizes) {
+  if (side < kLapackMinSize) return false;
+  for (int64_t size : sizes) {
+    if (!lapack::FitsInt(size)) return false;
+  }
+  return true;
+}
+
 // A row-major matrix is the column-major view of its transpose: potrf and
 // trsm run on Kiln's memory as it is, with triangles and sides exchanged.
 
@@ -371,7 +384,7 @@ bool CholeskyLapack(lapack::Potrf* potrf, const T* a, T* out, int64_t n, bool lo
 }
 
 Status Cholesky(ElementType type, const void* a, void* out, int64_t batch, int64_t n, bool lower) {
-  lapack::Potrf* potrf = n >= kLapackMinSize ? lapack::GetPotrf(type) : nullptr;
+  lapack::Potrf* potrf = UseLapack(n, {n * n}) ? lapack::GetPotrf(type) : nullptr;
   return DispatchLinalgType(type, "cholesky", [&]<typename T>() {
     ParallelFor(batch, CubicCost(n), [&](int64_t begin, int64_t end) {
       for (int64_t item = begin; item < end; ++item) {
@@ -393,7 +406,7 @@ Status TriangularSolve(ElementType type, const void* a, const void* b, void* out
                        int64_t m, int64_t n, bool left_side, bool lower, bool unit_diagonal,
                        TriangularTranspose transpose) {
   const int64_t order = left_side ? m : n;
-  lapack::Trsm* trsm = order >= kLapackMinSize ? lapack::GetTrsm(type) : nullptr;
+  lapack::Trsm* trsm = UseLapack(order, {order * order, m * n}) ? lapack::GetTrsm(type) : nullptr;
   return DispatchLinalgType(type, "triangular_solve", [&]<typename T>() {
     const TriangularProblem problem{m, n, left_side, lower, unit_diagonal, transpose};
     const int64_t k = left_side ? m : n;
@@ -438,7 +451,7 @@ Status TriangularSolve(ElementType type, const void* a, const void* b, void* out
 // and back. Their workspace is asked for first (lwork = -1).
 template <typename T>
 int WorkspaceOf(const T& query) {
-  return std::max(1, static_cast<int>(std::real(query)));
+  return static_cast<int>(std::clamp<double>(std::real(query), 1, INT32_MAX));
 }
 
 template <typename T>
@@ -474,7 +487,7 @@ void HouseholderProductLapack(lapack::Orgqr* orgqr, const T* a, const T* taus, T
 Status HouseholderQr(ElementType type, const void* a, void* out, void* taus, int64_t batch,
                      int64_t m, int64_t n) {
   const int64_t k = std::min(m, n);
-  lapack::Geqrf* geqrf = k >= kLapackMinSize ? lapack::GetGeqrf(type) : nullptr;
+  lapack::Geqrf* geqrf = UseLapack(k, {m * n}) ? lapack::GetGeqrf(type) : nullptr;
   return DispatchLinalgType(type, "Qr", [&]<typename T>() {
     ParallelFor(batch, std::max<int64_t>(1, 2 * m * n * k), [&](int64_t begin, int64_t end) {
       for (int64_t item = begin; item < end; ++item) {
@@ -497,7 +510,7 @@ Status HouseholderProduct(ElementType type, const void* a, const void* taus, voi
                            "reflectors; found ",
                            m, " x ", n, " with ", k, " reflectors");
   }
-  lapack::Orgqr* orgqr = n >= kLapackMinSize ? lapack::GetOrgqr(type) : nullptr;
+  lapack::Orgqr* orgqr = UseLapack(n, {m * n}) ? lapack::GetOrgqr(type) : nullptr;
   return DispatchLinalgType(type, "ProductOfElementaryHouseholderReflectors", [&]<typename T>() {
     ParallelFor(batch, std::max<int64_t>(1, 2 * m * n * k), [&](int64_t begin, int64_t end) {
       for (int64_t item = begin; item < end; ++item) {
@@ -538,7 +551,7 @@ void LuLapack(lapack::Getrf* getrf, const T* a, T* out, int32_t* pivots, int32_t
 Status LuDecomposition(ElementType type, const void* a, void* out, int32_t* pivots,
                        int32_t* permutation, int64_t batch, int64_t m, int64_t n) {
   const int64_t k = std::min(m, n);
-  lapack::Getrf* getrf = k >= kLapackMinSize ? lapack::GetGetrf(type) : nullptr;
+  lapack::Getrf* getrf = UseLapack(k, {m * n}) ? lapack::GetGetrf(type) : nullptr;
   return DispatchLinalgType(type, "LuDecomposition", [&]<typename T>() {
     ParallelFor(batch, std::max<int64_t>(1, m * n * k), [&](int64_t begin, int64_t end) {
       for (int64_t item = begin; item < end; ++item) {

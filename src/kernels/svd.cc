@@ -52,7 +52,7 @@ void SvdOne(void* routine, const T* a, lapack::RealOf<T>* s, T* u, T* vt, int64_
   };
   T query{};
   call(&query);
-  lwork = std::max(1, static_cast<int>(std::real(query)));
+  lwork = static_cast<int>(std::clamp<double>(std::real(query), 1, INT32_MAX));
   ScratchArray<T> work(static_cast<size_t>(lwork));
   info = 0;
   call(work.data());
@@ -91,6 +91,10 @@ Status Svd(ElementType type, const void* a, void* s, void* u, void* vt, int64_t 
   }
   if (m == 0 || n == 0 || batch == 0) return Status::Ok();
   const int64_t k = std::min(m, n);
+  if (!lapack::FitsInt(m * std::max(m, n)) || !lapack::FitsInt(n * std::max(m, n))) {
+    return InvalidArgument("Svd of ", m, " x ", n, " matrices: gesdd's sizes and workspace ",
+                           "must fit 32-bit integers");
+  }
   const int64_t u_size = m * (job == SvdJob::kFull ? m : k);
   const int64_t vt_size = n * (job == SvdJob::kFull ? n : k);
   return DispatchLinalgType(type, "Svd", [&]<typename T>() {
