@@ -179,23 +179,33 @@ std::vector<bool> ViewedValues(const PlanState& state) {
 // result i's buffer: the loop writes the result over it (fused loops
 // write an output over an input only after reading the tile), and the
 // arena does not hold it. Softmax's exp(x - max) is computed into the
-// output buffer and divided in place.
+// output buffer and divided in place. The same for an input a node's
+// result may be written over (output_over_input): a scan's stacked
+// outputs are zero-filled in the result's buffer and the loop updates
+// them there, rather than being copied into it.
 void PlaceInputsOfResultLoops(PlanState& state) {
   Graph& graph = state.graph;
   const std::vector<bool> viewed = ViewedValues(state);
   for (size_t n = 0; n < graph.nodes.size(); ++n) {
     const Node& node = graph.nodes[n];
-    if (node.inputs_read_pointwise.size() != node.inputs.size()) continue;
-    for (ValueId out : node.outputs) {
+    const bool pointwise = node.inputs_read_pointwise.size() == node.inputs.size();
+    if (!pointwise && node.output_over_input.empty()) continue;
+    for (size_t o = 0; o < node.outputs.size(); ++o) {
+      const ValueId out = node.outputs[o];
       const Placement& home = graph.placements[static_cast<size_t>(out)];
       if (home.storage != Storage::kResult ||
           graph.results[static_cast<size_t>(home.index)] != out ||
           state.taken[static_cast<size_t>(home.index)]) {
         continue;
       }
+      const int64_t over = InputIndex(node.output_over_input, o);
       for (size_t k = 0; k < node.inputs.size(); ++k) {
         const auto v = static_cast<size_t>(node.inputs[k]);
-        if (!node.inputs_read_pointwise[k] || state.placed[v] || viewed[v] ||
+        const bool may_take = pointwise ? node.inputs_read_pointwise[k]
+                                        : over == static_cast<int64_t>(k) &&
+                                              std::count(node.inputs.begin(), node.inputs.end(),
+                                                         node.inputs[k]) == 1;
+        if (!may_take || state.placed[v] || viewed[v] ||
             state.last_use[v] != static_cast<int64_t>(n) ||
             graph.values[v].bytes != graph.values[static_cast<size_t>(out)].bytes) {
           continue;

@@ -83,8 +83,34 @@ TEST(CompileTest, WorkersPollBetweenNodesOnlyWhenThereIsANextNode) {
 }
 
 // A while loop whose condition and body are one node each runs two nodes
-// per iteration: its workers poll too.
+// per iteration: its workers poll too. (Its body's reduce_precision is an
+// op loop programs do not run: the loop below without it is one node.)
 TEST(CompileTest, WorkersPollInAWhileLoopOfOneNodeBodies) {
+  auto loop = CompileText(R"(
+func.func @main(%x: tensor<f32>) -> tensor<f32> {
+  %limit = stablehlo.constant dense<1.0e6> : tensor<f32>
+  %0 = stablehlo.while(%v = %x) : tensor<f32>
+  cond {
+    %1 = stablehlo.compare LT, %v, %limit, FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    stablehlo.return %1 : tensor<i1>
+  } do {
+    %2 = stablehlo.reduce_precision %v, format = e5m10 : tensor<f32>
+    stablehlo.return %2 : tensor<f32>
+  }
+  return %0 : tensor<f32>
+}
+)");
+  ASSERT_TRUE(loop.ok()) << loop.status().ToString();
+  const Graph& graph = *(*loop)->graph;
+  ASSERT_EQ(graph.nodes.size(), 1u);
+  ASSERT_EQ(graph.nodes[0].regions.size(), 2u);
+  for (const auto& region : graph.nodes[0].regions) ASSERT_EQ(region->nodes.size(), 1u);
+  EXPECT_TRUE((*loop)->keep_workers_warm);
+}
+
+// The same loop on f32 is a loop program: one node with no regions, whose
+// trips run on the calling thread.
+TEST(CompileTest, AWhileLoopOfSmallBodiesIsOneLoopProgram) {
   auto loop = CompileText(R"(
 func.func @main(%x: tensor<f32>) -> tensor<f32> {
   %limit = stablehlo.constant dense<1.0e6> : tensor<f32>
@@ -102,9 +128,9 @@ func.func @main(%x: tensor<f32>) -> tensor<f32> {
   ASSERT_TRUE(loop.ok()) << loop.status().ToString();
   const Graph& graph = *(*loop)->graph;
   ASSERT_EQ(graph.nodes.size(), 1u);
-  ASSERT_EQ(graph.nodes[0].regions.size(), 2u);
-  for (const auto& region : graph.nodes[0].regions) ASSERT_EQ(region->nodes.size(), 1u);
-  EXPECT_TRUE((*loop)->keep_workers_warm);
+  EXPECT_TRUE(graph.nodes[0].regions.empty());
+  EXPECT_EQ(graph.nodes[0].detail, "loop program: 3 instructions");
+  EXPECT_FALSE((*loop)->keep_workers_warm);
 }
 
 // Signed sub-byte integers arrive as ml_dtypes holds them (only their own

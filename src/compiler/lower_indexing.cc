@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "base/small_vector.h"
+#include "compiler/indexing.h"
 #include "compiler/lowering.h"
 #include "compiler/region_patterns.h"
 #include "kernels/copy.h"
@@ -94,29 +95,6 @@ Status LowerGather(Lowering& lowering, const ir::Operation& op) {
   });
 }
 
-// Per input: the op a scatter body applies (nullopt: it returns the update),
-// when it is one of those forms.
-std::optional<std::vector<std::optional<kernels::ReduceOp>>> MatchScatterBody(
-    const ir::Region& body, size_t count) {
-  if (body.num_blocks() != 1) return std::nullopt;
-  const ir::Block& block = body.block(0);
-  const ir::Operation* terminator = block.back();
-  if (terminator == nullptr || terminator->operands().size() != count ||
-      block.num_arguments() != 2 * count) {
-    return std::nullopt;
-  }
-  std::vector<std::optional<kernels::ReduceOp>> ops(count);
-  bool overwrite = block.operations().size() == 1;
-  for (size_t i = 0; i < count && overwrite; ++i) {
-    overwrite = terminator->operand(i) == block.argument(count + i);
-  }
-  if (overwrite) return ops;
-  std::optional<std::vector<kernels::ReduceOp>> reduce = MatchReductionBody(body);
-  if (!reduce || reduce->size() != count) return std::nullopt;
-  for (size_t i = 0; i < count; ++i) ops[i] = (*reduce)[i];
-  return ops;
-}
-
 // When `value` is computed by a broadcast of one element of a constant:
 // that constant and the element's index in it.
 std::optional<std::pair<ValueId, int64_t>> SplatSource(Lowering& lowering, ValueId value) {
@@ -153,60 +131,6 @@ void OverwriteOperands(Lowering& lowering, size_t before, const std::vector<Valu
   for (size_t i = 0; i < results.size(); ++i) {
     if (splat[i] < 0) node.output_over_input[i] = static_cast<int32_t>(i);
   }
-}
-
-// What both forms of a scatter's run read: the operands' element types and
-// sizes, their shape, the index type and the windows' geometry.
-struct ScatterShape {
-  size_t count = 0;  // operands (and results)
-  std::vector<ElementType> types;
-  std::vector<size_t> bytes;
-  int64_t elements = 0;       // of each operand
-  std::vector<int64_t> dims;  // of each operand
-  ElementType index_type{};
-  IndexedWindows geometry;
-};
-
-// Scatter `op`'s dimension numbers and shapes, decoded once.
-StatusOr<ScatterShape> ReadScatter(Lowering& lowering, const ir::Operation& op) {
-  ir::Attribute numbers = op.GetAttr("scatter_dimension_numbers");
-  if (!numbers.Is(ir::AttrKind::kStruct)) {
-    return InvalidArgument("scatter without #stablehlo.scatter dimension numbers");
-  }
-  IndexingDims dims;
-  dims.window_dims = FieldInts(numbers, "update_window_dims");
-  dims.collapsed_dims = FieldInts(numbers, "inserted_window_dims");
-  dims.big_batching_dims = FieldInts(numbers, "input_batching_dims");
-  dims.index_batching_dims = FieldInts(numbers, "scatter_indices_batching_dims");
-  dims.index_map = FieldInts(numbers, "scatter_dims_to_operand_dims");
-  dims.index_vector_dim = FieldInt(numbers, "index_vector_dim");
-  ScatterShape scatter;
-  scatter.count = op.num_results();
-  const size_t count = scatter.count;
-  KILN_ASSIGN_OR_RETURN(Shape input, lowering.ShapeOf(op.operand(0)));
-  KILN_ASSIGN_OR_RETURN(Shape indices, lowering.ShapeOf(op.operand(count)));
-  KILN_ASSIGN_OR_RETURN(Shape updates, lowering.ShapeOf(op.operand(count + 1)));
-  for (size_t i = 0; i < count; ++i) {
-    KILN_ASSIGN_OR_RETURN(Shape in, lowering.ShapeOf(op.operand(i)));
-    KILN_ASSIGN_OR_RETURN(Shape out, lowering.ShapeOf(op.result(i)));
-    if (in.element_type != out.element_type) {
-      return Unimplemented("scatter whose update computation changes the element type");
-    }
-    scatter.types.push_back(in.element_type);
-    scatter.bytes.push_back(ElementBytes(in.element_type));
-  }
-  std::vector<int64_t> window_sizes(input.dims.size(), 1);
-  size_t next_window = 0;
-  for (int64_t d = 0; d < static_cast<int64_t>(input.dims.size()); ++d) {
-    if (Contains(dims.collapsed_dims, d) || Contains(dims.big_batching_dims, d)) continue;
-    window_sizes[static_cast<size_t>(d)] =
-        updates.dims[static_cast<size_t>(dims.window_dims[next_window++])];
-  }
-  scatter.geometry = MakeGeometry(dims, input, indices, updates, std::move(window_sizes));
-  scatter.elements = input.NumElements();
-  scatter.dims = input.dims;
-  scatter.index_type = indices.element_type;
-  return scatter;
 }
 
 // A scatter whose body is one typed op per operand (`ops`; nullopt: the
@@ -414,6 +338,71 @@ Status LowerDynamicUpdateSlice(Lowering& lowering, const ir::Operation& op) {
 }
 
 }  // namespace
+
+// Per input: the op a scatter body applies (nullopt: it returns the update),
+// when it is one of those forms.
+std::optional<std::vector<std::optional<kernels::ReduceOp>>> MatchScatterBody(
+    const ir::Region& body, size_t count) {
+  if (body.num_blocks() != 1) return std::nullopt;
+  const ir::Block& block = body.block(0);
+  const ir::Operation* terminator = block.back();
+  if (terminator == nullptr || terminator->operands().size() != count ||
+      block.num_arguments() != 2 * count) {
+    return std::nullopt;
+  }
+  std::vector<std::optional<kernels::ReduceOp>> ops(count);
+  bool overwrite = block.operations().size() == 1;
+  for (size_t i = 0; i < count && overwrite; ++i) {
+    overwrite = terminator->operand(i) == block.argument(count + i);
+  }
+  if (overwrite) return ops;
+  std::optional<std::vector<kernels::ReduceOp>> reduce = MatchReductionBody(body);
+  if (!reduce || reduce->size() != count) return std::nullopt;
+  for (size_t i = 0; i < count; ++i) ops[i] = (*reduce)[i];
+  return ops;
+}
+
+// Scatter `op`'s dimension numbers and shapes, decoded once.
+StatusOr<ScatterShape> ReadScatter(Lowering& lowering, const ir::Operation& op) {
+  ir::Attribute numbers = op.GetAttr("scatter_dimension_numbers");
+  if (!numbers.Is(ir::AttrKind::kStruct)) {
+    return InvalidArgument("scatter without #stablehlo.scatter dimension numbers");
+  }
+  IndexingDims dims;
+  dims.window_dims = FieldInts(numbers, "update_window_dims");
+  dims.collapsed_dims = FieldInts(numbers, "inserted_window_dims");
+  dims.big_batching_dims = FieldInts(numbers, "input_batching_dims");
+  dims.index_batching_dims = FieldInts(numbers, "scatter_indices_batching_dims");
+  dims.index_map = FieldInts(numbers, "scatter_dims_to_operand_dims");
+  dims.index_vector_dim = FieldInt(numbers, "index_vector_dim");
+  ScatterShape scatter;
+  scatter.count = op.num_results();
+  const size_t count = scatter.count;
+  KILN_ASSIGN_OR_RETURN(Shape input, lowering.ShapeOf(op.operand(0)));
+  KILN_ASSIGN_OR_RETURN(Shape indices, lowering.ShapeOf(op.operand(count)));
+  KILN_ASSIGN_OR_RETURN(Shape updates, lowering.ShapeOf(op.operand(count + 1)));
+  for (size_t i = 0; i < count; ++i) {
+    KILN_ASSIGN_OR_RETURN(Shape in, lowering.ShapeOf(op.operand(i)));
+    KILN_ASSIGN_OR_RETURN(Shape out, lowering.ShapeOf(op.result(i)));
+    if (in.element_type != out.element_type) {
+      return Unimplemented("scatter whose update computation changes the element type");
+    }
+    scatter.types.push_back(in.element_type);
+    scatter.bytes.push_back(ElementBytes(in.element_type));
+  }
+  std::vector<int64_t> window_sizes(input.dims.size(), 1);
+  size_t next_window = 0;
+  for (int64_t d = 0; d < static_cast<int64_t>(input.dims.size()); ++d) {
+    if (Contains(dims.collapsed_dims, d) || Contains(dims.big_batching_dims, d)) continue;
+    window_sizes[static_cast<size_t>(d)] =
+        updates.dims[static_cast<size_t>(dims.window_dims[next_window++])];
+  }
+  scatter.geometry = MakeGeometry(dims, input, indices, updates, std::move(window_sizes));
+  scatter.elements = input.NumElements();
+  scatter.dims = input.dims;
+  scatter.index_type = indices.element_type;
+  return scatter;
+}
 
 PadCopy PlanPad(std::span<const int64_t> operand, std::span<const int64_t> out,
                 std::span<const int64_t> low, std::span<const int64_t> interior) {

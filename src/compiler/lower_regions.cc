@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "base/small_vector.h"
+#include "compiler/loop_program.h"
 #include "compiler/lowering.h"
 #include "compiler/region_patterns.h"
 #include "compiler/scalar_program.h"
@@ -92,6 +93,40 @@ bool PassThroughCarry(const Graph& body, size_t i) {
          body.results[i] == body.parameters[i];
 }
 
+// A while loop with a small body as one node running its LoopProgram.
+Status EmitLoopProgram(Lowering& lowering, const ir::Operation& op, LoopProgram compiled) {
+  auto program = std::make_shared<const LoopProgram>(std::move(compiled));
+  const size_t count = op.operands().size();
+  std::vector<ValueId> inputs;
+  std::vector<Shape> outputs;
+  for (size_t i = 0; i < count; ++i) {
+    KILN_ASSIGN_OR_RETURN(ValueId input, lowering.Input(op, i));
+    KILN_ASSIGN_OR_RETURN(Shape shape, lowering.ShapeOf(op.result(i)));
+    inputs.push_back(input);
+    outputs.push_back(std::move(shape));
+  }
+  for (const ir::Value* capture : program->captures()) {
+    KILN_ASSIGN_OR_RETURN(ValueId input, lowering.Lookup(capture));
+    inputs.push_back(input);
+  }
+  // Never folded, as the region form (a loop over constants may run long).
+  KILN_ASSIGN_OR_RETURN(std::vector<ValueId> results,
+                        lowering.EmitNode(
+                            op, std::move(inputs), std::move(outputs),
+                            [program](RunContext& ctx) { return program->Run(ctx); }, {}, {},
+                            /*foldable=*/false));
+  Node& node = lowering.graph().nodes.back();
+  node.detail = program->Describe();
+  node.output_is_input.assign(count, -1);
+  node.output_over_input.assign(count, -1);
+  for (size_t i = 0; i < count; ++i) {
+    if (program->passes_through(i)) node.output_is_input[i] = static_cast<int32_t>(i);
+    if (program->updates_in_place(i)) node.output_over_input[i] = static_cast<int32_t>(i);
+    lowering.Bind(op.result(i), results[i]);
+  }
+  return Status::Ok();
+}
+
 // while: the loop-carried values live in the node's outputs and in a second
 // set of buffers (scratch memory of the execution), swapped every
 // iteration, since a region's results may not alias its arguments; except
@@ -99,6 +134,9 @@ bool PassThroughCarry(const Graph& body, size_t i) {
 // unchanged (PassThroughCarry), which stay in the node's outputs.
 Status LowerWhile(Lowering& lowering, const ir::Operation& op) {
   const size_t count = op.operands().size();
+  if (std::optional<LoopProgram> compiled = LoopProgram::Compile(lowering, op)) {
+    return EmitLoopProgram(lowering, op, std::move(*compiled));
+  }
   // Filled once the body is lowered (below): which carries stay in the
   // node's outputs, and where the others' second buffers lie in the
   // loop's scratch memory (only theirs: a scan's stacked outputs and

@@ -1,0 +1,322 @@
+// Loop programs (loop_program.h): which loops become one, and that they
+// compute what the region form computes: in-place and staged carries,
+// carries swapped, captured values, calls, windows clamped or skipped.
+#include "compiler/loop_program.h"
+
+#include <gtest/gtest.h>
+
+#include <limits>
+
+#include "compiler/lowering_test_util.h"
+
+namespace kiln::compiler {
+namespace {
+
+using testing::Array;
+using testing::MustRun;
+
+const Node* Loop(const Graph& graph) {
+  for (const Node& node : graph.nodes) {
+    if (node.op == "stablehlo.while") return &node;
+  }
+  return nullptr;
+}
+
+// Compiles `text`; whether its while loop is a loop program.
+bool IsLoopProgram(const std::string& text) {
+  auto program = testing::CompileText(text);
+  EXPECT_TRUE(program.ok()) << program.status().ToString();
+  if (!program.ok()) return false;
+  const Node* loop = Loop(*(*program)->graph);
+  EXPECT_NE(loop, nullptr);
+  return loop != nullptr && loop->regions.empty() && loop->detail.starts_with("loop program");
+}
+
+// fori_loop(0, n, lambda i, xs: xs.at[i].set(f(i)) (as jaxlib writes it,
+// negative indices wrapped), from index `first`: indices past the end are
+// skipped, as XLA skips a window that does not fit.
+std::string SetLoop(int first, int trips) {
+  return R"(
+func.func @main(%x: tensor<5xf32>) -> tensor<5xf32> {
+  %c0 = stablehlo.constant dense<)" +
+         std::to_string(first) + R"(> : tensor<i32>
+  %0:2 = stablehlo.while(%i = %c0, %xs = %x) : tensor<i32>, tensor<5xf32>
+  cond {
+    %n = stablehlo.constant dense<)" +
+         std::to_string(first + trips) + R"(> : tensor<i32>
+    %1 = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %1 : tensor<i1>
+  } do {
+    %zero = stablehlo.constant dense<0> : tensor<i32>
+    %negative = stablehlo.compare LT, %i, %zero, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    %five = stablehlo.constant dense<5> : tensor<i32>
+    %wrapped = stablehlo.add %i, %five : tensor<i32>
+    %at = stablehlo.select %negative, %wrapped, %i : tensor<i1>, tensor<i32>
+    %index = stablehlo.broadcast_in_dim %at, dims = [] : (tensor<i32>) -> tensor<1xi32>
+    %f = stablehlo.convert %i : (tensor<i32>) -> tensor<f32>
+    %set = "stablehlo.scatter"(%xs, %index, %f) <{indices_are_sorted = true, scatter_dimension_numbers = #stablehlo.scatter<inserted_window_dims = [0], scatter_dims_to_operand_dims = [0]>, unique_indices = true}> ({
+    ^bb0(%old: tensor<f32>, %new: tensor<f32>):
+      stablehlo.return %new : tensor<f32>
+    }) : (tensor<5xf32>, tensor<1xi32>, tensor<f32>) -> tensor<5xf32>
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %next = stablehlo.add %i, %one : tensor<i32>
+    stablehlo.return %next, %set : tensor<i32>, tensor<5xf32>
+  }
+  return %0#1 : tensor<5xf32>
+}
+)";
+}
+
+TEST(LoopProgramTest, SetsOneElementPerTripInPlace) {
+  const std::string text = SetLoop(0, 3);
+  ASSERT_TRUE(IsLoopProgram(text));
+  auto program = testing::CompileText(text);
+  ASSERT_TRUE(program.ok());
+  const Node* loop = Loop(*(*program)->graph);
+  ASSERT_EQ(loop->output_over_input.size(), 2u);
+  EXPECT_EQ(loop->output_over_input[1], 1);
+  EXPECT_EQ(MustRun(text, {Array::Of<float>({9, 9, 9, 9, 9})}).As<float>(),
+            (std::vector<float>{0, 1, 2, 9, 9}));
+  // -2, -1 wrap to 3, 4; 0..4 land; 5 and 6 do not fit and are skipped.
+  EXPECT_EQ(MustRun(SetLoop(-2, 9), {Array::Of<float>({9, 9, 9, 9, 9})}).As<float>(),
+            (std::vector<float>{0, 1, 2, 3, 4}));
+}
+
+// A scan step: a row read by dynamic_slice (through a call, as jaxlib
+// writes dynamic_index_in_dim), a carry computed elementwise, the previous
+// carry stacked into the output by dynamic_update_slice.
+TEST(LoopProgramTest, AScanStacksItsCarryThroughCalls) {
+  const std::string text = R"(
+func.func private @row(%xs: tensor<4x3xf32>, %i: tensor<i32>) -> tensor<3xf32> {
+  %c = stablehlo.constant dense<0> : tensor<i32>
+  %0 = stablehlo.dynamic_slice %xs, %i, %c, sizes = [1, 3] : (tensor<4x3xf32>, tensor<i32>, tensor<i32>) -> tensor<1x3xf32>
+  %1 = stablehlo.reshape %0 : (tensor<1x3xf32>) -> tensor<3xf32>
+  return %1 : tensor<3xf32>
+}
+func.func @main(%x: tensor<4x3xf32>) -> (tensor<3xf32>, tensor<4x3xf32>) {
+  %zero = stablehlo.constant dense<0.0> : tensor<3xf32>
+  %out = stablehlo.constant dense<0.0> : tensor<4x3xf32>
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %0:4 = stablehlo.while(%xs = %x, %i = %c0, %c = %zero, %ys = %out) : tensor<4x3xf32>, tensor<i32>, tensor<3xf32>, tensor<4x3xf32>
+  cond {
+    %n = stablehlo.constant dense<4> : tensor<i32>
+    %1 = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %1 : tensor<i1>
+  } do {
+    %x_i = func.call @row(%xs, %i) : (tensor<4x3xf32>, tensor<i32>) -> tensor<3xf32>
+    %half = stablehlo.constant dense<0.5> : tensor<f32>
+    %halves = stablehlo.broadcast_in_dim %half, dims = [] : (tensor<f32>) -> tensor<3xf32>
+    %decayed = stablehlo.multiply %c, %halves : tensor<3xf32>
+    %next_c = stablehlo.add %decayed, %x_i : tensor<3xf32>
+    %row = stablehlo.broadcast_in_dim %c, dims = [1] : (tensor<3xf32>) -> tensor<1x3xf32>
+    %z = stablehlo.constant dense<0> : tensor<i32>
+    %next_ys = stablehlo.dynamic_update_slice %ys, %row, %i, %z : (tensor<4x3xf32>, tensor<1x3xf32>, tensor<i32>, tensor<i32>) -> tensor<4x3xf32>
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %next_i = stablehlo.add %i, %one : tensor<i32>
+    stablehlo.return %xs, %next_i, %next_c, %next_ys : tensor<4x3xf32>, tensor<i32>, tensor<3xf32>, tensor<4x3xf32>
+  }
+  return %0#2, %0#3 : tensor<3xf32>, tensor<4x3xf32>
+}
+)";
+  ASSERT_TRUE(IsLoopProgram(text));
+  auto program = testing::CompileText(text);
+  ASSERT_TRUE(program.ok());
+  const Node* loop = Loop(*(*program)->graph);
+  EXPECT_EQ(loop->output_is_input, (std::vector<int32_t>{0, -1, -1, -1}));
+  EXPECT_EQ(loop->output_over_input, (std::vector<int32_t>{-1, -1, -1, 3}));
+  auto results = testing::Run(text, {Array::Of<float>({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12})});
+  ASSERT_TRUE(results.ok()) << results.status().ToString();
+  // c: (1, 2, 3), (4.5, 6, 7.5), (9.25, 11, 12.75), (14.625, 16.5, 18.375).
+  EXPECT_EQ((*results)[0].As<float>(), (std::vector<float>{14.625f, 16.5f, 18.375f}));
+  EXPECT_EQ((*results)[1].As<float>(),
+            (std::vector<float>{0, 0, 0, 1, 2, 3, 4.5f, 6, 7.5f, 9.25f, 11, 12.75f}));
+}
+
+// Carries swapped every trip are assigned together (each reads the
+// other's value from before the trip); a value from outside the loop is
+// read where it is; integer arithmetic wraps.
+TEST(LoopProgramTest, SwapsCarriesReadsCapturesAndWraps) {
+  const std::string text = R"(
+func.func @main(%a: tensor<2xi32>, %b: tensor<2xi32>, %step: tensor<i32>) -> (tensor<2xi32>, tensor<2xi32>, tensor<i32>) {
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %0:4 = stablehlo.while(%i = %c0, %x = %a, %y = %b, %s = %c0) : tensor<i32>, tensor<2xi32>, tensor<2xi32>, tensor<i32>
+  cond {
+    %n = stablehlo.constant dense<3> : tensor<i32>
+    %1 = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %1 : tensor<i1>
+  } do {
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %next = stablehlo.add %i, %one : tensor<i32>
+    %big = stablehlo.constant dense<2147483647> : tensor<i32>
+    %t = stablehlo.add %s, %step : tensor<i32>
+    %wrapped = stablehlo.add %t, %big : tensor<i32>
+    stablehlo.return %next, %y, %x, %wrapped : tensor<i32>, tensor<2xi32>, tensor<2xi32>, tensor<i32>
+  }
+  return %0#1, %0#2, %0#3 : tensor<2xi32>, tensor<2xi32>, tensor<i32>
+}
+)";
+  ASSERT_TRUE(IsLoopProgram(text));
+  auto results = testing::Run(
+      text, {Array::Of<int32_t>({1, 2}), Array::Of<int32_t>({3, 4}), Array::Of<int32_t>({5})});
+  ASSERT_TRUE(results.ok()) << results.status().ToString();
+  EXPECT_EQ((*results)[0].As<int32_t>(), (std::vector<int32_t>{3, 4}));
+  EXPECT_EQ((*results)[1].As<int32_t>(), (std::vector<int32_t>{1, 2}));
+  // Three trips of s + 5 + (2^31 - 1) in 32 bits: 15 + 3 * (2^31 - 1) wraps to 2^31 + 12.
+  EXPECT_EQ((*results)[2].As<int32_t>()[0], std::numeric_limits<int32_t>::min() + 12);
+}
+
+// A carry read after its update is not updated in place: the read sees the
+// carry from before the trip. dynamic_slice and dynamic_update_slice clamp
+// their starts so that the window fits.
+TEST(LoopProgramTest, ACarryReadAfterItsUpdateKeepsTheOldValueAndWindowsClamp) {
+  const std::string text = R"(
+func.func @main(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<f32>) {
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %0:3 = stablehlo.while(%i = %c0, %xs = %x, %sum = %zero) : tensor<i32>, tensor<4xf32>, tensor<f32>
+  cond {
+    %n = stablehlo.constant dense<3> : tensor<i32>
+    %1 = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %1 : tensor<i1>
+  } do {
+    %ten = stablehlo.constant dense<10.0> : tensor<2xf32>
+    %far = stablehlo.constant dense<7> : tensor<i32>
+    %set = stablehlo.dynamic_update_slice %xs, %ten, %far : (tensor<4xf32>, tensor<2xf32>, tensor<i32>) -> tensor<4xf32>
+    %last = stablehlo.dynamic_slice %xs, %far, sizes = [1] : (tensor<4xf32>, tensor<i32>) -> tensor<1xf32>
+    %value = stablehlo.reshape %last : (tensor<1xf32>) -> tensor<f32>
+    %next_sum = stablehlo.add %sum, %value : tensor<f32>
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %next = stablehlo.add %i, %one : tensor<i32>
+    stablehlo.return %next, %set, %next_sum : tensor<i32>, tensor<4xf32>, tensor<f32>
+  }
+  return %0#1, %0#2 : tensor<4xf32>, tensor<f32>
+}
+)";
+  ASSERT_TRUE(IsLoopProgram(text));
+  auto program = testing::CompileText(text);
+  ASSERT_TRUE(program.ok());
+  EXPECT_EQ(Loop(*(*program)->graph)->output_over_input[1], -1);
+  auto results = testing::Run(text, {Array::Of<float>({1, 2, 3, 4})});
+  ASSERT_TRUE(results.ok()) << results.status().ToString();
+  // The update lands at 2 (7 clamped); the read at 3 sees 4, then 10, 10.
+  EXPECT_EQ((*results)[0].As<float>(), (std::vector<float>{1, 2, 10, 10}));
+  EXPECT_EQ((*results)[1].As<float>()[0], 24.0f);
+}
+
+// A function called twice in a body (jnp.where inside remainder and on its
+// own) is compiled twice: each call's values are its own.
+TEST(LoopProgramTest, AFunctionCalledTwiceIsCompiledTwice) {
+  const std::string text = R"(
+func.func private @pick(%p: tensor<i1>, %a: tensor<i32>, %b: tensor<i32>) -> tensor<i32> {
+  %0 = stablehlo.select %p, %a, %b : tensor<i1>, tensor<i32>
+  return %0 : tensor<i32>
+}
+func.func @main(%x: tensor<i32>) -> tensor<i32> {
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %0:2 = stablehlo.while(%i = %c0, %v = %x) : tensor<i32>, tensor<i32>
+  cond {
+    %n = stablehlo.constant dense<2> : tensor<i32>
+    %1 = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %1 : tensor<i1>
+  } do {
+    %true = stablehlo.constant dense<true> : tensor<i1>
+    %ten = stablehlo.constant dense<10> : tensor<i32>
+    %first = func.call @pick(%true, %ten, %v) : (tensor<i1>, tensor<i32>, tensor<i32>) -> tensor<i32>
+    %sum = stablehlo.add %first, %v : tensor<i32>
+    %false = stablehlo.constant dense<false> : tensor<i1>
+    %second = func.call @pick(%false, %first, %sum) : (tensor<i1>, tensor<i32>, tensor<i32>) -> tensor<i32>
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %next = stablehlo.add %i, %one : tensor<i32>
+    stablehlo.return %next, %second : tensor<i32>, tensor<i32>
+  }
+  return %0#1 : tensor<i32>
+}
+)";
+  ASSERT_TRUE(IsLoopProgram(text));
+  // v + 10 per trip; with the first call's select reused, 10.
+  EXPECT_EQ(MustRun(text, {Array::Of<int32_t>({1})}).As<int32_t>()[0], 21);
+}
+
+// A loop computing values above kMaxValueBytes, or using an op loop
+// programs do not run (a reduce), keeps its region form.
+TEST(LoopProgramTest, LargeValuesAndOtherOpsKeepTheRegionForm) {
+  const std::string large = R"(
+func.func @main(%x: tensor<32768xf32>) -> tensor<32768xf32> {
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %0:2 = stablehlo.while(%i = %c0, %xs = %x) : tensor<i32>, tensor<32768xf32>
+  cond {
+    %n = stablehlo.constant dense<2> : tensor<i32>
+    %1 = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %1 : tensor<i1>
+  } do {
+    %twice = stablehlo.add %xs, %xs : tensor<32768xf32>
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %next = stablehlo.add %i, %one : tensor<i32>
+    stablehlo.return %next, %twice : tensor<i32>, tensor<32768xf32>
+  }
+  return %0#1 : tensor<32768xf32>
+}
+)";
+  EXPECT_FALSE(IsLoopProgram(large));
+  std::vector<float> x(32768, 1.5f);
+  EXPECT_EQ(MustRun(large, {Array::Of<float>(x)}).As<float>(), std::vector<float>(32768, 6.0f));
+
+  const std::string reduces = R"(
+func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = stablehlo.while(%xs = %x) : tensor<4xf32>
+  cond {
+    %zero = stablehlo.constant dense<0.0> : tensor<f32>
+    %total = stablehlo.reduce(%xs init: %zero) applies stablehlo.add across dimensions = [0] : (tensor<4xf32>, tensor<f32>) -> tensor<f32>
+    %limit = stablehlo.constant dense<100.0> : tensor<f32>
+    %1 = stablehlo.compare LT, %total, %limit, FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    stablehlo.return %1 : tensor<i1>
+  } do {
+    %twice = stablehlo.add %xs, %xs : tensor<4xf32>
+    stablehlo.return %twice : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+)";
+  EXPECT_FALSE(IsLoopProgram(reduces));
+  EXPECT_EQ(MustRun(reduces, {Array::Of<float>({1, 2, 3, 4})}).As<float>(),
+            (std::vector<float>{16, 32, 48, 64}));
+}
+
+// Inline compares follow IEEE: NaN compares unequal and unordered; select
+// on an array of preds picks per element.
+TEST(LoopProgramTest, InlineOpsFollowTheKernels) {
+  const std::string text = R"(
+func.func @main(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %0:2 = stablehlo.while(%i = %c0, %xs = %x) : tensor<i32>, tensor<4xf32>
+  cond {
+    %n = stablehlo.constant dense<1> : tensor<i32>
+    %1 = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %1 : tensor<i1>
+  } do {
+    %less = stablehlo.compare LT, %xs, %y, FLOAT : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
+    %ne = stablehlo.compare NE, %xs, %y, FLOAT : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
+    %both = stablehlo.and %less, %ne : tensor<4xi1>
+    %minus = stablehlo.subtract %y, %xs : tensor<4xf32>
+    %picked = stablehlo.select %both, %minus, %xs : tensor<4xi1>, tensor<4xf32>
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %next = stablehlo.add %i, %one : tensor<i32>
+    stablehlo.return %next, %picked : tensor<i32>, tensor<4xf32>
+  }
+  return %0#1 : tensor<4xf32>
+}
+)";
+  ASSERT_TRUE(IsLoopProgram(text));
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::vector<float> out = MustRun(text, {Array::Of<float>({1, 5, nan, 2}),
+                                          Array::Of<float>({3, 4, 0, 2})})
+                               .As<float>();
+  ASSERT_EQ(out.size(), 4u);
+  EXPECT_EQ(out[0], 2.0f);
+  EXPECT_EQ(out[1], 5.0f);
+  EXPECT_TRUE(std::isnan(out[2]));
+  EXPECT_EQ(out[3], 2.0f);
+}
+
+}  // namespace
+}  // namespace kiln::compiler
