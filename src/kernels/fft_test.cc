@@ -102,16 +102,42 @@ INSTANTIATE_TEST_SUITE_P(Lengths, FftLengthTest,
                                            // Bluestein on a chirp of 8k roots (octant tables)
                                            68, 152, 4096));
 
-TEST(FftKernelTest, TwoAndThreeDimensionsAreSeparable) {
-  // A 3-D transform of [3, 4, 5] equals the DFT along each axis in turn.
-  const std::vector<int64_t> dims = {3, 4, 5};
-  const auto input = RandomComplex<double>(60, 4);
-  const auto got = RunPlan<double>(FftType::kFft, 1, dims, input, 60);
+// Every row of a batch of real transforms equals its own DFT (Stockham's
+// split arrays and the twiddle pass after them, row after row).
+TEST(FftKernelTest, BatchedRealRowsMatchTheDft) {
+  for (int64_t n : {32, 100, 4096}) {
+    const int64_t rows = 20, half = n / 2 + 1;
+    const auto values = RandomComplex<double>(rows * n, 6);
+    std::vector<double> real(static_cast<size_t>(rows * n));
+    for (size_t i = 0; i < real.size(); ++i) real[i] = values[i].real();
+    auto plan = FftPlan::Create(FftType::kRfft, true, rows, std::vector<int64_t>{n});
+    ASSERT_TRUE(plan.ok());
+    std::vector<std::complex<double>> spectrum(static_cast<size_t>(rows * half));
+    (*plan)->Run(real.data(), spectrum.data());
+    for (int64_t row = 0; row < rows; ++row) {
+      std::vector<std::complex<double>> line(static_cast<size_t>(n));
+      for (int64_t t = 0; t < n; ++t)
+        line[static_cast<size_t>(t)] = real[static_cast<size_t>(row * n + t)];
+      auto want = ReferenceDft<double>(line, false);
+      want.resize(static_cast<size_t>(half));
+      std::vector<std::complex<double>> got(spectrum.begin() + row * half,
+                                            spectrum.begin() + (row + 1) * half);
+      EXPECT_LT(RelativeError(got, want), 1e-12) << "n=" << n << " row " << row;
+    }
+  }
+}
+
+// A 3-D transform of `dims` equals the DFT along each axis in turn, and
+// the IFFT of the FFT is the input.
+void ExpectSeparable(const std::vector<int64_t>& dims) {
+  const int64_t total = dims[0] * dims[1] * dims[2];
+  const auto input = RandomComplex<double>(total, 4);
+  const auto got = RunPlan<double>(FftType::kFft, 1, dims, input, total);
   std::vector<std::complex<double>> want = input;
-  const int64_t strides[] = {20, 5, 1};
+  const int64_t strides[] = {dims[1] * dims[2], dims[2], 1};
   for (int axis = 0; axis < 3; ++axis) {
     const int64_t n = dims[static_cast<size_t>(axis)];
-    for (int64_t start = 0; start < 60; ++start) {
+    for (int64_t start = 0; start < total; ++start) {
       if ((start / strides[axis]) % n != 0) continue;  // first element of a line
       std::vector<std::complex<double>> line(static_cast<size_t>(n));
       for (int64_t t = 0; t < n; ++t)
@@ -121,29 +147,41 @@ TEST(FftKernelTest, TwoAndThreeDimensionsAreSeparable) {
         want[static_cast<size_t>(start + t * strides[axis])] = transformed[static_cast<size_t>(t)];
     }
   }
-  EXPECT_LT(RelativeError(got, want), 1e-12);
-  // IFFT of the FFT is the input.
-  const auto back = RunPlan<double>(FftType::kIfft, 1, dims, got, 60);
-  EXPECT_LT(RelativeError(back, input), 1e-12);
+  EXPECT_LT(RelativeError(got, want), 1e-12) << dims[0] << "x" << dims[1] << "x" << dims[2];
+  const auto back = RunPlan<double>(FftType::kIfft, 1, dims, got, total);
+  EXPECT_LT(RelativeError(back, input), 1e-12) << dims[0] << "x" << dims[1] << "x" << dims[2];
+}
+
+TEST(FftKernelTest, TwoAndThreeDimensionsAreSeparable) {
+  // Lengths of the recursive plan, and of Stockham's passes, whose columns
+  // transform in batches of 16 (here 18 x 25 and 25: partial batches).
+  ExpectSeparable({3, 4, 5});
+  ExpectSeparable({16, 18, 25});
+  ExpectSeparable({20, 3, 32});
 }
 
 TEST(FftKernelTest, TwoDimensionalRealRoundTrip) {
-  // RFFT then IRFFT over [6, 7] (batch 2) returns the input.
-  const int64_t count = 2 * 6 * 7;
-  std::vector<float> real(static_cast<size_t>(count));
-  std::mt19937 engine(5);
-  std::normal_distribution<float> normal;
-  for (auto& v : real) v = normal(engine);
-  const std::vector<int64_t> lengths = {6, 7};
-  auto forward = FftPlan::Create(FftType::kRfft, false, 2, lengths);
-  auto inverse = FftPlan::Create(FftType::kIrfft, false, 2, lengths);
-  ASSERT_TRUE(forward.ok() && inverse.ok());
-  std::vector<std::complex<float>> spectrum(2 * 6 * 4);
-  (*forward)->Run(real.data(), spectrum.data());
-  std::vector<float> back(static_cast<size_t>(count));
-  (*inverse)->Run(spectrum.data(), back.data());
-  for (int64_t i = 0; i < count; ++i)
-    EXPECT_NEAR(back[static_cast<size_t>(i)], real[static_cast<size_t>(i)], 1e-5);
+  // RFFT then IRFFT (batch 2) returns the input: [6, 7] on the recursive
+  // plans, [20, 64] on Stockham's (columns of 33 in batches of 16).
+  for (const std::vector<int64_t>& lengths : {std::vector<int64_t>{6, 7}, {20, 64}}) {
+    const int64_t count = 2 * lengths[0] * lengths[1];
+    std::vector<float> real(static_cast<size_t>(count));
+    std::mt19937 engine(5);
+    std::normal_distribution<float> normal;
+    for (auto& v : real) v = normal(engine);
+    auto forward = FftPlan::Create(FftType::kRfft, false, 2, lengths);
+    auto inverse = FftPlan::Create(FftType::kIrfft, false, 2, lengths);
+    ASSERT_TRUE(forward.ok() && inverse.ok());
+    std::vector<std::complex<float>> spectrum(static_cast<size_t>(2 * lengths[0] *
+                                                                  (lengths[1] / 2 + 1)));
+    (*forward)->Run(real.data(), spectrum.data());
+    std::vector<float> back(static_cast<size_t>(count));
+    (*inverse)->Run(spectrum.data(), back.data());
+    for (int64_t i = 0; i < count; ++i) {
+      EXPECT_NEAR(back[static_cast<size_t>(i)], real[static_cast<size_t>(i)], 1e-5)
+          << lengths[0] << "x" << lengths[1];
+    }
+  }
 }
 
 TEST(FftKernelTest, EmptyAndInvalid) {
