@@ -705,7 +705,14 @@ class LoopProgram::Builder {
 };
 
 std::optional<LoopProgram> LoopProgram::Compile(Lowering& lowering, const ir::Operation& op) {
-  if (lowering.spmd() != nullptr || op.num_regions() != 2) return std::nullopt;
+  // Not in programs partitioned over several devices: there a loop's
+  // carries may be tiles whose shapes are not the IR's (the region form's
+  // tile lowering handles them). A program of one partition (JAX's
+  // arguments placed on one device carry an empty mesh) runs whole.
+  if (op.num_regions() != 2 ||
+      (lowering.spmd() != nullptr && lowering.spmd()->num_partitions > 1)) {
+    return std::nullopt;
+  }
   const size_t count = op.operands().size();
   if (count == 0 || op.num_results() != count) return std::nullopt;
   for (size_t r = 0; r < 2; ++r) {
