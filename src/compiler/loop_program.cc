@@ -1,10 +1,12 @@
 #include "compiler/loop_program.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <span>
 #include <type_traits>
 #include <unordered_map>
+#include <utility>
 
 #include "compiler/elementwise_ops.h"
 #include "compiler/indexing.h"
@@ -72,9 +74,11 @@ std::optional<ScalarOp> InlineBinary(kernels::BinaryOp op, ScalarType type) {
       return pred || IsFloat(type) ? std::nullopt : std::optional(ScalarOp::kMaximum);
     case kernels::BinaryOp::kMinimum:
       return pred || IsFloat(type) ? std::nullopt : std::optional(ScalarOp::kMinimum);
-    case kernels::BinaryOp::kAnd: return IsFloat(type) ? std::nullopt : std::optional(ScalarOp::kAnd);
+    case kernels::BinaryOp::kAnd:
+      return IsFloat(type) ? std::nullopt : std::optional(ScalarOp::kAnd);
     case kernels::BinaryOp::kOr: return IsFloat(type) ? std::nullopt : std::optional(ScalarOp::kOr);
-    case kernels::BinaryOp::kXor: return IsFloat(type) ? std::nullopt : std::optional(ScalarOp::kXor);
+    case kernels::BinaryOp::kXor:
+      return IsFloat(type) ? std::nullopt : std::optional(ScalarOp::kXor);
     default: return std::nullopt;
   }
 }
@@ -106,8 +110,9 @@ struct WrapOf<T, true> {
 // Compare results are pred; select's first operand is pred (one for all
 // elements with kSelectByOne).
 template <typename T>
-void InlineStep(ScalarOp op, const uint8_t* a, const uint8_t* b, const uint8_t* c, uint8_t* out,
-                int64_t count) {
+inline __attribute__((always_inline)) void InlineStep(ScalarOp op, const uint8_t* a,
+                                                      const uint8_t* b, const uint8_t* c,
+                                                      uint8_t* out, int64_t count) {
   using Wide = typename WrapOf<T>::type;
   const T* x = reinterpret_cast<const T*>(a);
   const T* y = reinterpret_cast<const T*>(b);
@@ -229,6 +234,39 @@ std::optional<kernels::BinaryOp> BinaryOfReduce(std::optional<kernels::ReduceOp>
   return std::nullopt;
 }
 
+template <typename T, ScalarOp kOp>
+void StepOne(const uint8_t* a, const uint8_t* b, const uint8_t* c, uint8_t* out, int64_t count) {
+  InlineStep<T>(kOp, a, b, c, out, count);
+}
+
+template <typename T, size_t... kOps>
+constexpr std::array<LoopProgram::StepFn, sizeof...(kOps)> StepsOf(std::index_sequence<kOps...>) {
+  return {&StepOne<T, static_cast<ScalarOp>(kOps)>...};
+}
+
+// The step function of `op` on `type` (kMove is the last op).
+LoopProgram::StepFn StepFor(ScalarType type, ScalarOp op) {
+  constexpr size_t kOps = static_cast<size_t>(ScalarOp::kMove) + 1;
+  static constexpr auto kPred = StepsOf<bool>(std::make_index_sequence<kOps>());
+  static constexpr auto kS32 = StepsOf<int32_t>(std::make_index_sequence<kOps>());
+  static constexpr auto kS64 = StepsOf<int64_t>(std::make_index_sequence<kOps>());
+  static constexpr auto kU32 = StepsOf<uint32_t>(std::make_index_sequence<kOps>());
+  static constexpr auto kU64 = StepsOf<uint64_t>(std::make_index_sequence<kOps>());
+  static constexpr auto kF32 = StepsOf<float>(std::make_index_sequence<kOps>());
+  static constexpr auto kF64 = StepsOf<double>(std::make_index_sequence<kOps>());
+  const auto i = static_cast<size_t>(op);
+  switch (type) {
+    case ScalarType::kPred: return kPred[i];
+    case ScalarType::kS32: return kS32[i];
+    case ScalarType::kS64: return kS64[i];
+    case ScalarType::kU32: return kU32[i];
+    case ScalarType::kU64: return kU64[i];
+    case ScalarType::kF32: return kF32[i];
+    case ScalarType::kF64: return kF64[i];
+  }
+  return nullptr;
+}
+
 void CopyBytes(uint8_t* to, const uint8_t* from, int64_t bytes) {
   switch (bytes) {
     case 1: *to = *from; return;
@@ -327,7 +365,8 @@ class LoopProgram::Builder {
     return program_.slots_[static_cast<size_t>(slot)].source == Source::kConstant;
   }
   uint8_t* ConstantData(int32_t slot) const {
-    return program_.constants_[static_cast<size_t>(program_.slots_[static_cast<size_t>(slot)].index)]
+    return program_
+        .constants_[static_cast<size_t>(program_.slots_[static_cast<size_t>(slot)].index)]
         ->data();
   }
   int32_t AddConstant(std::vector<uint8_t> data) {
@@ -335,7 +374,12 @@ class LoopProgram::Builder {
     return AddSlot(Source::kConstant, static_cast<int64_t>(program_.constants_.size() - 1));
   }
 
-  void Push(Instruction instruction) { code_->push_back(std::move(instruction)); }
+  void Push(Instruction instruction) {
+    if (instruction.code == Code::kScalar) {
+      instruction.step = StepFor(instruction.scalar_type, instruction.scalar);
+    }
+    code_->push_back(std::move(instruction));
+  }
 
   bool CompileOps(const ir::Block& block) {
     for (const auto& op : block.operations()) {
@@ -550,8 +594,8 @@ class LoopProgram::Builder {
       return true;
     }
     instruction.detail = static_cast<int32_t>(program_.scatters_.size());
-    program_.scatters_.push_back(
-        {out.element_type, (*ops)[0], std::move(shape->geometry), shape->index_type});
+    program_.scatters_.push_back({out.element_type, (*ops)[0], std::move(shape->geometry),
+                                  shape->index_type});
     Push(instruction);
     return true;
   }
@@ -582,8 +626,8 @@ class LoopProgram::Builder {
     Instruction copy{Code::kStrided};
     copy.operands[0] = operand;
     copy.detail = static_cast<int32_t>(program_.strided_.size());
-    program_.strided_.push_back(
-        {ElementBytes(out.element_type), out.dims, std::move(strides), offset});
+    program_.strided_.push_back({ElementBytes(out.element_type), out.dims, std::move(strides),
+                                 offset});
     return EmitOrFold(result, copy, out);
   }
 
@@ -655,13 +699,14 @@ class LoopProgram::Builder {
         }
       }
     } else if (code == ir::OpCode::kCompare && operands.size() == 2) {
-      StatusOr<kernels::CompareDirection> direction =
-          CompareDirectionOf(EnumAttr(op, "comparison_direction"));
+      StatusOr<kernels::CompareDirection> direction = CompareDirectionOf(
+          EnumAttr(op, "comparison_direction"));
       if (!direction.ok()) return false;
       instruction.code = Code::kCompare;
       instruction.direction = *direction;
       const bool total = EnumAttr(op, "compare_type") == "TOTALORDER";
-      instruction.compare = total ? kernels::CompareKind::kTotalOrder : kernels::CompareKind::kFloat;
+      instruction.compare = total ? kernels::CompareKind::kTotalOrder
+                                  : kernels::CompareKind::kFloat;
       std::optional<ScalarType> operand_type;
       operand_type = ScalarTypeOf(instruction.type);
       if (operand_type && !(total && IsFloat(*operand_type)) &&
@@ -843,23 +888,16 @@ std::string LoopProgram::Describe() const {
 Status LoopProgram::RunInstructions(const std::vector<Instruction>& code,
                                     uint8_t* const* at) const {
   for (const Instruction& in : code) {
-    const uint8_t* a = in.operands[0] >= 0 ? at[in.operands[0]] : nullptr;
-    const uint8_t* b = in.operands[1] >= 0 ? at[in.operands[1]] : nullptr;
-    const uint8_t* c = in.operands[2] >= 0 ? at[in.operands[2]] : nullptr;
-    uint8_t* out = in.result >= 0 ? at[in.result] : nullptr;
+    // Slot -1 (no operand) is null: `at` has one entry before slot 0.
+    const uint8_t* a = at[in.operands[0]];
+    const uint8_t* b = at[in.operands[1]];
+    const uint8_t* c = at[in.operands[2]];
+    uint8_t* out = at[in.result];
     switch (in.code) {
-      case Code::kScalar:
-        switch (in.scalar_type) {
-          case ScalarType::kPred: InlineStep<bool>(in.scalar, a, b, c, out, in.count); break;
-          case ScalarType::kS32: InlineStep<int32_t>(in.scalar, a, b, c, out, in.count); break;
-          case ScalarType::kS64: InlineStep<int64_t>(in.scalar, a, b, c, out, in.count); break;
-          case ScalarType::kU32: InlineStep<uint32_t>(in.scalar, a, b, c, out, in.count); break;
-          case ScalarType::kU64: InlineStep<uint64_t>(in.scalar, a, b, c, out, in.count); break;
-          case ScalarType::kF32: InlineStep<float>(in.scalar, a, b, c, out, in.count); break;
-          case ScalarType::kF64: InlineStep<double>(in.scalar, a, b, c, out, in.count); break;
-        }
+      case Code::kScalar: in.step(a, b, c, out, in.count); break;
+      case Code::kUnary:
+        KILN_RETURN_IF_ERROR(kernels::Unary(in.unary, in.type, a, out, in.count));
         break;
-      case Code::kUnary: KILN_RETURN_IF_ERROR(kernels::Unary(in.unary, in.type, a, out, in.count)); break;
       case Code::kBinary:
         KILN_RETURN_IF_ERROR(kernels::Binary(in.binary, in.type, a, b, out, in.count));
         break;
@@ -872,8 +910,8 @@ Status LoopProgram::RunInstructions(const std::vector<Instruction>& code,
                                              in.first_scalar, b, c, out, in.count));
         break;
       case Code::kClamp:
-        KILN_RETURN_IF_ERROR(
-            kernels::Clamp(in.type, a, in.first_scalar, b, c, in.last_scalar, out, in.count));
+        KILN_RETURN_IF_ERROR(kernels::Clamp(in.type, a, in.first_scalar, b, c, in.last_scalar, out,
+                                            in.count));
         break;
       case Code::kConvert:
         KILN_RETURN_IF_ERROR(kernels::Convert(in.type, a, in.result_type, out, in.count));
@@ -941,10 +979,18 @@ Status LoopProgram::RunInstructions(const std::vector<Instruction>& code,
         }
         switch (in.scalar_type) {
           case ScalarType::kPred: InlineStep<bool>(in.scalar, to, b, nullptr, to, in.count); break;
-          case ScalarType::kS32: InlineStep<int32_t>(in.scalar, to, b, nullptr, to, in.count); break;
-          case ScalarType::kS64: InlineStep<int64_t>(in.scalar, to, b, nullptr, to, in.count); break;
-          case ScalarType::kU32: InlineStep<uint32_t>(in.scalar, to, b, nullptr, to, in.count); break;
-          case ScalarType::kU64: InlineStep<uint64_t>(in.scalar, to, b, nullptr, to, in.count); break;
+          case ScalarType::kS32:
+            InlineStep<int32_t>(in.scalar, to, b, nullptr, to, in.count);
+            break;
+          case ScalarType::kS64:
+            InlineStep<int64_t>(in.scalar, to, b, nullptr, to, in.count);
+            break;
+          case ScalarType::kU32:
+            InlineStep<uint32_t>(in.scalar, to, b, nullptr, to, in.count);
+            break;
+          case ScalarType::kU64:
+            InlineStep<uint64_t>(in.scalar, to, b, nullptr, to, in.count);
+            break;
           case ScalarType::kF32: InlineStep<float>(in.scalar, to, b, nullptr, to, in.count); break;
           case ScalarType::kF64: InlineStep<double>(in.scalar, to, b, nullptr, to, in.count); break;
         }
@@ -977,7 +1023,9 @@ Status LoopProgram::Run(RunContext& ctx) const {
       std::memcpy(ctx.out(i), ctx.in(i), static_cast<size_t>(carry_bytes_[i]));
     }
   }
-  auto** at = reinterpret_cast<uint8_t**>(env.Pointers(this, slots_.size()));
+  // One null entry before slot 0, for the operands an instruction lacks (-1).
+  auto** at = reinterpret_cast<uint8_t**>(env.Pointers(this, slots_.size() + 1)) + 1;
+  at[-1] = nullptr;
   for (size_t s = 0; s < slots_.size(); ++s) {
     const Slot& slot = slots_[s];
     const auto index = static_cast<size_t>(slot.index);

@@ -69,26 +69,45 @@ class LoopProgram {
 
   // What an instruction does; public for the .cc file's helpers.
   enum class Code : uint8_t {
-    kScalar,   // a common op on elements of a common type, inline
-    kUnary,    // kernels::Unary
-    kBinary,   // kernels::Binary
-    kCompare,  // kernels::Compare
-    kSelect,   // kernels::Select
-    kClamp,    // kernels::Clamp
-    kConvert,  // kernels::Convert
-    kFill,     // `count` copies of one element (a broadcast of a scalar)
-    kCopy,     // `count` bytes
-    kStrided,  // kernels::CopyStrided (broadcast_in_dim, transpose, slice)
-    kSlice,    // dynamic_slice
-    kUpdate,   // dynamic_update_slice into the output (holding the operand)
-    kScatter,  // kernels::Scatter into the output (holding the operand)
+    kScalar,      // a common op on elements of a common type, inline
+    kUnary,       // kernels::Unary
+    kBinary,      // kernels::Binary
+    kCompare,     // kernels::Compare
+    kSelect,      // kernels::Select
+    kClamp,       // kernels::Clamp
+    kConvert,     // kernels::Convert
+    kFill,        // `count` copies of one element (a broadcast of a scalar)
+    kCopy,        // `count` bytes
+    kStrided,     // kernels::CopyStrided (broadcast_in_dim, transpose, slice)
+    kSlice,       // dynamic_slice
+    kUpdate,      // dynamic_update_slice into the output (holding the operand)
+    kScatter,     // kernels::Scatter into the output (holding the operand)
     kScatterOne,  // a scatter of one contiguous window, inline
   };
   enum class ScalarOp : uint8_t {
-    kAdd, kSubtract, kMultiply, kMaximum, kMinimum, kAnd, kOr, kXor,
-    kEq, kNe, kLt, kLe, kGt, kGe, kSelect, kSelectByOne, kMove,
+    kAdd,
+    kSubtract,
+    kMultiply,
+    kMaximum,
+    kMinimum,
+    kAnd,
+    kOr,
+    kXor,
+    kEq,
+    kNe,
+    kLt,
+    kLe,
+    kGt,
+    kGe,
+    kSelect,
+    kSelectByOne,
+    kMove,
   };
   enum class ScalarType : uint8_t { kPred, kS32, kS64, kU32, kU64, kF32, kF64 };
+  // An inline op on `count` elements, one function per op and type: a
+  // trip calls it straight, without dispatching on either.
+  using StepFn = void (*)(const uint8_t* a, const uint8_t* b, const uint8_t* c, uint8_t* out,
+                          int64_t count);
 
  private:
   enum class CarryKind : uint8_t { kPassThrough, kInPlace, kStaged };
@@ -99,6 +118,7 @@ class LoopProgram {
   };
   struct Instruction {
     Code code;
+    StepFn step = nullptr;  // kScalar
     ScalarOp scalar{};
     ScalarType scalar_type{};
     kernels::UnaryOp unary{};

@@ -156,8 +156,8 @@ func.func @main(%a: tensor<2xi32>, %b: tensor<2xi32>, %step: tensor<i32>) -> (te
 }
 )";
   ASSERT_TRUE(IsLoopProgram(text));
-  auto results = testing::Run(
-      text, {Array::Of<int32_t>({1, 2}), Array::Of<int32_t>({3, 4}), Array::Of<int32_t>({5})});
+  auto results = testing::Run(text, {Array::Of<int32_t>({1, 2}), Array::Of<int32_t>({3, 4}),
+                                     Array::Of<int32_t>({5})});
   ASSERT_TRUE(results.ok()) << results.status().ToString();
   EXPECT_EQ((*results)[0].As<int32_t>(), (std::vector<int32_t>{3, 4}));
   EXPECT_EQ((*results)[1].As<int32_t>(), (std::vector<int32_t>{1, 2}));
@@ -308,9 +308,8 @@ func.func @main(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {
 )";
   ASSERT_TRUE(IsLoopProgram(text));
   const float nan = std::numeric_limits<float>::quiet_NaN();
-  std::vector<float> out = MustRun(text, {Array::Of<float>({1, 5, nan, 2}),
-                                          Array::Of<float>({3, 4, 0, 2})})
-                               .As<float>();
+  std::vector<float> out =
+      MustRun(text, {Array::Of<float>({1, 5, nan, 2}), Array::Of<float>({3, 4, 0, 2})}).As<float>();
   ASSERT_EQ(out.size(), 4u);
   EXPECT_EQ(out[0], 2.0f);
   EXPECT_EQ(out[1], 5.0f);

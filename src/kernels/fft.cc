@@ -148,7 +148,9 @@ inline __attribute__((always_inline)) void ButterfliesBody(int64_t count, const 
                                                            T* __restrict yr, T* __restrict yi,
                                                            int64_t ys, const T* __restrict w,
                                                            int64_t wm) {
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC ivdep
+#endif
   for (int64_t k = 0; k < count; ++k) {
     Cx<T> a[P];
     for (int j = 0; j < P; ++j) a[j] = {xr[k * in + j * xs], xi[k * in + j * xs]};
