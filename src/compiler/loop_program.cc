@@ -21,26 +21,11 @@ using ScalarOp = LoopProgram::ScalarOp;
 using ScalarType = LoopProgram::ScalarType;
 
 // The element types a loop program holds: those the elementwise kernels
-// compute in, but sub-byte integers and the f8 family.
+// compute in, but sub-byte integers (whose kernels take another form; pred
+// is one byte).
 bool Supported(ElementType type) {
-  switch (type) {
-    case ElementType::kPred:
-    case ElementType::kS8:
-    case ElementType::kS16:
-    case ElementType::kS32:
-    case ElementType::kS64:
-    case ElementType::kU8:
-    case ElementType::kU16:
-    case ElementType::kU32:
-    case ElementType::kU64:
-    case ElementType::kF16:
-    case ElementType::kBF16:
-    case ElementType::kF32:
-    case ElementType::kF64:
-    case ElementType::kC64:
-    case ElementType::kC128: return true;
-    default: return false;
-  }
+  return ElementwiseKernelType(type) &&
+         (type == ElementType::kPred || GetElementTypeInfo(type).bit_width >= 8);
 }
 
 std::optional<ScalarType> ScalarTypeOf(ElementType type) {

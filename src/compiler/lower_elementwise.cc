@@ -324,6 +324,33 @@ std::optional<kernels::BinaryOp> BinaryOpOf(ir::OpCode code) {
   return std::nullopt;
 }
 
+bool ElementwiseKernelType(ElementType type) {
+  switch (type) {
+    case ElementType::kPred:
+    case ElementType::kS1:
+    case ElementType::kS2:
+    case ElementType::kS4:
+    case ElementType::kS8:
+    case ElementType::kS16:
+    case ElementType::kS32:
+    case ElementType::kS64:
+    case ElementType::kU1:
+    case ElementType::kU2:
+    case ElementType::kU4:
+    case ElementType::kU8:
+    case ElementType::kU16:
+    case ElementType::kU32:
+    case ElementType::kU64:
+    case ElementType::kF16:
+    case ElementType::kBF16:
+    case ElementType::kF32:
+    case ElementType::kF64:
+    case ElementType::kC64:
+    case ElementType::kC128: return true;
+    default: return false;
+  }
+}
+
 StatusOr<kernels::CompareDirection> CompareDirectionOf(std::string_view name) {
   return Direction(name);
 }

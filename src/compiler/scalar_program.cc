@@ -17,30 +17,8 @@ std::optional<ElementType> KernelScalar(const ir::Value* value) {
   const ir::Type element = type.element();
   if (!element.Is(ir::TypeKind::kElement)) return std::nullopt;
   const ElementType result = element.element_type();
-  switch (result) {
-    case ElementType::kPred:
-    case ElementType::kS1:
-    case ElementType::kS2:
-    case ElementType::kS4:
-    case ElementType::kS8:
-    case ElementType::kS16:
-    case ElementType::kS32:
-    case ElementType::kS64:
-    case ElementType::kU1:
-    case ElementType::kU2:
-    case ElementType::kU4:
-    case ElementType::kU8:
-    case ElementType::kU16:
-    case ElementType::kU32:
-    case ElementType::kU64:
-    case ElementType::kF16:
-    case ElementType::kBF16:
-    case ElementType::kF32:
-    case ElementType::kF64:
-    case ElementType::kC64:
-    case ElementType::kC128: return result;
-    default: return std::nullopt;
-  }
+  if (!ElementwiseKernelType(result)) return std::nullopt;
+  return result;
 }
 
 size_t Bytes(ElementType type) { return GetElementTypeInfo(type).storage_bytes; }
