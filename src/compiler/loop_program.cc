@@ -294,7 +294,10 @@ class LoopProgram::Builder {
 
   // Maps `block`'s arguments to the carries.
   void BindCarries(const ir::Block& block) {
-    for (size_t i = 0; i < block.num_arguments(); ++i) slots_[block.argument(i)] = CarrySlot(i);
+    for (size_t i = 0; i < block.num_arguments(); ++i) {
+      slots_[block.argument(i)] = CarrySlot(i);
+      versions_[block.argument(i)] = 0;
+    }
   }
   int32_t CarrySlot(size_t i) const { return static_cast<int32_t>(i); }
 
@@ -335,10 +338,23 @@ class LoopProgram::Builder {
   }
 
   // Per carry: whether an update of it may write it in place (a
-  // candidate, checked by Compile after the body is built), and the index
-  // in the body of the first update that does (-1: none).
+  // candidate, checked by Build after the body is built), the index in the
+  // body of the first update that does (-1: none), the version its memory
+  // holds (0 on entry, +1 per update in place), and whether an update in
+  // place was refused because its operand was an older version (an update
+  // of a value already updated, or one whose result is dropped: the memory
+  // no longer holds the operand).
   std::vector<bool> may_update_in_place_;
   std::vector<int64_t> first_update_;
+  std::vector<int64_t> current_;
+  std::vector<bool> refused_;
+
+  // The version of its carry's memory `value` is (views share their
+  // operand's), or -1 when it is no carry's.
+  int64_t VersionOf(const ir::Value* value) const {
+    auto found = versions_.find(value);
+    return found != versions_.end() ? found->second : -1;
+  }
 
  private:
   int32_t AddSlot(Source source, int64_t index) {
@@ -394,7 +410,9 @@ class LoopProgram::Builder {
         terminator->operands().size() != call.num_results()) {
       return false;
     }
-    for (size_t k = 0; k < operands.size(); ++k) slots_[block.argument(k)] = operands[k];
+    for (size_t k = 0; k < operands.size(); ++k) {
+      Alias(block.argument(k), operands[k], call.operand(k));
+    }
     ++depth_;
     const bool compiled = CompileOps(block);
     --depth_;
@@ -402,7 +420,7 @@ class LoopProgram::Builder {
     for (size_t r = 0; r < call.num_results(); ++r) {
       std::optional<int32_t> slot = SlotOf(terminator->operand(r));
       if (!slot) return false;
-      slots_[call.result(r)] = *slot;
+      Alias(call.result(r), *slot, terminator->operand(r));
     }
     return true;
   }
@@ -431,7 +449,8 @@ class LoopProgram::Builder {
     for (size_t r = 0; r < op.num_results(); ++r) {
       const int source = ViewSource(op, r);
       if (source < 0) continue;
-      slots_[op.result(r)] = operands[static_cast<size_t>(source)];
+      Alias(op.result(r), operands[static_cast<size_t>(source)],
+            op.operand(static_cast<size_t>(source)));
       views = true;
     }
     if (views) return true;
@@ -475,15 +494,32 @@ class LoopProgram::Builder {
     return CompileElementwise(op, operands, shapes, out);
   }
 
-  // The slot an update op writes: its carry when its operand is a carry it
-  // may update in place, else scratch holding a copy of the operand.
-  std::optional<int32_t> UpdateTarget(int32_t operand, int64_t bytes) {
+  // `to` names the memory of slot `slot`, which `from` names (a view, a
+  // call's argument or result): the same slot and carry version.
+  void Alias(const ir::Value* to, int32_t slot, const ir::Value* from) {
+    slots_[to] = slot;
+    if (const int64_t version = VersionOf(from); version >= 0) {
+      versions_[to] = version;
+    } else {
+      versions_.erase(to);
+    }
+  }
+
+  // The slot update `op` writes: its carry when its operand is the current
+  // version of a carry it may update in place, else scratch holding a copy
+  // of the operand.
+  std::optional<int32_t> UpdateTarget(const ir::Operation& op, int32_t operand, int64_t bytes) {
     const Slot& slot = program_.slots_[static_cast<size_t>(operand)];
     if (code_ == &program_.body_ && slot.source == Source::kCarry &&
         may_update_in_place_[static_cast<size_t>(slot.index)]) {
-      int64_t& first = first_update_[static_cast<size_t>(slot.index)];
-      if (first < 0) first = static_cast<int64_t>(code_->size());
-      return operand;
+      const auto carry = static_cast<size_t>(slot.index);
+      if (VersionOf(op.operand(0)) == current_[carry]) {
+        int64_t& first = first_update_[carry];
+        if (first < 0) first = static_cast<int64_t>(code_->size());
+        versions_[op.result(0)] = ++current_[carry];
+        return operand;
+      }
+      refused_[carry] = true;  // Build compiles the program again
     }
     std::optional<int32_t> target = Scratch(bytes);
     if (!target) return std::nullopt;
@@ -515,7 +551,7 @@ class LoopProgram::Builder {
     instruction.operands[0] = operands[0];
     if (update) {
       instruction.operands[1] = operands[1];
-      std::optional<int32_t> target = UpdateTarget(operands[0], array.ByteSize());
+      std::optional<int32_t> target = UpdateTarget(op, operands[0], array.ByteSize());
       if (!target) return false;
       instruction.result = *target;
     } else {
@@ -539,7 +575,7 @@ class LoopProgram::Builder {
     if (!shape.ok()) return false;
     auto ops = MatchScatterBody(op.region(0), 1);
     if (!ops || !kernels::ScatterAccepts(out.element_type, (*ops)[0])) return false;
-    std::optional<int32_t> target = UpdateTarget(operands[0], out.ByteSize());
+    std::optional<int32_t> target = UpdateTarget(op, operands[0], out.ByteSize());
     if (!target) return false;
     Instruction instruction{Code::kScatter};
     instruction.operands[0] = operands[1];
@@ -730,6 +766,7 @@ class LoopProgram::Builder {
   Lowering& lowering_;
   LoopProgram& program_;
   std::unordered_map<const ir::Value*, int32_t> slots_;
+  std::unordered_map<const ir::Value*, int64_t> versions_;
   std::vector<Instruction>* code_ = nullptr;
   int depth_ = 0;  // of calls being compiled
 };
@@ -795,6 +832,8 @@ bool LoopProgram::Build(Lowering& lowering, const ir::Operation& op,
   builder.BindCarries(body);
   builder.may_update_in_place_ = candidates;
   builder.first_update_.assign(count, -1);
+  builder.current_.assign(count, 0);
+  builder.refused_.assign(count, false);
   if (!builder.CompileBlock(body, &body_)) return false;
   std::vector<int32_t> results;
   for (size_t i = 0; i < count; ++i) {
@@ -802,19 +841,24 @@ bool LoopProgram::Build(Lowering& lowering, const ir::Operation& op,
     if (!source) return false;
     results.push_back(*source);
   }
-  // A carry updated in place must be the body's result of that carry, no
-  // other result, and read by nothing after its first update but further
-  // updates of it in place.
+  // A carry updated in place must be the body's result of that carry in
+  // its last version (no update of it dropped), no other result, and read
+  // by nothing after its first update but further updates of it in place.
   *in_place = candidates;
   carries_.assign(count, CarryKind::kStaged);
   for (size_t i = 0; i < count; ++i) {
     const int32_t carry = builder.CarrySlot(i);
     const int64_t first = builder.first_update_[i];
+    if (builder.refused_[i]) {
+      (*in_place)[i] = false;
+      continue;
+    }
     if (first < 0) {
       if (results[i] == carry) carries_[i] = CarryKind::kPassThrough;
       continue;
     }
-    bool ok = results[i] == carry;
+    bool ok = results[i] == carry &&
+              builder.VersionOf(body.back()->operand(i)) == builder.current_[i];
     for (size_t j = 0; ok && j < count; ++j) ok = j == i || results[j] != carry;
     for (size_t n = static_cast<size_t>(first); ok && n < body_.size(); ++n) {
       const Instruction& instruction = body_[n];
@@ -953,7 +997,7 @@ Status LoopProgram::RunInstructions(const std::vector<Instruction>& code,
                                                    static_cast<int64_t>(k) * window.index_stride);
           const auto d = static_cast<size_t>(window.index_map[k]);
           fits = fits && start >= 0 && start <= window.dims[d] - window.sizes[d];
-          offset += start * window.strides[d];
+          if (fits) offset += start * window.strides[d];
         }
         if (!fits) break;
         const auto bytes = static_cast<int64_t>(window.element_bytes);

@@ -237,6 +237,64 @@ func.func @main(%x: tensor<i32>) -> tensor<i32> {
   EXPECT_EQ(MustRun(text, {Array::Of<int32_t>({1})}).As<int32_t>()[0], 21);
 }
 
+// An update whose result the body drops, or a second update of a carry's
+// old value, must not write the carry in place: the carry keeps its value
+// (or the second update sees the old one).
+TEST(LoopProgramTest, DroppedAndRepeatedUpdatesLeaveTheCarryAlone) {
+  const auto loop = [](const std::string& body, const std::string& result) {
+    return R"(
+func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %0:2 = stablehlo.while(%i = %c0, %v = %x) : tensor<i32>, tensor<4xf32>
+  cond {
+    %n = stablehlo.constant dense<1> : tensor<i32>
+    %1 = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %1 : tensor<i1>
+  } do {
+    %z = stablehlo.constant dense<0> : tensor<i32>
+    %o = stablehlo.constant dense<1> : tensor<i32>
+    %ones = stablehlo.constant dense<1.0> : tensor<1xf32>
+    %twos = stablehlo.constant dense<2.0> : tensor<1xf32>
+    )" + body +
+           R"(
+    %next = stablehlo.add %i, %o : tensor<i32>
+    stablehlo.return %next, )" +
+           result + R"( : tensor<i32>, tensor<4xf32>
+  }
+  return %0#1 : tensor<4xf32>
+}
+)";
+  };
+  const std::string dropped = loop(
+      "%dead = stablehlo.dynamic_update_slice %v, %ones, %z : (tensor<4xf32>, "
+      "tensor<1xf32>, tensor<i32>) -> tensor<4xf32>",
+      "%v");
+  ASSERT_TRUE(IsLoopProgram(dropped));
+  EXPECT_EQ(MustRun(dropped, {Array::Of<float>({0, 0, 0, 0})}).As<float>(),
+            (std::vector<float>{0, 0, 0, 0}));
+  const std::string twice = loop(
+      "%a = stablehlo.dynamic_update_slice %v, %ones, %z : (tensor<4xf32>, tensor<1xf32>, "
+      "tensor<i32>) -> tensor<4xf32>\n"
+      "    %b = stablehlo.dynamic_update_slice %v, %twos, %o : (tensor<4xf32>, tensor<1xf32>, "
+      "tensor<i32>) -> tensor<4xf32>",
+      "%b");
+  ASSERT_TRUE(IsLoopProgram(twice));
+  EXPECT_EQ(MustRun(twice, {Array::Of<float>({0, 0, 0, 0})}).As<float>(),
+            (std::vector<float>{0, 2, 0, 0}));
+  // Chained updates stay in place and see each other.
+  const std::string chained = loop(
+      "%a = stablehlo.dynamic_update_slice %v, %ones, %z : (tensor<4xf32>, tensor<1xf32>, "
+      "tensor<i32>) -> tensor<4xf32>\n"
+      "    %b = stablehlo.dynamic_update_slice %a, %twos, %o : (tensor<4xf32>, tensor<1xf32>, "
+      "tensor<i32>) -> tensor<4xf32>",
+      "%b");
+  auto program = testing::CompileText(chained);
+  ASSERT_TRUE(program.ok()) << program.status().ToString();
+  EXPECT_EQ(Loop(*(*program)->graph)->output_over_input[1], 1);
+  EXPECT_EQ(MustRun(chained, {Array::Of<float>({0, 0, 0, 0})}).As<float>(),
+            (std::vector<float>{1, 2, 0, 0}));
+}
+
 // A loop computing values above kMaxValueBytes, or using an op loop
 // programs do not run (a reduce), keeps its region form.
 TEST(LoopProgramTest, LargeValuesAndOtherOpsKeepTheRegionForm) {

@@ -325,9 +325,10 @@ class Stockham {
   std::vector<T> twiddles_;
 };
 
-// The forward DFT of one contiguous sequence: recursive decimation in time
-// over the factors, or Bluestein's chirp-z convolution over a power of two
-// when the length has a prime factor above kMaxRadix.
+// The forward DFT of one contiguous sequence: Stockham's passes for lengths
+// of 16 or more made of 2, 3 and 5; else recursive decimation in time over
+// the factors, or Bluestein's chirp-z convolution over a power of two when
+// the length has a prime factor above kMaxRadix.
 template <typename T>
 class Plan1D {
  public:
@@ -370,7 +371,7 @@ class Plan1D {
   }
 
   int64_t size() const { return n_; }
-  // The Stockham plan of a power-of-two length, else null.
+  // The Stockham plan (a length of 16 or more made of 2, 3, 5), else null.
   const Stockham<T>* stockham() const { return stockham_.get(); }
   // Elements of scratch Forward needs.
   int64_t scratch_size() const {
@@ -513,7 +514,7 @@ class Plan1D {
   std::vector<std::vector<Cx<T>>> twiddles_;  // per level: w^(q k), q >= 1
   std::vector<std::vector<Cx<T>>> roots_;     // per level: the radix's roots
   std::unique_ptr<Plan1D> inner_;             // Bluestein: the power-of-two plan
-  std::unique_ptr<Stockham<T>> stockham_;     // powers of two
+  std::unique_ptr<Stockham<T>> stockham_;     // lengths Stockham takes
   std::vector<Cx<T>> chirp_, kernel_;
 };
 
