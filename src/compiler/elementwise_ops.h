@@ -10,12 +10,16 @@
 #include "base/status.h"
 #include "ir/op_names.h"
 #include "kernels/elementwise.h"
+#include "kernels/reduce.h"
 
 namespace kiln::compiler {
 
 // The unary / binary kernel op of an op code; nullopt for other ops.
 std::optional<kernels::UnaryOp> UnaryOpOf(ir::OpCode code);
 std::optional<kernels::BinaryOp> BinaryOpOf(ir::OpCode code);
+
+// The binary kernel op that folds like reduction op `op`.
+kernels::BinaryOp BinaryOf(kernels::ReduceOp op);
 
 // Whether the elementwise kernels compute in `type`: pred, the integers
 // (sub-byte ones included), f16, bf16, f32, f64, c64, c128; not the f8

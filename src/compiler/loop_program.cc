@@ -205,20 +205,6 @@ bool Contiguous(std::span<const int64_t> dims, std::span<const int64_t> sizes) {
   return true;
 }
 
-std::optional<kernels::BinaryOp> BinaryOfReduce(std::optional<kernels::ReduceOp> op) {
-  if (!op) return std::nullopt;
-  switch (*op) {
-    case kernels::ReduceOp::kAdd: return kernels::BinaryOp::kAdd;
-    case kernels::ReduceOp::kMultiply: return kernels::BinaryOp::kMultiply;
-    case kernels::ReduceOp::kMaximum: return kernels::BinaryOp::kMaximum;
-    case kernels::ReduceOp::kMinimum: return kernels::BinaryOp::kMinimum;
-    case kernels::ReduceOp::kAnd: return kernels::BinaryOp::kAnd;
-    case kernels::ReduceOp::kOr: return kernels::BinaryOp::kOr;
-    case kernels::ReduceOp::kXor: return kernels::BinaryOp::kXor;
-  }
-  return std::nullopt;
-}
-
 template <typename T, ScalarOp kOp>
 void StepOne(const uint8_t* a, const uint8_t* b, const uint8_t* c, uint8_t* out, int64_t count) {
   InlineStep<T>(kOp, a, b, c, out, count);
@@ -586,9 +572,8 @@ class LoopProgram::Builder {
     // `.at[i].add(v)`, a row of a stacked output.
     const kernels::IndexedWindows& geometry = shape->geometry;
     const std::optional<ScalarType> type = ScalarTypeOf(out.element_type);
-    const std::optional<kernels::BinaryOp> binary = BinaryOfReduce((*ops)[0]);
     std::optional<ScalarOp> combine;
-    if (binary && type) combine = InlineBinary(*binary, *type);
+    if ((*ops)[0] && type) combine = InlineBinary(BinaryOf(*(*ops)[0]), *type);
     if (geometry.num_batch_points() == 1 && Contiguous(geometry.big_dims, geometry.window_sizes) &&
         (!(*ops)[0] || combine)) {
       Window window;

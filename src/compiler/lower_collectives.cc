@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "base/small_vector.h"
+#include "compiler/elementwise_ops.h"
 #include "compiler/lowering.h"
 #include "compiler/on_tiles.h"
 #include "compiler/region_patterns.h"
@@ -249,19 +250,6 @@ SmallVector<void*> Operands(const RunContext& ctx, size_t count) {
   SmallVector<void*> pointers;
   for (size_t i = 0; i < count; ++i) pointers.push_back(const_cast<void*>(ctx.in(i)));
   return pointers;
-}
-
-kernels::BinaryOp BinaryOf(kernels::ReduceOp op) {
-  switch (op) {
-    case kernels::ReduceOp::kAdd: return kernels::BinaryOp::kAdd;
-    case kernels::ReduceOp::kMultiply: return kernels::BinaryOp::kMultiply;
-    case kernels::ReduceOp::kMaximum: return kernels::BinaryOp::kMaximum;
-    case kernels::ReduceOp::kMinimum: return kernels::BinaryOp::kMinimum;
-    case kernels::ReduceOp::kAnd: return kernels::BinaryOp::kAnd;
-    case kernels::ReduceOp::kOr: return kernels::BinaryOp::kOr;
-    case kernels::ReduceOp::kXor: return kernels::BinaryOp::kXor;
-  }
-  return kernels::BinaryOp::kAdd;
 }
 
 // Where a reducing collective's result elements come from in each member's

@@ -324,6 +324,19 @@ std::optional<kernels::BinaryOp> BinaryOpOf(ir::OpCode code) {
   return std::nullopt;
 }
 
+kernels::BinaryOp BinaryOf(kernels::ReduceOp op) {
+  switch (op) {
+    case kernels::ReduceOp::kAdd: return kernels::BinaryOp::kAdd;
+    case kernels::ReduceOp::kMultiply: return kernels::BinaryOp::kMultiply;
+    case kernels::ReduceOp::kMaximum: return kernels::BinaryOp::kMaximum;
+    case kernels::ReduceOp::kMinimum: return kernels::BinaryOp::kMinimum;
+    case kernels::ReduceOp::kAnd: return kernels::BinaryOp::kAnd;
+    case kernels::ReduceOp::kOr: return kernels::BinaryOp::kOr;
+    case kernels::ReduceOp::kXor: return kernels::BinaryOp::kXor;
+  }
+  return kernels::BinaryOp::kAdd;
+}
+
 bool ElementwiseKernelType(ElementType type) {
   switch (type) {
     case ElementType::kPred:

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "base/small_vector.h"
+#include "compiler/elementwise_ops.h"
 #include "compiler/loop_program.h"
 #include "compiler/lowering.h"
 #include "compiler/region_patterns.h"
@@ -282,28 +283,7 @@ Status LowerCase(Lowering& lowering, const ir::Operation& op) {
 
 // Whether the sort kernel can load keys of `type`.
 bool SortableKey(ElementType type) {
-  switch (type) {
-    case ElementType::kPred:
-    case ElementType::kS1:
-    case ElementType::kS2:
-    case ElementType::kS4:
-    case ElementType::kS8:
-    case ElementType::kS16:
-    case ElementType::kS32:
-    case ElementType::kS64:
-    case ElementType::kU1:
-    case ElementType::kU2:
-    case ElementType::kU4:
-    case ElementType::kU8:
-    case ElementType::kU16:
-    case ElementType::kU32:
-    case ElementType::kU64:
-    case ElementType::kF16:
-    case ElementType::kBF16:
-    case ElementType::kF32:
-    case ElementType::kF64: return true;
-    default: return false;
-  }
+  return ElementwiseKernelType(type) && type != ElementType::kC64 && type != ElementType::kC128;
 }
 
 Status LowerSort(Lowering& lowering, const ir::Operation& op) {
