@@ -110,12 +110,15 @@ Status EmitLoopProgram(Lowering& lowering, const ir::Operation& op, LoopProgram 
     KILN_ASSIGN_OR_RETURN(ValueId input, lowering.Lookup(capture));
     inputs.push_back(input);
   }
-  // Never folded, as the region form (a loop over constants may run long).
+  // As the region form: a loop over constants is never folded (it may run
+  // long), and any other loop is a plain node. Marking every loop program
+  // unfoldable made it a node with side effects, which kept small programs
+  // off the caller's thread (Program::run_inline).
   KILN_ASSIGN_OR_RETURN(std::vector<ValueId> results,
                         lowering.EmitNode(
                             op, std::move(inputs), std::move(outputs),
                             [program](RunContext& ctx) { return program->Run(ctx); }, {}, {},
-                            /*foldable=*/false));
+                            /*foldable=*/!AllConstant(lowering, op)));
   Node& node = lowering.graph().nodes.back();
   node.detail = program->Describe();
   node.output_is_input.assign(count, -1);

@@ -32,14 +32,17 @@ void WorkQueue::Enqueue(std::function<void()> task) {
 bool WorkQueue::RunNowIfIdle(const std::function<void()>& task) {
   {
     std::lock_guard lock(mutex_);
-    if (stopping_ || running_ || !tasks_.empty()) return false;
-    running_ = true;
+    if (stopping_ || inline_running_ || !tasks_.empty() ||
+        (worker_running_ && !worker_finishing_)) {
+      return false;
+    }
+    inline_running_ = true;
   }
   task();
   bool enqueued_meanwhile = false;
   {
     std::lock_guard lock(mutex_);
-    running_ = false;
+    inline_running_ = false;
     ++completed_;
     enqueued_meanwhile = !tasks_.empty();
   }
@@ -53,8 +56,14 @@ bool WorkQueue::RunNowIfIdle(const std::function<void()>& task) {
 
 uint64_t WorkQueue::Drain() {
   std::unique_lock lock(mutex_);
-  idle_.wait(lock, [this] { return tasks_.empty() && !running_; });
+  idle_.wait(lock, [this] { return tasks_.empty() && !worker_running_ && !inline_running_; });
   return completed_;
+}
+
+void WorkQueue::WorkerFinishing() {
+  if (std::this_thread::get_id() != worker_.get_id()) return;
+  std::lock_guard lock(mutex_);
+  worker_finishing_ = true;
 }
 
 void WorkQueue::Run() {
@@ -63,17 +72,19 @@ void WorkQueue::Run() {
     {
       std::unique_lock lock(mutex_);
       // Not while a task runs inline (RunNowIfIdle): tasks stay in order.
-      wake_.wait(lock, [this] { return (stopping_ || !tasks_.empty()) && !running_; });
+      wake_.wait(lock, [this] { return (stopping_ || !tasks_.empty()) && !inline_running_; });
       if (tasks_.empty()) return;  // stopping, and everything enqueued has run
       task = std::move(tasks_.front());
       tasks_.pop_front();
-      running_ = true;
+      worker_running_ = true;
+      worker_finishing_ = false;
     }
     task();
     task = nullptr;  // release what the task captured before reporting idle
     {
       std::lock_guard lock(mutex_);
-      running_ = false;
+      worker_running_ = false;
+      worker_finishing_ = false;
       ++completed_;
     }
     idle_.notify_all();
@@ -100,6 +111,7 @@ void EnqueueWhenReady(const std::shared_ptr<Event>& ready, WorkQueue* queue,
     queue->Enqueue([work = std::move(work), done = std::move(done), queue]() mutable {
       Status result = RunTask(work, queue->name());
       work = nullptr;
+      queue->WorkerFinishing();
       done->Set(std::move(result));
     });
   });

@@ -36,6 +36,13 @@ class WorkQueue {
   // Blocks until every task enqueued so far (and any they enqueue here) has
   // run; returns how many tasks this queue has run in all.
   uint64_t Drain();
+  // Called by a task on the worker once its work is done and all that is
+  // left is reporting it (setting its event): from then on RunNowIfIdle
+  // may run a task inline beside it. Without this, a caller woken by the
+  // event raced the worker to the idle state and lost most times, so that
+  // once a small program went to the worker every later call did too. A
+  // no-op on any thread but the worker.
+  void WorkerFinishing();
   const std::string& name() const { return name_; }
 
  private:
@@ -47,7 +54,9 @@ class WorkQueue {
   std::deque<std::function<void()>> tasks_;
   std::condition_variable idle_;
   bool stopping_ = false;
-  bool running_ = false;  // a task is running (on the worker, or inline)
+  bool worker_running_ = false;    // the worker runs a task
+  bool worker_finishing_ = false;  // ... which has done its work (WorkerFinishing)
+  bool inline_running_ = false;    // a task runs inline (RunNowIfIdle)
   uint64_t completed_ = 0;
   std::thread worker_;
 };
