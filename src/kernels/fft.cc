@@ -6,6 +6,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernels/isa_clones.h"
 #include "kernels/parallel.h"
 #include "kernels/scratch.h"
 
@@ -171,19 +172,13 @@ inline __attribute__((always_inline)) void ButterfliesBody(int64_t count, const 
 // machine has. `First` passes (stride 1) run over p, their outputs
 // interleaved by the radix and a twiddle set per butterfly; the others over
 // q (and the batch), with one set.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
-    !defined(__SANITIZE_ADDRESS__)
-#define KILN_FFT_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define KILN_FFT_CLONES
-#endif
 
 #define KILN_FFT_BUTTERFLIES(T, P, name)                                                       \
-  KILN_FFT_CLONES void First##name(int64_t count, const T* xr, const T* xi, int64_t xs, T* yr, \
+  KILN_ISA_CLONES void First##name(int64_t count, const T* xr, const T* xi, int64_t xs, T* yr, \
                                    T* yi, int64_t ys, const T* w, int64_t wm) {                \
     ButterfliesBody<T, P, 1, P, 1>(count, xr, xi, xs, yr, yi, ys, w, wm);                      \
   }                                                                                            \
-  KILN_FFT_CLONES void name(int64_t count, const T* xr, const T* xi, int64_t xs, T* yr, T* yi, \
+  KILN_ISA_CLONES void name(int64_t count, const T* xr, const T* xi, int64_t xs, T* yr, T* yi, \
                             int64_t ys, const T* w, int64_t wm) {                              \
     ButterfliesBody<T, P, 1, 1, 0>(count, xr, xi, xs, yr, yi, ys, w, wm);                      \
   }
