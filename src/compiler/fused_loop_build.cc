@@ -100,7 +100,7 @@ bool BuildStage(const FusedLoop& loop, size_t first, size_t last,
   };
   for (size_t m = first; m < last; ++m) {
     const Member& member = loop.members[m];
-    if (member.pointwise == nullptr || member.pointwise->kind == Pointwise::Kind::kRead) continue;
+    if (member.pointwise == nullptr || member.pointwise->kind != Pointwise::Kind::kMap) continue;
     const Pointwise::F32& f32 = member.pointwise->f32;
     const bool unary = f32.kind == Pointwise::F32::Kind::kUnary;
     if (unary ? !kernels::LoopJitSupports(static_cast<kernels::UnaryOp>(f32.op))
@@ -317,9 +317,10 @@ Member MakeMember(LoopBuilder& builder, const Node& node) {
   member.location = node.location;
   member.op = node.op;
   member.output_bytes = GetElementTypeInfo(graph.shape(node.outputs[0]).element_type).storage_bytes;
-  const bool read = node.pointwise->kind == Pointwise::Kind::kRead;
+  const bool read = node.pointwise->kind != Pointwise::Kind::kMap;
   // A constant element broadcast: a splat tile made now.
-  if (read && graph.values[static_cast<size_t>(node.inputs[0])].constant &&
+  if (node.pointwise->kind == Pointwise::Kind::kRead &&
+      graph.values[static_cast<size_t>(node.inputs[0])].constant &&
       std::all_of(node.pointwise->strides.begin(), node.pointwise->strides.end(),
                   [](int64_t stride) { return stride == 0; })) {
     const auto& data = *graph.values[static_cast<size_t>(node.inputs[0])].constant;
@@ -344,7 +345,7 @@ Member MakeMember(LoopBuilder& builder, const Node& node) {
 // means of four alternating runs each).
 void PlanTiles(FusedLoop& loop) {
   const bool small = std::all_of(loop.members.begin(), loop.members.end(), [](const Member& m) {
-    return m.pointwise == nullptr || m.pointwise->kind == Pointwise::Kind::kRead ||
+    return m.pointwise == nullptr || m.pointwise->kind != Pointwise::Kind::kMap ||
            m.pointwise->f32.tile != nullptr;
   });
   int64_t tile = small ? kSmallTile : kTile;
@@ -400,7 +401,7 @@ Node Fuse(const Graph& graph, const std::vector<size_t>& run,
       fused.outputs.push_back(output);
     }
     if (member.pointwise != nullptr) {
-      loop.cost += node.pointwise->kind == Pointwise::Kind::kRead ? 1 : 4;
+      loop.cost += node.pointwise->kind == Pointwise::Kind::kMap ? 4 : 1;
     }
     builder.member_of.emplace(output, loop.members.size());
     loop.members.push_back(std::move(member));
@@ -408,7 +409,7 @@ Node Fuse(const Graph& graph, const std::vector<size_t>& run,
   loop.count = Elements(graph, graph.nodes[first].outputs[0]);
   for (size_t m = 0; m < loop.members.size(); ++m) {
     const auto& pointwise = loop.members[m].pointwise;
-    if (pointwise != nullptr && pointwise->kind == Pointwise::Kind::kRead) {
+    if (pointwise != nullptr && pointwise->kind != Pointwise::Kind::kMap) {
       loop.reads.push_back(static_cast<uint32_t>(m));
     }
   }

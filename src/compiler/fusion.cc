@@ -42,9 +42,11 @@ namespace {
 bool Joins(const Graph& graph, const Node& node, int64_t count,
            const std::unordered_map<ValueId, bool>& produced) {
   if (Elements(graph, node.outputs[0]) != count) return false;
-  if (node.pointwise->kind == Pointwise::Kind::kRead) {
-    // A read walks its whole source, which must be in memory already.
-    return !produced.contains(node.inputs[0]);
+  if (node.pointwise->kind != Pointwise::Kind::kMap) {
+    // A read walks its whole source (a gather its indices too), which must
+    // be in memory already.
+    return std::none_of(node.inputs.begin(), node.inputs.end(),
+                        [&](ValueId in) { return produced.contains(in); });
   }
   return true;
 }

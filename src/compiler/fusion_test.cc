@@ -107,6 +107,101 @@ TEST(FusionTest, AnOutputOverItsInputIsWrittenAfterTheTileIsRead) {
   }
 }
 
+// jnp.take's gather of rows joins the loop that masks it (Pointwise's
+// kGather): the gathered array never reaches memory. Rows of 24 cross the
+// tiles; indices out of range are clamped as the gather spec says (the
+// select's mask is what makes jnp.take fill them).
+TEST(FusionTest, AGatherOfRowsJoinsTheLoopReadingIt) {
+  const std::string text = Main("%t: tensor<50x24xf32>, %i: tensor<300x1xi32>",
+                                "tensor<300x24xf32>",
+                                R"(
+  %g = "stablehlo.gather"(%t, %i) <{dimension_numbers = #stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, indices_are_sorted = false, slice_sizes = array<i64: 1, 24>}> : (tensor<50x24xf32>, tensor<300x1xi32>) -> tensor<300x24xf32>
+  %two = stablehlo.constant dense<2.0> : tensor<300x24xf32>
+  %0 = stablehlo.multiply %g, %two : tensor<300x24xf32>
+  return %0 : tensor<300x24xf32>)");
+  auto program = CompileText(text);
+  ASSERT_TRUE(program.ok()) << program.status().ToString();
+  ASSERT_EQ(PlanOps(**program), std::vector<std::string>{std::string(kFusionOp)});
+  EXPECT_EQ((*program)->graph->nodes[0].detail.rfind("gather, ", 0), 0u)
+      << (*program)->graph->nodes[0].detail;
+  const std::vector<float> table = Ramp<float>(50 * 24, 0.5, -100.0);
+  std::vector<int32_t> indices(300);
+  for (size_t r = 0; r < indices.size(); ++r) indices[r] = static_cast<int32_t>(r * 7 % 61) - 5;
+  indices[3] = INT32_MIN;
+  indices[4] = INT32_MAX;
+  std::vector<float> y(300 * 24);
+  ASSERT_TRUE(RunInto(**program, {table.data(), indices.data()}, {y.data()}).ok());
+  for (size_t r = 0; r < 300; ++r) {
+    const size_t row = static_cast<size_t>(std::clamp(indices[r], 0, 49));
+    for (size_t c = 0; c < 24; ++c) ASSERT_EQ(y[r * 24 + c], table[row * 24 + c] * 2.0f) << r;
+  }
+}
+
+// take_along_axis's gather (a batching dimension, one s64 index per
+// element) and a window of two rows along the indexed dimension, each in a
+// loop with the map reading it.
+TEST(FusionTest, GathersAlongAnAxisAndOfWindowsJoinLoops) {
+  const std::string along = Main("%x: tensor<40x100xf32>, %i: tensor<40x30x1xi64>",
+                                 "tensor<40x30xf32>", R"(
+  %g = "stablehlo.gather"(%x, %i) <{dimension_numbers = #stablehlo.gather<collapsed_slice_dims = [1], operand_batching_dims = [0], start_indices_batching_dims = [0], start_index_map = [1], index_vector_dim = 2>, indices_are_sorted = false, slice_sizes = array<i64: 1, 1>}> : (tensor<40x100xf32>, tensor<40x30x1xi64>) -> tensor<40x30xf32>
+  %one = stablehlo.constant dense<1.0> : tensor<40x30xf32>
+  %0 = stablehlo.add %g, %one : tensor<40x30xf32>
+  return %0 : tensor<40x30xf32>)");
+  auto program = CompileText(along);
+  ASSERT_TRUE(program.ok()) << program.status().ToString();
+  ASSERT_EQ(PlanOps(**program), std::vector<std::string>{std::string(kFusionOp)});
+  const std::vector<float> x = Ramp<float>(4000, 0.25, 1.0);
+  std::vector<int64_t> indices(40 * 30);
+  for (size_t k = 0; k < indices.size(); ++k) indices[k] = static_cast<int64_t>(k * 13 % 107) - 3;
+  std::vector<float> y(40 * 30);
+  ASSERT_TRUE(RunInto(**program, {x.data(), indices.data()}, {y.data()}).ok());
+  for (size_t r = 0; r < 40; ++r) {
+    for (size_t c = 0; c < 30; ++c) {
+      const auto column = static_cast<size_t>(std::clamp<int64_t>(indices[r * 30 + c], 0, 99));
+      ASSERT_EQ(y[r * 30 + c], x[r * 100 + column] + 1.0f) << r << "," << c;
+    }
+  }
+
+  const std::string windows = Main("%t: tensor<9x5xf32>, %i: tensor<200xi32>",
+                                   "tensor<200x2x5xf32>", R"(
+  %g = "stablehlo.gather"(%t, %i) <{dimension_numbers = #stablehlo.gather<offset_dims = [1, 2], start_index_map = [0], index_vector_dim = 1>, indices_are_sorted = false, slice_sizes = array<i64: 2, 5>}> : (tensor<9x5xf32>, tensor<200xi32>) -> tensor<200x2x5xf32>
+  %0 = stablehlo.negate %g : tensor<200x2x5xf32>
+  return %0 : tensor<200x2x5xf32>)");
+  program = CompileText(windows);
+  ASSERT_TRUE(program.ok()) << program.status().ToString();
+  ASSERT_EQ(PlanOps(**program), std::vector<std::string>{std::string(kFusionOp)});
+  const std::vector<float> t = Ramp<float>(45, 1.0, 0.0);
+  std::vector<int32_t> starts(200);
+  for (size_t k = 0; k < starts.size(); ++k) starts[k] = static_cast<int32_t>(k % 12) - 2;
+  std::vector<float> w(200 * 10);
+  ASSERT_TRUE(RunInto(**program, {t.data(), starts.data()}, {w.data()}).ok());
+  for (size_t k = 0; k < 200; ++k) {
+    const auto start = static_cast<size_t>(std::clamp(starts[k], 0, 7));  // 9 rows, windows of 2
+    for (size_t e = 0; e < 10; ++e) ASSERT_EQ(w[k * 10 + e], -t[start * 5 + e]) << k << "," << e;
+  }
+}
+
+// A gather whose indices the loop computes starts a loop of its own: a
+// tile cannot wait for indices of elements it has not computed.
+TEST(FusionTest, AGatherOfComputedIndicesStartsANewLoop) {
+  const std::string text = Main("%t: tensor<1000xf32>, %i: tensor<6000xi32>", "tensor<6000xf32>",
+                                R"(
+  %three = stablehlo.constant dense<3> : tensor<6000xi32>
+  %j = stablehlo.multiply %i, %three : tensor<6000xi32>
+  %k = stablehlo.reshape %j : (tensor<6000xi32>) -> tensor<6000x1xi32>
+  %g = "stablehlo.gather"(%t, %k) <{dimension_numbers = #stablehlo.gather<collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, indices_are_sorted = false, slice_sizes = array<i64: 1>}> : (tensor<1000xf32>, tensor<6000x1xi32>) -> tensor<6000xf32>
+  %0 = stablehlo.sqrt %g : tensor<6000xf32>
+  return %0 : tensor<6000xf32>)");
+  const std::vector<float> t = Ramp<float>(1000, 2.0, 1.0);
+  std::vector<int32_t> i(6000);
+  for (size_t k = 0; k < i.size(); ++k) i[k] = static_cast<int32_t>(k % 400);
+  const std::vector<float> y = testing::MustRun(text, {Array::Of(t), Array::Of(i)}).As<float>();
+  ASSERT_EQ(y.size(), i.size());
+  for (size_t k = 0; k < i.size(); ++k) {
+    ASSERT_EQ(y[k], std::sqrt(t[std::min<size_t>(static_cast<size_t>(i[k]) * 3, 999)])) << k;
+  }
+}
+
 // Integer, pred and converting members; an element count below one tile.
 TEST(FusionTest, MixedTypesAndSmallArrays) {
   const std::string text = Main("%x: tensor<7xi32>", "tensor<7xf32>", R"(

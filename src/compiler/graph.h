@@ -46,7 +46,12 @@ struct Pointwise {
   // kMap: out[k] = f(in_0[k], in_1[k], ...), every input with the output's
   // element count. kRead: out[k] = in_0[base + sum_j index_j(k) * strides[j]]
   // over the output's `dims` (broadcast, transpose, slice, reverse).
-  enum class Kind : uint8_t { kMap, kRead };
+  // kGather: a read whose offset also depends on an index array (a gather
+  // with one start index: jnp.take, take_along_axis): out[k] = in_0[base +
+  // sum_j index_j(k) * strides[j] + clamp(in_1[sum_j index_j(k) *
+  // index_strides[j]], 0, gather_limit) * gather_stride]. Both inputs are
+  // read whole, so both must be in memory before a fused loop runs.
+  enum class Kind : uint8_t { kMap, kRead, kGather };
   Kind kind = Kind::kMap;
   // kMap: computes `count` elements from pointers already offset to them.
   std::function<Status(std::span<const void* const> in, void* out, int64_t count)> map;
@@ -64,6 +69,10 @@ struct Pointwise {
   std::vector<int64_t> dims, strides;
   int64_t base = 0;
   size_t element_bytes = 0;
+  // kGather: see above; index_type is s32, s64 or u32.
+  std::vector<int64_t> index_strides;
+  int64_t gather_stride = 0, gather_limit = 0;
+  ElementType index_type = ElementType::kS32;
 };
 
 // A reduce of one array by one binary op over its trailing dimensions: the

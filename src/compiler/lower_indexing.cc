@@ -70,6 +70,66 @@ IndexedWindows MakeGeometry(const IndexingDims& dims, const Shape& big, const Sh
   return g;
 }
 
+// A gather with one start index (jnp.take, take_along_axis) as a read fused
+// loops can compute element by element (Pointwise::kGather), so that the
+// gathered array need not reach memory before the select that masks it;
+// null for any other gather. Every output dimension is either a batch
+// dimension (its index array stride; a source stride where it is a
+// batching dimension) or a window dimension (a source stride).
+std::shared_ptr<Pointwise> GatherRead(const IndexedWindows& g, const Shape& out, size_t bytes,
+                                      ElementType index_type) {
+  if (g.index_map.size() != 1 || out.dims.empty() || out.NumElements() == 0) return nullptr;
+  if (index_type != ElementType::kS32 && index_type != ElementType::kS64 &&
+      index_type != ElementType::kU32) {
+    return nullptr;
+  }
+  if (bytes != 1 && bytes != 2 && bytes != 4 && bytes != 8 && bytes != 16) return nullptr;
+  const auto indexed = static_cast<size_t>(g.index_map[0]);
+  if (indexed >= g.big_dims.size()) return nullptr;
+  auto read = std::make_shared<Pointwise>();
+  read->kind = Pointwise::Kind::kGather;
+  read->dims = out.dims;
+  read->strides.assign(out.dims.size(), 0);
+  read->index_strides.assign(out.dims.size(), 0);
+  read->element_bytes = bytes;
+  read->index_type = index_type;
+  read->gather_stride = g.big_strides[indexed];
+  read->gather_limit = g.big_dims[indexed] - g.window_sizes[indexed];
+  if (read->gather_limit < 0) return nullptr;
+  // Each output dimension is found by its stride in the dense output.
+  const std::vector<int64_t> out_strides = Strides(out.dims);
+  std::vector<bool> seen(out.dims.size(), false);
+  const auto dimension_of = [&](int64_t small_stride, int64_t size) -> int64_t {
+    for (size_t d = 0; d < out.dims.size(); ++d) {
+      if (!seen[d] && out_strides[d] == small_stride && out.dims[d] == size) {
+        return static_cast<int64_t>(d);
+      }
+    }
+    return -1;
+  };
+  for (const IndexedWindows::Batch& batch : g.batch) {
+    const int64_t d = dimension_of(batch.small_stride, batch.size);
+    if (d < 0 || seen[static_cast<size_t>(d)]) return nullptr;
+    seen[static_cast<size_t>(d)] = true;
+    read->index_strides[static_cast<size_t>(d)] = batch.index_stride;
+    if (batch.big_dim >= 0) {
+      read->strides[static_cast<size_t>(d)] = g.big_strides[static_cast<size_t>(batch.big_dim)];
+    }
+  }
+  for (const IndexedWindows::Window& window : g.window) {
+    const int64_t d = dimension_of(window.small_stride, window.size);
+    if (d < 0 || seen[static_cast<size_t>(d)]) return nullptr;
+    seen[static_cast<size_t>(d)] = true;
+    read->strides[static_cast<size_t>(d)] = window.big_stride;
+  }
+  // Dimensions of size 1 may share strides with their neighbours; those
+  // left unmatched contribute nothing.
+  for (size_t d = 0; d < out.dims.size(); ++d) {
+    if (!seen[d] && out.dims[d] != 1) return nullptr;
+  }
+  return read;
+}
+
 Status LowerGather(Lowering& lowering, const ir::Operation& op) {
   ir::Attribute numbers = op.GetAttr("dimension_numbers");
   if (!numbers.Is(ir::AttrKind::kStruct)) {
@@ -89,10 +149,17 @@ Status LowerGather(Lowering& lowering, const ir::Operation& op) {
   if (sizes.size() != operand.dims.size()) return InvalidArgument("slice_sizes has the wrong size");
   IndexedWindows geometry = MakeGeometry(dims, operand, indices, out, std::move(sizes));
   const size_t bytes = ElementBytes(operand.element_type);
-  return lowering.Emit(op, [bytes, geometry = std::move(geometry),
-                            index_type = indices.element_type](RunContext& ctx) {
+  std::shared_ptr<Pointwise> read = GatherRead(geometry, out, bytes, indices.element_type);
+  const size_t before = lowering.graph().nodes.size();
+  KILN_RETURN_IF_ERROR(lowering.Emit(op, [bytes, geometry = std::move(geometry),
+                                          index_type = indices.element_type](RunContext& ctx) {
     return kernels::Gather(bytes, geometry, ctx.in(0), index_type, ctx.in(1), ctx.out(0));
-  });
+  }));
+  // Not folded: fused loops may compute it tile by tile.
+  if (read != nullptr && lowering.graph().nodes.size() > before) {
+    lowering.graph().nodes.back().pointwise = std::move(read);
+  }
+  return Status::Ok();
 }
 
 // When `value` is computed by a broadcast of one element of a constant:

@@ -116,7 +116,14 @@ bool JoinsRows(const Graph& graph, const Node& node, const FusedLoop* loop, int6
   // A map's operands from outside the loop have its element count, so they
   // line up row for row; a strided read must stay within its row.
   for (const Member& member : loop->members) {
-    if (member.pointwise == nullptr || member.pointwise->kind != Pointwise::Kind::kRead) continue;
+    if (member.pointwise == nullptr || member.pointwise->kind == Pointwise::Kind::kMap) continue;
+    if (member.pointwise->kind == Pointwise::Kind::kGather) {
+      // Its rows come from anywhere in the source: only from memory.
+      for (const Operand& operand : member.operands) {
+        if (produced.contains(node.inputs[operand.index])) return false;
+      }
+      continue;
+    }
     const ValueId source = node.inputs[member.operands[0].index];
     if (!produced.contains(source)) continue;
     const int64_t elements = Elements(graph, source);
