@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "base/element_type.h"
@@ -195,6 +196,61 @@ TEST(MulHi, HighHalfOfTheDoubleWidthProduct) {
             (std::vector<int8_t>{3, -4}));
   float f[1] = {1}, g[1];
   EXPECT_FALSE(Binary(BinaryOp::kMulHi, ElementType::kF32, f, f, g, 1).ok());
+}
+
+// The 32- and 64-bit integer ops run as loops of their own (built for
+// AVX2 and AVX-512 too): shifts by the element width or more give 0, or
+// the sign for an arithmetic shift, as XLA defines them; arithmetic wraps.
+// Over 1000 elements, so that the vector loops' bodies run, not only their
+// tails.
+template <typename T>
+void CheckIntegerOps(ElementType type) {
+  using U = std::make_unsigned_t<T>;
+  constexpr int kBits = sizeof(T) * 8;
+  const int64_t n = 1000;
+  std::vector<T> a(n), b(n), out(n);
+  for (int64_t i = 0; i < n; ++i) {
+    a[i] = static_cast<T>(static_cast<U>(i) * static_cast<U>(0x9E3779B97F4A7C15ull) ^
+                          (i % 3 == 0 ? static_cast<U>(~U{0} << (kBits - 2)) : U{0}));
+    b[i] = static_cast<T>(i % 7 == 0 ? static_cast<U>(i) : static_cast<U>(i % (kBits + 6)));
+  }
+  b[5] = static_cast<T>(-1);  // a huge amount when unsigned
+  const auto check = [&](BinaryOp op, auto expected) {
+    ASSERT_TRUE(Binary(op, type, a.data(), b.data(), out.data(), n).ok());
+    for (int64_t i = 0; i < n; ++i) {
+      ASSERT_EQ(out[i], static_cast<T>(expected(a[i], b[i]))) << static_cast<int>(op) << " " << i;
+    }
+  };
+  check(BinaryOp::kAdd,
+        [](T x, T y) { return static_cast<U>(static_cast<U>(x) + static_cast<U>(y)); });
+  check(BinaryOp::kSubtract,
+        [](T x, T y) { return static_cast<U>(static_cast<U>(x) - static_cast<U>(y)); });
+  check(BinaryOp::kMultiply,
+        [](T x, T y) { return static_cast<U>(static_cast<U>(x) * static_cast<U>(y)); });
+  check(BinaryOp::kAnd, [](T x, T y) { return x & y; });
+  check(BinaryOp::kOr, [](T x, T y) { return x | y; });
+  check(BinaryOp::kXor, [](T x, T y) { return x ^ y; });
+  check(BinaryOp::kShiftLeft, [](T x, T y) {
+    return static_cast<U>(y) >= kBits ? U{0}
+                                      : static_cast<U>(static_cast<U>(x) << static_cast<U>(y));
+  });
+  check(BinaryOp::kShiftRightLogical, [](T x, T y) {
+    return static_cast<U>(y) >= kBits ? U{0}
+                                      : static_cast<U>(static_cast<U>(x) >> static_cast<U>(y));
+  });
+  using S = std::make_signed_t<T>;
+  check(BinaryOp::kShiftRightArithmetic, [](T x, T y) {
+    const auto value = static_cast<S>(x);
+    if (static_cast<U>(y) >= kBits) return static_cast<T>(value < 0 ? S(-1) : S(0));
+    return static_cast<T>(value >> static_cast<U>(y));
+  });
+}
+
+TEST(ElementwiseInteger, WideOpsWrapAndShiftAsXlaDoes) {
+  CheckIntegerOps<int32_t>(ElementType::kS32);
+  CheckIntegerOps<uint32_t>(ElementType::kU32);
+  CheckIntegerOps<int64_t>(ElementType::kS64);
+  CheckIntegerOps<uint64_t>(ElementType::kU64);
 }
 
 }  // namespace
