@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include "kernels/elementwise_internal.h"
 #include "kernels/isa_clones.h"
@@ -68,6 +69,59 @@ void WithDirection(CompareDirection direction, F&& f) {
 
 }  // namespace
 
+// Compare's loops for the common element types, one plain function per
+// direction and type built for AVX2 and AVX-512 too (KILN_ISA_CLONES): the
+// templates compile for baseline x86-64, and integer compares (jnp's index
+// normalization and bounds masks before every gather) ran on SSE2.
+#define KILN_COMPARE_LOOP(name, T, op)                                                     \
+  KILN_ISA_CLONES void name(const T* a, const T* b, bool* y, int64_t begin, int64_t end) { \
+    for (int64_t i = begin; i < end; ++i) y[i] = a[i] op b[i];                             \
+  }
+#define KILN_COMPARE_LOOPS(T)             \
+  KILN_COMPARE_LOOP(CompareEqLoop, T, ==) \
+  KILN_COMPARE_LOOP(CompareNeLoop, T, !=) \
+  KILN_COMPARE_LOOP(CompareLtLoop, T, <)  \
+  KILN_COMPARE_LOOP(CompareLeLoop, T, <=) \
+  KILN_COMPARE_LOOP(CompareGtLoop, T, >)  \
+  KILN_COMPARE_LOOP(CompareGeLoop, T, >=)
+namespace {
+KILN_COMPARE_LOOPS(int32_t)
+KILN_COMPARE_LOOPS(uint32_t)
+KILN_COMPARE_LOOPS(int64_t)
+KILN_COMPARE_LOOPS(uint64_t)
+KILN_COMPARE_LOOPS(float)
+KILN_COMPARE_LOOPS(double)
+
+// Whether the compare ran as one of the loops above (for floats, the
+// partial order: IEEE comparisons, false with NaN but for NE).
+template <typename T>
+bool CompareLoop(CompareDirection direction, const void* lhs, const void* rhs, bool* out,
+                 int64_t count) {
+  if constexpr (std::is_same_v<T, int32_t> || std::is_same_v<T, uint32_t> ||
+                std::is_same_v<T, int64_t> || std::is_same_v<T, uint64_t> ||
+                std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    void (*loop)(const T*, const T*, bool*, int64_t, int64_t) = nullptr;
+    switch (direction) {
+      case CompareDirection::kEq: loop = CompareEqLoop; break;
+      case CompareDirection::kNe: loop = CompareNeLoop; break;
+      case CompareDirection::kLt: loop = CompareLtLoop; break;
+      case CompareDirection::kLe: loop = CompareLeLoop; break;
+      case CompareDirection::kGt: loop = CompareGtLoop; break;
+      case CompareDirection::kGe: loop = CompareGeLoop; break;
+    }
+    if (loop == nullptr) return false;
+    const auto* a = static_cast<const T*>(lhs);
+    const auto* b = static_cast<const T*>(rhs);
+    ParallelFor(count, 1,
+                [loop, a, b, out](int64_t begin, int64_t end) { loop(a, b, out, begin, end); });
+    return true;
+  }
+  return false;
+}
+}  // namespace
+#undef KILN_COMPARE_LOOPS
+#undef KILN_COMPARE_LOOP
+
 Status Compare(CompareDirection direction, CompareKind kind, ElementType type, const void* lhs,
                const void* rhs, bool* out, int64_t count) {
   if (IsMinifloat(type)) {
@@ -88,6 +142,9 @@ Status Compare(CompareDirection direction, CompareKind kind, ElementType type, c
       Map2<T, bool>(lhs, rhs, out, count, 2, [equal](T x, T y) { return (x == y) == equal; });
     } else if constexpr (kIsFloat<T>) {
       using C = ComputeType<T>;
+      if (kind != CompareKind::kTotalOrder && CompareLoop<T>(direction, lhs, rhs, out, count)) {
+        return;
+      }
       WithDirection(direction, [&]<CompareDirection kDirection>() {
         if (kind == CompareKind::kTotalOrder) {
           Map2<T, bool>(lhs, rhs, out, count, 2, [](T x, T y) {
@@ -101,6 +158,7 @@ Status Compare(CompareDirection direction, CompareKind kind, ElementType type, c
         }
       });
     } else {
+      if (CompareLoop<T>(direction, lhs, rhs, out, count)) return;
       WithDirection(direction, [&]<CompareDirection kDirection>() {
         Map2<T, bool>(lhs, rhs, out, count, 1, [](T x, T y) { return Decide<kDirection>(x, y); });
       });

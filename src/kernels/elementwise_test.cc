@@ -198,6 +198,54 @@ TEST(MulHi, HighHalfOfTheDoubleWidthProduct) {
   EXPECT_FALSE(Binary(BinaryOp::kMulHi, ElementType::kF32, f, f, g, 1).ok());
 }
 
+// The common types compare in loops of their own (built for AVX2 and
+// AVX-512 too): over 1000 elements, unsigned values above the signed range
+// order as unsigned, and NaN compares false but for NE.
+template <typename T>
+void CheckCompares(ElementType type) {
+  const int64_t n = 1000;
+  std::vector<T> a(n), b(n);
+  for (int64_t i = 0; i < n; ++i) {
+    a[i] = static_cast<T>(i % 17) - static_cast<T>(8);
+    b[i] = static_cast<T>(i % 13) - static_cast<T>(6);
+    if constexpr (std::is_floating_point_v<T>) {
+      if (i % 29 == 0) a[i] = std::numeric_limits<T>::quiet_NaN();
+      if (i % 31 == 0) b[i] = std::numeric_limits<T>::quiet_NaN();
+    } else if (i % 11 == 0) {
+      a[i] = std::numeric_limits<T>::max() - static_cast<T>(i % 3);
+    }
+  }
+  for (CompareDirection direction :
+       {CompareDirection::kEq, CompareDirection::kNe, CompareDirection::kGe, CompareDirection::kGt,
+        CompareDirection::kLe, CompareDirection::kLt}) {
+    std::vector<uint8_t> out(n);
+    ASSERT_TRUE(Compare(direction, CompareKind::kFloat, type, a.data(), b.data(),
+                        reinterpret_cast<bool*>(out.data()), n)
+                    .ok());
+    for (int64_t i = 0; i < n; ++i) {
+      bool expected = false;
+      switch (direction) {
+        case CompareDirection::kEq: expected = a[i] == b[i]; break;
+        case CompareDirection::kNe: expected = a[i] != b[i]; break;
+        case CompareDirection::kGe: expected = a[i] >= b[i]; break;
+        case CompareDirection::kGt: expected = a[i] > b[i]; break;
+        case CompareDirection::kLe: expected = a[i] <= b[i]; break;
+        case CompareDirection::kLt: expected = a[i] < b[i]; break;
+      }
+      ASSERT_EQ(out[i], expected ? 1 : 0) << static_cast<int>(direction) << " " << i;
+    }
+  }
+}
+
+TEST(Compare, CommonTypesOverManyElements) {
+  CheckCompares<int32_t>(ElementType::kS32);
+  CheckCompares<uint32_t>(ElementType::kU32);
+  CheckCompares<int64_t>(ElementType::kS64);
+  CheckCompares<uint64_t>(ElementType::kU64);
+  CheckCompares<float>(ElementType::kF32);
+  CheckCompares<double>(ElementType::kF64);
+}
+
 // The 32- and 64-bit integer ops run as loops of their own (built for
 // AVX2 and AVX-512 too): shifts by the element width or more give 0, or
 // the sign for an arithmetic shift, as XLA defines them; arithmetic wraps.
