@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <complex>
 #include <cstdint>
@@ -244,6 +245,45 @@ TEST(Compare, CommonTypesOverManyElements) {
   CheckCompares<uint64_t>(ElementType::kU64);
   CheckCompares<float>(ElementType::kF32);
   CheckCompares<double>(ElementType::kF64);
+}
+
+// f32 and f64 arithmetic runs as loops of their own (built for AVX2 and
+// AVX-512 too): max and min propagate NaN from either side, as XLA's do.
+template <typename T>
+void CheckFloatOps(ElementType type) {
+  const int64_t n = 1000;
+  const T nan = std::numeric_limits<T>::quiet_NaN();
+  std::vector<T> a(n), b(n), out(n);
+  for (int64_t i = 0; i < n; ++i) {
+    a[i] = static_cast<T>(i % 23) * static_cast<T>(0.75) - static_cast<T>(7);
+    b[i] = static_cast<T>(i % 19) * static_cast<T>(-0.5) + static_cast<T>(3);
+    if (i % 37 == 0) a[i] = nan;
+    if (i % 41 == 0) b[i] = nan;
+  }
+  const auto check = [&](BinaryOp op, auto expected) {
+    ASSERT_TRUE(Binary(op, type, a.data(), b.data(), out.data(), n).ok());
+    for (int64_t i = 0; i < n; ++i) {
+      const T want = expected(a[i], b[i]);
+      if (std::isnan(want)) {
+        ASSERT_TRUE(std::isnan(out[i])) << static_cast<int>(op) << " " << i;
+      } else {
+        ASSERT_EQ(out[i], want) << static_cast<int>(op) << " " << i;
+      }
+    }
+  };
+  check(BinaryOp::kAdd, [](T x, T y) { return x + y; });
+  check(BinaryOp::kSubtract, [](T x, T y) { return x - y; });
+  check(BinaryOp::kMultiply, [](T x, T y) { return x * y; });
+  check(BinaryOp::kDivide, [](T x, T y) { return x / y; });
+  check(BinaryOp::kMaximum,
+        [nan](T x, T y) { return std::isnan(x) || std::isnan(y) ? nan : std::max(x, y); });
+  check(BinaryOp::kMinimum,
+        [nan](T x, T y) { return std::isnan(x) || std::isnan(y) ? nan : std::min(x, y); });
+}
+
+TEST(ElementwiseFloat, ArithmeticOverManyElements) {
+  CheckFloatOps<float>(ElementType::kF32);
+  CheckFloatOps<double>(ElementType::kF64);
 }
 
 // The 32- and 64-bit integer ops run as loops of their own (built for
