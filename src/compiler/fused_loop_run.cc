@@ -166,11 +166,15 @@ void GatherTileOf(const Pointwise& g, const uint8_t* source, const uint8_t* inde
   const int64_t stride = g.strides[last], index_stride = g.index_strides[last];
   const int64_t gather_stride = g.gather_stride, limit = g.gather_limit;
   // The span one run's indices reach, prefetched a row ahead when it is
-  // small enough to stay in cache until then.
+  // small enough to stay in cache until then and the row's elements touch
+  // a good part of its cache lines (a label per row of 16K logits would
+  // fetch 64 KiB for one element).
   const int64_t next_row = rank >= 2 ? g.strides[last - 1] : 0;
   const int64_t span = (limit * gather_stride + (g.dims[last] - 1) * stride + 1) *
                        static_cast<int64_t>(sizeof(T));
-  const int64_t prefetch_bytes = next_row > 0 && span <= 64 * 1024 ? span : 0;
+  const int64_t prefetch_bytes = next_row > 0 && span <= 64 * 1024 && g.dims[last] * 4 * 64 >= span
+                                     ? span
+                                     : 0;
   int64_t done = 0;
   while (done < n) {
     const int64_t run = std::min(n - done, g.dims[last] - index[last]);
@@ -188,9 +192,15 @@ void GatherTileOf(const Pointwise& g, const uint8_t* source, const uint8_t* inde
       // (a 16 MB source took 4.3 ms for 1M elements); the next row of the
       // outer dimension, where the next run most likely reads, is fetched
       // meanwhile.
-      if (index[last] == 0 && prefetch_bytes > 0) {
-        const auto* next = reinterpret_cast<const char*>(from + offset + next_row);
-        for (int64_t b = 0; b < prefetch_bytes; b += 64) __builtin_prefetch(next + b);
+      if (index[last] == 0 && prefetch_bytes > 0 && index[last - 1] + 1 < g.dims[last - 1]) {
+        // In integers: the address is only a hint, and no pointer past the
+        // source is ever formed.
+        const uintptr_t next = reinterpret_cast<uintptr_t>(from) +
+                               static_cast<uintptr_t>((offset + next_row) *
+                                                      static_cast<int64_t>(sizeof(T)));
+        for (int64_t b = 0; b < prefetch_bytes; b += 64) {
+          __builtin_prefetch(reinterpret_cast<const void*>(next + static_cast<uintptr_t>(b)));
+        }
       }
       for (int64_t k = 0; k < run; ++k) {
         to[done + k] = from[offset + k * stride +

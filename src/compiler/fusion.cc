@@ -154,7 +154,7 @@ struct RunUses {
   std::vector<std::vector<size_t>> users;  // per value: the nodes reading it
   std::vector<int64_t> last_use;           // per value: its last reader (node count: a result)
   // Per node, the last node before it that no row group can hold (neither
-  // pointwise nor a row reduction: a product, a gather, ...), or -1.
+  // pointwise nor a row reduction: a product, a scatter, ...), or -1.
   std::vector<int64_t> barrier_before;
 };
 

@@ -120,7 +120,10 @@ bool JoinsRows(const Graph& graph, const Node& node, const FusedLoop* loop, int6
     if (member.pointwise->kind == Pointwise::Kind::kGather) {
       // Its rows come from anywhere in the source: only from memory.
       for (const Operand& operand : member.operands) {
-        if (produced.contains(node.inputs[operand.index])) return false;
+        if (operand.from == Operand::From::kInput &&
+            produced.contains(node.inputs[operand.index])) {
+          return false;
+        }
       }
       continue;
     }
