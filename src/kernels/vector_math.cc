@@ -17,7 +17,7 @@ bool UseAvx2Variants() {
 
 namespace {
 
-// Whether the AVX-512 forms (f32 exp and logistic) run: built with them, on
+// Whether the AVX-512 forms (f32 exp and logistic, the f64 ops) run: built with them, on
 // a CPU that has AVX-512 F, DQ and VL.
 bool UseAvx512() {
 #ifdef KILN_VECTOR_MATH_AVX512
@@ -33,7 +33,7 @@ bool UseAvx512() {
 template <typename T>
 bool Dispatch(UnaryOp op, const T* in, T* out, int64_t n) {
 #ifdef KILN_VECTOR_MATH_AVX512
-  // exp and logistic (f32) only: the rest keep their AVX2 forms.
+  // f32 exp and logistic and the f64 ops: the rest keep their AVX2 forms.
   if (UseAvx512() && vector_math_internal::avx512::Unary(op, in, out, n)) return true;
 #endif
 #ifdef KILN_VECTOR_MATH_AVX2
