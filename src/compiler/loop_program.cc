@@ -786,7 +786,10 @@ std::optional<LoopProgram> LoopProgram::Compile(Lowering& lowering, const ir::Op
     LoopProgram program;
     std::vector<bool> refused;
     if (!program.Build(lowering, op, candidates, &refused)) return std::nullopt;
-    if (refused == candidates) return program;
+    if (refused == candidates) {
+      program.HoistInvariants();
+      return program;
+    }
     candidates = std::move(refused);
   }
   return std::nullopt;
@@ -894,9 +897,46 @@ void LoopProgram::ForEachRead(const Instruction& instruction, F&& read) const {
   }
 }
 
+void LoopProgram::HoistInvariants() {
+  std::vector<int> writes(slots_.size(), 0);
+  for (const std::vector<Instruction>* list : {&condition_, &body_, &stage_, &assign_}) {
+    for (const Instruction& instruction : *list) {
+      if (instruction.result >= 0) ++writes[static_cast<size_t>(instruction.result)];
+    }
+  }
+  std::vector<bool> invariant(slots_.size(), false);
+  for (size_t s = 0; s < slots_.size(); ++s) {
+    invariant[s] = slots_[s].source == Source::kConstant || slots_[s].source == Source::kCapture;
+  }
+  const auto pure = [](Code code) {
+    return code != Code::kUpdate && code != Code::kScatter && code != Code::kScatterOne;
+  };
+  for (std::vector<Instruction>* list : {&condition_, &body_}) {
+    std::vector<Instruction> kept;
+    for (Instruction& instruction : *list) {
+      bool hoist = pure(instruction.code) && instruction.result >= 0 &&
+                   slots_[static_cast<size_t>(instruction.result)].source == Source::kScratch &&
+                   writes[static_cast<size_t>(instruction.result)] == 1;
+      ForEachRead(instruction, [&](int32_t slot, size_t) {
+        hoist = hoist && invariant[static_cast<size_t>(slot)];
+      });
+      if (hoist) {
+        invariant[static_cast<size_t>(instruction.result)] = true;
+        prologue_.push_back(instruction);
+      } else {
+        kept.push_back(instruction);
+      }
+    }
+    *list = std::move(kept);
+  }
+}
+
 std::string LoopProgram::Describe() const {
-  return StrCat("loop program: ", condition_.size() + body_.size() + stage_.size() + assign_.size(),
-                " instructions");
+  const size_t count = prologue_.size() + condition_.size() + body_.size() + stage_.size() +
+                       assign_.size();
+  std::string text = StrCat("loop program: ", count, " instructions");
+  if (prologue_.empty()) return text;
+  return StrCat(text, ", ", prologue_.size(), " before the loop");
 }
 
 Status LoopProgram::RunInstructions(const std::vector<Instruction>& code,
@@ -932,7 +972,15 @@ Status LoopProgram::RunInstructions(const std::vector<Instruction>& code,
         break;
       case Code::kFill: kernels::Fill(ElementBytes(in.type), a, out, in.count); break;
       case Code::kCopy:
-        if (out != a) CopyBytes(out, a, in.count);
+        // A scalar carry's next value, each trip: no call for 4 or 8 bytes.
+        if (out == a) break;
+        if (in.count == 4) {
+          std::memcpy(out, a, 4);
+        } else if (in.count == 8) {
+          std::memcpy(out, a, 8);
+        } else {
+          CopyBytes(out, a, in.count);
+        }
         break;
       case Code::kStrided: {
         const Strided& strided = strided_[static_cast<size_t>(in.detail)];
@@ -1052,6 +1100,7 @@ Status LoopProgram::Run(RunContext& ctx) const {
       case Source::kScratch: at[s] = scratch + slot.index; break;
     }
   }
+  KILN_RETURN_IF_ERROR(RunInstructions(prologue_, at));
   for (;;) {
     KILN_RETURN_IF_ERROR(RunInstructions(condition_, at));
     if (!*reinterpret_cast<const bool*>(at[proceed_])) break;

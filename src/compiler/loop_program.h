@@ -179,12 +179,18 @@ class LoopProgram {
   template <typename F>
   void ForEachRead(const Instruction& instruction, F&& read) const;
   Status RunInstructions(const std::vector<Instruction>& code, uint8_t* const* at) const;
+  // Moves the condition's and body's instructions that compute the same
+  // value every trip (their operands constants, captures or such values;
+  // a scratch result nothing else writes; no update) into prologue_, run
+  // once per call before the first trip.
+  void HoistInvariants();
 
   std::vector<CarryKind> carries_;
   std::vector<int64_t> carry_bytes_;
   std::vector<const ir::Value*> captures_;
   std::vector<Slot> slots_;
   std::vector<std::shared_ptr<std::vector<uint8_t>>> constants_;
+  std::vector<Instruction> prologue_;  // loop-invariant, once per call
   std::vector<Instruction> condition_;
   std::vector<Instruction> body_;
   // The end of a trip: `stage` copies carries other results read into

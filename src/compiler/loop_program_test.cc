@@ -165,6 +165,48 @@ func.func @main(%a: tensor<2xi32>, %b: tensor<2xi32>, %step: tensor<i32>) -> (te
   EXPECT_EQ((*results)[2].As<int32_t>()[0], std::numeric_limits<int32_t>::min() + 12);
 }
 
+// What every trip computes alike (a captured scale broadcast and doubled,
+// a slice of a captured table at a constant start) runs once, before the
+// first trip; what depends on a carry stays in the loop. A loop of no trips
+// still returns its initial carries.
+TEST(LoopProgramTest, ValuesEveryTripComputesAlikeAreComputedOnce) {
+  const auto text = [](int trips) {
+    return R"(
+func.func @main(%x: tensor<4xf32>, %scale: tensor<f32>, %table: tensor<8xf32>) -> tensor<4xf32> {
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %0:2 = stablehlo.while(%i = %c0, %v = %x) : tensor<i32>, tensor<4xf32>
+  cond {
+    %n = stablehlo.constant dense<)" +
+           std::to_string(trips) + R"(> : tensor<i32>
+    %1 = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %1 : tensor<i1>
+  } do {
+    %s = stablehlo.broadcast_in_dim %scale, dims = [] : (tensor<f32>) -> tensor<4xf32>
+    %s2 = stablehlo.add %s, %s : tensor<4xf32>
+    %two = stablehlo.constant dense<2> : tensor<i32>
+    %w = stablehlo.dynamic_slice %table, %two, sizes = [4] : (tensor<8xf32>, tensor<i32>) -> tensor<4xf32>
+    %m = stablehlo.multiply %v, %s2 : tensor<4xf32>
+    %a = stablehlo.add %m, %w : tensor<4xf32>
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %next = stablehlo.add %i, %one : tensor<i32>
+    stablehlo.return %next, %a : tensor<i32>, tensor<4xf32>
+  }
+  return %0#1 : tensor<4xf32>
+}
+)";
+  };
+  auto program = testing::CompileText(text(3));
+  ASSERT_TRUE(program.ok()) << program.status().ToString();
+  const Node* loop = Loop(*(*program)->graph);
+  ASSERT_NE(loop, nullptr);
+  EXPECT_TRUE(loop->detail.ends_with(", 3 before the loop")) << loop->detail;
+  const std::vector<Array> args = {Array::Of<float>({1, 2, 3, 4}), Array::Of<float>({0.5f}),
+                                   Array::Of<float>({0, 1, 2, 3, 4, 5, 6, 7})};
+  // v -> v * 1 + table[2:6], three times.
+  EXPECT_EQ(MustRun(text(3), args).As<float>(), (std::vector<float>{7, 11, 15, 19}));
+  EXPECT_EQ(MustRun(text(0), args).As<float>(), (std::vector<float>{1, 2, 3, 4}));
+}
+
 // A carry read after its update is not updated in place: the read sees the
 // carry from before the trip. dynamic_slice and dynamic_update_slice clamp
 // their starts so that the window fits.
