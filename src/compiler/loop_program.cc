@@ -929,18 +929,36 @@ void LoopProgram::HoistInvariants() {
     }
     *list = std::move(kept);
   }
+  // A slice of one run of an array no trip writes (a constant, a capture,
+  // a carry passed through: the xs a scan reads a row of) needs no copy:
+  // its slot points into the array, valid until the loop ends. Only where
+  // nothing else writes the slice's slot.
+  for (Instruction& instruction : body_) {
+    if (instruction.code != Code::kSlice) continue;
+    const Window& window = windows_[static_cast<size_t>(instruction.detail)];
+    const Slot& source = slots_[static_cast<size_t>(instruction.operands[0])];
+    const bool unchanging = source.source == Source::kConstant ||
+                            source.source == Source::kCapture ||
+                            (source.source == Source::kCarry &&
+                             carries_[static_cast<size_t>(source.index)] ==
+                                 CarryKind::kPassThrough);
+    instruction.view = window.contiguous && unchanging &&
+                       writes[static_cast<size_t>(instruction.result)] == 1;
+  }
 }
 
 std::string LoopProgram::Describe() const {
   const size_t count = prologue_.size() + condition_.size() + body_.size() + stage_.size() +
                        assign_.size();
   std::string text = StrCat("loop program: ", count, " instructions");
-  if (prologue_.empty()) return text;
-  return StrCat(text, ", ", prologue_.size(), " before the loop");
+  if (!prologue_.empty()) text += StrCat(", ", prologue_.size(), " before the loop");
+  const auto views = std::count_if(body_.begin(), body_.end(),
+                                   [](const Instruction& instruction) { return instruction.view; });
+  if (views > 0) text += StrCat(", ", views, views == 1 ? " slice" : " slices", " read in place");
+  return text;
 }
 
-Status LoopProgram::RunInstructions(const std::vector<Instruction>& code,
-                                    uint8_t* const* at) const {
+Status LoopProgram::RunInstructions(const std::vector<Instruction>& code, uint8_t** at) const {
   for (const Instruction& in : code) {
     // Slot -1 (no operand) is null: `at` has one entry before slot 0.
     const uint8_t* a = at[in.operands[0]];
@@ -1000,6 +1018,10 @@ Status LoopProgram::RunInstructions(const std::vector<Instruction>& code,
                     window.strides[d];
         }
         const auto bytes = static_cast<int64_t>(window.element_bytes);
+        if (in.view) {
+          at[in.result] = const_cast<uint8_t*>(a) + offset * bytes;
+          break;
+        }
         if (window.contiguous) {
           if (in.code == Code::kSlice) {
             CopyBytes(out, a + offset * bytes, in.count * bytes);

@@ -126,8 +126,11 @@ class LoopProgram {
     kernels::CompareDirection direction{};
     kernels::CompareKind compare{};
     bool first_scalar = false;  // select's pred, clamp's min
-    bool last_scalar = false;   // clamp's max
-    ElementType type{};         // of the (second, for select) operand
+    // kSlice of one contiguous window of an array no trip writes: the
+    // result slot points into the array instead of holding a copy.
+    bool view = false;
+    bool last_scalar = false;  // clamp's max
+    ElementType type{};        // of the (second, for select) operand
     ElementType result_type{};
     int32_t operands[3] = {-1, -1, -1};  // slots
     int32_t result = -1;                 // slot
@@ -178,11 +181,13 @@ class LoopProgram {
   // for a start index).
   template <typename F>
   void ForEachRead(const Instruction& instruction, F&& read) const;
-  Status RunInstructions(const std::vector<Instruction>& code, uint8_t* const* at) const;
+  // `at`: each slot's memory; a view's entry changes as the trips run.
+  Status RunInstructions(const std::vector<Instruction>& code, uint8_t** at) const;
   // Moves the condition's and body's instructions that compute the same
   // value every trip (their operands constants, captures or such values;
   // a scratch result nothing else writes; no update) into prologue_, run
-  // once per call before the first trip.
+  // once per call before the first trip; marks the slices of arrays no
+  // trip writes as views (Instruction::view).
   void HoistInvariants();
 
   std::vector<CarryKind> carries_;
