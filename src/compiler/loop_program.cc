@@ -787,6 +787,7 @@ std::optional<LoopProgram> LoopProgram::Compile(Lowering& lowering, const ir::Op
     std::vector<bool> refused;
     if (!program.Build(lowering, op, candidates, &refused)) return std::nullopt;
     if (refused == candidates) {
+      program.WriteCarriesDirectly();
       program.HoistInvariants();
       return program;
     }
@@ -894,6 +895,82 @@ void LoopProgram::ForEachRead(const Instruction& instruction, F&& read) const {
   }
   if (instruction.code == Code::kSlice || instruction.code == Code::kUpdate) {
     for (int32_t start : windows_[static_cast<size_t>(instruction.detail)].starts) read(start, 3);
+  }
+}
+
+void LoopProgram::WriteCarriesDirectly() {
+  const auto reads_slot = [this](const Instruction& instruction, int32_t slot) {
+    bool reads = false;
+    ForEachRead(instruction, [&](int32_t read, size_t) { reads = reads || read == slot; });
+    return reads;
+  };
+  for (size_t a = 0; a < assign_.size();) {
+    const int32_t carry = assign_[a].result;
+    const int32_t value = assign_[a].operands[0];
+    bool ok = slots_[static_cast<size_t>(value)].source == Source::kScratch;
+    // Another carry takes this one's old value (staged after the body).
+    for (const Instruction& stage : stage_) ok = ok && !reads_slot(stage, carry);
+    // The value's one writer: an elementwise op of the carry's size whose
+    // operands, where one is the carry itself, have the result's width
+    // (an op reading and writing the same memory element by element).
+    int64_t writer = -1;
+    int writers = 0;
+    for (size_t n = 0; ok && n < body_.size(); ++n) {
+      if (body_[n].result == value) {
+        writer = static_cast<int64_t>(n);
+        ++writers;
+      }
+      ok = body_[n].result != carry;  // no update of a staged carry, but be sure
+    }
+    ok = ok && writers == 1;
+    if (ok) {
+      const Instruction& w = body_[static_cast<size_t>(writer)];
+      const bool elementwise = w.code == Code::kScalar || w.code == Code::kUnary ||
+                               w.code == Code::kBinary;
+      const bool select = w.code == Code::kScalar &&
+                          (w.scalar == ScalarOp::kSelect || w.scalar == ScalarOp::kSelectByOne);
+      ok = elementwise && !w.first_scalar && !w.last_scalar &&
+           w.count * static_cast<int64_t>(ElementBytes(w.result_type)) ==
+               carry_bytes_[static_cast<size_t>(carry)] &&
+           (!reads_slot(w, carry) || (ElementBytes(w.type) == ElementBytes(w.result_type) &&
+                                      !(select && w.operands[0] == carry)));
+    }
+    // The writer moves down past the last reader of the carry's old value,
+    // when nothing it passes reads the value or writes the writer's
+    // operands.
+    size_t last = static_cast<size_t>(std::max<int64_t>(writer, 0));
+    for (size_t n = last + 1; ok && n < body_.size(); ++n) {
+      if (reads_slot(body_[n], carry)) last = n;
+    }
+    for (size_t n = static_cast<size_t>(std::max<int64_t>(writer, 0)) + 1; ok && n <= last; ++n) {
+      const Instruction& passed = body_[n];
+      ok = !reads_slot(passed, value);
+      ForEachRead(body_[static_cast<size_t>(writer)],
+                  [&](int32_t operand, size_t) { ok = ok && passed.result != operand; });
+    }
+    if (!ok) {
+      ++a;
+      continue;
+    }
+    Instruction moved = body_[static_cast<size_t>(writer)];
+    moved.result = carry;
+    body_.erase(body_.begin() + writer);
+    body_.insert(body_.begin() + static_cast<int64_t>(last), moved);
+    // Later readers of the value (after the writer's new place, other
+    // carries' assignments) read the carry, which now holds it.
+    const auto rename = [&](Instruction& instruction) {
+      for (int32_t& operand : instruction.operands) {
+        if (operand == value) operand = carry;
+      }
+      if (instruction.code == Code::kSlice || instruction.code == Code::kUpdate) {
+        for (int32_t& start : windows_[static_cast<size_t>(instruction.detail)].starts) {
+          if (start == value) start = carry;
+        }
+      }
+    };
+    for (size_t n = last + 1; n < body_.size(); ++n) rename(body_[n]);
+    assign_.erase(assign_.begin() + static_cast<int64_t>(a));
+    for (Instruction& other : assign_) rename(other);
   }
 }
 

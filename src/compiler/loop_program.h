@@ -189,6 +189,10 @@ class LoopProgram {
   // once per call before the first trip; marks the slices of arrays no
   // trip writes as views (Instruction::view).
   void HoistInvariants();
+  // Lets the body's op computing a staged carry's next value write it into
+  // the carry (moved past the last read of the carry's old value) instead
+  // of into scratch copied at the end of the trip, where that is safe.
+  void WriteCarriesDirectly();
 
   std::vector<CarryKind> carries_;
   std::vector<int64_t> carry_bytes_;

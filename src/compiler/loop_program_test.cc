@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <limits>
 
 #include "compiler/lowering_test_util.h"
@@ -248,6 +249,56 @@ func.func @main(%x: tensor<4xf32>, %table: tensor<3x4xf32>) -> (tensor<4xf32>, t
   // elements as it read them before: [1, 2, 10, 10] after three trips. Read
   // in place, the first two would have been overwritten by then.
   EXPECT_EQ((*results)[1].As<float>(), (std::vector<float>{1, 2, 10, 10}));
+}
+
+// A carry's next value is written into the carry itself when the op
+// computing it can move past the last read of the old value: i's next
+// value computed first still lets the later ops read the old i, and a
+// read of the next value after the move reads the carry. Where an op in
+// between reads the next value before the old one is read (j's), the
+// value stays in scratch.
+TEST(LoopProgramTest, NextValuesWrittenIntoTheirCarriesKeepOldReadsOld) {
+  const std::string text = R"(
+func.func @main(%x: tensor<3xi32>) -> (tensor<i32>, tensor<i32>, tensor<3xi32>) {
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %0:3 = stablehlo.while(%i = %c0, %j = %c0, %v = %x) : tensor<i32>, tensor<i32>, tensor<3xi32>
+  cond {
+    %n = stablehlo.constant dense<4> : tensor<i32>
+    %1 = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %1 : tensor<i1>
+  } do {
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %ni = stablehlo.add %i, %one : tensor<i32>
+    %three = stablehlo.constant dense<3> : tensor<i32>
+    %nj = stablehlo.add %j, %three : tensor<i32>
+    %two = stablehlo.constant dense<2> : tensor<i32>
+    %twice = stablehlo.multiply %nj, %two : tensor<i32>
+    %k = stablehlo.add %j, %twice : tensor<i32>
+    %b = stablehlo.broadcast_in_dim %k, dims = [] : (tensor<i32>) -> tensor<3xi32>
+    %w = stablehlo.add %v, %b : tensor<3xi32>
+    %s = stablehlo.dynamic_slice %w, %ni, sizes = [1] : (tensor<3xi32>, tensor<i32>) -> tensor<1xi32>
+    %z = stablehlo.constant dense<0> : tensor<i32>
+    %u = stablehlo.dynamic_update_slice %w, %s, %z : (tensor<3xi32>, tensor<1xi32>, tensor<i32>) -> tensor<3xi32>
+    stablehlo.return %ni, %nj, %u : tensor<i32>, tensor<i32>, tensor<3xi32>
+  }
+  return %0#0, %0#1, %0#2 : tensor<i32>, tensor<i32>, tensor<3xi32>
+}
+)";
+  ASSERT_TRUE(IsLoopProgram(text));
+  auto results = testing::Run(text, {Array::Of<int32_t>({10, 20, 30})});
+  ASSERT_TRUE(results.ok()) << results.status().ToString();
+  EXPECT_EQ((*results)[0].As<int32_t>()[0], 4);
+  // j' = j + 3; v' = v + (j + 2 j'), then v'[0] = v'[min(i + 1, 2)].
+  int32_t j = 0;
+  std::vector<int32_t> v = {10, 20, 30};
+  for (int i = 0; i < 4; ++i) {
+    const int32_t next = j + 3;
+    for (int32_t& e : v) e += j + 2 * next;
+    v[0] = v[static_cast<size_t>(std::min(i + 1, 2))];
+    j = next;
+  }
+  EXPECT_EQ((*results)[1].As<int32_t>()[0], j);
+  EXPECT_EQ((*results)[2].As<int32_t>(), v);
 }
 
 // A carry read after its update is not updated in place: the read sees the
