@@ -387,12 +387,22 @@ std::vector<std::vector<size_t>> FormRuns(const Graph& graph) {
   int64_t count = -1;
   // A run is worth fusing when it computes something: a run of reads alone
   // would only copy through the tiles.
+  // A gather alone is worth a loop too: its tiles gather element by element
+  // or row by row (GatherTile), where the gather kernel copied a window per
+  // index (a column of a matrix, jnp.linalg.inv's permutation, one 8-byte
+  // copy at a time).
   auto close = [&] {
-    const bool computes = std::any_of(current.begin(), current.end(), [&](size_t n) {
+    const auto kind_of = [&](size_t n) {
       const auto& pointwise = graph.nodes[n].pointwise;
-      return pointwise != nullptr && pointwise->kind == Pointwise::Kind::kMap;
+      return pointwise == nullptr ? Pointwise::Kind::kRead : pointwise->kind;
+    };
+    const bool computes = std::any_of(current.begin(), current.end(), [&](size_t n) {
+      return kind_of(n) == Pointwise::Kind::kMap;
     });
-    if (current.size() >= 2 && computes) runs.push_back(current);
+    const bool gathers = std::any_of(current.begin(), current.end(), [&](size_t n) {
+      return kind_of(n) == Pointwise::Kind::kGather;
+    });
+    if ((current.size() >= 2 && computes) || gathers) runs.push_back(current);
     current.clear();
     produced.clear();
   };

@@ -181,6 +181,30 @@ TEST(FusionTest, GathersAlongAnAxisAndOfWindowsJoinLoops) {
   }
 }
 
+// A gather alone is a loop of its own: jnp.linalg.inv's gather of columns
+// (size-1 dimensions and all) runs 256 elements at a time, not a strided
+// copy per column; out-of-range indices clamp.
+TEST(FusionTest, AGatherAloneIsALoopOfItsOwn) {
+  const std::string text = Main("%a: tensor<5x7x1xf64>, %i: tensor<9x1xi32>", "tensor<5x9x1xf64>",
+                                R"(
+  %g = "stablehlo.gather"(%a, %i) <{dimension_numbers = #stablehlo.gather<offset_dims = [0, 2], collapsed_slice_dims = [1], start_index_map = [1], index_vector_dim = 1>, indices_are_sorted = false, slice_sizes = array<i64: 5, 1, 1>}> : (tensor<5x7x1xf64>, tensor<9x1xi32>) -> tensor<5x9x1xf64>
+  return %g : tensor<5x9x1xf64>)");
+  auto program = CompileText(text);
+  ASSERT_TRUE(program.ok()) << program.status().ToString();
+  ASSERT_EQ(PlanOps(**program), std::vector<std::string>{std::string(kFusionOp)});
+  EXPECT_EQ((*program)->graph->nodes[0].detail, "gather");
+  const std::vector<double> a = Ramp<double>(35, 1.0, 0.0);
+  const std::vector<int32_t> columns = {6, 0, 3, -2, 9, 1, 1, 5, 2};
+  std::vector<double> out(45);
+  ASSERT_TRUE(RunInto(**program, {a.data(), columns.data()}, {out.data()}).ok());
+  for (size_t r = 0; r < 5; ++r) {
+    for (size_t j = 0; j < 9; ++j) {
+      const auto column = static_cast<size_t>(std::clamp(columns[j], 0, 6));
+      ASSERT_EQ(out[r * 9 + j], a[r * 7 + column]) << r << "," << j;
+    }
+  }
+}
+
 // A gather whose indices the loop computes starts a loop of its own: a
 // tile cannot wait for indices of elements it has not computed.
 TEST(FusionTest, AGatherOfComputedIndicesStartsANewLoop) {

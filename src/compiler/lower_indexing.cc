@@ -127,6 +127,27 @@ std::shared_ptr<Pointwise> GatherRead(const IndexedWindows& g, const Shape& out,
   for (size_t d = 0; d < out.dims.size(); ++d) {
     if (!seen[d] && out.dims[d] != 1) return nullptr;
   }
+  // Dimensions of size 1 add nothing to any offset: without them a tile's
+  // innermost runs are as long as they can be (a column gather's output
+  // [256, 256, 1] runs 256 elements at a time, not one).
+  Pointwise& r = *read;
+  size_t kept = 0;
+  for (size_t d = 0; d < r.dims.size(); ++d) {
+    if (r.dims[d] == 1) continue;
+    r.dims[kept] = r.dims[d];
+    r.strides[kept] = r.strides[d];
+    r.index_strides[kept] = r.index_strides[d];
+    ++kept;
+  }
+  if (kept == 0) {  // one element
+    r.dims = {1};
+    r.strides = {0};
+    r.index_strides = {0};
+  } else {
+    r.dims.resize(kept);
+    r.strides.resize(kept);
+    r.index_strides.resize(kept);
+  }
   return read;
 }
 

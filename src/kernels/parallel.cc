@@ -27,8 +27,15 @@ constexpr int64_t kMinParallelCost = 1 << 15;
 // a running program's nodes come one after another.
 constexpr auto kSpin = std::chrono::microseconds(100);
 
-// KeepWorkersWarm objects alive in the process.
+// KeepWorkersWarm and QuietPoolWorkers objects alive in the process.
 std::atomic<int> warm_scopes{0};
+std::atomic<int> quiet_scopes{0};
+
+// Whether an idle worker polls for the next job rather than sleeping.
+bool PollForJobs() {
+  return warm_scopes.load(std::memory_order_relaxed) > 0 &&
+         quiet_scopes.load(std::memory_order_relaxed) == 0;
+}
 
 // Polls `ready` (pausing between reads) until it returns true or kSpin has
 // passed; its last answer.
@@ -162,12 +169,9 @@ class Pool {
   void Work() {
     std::unique_lock lock(mutex_);
     for (;;) {
-      if (head_ == nullptr && warm_scopes.load(std::memory_order_relaxed) > 0) {
+      if (head_ == nullptr && PollForJobs()) {
         lock.unlock();
-        SpinUntil([this] {
-          return linked_.load(std::memory_order_acquire) > 0 ||
-                 warm_scopes.load(std::memory_order_relaxed) == 0;
-        });
+        SpinUntil([this] { return linked_.load(std::memory_order_acquire) > 0 || !PollForJobs(); });
         lock.lock();
       }
       wake_.wait(lock, [this] { return head_ != nullptr; });
@@ -210,6 +214,9 @@ Pool& GetPool() {
 }
 
 }  // namespace
+
+QuietPoolWorkers::QuietPoolWorkers() { quiet_scopes.fetch_add(1, std::memory_order_relaxed); }
+QuietPoolWorkers::~QuietPoolWorkers() { quiet_scopes.fetch_sub(1, std::memory_order_relaxed); }
 
 KeepWorkersWarm::KeepWorkersWarm() { warm_scopes.fetch_add(1, std::memory_order_relaxed); }
 KeepWorkersWarm::~KeepWorkersWarm() { warm_scopes.fetch_sub(1, std::memory_order_relaxed); }

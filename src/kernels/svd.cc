@@ -90,6 +90,7 @@ Status Svd(ElementType type, const void* a, void* s, void* u, void* vt, int64_t 
                          "(kiln_pjrt lends SciPy's under JAX; KILN_LAPACK=0 turns that off)");
   }
   if (m == 0 || n == 0 || batch == 0) return Status::Ok();
+  const QuietPoolWorkers quiet;  // OpenBLAS's threads do the work
   const int64_t k = std::min(m, n);
   if (!lapack::FitsInt(m * std::max(m, n)) || !lapack::FitsInt(n * std::max(m, n))) {
     return InvalidArgument("Svd of ", m, " x ", n, " matrices: gesdd's sizes and workspace ",
