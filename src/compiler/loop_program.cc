@@ -989,6 +989,7 @@ void LoopProgram::HoistInvariants() {
     return code != Code::kUpdate && code != Code::kScatter && code != Code::kScatterOne;
   };
   for (std::vector<Instruction>* list : {&condition_, &body_}) {
+    std::vector<Instruction>& prologue = list == &body_ ? body_prologue_ : prologue_;
     std::vector<Instruction> kept;
     for (Instruction& instruction : *list) {
       bool hoist = pure(instruction.code) && instruction.result >= 0 &&
@@ -999,7 +1000,7 @@ void LoopProgram::HoistInvariants() {
       });
       if (hoist) {
         invariant[static_cast<size_t>(instruction.result)] = true;
-        prologue_.push_back(instruction);
+        prologue.push_back(instruction);
       } else {
         kept.push_back(instruction);
       }
@@ -1025,10 +1026,10 @@ void LoopProgram::HoistInvariants() {
 }
 
 std::string LoopProgram::Describe() const {
-  const size_t count = prologue_.size() + condition_.size() + body_.size() + stage_.size() +
-                       assign_.size();
+  const size_t before = prologue_.size() + body_prologue_.size();
+  const size_t count = before + condition_.size() + body_.size() + stage_.size() + assign_.size();
   std::string text = StrCat("loop program: ", count, " instructions");
-  if (!prologue_.empty()) text += StrCat(", ", prologue_.size(), " before the loop");
+  if (before > 0) text += StrCat(", ", before, " before the loop");
   const auto views = std::count_if(body_.begin(), body_.end(),
                                    [](const Instruction& instruction) { return instruction.view; });
   if (views > 0) text += StrCat(", ", views, views == 1 ? " slice" : " slices", " read in place");
@@ -1200,9 +1201,12 @@ Status LoopProgram::Run(RunContext& ctx) const {
     }
   }
   KILN_RETURN_IF_ERROR(RunInstructions(prologue_, at));
-  for (;;) {
+  for (bool first = true;; first = false) {
     KILN_RETURN_IF_ERROR(RunInstructions(condition_, at));
     if (!*reinterpret_cast<const bool*>(at[proceed_])) break;
+    // The body's invariants only once a trip runs: a loop of no trips
+    // computes nothing of its body.
+    if (first) KILN_RETURN_IF_ERROR(RunInstructions(body_prologue_, at));
     KILN_RETURN_IF_ERROR(RunInstructions(body_, at));
     KILN_RETURN_IF_ERROR(RunInstructions(stage_, at));
     KILN_RETURN_IF_ERROR(RunInstructions(assign_, at));

@@ -185,8 +185,8 @@ class LoopProgram {
   Status RunInstructions(const std::vector<Instruction>& code, uint8_t** at) const;
   // Moves the condition's and body's instructions that compute the same
   // value every trip (their operands constants, captures or such values;
-  // a scratch result nothing else writes; no update) into prologue_, run
-  // once per call before the first trip; marks the slices of arrays no
+  // a scratch result nothing else writes; no update) into prologue_ and
+  // body_prologue_, run once per call; marks the slices of arrays no
   // trip writes as views (Instruction::view).
   void HoistInvariants();
   // Lets the body's op computing a staged carry's next value write it into
@@ -199,7 +199,10 @@ class LoopProgram {
   std::vector<const ir::Value*> captures_;
   std::vector<Slot> slots_;
   std::vector<std::shared_ptr<std::vector<uint8_t>>> constants_;
-  std::vector<Instruction> prologue_;  // loop-invariant, once per call
+  // Loop-invariant instructions, once per call: the condition's before the
+  // first trip's condition, the body's once the first trip runs.
+  std::vector<Instruction> prologue_;
+  std::vector<Instruction> body_prologue_;
   std::vector<Instruction> condition_;
   std::vector<Instruction> body_;
   // The end of a trip: `stage` copies carries other results read into
