@@ -55,6 +55,13 @@ def _per_dtype(dtype):
         Case(f"gather_take_along_{tag}",
              lambda a, i: jnp.take_along_axis(a, i, axis=2),
              (x, _in.random.randint(0, 7, size=(3, 5, 2)).astype(np.int32))),
+        # Gathers with one start index run in fused loops (Pointwise kGather):
+        # jnp's fill mode masks indices out of range, negative ones wrap.
+        Case(f"gather_take_fill_{tag}", lambda a, i: jnp.take(a, i, axis=1, mode="fill"),
+             (x, np.array([4, -1, 5, -6, 0, 2, 9], np.int32))),
+        Case(f"gather_take_along_fill_{tag}",
+             lambda a, i: jnp.take_along_axis(a, i, axis=2, mode="fill"),
+             (x, _in.random.randint(-9, 9, size=(3, 5, 4)).astype(np.int32))),
         Case(f"scatter_set_{tag}", lambda a, i, u: a.at[i].set(u), (x, idx[:3], x[:3])),
         Case(f"scatter_set_drop_{tag}",
              lambda a, u: a.at[jnp.array([1, 9])].set(u, mode="drop"), (x, x[:2])),
@@ -87,6 +94,15 @@ def _extra_cases():
         Case("big_pad_f32", lambda a: jnp.pad(a, ((3, 0), (0, 5)), constant_values=7.0), (big,)),
         Case("big_concat_f32", lambda a: jnp.concatenate([a, a * 2], axis=1), (big,)),
         Case("big_gather_rows_f32", lambda a, i: a[i], (big, np.arange(0, 257, 5, dtype=np.int32))),
+        # Fused gathers across tiles: rows with a mask, one index per element
+        # (indices out of range and negative), columns alone.
+        Case("big_take_rows_fill_f32", lambda a, i: jnp.take(a, i, axis=0, mode="fill") * 2.0,
+             (big, _in.random.randint(-300, 300, size=(1000,)).astype(np.int32))),
+        Case("big_take_along_fill_f32",
+             lambda a, i: jnp.take_along_axis(a, i, axis=1, mode="fill") + 1.0,
+             (big, _in.random.randint(-140, 140, size=(257, 64)).astype(np.int32))),
+        Case("big_take_columns_f32", lambda a, i: a[:, i],
+             (big, _in.random.randint(0, 129, size=(300,)).astype(np.int32))),
         Case("big_broadcast_add_f32", lambda a, r: a + r, (big, _in.random_values(F32, (129,)))),
         Case("transpose_4d_f32", lambda a: jnp.transpose(a.reshape(3, 5, 7, 1), (3, 1, 0, 2)), (x,)),
         Case("iota_s32_3d", lambda: lax.broadcasted_iota(jnp.int32, (2, 3, 4), 2)),
