@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <optional>
 
 #include <Eigen/Core>
 #include <Eigen/Eigenvalues>
@@ -119,8 +118,7 @@ Status Eigh(ElementType type, const void* a, void* vectors, void* values, int64_
                   ? reinterpret_cast<void*>(lapack::GetHeevd(type))
                   : reinterpret_cast<void*>(lapack::GetSyevd(type));
   }
-  std::optional<QuietPoolWorkers> quiet;  // OpenBLAS's threads do the work
-  if (routine != nullptr) quiet.emplace();
+  const QuietPoolWorkers quiet(routine != nullptr);  // OpenBLAS's threads do the work
   auto run = [&]<typename T>() {
     using Real = typename Eigen::NumTraits<T>::Real;
     ParallelFor(batch, std::max<int64_t>(1, 9 * n * n * n), [&](int64_t begin, int64_t end) {

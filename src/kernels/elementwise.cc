@@ -30,6 +30,7 @@ using elementwise_internal::FloatMax;
 using elementwise_internal::FloatMin;
 using elementwise_internal::Map1;
 using elementwise_internal::Map2;
+using elementwise_internal::RunLoop2;
 using elementwise_internal::WrapToWidth;
 
 // The total order of floats as integers: flip the magnitude bits of
@@ -110,10 +111,7 @@ bool CompareLoop(CompareDirection direction, const void* lhs, const void* rhs, b
       case CompareDirection::kGe: loop = CompareGeLoop; break;
     }
     if (loop == nullptr) return false;
-    const auto* a = static_cast<const T*>(lhs);
-    const auto* b = static_cast<const T*>(rhs);
-    ParallelFor(count, 1,
-                [loop, a, b, out](int64_t begin, int64_t end) { loop(a, b, out, begin, end); });
+    RunLoop2(loop, lhs, rhs, out, count, 1);
     return true;
   }
   return false;

@@ -23,6 +23,7 @@ using elementwise_internal::Encode;
 using elementwise_internal::FloatMax;
 using elementwise_internal::FloatMin;
 using elementwise_internal::Map2;
+using elementwise_internal::RunLoop2;
 using elementwise_internal::Unsigned;
 using elementwise_internal::WrapAdd;
 using elementwise_internal::WrapMul;
@@ -169,24 +170,23 @@ constexpr bool kIsInteger = std::is_integral_v<T> && !std::is_same_v<T, bool>;
 // AVX-512 too (KILN_ISA_CLONES), as the integer ops below: the templates
 // compile for baseline x86-64, two f64 lanes per instruction, where XLA's
 // loops use the machine's widest.
-#define KILN_FLOAT_LOOP(name, T, expr)                                                  \
+#define KILN_BINARY_LOOP(name, T, expr)                                                 \
   KILN_ISA_CLONES void name(const T* a, const T* b, T* y, int64_t begin, int64_t end) { \
     for (int64_t i = begin; i < end; ++i) {                                             \
       const T x = a[i], z = b[i];                                                       \
-      y[i] = (expr);                                                                    \
+      y[i] = static_cast<T>(expr);                                                      \
     }                                                                                   \
   }
-#define KILN_FLOAT_LOOPS(T)                               \
-  KILN_FLOAT_LOOP(FloatAddLoop, T, x + z)                 \
-  KILN_FLOAT_LOOP(FloatSubtractLoop, T, x - z)            \
-  KILN_FLOAT_LOOP(FloatMultiplyLoop, T, x* z)             \
-  KILN_FLOAT_LOOP(FloatDivideLoop, T, x / z)              \
-  KILN_FLOAT_LOOP(FloatMaximumLoop, T, FloatMax<T>(x, z)) \
-  KILN_FLOAT_LOOP(FloatMinimumLoop, T, FloatMin<T>(x, z))
+#define KILN_FLOAT_LOOPS(T)                                \
+  KILN_BINARY_LOOP(FloatAddLoop, T, x + z)                 \
+  KILN_BINARY_LOOP(FloatSubtractLoop, T, x - z)            \
+  KILN_BINARY_LOOP(FloatMultiplyLoop, T, x* z)             \
+  KILN_BINARY_LOOP(FloatDivideLoop, T, x / z)              \
+  KILN_BINARY_LOOP(FloatMaximumLoop, T, FloatMax<T>(x, z)) \
+  KILN_BINARY_LOOP(FloatMinimumLoop, T, FloatMin<T>(x, z))
 KILN_FLOAT_LOOPS(float)
 KILN_FLOAT_LOOPS(double)
 #undef KILN_FLOAT_LOOPS
-#undef KILN_FLOAT_LOOP
 
 // Whether `op` on f32 or f64 ran as one of the loops above.
 template <typename T>
@@ -202,11 +202,7 @@ bool BinaryFloatLoop(BinaryOp op, const void* lhs, const void* rhs, void* out, i
       case BinaryOp::kMinimum: loop = FloatMinimumLoop; break;
       default: return false;
     }
-    const auto* a = static_cast<const T*>(lhs);
-    const auto* b = static_cast<const T*>(rhs);
-    auto* y = static_cast<T*>(out);
-    ParallelFor(n, op == BinaryOp::kDivide ? 4 : 1,
-                [loop, a, b, y](int64_t begin, int64_t end) { loop(a, b, y, begin, end); });
+    RunLoop2(loop, lhs, rhs, out, n, op == BinaryOp::kDivide ? 4 : 1);
     return true;
   }
   return false;
@@ -271,38 +267,21 @@ Status BinaryComplex(BinaryOp op, const void* a, const void* b, void* out, int64
 // templates above compile for baseline x86-64, two u32 lanes per SSE2
 // instruction and no variable shifts: threefry's rounds (adds, xors,
 // rotates of u32) were 70% of jax.random.uniform's time, 1.5 times XLA's.
-#define KILN_INTEGER_LOOP(name, T, expr)                                                \
-  KILN_ISA_CLONES void name(const T* a, const T* b, T* y, int64_t begin, int64_t end) { \
-    for (int64_t i = begin; i < end; ++i) {                                             \
-      const T x = a[i], z = b[i];                                                       \
-      y[i] = static_cast<T>(expr);                                                      \
-    }                                                                                   \
-  }
-#define KILN_INTEGER_LOOPS(U, S)                                                     \
-  KILN_INTEGER_LOOP(LoopAdd, U, x + z)                                               \
-  KILN_INTEGER_LOOP(LoopSubtract, U, x - z)                                          \
-  KILN_INTEGER_LOOP(LoopMultiply, U, x* z)                                           \
-  KILN_INTEGER_LOOP(LoopAnd, U, x& z)                                                \
-  KILN_INTEGER_LOOP(LoopOr, U, x | z)                                                \
-  KILN_INTEGER_LOOP(LoopXor, U, x ^ z)                                               \
-  KILN_INTEGER_LOOP(LoopShiftLeft, U, z >= sizeof(U) * 8 ? U{0} : U(x << z))         \
-  KILN_INTEGER_LOOP(LoopShiftRightLogical, U, z >= sizeof(U) * 8 ? U{0} : U(x >> z)) \
-  KILN_INTEGER_LOOP(LoopShiftRightArithmetic, S,                                     \
-                    static_cast<U>(z) >= sizeof(S) * 8 ? S(x >> (sizeof(S) * 8 - 1)) : S(x >> z))
+#define KILN_INTEGER_LOOPS(U, S)                                                    \
+  KILN_BINARY_LOOP(LoopAdd, U, x + z)                                               \
+  KILN_BINARY_LOOP(LoopSubtract, U, x - z)                                          \
+  KILN_BINARY_LOOP(LoopMultiply, U, x* z)                                           \
+  KILN_BINARY_LOOP(LoopAnd, U, x& z)                                                \
+  KILN_BINARY_LOOP(LoopOr, U, x | z)                                                \
+  KILN_BINARY_LOOP(LoopXor, U, x ^ z)                                               \
+  KILN_BINARY_LOOP(LoopShiftLeft, U, z >= sizeof(U) * 8 ? U{0} : U(x << z))         \
+  KILN_BINARY_LOOP(LoopShiftRightLogical, U, z >= sizeof(U) * 8 ? U{0} : U(x >> z)) \
+  KILN_BINARY_LOOP(LoopShiftRightArithmetic, S,                                     \
+                   static_cast<U>(z) >= sizeof(S) * 8 ? S(x >> (sizeof(S) * 8 - 1)) : S(x >> z))
 KILN_INTEGER_LOOPS(uint32_t, int32_t)
 KILN_INTEGER_LOOPS(uint64_t, int64_t)
 #undef KILN_INTEGER_LOOPS
-#undef KILN_INTEGER_LOOP
-
-// Runs `loop` over n elements of a and b, split across threads.
-template <typename U>
-void RunIntegerLoop(void (*loop)(const U*, const U*, U*, int64_t, int64_t), const void* a,
-                    const void* b, void* out, int64_t n) {
-  const auto* x = static_cast<const U*>(a);
-  const auto* z = static_cast<const U*>(b);
-  auto* y = static_cast<U*>(out);
-  ParallelFor(n, 1, [loop, x, z, y](int64_t begin, int64_t end) { loop(x, z, y, begin, end); });
-}
+#undef KILN_BINARY_LOOP
 
 // Whether `op` on 32- or 64-bit integers ran as one of the loops above.
 template <typename T>
@@ -310,22 +289,24 @@ bool BinaryIntegerLoop(BinaryOp op, const void* a, const void* b, void* out, int
   if constexpr (sizeof(T) == 4 || sizeof(T) == 8) {
     using U = std::conditional_t<sizeof(T) == 8, uint64_t, uint32_t>;
     using S = std::conditional_t<sizeof(T) == 8, int64_t, int32_t>;
+    if (op == BinaryOp::kShiftRightArithmetic) {
+      RunLoop2<S, S>(LoopShiftRightArithmetic, a, b, out, n, 1);
+      return true;
+    }
+    void (*loop)(const U*, const U*, U*, int64_t, int64_t) = nullptr;
     switch (op) {
-      case BinaryOp::kAdd: RunIntegerLoop<U>(LoopAdd, a, b, out, n); return true;
-      case BinaryOp::kSubtract: RunIntegerLoop<U>(LoopSubtract, a, b, out, n); return true;
-      case BinaryOp::kMultiply: RunIntegerLoop<U>(LoopMultiply, a, b, out, n); return true;
-      case BinaryOp::kAnd: RunIntegerLoop<U>(LoopAnd, a, b, out, n); return true;
-      case BinaryOp::kOr: RunIntegerLoop<U>(LoopOr, a, b, out, n); return true;
-      case BinaryOp::kXor: RunIntegerLoop<U>(LoopXor, a, b, out, n); return true;
-      case BinaryOp::kShiftLeft: RunIntegerLoop<U>(LoopShiftLeft, a, b, out, n); return true;
-      case BinaryOp::kShiftRightLogical:
-        RunIntegerLoop<U>(LoopShiftRightLogical, a, b, out, n);
-        return true;
-      case BinaryOp::kShiftRightArithmetic:
-        RunIntegerLoop<S>(LoopShiftRightArithmetic, a, b, out, n);
-        return true;
+      case BinaryOp::kAdd: loop = LoopAdd; break;
+      case BinaryOp::kSubtract: loop = LoopSubtract; break;
+      case BinaryOp::kMultiply: loop = LoopMultiply; break;
+      case BinaryOp::kAnd: loop = LoopAnd; break;
+      case BinaryOp::kOr: loop = LoopOr; break;
+      case BinaryOp::kXor: loop = LoopXor; break;
+      case BinaryOp::kShiftLeft: loop = LoopShiftLeft; break;
+      case BinaryOp::kShiftRightLogical: loop = LoopShiftRightLogical; break;
       default: return false;
     }
+    RunLoop2(loop, a, b, out, n, 1);
+    return true;
   }
   return false;
 }

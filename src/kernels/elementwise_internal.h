@@ -41,6 +41,19 @@ void Map2(const void* lhs, const void* rhs, void* out, int64_t count, int64_t co
   });
 }
 
+// out[i] = op(lhs[i], rhs[i]) through `loop`, a plain function over a
+// range of elements (the loops built per ISA, kernels/isa_clones.h), split
+// across threads as Map2.
+template <typename In, typename Out>
+void RunLoop2(void (*loop)(const In*, const In*, Out*, int64_t, int64_t), const void* lhs,
+              const void* rhs, void* out, int64_t count, int64_t cost) {
+  const In* a = static_cast<const In*>(lhs);
+  const In* b = static_cast<const In*>(rhs);
+  Out* y = static_cast<Out*>(out);
+  ParallelFor(count, cost,
+              [loop, a, b, y](int64_t begin, int64_t end) { loop(a, b, y, begin, end); });
+}
+
 // The unsigned type of T's width, in which integer arithmetic wraps.
 template <typename T>
 using Unsigned = std::make_unsigned_t<T>;

@@ -215,8 +215,12 @@ Pool& GetPool() {
 
 }  // namespace
 
-QuietPoolWorkers::QuietPoolWorkers() { quiet_scopes.fetch_add(1, std::memory_order_relaxed); }
-QuietPoolWorkers::~QuietPoolWorkers() { quiet_scopes.fetch_sub(1, std::memory_order_relaxed); }
+QuietPoolWorkers::QuietPoolWorkers(bool active) : active_(active) {
+  if (active_) quiet_scopes.fetch_add(1, std::memory_order_relaxed);
+}
+QuietPoolWorkers::~QuietPoolWorkers() {
+  if (active_) quiet_scopes.fetch_sub(1, std::memory_order_relaxed);
+}
 
 KeepWorkersWarm::KeepWorkersWarm() { warm_scopes.fetch_add(1, std::memory_order_relaxed); }
 KeepWorkersWarm::~KeepWorkersWarm() { warm_scopes.fetch_sub(1, std::memory_order_relaxed); }

@@ -60,10 +60,15 @@ class KeepWorkersWarm {
 // 1.6-1.9 ms against XLA's 0.95 on 2 cores).
 class QuietPoolWorkers {
  public:
-  QuietPoolWorkers();
+  // Does nothing unless `active` (a kernel that calls LAPACK only when the
+  // host lent it).
+  explicit QuietPoolWorkers(bool active = true);
   ~QuietPoolWorkers();
   QuietPoolWorkers(const QuietPoolWorkers&) = delete;
   QuietPoolWorkers& operator=(const QuietPoolWorkers&) = delete;
+
+ private:
+  bool active_;
 };
 
 // Threads ParallelFor may use (KILN_NUM_THREADS, default: the cores the

@@ -10,7 +10,6 @@
 #include <cstring>
 #include <initializer_list>
 #include <limits>
-#include <optional>
 #include <span>
 #include <type_traits>
 #include <vector>
@@ -386,8 +385,7 @@ bool CholeskyLapack(lapack::Potrf* potrf, const T* a, T* out, int64_t n, bool lo
 
 Status Cholesky(ElementType type, const void* a, void* out, int64_t batch, int64_t n, bool lower) {
   lapack::Potrf* potrf = UseLapack(n, {n * n}) ? lapack::GetPotrf(type) : nullptr;
-  std::optional<QuietPoolWorkers> quiet;  // OpenBLAS's threads do the work
-  if (potrf != nullptr) quiet.emplace();
+  const QuietPoolWorkers quiet(potrf != nullptr);  // OpenBLAS's threads do the work
   return DispatchLinalgType(type, "cholesky", [&]<typename T>() {
     ParallelFor(batch, CubicCost(n), [&](int64_t begin, int64_t end) {
       for (int64_t item = begin; item < end; ++item) {
@@ -410,8 +408,7 @@ Status TriangularSolve(ElementType type, const void* a, const void* b, void* out
                        TriangularTranspose transpose) {
   const int64_t order = left_side ? m : n;
   lapack::Trsm* trsm = UseLapack(order, {order * order, m * n}) ? lapack::GetTrsm(type) : nullptr;
-  std::optional<QuietPoolWorkers> quiet;  // OpenBLAS's threads do the work
-  if (trsm != nullptr) quiet.emplace();
+  const QuietPoolWorkers quiet(trsm != nullptr);  // OpenBLAS's threads do the work
   return DispatchLinalgType(type, "triangular_solve", [&]<typename T>() {
     const TriangularProblem problem{m, n, left_side, lower, unit_diagonal, transpose};
     const int64_t k = left_side ? m : n;
@@ -493,8 +490,7 @@ Status HouseholderQr(ElementType type, const void* a, void* out, void* taus, int
                      int64_t m, int64_t n) {
   const int64_t k = std::min(m, n);
   lapack::Geqrf* geqrf = UseLapack(k, {m * n}) ? lapack::GetGeqrf(type) : nullptr;
-  std::optional<QuietPoolWorkers> quiet;  // OpenBLAS's threads do the work
-  if (geqrf != nullptr) quiet.emplace();
+  const QuietPoolWorkers quiet(geqrf != nullptr);  // OpenBLAS's threads do the work
   return DispatchLinalgType(type, "Qr", [&]<typename T>() {
     ParallelFor(batch, std::max<int64_t>(1, 2 * m * n * k), [&](int64_t begin, int64_t end) {
       for (int64_t item = begin; item < end; ++item) {
@@ -518,8 +514,7 @@ Status HouseholderProduct(ElementType type, const void* a, const void* taus, voi
                            m, " x ", n, " with ", k, " reflectors");
   }
   lapack::Orgqr* orgqr = UseLapack(n, {m * n}) ? lapack::GetOrgqr(type) : nullptr;
-  std::optional<QuietPoolWorkers> quiet;  // OpenBLAS's threads do the work
-  if (orgqr != nullptr) quiet.emplace();
+  const QuietPoolWorkers quiet(orgqr != nullptr);  // OpenBLAS's threads do the work
   return DispatchLinalgType(type, "ProductOfElementaryHouseholderReflectors", [&]<typename T>() {
     ParallelFor(batch, std::max<int64_t>(1, 2 * m * n * k), [&](int64_t begin, int64_t end) {
       for (int64_t item = begin; item < end; ++item) {
@@ -561,8 +556,7 @@ Status LuDecomposition(ElementType type, const void* a, void* out, int32_t* pivo
                        int32_t* permutation, int64_t batch, int64_t m, int64_t n) {
   const int64_t k = std::min(m, n);
   lapack::Getrf* getrf = UseLapack(k, {m * n}) ? lapack::GetGetrf(type) : nullptr;
-  std::optional<QuietPoolWorkers> quiet;  // OpenBLAS's threads do the work
-  if (getrf != nullptr) quiet.emplace();
+  const QuietPoolWorkers quiet(getrf != nullptr);  // OpenBLAS's threads do the work
   return DispatchLinalgType(type, "LuDecomposition", [&]<typename T>() {
     ParallelFor(batch, std::max<int64_t>(1, m * n * k), [&](int64_t begin, int64_t end) {
       for (int64_t item = begin; item < end; ++item) {
