@@ -789,6 +789,7 @@ std::optional<LoopProgram> LoopProgram::Compile(Lowering& lowering, const ir::Op
     if (refused == candidates) {
       program.WriteCarriesDirectly();
       program.HoistInvariants();
+      program.GenerateCode();
       return program;
     }
     candidates = std::move(refused);
@@ -1025,6 +1026,120 @@ void LoopProgram::HoistInvariants() {
   }
 }
 
+namespace {
+
+// What RunCalled needs: the program, and the error of the instruction that
+// failed.
+struct CallContext {
+  const LoopProgram* program;
+  Status status;
+};
+
+// A call's index: the section (prologue, body prologue, condition, body,
+// stage, assign) above bit 16, the position below.
+constexpr int kSectionShift = 16;
+
+}  // namespace
+
+int LoopProgram::RunCalled(void* context, int32_t index, uint8_t** at) {
+  auto& call = *static_cast<CallContext*>(context);
+  const LoopProgram& program = *call.program;
+  const std::vector<Instruction>* sections[] = {&program.prologue_,  &program.body_prologue_,
+                                                &program.condition_, &program.body_,
+                                                &program.stage_,     &program.assign_};
+  const std::vector<Instruction>& section = *sections[index >> kSectionShift];
+  const auto position = static_cast<size_t>(index & ((1 << kSectionShift) - 1));
+  // Nothing may unwind through the generated code's frames.
+  try {
+    call.status = program.RunInstructions({&section[position], 1}, at);
+  } catch (const std::exception& error) {
+    call.status = Internal("a while loop's instruction failed: ", error.what());
+  }
+  return call.status.ok() ? 0 : 1;
+}
+
+void LoopProgram::GenerateCode() {
+  if (!kernels::ProgramJitAvailable()) return;
+  std::vector<kernels::ProgramStep> sections[4];
+  auto translate = [&](const std::vector<Instruction>& code, int section,
+                       std::vector<kernels::ProgramStep>* steps) {
+    for (size_t k = 0; k < code.size(); ++k) {
+      steps->push_back(StepOf(code[k], static_cast<int32_t>((section << kSectionShift) | k)));
+    }
+  };
+  translate(prologue_, 0, &sections[0]);
+  translate(body_prologue_, 1, &sections[1]);
+  translate(condition_, 2, &sections[2]);
+  translate(body_, 3, &sections[3]);
+  translate(stage_, 4, &sections[3]);
+  translate(assign_, 5, &sections[3]);
+  kernels::ProgramLoop loop;
+  loop.prologue = sections[0];
+  loop.body_prologue = sections[1];
+  loop.condition = sections[2];
+  loop.body = sections[3];
+  loop.proceed = proceed_;
+  code_ = kernels::CompileProgram(loop, &LoopProgram::RunCalled);
+}
+
+kernels::ProgramStep LoopProgram::StepOf(const Instruction& in, int32_t call) const {
+  using Step = kernels::ProgramStep;
+  Step step;
+  step.call = call;
+  step.a = in.operands[0];
+  step.b = in.operands[1];
+  step.c = in.operands[2];
+  step.out = in.result;
+  step.count = in.count;
+  switch (in.code) {
+    case Code::kScalar:
+      step.kind = Step::Kind::kScalar;
+      step.op = in.scalar;
+      step.type = in.scalar_type;
+      step.step = in.step;
+      return step;
+    case Code::kCopy: step.kind = Step::Kind::kCopy; return step;
+    case Code::kSlice:
+    case Code::kUpdate: {
+      const Window& window = windows_[static_cast<size_t>(in.detail)];
+      if (!in.view && !window.contiguous && in.count != 1) return step;
+      step.kind = Step::Kind::kWindow;
+      step.mode = in.view                   ? Step::Mode::kView
+                  : in.code == Code::kSlice ? Step::Mode::kSlice
+                                            : Step::Mode::kUpdate;
+      step.element_bytes = static_cast<int>(window.element_bytes);
+      for (size_t d = 0; d < window.dims.size(); ++d) {
+        std::optional<ScalarType> type = ScalarTypeOf(window.start_types[d]);
+        if (!type) return Step{.call = call};
+        step.starts.push_back({.slot = window.starts[d],
+                               .type = *type,
+                               .limit = std::max<int64_t>(window.dims[d] - window.sizes[d], 0),
+                               .stride = window.strides[d] * step.element_bytes});
+      }
+      return step;
+    }
+    case Code::kScatterOne: {
+      const Window& window = windows_[static_cast<size_t>(in.detail)];
+      std::optional<ScalarType> index_type = ScalarTypeOf(window.index_type);
+      if (!index_type) return step;
+      step.kind = Step::Kind::kWindow;
+      step.mode = Step::Mode::kScatterOne;
+      step.op = in.scalar;
+      step.type = in.scalar_type;
+      step.element_bytes = static_cast<int>(window.element_bytes);
+      step.index_type = *index_type;
+      step.index_stride = window.index_stride * ElementBytes(window.index_type);
+      for (const int64_t d : window.index_map) {
+        const auto dim = static_cast<size_t>(d);
+        step.starts.push_back({.limit = window.dims[dim] - window.sizes[dim],
+                               .stride = window.strides[dim] * step.element_bytes});
+      }
+      return step;
+    }
+    default: return step;  // kCall
+  }
+}
+
 std::string LoopProgram::Describe() const {
   const size_t before = prologue_.size() + body_prologue_.size();
   const size_t count = before + condition_.size() + body_.size() + stage_.size() + assign_.size();
@@ -1033,10 +1148,11 @@ std::string LoopProgram::Describe() const {
   const auto views = std::count_if(body_.begin(), body_.end(),
                                    [](const Instruction& instruction) { return instruction.view; });
   if (views > 0) text += StrCat(", ", views, views == 1 ? " slice" : " slices", " read in place");
+  if (code_ != nullptr) text += StrCat(", ", code_->code_bytes(), " bytes of machine code");
   return text;
 }
 
-Status LoopProgram::RunInstructions(const std::vector<Instruction>& code, uint8_t** at) const {
+Status LoopProgram::RunInstructions(std::span<const Instruction> code, uint8_t** at) const {
   for (const Instruction& in : code) {
     // Slot -1 (no operand) is null: `at` has one entry before slot 0.
     const uint8_t* a = at[in.operands[0]];
@@ -1199,6 +1315,11 @@ Status LoopProgram::Run(RunContext& ctx) const {
       case Source::kConstant: at[s] = constants_[index]->data(); break;
       case Source::kScratch: at[s] = scratch + slot.index; break;
     }
+  }
+  if (code_ != nullptr) {
+    CallContext context{this, Status::Ok()};
+    if (code_->Run(at, &context) != 0) return context.status;
+    return Status::Ok();
   }
   KILN_RETURN_IF_ERROR(RunInstructions(prologue_, at));
   for (bool first = true;; first = false) {

@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,7 @@
 #include "ir/module.h"
 #include "kernels/elementwise.h"
 #include "kernels/gather.h"
+#include "kernels/program_jit.h"
 #include "kernels/reduce.h"
 
 namespace kiln::compiler {
@@ -84,30 +86,12 @@ class LoopProgram {
     kScatter,     // kernels::Scatter into the output (holding the operand)
     kScatterOne,  // a scatter of one contiguous window, inline
   };
-  enum class ScalarOp : uint8_t {
-    kAdd,
-    kSubtract,
-    kMultiply,
-    kMaximum,
-    kMinimum,
-    kAnd,
-    kOr,
-    kXor,
-    kEq,
-    kNe,
-    kLt,
-    kLe,
-    kGt,
-    kGe,
-    kSelect,
-    kSelectByOne,
-    kMove,
-  };
-  enum class ScalarType : uint8_t { kPred, kS32, kS64, kU32, kU64, kF32, kF64 };
+  // Inline ops, computed by the generated code or the interpreter alike.
+  using ScalarOp = kernels::ScalarOp;
+  using ScalarType = kernels::ScalarType;
   // An inline op on `count` elements, one function per op and type: a
   // trip calls it straight, without dispatching on either.
-  using StepFn = void (*)(const uint8_t* a, const uint8_t* b, const uint8_t* c, uint8_t* out,
-                          int64_t count);
+  using StepFn = kernels::ScalarStepFn;
 
  private:
   enum class CarryKind : uint8_t { kPassThrough, kInPlace, kStaged };
@@ -182,7 +166,15 @@ class LoopProgram {
   template <typename F>
   void ForEachRead(const Instruction& instruction, F&& read) const;
   // `at`: each slot's memory; a view's entry changes as the trips run.
-  Status RunInstructions(const std::vector<Instruction>& code, uint8_t** at) const;
+  Status RunInstructions(std::span<const Instruction> code, uint8_t** at) const;
+  // The program as machine code (kernels::CompileProgram), when this
+  // machine has it: every instruction it has no inline form for calls
+  // RunCalled with its section and position.
+  void GenerateCode();
+  static int RunCalled(void* context, int32_t index, uint8_t** at);
+  // `in` as a step of the generated code (kCall, index `call`, where it
+  // has no other form).
+  kernels::ProgramStep StepOf(const Instruction& in, int32_t call) const;
   // Moves the condition's and body's instructions that compute the same
   // value every trip (their operands constants, captures or such values;
   // a scratch result nothing else writes; no update) into prologue_ and
@@ -214,6 +206,8 @@ class LoopProgram {
   std::vector<Window> windows_;
   std::vector<Scatter> scatters_;
   int64_t scratch_bytes_ = 0;
+  // The generated loop, or null: then Run interprets the instructions.
+  std::shared_ptr<const kernels::ProgramCode> code_;
   // The key of the scratch memory in the ExecutionEnv (a graph of its own).
   std::shared_ptr<const Graph> scratch_key_ = std::make_shared<const Graph>();
 };

@@ -1,0 +1,552 @@
+// CompileProgram: a loop program (program_jit.h) as one x86-64 function
+//
+//   int loop(uint8_t** at, void* context)
+//
+// rbx keeps `at` and r12 `context` across calls (both callee-saved; a third
+// push keeps the stack 16-byte aligned at every call). Each instruction
+// loads the addresses of its operands and result from the slot table
+// (mov r, [rbx + 8 * slot]), so a view that rewrites its slot's entry is
+// seen by the instructions after it, as in the interpreter. One element of
+// an integer or pred type is computed in rax/rcx with wrapping arithmetic,
+// cmov for max/min and select, setcc for compares (unsigned conditions for
+// unsigned types and pred); one f32/f64 element in xmm0 with the scalar SSE
+// ops, which follow MXCSR's flush-to-zero mode as the interpreter's C++
+// does, and compares through ucomiss/ucomisd (unordered: only != is true).
+// Start indices are loaded sign- or zero-extended by their type and
+// clamped with cmov (u64 by an unsigned compare, as LoadIndex saturates
+// it); a scatter's fit test is one unsigned compare against the largest
+// start that fits. The loop is rotated: the condition is written before
+// the first trip and again at the end of the body.
+#include "kernels/program_jit.h"
+
+#include <cstring>
+#include <optional>
+#include <string>
+
+#include "base/env.h"
+
+#if defined(__x86_64__) && defined(__linux__) && defined(KILN_HAVE_XBYAK)
+#define KILN_PROGRAM_JIT 1
+#define XBYAK_NO_EXCEPTION 1
+#include <xbyak/xbyak.h>
+#endif
+
+namespace kiln::kernels {
+
+#ifdef KILN_PROGRAM_JIT
+
+namespace {
+
+bool JitEnabled() {
+  static const bool enabled = [] {
+    const std::optional<std::string> value = GetEnv("KILN_JIT");
+    return !value.has_value() ||
+           !(*value == "0" || *value == "false" || *value == "off" || *value == "no");
+  }();
+  return enabled;
+}
+
+int BytesOf(ScalarType type) {
+  switch (type) {
+    case ScalarType::kPred: return 1;
+    case ScalarType::kS32:
+    case ScalarType::kU32:
+    case ScalarType::kF32: return 4;
+    case ScalarType::kS64:
+    case ScalarType::kU64:
+    case ScalarType::kF64: return 8;
+  }
+  return 0;
+}
+
+bool IsFloat(ScalarType type) { return type == ScalarType::kF32 || type == ScalarType::kF64; }
+bool IsSigned(ScalarType type) { return type == ScalarType::kS32 || type == ScalarType::kS64; }
+
+void CopyOut(uint8_t* to, const uint8_t* from, int64_t bytes) {
+  std::memmove(to, from, static_cast<size_t>(bytes));
+}
+
+using Xbyak::Reg64;
+
+class Writer : public Xbyak::CodeGenerator {
+ public:
+  Writer(size_t bytes, ProgramCallFn callback)
+      : Xbyak::CodeGenerator(bytes, Xbyak::DontSetProtectRWE), call_(callback) {}
+
+  bool Write(const ProgramLoop& loop) {
+    using namespace Xbyak::util;
+    push(rbx);
+    push(r12);
+    push(r13);
+    mov(rbx, rdi);
+    mov(r12, rsi);
+    Xbyak::Label done, body;
+    if (!Steps(loop.prologue) || !Steps(loop.condition)) return false;
+    TestProceed(loop.proceed);
+    jz(done, T_NEAR);
+    if (!Steps(loop.body_prologue)) return false;
+    L(body);
+    if (!Steps(loop.body) || !Steps(loop.condition)) return false;
+    TestProceed(loop.proceed);
+    jnz(body, T_NEAR);
+    L(done);
+    xor_(eax, eax);
+    L(failed_);
+    pop(r13);
+    pop(r12);
+    pop(rbx);
+    ret();
+    return Xbyak::GetError() == 0;
+  }
+
+ private:
+  Xbyak::Address Slot(int32_t slot) { return qword[Xbyak::util::rbx + 8 * slot]; }
+
+  void TestProceed(int32_t slot) {
+    using namespace Xbyak::util;
+    mov(rax, Slot(slot));
+    cmp(byte[rax], 0);
+  }
+
+  bool Steps(std::span<const ProgramStep> steps) {
+    for (const ProgramStep& step : steps) {
+      if (!Step(step)) return false;
+      if (Xbyak::GetError() != 0) return false;
+    }
+    return true;
+  }
+
+  bool Step(const ProgramStep& step) {
+    using namespace Xbyak::util;
+    switch (step.kind) {
+      case ProgramStep::Kind::kScalar:
+        if (step.count == 1 && Inlines(step.op, step.type)) {
+          mov(rsi, Slot(step.a));
+          mov(rdi, Slot(step.b));
+          mov(rcx, Slot(step.c));
+          mov(rdx, Slot(step.out));
+          Element(step.op, step.type, rsi, rdi, rcx, rdx);
+          return true;
+        }
+        if (step.step == nullptr) return Call(step);
+        mov(rdi, Slot(step.a));
+        mov(rsi, Slot(step.b));
+        mov(rdx, Slot(step.c));
+        mov(rcx, Slot(step.out));
+        mov(r8, step.count);
+        mov(rax, reinterpret_cast<uint64_t>(step.step));
+        call(rax);
+        return true;
+      case ProgramStep::Kind::kCopy: {
+        if (step.count == 0) return true;
+        Xbyak::Label skip;
+        mov(rsi, Slot(step.a));
+        mov(rdi, Slot(step.out));
+        cmp(rsi, rdi);
+        je(skip, T_NEAR);
+        CopyBytes(rdi, rsi, step.count);
+        L(skip);
+        return true;
+      }
+      case ProgramStep::Kind::kWindow: return Window(step) || Call(step);
+      case ProgramStep::Kind::kCall: return Call(step);
+    }
+    return false;
+  }
+
+  // The interpreter's instruction: call(context, index, at), leaving with
+  // its result when nonzero.
+  bool Call(const ProgramStep& step) {
+    using namespace Xbyak::util;
+    if (step.call < 0) return false;
+    mov(rdi, r12);
+    mov(esi, step.call);
+    mov(rdx, rbx);
+    mov(rax, reinterpret_cast<uint64_t>(call_));
+    call(rax);
+    test(eax, eax);
+    jnz(failed_, T_NEAR);
+    return true;
+  }
+
+  // `bytes` from [from] to [to]: one move for 1, 2, 4 or 8 bytes, else a
+  // call (which may clobber every caller-saved register).
+  void CopyBytes(const Reg64& to, const Reg64& from, int64_t bytes) {
+    using namespace Xbyak::util;
+    switch (bytes) {
+      case 1:
+        mov(al, byte[from]);
+        mov(byte[to], al);
+        return;
+      case 2:
+        mov(ax, word[from]);
+        mov(word[to], ax);
+        return;
+      case 4:
+        mov(eax, dword[from]);
+        mov(dword[to], eax);
+        return;
+      case 8:
+        mov(rax, qword[from]);
+        mov(qword[to], rax);
+        return;
+      default:
+        if (to.getIdx() != rdi.getIdx()) mov(rdi, to);
+        if (from.getIdx() != rsi.getIdx()) mov(rsi, from);
+        mov(rdx, bytes);
+        mov(rax, reinterpret_cast<uint64_t>(&CopyOut));
+        call(rax);
+        return;
+    }
+  }
+
+  // rcx = the integer of `type` at [from], sign- or zero-extended.
+  void LoadIndex(ScalarType type, const Xbyak::RegExp& from) {
+    using namespace Xbyak::util;
+    switch (type) {
+      case ScalarType::kS32: movsxd(rcx, dword[from]); return;
+      case ScalarType::kU32: mov(ecx, dword[from]); return;
+      default: mov(rcx, qword[from]); return;
+    }
+  }
+
+  // Whether Element computes `op` on `type` inline.
+  static bool Inlines(ScalarOp op, ScalarType type) {
+    switch (op) {
+      case ScalarOp::kMove:
+      case ScalarOp::kSelect:
+      case ScalarOp::kSelectByOne: return true;
+      case ScalarOp::kAdd:
+      case ScalarOp::kSubtract:
+      case ScalarOp::kMultiply: return type != ScalarType::kPred;
+      case ScalarOp::kMaximum:
+      case ScalarOp::kMinimum: return type != ScalarType::kPred && !IsFloat(type);
+      case ScalarOp::kAnd:
+      case ScalarOp::kOr:
+      case ScalarOp::kXor: return !IsFloat(type);
+      default: return true;  // compares
+    }
+  }
+
+  static bool IsIndex(ScalarType type) {
+    return type == ScalarType::kS32 || type == ScalarType::kS64 || type == ScalarType::kU32 ||
+           type == ScalarType::kU64;
+  }
+
+  // rcx * stride added to rax (rdx clobbered).
+  void AddScaled(int64_t stride) {
+    using namespace Xbyak::util;
+    if (stride == static_cast<int32_t>(stride)) {
+      imul(rcx, rcx, static_cast<int32_t>(stride));
+    } else {
+      mov(rdx, stride);
+      imul(rcx, rdx);
+    }
+    add(rax, rcx);
+  }
+
+  bool Window(const ProgramStep& step) {
+    using namespace Xbyak::util;
+    const int64_t bytes = step.count * step.element_bytes;
+    if (step.mode == ProgramStep::Mode::kScatterOne) {
+      if (!IsIndex(step.index_type)) return false;
+      if (step.op != ScalarOp::kMove && (step.count != 1 || !Inlines(step.op, step.type))) {
+        return false;
+      }
+      for (const ProgramStep::Start& start : step.starts) {
+        if (start.limit < 0) return false;  // nothing fits: the unsigned test would pass
+      }
+      Xbyak::Label skip;
+      xor_(eax, eax);
+      mov(rsi, Slot(step.a));
+      for (size_t k = 0; k < step.starts.size(); ++k) {
+        const ProgramStep::Start& start = step.starts[k];
+        LoadIndex(step.index_type, rsi + static_cast<int32_t>(k * step.index_stride));
+        // Negative starts are huge unsigned: one compare finds both sides.
+        mov(rdx, start.limit);
+        cmp(rcx, rdx);
+        ja(skip, T_NEAR);
+        AddScaled(start.stride);
+      }
+      mov(rdi, Slot(step.out));
+      add(rdi, rax);
+      mov(rsi, Slot(step.b));
+      if (step.op == ScalarOp::kMove) {
+        CopyBytes(rdi, rsi, bytes);
+      } else {
+        Element(step.op, step.type, rdi, rsi, rcx, rdi);
+      }
+      L(skip);
+      return true;
+    }
+    for (const ProgramStep::Start& start : step.starts) {
+      if (!IsIndex(start.type)) return false;
+    }
+    xor_(eax, eax);
+    for (const ProgramStep::Start& start : step.starts) {
+      if (start.limit <= 0) continue;  // clamped to 0 whatever it holds
+      mov(rsi, Slot(start.slot));
+      LoadIndex(start.type, rsi);
+      mov(rdx, start.limit);
+      if (start.type == ScalarType::kU64) {
+        cmp(rcx, rdx);
+        cmova(rcx, rdx);
+      } else {
+        cmp(rcx, rdx);
+        cmovg(rcx, rdx);
+        xor_(edx, edx);
+        test(rcx, rcx);
+        cmovs(rcx, rdx);
+      }
+      AddScaled(start.stride);
+    }
+    switch (step.mode) {
+      case ProgramStep::Mode::kSlice:
+        mov(rsi, Slot(step.a));
+        add(rsi, rax);
+        mov(rdi, Slot(step.out));
+        CopyBytes(rdi, rsi, bytes);
+        return true;
+      case ProgramStep::Mode::kUpdate:
+        mov(rdi, Slot(step.out));
+        add(rdi, rax);
+        mov(rsi, Slot(step.b));
+        CopyBytes(rdi, rsi, bytes);
+        return true;
+      case ProgramStep::Mode::kView:
+        mov(rsi, Slot(step.a));
+        add(rsi, rax);
+        mov(Slot(step.out), rsi);
+        return true;
+      case ProgramStep::Mode::kScatterOne: break;
+    }
+    return false;
+  }
+
+  // One element: [out] = op([a], [b], [c]) of `type`, for which Inlines
+  // holds (false, having written nothing, otherwise). a, b, c and out
+  // may be any of rsi, rdi, rcx, rdx (clobbers rax, r8, r9, xmm0).
+  bool Element(ScalarOp op, ScalarType type, const Reg64& a, const Reg64& b, const Reg64& c,
+               const Reg64& out) {
+    using namespace Xbyak::util;
+    const int bytes = BytesOf(type);
+    switch (op) {
+      case ScalarOp::kMove: Move(bytes, out, a); return true;
+      case ScalarOp::kSelect:
+      case ScalarOp::kSelectByOne:
+        mov(r8, b);
+        cmp(byte[a], 0);
+        cmovz(r8, c);
+        Move(bytes, out, r8);
+        return true;
+      default: break;
+    }
+    if (IsFloat(type)) return FloatElement(op, type == ScalarType::kF64, a, b, out);
+    if (!Inlines(op, type)) return false;
+    const bool is_compare = op >= ScalarOp::kEq && op <= ScalarOp::kGe;
+    const Reg64 value = rax;
+    const Reg64 other = r9;
+    // Operand registers by width: al, eax or rax.
+    auto load = [&](const Reg64& to, const Reg64& from) {
+      if (bytes == 1) {
+        movzx(to.cvt32(), byte[from]);
+      } else if (bytes == 4) {
+        mov(to.cvt32(), dword[from]);
+      } else {
+        mov(to, qword[from]);
+      }
+    };
+    auto sized = [&](const Reg64& r) -> Xbyak::Reg {
+      if (bytes == 1) return r.cvt8();
+      if (bytes == 4) return r.cvt32();
+      return r;
+    };
+    load(value, a);
+    load(other, b);
+    if (is_compare) {
+      cmp(sized(value), sized(other));
+      const bool is_signed = IsSigned(type);
+      switch (op) {
+        case ScalarOp::kEq: sete(al); break;
+        case ScalarOp::kNe: setne(al); break;
+        case ScalarOp::kLt: is_signed ? setl(al) : setb(al); break;
+        case ScalarOp::kLe: is_signed ? setle(al) : setbe(al); break;
+        case ScalarOp::kGt: is_signed ? setg(al) : seta(al); break;
+        case ScalarOp::kGe: is_signed ? setge(al) : setae(al); break;
+        default: return false;
+      }
+      mov(byte[out], al);
+      return true;
+    }
+    const bool pred = type == ScalarType::kPred;
+    switch (op) {
+      case ScalarOp::kAnd: and_(value, other); break;
+      case ScalarOp::kOr: or_(value, other); break;
+      case ScalarOp::kXor: xor_(value, other); break;
+      case ScalarOp::kAdd:
+        if (pred) return false;
+        add(value, other);
+        break;
+      case ScalarOp::kSubtract:
+        if (pred) return false;
+        sub(value, other);
+        break;
+      case ScalarOp::kMultiply:
+        if (pred) return false;
+        imul(value, other);
+        break;
+      case ScalarOp::kMaximum:
+      case ScalarOp::kMinimum: {
+        if (pred) return false;
+        cmp(sized(value), sized(other));
+        const bool is_signed = IsSigned(type);
+        // Replace the first by the second when it is smaller (max) or
+        // larger (min); 64-bit cmov moves the zero-extended 32-bit value.
+        if (op == ScalarOp::kMaximum) {
+          is_signed ? cmovl(value, other) : cmovb(value, other);
+        } else {
+          is_signed ? cmovg(value, other) : cmova(value, other);
+        }
+        break;
+      }
+      default: return false;
+    }
+    if (bytes == 1) {
+      mov(byte[out], al);
+    } else if (bytes == 4) {
+      mov(dword[out], eax);
+    } else {
+      mov(qword[out], rax);
+    }
+    return true;
+  }
+
+  void Move(int bytes, const Reg64& to, const Reg64& from) {
+    using namespace Xbyak::util;
+    if (bytes == 1) {
+      mov(al, byte[from]);
+      mov(byte[to], al);
+    } else if (bytes == 4) {
+      mov(eax, dword[from]);
+      mov(dword[to], eax);
+    } else {
+      mov(rax, qword[from]);
+      mov(qword[to], rax);
+    }
+  }
+
+  bool FloatElement(ScalarOp op, bool f64, const Reg64& a, const Reg64& b, const Reg64& out) {
+    using namespace Xbyak::util;
+    auto load = [&](const Xbyak::Xmm& to, const Reg64& from) {
+      f64 ? movsd(to, qword[from]) : movss(to, dword[from]);
+    };
+    // ucomis: ZF, PF, CF all set when unordered.
+    auto compare = [&](const Reg64& x, const Reg64& y) {
+      load(xmm0, x);
+      load(xmm1, y);
+      f64 ? ucomisd(xmm0, xmm1) : ucomiss(xmm0, xmm1);
+    };
+    switch (op) {
+      case ScalarOp::kAdd:
+      case ScalarOp::kSubtract:
+      case ScalarOp::kMultiply:
+        load(xmm0, a);
+        load(xmm1, b);
+        if (op == ScalarOp::kAdd) {
+          f64 ? addsd(xmm0, xmm1) : addss(xmm0, xmm1);
+        } else if (op == ScalarOp::kSubtract) {
+          f64 ? subsd(xmm0, xmm1) : subss(xmm0, xmm1);
+        } else {
+          f64 ? mulsd(xmm0, xmm1) : mulss(xmm0, xmm1);
+        }
+        f64 ? movsd(qword[out], xmm0) : movss(dword[out], xmm0);
+        return true;
+      case ScalarOp::kEq:
+        compare(a, b);
+        sete(al);
+        setnp(r8b);
+        and_(al, r8b);
+        break;
+      case ScalarOp::kNe:
+        compare(a, b);
+        setne(al);
+        setp(r8b);
+        or_(al, r8b);
+        break;
+      // a < b is b > a: "above" holds only when ordered.
+      case ScalarOp::kLt:
+        compare(b, a);
+        seta(al);
+        break;
+      case ScalarOp::kLe:
+        compare(b, a);
+        setae(al);  // CF = 0; unordered sets CF
+        break;
+      case ScalarOp::kGt:
+        compare(a, b);
+        seta(al);
+        break;
+      case ScalarOp::kGe:
+        compare(a, b);
+        setae(al);
+        break;
+      default: return false;
+    }
+    mov(byte[out], al);
+    return true;
+  }
+
+  ProgramCallFn call_;
+  Xbyak::Label failed_;
+};
+
+}  // namespace
+
+struct ProgramCode::Storage {
+  std::unique_ptr<Writer> writer;
+};
+
+bool ProgramJitAvailable() { return JitEnabled(); }
+
+std::unique_ptr<ProgramCode> CompileProgram(const ProgramLoop& loop, ProgramCallFn call) {
+  if (!JitEnabled()) return nullptr;
+  const size_t steps =
+      loop.prologue.size() + 2 * loop.condition.size() + loop.body_prologue.size() + loop.body.size();
+  // The longest inline step (a scatter of three starts) is under 150 bytes.
+  const size_t bytes = 4096 + 256 * steps;
+  Xbyak::ClearError();
+  auto writer = std::make_unique<Writer>(bytes, call);
+  if (Xbyak::GetError() != 0 || !writer->Write(loop)) {
+    Xbyak::ClearError();
+    return nullptr;
+  }
+  // ready() checks every label is defined (and, with a fixed buffer, sets
+  // no protection): the buffer becomes read + execute here.
+  writer->ready();
+  if (Xbyak::GetError() != 0 || !writer->setProtectModeRE(false)) {
+    Xbyak::ClearError();
+    return nullptr;
+  }
+  const auto entry = writer->getCode<ProgramCode::Entry>();
+  const size_t size = writer->getSize();
+  auto storage = std::make_unique<ProgramCode::Storage>();
+  storage->writer = std::move(writer);
+  return std::make_unique<ProgramCode>(std::move(storage), size, entry);
+}
+
+#else
+
+struct ProgramCode::Storage {};
+
+bool ProgramJitAvailable() { return false; }
+
+std::unique_ptr<ProgramCode> CompileProgram(const ProgramLoop&, ProgramCallFn) { return nullptr; }
+
+#endif
+
+ProgramCode::ProgramCode(std::unique_ptr<Storage> storage, size_t bytes, Entry entry)
+    : storage_(std::move(storage)), bytes_(bytes), entry_(entry) {}
+
+ProgramCode::~ProgramCode() = default;
+
+}  // namespace kiln::kernels

@@ -1,0 +1,392 @@
+// Generated loop programs (program_jit.h) against C++ computing the same:
+// every inline op and type over edge values (wrapping, NaN, signed and
+// unsigned orders), windows clamped, saturated and skipped, the loop's
+// shape (the body's prologue once, no trips), calls and their failures.
+#include "kernels/program_jit.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+namespace kiln::kernels {
+namespace {
+
+using Kind = ProgramStep::Kind;
+using Mode = ProgramStep::Mode;
+
+// Slots over a byte arena: each value 8 bytes, at[-1] null.
+class Slots {
+ public:
+  explicit Slots(int count) : memory_(static_cast<size_t>(count) * 8), at_(count + 1) {
+    at_[0] = nullptr;
+    for (int s = 0; s < count; ++s) at_[static_cast<size_t>(s) + 1] = memory_.data() + 8 * s;
+  }
+  uint8_t** at() { return at_.data() + 1; }
+  template <typename T>
+  void Set(int slot, T value) {
+    std::memcpy(at()[slot], &value, sizeof(T));
+  }
+  template <typename T>
+  T Get(int slot) {
+    T value;
+    std::memcpy(&value, at()[slot], sizeof(T));
+    return value;
+  }
+  // Points slot `slot` at other memory.
+  void Point(int slot, void* memory) { at()[slot] = static_cast<uint8_t*>(memory); }
+
+ private:
+  std::vector<uint8_t> memory_;
+  std::vector<uint8_t*> at_;
+};
+
+int NoCall(void*, int32_t, uint8_t**) { return 1; }
+
+// Runs `steps` once as the prologue of a loop of no trips (its condition's
+// pred at slot `never`, false).
+bool RunOnce(const std::vector<ProgramStep>& steps, Slots& slots, int never,
+             ProgramCallFn call = &NoCall, void* context = nullptr) {
+  ProgramLoop loop;
+  loop.prologue = steps;
+  loop.proceed = never;
+  slots.Set<bool>(never, false);
+  std::unique_ptr<ProgramCode> code = CompileProgram(loop, call);
+  if (code == nullptr) return false;
+  EXPECT_EQ(code->Run(slots.at(), context), 0);
+  return true;
+}
+
+ProgramStep Scalar(ScalarOp op, ScalarType type, int a, int b, int out, int c = -1) {
+  ProgramStep step;
+  step.kind = Kind::kScalar;
+  step.op = op;
+  step.type = type;
+  step.a = a;
+  step.b = b;
+  step.c = c;
+  step.out = out;
+  step.count = 1;
+  return step;
+}
+
+template <typename T>
+constexpr ScalarType TypeOf() {
+  if constexpr (std::is_same_v<T, bool>) return ScalarType::kPred;
+  if constexpr (std::is_same_v<T, int32_t>) return ScalarType::kS32;
+  if constexpr (std::is_same_v<T, int64_t>) return ScalarType::kS64;
+  if constexpr (std::is_same_v<T, uint32_t>) return ScalarType::kU32;
+  if constexpr (std::is_same_v<T, uint64_t>) return ScalarType::kU64;
+  if constexpr (std::is_same_v<T, float>) return ScalarType::kF32;
+  return ScalarType::kF64;
+}
+
+// The type integer arithmetic on T wraps in.
+template <typename T>
+struct WrapOf {
+  using type = T;
+};
+template <>
+struct WrapOf<int32_t> {
+  using type = uint32_t;
+};
+template <>
+struct WrapOf<int64_t> {
+  using type = uint64_t;
+};
+
+// What the interpreter computes (loop_program.cc's InlineStep).
+template <typename T>
+bool Reference(ScalarOp op, T x, T y, T* result) {
+  using Wide = typename WrapOf<T>::type;
+  switch (op) {
+    case ScalarOp::kAdd: *result = static_cast<T>(static_cast<Wide>(x) + static_cast<Wide>(y)); break;
+    case ScalarOp::kSubtract:
+      *result = static_cast<T>(static_cast<Wide>(x) - static_cast<Wide>(y));
+      break;
+    case ScalarOp::kMultiply:
+      *result = static_cast<T>(static_cast<Wide>(x) * static_cast<Wide>(y));
+      break;
+    case ScalarOp::kMaximum: *result = std::max(x, y); break;
+    case ScalarOp::kMinimum: *result = std::min(x, y); break;
+    default:
+      if constexpr (std::is_integral_v<T>) {
+        if (op == ScalarOp::kAnd) *result = static_cast<T>(x & y);
+        if (op == ScalarOp::kOr) *result = static_cast<T>(x | y);
+        if (op == ScalarOp::kXor) *result = static_cast<T>(x ^ y);
+        return op == ScalarOp::kAnd || op == ScalarOp::kOr || op == ScalarOp::kXor;
+      }
+      return false;
+  }
+  return true;
+}
+
+bool Compare(ScalarOp op, auto x, auto y) {
+  switch (op) {
+    case ScalarOp::kEq: return x == y;
+    case ScalarOp::kNe: return x != y;
+    case ScalarOp::kLt: return x < y;
+    case ScalarOp::kLe: return x <= y;
+    case ScalarOp::kGt: return x > y;
+    default: return x >= y;
+  }
+}
+
+template <typename T>
+void CheckType(const std::vector<T>& values) {
+  const ScalarType type = TypeOf<T>();
+  constexpr bool kFloat = std::is_floating_point_v<T>;
+  constexpr bool kPred = std::is_same_v<T, bool>;
+  std::vector<ScalarOp> arithmetic = {ScalarOp::kAnd, ScalarOp::kOr, ScalarOp::kXor};
+  if constexpr (kFloat) arithmetic.clear();
+  if constexpr (!kPred) {
+    arithmetic.insert(arithmetic.end(), {ScalarOp::kAdd, ScalarOp::kSubtract, ScalarOp::kMultiply});
+    if constexpr (!kFloat) arithmetic.insert(arithmetic.end(), {ScalarOp::kMaximum, ScalarOp::kMinimum});
+  }
+  const ScalarOp compares[] = {ScalarOp::kEq, ScalarOp::kNe, ScalarOp::kLt,
+                               ScalarOp::kLe, ScalarOp::kGt, ScalarOp::kGe};
+  for (const T x : values) {
+    for (const T y : values) {
+      // Slots: 0 x, 1 y, 2 the pred for select, 3.. results, 40 never.
+      Slots slots(41);
+      slots.Set(0, x);
+      slots.Set(1, y);
+      slots.Set<bool>(2, true);
+      std::vector<ProgramStep> steps;
+      int out = 3;
+      for (const ScalarOp op : arithmetic) steps.push_back(Scalar(op, type, 0, 1, out++));
+      for (const ScalarOp op : compares) steps.push_back(Scalar(op, type, 0, 1, out++));
+      steps.push_back(Scalar(ScalarOp::kSelect, type, 2, 0, out++, 1));
+      steps.push_back(Scalar(ScalarOp::kSelectByOne, type, 2, 1, out++, 0));
+      steps.push_back(Scalar(ScalarOp::kMove, type, 1, -1, out++));
+      // In place: x = x + y (or x ^ y for pred) into slot 0 last.
+      steps.push_back(Scalar(kPred ? ScalarOp::kXor : ScalarOp::kAdd, type, 0, 1, 0));
+      if (!RunOnce(steps, slots, 40)) GTEST_SKIP() << "no generated loop programs here";
+      out = 3;
+      for (const ScalarOp op : arithmetic) {
+        T expected{};
+        ASSERT_TRUE(Reference(op, x, y, &expected));
+        const T got = slots.Get<T>(out++);
+        if constexpr (kFloat) {
+          if (std::isnan(expected)) {
+            EXPECT_TRUE(std::isnan(got)) << static_cast<int>(op);
+            continue;
+          }
+        }
+        EXPECT_EQ(got, expected) << "op " << static_cast<int>(op) << " of " << +x << ", " << +y;
+      }
+      for (const ScalarOp op : compares) {
+        EXPECT_EQ(slots.Get<bool>(out++), Compare(op, x, y))
+            << "compare " << static_cast<int>(op) << " of " << +x << ", " << +y;
+      }
+      const T select = slots.Get<T>(out++);
+      const T by_one = slots.Get<T>(out++);
+      const T moved = slots.Get<T>(out++);
+      EXPECT_EQ(std::memcmp(&select, &x, sizeof(T)), 0);
+      EXPECT_EQ(std::memcmp(&by_one, &y, sizeof(T)), 0);
+      EXPECT_EQ(std::memcmp(&moved, &y, sizeof(T)), 0);
+      T in_place{};
+      if constexpr (kPred) {
+        in_place = x != y;
+      } else {
+        Reference(ScalarOp::kAdd, x, y, &in_place);
+      }
+      const T got = slots.Get<T>(0);
+      if constexpr (kFloat) {
+        if (std::isnan(in_place)) continue;
+      }
+      EXPECT_EQ(got, in_place);
+    }
+  }
+}
+
+TEST(ProgramJit, EveryInlineOpOfEveryTypeAsTheInterpreter) {
+  if (!ProgramJitAvailable()) GTEST_SKIP() << "no generated loop programs here";
+  CheckType<bool>({false, true});
+  CheckType<int32_t>({0, 1, -1, 7, std::numeric_limits<int32_t>::min(),
+                      std::numeric_limits<int32_t>::max()});
+  CheckType<int64_t>({0, 1, -1, int64_t{1} << 40, std::numeric_limits<int64_t>::min(),
+                      std::numeric_limits<int64_t>::max()});
+  CheckType<uint32_t>({0u, 1u, 0x7fffffffu, 0x80000000u, 0xffffffffu});
+  CheckType<uint64_t>({0u, 1u, uint64_t{1} << 63, ~uint64_t{0}, uint64_t{1} << 33});
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  CheckType<float>({0.0f, -0.0f, 1.5f, -2.25f, inf, -inf, nan, 1e-40f});
+  CheckType<double>({0.0, -0.0, 1.5, -2.25, static_cast<double>(inf), static_cast<double>(nan),
+                     1e300});
+}
+
+ProgramStep WindowStep(Mode mode, int a, int b, int out, int64_t count, int element_bytes) {
+  ProgramStep step;
+  step.kind = Kind::kWindow;
+  step.mode = mode;
+  step.a = a;
+  step.b = b;
+  step.out = out;
+  step.count = count;
+  step.element_bytes = element_bytes;
+  return step;
+}
+
+TEST(ProgramJit, WindowsClampTheirStartsAndScattersSkipWhatDoesNotFit) {
+  if (!ProgramJitAvailable()) GTEST_SKIP() << "no generated loop programs here";
+  // A 4 x 6 f32 array; windows of 1 x 3 (slice, update) and 1 x 1.
+  std::vector<float> array(24);
+  for (int i = 0; i < 24; ++i) array[static_cast<size_t>(i)] = static_cast<float>(i);
+  struct Case {
+    int64_t row, column;  // start indices (as s64; the column also as u64 / s32)
+    int64_t want_row, want_column;
+  };
+  const Case cases[] = {{1, 2, 1, 2}, {-5, -1, 0, 0}, {9, 9, 3, 3}, {3, 3, 3, 3}};
+  for (const Case& c : cases) {
+    for (const ScalarType column_type : {ScalarType::kS32, ScalarType::kS64, ScalarType::kU64}) {
+      // Slots: 0 array, 1 row (s64), 2 column, 3 slice (3 floats), 4 view,
+      // 5 update source, 6 never, 7 copy of the array.
+      Slots slots(8);
+      std::vector<float> copy = array;
+      std::vector<float> slice(3, -1.0f);
+      const float update[3] = {100, 101, 102};
+      slots.Point(0, array.data());
+      slots.Point(3, slice.data());
+      slots.Point(5, const_cast<float*>(update));
+      slots.Point(7, copy.data());
+      slots.Set<int64_t>(1, c.row);
+      if (column_type == ScalarType::kS32) {
+        slots.Set<int32_t>(2, static_cast<int32_t>(c.column));
+      } else {
+        slots.Set<int64_t>(2, c.column);
+      }
+      std::vector<ProgramStep> steps;
+      auto starts = [&](ProgramStep& step, int64_t width) {
+        step.starts.push_back({1, ScalarType::kS64, 4 - 1, 6 * 4});
+        step.starts.push_back({2, column_type, 6 - width, 4});
+      };
+      steps.push_back(WindowStep(Mode::kSlice, 0, -1, 3, 3, 4));
+      starts(steps.back(), 3);
+      steps.push_back(WindowStep(Mode::kView, 0, -1, 4, 1, 4));
+      starts(steps.back(), 1);
+      steps.push_back(WindowStep(Mode::kUpdate, -1, 5, 7, 3, 4));
+      starts(steps.back(), 3);
+      ASSERT_TRUE(RunOnce(steps, slots, 6));
+      // A u64 start above 2^63 saturates (LoadIndex): it is the last place.
+      int64_t column3 = c.want_column, column1 = std::min<int64_t>(std::max<int64_t>(c.column, 0), 5);
+      if (column_type == ScalarType::kU64 && c.column < 0) column3 = 3, column1 = 5;
+      const int64_t at3 = c.want_row * 6 + column3;
+      for (int k = 0; k < 3; ++k) {
+        EXPECT_EQ(slice[static_cast<size_t>(k)], array[static_cast<size_t>(at3 + k)]);
+        EXPECT_EQ(copy[static_cast<size_t>(at3 + k)], update[k]);
+      }
+      EXPECT_EQ(reinterpret_cast<float*>(slots.at()[4]), array.data() + c.want_row * 6 + column1)
+          << c.row << ", " << c.column << " as type " << static_cast<int>(column_type);
+    }
+  }
+  // Scatters of one element: index vectors (row, column) as s32 pairs.
+  const int32_t indices[][2] = {{1, 2}, {-1, 0}, {0, 6}, {3, 5}, {4, 0}};
+  for (const auto& index : indices) {
+    for (const ScalarOp op : {ScalarOp::kMove, ScalarOp::kAdd}) {
+      Slots slots(4);
+      std::vector<float> copy = array;
+      const float value = 0.5f;
+      slots.Point(0, const_cast<int32_t*>(index));
+      slots.Point(1, const_cast<float*>(&value));
+      slots.Point(2, copy.data());
+      ProgramStep step = WindowStep(Mode::kScatterOne, 0, 1, 2, 1, 4);
+      step.op = op;
+      step.type = ScalarType::kF32;
+      step.index_type = ScalarType::kS32;
+      step.index_stride = 4;
+      step.starts.push_back({-1, ScalarType::kS32, 3, 24});
+      step.starts.push_back({-1, ScalarType::kS32, 5, 4});
+      ASSERT_TRUE(RunOnce({step}, slots, 3));
+      const bool fits = index[0] >= 0 && index[0] <= 3 && index[1] >= 0 && index[1] <= 5;
+      for (int i = 0; i < 24; ++i) {
+        float want = array[static_cast<size_t>(i)];
+        if (fits && i == index[0] * 6 + index[1]) want = op == ScalarOp::kMove ? 0.5f : want + 0.5f;
+        EXPECT_EQ(copy[static_cast<size_t>(i)], want) << index[0] << ", " << index[1];
+      }
+    }
+  }
+}
+
+// Counts its calls; fails the call numbered `fail_at`.
+struct Calls {
+  std::vector<int32_t> seen;
+  int fail_at = -1;
+};
+
+int Record(void* context, int32_t index, uint8_t** at) {
+  auto& calls = *static_cast<Calls*>(context);
+  calls.seen.push_back(index);
+  // Instruction 7: slot 5 += 10 (s32), as the interpreter would.
+  if (index == 7) {
+    int32_t value;
+    std::memcpy(&value, at[5], 4);
+    value += 10;
+    std::memcpy(at[5], &value, 4);
+  }
+  return static_cast<int>(calls.seen.size()) - 1 == calls.fail_at ? 1 : 0;
+}
+
+void AddOne(const uint8_t* a, const uint8_t*, const uint8_t*, uint8_t* out, int64_t count) {
+  for (int64_t i = 0; i < count; ++i) {
+    reinterpret_cast<float*>(out)[i] = reinterpret_cast<const float*>(a)[i] + 1.0f;
+  }
+}
+
+TEST(ProgramJit, TheLoopRunsItsBodysPrologueOnceAndStopsAtAFailedCall) {
+  if (!ProgramJitAvailable()) GTEST_SKIP() << "no generated loop programs here";
+  // Slots: 0 i, 1 n, 2 one, 3 proceed, 4 body-prologue count, 5 calls'
+  // sum, 6 a row of 20 floats stepped, 7 a copy of the row.
+  for (const int32_t trips : {0, 1, 5}) {
+    for (const int fail_at : {-1, 2}) {
+      Slots slots(8);
+      std::vector<float> row(20, 1.0f), copy(20, 0.0f);
+      slots.Point(6, row.data());
+      slots.Point(7, copy.data());
+      slots.Set<int32_t>(0, 0);
+      slots.Set<int32_t>(1, trips);
+      slots.Set<int32_t>(2, 1);
+      slots.Set<int32_t>(4, 0);
+      slots.Set<int32_t>(5, 0);
+      std::vector<ProgramStep> condition = {Scalar(ScalarOp::kLt, ScalarType::kS32, 0, 1, 3)};
+      std::vector<ProgramStep> body_prologue = {Scalar(ScalarOp::kAdd, ScalarType::kS32, 4, 2, 4)};
+      ProgramStep call;
+      call.kind = Kind::kCall;
+      call.call = 7;
+      ProgramStep step = Scalar(ScalarOp::kAdd, ScalarType::kF32, 6, -1, 6);
+      step.count = 20;
+      step.step = &AddOne;
+      ProgramStep copy_row;
+      copy_row.kind = Kind::kCopy;
+      copy_row.a = 6;
+      copy_row.out = 7;
+      copy_row.count = 80;
+      std::vector<ProgramStep> body = {call, step, copy_row,
+                                       Scalar(ScalarOp::kAdd, ScalarType::kS32, 0, 2, 0)};
+      ProgramLoop loop;
+      loop.condition = condition;
+      loop.body_prologue = body_prologue;
+      loop.body = body;
+      loop.proceed = 3;
+      std::unique_ptr<ProgramCode> code = CompileProgram(loop, &Record);
+      ASSERT_NE(code, nullptr);
+      Calls calls;
+      calls.fail_at = fail_at;
+      const int result = code->Run(slots.at(), &calls);
+      const bool fails = fail_at >= 0 && trips > fail_at;
+      EXPECT_EQ(result != 0, fails);
+      const int32_t done = fails ? fail_at : trips;  // trips completed
+      EXPECT_EQ(slots.Get<int32_t>(0), done);
+      EXPECT_EQ(slots.Get<int32_t>(4), trips > 0 ? 1 : 0);
+      EXPECT_EQ(calls.seen.size(), static_cast<size_t>(fails ? fail_at + 1 : trips));
+      EXPECT_EQ(slots.Get<int32_t>(5), 10 * static_cast<int32_t>(calls.seen.size()));
+      EXPECT_EQ(row[19], 1.0f + static_cast<float>(done));
+      EXPECT_EQ(copy[0], done > 0 ? 1.0f + static_cast<float>(done) : 0.0f);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kiln::kernels
