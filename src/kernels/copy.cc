@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "base/small_vector.h"
+#include "kernels/gather.h"
 #include "kernels/parallel.h"
 
 namespace kiln::kernels {
@@ -164,9 +165,20 @@ void CopyStrided(size_t element_bytes, std::span<const int64_t> dims, const void
     std::memcpy(dst, src, element_bytes);
     return;
   }
-  const int64_t rows = count / dims.back();
   const auto* in = static_cast<const uint8_t*>(src);
   auto* out = static_cast<uint8_t*>(dst);
+  // One element everywhere (a broadcast of a scalar): memset or doubling
+  // copies, in blocks of 64 KB, counted as the copies below count.
+  if (std::all_of(src_strides.begin(), src_strides.end(), [](int64_t s) { return s == 0; })) {
+    const auto bytes = static_cast<int64_t>(element_bytes);
+    const int64_t block = std::max<int64_t>((int64_t{64} << 10) / bytes, 1);
+    ParallelFor((count + block - 1) / block, block * bytes / 32, [&](int64_t begin, int64_t end) {
+      const int64_t first = begin * block;
+      Fill(element_bytes, in, out + first * bytes, std::min(end * block, count) - first);
+    });
+    return;
+  }
+  const int64_t rows = count / dims.back();
   const int64_t along = ContiguousOuterDimension(dims, src_strides, element_bytes);
   auto run = [&]<typename T>() {
     if (along >= 0) {
@@ -181,7 +193,19 @@ void CopyStrided(size_t element_bytes, std::span<const int64_t> dims, const void
       });
       return;
     }
-    ParallelFor(rows, dims.back(), [&](int64_t begin, int64_t end) {
+    // Rows read in order or repeating one element move at memory speed:
+    // about 0.05 ns an element on a Zen 4 against the unit ParallelFor's
+    // cost counts (a few elementwise ops), so they count a unit per 32
+    // bytes. Splitting a 512 KB fill over 2 cores took 17 us against 6.7
+    // on one: the workers' wake-up and the consumer's reads of lines the
+    // other core wrote cost more than the copy.
+    const int64_t inner = src_strides.back();
+    const int64_t row_cost = inner == 0 || inner == 1
+                                 ? std::max<int64_t>(dims.back() * static_cast<int64_t>(sizeof(T)) /
+                                                         32,
+                                                     1)
+                                 : dims.back();
+    ParallelFor(rows, row_cost, [&](int64_t begin, int64_t end) {
       CopyRows<T>(dims, in, src_strides, out, begin, end);
     });
   };

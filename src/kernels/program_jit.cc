@@ -19,6 +19,7 @@
 // the first trip and again at the end of the body.
 #include "kernels/program_jit.h"
 
+#include <algorithm>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -68,10 +69,24 @@ void CopyOut(uint8_t* to, const uint8_t* from, int64_t bytes) {
 
 using Xbyak::Reg64;
 
+// The vector instructions generated code may use: AVX2 (with AVX's VEX
+// scalar forms), AVX-512 F, or none (scalar SSE only). KILN_JIT=avx2 keeps
+// them to AVX2 as for the fused loops.
+enum class Isa : uint8_t { kNone, kAvx2, kAvx512 };
+
+Isa VectorIsa() {
+  static const Isa isa = [] {
+    if (!__builtin_cpu_supports("avx2")) return Isa::kNone;
+    const bool wide = GetEnv("KILN_JIT").value_or("") != "avx2";
+    return wide && __builtin_cpu_supports("avx512f") ? Isa::kAvx512 : Isa::kAvx2;
+  }();
+  return isa;
+}
+
 class Writer : public Xbyak::CodeGenerator {
  public:
-  Writer(size_t bytes, ProgramCallFn callback)
-      : Xbyak::CodeGenerator(bytes, Xbyak::DontSetProtectRWE), call_(callback) {}
+  Writer(size_t bytes, ProgramCallFn callback, Isa isa)
+      : Xbyak::CodeGenerator(bytes, Xbyak::DontSetProtectRWE), call_(callback), isa_(isa) {}
 
   bool Write(const ProgramLoop& loop) {
     using namespace Xbyak::util;
@@ -128,6 +143,7 @@ class Writer : public Xbyak::CodeGenerator {
           Element(step.op, step.type, rsi, rdi, rcx, rdx);
           return true;
         }
+        if (step.count > 1 && Elements(step)) return true;
         if (step.step == nullptr) return Call(step);
         mov(rdi, Slot(step.a));
         mov(rsi, Slot(step.b));
@@ -169,10 +185,187 @@ class Writer : public Xbyak::CodeGenerator {
     return true;
   }
 
-  // `bytes` from [from] to [to]: one move for 1, 2, 4 or 8 bytes, else a
-  // call (which may clobber every caller-saved register).
+  // Vector registers by the ISA: ymm (AVX2) or zmm (AVX-512).
+  Xbyak::Xmm Vec(int i) const {
+    return isa_ == Isa::kAvx512 ? Xbyak::Xmm(Xbyak::Zmm(i)) : Xbyak::Xmm(Xbyak::Ymm(i));
+  }
+  int VectorBytes() const { return isa_ == Isa::kAvx512 ? 64 : 32; }
+
+  // out[i] = op(a[i], b[i]) over step.count elements with vector ops:
+  // whole vectors in a loop (or written out, up to four), the rest under a
+  // mask (AVX-512) or one element at a time. False, having written
+  // nothing, for ops and types without a vector form here.
+  bool Elements(const ProgramStep& step) {
+    using namespace Xbyak::util;
+    if (isa_ == Isa::kNone) return false;
+    const ScalarType type = step.type;
+    const bool is_float = IsFloat(type);
+    const bool wide = BytesOf(type) == 8;
+    switch (step.op) {
+      case ScalarOp::kAdd:
+      case ScalarOp::kSubtract: break;
+      case ScalarOp::kMultiply:
+        // vpmullq is AVX-512 DQ.
+        if (!is_float && wide && !avx512dq_) return false;
+        break;
+      case ScalarOp::kAnd:
+      case ScalarOp::kOr:
+      case ScalarOp::kXor:
+        if (is_float) return false;
+        break;
+      default: return false;
+    }
+    if (type == ScalarType::kPred) return false;
+    const int element = BytesOf(type);
+    auto op = [&](const Xbyak::Xmm& dst, const Xbyak::Xmm& x, const Xbyak::Operand& y) {
+      switch (step.op) {
+        case ScalarOp::kAdd:
+          if (is_float) {
+            wide ? vaddpd(dst, x, y) : vaddps(dst, x, y);
+          } else {
+            wide ? vpaddq(dst, x, y) : vpaddd(dst, x, y);
+          }
+          return;
+        case ScalarOp::kSubtract:
+          if (is_float) {
+            wide ? vsubpd(dst, x, y) : vsubps(dst, x, y);
+          } else {
+            wide ? vpsubq(dst, x, y) : vpsubd(dst, x, y);
+          }
+          return;
+        case ScalarOp::kMultiply:
+          if (is_float) {
+            wide ? vmulpd(dst, x, y) : vmulps(dst, x, y);
+          } else {
+            wide ? vpmullq(dst, x, y) : vpmulld(dst, x, y);
+          }
+          return;
+        case ScalarOp::kAnd: isa_ == Isa::kAvx512 ? vpandq(dst, x, y) : vpand(dst, x, y); return;
+        case ScalarOp::kOr: isa_ == Isa::kAvx512 ? vporq(dst, x, y) : vpor(dst, x, y); return;
+        case ScalarOp::kXor: isa_ == Isa::kAvx512 ? vpxorq(dst, x, y) : vpxor(dst, x, y); return;
+        default: return;
+      }
+    };
+    const int vector = VectorBytes();
+    const int64_t total = step.count * element;
+    const int64_t full = total / vector * vector;
+    mov(rsi, Slot(step.a));
+    mov(rdi, Slot(step.b));
+    mov(rdx, Slot(step.out));
+    const Xbyak::Xmm v = Vec(0);
+    if (full <= 4 * vector) {
+      for (int64_t at = 0; at < full; at += vector) {
+        const auto offset = static_cast<int32_t>(at);
+        vmovups(v, ptr[rsi + offset]);
+        op(v, v, ptr[rdi + offset]);
+        vmovups(ptr[rdx + offset], v);
+      }
+    } else {
+      Xbyak::Label next;
+      xor_(ecx, ecx);
+      mov(r8, full);
+      L(next);
+      vmovups(v, ptr[rsi + rcx]);
+      op(v, v, ptr[rdi + rcx]);
+      vmovups(ptr[rdx + rcx], v);
+      add(rcx, vector);
+      cmp(rcx, r8);
+      jb(next, T_NEAR);
+    }
+    const int64_t rest = (total - full) / element;
+    const auto tail = static_cast<int32_t>(full);
+    if (rest > 0 && isa_ == Isa::kAvx512) {
+      mov(eax, static_cast<uint32_t>((1u << rest) - 1));
+      kmovw(k1, eax);
+      const Xbyak::Zmm z = Xbyak::Zmm(0);
+      if (is_float) {
+        wide ? vmovupd(z | k1 | T_z, ptr[rsi + tail]) : vmovups(z | k1 | T_z, ptr[rsi + tail]);
+      } else {
+        wide ? vmovdqu64(z | k1 | T_z, ptr[rsi + tail]) : vmovdqu32(z | k1 | T_z, ptr[rsi + tail]);
+      }
+      op(z | k1 | T_z, z, ptr[rdi + tail]);
+      if (is_float) {
+        wide ? vmovupd(ptr[rdx + tail] | k1, z) : vmovups(ptr[rdx + tail] | k1, z);
+      } else {
+        wide ? vmovdqu64(ptr[rdx + tail] | k1, z) : vmovdqu32(ptr[rdx + tail] | k1, z);
+      }
+    } else {
+      for (int64_t k = 0; k < rest; ++k) {
+        const auto offset = static_cast<int32_t>(full + k * element);
+        const Xbyak::Xmm x = Xbyak::Xmm(0);
+        if (is_float) {
+          wide ? vmovsd(x, ptr[rsi + offset]) : vmovss(x, ptr[rsi + offset]);
+          if (wide) {
+            step.op == ScalarOp::kAdd        ? vaddsd(x, x, ptr[rdi + offset])
+            : step.op == ScalarOp::kSubtract ? vsubsd(x, x, ptr[rdi + offset])
+                                             : vmulsd(x, x, ptr[rdi + offset]);
+            vmovsd(ptr[rdx + offset], x);
+          } else {
+            step.op == ScalarOp::kAdd        ? vaddss(x, x, ptr[rdi + offset])
+            : step.op == ScalarOp::kSubtract ? vsubss(x, x, ptr[rdi + offset])
+                                             : vmulss(x, x, ptr[rdi + offset]);
+            vmovss(ptr[rdx + offset], x);
+          }
+          continue;
+        }
+        const Xbyak::Reg r = wide ? Xbyak::Reg(rax) : Xbyak::Reg(eax);
+        mov(r, ptr[rsi + offset]);
+        switch (step.op) {
+          case ScalarOp::kAdd: add(r, ptr[rdi + offset]); break;
+          case ScalarOp::kSubtract: sub(r, ptr[rdi + offset]); break;
+          case ScalarOp::kMultiply:
+            imul(static_cast<const Xbyak::Reg&>(r), ptr[rdi + offset]);
+            break;
+          case ScalarOp::kAnd: and_(r, ptr[rdi + offset]); break;
+          case ScalarOp::kOr: or_(r, ptr[rdi + offset]); break;
+          default: xor_(r, ptr[rdi + offset]); break;
+        }
+        mov(ptr[rdx + offset], r);
+      }
+    }
+    vzeroupper();
+    return true;
+  }
+
+  // `bytes` (9 up to 16 vectors) from [from] to [to] through registers, all
+  // loaded before any is stored (so the ranges may overlap): pieces at
+  // every vector's offset, the last one ending at the end. False, having
+  // written nothing, for other sizes.
+  bool CopyVectors(const Reg64& to, const Reg64& from, int64_t bytes) {
+    using namespace Xbyak::util;
+    if (bytes <= 8 || isa_ == Isa::kNone) return false;
+    if (bytes <= 16) {
+      mov(rax, qword[from]);
+      mov(r8, qword[from + static_cast<int32_t>(bytes - 8)]);
+      mov(qword[to], rax);
+      mov(qword[to + static_cast<int32_t>(bytes - 8)], r8);
+      return true;
+    }
+    int piece = 16;
+    while (piece < VectorBytes() && bytes > 2 * piece) piece *= 2;
+    const int64_t pieces = (bytes + piece - 1) / piece;
+    if (pieces > 16) return false;
+    auto reg = [&](int64_t k) -> Xbyak::Xmm {
+      const int i = static_cast<int>(k);
+      if (piece == 16) return Xbyak::Xmm(i);
+      if (piece == 32) return Xbyak::Ymm(i);
+      return Xbyak::Zmm(i);
+    };
+    auto offset = [&](int64_t k) {
+      return static_cast<int32_t>(std::min(k * piece, bytes - piece));
+    };
+    for (int64_t k = 0; k < pieces; ++k) vmovups(reg(k), ptr[from + offset(k)]);
+    for (int64_t k = 0; k < pieces; ++k) vmovups(ptr[to + offset(k)], reg(k));
+    vzeroupper();
+    return true;
+  }
+
+  // `bytes` from [from] to [to]: one move for 1, 2, 4 or 8 bytes, vector
+  // moves up to 16 vectors, else a call (which may clobber every
+  // caller-saved register).
   void CopyBytes(const Reg64& to, const Reg64& from, int64_t bytes) {
     using namespace Xbyak::util;
+    if (CopyVectors(to, from, bytes)) return;
     switch (bytes) {
       case 1:
         mov(al, byte[from]);
@@ -497,6 +690,8 @@ class Writer : public Xbyak::CodeGenerator {
   }
 
   ProgramCallFn call_;
+  Isa isa_;
+  bool avx512dq_ = isa_ == Isa::kAvx512 && __builtin_cpu_supports("avx512dq");
   Xbyak::Label failed_;
 };
 
@@ -508,14 +703,16 @@ struct ProgramCode::Storage {
 
 bool ProgramJitAvailable() { return JitEnabled(); }
 
-std::unique_ptr<ProgramCode> CompileProgram(const ProgramLoop& loop, ProgramCallFn call) {
+namespace {
+
+std::unique_ptr<ProgramCode> Generate(const ProgramLoop& loop, ProgramCallFn call, Isa isa) {
   if (!JitEnabled()) return nullptr;
-  const size_t steps =
-      loop.prologue.size() + 2 * loop.condition.size() + loop.body_prologue.size() + loop.body.size();
+  const size_t steps = loop.prologue.size() + 2 * loop.condition.size() +
+                       loop.body_prologue.size() + loop.body.size();
   // The longest inline step (a scatter of three starts) is under 150 bytes.
   const size_t bytes = 4096 + 256 * steps;
   Xbyak::ClearError();
-  auto writer = std::make_unique<Writer>(bytes, call);
+  auto writer = std::make_unique<Writer>(bytes, call, isa);
   if (Xbyak::GetError() != 0 || !writer->Write(loop)) {
     Xbyak::ClearError();
     return nullptr;
@@ -534,6 +731,21 @@ std::unique_ptr<ProgramCode> CompileProgram(const ProgramLoop& loop, ProgramCall
   return std::make_unique<ProgramCode>(std::move(storage), size, entry);
 }
 
+}  // namespace
+
+std::unique_ptr<ProgramCode> CompileProgram(const ProgramLoop& loop, ProgramCallFn call) {
+  return Generate(loop, call, VectorIsa());
+}
+
+std::unique_ptr<ProgramCode> CompileProgram(const ProgramLoop& loop, ProgramCallFn call,
+                                            LoopIsa isa) {
+  const bool wide = isa == LoopIsa::kAvx512;
+  if (!__builtin_cpu_supports("avx2") || (wide && !__builtin_cpu_supports("avx512f"))) {
+    return nullptr;
+  }
+  return Generate(loop, call, wide ? Isa::kAvx512 : Isa::kAvx2);
+}
+
 #else
 
 struct ProgramCode::Storage {};
@@ -541,6 +753,9 @@ struct ProgramCode::Storage {};
 bool ProgramJitAvailable() { return false; }
 
 std::unique_ptr<ProgramCode> CompileProgram(const ProgramLoop&, ProgramCallFn) { return nullptr; }
+std::unique_ptr<ProgramCode> CompileProgram(const ProgramLoop&, ProgramCallFn, LoopIsa) {
+  return nullptr;
+}
 
 #endif
 

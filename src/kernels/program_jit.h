@@ -17,6 +17,7 @@
 #include <span>
 
 #include "base/small_vector.h"
+#include "kernels/loop_jit.h"
 
 namespace kiln::kernels {
 
@@ -131,5 +132,8 @@ bool ProgramJitAvailable();
 // The code of `loop`, calling `call` for its kCall steps; null when it
 // cannot be generated here (see ProgramJitAvailable; no executable memory).
 std::unique_ptr<ProgramCode> CompileProgram(const ProgramLoop& loop, ProgramCallFn call);
+// The same with vector ops of `isa` only (null where the CPU lacks it).
+std::unique_ptr<ProgramCode> CompileProgram(const ProgramLoop& loop, ProgramCallFn call,
+                                            LoopIsa isa);
 
 }  // namespace kiln::kernels
