@@ -83,6 +83,12 @@ Isa VectorIsa() {
   return isa;
 }
 
+// An operand: a register holding its value, or one holding its address.
+struct Ref {
+  bool in_register = false;
+  Reg64 reg;
+};
+
 class Writer : public Xbyak::CodeGenerator {
  public:
   Writer(size_t bytes, ProgramCallFn callback, Isa isa)
@@ -90,11 +96,18 @@ class Writer : public Xbyak::CodeGenerator {
 
   bool Write(const ProgramLoop& loop) {
     using namespace Xbyak::util;
+    // Six pushes and 8 bytes keep the stack 16-byte aligned at calls.
     push(rbx);
     push(r12);
     push(r13);
+    push(r14);
+    push(r15);
+    push(rbp);
+    sub(rsp, 8);
     mov(rbx, rdi);
     mov(r12, rsi);
+    Promote(loop);
+    LoadPromoted();
     Xbyak::Label done, body;
     if (!Steps(loop.prologue) || !Steps(loop.condition)) return false;
     TestProceed(loop.proceed);
@@ -105,8 +118,13 @@ class Writer : public Xbyak::CodeGenerator {
     TestProceed(loop.proceed);
     jnz(body, T_NEAR);
     L(done);
+    StorePromoted();
     xor_(eax, eax);
     L(failed_);
+    add(rsp, 8);
+    pop(rbp);
+    pop(r15);
+    pop(r14);
     pop(r13);
     pop(r12);
     pop(rbx);
@@ -117,11 +135,7 @@ class Writer : public Xbyak::CodeGenerator {
  private:
   Xbyak::Address Slot(int32_t slot) { return qword[Xbyak::util::rbx + 8 * slot]; }
 
-  void TestProceed(int32_t slot) {
-    using namespace Xbyak::util;
-    mov(rax, Slot(slot));
-    cmp(byte[rax], 0);
-  }
+  void TestProceed(int32_t slot) { TestPred(RefOf(slot, Xbyak::util::rax)); }
 
   bool Steps(std::span<const ProgramStep> steps) {
     for (const ProgramStep& step : steps) {
@@ -136,15 +150,13 @@ class Writer : public Xbyak::CodeGenerator {
     switch (step.kind) {
       case ProgramStep::Kind::kScalar:
         if (step.count == 1 && Inlines(step.op, step.type)) {
-          mov(rsi, Slot(step.a));
-          mov(rdi, Slot(step.b));
-          mov(rcx, Slot(step.c));
-          mov(rdx, Slot(step.out));
-          Element(step.op, step.type, rsi, rdi, rcx, rdx);
+          Element(step.op, step.type, RefOf(step.a, rsi), RefOf(step.b, rdi), RefOf(step.c, rcx),
+                  RefOf(step.out, rdx));
           return true;
         }
         if (step.count > 1 && Elements(step)) return true;
         if (step.step == nullptr) return Call(step);
+        StorePromoted();
         mov(rdi, Slot(step.a));
         mov(rsi, Slot(step.b));
         mov(rdx, Slot(step.c));
@@ -175,6 +187,7 @@ class Writer : public Xbyak::CodeGenerator {
   bool Call(const ProgramStep& step) {
     using namespace Xbyak::util;
     if (step.call < 0) return false;
+    StorePromoted();
     mov(rdi, r12);
     mov(esi, step.call);
     mov(rdx, rbx);
@@ -384,6 +397,7 @@ class Writer : public Xbyak::CodeGenerator {
         mov(qword[to], rax);
         return;
       default:
+        StorePromoted();
         if (to.getIdx() != rdi.getIdx()) mov(rdi, to);
         if (from.getIdx() != rsi.getIdx()) mov(rsi, from);
         mov(rdx, bytes);
@@ -394,12 +408,21 @@ class Writer : public Xbyak::CodeGenerator {
   }
 
   // rcx = the integer of `type` at [from], sign- or zero-extended.
-  void LoadIndex(ScalarType type, const Xbyak::RegExp& from) {
+  void LoadIndex(ScalarType type, const Xbyak::Address& from) {
     using namespace Xbyak::util;
     switch (type) {
-      case ScalarType::kS32: movsxd(rcx, dword[from]); return;
-      case ScalarType::kU32: mov(ecx, dword[from]); return;
-      default: mov(rcx, qword[from]); return;
+      case ScalarType::kS32: movsxd(rcx, dword[from.getRegExp()]); return;
+      case ScalarType::kU32: mov(ecx, dword[from.getRegExp()]); return;
+      default: mov(rcx, qword[from.getRegExp()]); return;
+    }
+  }
+  // The same from a promoted slot's register (zero-extended there).
+  void LoadIndex(ScalarType type, const Reg64& from) {
+    using namespace Xbyak::util;
+    switch (type) {
+      case ScalarType::kS32: movsxd(rcx, from.cvt32()); return;
+      case ScalarType::kU32: mov(ecx, from.cvt32()); return;
+      default: mov(rcx, from); return;
     }
   }
 
@@ -454,7 +477,7 @@ class Writer : public Xbyak::CodeGenerator {
       mov(rsi, Slot(step.a));
       for (size_t k = 0; k < step.starts.size(); ++k) {
         const ProgramStep::Start& start = step.starts[k];
-        LoadIndex(step.index_type, rsi + static_cast<int32_t>(k * step.index_stride));
+        LoadIndex(step.index_type, dword[rsi + static_cast<int32_t>(k * step.index_stride)]);
         // Negative starts are huge unsigned: one compare finds both sides.
         mov(rdx, start.limit);
         cmp(rcx, rdx);
@@ -467,7 +490,7 @@ class Writer : public Xbyak::CodeGenerator {
       if (step.op == ScalarOp::kMove) {
         CopyBytes(rdi, rsi, bytes);
       } else {
-        Element(step.op, step.type, rdi, rsi, rcx, rdi);
+        Element(step.op, step.type, {false, rdi}, {false, rsi}, {false, rcx}, {false, rdi});
       }
       L(skip);
       return true;
@@ -478,8 +501,12 @@ class Writer : public Xbyak::CodeGenerator {
     xor_(eax, eax);
     for (const ProgramStep::Start& start : step.starts) {
       if (start.limit <= 0) continue;  // clamped to 0 whatever it holds
-      mov(rsi, Slot(start.slot));
-      LoadIndex(start.type, rsi);
+      const Ref index = RefOf(start.slot, rsi);
+      if (index.in_register) {
+        LoadIndex(start.type, index.reg);
+      } else {
+        LoadIndex(start.type, dword[index.reg]);
+      }
       mov(rdx, start.limit);
       if (start.type == ScalarType::kU64) {
         cmp(rcx, rdx);
@@ -516,46 +543,42 @@ class Writer : public Xbyak::CodeGenerator {
     return false;
   }
 
-  // One element: [out] = op([a], [b], [c]) of `type`, for which Inlines
-  // holds (false, having written nothing, otherwise). a, b, c and out
-  // may be any of rsi, rdi, rcx, rdx (clobbers rax, r8, r9, xmm0).
-  bool Element(ScalarOp op, ScalarType type, const Reg64& a, const Reg64& b, const Reg64& c,
-               const Reg64& out) {
+  // One element: out = op(a, b, c) of `type`, for which Inlines holds
+  // (false, having written nothing, otherwise). Each operand is a register
+  // holding it (a promoted slot) or its address in one of rsi, rdi, rcx,
+  // rdx (clobbers rax, r8, r9, xmm0, xmm1). Selects move bits, so floats
+  // select as integers of their width.
+  bool Element(ScalarOp op, ScalarType type, const Ref& a, const Ref& b, const Ref& c,
+               const Ref& out) {
     using namespace Xbyak::util;
+    if (!Inlines(op, type)) return false;
     const int bytes = BytesOf(type);
     switch (op) {
-      case ScalarOp::kMove: Move(bytes, out, a); return true;
+      case ScalarOp::kMove:
+        LoadValue(rax, a, bytes);
+        StoreValue(out, rax, bytes);
+        return true;
       case ScalarOp::kSelect:
       case ScalarOp::kSelectByOne:
-        mov(r8, b);
-        cmp(byte[a], 0);
-        cmovz(r8, c);
-        Move(bytes, out, r8);
+        LoadValue(rax, b, bytes);
+        LoadValue(r8, c, bytes);
+        TestPred(a);
+        cmovz(rax, r8);
+        StoreValue(out, rax, bytes);
         return true;
       default: break;
     }
-    if (IsFloat(type)) return FloatElement(op, type == ScalarType::kF64, a, b, out);
-    if (!Inlines(op, type)) return false;
+    if (IsFloat(type)) return FloatElement(op, type == ScalarType::kF64, a.reg, b.reg, out);
     const bool is_compare = op >= ScalarOp::kEq && op <= ScalarOp::kGe;
     const Reg64 value = rax;
     const Reg64 other = r9;
-    // Operand registers by width: al, eax or rax.
-    auto load = [&](const Reg64& to, const Reg64& from) {
-      if (bytes == 1) {
-        movzx(to.cvt32(), byte[from]);
-      } else if (bytes == 4) {
-        mov(to.cvt32(), dword[from]);
-      } else {
-        mov(to, qword[from]);
-      }
-    };
     auto sized = [&](const Reg64& r) -> Xbyak::Reg {
       if (bytes == 1) return r.cvt8();
       if (bytes == 4) return r.cvt32();
       return r;
     };
-    load(value, a);
-    load(other, b);
+    LoadValue(value, a, bytes);
+    LoadValue(other, b, bytes);
     if (is_compare) {
       cmp(sized(value), sized(other));
       const bool is_signed = IsSigned(type);
@@ -565,32 +588,19 @@ class Writer : public Xbyak::CodeGenerator {
         case ScalarOp::kLt: is_signed ? setl(al) : setb(al); break;
         case ScalarOp::kLe: is_signed ? setle(al) : setbe(al); break;
         case ScalarOp::kGt: is_signed ? setg(al) : seta(al); break;
-        case ScalarOp::kGe: is_signed ? setge(al) : setae(al); break;
-        default: return false;
+        default: is_signed ? setge(al) : setae(al); break;
       }
-      mov(byte[out], al);
+      StoreValue(out, rax, 1);
       return true;
     }
-    const bool pred = type == ScalarType::kPred;
     switch (op) {
       case ScalarOp::kAnd: and_(value, other); break;
       case ScalarOp::kOr: or_(value, other); break;
       case ScalarOp::kXor: xor_(value, other); break;
-      case ScalarOp::kAdd:
-        if (pred) return false;
-        add(value, other);
-        break;
-      case ScalarOp::kSubtract:
-        if (pred) return false;
-        sub(value, other);
-        break;
-      case ScalarOp::kMultiply:
-        if (pred) return false;
-        imul(value, other);
-        break;
-      case ScalarOp::kMaximum:
-      case ScalarOp::kMinimum: {
-        if (pred) return false;
+      case ScalarOp::kAdd: add(value, other); break;
+      case ScalarOp::kSubtract: sub(value, other); break;
+      case ScalarOp::kMultiply: imul(value, other); break;
+      default: {
         cmp(sized(value), sized(other));
         const bool is_signed = IsSigned(type);
         // Replace the first by the second when it is smaller (max) or
@@ -602,33 +612,13 @@ class Writer : public Xbyak::CodeGenerator {
         }
         break;
       }
-      default: return false;
     }
-    if (bytes == 1) {
-      mov(byte[out], al);
-    } else if (bytes == 4) {
-      mov(dword[out], eax);
-    } else {
-      mov(qword[out], rax);
-    }
+    StoreValue(out, rax, bytes);
     return true;
   }
 
-  void Move(int bytes, const Reg64& to, const Reg64& from) {
-    using namespace Xbyak::util;
-    if (bytes == 1) {
-      mov(al, byte[from]);
-      mov(byte[to], al);
-    } else if (bytes == 4) {
-      mov(eax, dword[from]);
-      mov(dword[to], eax);
-    } else {
-      mov(rax, qword[from]);
-      mov(qword[to], rax);
-    }
-  }
-
-  bool FloatElement(ScalarOp op, bool f64, const Reg64& a, const Reg64& b, const Reg64& out) {
+  // f32/f64 operands are never promoted: a and b are addresses.
+  bool FloatElement(ScalarOp op, bool f64, const Reg64& a, const Reg64& b, const Ref& out) {
     using namespace Xbyak::util;
     auto load = [&](const Xbyak::Xmm& to, const Reg64& from) {
       f64 ? movsd(to, qword[from]) : movss(to, dword[from]);
@@ -652,7 +642,7 @@ class Writer : public Xbyak::CodeGenerator {
         } else {
           f64 ? mulsd(xmm0, xmm1) : mulss(xmm0, xmm1);
         }
-        f64 ? movsd(qword[out], xmm0) : movss(dword[out], xmm0);
+        f64 ? movsd(qword[out.reg], xmm0) : movss(dword[out.reg], xmm0);
         return true;
       case ScalarOp::kEq:
         compare(a, b);
@@ -685,12 +675,176 @@ class Writer : public Xbyak::CodeGenerator {
         break;
       default: return false;
     }
-    mov(byte[out], al);
+    StoreValue(out, rax, 1);
     return true;
+  }
+
+  // Promoted slots: up to four integer or pred scalars the loop reads and
+  // writes most, held in callee-saved registers from entry to exit.
+  // A slot qualifies when every step touching it is an inline one-element
+  // op, a window's start or the loop's test, so no other code reads or
+  // writes its memory while it lives in a register; calls (which may read
+  // it through the slot table) get its value stored first.
+  struct Promoted {
+    int32_t slot;
+    ScalarType type;
+    Reg64 reg;
+    bool written;
+  };
+
+  void Promote(const ProgramLoop& loop) {
+    struct Use {
+      ScalarType type = ScalarType::kPred;
+      bool typed = false;
+      bool bad = false;
+      bool written = false;
+      int in_loop = 0;
+    };
+    std::vector<std::pair<int32_t, Use>> uses;
+    auto find = [&](int32_t slot) -> Use& {
+      for (auto& [s, use] : uses) {
+        if (s == slot) return use;
+      }
+      uses.push_back({slot, Use{}});
+      return uses.back().second;
+    };
+    bool looping = false;
+    auto mark = [&](int32_t slot, ScalarType type, bool write) {
+      if (slot < 0) return;
+      Use& use = find(slot);
+      if (IsFloat(type) || (use.typed && use.type != type)) use.bad = true;
+      use.type = type;
+      use.typed = true;
+      use.written = use.written || write;
+      if (looping) ++use.in_loop;
+    };
+    auto refuse = [&](int32_t slot) {
+      if (slot >= 0) find(slot).bad = true;
+    };
+    auto scan = [&](std::span<const ProgramStep> steps, bool in_loop) {
+      looping = in_loop;
+      for (const ProgramStep& step : steps) {
+        if (step.kind == ProgramStep::Kind::kScalar && step.count == 1 &&
+            Inlines(step.op, step.type)) {
+          const bool compare = step.op >= ScalarOp::kEq && step.op <= ScalarOp::kGe;
+          const bool select = step.op == ScalarOp::kSelect || step.op == ScalarOp::kSelectByOne;
+          mark(step.a, select ? ScalarType::kPred : step.type, false);
+          if (step.op != ScalarOp::kMove) mark(step.b, step.type, false);
+          if (select) mark(step.c, step.type, false);
+          mark(step.out, compare ? ScalarType::kPred : step.type, true);
+          continue;
+        }
+        if (step.kind == ProgramStep::Kind::kWindow &&
+            step.mode != ProgramStep::Mode::kScatterOne &&
+            std::all_of(step.starts.begin(), step.starts.end(),
+                        [](const ProgramStep::Start& start) { return IsIndex(start.type); })) {
+          for (const ProgramStep::Start& start : step.starts) {
+            if (start.limit > 0) mark(start.slot, start.type, false);
+          }
+        }
+        refuse(step.a);
+        refuse(step.b);
+        refuse(step.c);
+        refuse(step.out);
+      }
+    };
+    scan(loop.prologue, false);
+    scan(loop.body_prologue, false);
+    scan(loop.condition, true);
+    scan(loop.body, true);
+    looping = true;
+    mark(loop.proceed, ScalarType::kPred, false);
+    std::stable_sort(uses.begin(), uses.end(), [](const auto& x, const auto& y) {
+      return x.second.in_loop > y.second.in_loop;
+    });
+    const Reg64 registers[] = {Xbyak::util::r13, Xbyak::util::r14, Xbyak::util::r15,
+                               Xbyak::util::rbp};
+    for (const auto& [slot, use] : uses) {
+      if (promoted_.size() == std::size(registers)) break;
+      if (use.bad || use.in_loop == 0) continue;
+      promoted_.push_back({slot, use.type, registers[promoted_.size()], use.written});
+    }
+  }
+
+  const Promoted* FindPromoted(int32_t slot) const {
+    for (const Promoted& promoted : promoted_) {
+      if (promoted.slot == slot) return &promoted;
+    }
+    return nullptr;
+  }
+
+  // The operand of `slot`: its register, or its address loaded into
+  // `address`.
+  Ref RefOf(int32_t slot, const Reg64& address) {
+    if (const Promoted* promoted = FindPromoted(slot)) return {true, promoted->reg};
+    mov(address, Slot(slot));
+    return {false, address};
+  }
+
+  // `to` = the value of `bytes` (1: zero-extended, 4: zero-extended, 8).
+  void LoadValue(const Reg64& to, const Ref& from, int bytes) {
+    using namespace Xbyak::util;
+    if (from.in_register) {
+      mov(to, from.reg);
+    } else if (bytes == 1) {
+      movzx(to.cvt32(), byte[from.reg]);
+    } else if (bytes == 4) {
+      mov(to.cvt32(), dword[from.reg]);
+    } else {
+      mov(to, qword[from.reg]);
+    }
+  }
+
+  // Stores the low `bytes` of `value`; a register keeps them zero-extended.
+  void StoreValue(const Ref& to, const Reg64& value, int bytes) {
+    using namespace Xbyak::util;
+    if (to.in_register) {
+      if (bytes == 1) {
+        movzx(to.reg.cvt32(), value.cvt8());
+      } else if (bytes == 4) {
+        mov(to.reg.cvt32(), value.cvt32());
+      } else {
+        mov(to.reg, value);
+      }
+    } else if (bytes == 1) {
+      mov(byte[to.reg], value.cvt8());
+    } else if (bytes == 4) {
+      mov(dword[to.reg], value.cvt32());
+    } else {
+      mov(qword[to.reg], value);
+    }
+  }
+
+  // ZF set when the pred is false.
+  void TestPred(const Ref& pred) {
+    using namespace Xbyak::util;
+    if (pred.in_register) {
+      test(pred.reg.cvt8(), pred.reg.cvt8());
+    } else {
+      cmp(byte[pred.reg], 0);
+    }
+  }
+
+  // Promoted slots between memory and their registers (clobbers rax).
+  void LoadPromoted() {
+    using namespace Xbyak::util;
+    for (const Promoted& promoted : promoted_) {
+      mov(rax, Slot(promoted.slot));
+      LoadValue(promoted.reg, {false, rax}, BytesOf(promoted.type));
+    }
+  }
+  void StorePromoted() {
+    using namespace Xbyak::util;
+    for (const Promoted& promoted : promoted_) {
+      if (!promoted.written) continue;
+      mov(rax, Slot(promoted.slot));
+      StoreValue({false, rax}, promoted.reg, BytesOf(promoted.type));
+    }
   }
 
   ProgramCallFn call_;
   Isa isa_;
+  std::vector<Promoted> promoted_;
   bool avx512dq_ = isa_ == Isa::kAvx512 && __builtin_cpu_supports("avx512dq");
   Xbyak::Label failed_;
 };

@@ -60,7 +60,28 @@ bool RunOnce(const std::vector<ProgramStep>& steps, Slots& slots, int never,
   return true;
 }
 
-ProgramStep Scalar(ScalarOp op, ScalarType type, int a, int b, int out, int c = -1) {
+ProgramStep Scalar(ScalarOp op, ScalarType type, int a, int b, int out, int c = -1);
+
+// Runs `body` as a loop of one trip: slot 41 counts trips (s32), 42 holds
+// 1, 43 the condition.
+bool RunInLoop(const std::vector<ProgramStep>& body, Slots& slots) {
+  slots.Set<int32_t>(41, 0);
+  slots.Set<int32_t>(42, 1);
+  std::vector<ProgramStep> condition = {Scalar(ScalarOp::kLt, ScalarType::kS32, 41, 42, 43)};
+  std::vector<ProgramStep> steps = body;
+  steps.push_back(Scalar(ScalarOp::kAdd, ScalarType::kS32, 41, 42, 41));
+  ProgramLoop loop;
+  loop.condition = condition;
+  loop.body = steps;
+  loop.proceed = 43;
+  std::unique_ptr<ProgramCode> code = CompileProgram(loop, &NoCall);
+  if (code == nullptr) return false;
+  EXPECT_EQ(code->Run(slots.at(), nullptr), 0);
+  EXPECT_EQ(slots.Get<int32_t>(41), 1);
+  return true;
+}
+
+ProgramStep Scalar(ScalarOp op, ScalarType type, int a, int b, int out, int c) {
   ProgramStep step;
   step.kind = Kind::kScalar;
   step.op = op;
@@ -153,8 +174,9 @@ void CheckType(const std::vector<T>& values) {
                                ScalarOp::kLe, ScalarOp::kGt, ScalarOp::kGe};
   for (const T x : values) {
     for (const T y : values) {
-      // Slots: 0 x, 1 y, 2 the pred for select, 3.. results, 40 never.
-      Slots slots(41);
+      // Slots: 0 x, 1 y, 2 the pred for select, 3.. results, 40 never;
+      // 41..44 for the loops below.
+      Slots slots(45);
       slots.Set(0, x);
       slots.Set(1, y);
       slots.Set<bool>(2, true);
@@ -202,6 +224,43 @@ void CheckType(const std::vector<T>& values) {
         if (std::isnan(in_place)) continue;
       }
       EXPECT_EQ(got, in_place);
+      // Again as loops of one trip, where the slots the loop uses most live
+      // in registers: every op in one body (x and y in registers), then each
+      // op three times (its operands and result in registers, the result
+      // copied out through memory). Each must leave what the straight run
+      // above left.
+      for (size_t k = 0; k + 1 < steps.size(); ++k) {
+        const ProgramStep& step = steps[k];
+        const int bytes = step.op >= ScalarOp::kEq && step.op <= ScalarOp::kGe ? 1 : sizeof(T);
+        for (const bool alone : {false, true}) {
+          if (!alone && k > 0) break;
+          Slots again(45);
+          again.Set(0, x);
+          again.Set(1, y);
+          again.Set<bool>(2, true);
+          std::vector<ProgramStep> body;
+          if (alone) {
+            body = {
+                step, step, step,
+                Scalar(ScalarOp::kMove, bytes == 1 ? ScalarType::kPred : type, step.out, -1, 44)};
+          } else {
+            body.assign(steps.begin(), steps.end() - 1);
+          }
+          ASSERT_TRUE(RunInLoop(body, again));
+          for (size_t j = alone ? k : 0; j < (alone ? k + 1 : steps.size() - 1); ++j) {
+            const int slot = steps[j].out;
+            const size_t size = steps[j].op >= ScalarOp::kEq && steps[j].op <= ScalarOp::kGe
+                                    ? 1
+                                    : sizeof(T);
+            EXPECT_EQ(std::memcmp(again.at()[slot], slots.at()[slot], size), 0)
+                << "step " << j << (alone ? " alone" : " in one body") << " of " << +x << ", "
+                << +y;
+            if (alone) {
+              EXPECT_EQ(std::memcmp(again.at()[44], slots.at()[slot], size), 0);
+            }
+          }
+        }
+      }
     }
   }
 }

@@ -78,6 +78,50 @@ def _control_cases():
     ]
 
 
+def _loop_program_cases():
+    # Small loops run as generated machine code (docs/execution.md, "Loop
+    # programs run as machine code"): scalars of every common type in
+    # registers, float compares with NaN, element runs with tails, clamped
+    # windows, one-element scatters, and instructions the code calls back.
+    rows = _in.random_values(F32, (10, 37), 1.0)
+    int_rows = _in.random_values(np.dtype(np.int32), (10, 37))
+    nan = np.float32(np.nan)
+
+    def float_until(x):
+        return lax.while_loop(lambda s: (s[1] < 6) & ~(s[0] > 0.0),
+                              lambda s: (s[0] * 2.0 - 0.5, s[1] + 1), (x, 0))
+
+    return [
+        Case("loop_u32_hash", lambda c: lax.fori_loop(
+            0, 50, lambda i, c: (c ^ (c * np.uint32(2654435761))) + i.astype(jnp.uint32), c),
+             (np.uint32(12345),)),
+        Case("loop_f32_grow_until", lambda x: lax.while_loop(
+            lambda s: s[0] < 1000.0, lambda s: (s[0] * 1.5 + 0.25, s[1] + 1), (x, 0)),
+             (np.float32(0.1),)),
+        Case("loop_float_compare_nan", float_until, (nan,)),
+        Case("loop_float_compare_negative", float_until, (np.float32(-3.0),)),
+        Case("loop_float_compare_no_trips", float_until, (np.float32(1.0),)),
+        Case("loop_int_max_min_where", lambda c: lax.fori_loop(
+            0, 12, lambda i, c: jnp.where(i % 3 == 0, jnp.maximum(c, i * 7 - 20),
+                                          jnp.minimum(c, 50 - i)), c), (np.int32(3),)),
+        Case("loop_rows_f32_odd_length", lambda xs: lax.scan(
+            lambda c, x: (c * 0.5 + x - 1.0, c * x), jnp.zeros(37, jnp.float32), xs), (rows,),
+             1e-6, 1e-6),
+        Case("loop_rows_i32_odd_length", lambda xs: lax.scan(
+            lambda c, x: ((c * 3 + x) ^ 5, c - x), jnp.zeros(37, jnp.int32), xs), (int_rows,)),
+        Case("loop_dynamic_slice_clamped", lambda x: lax.fori_loop(
+            -3, 9, lambda i, c: c + lax.dynamic_slice(x, (i - 2,), (3,)) * i.astype(jnp.float32),
+            jnp.zeros(3, jnp.float32)), (V,), 1e-6, 1e-6),
+        Case("loop_pred_carry", lambda n: lax.fori_loop(
+            0, n, lambda i, s: (~s[0], s[1] + jnp.where(s[0], 1, 2)), (True, 0)), (np.int32(7),)),
+        Case("loop_scatter_add_one", lambda x: lax.fori_loop(
+            0, 5, lambda i, c: c.at[i % 3].add(x[i]), jnp.zeros(3, jnp.float32)), (V,), 1e-6,
+             1e-6),
+        Case("loop_set_unsigned_index", lambda x: lax.fori_loop(
+            0, 7, lambda i, c: c.at[i.astype(jnp.uint32)].set(c[0] + 1.0), x), (V,)),
+    ]
+
+
 def _loss(w, x):
     return jnp.sum(jnp.tanh(x @ w) ** 2)
 
@@ -187,4 +231,4 @@ def _training_cases():
     ]
 
 
-CASES = _control_cases() + _autodiff_cases() + _training_cases()
+CASES = _control_cases() + _loop_program_cases() + _autodiff_cases() + _training_cases()
