@@ -150,8 +150,9 @@ class Writer : public Xbyak::CodeGenerator {
     switch (step.kind) {
       case ProgramStep::Kind::kScalar:
         if (step.count == 1 && Inlines(step.op, step.type)) {
-          Element(step.op, step.type, RefOf(step.a, rsi), RefOf(step.b, rdi), RefOf(step.c, rcx),
-                  RefOf(step.out, rdx));
+          const bool select = step.op == ScalarOp::kSelect || step.op == ScalarOp::kSelectByOne;
+          Element(step.op, step.type, RefOf(step.a, rsi), RefOf(step.b, rdi),
+                  select ? RefOf(step.c, rcx) : Ref{false, rcx}, RefOf(step.out, rdx));
           return true;
         }
         if (step.count > 1 && Elements(step)) return true;
@@ -164,6 +165,7 @@ class Writer : public Xbyak::CodeGenerator {
         mov(r8, step.count);
         mov(rax, reinterpret_cast<uint64_t>(step.step));
         call(rax);
+        ReloadCallerSaved();
         return true;
       case ProgramStep::Kind::kCopy: {
         if (step.count == 0) return true;
@@ -195,6 +197,7 @@ class Writer : public Xbyak::CodeGenerator {
     call(rax);
     test(eax, eax);
     jnz(failed_, T_NEAR);
+    ReloadCallerSaved();
     return true;
   }
 
@@ -403,6 +406,7 @@ class Writer : public Xbyak::CodeGenerator {
         mov(rdx, bytes);
         mov(rax, reinterpret_cast<uint64_t>(&CopyOut));
         call(rax);
+        ReloadCallerSaved();
         return;
     }
   }
@@ -474,10 +478,14 @@ class Writer : public Xbyak::CodeGenerator {
       }
       Xbyak::Label skip;
       xor_(eax, eax);
-      mov(rsi, Slot(step.a));
+      const Ref indices = RefOf(step.a, rsi);
       for (size_t k = 0; k < step.starts.size(); ++k) {
         const ProgramStep::Start& start = step.starts[k];
-        LoadIndex(step.index_type, dword[rsi + static_cast<int32_t>(k * step.index_stride)]);
+        if (indices.in_register) {  // a one-element index vector
+          LoadIndex(step.index_type, indices.reg);
+        } else {
+          LoadIndex(step.index_type, dword[rsi + static_cast<int32_t>(k * step.index_stride)]);
+        }
         // Negative starts are huge unsigned: one compare finds both sides.
         mov(rdx, start.limit);
         cmp(rcx, rdx);
@@ -679,8 +687,9 @@ class Writer : public Xbyak::CodeGenerator {
     return true;
   }
 
-  // Promoted slots: up to four integer or pred scalars the loop reads and
-  // writes most, held in callee-saved registers from entry to exit.
+  // Promoted slots: up to six integer or pred scalars the loop uses most,
+  // held in registers from entry to exit (callee-saved ones for those it
+  // writes).
   // A slot qualifies when every step touching it is an inline one-element
   // op, a window's start or the loop's test, so no other code reads or
   // writes its memory while it lives in a register; calls (which may read
@@ -690,6 +699,7 @@ class Writer : public Xbyak::CodeGenerator {
     ScalarType type;
     Reg64 reg;
     bool written;
+    bool caller_saved;  // r10 or r11: reloaded after calls
   };
 
   void Promote(const ProgramLoop& loop) {
@@ -735,6 +745,14 @@ class Writer : public Xbyak::CodeGenerator {
           continue;
         }
         if (step.kind == ProgramStep::Kind::kWindow &&
+            step.mode == ProgramStep::Mode::kScatterOne && step.starts.size() == 1 &&
+            IsIndex(step.index_type)) {
+          mark(step.a, step.index_type, false);
+          refuse(step.b);
+          refuse(step.out);
+          continue;
+        }
+        if (step.kind == ProgramStep::Kind::kWindow &&
             step.mode != ProgramStep::Mode::kScatterOne &&
             std::all_of(step.starts.begin(), step.starts.end(),
                         [](const ProgramStep::Start& start) { return IsIndex(start.type); })) {
@@ -757,12 +775,28 @@ class Writer : public Xbyak::CodeGenerator {
     std::stable_sort(uses.begin(), uses.end(), [](const auto& x, const auto& y) {
       return x.second.in_loop > y.second.in_loop;
     });
-    const Reg64 registers[] = {Xbyak::util::r13, Xbyak::util::r14, Xbyak::util::r15,
-                               Xbyak::util::rbp};
+    // Slots the loop writes take callee-saved registers; slots it only
+    // reads (captures, constants, values from before the loop) take r10 and
+    // r11 first, reloaded after every call.
+    std::vector<Reg64> callee_saved = {Xbyak::util::rbp, Xbyak::util::r15, Xbyak::util::r14,
+                                       Xbyak::util::r13};
+    std::vector<Reg64> caller_saved = {Xbyak::util::r11, Xbyak::util::r10};
     for (const auto& [slot, use] : uses) {
-      if (promoted_.size() == std::size(registers)) break;
       if (use.bad || use.in_loop == 0) continue;
-      promoted_.push_back({slot, use.type, registers[promoted_.size()], use.written});
+      std::vector<Reg64>* pool = &callee_saved;
+      if (!use.written && !caller_saved.empty()) pool = &caller_saved;
+      if (pool->empty()) continue;
+      promoted_.push_back({slot, use.type, pool->back(), use.written, pool == &caller_saved});
+      pool->pop_back();
+    }
+  }
+
+  void ReloadCallerSaved() {
+    using namespace Xbyak::util;
+    for (const Promoted& promoted : promoted_) {
+      if (!promoted.caller_saved) continue;
+      mov(rax, Slot(promoted.slot));
+      LoadValue(promoted.reg, {false, rax}, BytesOf(promoted.type));
     }
   }
 

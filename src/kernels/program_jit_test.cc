@@ -465,6 +465,11 @@ struct Calls {
 
 int Record(void* context, int32_t index, uint8_t** at) {
   auto& calls = *static_cast<Calls*>(context);
+#if defined(__x86_64__)
+  // Caller-saved registers are the callee's: the loop's n and 1, held in
+  // r10 and r11, must be loaded again after the call.
+  asm volatile("mov $-1, %%r10\n\tmov $-1, %%r11" ::: "r10", "r11");
+#endif
   calls.seen.push_back(index);
   // Instruction 7: slot 5 += 10 (s32), as the interpreter would.
   if (index == 7) {
