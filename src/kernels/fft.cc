@@ -213,6 +213,48 @@ auto ButterfliesOf(int radix, bool first) {
   }
 }
 
+// Interleaved complex values to split arrays and back, the imaginary parts
+// times `sign` on the way in (conjugated for an inverse) and every part
+// scaled on the way out: with the conjugation and scaling of an inverse
+// done apart, these copies were 42% of a 1000-point transform's time. One
+// plain function per type, built per ISA like the butterflies.
+#define KILN_FFT_SPLIT_JOIN(T, suffix)                                                           \
+  KILN_ISA_CLONES void Split##suffix(const T* __restrict in, T* __restrict re, T* __restrict im, \
+                                     int64_t n, T sign) {                                        \
+    for (int64_t k = 0; k < n; ++k) {                                                            \
+      re[k] = in[2 * k];                                                                         \
+      im[k] = sign * in[2 * k + 1];                                                              \
+    }                                                                                            \
+  }                                                                                              \
+  KILN_ISA_CLONES void Join##suffix(const T* __restrict re, const T* __restrict im,              \
+                                    T* __restrict out, int64_t n, T re_scale, T im_scale) {      \
+    for (int64_t k = 0; k < n; ++k) {                                                            \
+      out[2 * k] = re[k] * re_scale;                                                             \
+      out[2 * k + 1] = im[k] * im_scale;                                                         \
+    }                                                                                            \
+  }
+KILN_FFT_SPLIT_JOIN(float, F32)
+KILN_FFT_SPLIT_JOIN(double, F64)
+#undef KILN_FFT_SPLIT_JOIN
+
+template <typename T>
+void Split(const Cx<T>* in, T* re, T* im, int64_t n, T sign) {
+  if constexpr (std::is_same_v<T, float>) {
+    SplitF32(reinterpret_cast<const float*>(in), re, im, n, sign);
+  } else {
+    SplitF64(reinterpret_cast<const double*>(in), re, im, n, sign);
+  }
+}
+
+template <typename T>
+void Join(const T* re, const T* im, Cx<T>* out, int64_t n, T re_scale, T im_scale) {
+  if constexpr (std::is_same_v<T, float>) {
+    JoinF32(re, im, reinterpret_cast<float*>(out), n, re_scale, im_scale);
+  } else {
+    JoinF64(re, im, reinterpret_cast<double*>(out), n, re_scale, im_scale);
+  }
+}
+
 // The forward DFT of a length made of 2, 3 and 5 as Stockham's
 // self-sorting passes of radix 4, 2, 3 and 5 on split real and imaginary
 // arrays: every pass streams through the data in order (a read stream and a
@@ -267,15 +309,15 @@ class Stockham {
   int64_t size() const { return n_; }
   int64_t scratch_size() const { return 2 * n_; }  // complex elements
 
-  void Forward(const Cx<T>* in, Cx<T>* out, Cx<T>* scratch) const {
+  // out = DFT(in), or with `inverse` scale * conj(DFT(conj(in))).
+  void Forward(const Cx<T>* in, Cx<T>* out, Cx<T>* scratch, bool inverse = false,
+               T scale = T(1)) const {
     const int64_t n = n_;
     T* x = reinterpret_cast<T*>(scratch);  // real parts, then imaginary
-    for (int64_t k = 0; k < n; ++k) {
-      x[k] = in[k].re;
-      x[n + k] = in[k].im;
-    }
+    const T sign = inverse ? T(-1) : T(1);
+    Split(in, x, x + n, n, sign);
     const T* result = Run(x, x + 2 * n, 1);
-    for (int64_t k = 0; k < n; ++k) out[k] = {result[k], result[n + k]};
+    Join(result, result + n, out, n, scale, sign * scale);
   }
 
   // Runs `batch` transforms on split arrays: element j of transform b at
@@ -548,10 +590,7 @@ class RealPlan {
     if (const Stockham<T>* stockham = complex_.stockham()) {
       // Split arrays throughout: the twiddle pass vectorizes too.
       T* x = reinterpret_cast<T*>(more);
-      for (int64_t k = 0; k < half_; ++k) {
-        x[k] = in[2 * k];
-        x[half_ + k] = in[2 * k + 1];
-      }
+      Split(reinterpret_cast<const Cx<T>*>(in), x, x + half_, half_, T(1));
       const T* r = stockham->Run(x, x + 2 * half_, 1);
       Untangle(r, r + half_, out);
       return;
@@ -717,6 +756,10 @@ class NdPlan final : public FftPlan {
       for (int64_t row = begin; row < end; ++row) {
         const Cx<T>* source = in + row * n;
         Cx<T>* target = out + row * n;
+        if (const Stockham<T>* stockham = plan.stockham()) {
+          stockham->Forward(source, target, scratch.data(), inverse, scale);
+          continue;
+        }
         if (!inverse) {
           plan.Forward(source, target, scratch.data());
           continue;
