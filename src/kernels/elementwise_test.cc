@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <random>
 #include <type_traits>
 #include <vector>
 
@@ -115,6 +116,37 @@ TEST(Select, EveryWidthPicksByItsPredicateByte) {
       const uint8_t* expected = (pred[i] != 0 ? a.data() : b.data()) + i * bytes;
       EXPECT_EQ(std::memcmp(out.data() + i * bytes, expected, bytes), 0)
           << GetElementTypeInfo(type).name << " element " << i;
+    }
+  }
+}
+
+// Masks made of runs (rows of one predicate, of lengths on and off the
+// 64-element chunks Select copies whole), random masks, bytes other than 1,
+// and an output that is one of the operands: every element as picked.
+TEST(Select, RunsOfOnePredicateCopyWhatTheLoopWouldPick) {
+  std::mt19937 random(3);
+  for (const int64_t row : {1, 7, 64, 100, 256, 1000}) {
+    for (const bool in_place : {false, true}) {
+      const int64_t n = 4099;
+      std::vector<uint8_t> pred(n);
+      for (int64_t i = 0; i < n; ++i) {
+        const uint64_t draw = random();
+        pred[i] = row == 1 ? static_cast<uint8_t>(draw % 2)
+                           : static_cast<uint8_t>((i / row) % 3 == 1 ? 0 : 1 + (i / row) % 2 * 200);
+      }
+      std::vector<float> a(n), b(n), out(n, -1.0f);
+      for (int64_t i = 0; i < n; ++i) {
+        a[i] = static_cast<float>(i);
+        b[i] = -static_cast<float>(i) - 0.5f;
+      }
+      const std::vector<float> original = a;
+      float* target = in_place ? a.data() : out.data();
+      ASSERT_TRUE(Select(ElementType::kF32, reinterpret_cast<const bool*>(pred.data()), false,
+                         a.data(), b.data(), target, n)
+                      .ok());
+      for (int64_t i = 0; i < n; ++i) {
+        EXPECT_EQ(target[i], pred[i] != 0 ? original[i] : b[i]) << "rows of " << row << ", " << i;
+      }
     }
   }
 }
