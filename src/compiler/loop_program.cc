@@ -1099,6 +1099,15 @@ kernels::ProgramStep LoopProgram::StepOf(const Instruction& in, int32_t call) co
       step.step = in.step;
       return step;
     case Code::kCopy: step.kind = Step::Kind::kCopy; return step;
+    case Code::kConvert: {
+      std::optional<ScalarType> from = ScalarTypeOf(in.type);
+      std::optional<ScalarType> to = ScalarTypeOf(in.result_type);
+      if (!from || !to) return step;
+      step.kind = Step::Kind::kConvert;
+      step.type = *from;
+      step.to = *to;
+      return step;
+    }
     case Code::kSlice:
     case Code::kUpdate: {
       const Window& window = windows_[static_cast<size_t>(in.detail)];

@@ -179,6 +179,12 @@ class Writer : public Xbyak::CodeGenerator {
         return true;
       }
       case ProgramStep::Kind::kWindow: return Window(step) || Call(step);
+      case ProgramStep::Kind::kConvert:
+        if (step.count == 1 && Converts(step.type, step.to)) {
+          Convert(step.type, step.to, RefOf(step.a, rsi), RefOf(step.out, rdx));
+          return true;
+        }
+        return Call(step);
       case ProgramStep::Kind::kCall: return Call(step);
     }
     return false;
@@ -551,6 +557,69 @@ class Writer : public Xbyak::CodeGenerator {
     return false;
   }
 
+  // Whether Convert writes `from` -> `to` inline: every pair of the
+  // common types but float -> integer (which saturates, NaN to 0) and u64
+  // -> float (no one-instruction form).
+  static bool Converts(ScalarType from, ScalarType to) {
+    if (IsFloat(from) && !IsFloat(to) && to != ScalarType::kPred) return false;
+    return !(from == ScalarType::kU64 && IsFloat(to));
+  }
+
+  // out = a converted, as static_cast does (kernels::ConvertOne): integers
+  // sign- or zero-extend by their source type and truncate; to pred is
+  // `!= 0` (NaN is true); int -> float rounds by MXCSR (cvtsi2ss/sd from the
+  // 32-bit or, for u32 zero-extended, the 64-bit register).
+  void Convert(ScalarType from, ScalarType to, const Ref& a, const Ref& out) {
+    using namespace Xbyak::util;
+    const int to_bytes = BytesOf(to);
+    if (IsFloat(from)) {
+      const bool f64 = from == ScalarType::kF64;
+      f64 ? movsd(xmm0, qword[a.reg]) : movss(xmm0, dword[a.reg]);
+      if (to == ScalarType::kPred) {
+        xorps(xmm1, xmm1);
+        f64 ? ucomisd(xmm0, xmm1) : ucomiss(xmm0, xmm1);
+        setne(al);
+        setp(r8b);
+        or_(al, r8b);
+        StoreValue(out, rax, 1);
+        return;
+      }
+      if (from != to) f64 ? cvtsd2ss(xmm0, xmm0) : cvtss2sd(xmm0, xmm0);
+      to == ScalarType::kF64 ? movsd(qword[out.reg], xmm0) : movss(dword[out.reg], xmm0);
+      return;
+    }
+    // An integer or pred in rax, extended to 64 bits by its type.
+    if (a.in_register) {
+      if (from == ScalarType::kS32) {
+        movsxd(rax, a.reg.cvt32());
+      } else {
+        mov(rax, a.reg);  // zero-extended there
+      }
+    } else if (from == ScalarType::kS32) {
+      movsxd(rax, dword[a.reg]);
+    } else {
+      LoadValue(rax, a, BytesOf(from));
+    }
+    if (to == ScalarType::kPred) {
+      if (from == ScalarType::kPred) {
+        StoreValue(out, rax, 1);
+        return;
+      }
+      test(rax, rax);
+      setne(al);
+      StoreValue(out, rax, 1);
+      return;
+    }
+    if (IsFloat(to)) {
+      // s64 and the zero-extended u32 and pred from all 64 bits; s32 was
+      // sign-extended, so the 64-bit form is exact for it too.
+      to == ScalarType::kF64 ? cvtsi2sd(xmm0, rax) : cvtsi2ss(xmm0, rax);
+      to == ScalarType::kF64 ? movsd(qword[out.reg], xmm0) : movss(dword[out.reg], xmm0);
+      return;
+    }
+    StoreValue(out, rax, to_bytes);
+  }
+
   // One element: out = op(a, b, c) of `type`, for which Inlines holds
   // (false, having written nothing, otherwise). Each operand is a register
   // holding it (a promoted slot) or its address in one of rsi, rdi, rcx,
@@ -742,6 +811,12 @@ class Writer : public Xbyak::CodeGenerator {
           if (step.op != ScalarOp::kMove) mark(step.b, step.type, false);
           if (select) mark(step.c, step.type, false);
           mark(step.out, compare ? ScalarType::kPred : step.type, true);
+          continue;
+        }
+        if (step.kind == ProgramStep::Kind::kConvert && step.count == 1 &&
+            Converts(step.type, step.to)) {
+          mark(step.a, step.type, false);
+          mark(step.out, step.to, true);
           continue;
         }
         if (step.kind == ProgramStep::Kind::kWindow &&

@@ -63,6 +63,10 @@ struct ProgramStep {
     kCopy,
     // A window of an array at start indices read at run time (Window).
     kWindow,
+    // out = a converted from `type` to `to` as kernels::Convert does
+    // (`count` elements; one inline where both types allow it, but float
+    // to integer, which saturates).
+    kConvert,
     // The interpreter's instruction `call`.
     kCall,
   };
@@ -85,6 +89,7 @@ struct ProgramStep {
   Kind kind = Kind::kCall;
   ScalarOp op = ScalarOp::kMove;
   ScalarType type = ScalarType::kPred;
+  ScalarType to = ScalarType::kPred;  // kConvert's result type
   int32_t a = -1, b = -1, c = -1, out = -1;
   int64_t count = 0;  // elements (kCopy: bytes; kWindow: elements of the window)
   ScalarStepFn step = nullptr;

@@ -12,6 +12,8 @@
 #include <random>
 #include <vector>
 
+#include "kernels/elementwise.h"
+
 namespace kiln::kernels {
 namespace {
 
@@ -362,6 +364,116 @@ TEST(ProgramJit, ElementRunsAndCopiesInBothInstructionSets) {
       EXPECT_EQ(to[from.size()], 0xEE) << bytes << " bytes";
     }
   }
+}
+
+ElementType ElementTypeOf(ScalarType type) {
+  switch (type) {
+    case ScalarType::kPred: return ElementType::kPred;
+    case ScalarType::kS32: return ElementType::kS32;
+    case ScalarType::kS64: return ElementType::kS64;
+    case ScalarType::kU32: return ElementType::kU32;
+    case ScalarType::kU64: return ElementType::kU64;
+    case ScalarType::kF32: return ElementType::kF32;
+    case ScalarType::kF64: return ElementType::kF64;
+  }
+  return ElementType::kPred;
+}
+
+// Every conversion between the common types, inline or called back, in
+// memory and in registers, leaves what kernels::Convert writes.
+TEST(ProgramJit, ConversionsAsTheConvertKernel) {
+  if (!ProgramJitAvailable()) GTEST_SKIP() << "no generated loop programs here";
+  const ScalarType types[] = {ScalarType::kPred, ScalarType::kS32, ScalarType::kS64,
+                              ScalarType::kU32,  ScalarType::kU64, ScalarType::kF32,
+                              ScalarType::kF64};
+  // Bit patterns, each read as every source type (pred only 0 and 1).
+  const uint64_t patterns[] = {0,
+                               1,
+                               7,
+                               0xFFFFFFFFu,
+                               0x80000000u,
+                               0x7FFFFFFFu,
+                               0xFFFFFFFFFFFFFFFFu,
+                               0x8000000000000000u,
+                               0x0000000123456789u,
+                               0x3FC00000u,           // 1.5f
+                               0x7FC00000u,           // NaN as f32
+                               0x3FF8000000000000u,   // 1.5 as f64
+                               0x7FF8000000000000u};  // NaN as f64
+  int calls = 0;
+  auto called = [](void* context, int32_t, uint8_t** at) {
+    // The interpreter's kConvert: the test's own call of the kernel.
+    auto& step = *static_cast<const ProgramStep*>(context);
+    return kernels::Convert(ElementTypeOf(step.type), at[step.a], ElementTypeOf(step.to),
+                            at[step.out], 1)
+                   .ok()
+               ? 0
+               : 1;
+  };
+  for (const ScalarType from : types) {
+    for (const ScalarType to : types) {
+      for (const uint64_t pattern : patterns) {
+        uint64_t source = pattern;
+        if (from == ScalarType::kPred) source &= 1;
+        uint64_t want = 0;
+        ASSERT_TRUE(
+            kernels::Convert(ElementTypeOf(from), &source, ElementTypeOf(to), &want, 1).ok());
+        ProgramStep step;
+        step.kind = Kind::kConvert;
+        step.type = from;
+        step.to = to;
+        step.a = 0;
+        step.out = 1;
+        step.count = 1;
+        step.call = 0;
+        for (const bool in_loop : {false, true}) {
+          Slots slots(45);
+          slots.Set<uint64_t>(0, source);
+          slots.Set<uint64_t>(1, 0);
+          if (in_loop) {
+            // Three times and copied out: the operand and result in registers.
+            ProgramStep copy = step;
+            copy.kind = Kind::kScalar;
+            copy.op = ScalarOp::kMove;
+            copy.type = to;
+            copy.a = 1;
+            copy.out = 44;
+            slots.Set<uint64_t>(44, 0);
+            ProgramLoop loop;
+            std::vector<ProgramStep> condition = {
+                Scalar(ScalarOp::kLt, ScalarType::kS32, 41, 42, 43)};
+            std::vector<ProgramStep> body = {step, step, step, copy,
+                                             Scalar(ScalarOp::kAdd, ScalarType::kS32, 41, 42, 41)};
+            slots.Set<int32_t>(41, 0);
+            slots.Set<int32_t>(42, 1);
+            loop.condition = condition;
+            loop.body = body;
+            loop.proceed = 43;
+            std::unique_ptr<ProgramCode> code = CompileProgram(loop, called);
+            ASSERT_NE(code, nullptr);
+            ASSERT_EQ(code->Run(slots.at(), &step), 0);
+            EXPECT_EQ(std::memcmp(slots.at()[44], &want, 8), 0)
+                << "in a loop: " << static_cast<int>(from) << " -> " << static_cast<int>(to)
+                << " of " << std::hex << pattern;
+          } else {
+            ProgramLoop loop;
+            std::vector<ProgramStep> steps = {step};
+            loop.prologue = steps;
+            loop.proceed = 40;
+            slots.Set<bool>(40, false);
+            std::unique_ptr<ProgramCode> code = CompileProgram(loop, called);
+            ASSERT_NE(code, nullptr);
+            ASSERT_EQ(code->Run(slots.at(), &step), 0);
+          }
+          EXPECT_EQ(std::memcmp(slots.at()[1], &want, 8), 0)
+              << static_cast<int>(from) << " -> " << static_cast<int>(to) << " of " << std::hex
+              << pattern << (in_loop ? " in a loop" : "");
+          ++calls;
+        }
+      }
+    }
+  }
+  EXPECT_GT(calls, 0);
 }
 
 ProgramStep WindowStep(Mode mode, int a, int b, int out, int64_t count, int element_bytes) {
