@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -136,6 +138,41 @@ TEST(BufferPlanTest, AFusedLoopWritesOverTheInputThatDiesThere) {
   const std::vector<double> want = TimesColumn(q, v, 4);
   for (size_t i = 0; i < want.size(); ++i)
     EXPECT_NEAR(y[i], want[i], 1e-5 * std::abs(want[i])) << i;
+}
+
+// A chain of loops through a view into the result (a normal sample from
+// rbg bits: a u32 loop, a bitcast, an f32 loop): the product, the u32 loop
+// and the f32 loop all write the result's buffer, each over the one
+// before, and the arena holds nothing.
+TEST(BufferPlanTest, AChainOfLoopsThroughAViewWritesTheResultsBuffer) {
+  const std::string text = Main("%x: tensor<4x8xf32>, %w: tensor<8x8xf32>", "tensor<4x8xf32>", R"(
+    %p = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+    %b = stablehlo.bitcast_convert %p : (tensor<4x8xf32>) -> tensor<4x8xui32>
+    %nine = stablehlo.constant dense<9> : tensor<4x8xui32>
+    %s = stablehlo.shift_right_logical %b, %nine : tensor<4x8xui32>
+    %one = stablehlo.constant dense<1065353216> : tensor<4x8xui32>
+    %m = stablehlo.or %s, %one : tensor<4x8xui32>
+    %f = stablehlo.bitcast_convert %m : (tensor<4x8xui32>) -> tensor<4x8xf32>
+    %c = stablehlo.constant dense<1.0> : tensor<4x8xf32>
+    %d = stablehlo.subtract %f, %c : tensor<4x8xf32>
+    %two = stablehlo.constant dense<2.0> : tensor<4x8xf32>
+    %y = stablehlo.multiply %d, %two : tensor<4x8xf32>
+    return %y : tensor<4x8xf32>)");
+  auto program = CompileText(text);
+  ASSERT_TRUE(program.ok()) << program.status().ToString();
+  EXPECT_EQ((*program)->graph->arena_bytes, 0);
+  const std::vector<float> x = Ramp<float>(32, 0.0625, -1.0), w = Ramp<float>(64, -0.03125, 1.0);
+  std::vector<float> y(32);
+  ASSERT_TRUE(RunInto(**program, {x.data(), w.data()}, {y.data()}).ok());
+  const std::vector<float> p = Product(x, w);
+  for (size_t i = 0; i < y.size(); ++i) {
+    uint32_t bits;
+    std::memcpy(&bits, &p[i], 4);
+    bits = (bits >> 9) | 0x3F800000u;
+    float f;
+    std::memcpy(&f, &bits, 4);
+    EXPECT_EQ(y[i], (f - 1.0f) * 2.0f) << i;
+  }
 }
 
 // A loop reading its input transposed (as well as element for element) may
