@@ -194,7 +194,7 @@ void CopyStrided(size_t element_bytes, std::span<const int64_t> dims, const void
       return;
     }
     // Rows read in order or repeating one element move at memory speed:
-    // about 0.05 ns an element on a Zen 4 against the unit ParallelFor's
+    // about 0.05 ns an element on a Zen 5 against the unit ParallelFor's
     // cost counts (a few elementwise ops), so they count a unit per 32
     // bytes. Splitting a 512 KB fill over 2 cores took 17 us against 6.7
     // on one: the workers' wake-up and the consumer's reads of lines the
