@@ -2,12 +2,14 @@
 //
 //   int loop(uint8_t** at, void* context)
 //
-// rbx keeps `at` and r12 `context` across calls (both callee-saved; a third
-// push keeps the stack 16-byte aligned at every call). Each instruction
-// loads the addresses of its operands and result from the slot table
-// (mov r, [rbx + 8 * slot]), so a view that rewrites its slot's entry is
-// seen by the instructions after it, as in the interpreter. One element of
-// an integer or pred type is computed in rax/rcx with wrapping arithmetic,
+// rbx keeps `at` and r12 `context` across calls (both callee-saved; six
+// pushes and 8 bytes keep the stack 16-byte aligned at every call). Each
+// instruction loads the addresses of its operands and result from the
+// slot table (mov r, [rbx + 8 * slot]), so a view that rewrites its slot's
+// entry is seen by the instructions after it, as in the interpreter; the
+// promoted scalars (Writer::Promote) are read and written in their
+// registers instead. One element of
+// an integer or pred type is computed in rax/r9 with wrapping arithmetic,
 // cmov for max/min and select, setcc for compares (unsigned conditions for
 // unsigned types and pred); one f32/f64 element in xmm0 with the scalar SSE
 // ops, which follow MXCSR's flush-to-zero mode as the interpreter's C++
@@ -37,15 +39,6 @@ namespace kiln::kernels {
 #ifdef KILN_PROGRAM_JIT
 
 namespace {
-
-bool JitEnabled() {
-  static const bool enabled = [] {
-    const std::optional<std::string> value = GetEnv("KILN_JIT");
-    return !value.has_value() ||
-           !(*value == "0" || *value == "false" || *value == "off" || *value == "no");
-  }();
-  return enabled;
-}
 
 int BytesOf(ScalarType type) {
   switch (type) {
@@ -964,12 +957,12 @@ struct ProgramCode::Storage {
   std::unique_ptr<Writer> writer;
 };
 
-bool ProgramJitAvailable() { return JitEnabled(); }
+bool ProgramJitAvailable() { return LoopJitEnabled(); }
 
 namespace {
 
 std::unique_ptr<ProgramCode> Generate(const ProgramLoop& loop, ProgramCallFn call, Isa isa) {
-  if (!JitEnabled()) return nullptr;
+  if (!LoopJitEnabled()) return nullptr;
   const size_t steps = loop.prologue.size() + 2 * loop.condition.size() +
                        loop.body_prologue.size() + loop.body.size();
   // The longest inline step (a scatter of three starts) is under 150 bytes.

@@ -7,9 +7,11 @@
 // the index arithmetic of slices and one-window updates and their copies
 // inline; longer element runs by calling their step function; anything
 // else by calling back into the interpreter for that one instruction.
-// Values stay in memory, each instruction reading its operands through the
-// slot table, so the interpreter and the generated code share every slot
-// and either may run any instruction. docs/execution.md describes it.
+// Values live in memory, each instruction reading its operands through
+// the slot table, so the interpreter and the generated code share every
+// slot and either may run any instruction; the few integer scalars only
+// inline code touches (a fori_loop's counter) live in registers, stored
+// before each call back and at the end. docs/execution.md describes it.
 #pragma once
 
 #include <cstdint>
