@@ -2,6 +2,7 @@
 // live, and that the plan computes the same results wherever they live.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -172,6 +173,41 @@ TEST(BufferPlanTest, AChainOfLoopsThroughAViewWritesTheResultsBuffer) {
     float f;
     std::memcpy(&f, &bits, 4);
     EXPECT_EQ(y[i], (f - 1.0f) * 2.0f) << i;
+  }
+}
+
+// take_along_axis as jnp writes it: the indices wrapped by a loop of their
+// own, then gathered element for element (index k for output k). The
+// gather's loop writes the result over the wrapped indices, which die
+// there, so the arena holds nothing.
+TEST(BufferPlanTest, AGatherWritesItsResultOverIndicesItReadsInOrder) {
+  const std::string text = Main("%x: tensor<40x100xf32>, %i: tensor<40x30xi32>",
+                                "tensor<40x30xf32>", R"(
+    %zero = stablehlo.constant dense<0> : tensor<40x30xi32>
+    %negative = stablehlo.compare LT, %i, %zero, SIGNED : (tensor<40x30xi32>, tensor<40x30xi32>) -> tensor<40x30xi1>
+    %hundred = stablehlo.constant dense<100> : tensor<40x30xi32>
+    %shifted = stablehlo.add %i, %hundred : tensor<40x30xi32>
+    %w = stablehlo.select %negative, %shifted, %i : tensor<40x30xi1>, tensor<40x30xi32>
+    %k = stablehlo.reshape %w : (tensor<40x30xi32>) -> tensor<40x30x1xi32>
+    %g = "stablehlo.gather"(%x, %k) <{dimension_numbers = #stablehlo.gather<collapsed_slice_dims = [1], operand_batching_dims = [0], start_indices_batching_dims = [0], start_index_map = [1], index_vector_dim = 2>, indices_are_sorted = false, slice_sizes = array<i64: 1, 1>}> : (tensor<40x100xf32>, tensor<40x30x1xi32>) -> tensor<40x30xf32>
+    %one = stablehlo.constant dense<1.0> : tensor<40x30xf32>
+    %y = stablehlo.add %g, %one : tensor<40x30xf32>
+    return %y : tensor<40x30xf32>)");
+  auto program = CompileText(text);
+  ASSERT_TRUE(program.ok()) << program.status().ToString();
+  EXPECT_EQ((*program)->graph->arena_bytes, 0);
+  const std::vector<float> x = Ramp<float>(4000, 0.25, 1.0);
+  std::vector<int32_t> indices(40 * 30);
+  for (size_t k = 0; k < indices.size(); ++k) indices[k] = static_cast<int32_t>(k * 13 % 207) - 103;
+  std::vector<float> y(40 * 30);
+  ASSERT_TRUE(RunInto(**program, {x.data(), indices.data()}, {y.data()}).ok());
+  for (size_t r = 0; r < 40; ++r) {
+    for (size_t c = 0; c < 30; ++c) {
+      int32_t column = indices[r * 30 + c];
+      if (column < 0) column += 100;
+      column = std::clamp(column, 0, 99);
+      ASSERT_EQ(y[r * 30 + c], x[r * 100 + static_cast<size_t>(column)] + 1.0f) << r << "," << c;
+    }
   }
 }
 

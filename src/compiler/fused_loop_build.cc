@@ -308,6 +308,19 @@ void AddOperand(LoopBuilder& builder, Member& member, ValueId value, bool read) 
   member.operands.push_back({Operand::From::kInput, input});
 }
 
+// Whether a gather reads its index array element for element: index k for
+// output element k (take_along_axis, where the indices have the output's
+// shape), so its output may be written over the indices like any input
+// read so (buffer_plan.cc).
+bool GatherIndicesInOrder(const Pointwise& gather, int64_t index_elements) {
+  int64_t stride = 1;
+  for (size_t d = gather.dims.size(); d-- > 0;) {
+    if (gather.dims[d] != 1 && gather.index_strides[d] != stride) return false;
+    stride *= gather.dims[d];
+  }
+  return index_elements == stride;
+}
+
 // The member computing pointwise `node`'s output; a broadcast of a constant
 // element becomes a splat.
 Member MakeMember(LoopBuilder& builder, const Node& node) {
@@ -330,8 +343,11 @@ Member MakeMember(LoopBuilder& builder, const Node& node) {
         Splat(data.data() + node.pointwise->base * static_cast<int64_t>(member.output_bytes),
               member.output_bytes));
   }
-  for (ValueId value : member.pointwise == nullptr ? std::vector<ValueId>{} : node.inputs) {
-    AddOperand(builder, member, value, read);
+  for (size_t i = 0; member.pointwise != nullptr && i < node.inputs.size(); ++i) {
+    const bool in_order = i == 1 && node.pointwise->kind == Pointwise::Kind::kGather &&
+                          GatherIndicesInOrder(*node.pointwise,
+                                               graph.shape(node.inputs[1]).NumElements());
+    AddOperand(builder, member, node.inputs[i], read && !in_order);
   }
   return member;
 }
