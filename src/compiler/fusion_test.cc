@@ -181,6 +181,37 @@ TEST(FusionTest, GathersAlongAnAxisAndOfWindowsJoinLoops) {
   }
 }
 
+// A large iota is the read of one row of its values, so it joins the loop
+// reading it rather than being written out (threefry's counters, argmax's
+// positions); along an inner and an outer dimension, in i32 and u64.
+TEST(FusionTest, ALargeIotaJoinsTheLoopReadingIt) {
+  const std::string text = Main("%x: tensor<64x100xi32>, %w: tensor<64x100xui64>",
+                                "(tensor<64x100xi32>, tensor<64x100xui64>)", R"(
+  %i = stablehlo.iota dim = 1 : tensor<64x100xi32>
+  %0 = stablehlo.multiply %i, %x : tensor<64x100xi32>
+  %j = stablehlo.iota dim = 0 : tensor<64x100xui64>
+  %1 = stablehlo.add %j, %w : tensor<64x100xui64>
+  return %0, %1 : tensor<64x100xi32>, tensor<64x100xui64>)");
+  auto program = CompileText(text);
+  ASSERT_TRUE(program.ok()) << program.status().ToString();
+  for (const std::string& op : PlanOps(**program)) EXPECT_EQ(op, std::string(kFusionOp));
+  std::vector<int32_t> x(6400);
+  std::vector<uint64_t> w(6400);
+  for (size_t k = 0; k < x.size(); ++k) {
+    x[k] = static_cast<int32_t>(k % 7) - 3;
+    w[k] = uint64_t{1} << 40 | k;
+  }
+  std::vector<int32_t> y(6400);
+  std::vector<uint64_t> z(6400);
+  ASSERT_TRUE(RunInto(**program, {x.data(), w.data()}, {y.data(), z.data()}).ok());
+  for (size_t r = 0; r < 64; ++r) {
+    for (size_t c = 0; c < 100; ++c) {
+      ASSERT_EQ(y[r * 100 + c], static_cast<int32_t>(c) * x[r * 100 + c]) << r << "," << c;
+      ASSERT_EQ(z[r * 100 + c], r + w[r * 100 + c]) << r << "," << c;
+    }
+  }
+}
+
 // A gather alone is a loop of its own: jnp.linalg.inv's gather of columns
 // (size-1 dimensions and all) runs 256 elements at a time, not a strided
 // copy per column; out-of-range indices clamp.

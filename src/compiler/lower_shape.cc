@@ -194,6 +194,22 @@ Status LowerIota(Lowering& lowering, const ir::Operation& op) {
   const int64_t size = out.dims.empty() ? 1 : out.dims[dimension];
   const int64_t count = out.NumElements();
   const ElementType type = out.element_type;
+  if (!out.dims.empty() && out.ByteSize() > kMaxFoldedBytes) {
+    // A large iota is the read of its one row, 0 .. size - 1, along its
+    // dimension: fusion then computes it inside the loops reading it rather
+    // than writing it out (threefry's counters over 1024 x 1000: two u64
+    // iotas of 8 MB each).
+    Shape row{type, {size}};
+    std::vector<uint8_t> data(row.ByteSize());
+    KILN_RETURN_IF_ERROR(kernels::Iota(type, size, 1, data.data(), size));
+    const ValueId values = lowering.graph().AddConstant(std::move(row), std::move(data));
+    const size_t rank = out.dims.size();
+    std::vector<int> axis(rank, -1);
+    std::vector<int64_t> step(rank, 0);
+    axis[dimension] = 0;
+    step[dimension] = 1;
+    return lowering.EmitRead(op, MakeRead(values, out.dims, {0}, std::move(axis), std::move(step)));
+  }
   return lowering.Emit(op, [type, count, inner, size](RunContext& ctx) {
     return kernels::Iota(type, size, inner, ctx.out(0), count);
   });
