@@ -1112,16 +1112,20 @@ kernels::ProgramStep LoopProgram::StepOf(const Instruction& in, int32_t call) co
     case Code::kUpdate: {
       const Window& window = windows_[static_cast<size_t>(in.detail)];
       if (!in.view && !window.contiguous && in.count != 1) return step;
+      // Start indices of other types (s8, s16, ...): called back, its
+      // operands and result named, so no register holds them.
+      if (!std::all_of(window.start_types.begin(), window.start_types.end(),
+                       [](ElementType type) { return ScalarTypeOf(type).has_value(); })) {
+        return step;
+      }
       step.kind = Step::Kind::kWindow;
       step.mode = in.view                   ? Step::Mode::kView
                   : in.code == Code::kSlice ? Step::Mode::kSlice
                                             : Step::Mode::kUpdate;
       step.element_bytes = static_cast<int>(window.element_bytes);
       for (size_t d = 0; d < window.dims.size(); ++d) {
-        std::optional<ScalarType> type = ScalarTypeOf(window.start_types[d]);
-        if (!type) return Step{.call = call};
         step.starts.push_back({.slot = window.starts[d],
-                               .type = *type,
+                               .type = *ScalarTypeOf(window.start_types[d]),
                                .limit = std::max<int64_t>(window.dims[d] - window.sizes[d], 0),
                                .stride = window.strides[d] * step.element_bytes});
       }

@@ -63,13 +63,12 @@ bool LoopJitAvailable(LoopIsa isa) {
 #endif
 }
 
-namespace {
-
-// KILN_JIT=avx2 keeps generated code to AVX2 on machines with AVX-512.
 bool WideLoopsAllowed() {
   static const bool allowed = GetEnv("KILN_JIT").value_or("") != "avx2";
   return allowed;
 }
+
+namespace {
 
 // The instruction set CompileLoop tries first.
 bool WideLoops() {

@@ -98,5 +98,7 @@ std::unique_ptr<LoopCode> CompileLoop(std::span<const LoopStep> steps, int num_i
 // Whether KILN_JIT allows generated code: yes unless it is 0, false, off
 // or no (avx2 allows it, on eight lanes only).
 bool LoopJitEnabled();
+// Whether KILN_JIT allows AVX-512 code (everything but KILN_JIT=avx2).
+bool WideLoopsAllowed();
 
 }  // namespace kiln::kernels

@@ -63,15 +63,14 @@ void CopyOut(uint8_t* to, const uint8_t* from, int64_t bytes) {
 using Xbyak::Reg64;
 
 // The vector instructions generated code may use: AVX2 (with AVX's VEX
-// scalar forms), AVX-512 F, or none (scalar SSE only). KILN_JIT=avx2 keeps
-// them to AVX2 as for the fused loops.
+// scalar forms), AVX-512 F and DQ, or none (scalar SSE only), as
+// loop_jit.h finds them (KILN_JIT=avx2 keeps them to AVX2).
 enum class Isa : uint8_t { kNone, kAvx2, kAvx512 };
 
 Isa VectorIsa() {
   static const Isa isa = [] {
-    if (!__builtin_cpu_supports("avx2")) return Isa::kNone;
-    const bool wide = GetEnv("KILN_JIT").value_or("") != "avx2";
-    return wide && __builtin_cpu_supports("avx512f") ? Isa::kAvx512 : Isa::kAvx2;
+    if (WideLoopsAllowed() && LoopJitAvailable(LoopIsa::kAvx512)) return Isa::kAvx512;
+    return LoopJitAvailable(LoopIsa::kAvx2) ? Isa::kAvx2 : Isa::kNone;
   }();
   return isa;
 }
@@ -220,8 +219,8 @@ class Writer : public Xbyak::CodeGenerator {
       case ScalarOp::kAdd:
       case ScalarOp::kSubtract: break;
       case ScalarOp::kMultiply:
-        // vpmullq is AVX-512 DQ.
-        if (!is_float && wide && !avx512dq_) return false;
+        // vpmullq is AVX-512 DQ (which kAvx512 includes).
+        if (!is_float && wide && isa_ != Isa::kAvx512) return false;
         break;
       case ScalarOp::kAnd:
       case ScalarOp::kOr:
@@ -947,7 +946,6 @@ class Writer : public Xbyak::CodeGenerator {
   ProgramCallFn call_;
   Isa isa_;
   std::vector<Promoted> promoted_;
-  bool avx512dq_ = isa_ == Isa::kAvx512 && __builtin_cpu_supports("avx512dq");
   Xbyak::Label failed_;
 };
 
@@ -995,11 +993,8 @@ std::unique_ptr<ProgramCode> CompileProgram(const ProgramLoop& loop, ProgramCall
 
 std::unique_ptr<ProgramCode> CompileProgram(const ProgramLoop& loop, ProgramCallFn call,
                                             LoopIsa isa) {
-  const bool wide = isa == LoopIsa::kAvx512;
-  if (!__builtin_cpu_supports("avx2") || (wide && !__builtin_cpu_supports("avx512f"))) {
-    return nullptr;
-  }
-  return Generate(loop, call, wide ? Isa::kAvx512 : Isa::kAvx2);
+  if (!LoopJitAvailable(isa)) return nullptr;
+  return Generate(loop, call, isa == LoopIsa::kAvx512 ? Isa::kAvx512 : Isa::kAvx2);
 }
 
 #else
