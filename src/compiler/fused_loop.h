@@ -48,6 +48,16 @@ struct Member {
   // >= 0: the fused node's output this member's value is copied to.
   int64_t output = -1;
   std::string location, op;
+  // A gather that reads index k for output element k (take_along_axis):
+  // its indices, and a mask folded into it, may come from earlier members,
+  // whose tiles hold the tile's own elements.
+  bool indices_in_order = false;
+  // A gather with a select folded in (FoldMaskedGathers): operands[2] is a
+  // predicate per index (read where the index is), operands[3] a splat of
+  // the value an element takes where the predicate is `fill_if` (jnp's
+  // fill of out-of-bounds indices); elsewhere the gathered value.
+  bool masked = false;
+  bool fill_if = false;
 };
 
 // A reduction folded into the loop: the values of `member`, as `rows` rows
@@ -116,6 +126,11 @@ struct FusedLoop {
 inline int64_t Elements(const Graph& graph, ValueId value) {
   return graph.shape(value).NumElements();
 }
+
+// Whether a gather reads its index array element for element: index k for
+// output element k (take_along_axis, where the indices have the output's
+// shape; `index_elements` in all).
+bool GatherIndicesInOrder(const Pointwise& gather, int64_t index_elements);
 
 // Replaces each of `runs` (indexes of graph.nodes, in order) with its fused
 // node (fused_loop_build.cc). Returns per node of the new graph its loop

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -176,6 +177,14 @@ void GenerateCode(FusedLoop& loop) {
          member.output_bytes != sizeof(float))) {
       return;
     }
+    // Stages fill every read's tile before the maps run: a gather reading
+    // a member's tile runs in member order, with the tile kernels.
+    if (member.pointwise->kind == Pointwise::Kind::kGather &&
+        std::any_of(member.operands.begin(), member.operands.end(), [](const Operand& operand) {
+          return operand.from == Operand::From::kMember;
+        })) {
+      return;
+    }
   }
   loop.read_in_place.assign(count, false);
   loop.uniform.assign(count, false);
@@ -312,6 +321,8 @@ void AddOperand(LoopBuilder& builder, Member& member, ValueId value, bool read) 
 // output element k (take_along_axis, where the indices have the output's
 // shape), so its output may be written over the indices like any input
 // read so (buffer_plan.cc).
+}  // namespace
+
 bool GatherIndicesInOrder(const Pointwise& gather, int64_t index_elements) {
   int64_t stride = 1;
   for (size_t d = gather.dims.size(); d-- > 0;) {
@@ -321,18 +332,36 @@ bool GatherIndicesInOrder(const Pointwise& gather, int64_t index_elements) {
   return index_elements == stride;
 }
 
+namespace {
+
+// The map of a view joined to a run (FormRuns: a reshape of a member's
+// value): a copy of its input's tile, elements of `bytes`.
+std::shared_ptr<const Pointwise> ViewMap(size_t bytes) {
+  auto view = std::make_shared<Pointwise>();
+  view->map = [bytes](std::span<const void* const> in, void* out, int64_t count) {
+    std::memcpy(out, in[0], static_cast<size_t>(count) * bytes);
+    return Status::Ok();
+  };
+  return view;
+}
+
 // The member computing pointwise `node`'s output; a broadcast of a constant
 // element becomes a splat.
 Member MakeMember(LoopBuilder& builder, const Node& node) {
   const Graph& graph = builder.graph;
   Member member;
-  member.pointwise = node.pointwise;
+  // A view (FormRuns joins those of the run's values) is a copy of its
+  // input's elements in order, whatever read a dense view also describes.
+  member.pointwise =
+      node.output_aliases_input
+          ? ViewMap(GetElementTypeInfo(graph.shape(node.outputs[0]).element_type).storage_bytes)
+          : node.pointwise;
   member.location = node.location;
   member.op = node.op;
   member.output_bytes = GetElementTypeInfo(graph.shape(node.outputs[0]).element_type).storage_bytes;
-  const bool read = node.pointwise->kind != Pointwise::Kind::kMap;
+  const bool read = member.pointwise->kind != Pointwise::Kind::kMap;
   // A constant element broadcast: a splat tile made now.
-  if (node.pointwise->kind == Pointwise::Kind::kRead &&
+  if (member.pointwise->kind == Pointwise::Kind::kRead &&
       graph.values[static_cast<size_t>(node.inputs[0])].constant &&
       std::all_of(node.pointwise->strides.begin(), node.pointwise->strides.end(),
                   [](int64_t stride) { return stride == 0; })) {
@@ -343,13 +372,93 @@ Member MakeMember(LoopBuilder& builder, const Node& node) {
         Splat(data.data() + node.pointwise->base * static_cast<int64_t>(member.output_bytes),
               member.output_bytes));
   }
+  member.indices_in_order = member.pointwise != nullptr &&
+                            member.pointwise->kind == Pointwise::Kind::kGather &&
+                            GatherIndicesInOrder(*node.pointwise,
+                                                 graph.shape(node.inputs[1]).NumElements());
   for (size_t i = 0; member.pointwise != nullptr && i < node.inputs.size(); ++i) {
-    const bool in_order = i == 1 && node.pointwise->kind == Pointwise::Kind::kGather &&
-                          GatherIndicesInOrder(*node.pointwise,
-                                               graph.shape(node.inputs[1]).NumElements());
-    AddOperand(builder, member, node.inputs[i], read && !in_order);
+    AddOperand(builder, member, node.inputs[i], read && !(i == 1 && member.indices_in_order));
   }
   return member;
+}
+
+// Folds `select(p, g, fill)` (or `select(p, fill, g)`) into gather member
+// g when p holds one predicate per index of g and fill is a splat: jnp.take
+// and take_along_axis mask their out-of-bounds indices so. p is either a
+// broadcast of an array shaped like the indices (jnp.take: one predicate
+// per row) or, when g reads its indices in order, any predicate of the
+// output's shape. The gather then writes the fill where the predicate
+// says so, straight into the output, and neither the select's tile nor
+// the broadcast predicate's is written. Members left unused are dropped.
+void FoldMaskedGathers(FusedLoop& loop) {
+  const size_t count = loop.members.size();
+  std::vector<int> uses(count, 0);
+  for (const Member& member : loop.members) {
+    for (const Operand& operand : member.operands) {
+      if (operand.from == Operand::From::kMember) ++uses[operand.index];
+    }
+  }
+  for (const Reducer& reducer : loop.reducers) ++uses[reducer.member];
+  bool folded_any = false;
+  for (Member& select : loop.members) {
+    if (select.pointwise == nullptr || select.pointwise->kind != Pointwise::Kind::kMap ||
+        select.op != "stablehlo.select" || select.operands.size() != 3) {
+      continue;
+    }
+    for (size_t side = 1; side <= 2; ++side) {
+      const Operand gathered = select.operands[side], fill = select.operands[3 - side];
+      if (gathered.from != Operand::From::kMember || fill.from != Operand::From::kSplat) continue;
+      const Member& g = loop.members[gathered.index];
+      if (g.pointwise == nullptr || g.pointwise->kind != Pointwise::Kind::kGather || g.masked ||
+          g.output >= 0 || uses[gathered.index] != 1 || g.output_bytes != select.output_bytes) {
+        continue;
+      }
+      const Operand predicate = select.operands[0];
+      std::optional<Operand> mask;
+      if (predicate.from == Operand::From::kMember) {
+        const Member& p = loop.members[predicate.index];
+        if (p.pointwise != nullptr && p.pointwise->kind == Pointwise::Kind::kRead &&
+            p.pointwise->element_bytes == 1 && p.pointwise->base == 0 &&
+            p.pointwise->dims == g.pointwise->dims &&
+            p.pointwise->strides == g.pointwise->index_strides) {
+          mask = p.operands[0];  // the array it broadcasts, indexed as the indices are
+        }
+      }
+      if (!mask && g.indices_in_order && predicate.from != Operand::From::kSplat) mask = predicate;
+      if (!mask) continue;
+      Member masked = g;
+      masked.operands.resize(2);
+      masked.operands.push_back(*mask);
+      masked.operands.push_back(fill);
+      masked.masked = true;
+      masked.fill_if = side == 2;
+      masked.output = select.output;
+      if (predicate.from == Operand::From::kMember) --uses[predicate.index];
+      if (mask->from == Operand::From::kMember) ++uses[mask->index];
+      --uses[gathered.index];
+      select = std::move(masked);
+      folded_any = true;
+      break;
+    }
+  }
+  if (!folded_any) return;
+  // Drop the members nothing reads any more (a splat's member stays: its
+  // index names its tile).
+  std::vector<size_t> renumbered(count, count);
+  std::vector<Member> kept;
+  for (size_t m = 0; m < count; ++m) {
+    Member& member = loop.members[m];
+    if (member.pointwise != nullptr && uses[m] == 0 && member.output < 0) continue;
+    renumbered[m] = kept.size();
+    kept.push_back(std::move(member));
+  }
+  for (Member& member : kept) {
+    for (Operand& operand : member.operands) {
+      if (operand.from == Operand::From::kMember) operand.index = renumbered[operand.index];
+    }
+  }
+  for (Reducer& reducer : loop.reducers) reducer.member = renumbered[reducer.member];
+  loop.members = std::move(kept);
 }
 
 // The loop's tile size and its members' tile buffers, then its generated
@@ -384,6 +493,10 @@ std::string Describe(const Graph& graph, const std::vector<size_t>& run, const F
     if (!detail.empty()) detail += graph.nodes[n].row_reduction ? " => " : ", ";
     detail += op.starts_with("stablehlo.") ? op.substr(10) : op;
   }
+  if (std::any_of(loop.members.begin(), loop.members.end(),
+                  [](const Member& member) { return member.masked; })) {
+    detail += " (masked gather)";
+  }
   if (!loop.stages.empty()) detail += " (generated code)";
   return detail;
 }
@@ -405,24 +518,30 @@ Node Fuse(const Graph& graph, const std::vector<size_t>& run,
       AddReduction(builder, node);
       continue;
     }
-    Member member = MakeMember(builder, node);
     const ValueId output = node.outputs[0];
     // Needed outside the run: by a later node, or as a result.
     bool escapes = is_result[static_cast<size_t>(output)];
     for (size_t user : users[static_cast<size_t>(output)]) {
       escapes = escapes || user < first || user > last;
     }
+    // A view only the run reads is its input's member under another name.
+    if (node.output_aliases_input && !escapes) {
+      builder.member_of.emplace(output, builder.member_of.at(node.inputs[0]));
+      continue;
+    }
+    Member member = MakeMember(builder, node);
     if (escapes) {
       member.output = static_cast<int64_t>(fused.outputs.size());
       fused.outputs.push_back(output);
     }
     if (member.pointwise != nullptr) {
-      loop.cost += node.pointwise->kind == Pointwise::Kind::kMap ? 4 : 1;
+      loop.cost += member.pointwise->kind == Pointwise::Kind::kMap ? 4 : 1;
     }
     builder.member_of.emplace(output, loop.members.size());
     loop.members.push_back(std::move(member));
   }
   loop.count = Elements(graph, graph.nodes[first].outputs[0]);
+  FoldMaskedGathers(loop);
   for (size_t m = 0; m < loop.members.size(); ++m) {
     const auto& pointwise = loop.members[m].pointwise;
     if (pointwise != nullptr && pointwise->kind != Pointwise::Kind::kMap) {

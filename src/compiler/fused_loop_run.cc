@@ -15,6 +15,7 @@
 #include "compiler/executor.h"
 #include "compiler/fused_loop.h"
 #include "compiler/graph.h"
+#include "kernels/gather.h"
 #include "kernels/loop_jit.h"
 #include "kernels/parallel.h"
 #include "kernels/scratch.h"
@@ -141,12 +142,28 @@ inline int64_t ClampedIndex(const I* indices, int64_t at, int64_t limit) {
   return std::clamp<int64_t>(static_cast<int64_t>(indices[at]), 0, limit);
 }
 
+// Where a gather finds its index array and, when a select was folded into
+// it (Member::masked), its predicates and fill: the index (and predicate)
+// of output element k is element `at(k) - origin` of its array, where
+// at(k) is its offset by the gather's index strides. An array from memory
+// has origin 0; a member's tile holds the tile's own elements (the gather
+// reads its indices in order), so its origin is the tile's start.
+struct GatherOperands {
+  const uint8_t* indices = nullptr;
+  int64_t index_origin = 0;
+  const bool* mask = nullptr;  // null: not masked
+  int64_t mask_origin = 0;
+  const uint8_t* fill = nullptr;
+  bool fill_if = false;
+};
+
 // Elements [start, start + n) of gather read `g` (Pointwise::kGather) into
 // `out`, elements of type T, indices of type I. Along the innermost
 // dimension a run either has one index (a row of jnp.take: one copy) or
-// one per element (take_along_axis).
-template <typename I, typename T>
-void GatherTileOf(const Pointwise& g, const uint8_t* source, const uint8_t* index_array,
+// one per element (take_along_axis). kMasked: where the predicate is
+// `fill_if`, the fill instead (a whole run at once when it has one index).
+template <typename I, typename T, bool kMasked>
+void GatherTileOf(const Pointwise& g, const uint8_t* source, const GatherOperands& operands,
                   int64_t start, int64_t n, uint8_t* out) {
   const size_t rank = g.dims.size();
   SmallVector<int64_t, 8> index(rank, 0);
@@ -159,7 +176,12 @@ void GatherTileOf(const Pointwise& g, const uint8_t* source, const uint8_t* inde
     offset += index[j] * g.strides[j];
     at += index[j] * g.index_strides[j];
   }
-  const auto* indices = reinterpret_cast<const I*>(index_array);
+  const auto* indices = reinterpret_cast<const I*>(operands.indices);
+  const int64_t index_origin = operands.index_origin, mask_origin = operands.mask_origin;
+  const bool* mask = operands.mask;
+  const bool fill_if = operands.fill_if;
+  T fill{};
+  if constexpr (kMasked) std::memcpy(&fill, operands.fill, sizeof(T));
   const auto* from = reinterpret_cast<const T*>(source);
   auto* to = reinterpret_cast<T*>(out);
   const size_t last = rank - 1;
@@ -175,15 +197,23 @@ void GatherTileOf(const Pointwise& g, const uint8_t* source, const uint8_t* inde
   const int64_t prefetch_bytes = next_row > 0 && span <= 64 * 1024 && g.dims[last] * 4 * 64 >= span
                                      ? span
                                      : 0;
+  // The offsets within a run fit in 32 bits (and are not negative).
+  const bool fast_runs = span / static_cast<int64_t>(sizeof(T)) <= INT32_MAX && stride >= 0 &&
+                         gather_stride >= 0 && limit <= INT32_MAX;
   int64_t done = 0;
   while (done < n) {
     const int64_t run = std::min(n - done, g.dims[last] - index[last]);
     if (index_stride == 0) {
-      const T* row = from + offset + ClampedIndex(indices, at, limit) * gather_stride;
-      if (stride == 1) {
-        std::memcpy(to + done, row, static_cast<size_t>(run) * sizeof(T));
+      if (kMasked && mask[at - mask_origin] == fill_if) {
+        std::fill_n(to + done, run, fill);
       } else {
-        for (int64_t k = 0; k < run; ++k) to[done + k] = row[k * stride];
+        const T* row = from + offset +
+                       ClampedIndex(indices, at - index_origin, limit) * gather_stride;
+        if (stride == 1) {
+          std::memcpy(to + done, row, static_cast<size_t>(run) * sizeof(T));
+        } else {
+          for (int64_t k = 0; k < run; ++k) to[done + k] = row[k * stride];
+        }
       }
     } else {
       // Each element's index picks its own place in the span the run's
@@ -202,9 +232,38 @@ void GatherTileOf(const Pointwise& g, const uint8_t* source, const uint8_t* inde
           __builtin_prefetch(reinterpret_cast<const void*>(next + static_cast<uintptr_t>(b)));
         }
       }
+      if constexpr (std::is_same_v<I, int32_t> && (sizeof(T) == 4 || sizeof(T) == 8)) {
+        if (fast_runs && index_stride == 1) {
+          kernels::GatherRun(sizeof(T), from + offset, static_cast<int32_t>(stride),
+                             indices + (at - index_origin), static_cast<int32_t>(gather_stride),
+                             static_cast<int32_t>(limit),
+                             kMasked ? mask + (at - mask_origin) : nullptr, fill_if, &fill,
+                             to + done, run);
+          done += run;
+          offset += run * stride;
+          at += run * index_stride;
+          index[last] += run;
+          for (size_t j = last; j > 0 && index[j] == g.dims[j]; --j) {
+            offset -= index[j] * g.strides[j];
+            at -= index[j] * g.index_strides[j];
+            index[j] = 0;
+            ++index[j - 1];
+            offset += g.strides[j - 1];
+            at += g.index_strides[j - 1];
+          }
+          continue;
+        }
+      }
       for (int64_t k = 0; k < run; ++k) {
-        to[done + k] = from[offset + k * stride +
-                            ClampedIndex(indices, at + k * index_stride, limit) * gather_stride];
+        // A masked element's index is clamped and read like any other (no
+        // branch in the loop), then replaced.
+        T value = from[offset + k * stride +
+                       ClampedIndex(indices, at - index_origin + k * index_stride, limit) *
+                           gather_stride];
+        if constexpr (kMasked) {
+          if (mask[at - mask_origin + k * index_stride] == fill_if) value = fill;
+        }
+        to[done + k] = value;
       }
     }
     done += run;
@@ -226,37 +285,35 @@ struct Bytes16 {
   uint64_t low, high;
 };
 
+template <typename I, typename T>
+void GatherTileMasked(const Pointwise& g, const uint8_t* source, const GatherOperands& operands,
+                      int64_t start, int64_t n, uint8_t* out) {
+  if (operands.mask != nullptr) {
+    GatherTileOf<I, T, true>(g, source, operands, start, n, out);
+  } else {
+    GatherTileOf<I, T, false>(g, source, operands, start, n, out);
+  }
+}
+
 template <typename I>
-void GatherTileIndexed(const Pointwise& g, const uint8_t* source, const uint8_t* indices,
+void GatherTileIndexed(const Pointwise& g, const uint8_t* source, const GatherOperands& operands,
                        int64_t start, int64_t n, uint8_t* out) {
   switch (g.element_bytes) {
-    case 1: GatherTileOf<I, uint8_t>(g, source, indices, start, n, out); return;
-    case 2: GatherTileOf<I, uint16_t>(g, source, indices, start, n, out); return;
-    case 4: GatherTileOf<I, uint32_t>(g, source, indices, start, n, out); return;
-    case 8: GatherTileOf<I, uint64_t>(g, source, indices, start, n, out); return;
-    default: GatherTileOf<I, Bytes16>(g, source, indices, start, n, out); return;
+    case 1: GatherTileMasked<I, uint8_t>(g, source, operands, start, n, out); return;
+    case 2: GatherTileMasked<I, uint16_t>(g, source, operands, start, n, out); return;
+    case 4: GatherTileMasked<I, uint32_t>(g, source, operands, start, n, out); return;
+    case 8: GatherTileMasked<I, uint64_t>(g, source, operands, start, n, out); return;
+    default: GatherTileMasked<I, Bytes16>(g, source, operands, start, n, out); return;
   }
 }
 
 // The element sizes and index types GatherRead (lower_indexing.cc) admits.
-void GatherTile(const Pointwise& g, const uint8_t* source, const uint8_t* indices, int64_t start,
-                int64_t n, uint8_t* out) {
+void GatherTile(const Pointwise& g, const uint8_t* source, const GatherOperands& operands,
+                int64_t start, int64_t n, uint8_t* out) {
   switch (g.index_type) {
-    case ElementType::kS64: GatherTileIndexed<int64_t>(g, source, indices, start, n, out); return;
-    case ElementType::kU32: GatherTileIndexed<uint32_t>(g, source, indices, start, n, out); return;
-    default: GatherTileIndexed<int32_t>(g, source, indices, start, n, out); return;
-  }
-}
-
-// Fills the tile of read or gather `member` at `start`.
-void FillReadTile(const Member& member, RunContext& ctx, const uint8_t* source, int64_t start,
-                  int64_t n, uint8_t* out) {
-  const Pointwise& read = *member.pointwise;
-  if (read.kind == Pointwise::Kind::kGather) {
-    GatherTile(read, source, static_cast<const uint8_t*>(ctx.in(member.operands[1].index)), start,
-               n, out);
-  } else {
-    ReadTile(read, source, start, n, out);
+    case ElementType::kS64: GatherTileIndexed<int64_t>(g, source, operands, start, n, out); return;
+    case ElementType::kU32: GatherTileIndexed<uint32_t>(g, source, operands, start, n, out); return;
+    default: GatherTileIndexed<int32_t>(g, source, operands, start, n, out); return;
   }
 }
 
@@ -270,6 +327,46 @@ uint8_t* TileOf(const Member& member, RunContext& ctx, std::span<const bool> dir
            start * static_cast<int64_t>(member.output_bytes);
   }
   return scratch + member.slot_offset;
+}
+
+// Where a gather member finds operand `i` (its indices or predicates):
+// the array in memory, or an earlier member's tile, whose origin is then
+// the tile's `start` (GatherOperands).
+const uint8_t* GatherArray(const FusedLoop& loop, const Member& member, size_t i, RunContext& ctx,
+                           std::span<const bool> direct, int64_t start, uint8_t* scratch,
+                           int64_t& origin) {
+  const Operand& operand = member.operands[i];
+  if (operand.from == Operand::From::kMember) {
+    origin = start;
+    return TileOf(loop.members[operand.index], ctx, direct, operand.index, start, scratch);
+  }
+  if (operand.from == Operand::From::kSplat) {  // one index for all: any origin reads it
+    origin = start;
+    return loop.splats[operand.index].data();
+  }
+  origin = 0;
+  return static_cast<const uint8_t*>(ctx.in(operand.index));
+}
+
+// Fills the tile of read or gather `member` at `start`.
+void FillReadTile(const FusedLoop& loop, const Member& member, RunContext& ctx,
+                  std::span<const bool> direct, const uint8_t* source, int64_t start, int64_t n,
+                  uint8_t* scratch, uint8_t* out) {
+  const Pointwise& read = *member.pointwise;
+  if (read.kind != Pointwise::Kind::kGather) {
+    ReadTile(read, source, start, n, out);
+    return;
+  }
+  GatherOperands operands;
+  operands.indices = GatherArray(loop, member, 1, ctx, direct, start, scratch,
+                                 operands.index_origin);
+  if (member.masked) {
+    operands.mask = reinterpret_cast<const bool*>(GatherArray(loop, member, 2, ctx, direct, start,
+                                                              scratch, operands.mask_origin));
+    operands.fill = loop.splats[member.operands[3].index].data();
+    operands.fill_if = member.fill_if;
+  }
+  GatherTile(read, source, operands, start, n, out);
 }
 
 // Where the tile at `start` finds `operand`.
@@ -339,7 +436,8 @@ Status RunStages(const FusedLoop& loop, RunContext& ctx, std::span<const bool> d
     const uint8_t* source = sources[m];
     in_place[m] = loop.read_in_place[m] ? ReadRun(*member.pointwise, source, start, n, 1) : nullptr;
     if (in_place[m] != nullptr) continue;
-    FillReadTile(member, ctx, source, start, n, TileOf(member, ctx, direct, m, start, scratch));
+    FillReadTile(loop, member, ctx, direct, source, start, n, scratch,
+                 TileOf(member, ctx, direct, m, start, scratch));
   }
   const auto member_tile = [&](size_t m) -> const void* {
     return in_place[m] != nullptr ? in_place[m]
@@ -414,8 +512,9 @@ Status RunTiles(const FusedLoop& loop, RunContext& ctx, std::span<const bool> di
       uint8_t* out = TileOf(member, ctx, direct, m, start, scratch);
       const Pointwise& pointwise = *member.pointwise;
       if (pointwise.kind != Pointwise::Kind::kMap) {
-        FillReadTile(member, ctx, static_cast<const uint8_t*>(ctx.in(member.operands[0].index)),
-                     start, n, out);
+        FillReadTile(loop, member, ctx, direct,
+                     static_cast<const uint8_t*>(ctx.in(member.operands[0].index)), start, n,
+                     scratch, out);
         continue;
       }
       in.resize(0);

@@ -44,11 +44,28 @@ bool Joins(const Graph& graph, const Node& node, int64_t count,
   if (Elements(graph, node.outputs[0]) != count) return false;
   if (node.pointwise->kind != Pointwise::Kind::kMap) {
     // A read walks its whole source (a gather its indices too), which must
-    // be in memory already.
-    return std::none_of(node.inputs.begin(), node.inputs.end(),
-                        [&](ValueId in) { return produced.contains(in); });
+    // be in memory already; but a gather reading index k for element k
+    // (take_along_axis) finds its indices in the tile's own elements, so
+    // the run may compute them (jnp's wrapping of negative indices).
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      const bool in_order = i == 1 && node.pointwise->kind == Pointwise::Kind::kGather &&
+                            GatherIndicesInOrder(*node.pointwise, Elements(graph, node.inputs[1]));
+      if (produced.contains(node.inputs[i]) && !in_order) return false;
+    }
   }
   return true;
+}
+
+// Whether view `node` (a reshape, a bitcast between types of one size)
+// can join a run whose members produce `produced` over `count` elements: its
+// input is the run's, so its output is that member's tile again.
+bool JoinsAsView(const Graph& graph, const Node& node, int64_t count,
+                 const std::unordered_map<ValueId, bool>& produced) {
+  return node.output_aliases_input && node.inputs.size() == 1 && node.outputs.size() == 1 &&
+         node.regions.empty() && !node.has_side_effects && produced.contains(node.inputs[0]) &&
+         Elements(graph, node.outputs[0]) == count &&
+         graph.values[static_cast<size_t>(node.outputs[0])].bytes ==
+             graph.values[static_cast<size_t>(node.inputs[0])].bytes;
 }
 
 bool Fusible(const Node& node) {
@@ -392,6 +409,11 @@ std::vector<std::vector<size_t>> FormRuns(const Graph& graph) {
   // index (a column of a matrix, jnp.linalg.inv's permutation, one 8-byte
   // copy at a time).
   auto close = [&] {
+    // Views at the end stay views of the run's output (joined, they would
+    // copy it).
+    while (!current.empty() && graph.nodes[current.back()].output_aliases_input) {
+      current.pop_back();
+    }
     const auto kind_of = [&](size_t n) {
       const auto& pointwise = graph.nodes[n].pointwise;
       return pointwise == nullptr ? Pointwise::Kind::kRead : pointwise->kind;
@@ -408,6 +430,11 @@ std::vector<std::vector<size_t>> FormRuns(const Graph& graph) {
   };
   for (size_t n = 0; n < graph.nodes.size(); ++n) {
     const Node& node = graph.nodes[n];
+    if (!current.empty() && JoinsAsView(graph, node, count, produced)) {
+      current.push_back(n);
+      produced.emplace(node.outputs[0], true);
+      continue;
+    }
     if (!Fusible(node)) {
       if (!current.empty() && Absorbs(node, count, produced)) current.push_back(n);
       close();

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -181,6 +182,120 @@ TEST(FusionTest, GathersAlongAnAxisAndOfWindowsJoinLoops) {
   }
 }
 
+// jnp.take and take_along_axis as JAX writes them (fill mode): negative
+// indices wrapped, a mask of the indices in bounds, and a select of the
+// gathered value or NaN. The select folds into the gather (its fill is
+// written where the mask is false), and take_along_axis's index
+// arithmetic joins the gather's loop, whose indices are read in order:
+// one loop, nothing but the result in memory. Rows of 300 cross tiles;
+// f32 and f64 (the gather runs of 4 and 8 bytes), s32 and s64 indices.
+template <typename T, typename I>
+void CheckTakeAlongAxis(const std::string& type, const std::string& index_type) {
+  const std::string shapes = "%x: tensor<40x100x" + type + ">, %i: tensor<40x300x" + index_type +
+                             ">";
+  std::string body = R"(
+  %c = stablehlo.constant dense<0> : tensor<IT>
+  %0 = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<IT>) -> tensor<40x300xIT>
+  %1 = stablehlo.compare LT, %i, %0, SIGNED : (tensor<40x300xIT>, tensor<40x300xIT>) -> tensor<40x300xi1>
+  %c_0 = stablehlo.constant dense<100> : tensor<IT>
+  %2 = stablehlo.broadcast_in_dim %c_0, dims = [] : (tensor<IT>) -> tensor<40x300xIT>
+  %3 = stablehlo.add %i, %2 : tensor<40x300xIT>
+  %4 = stablehlo.select %1, %3, %i : tensor<40x300xi1>, tensor<40x300xIT>
+  %5 = stablehlo.reshape %4 : (tensor<40x300xIT>) -> tensor<40x300x1xIT>
+  %c_1 = stablehlo.constant dense<99> : tensor<1xIT>
+  %6 = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<IT>) -> tensor<40x300x1xIT>
+  %7 = stablehlo.compare GE, %5, %6, SIGNED : (tensor<40x300x1xIT>, tensor<40x300x1xIT>) -> tensor<40x300x1xi1>
+  %8 = stablehlo.broadcast_in_dim %c_1, dims = [2] : (tensor<1xIT>) -> tensor<1x1x1xIT>
+  %9 = stablehlo.broadcast_in_dim %8, dims = [0, 1, 2] : (tensor<1x1x1xIT>) -> tensor<40x300x1xIT>
+  %10 = stablehlo.compare LE, %5, %9, SIGNED : (tensor<40x300x1xIT>, tensor<40x300x1xIT>) -> tensor<40x300x1xi1>
+  %11 = stablehlo.and %7, %10 : tensor<40x300x1xi1>
+  %c_3 = stablehlo.constant dense<true> : tensor<i1>
+  %12 = stablehlo.reduce(%11 init: %c_3) applies stablehlo.and across dimensions = [2] : (tensor<40x300x1xi1>, tensor<i1>) -> tensor<40x300xi1>
+  %13 = "stablehlo.gather"(%x, %5) <{dimension_numbers = #stablehlo.gather<collapsed_slice_dims = [1], operand_batching_dims = [0], start_indices_batching_dims = [0], start_index_map = [1], index_vector_dim = 2>, indices_are_sorted = false, slice_sizes = array<i64: 1, 1>}> : (tensor<40x100xT>, tensor<40x300x1xIT>) -> tensor<40x300xT>
+  %cst = stablehlo.constant dense<0x7FC00000> : tensor<f32>
+  %nan = stablehlo.convert %cst : (tensor<f32>) -> tensor<T>
+  %14 = stablehlo.broadcast_in_dim %nan, dims = [] : (tensor<T>) -> tensor<40x300xT>
+  %15 = stablehlo.select %12, %13, %14 : tensor<40x300xi1>, tensor<40x300xT>
+  return %15 : tensor<40x300xT>)";
+  for (const auto& [from, to] : {std::pair<std::string, std::string>{"IT>", index_type + ">"},
+                                 {"xIT>", "x" + index_type + ">"},
+                                 {"T>", type + ">"}}) {
+    for (size_t at = body.find(from); at != std::string::npos; at = body.find(from, at)) {
+      body.replace(at, from.size(), to);
+      at += to.size();
+    }
+  }
+  auto program = CompileText(Main(shapes, "tensor<40x300x" + type + ">", body));
+  ASSERT_TRUE(program.ok()) << program.status().ToString();
+  ASSERT_EQ(PlanOps(**program), std::vector<std::string>{std::string(kFusionOp)});
+  EXPECT_NE((*program)->graph->nodes[0].detail.find("(masked gather)"), std::string::npos)
+      << (*program)->graph->nodes[0].detail;
+  const std::vector<T> x = Ramp<T>(4000, 0.25, 1.0);
+  std::vector<I> indices(40 * 300);
+  for (size_t k = 0; k < indices.size(); ++k) indices[k] = static_cast<I>(k * 13 % 307) - 150;
+  indices[7] = std::numeric_limits<I>::min();
+  indices[8] = std::numeric_limits<I>::max();
+  std::vector<T> y(40 * 300);
+  ASSERT_TRUE(RunInto(**program, {x.data(), indices.data()}, {y.data()}).ok());
+  for (size_t r = 0; r < 40; ++r) {
+    for (size_t c = 0; c < 300; ++c) {
+      I index = indices[r * 300 + c];
+      if (index < 0) index = static_cast<I>(index + 100);  // wraps (as s32/s64 adds do)
+      if (index < 0 || index > 99) {
+        ASSERT_TRUE(std::isnan(y[r * 300 + c])) << r << "," << c;
+      } else {
+        ASSERT_EQ(y[r * 300 + c], x[r * 100 + static_cast<size_t>(index)]) << r << "," << c;
+      }
+    }
+  }
+}
+
+TEST(FusionTest, TakeAlongAxisIsOneLoopWithItsFillFolded) {
+  CheckTakeAlongAxis<float, int32_t>("f32", "i32");
+  CheckTakeAlongAxis<double, int32_t>("f64", "i32");
+  CheckTakeAlongAxis<float, int64_t>("f32", "i64");
+}
+
+// jnp.take of rows: the mask is one predicate per row, broadcast along it;
+// the select folds into the gather, which fills a row whose index is out
+// of bounds and copies the others. The fill may also be the select's
+// first operand (the gathered value where the mask is false).
+TEST(FusionTest, TakeOfRowsFoldsItsFillIntoTheGather) {
+  for (const bool gathered_first : {true, false}) {
+    const std::string select = gathered_first ? "%m, %g, %fill" : "%m, %fill, %g";
+    const std::string text =
+        Main("%t: tensor<50x24xf32>, %i: tensor<300x1xi32>, %ok: tensor<300xi1>",
+             "tensor<300x24xf32>", R"(
+  %g = "stablehlo.gather"(%t, %i) <{dimension_numbers = #stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, indices_are_sorted = false, slice_sizes = array<i64: 1, 24>}> : (tensor<50x24xf32>, tensor<300x1xi32>) -> tensor<300x24xf32>
+  %m = stablehlo.broadcast_in_dim %ok, dims = [0] : (tensor<300xi1>) -> tensor<300x24xi1>
+  %c = stablehlo.constant dense<-7.0> : tensor<f32>
+  %fill = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<f32>) -> tensor<300x24xf32>
+  %0 = stablehlo.select )" + select + R"( : tensor<300x24xi1>, tensor<300x24xf32>
+  return %0 : tensor<300x24xf32>)");
+    auto program = CompileText(text);
+    ASSERT_TRUE(program.ok()) << program.status().ToString();
+    ASSERT_EQ(PlanOps(**program), std::vector<std::string>{std::string(kFusionOp)});
+    EXPECT_NE((*program)->graph->nodes[0].detail.find("(masked gather)"), std::string::npos)
+        << (*program)->graph->nodes[0].detail;
+    const std::vector<float> table = Ramp<float>(50 * 24, 0.5, -100.0);
+    std::vector<int32_t> indices(300);
+    bool ok[300];
+    for (size_t r = 0; r < 300; ++r) {
+      indices[r] = static_cast<int32_t>(r * 7 % 61) - 5;
+      ok[r] = r % 3 != 1;
+    }
+    std::vector<float> y(300 * 24);
+    ASSERT_TRUE(RunInto(**program, {table.data(), indices.data(), ok}, {y.data()}).ok());
+    for (size_t r = 0; r < 300; ++r) {
+      const size_t row = static_cast<size_t>(std::clamp(indices[r], 0, 49));
+      const bool gathered = ok[r] == gathered_first;
+      for (size_t c = 0; c < 24; ++c) {
+        ASSERT_EQ(y[r * 24 + c], gathered ? table[row * 24 + c] : -7.0f) << r << "," << c;
+      }
+    }
+  }
+}
+
 // A large iota is the read of one row of its values, so it joins the loop
 // reading it rather than being written out (threefry's counters, argmax's
 // positions); along an inner and an outer dimension, in i32 and u64.
@@ -236,9 +351,11 @@ TEST(FusionTest, AGatherAloneIsALoopOfItsOwn) {
   }
 }
 
-// A gather whose indices the loop computes starts a loop of its own: a
-// tile cannot wait for indices of elements it has not computed.
-TEST(FusionTest, AGatherOfComputedIndicesStartsANewLoop) {
+// A gather reading index k for element k joins the loop computing its
+// indices (through a reshape): a tile computes its own indices first. One
+// whose indices are per row (jnp.take) starts a loop of its own: a tile
+// cannot wait for indices of elements it has not computed.
+TEST(FusionTest, AGatherOfComputedIndicesJoinsTheirLoopWhenReadInOrder) {
   const std::string text = Main("%t: tensor<1000xf32>, %i: tensor<6000xi32>", "tensor<6000xf32>",
                                 R"(
   %three = stablehlo.constant dense<3> : tensor<6000xi32>
@@ -247,6 +364,9 @@ TEST(FusionTest, AGatherOfComputedIndicesStartsANewLoop) {
   %g = "stablehlo.gather"(%t, %k) <{dimension_numbers = #stablehlo.gather<collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, indices_are_sorted = false, slice_sizes = array<i64: 1>}> : (tensor<1000xf32>, tensor<6000x1xi32>) -> tensor<6000xf32>
   %0 = stablehlo.sqrt %g : tensor<6000xf32>
   return %0 : tensor<6000xf32>)");
+  auto program = CompileText(text);
+  ASSERT_TRUE(program.ok()) << program.status().ToString();
+  EXPECT_EQ(PlanOps(**program), std::vector<std::string>{std::string(kFusionOp)});
   const std::vector<float> t = Ramp<float>(1000, 2.0, 1.0);
   std::vector<int32_t> i(6000);
   for (size_t k = 0; k < i.size(); ++k) i[k] = static_cast<int32_t>(k % 400);
@@ -254,6 +374,29 @@ TEST(FusionTest, AGatherOfComputedIndicesStartsANewLoop) {
   ASSERT_EQ(y.size(), i.size());
   for (size_t k = 0; k < i.size(); ++k) {
     ASSERT_EQ(y[k], std::sqrt(t[std::min<size_t>(static_cast<size_t>(i[k]) * 3, 999)])) << k;
+  }
+
+  const std::string rows = Main("%t: tensor<50x24xf32>, %i: tensor<300xi32>", "tensor<300x24xf32>",
+                                R"(
+  %three = stablehlo.constant dense<3> : tensor<300xi32>
+  %j = stablehlo.multiply %i, %three : tensor<300xi32>
+  %k = stablehlo.reshape %j : (tensor<300xi32>) -> tensor<300x1xi32>
+  %g = "stablehlo.gather"(%t, %k) <{dimension_numbers = #stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, indices_are_sorted = false, slice_sizes = array<i64: 1, 24>}> : (tensor<50x24xf32>, tensor<300x1xi32>) -> tensor<300x24xf32>
+  %0 = stablehlo.sqrt %g : tensor<300x24xf32>
+  return %0 : tensor<300x24xf32>)");
+  program = CompileText(rows);
+  ASSERT_TRUE(program.ok()) << program.status().ToString();
+  ASSERT_GE(PlanOps(**program).size(), 2u);  // the multiply (and its reshape) before
+  EXPECT_EQ((*program)->graph->nodes.back().detail.rfind("gather", 0), 0u)
+      << (*program)->graph->nodes.back().detail;
+  const std::vector<float> table = Ramp<float>(50 * 24, 1.0, 0.0);
+  std::vector<int32_t> r(300);
+  for (size_t k = 0; k < r.size(); ++k) r[k] = static_cast<int32_t>(k % 20);
+  const std::vector<float> z = testing::MustRun(rows, {Array::Of(table), Array::Of(r)}).As<float>();
+  ASSERT_EQ(z.size(), 300u * 24);
+  for (size_t k = 0; k < 300; ++k) {
+    const size_t row = std::min<size_t>(static_cast<size_t>(r[k]) * 3, 49);
+    for (size_t c = 0; c < 24; ++c) ASSERT_EQ(z[k * 24 + c], std::sqrt(table[row * 24 + c])) << k;
   }
 }
 

@@ -1311,7 +1311,7 @@ Status LoopProgram::Run(RunContext& ctx) const {
   const size_t count = carries_.size();
   for (size_t i = 0; i < count; ++i) {
     if (carry_bytes_[i] > 0 && ctx.out(i) != ctx.in(i)) {
-      std::memcpy(ctx.out(i), ctx.in(i), static_cast<size_t>(carry_bytes_[i]));
+      kernels::CopyBytes(ctx.out(i), ctx.in(i), static_cast<size_t>(carry_bytes_[i]));
     }
   }
   // One null entry before slot 0, for the operands an instruction lacks (-1).

@@ -262,7 +262,7 @@ Status EmitTypedScatter(Lowering& lowering, const ir::Operation& op, ScatterShap
       } else if (elements > 0 && ctx.out(i) != ctx.in(i)) {
         // In place (the output over a dying operand, or a loop's carry)
         // the operand is already there: the update costs only its windows.
-        std::memcpy(ctx.out(i), ctx.in(i), bytes[i] * static_cast<size_t>(elements));
+        kernels::CopyBytes(ctx.out(i), ctx.in(i), bytes[i] * static_cast<size_t>(elements));
       }
       KILN_RETURN_IF_ERROR(kernels::Scatter(types[i], ops[i], geometry, index_type, ctx.in(count),
                                             ctx.in(count + 1 + i), ctx.out(i)));
@@ -289,7 +289,7 @@ Status EmitRegionScatter(Lowering& lowering, const ir::Operation& op, ScatterSha
                                     geometry = std::move(scatter.geometry)](RunContext& ctx) {
         for (size_t i = 0; i < count; ++i) {
           if (elements > 0 && ctx.out(i) != ctx.in(i)) {
-            std::memcpy(ctx.out(i), ctx.in(i), bytes[i] * static_cast<size_t>(elements));
+            kernels::CopyBytes(ctx.out(i), ctx.in(i), bytes[i] * static_cast<size_t>(elements));
           }
         }
         std::vector<const void*> args(2 * count);
@@ -416,7 +416,7 @@ Status LowerDynamicUpdateSlice(Lowering& lowering, const ir::Operation& op) {
                             update_strides = Strides(update.dims)](RunContext& ctx) {
     // In place when the loop running it gave the operand's memory as the
     // result's (LowerWhile's in-place carries).
-    if (total > 0 && ctx.out(0) != ctx.in(0)) std::memcpy(ctx.out(0), ctx.in(0), total);
+    if (total > 0 && ctx.out(0) != ctx.in(0)) kernels::CopyBytes(ctx.out(0), ctx.in(0), total);
     const int64_t offset = ClampedOffset(ctx, 2, index_type, dims, sizes, strides);
     kernels::CopyBox(bytes, sizes, ctx.in(1), update_strides,
                      static_cast<uint8_t*>(ctx.out(0)) + offset * static_cast<int64_t>(bytes),

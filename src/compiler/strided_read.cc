@@ -115,7 +115,7 @@ Status Lowering::EmitRead(const ir::Operation& op, StridedRead read) {
   const bool view = ReadsSourceInOrder(read, source.dims);
   const size_t total = shape.ByteSize();
   RunFn run = view ? RunFn([total](RunContext& ctx) {
-    if (ctx.out(0) != ctx.in(0)) std::memcpy(ctx.out(0), ctx.in(0), total);
+    if (ctx.out(0) != ctx.in(0)) kernels::CopyBytes(ctx.out(0), ctx.in(0), total);
     return Status::Ok();
   })
                    : RunFn([bytes, dims = read.dims, strides = std::move(strides),

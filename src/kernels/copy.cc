@@ -156,6 +156,23 @@ void DenseStrides(std::span<const int64_t> dims, std::span<int64_t> strides) {
   }
 }
 
+void CopyBytes(void* dst, const void* src, size_t bytes) {
+  // Blocks of 64 KiB, a unit of cost per 32 bytes (as CopyStrided counts
+  // in-order rows): below a few hundred KiB one thread does it all.
+  constexpr size_t kBlock = 64 * 1024;
+  const auto blocks = static_cast<int64_t>((bytes + kBlock - 1) / kBlock);
+  if (blocks <= 1) {
+    if (bytes > 0) std::memcpy(dst, src, bytes);
+    return;
+  }
+  ParallelFor(blocks, kBlock / 32, [&](int64_t begin, int64_t end) {
+    const size_t from = static_cast<size_t>(begin) * kBlock;
+    const size_t to = std::min(bytes, static_cast<size_t>(end) * kBlock);
+    std::memcpy(static_cast<uint8_t*>(dst) + from, static_cast<const uint8_t*>(src) + from,
+                to - from);
+  });
+}
+
 void CopyStrided(size_t element_bytes, std::span<const int64_t> dims, const void* src,
                  std::span<const int64_t> src_strides, void* dst) {
   int64_t count = 1;

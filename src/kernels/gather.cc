@@ -11,11 +11,39 @@
 
 #include "base/small_vector.h"
 #include "kernels/elementwise.h"
+#include "kernels/isa_clones.h"
 #include "kernels/parallel.h"
 #include "kernels/types.h"
 
 namespace kiln::kernels {
+#ifdef KILN_GATHER_AVX512
+namespace gather_internal {
+// GatherRun with AVX-512's gathers (gather_avx512.cc).
+bool HasGatherRuns();
+void GatherRun32Avx512(const uint32_t* row, int32_t stride, const int32_t* idx,
+                       int32_t gather_stride, int32_t limit, const bool* mask, bool fill_if,
+                       uint32_t fill, uint32_t* out, int64_t n);
+void GatherRun64Avx512(const uint64_t* row, int32_t stride, const int32_t* idx,
+                       int32_t gather_stride, int32_t limit, const bool* mask, bool fill_if,
+                       uint64_t fill, uint64_t* out, int64_t n);
+}  // namespace gather_internal
+#endif
 namespace {
+
+// GatherRun's loop of loads, built per ISA (one plain function per size).
+#define KILN_GATHER_RUN(name, T)                                                                  \
+  KILN_ISA_CLONES void name(const T* row, int32_t stride, const int32_t* idx,                     \
+                            int32_t gather_stride, int32_t limit, const bool* mask, bool fill_if, \
+                            T fill, T* out, int64_t n) {                                          \
+    for (int64_t k = 0; k < n; ++k) {                                                             \
+      const T value = row[static_cast<int32_t>(k) * stride +                                      \
+                          std::clamp(idx[k], int32_t{0}, limit) * gather_stride];                 \
+      out[k] = mask != nullptr && mask[k] == fill_if ? fill : value;                              \
+    }                                                                                             \
+  }
+KILN_GATHER_RUN(GatherRunLoads32, uint32_t)
+KILN_GATHER_RUN(GatherRunLoads64, uint64_t)
+#undef KILN_GATHER_RUN
 
 // An N-d box: element (i0, i1, ...) at src + sum(ik * src[k]) and
 // dst + sum(ik * dst[k]).
@@ -596,6 +624,38 @@ Status ScatterVisit(const IndexedWindows& g, ElementType index_type, const void*
     });
   });
   return status;
+}
+
+void GatherRun(size_t element_bytes, const void* row, int32_t stride, const int32_t* idx,
+               int32_t gather_stride, int32_t limit, const bool* mask, bool fill_if,
+               const void* fill, void* out, int64_t n) {
+  if (element_bytes == 4) {
+    uint32_t value = 0;
+    if (fill != nullptr) std::memcpy(&value, fill, sizeof(value));
+    const auto* from = static_cast<const uint32_t*>(row);
+    auto* to = static_cast<uint32_t*>(out);
+#ifdef KILN_GATHER_AVX512
+    if (gather_internal::HasGatherRuns()) {
+      gather_internal::GatherRun32Avx512(from, stride, idx, gather_stride, limit, mask, fill_if,
+                                         value, to, n);
+      return;
+    }
+#endif
+    GatherRunLoads32(from, stride, idx, gather_stride, limit, mask, fill_if, value, to, n);
+    return;
+  }
+  uint64_t value = 0;
+  if (fill != nullptr) std::memcpy(&value, fill, sizeof(value));
+  const auto* from = static_cast<const uint64_t*>(row);
+  auto* to = static_cast<uint64_t*>(out);
+#ifdef KILN_GATHER_AVX512
+  if (gather_internal::HasGatherRuns()) {
+    gather_internal::GatherRun64Avx512(from, stride, idx, gather_stride, limit, mask, fill_if,
+                                       value, to, n);
+    return;
+  }
+#endif
+  GatherRunLoads64(from, stride, idx, gather_stride, limit, mask, fill_if, value, to, n);
 }
 
 }  // namespace kiln::kernels

@@ -71,6 +71,21 @@ struct IndexedWindows {
 Status Gather(size_t element_bytes, const IndexedWindows& geometry, const void* operand,
               ElementType index_type, const void* indices, void* out);
 
+// One run of a gather reading an s32 index per element (take_along_axis's
+// rows in a fused loop): for k in [0, n), out[k] = row[k * stride +
+// clamp(idx[k], 0, limit) * gather_stride], elements of `element_bytes`
+// (4 or 8); where mask is not null, elements whose mask[k] is `fill_if`
+// take the element at `fill` instead. Every offset must fit in an int32
+// and none may be negative (the caller checks, GatherRunAccepts the
+// sizes). AVX-512's gathers where the CPU has them (F, BW, VL), else a
+// loop of loads.
+void GatherRun(size_t element_bytes, const void* row, int32_t stride, const int32_t* idx,
+               int32_t gather_stride, int32_t limit, const bool* mask, bool fill_if,
+               const void* fill, void* out, int64_t n);
+inline bool GatherRunAccepts(size_t element_bytes) {
+  return element_bytes == 4 || element_bytes == 8;
+}
+
 // scatter with a recognized update computation: `out` already holds the
 // input; every element u of `updates` is combined into its place:
 // out = op(out, u), or out = u when `op` is nullopt (the body returns the

@@ -6,7 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <tuple>
 #include <vector>
 
 namespace kiln::kernels {
@@ -97,6 +99,49 @@ void ExpectOneElementScatterAddIsSerial() {
                       got.data())
                   .ok());
   EXPECT_EQ(got, want);
+}
+
+// GatherRun (take_along_axis's rows in fused loops; AVX-512 gathers where
+// the CPU has them): every run length from 0 to 40 (whole vectors and
+// masked tails), indices below 0 and above the limit clamped, a stride
+// along the run and between indexed elements, with and without a mask and
+// either fill polarity, against the loop it stands for.
+template <typename T>
+void CheckGatherRun() {
+  std::vector<T> row(4000);
+  for (size_t k = 0; k < row.size(); ++k) row[k] = static_cast<T>(k * 2654435761u % 100003);
+  const T fill = static_cast<T>(424242);
+  for (const auto& [stride, gather_stride, limit] :
+       {std::tuple<int32_t, int32_t, int32_t>{0, 1, 99}, {1, 1, 99}, {3, 7, 90}, {0, 37, 50}}) {
+    for (int64_t n = 0; n <= 40; ++n) {
+      std::vector<int32_t> idx(static_cast<size_t>(n));
+      std::vector<uint8_t> mask_bytes(static_cast<size_t>(n) + 1);
+      for (int64_t k = 0; k < n; ++k) {
+        idx[static_cast<size_t>(k)] = static_cast<int32_t>(k * 37 % 130) - 15;
+        mask_bytes[static_cast<size_t>(k)] = k % 3 == 0 ? 0 : 1;
+      }
+      bool mask[41];
+      for (size_t k = 0; k < mask_bytes.size(); ++k) mask[k] = mask_bytes[k] != 0;
+      for (const int masked : {0, 1, 2}) {  // none, fill where false, fill where true
+        std::vector<T> out(static_cast<size_t>(n) + 1, T{7});
+        GatherRun(sizeof(T), row.data(), stride, idx.data(), gather_stride, limit,
+                  masked == 0 ? nullptr : mask, masked == 2, &fill, out.data(), n);
+        for (int64_t k = 0; k < n; ++k) {
+          const int32_t index = std::clamp(idx[static_cast<size_t>(k)], 0, limit);
+          T expected = row[static_cast<size_t>(k * stride + index * gather_stride)];
+          if (masked != 0 && mask[k] == (masked == 2)) expected = fill;
+          ASSERT_EQ(out[static_cast<size_t>(k)], expected)
+              << sizeof(T) << " bytes, n " << n << ", k " << k << ", masked " << masked;
+        }
+        ASSERT_EQ(out[static_cast<size_t>(n)], T{7}) << "wrote past the run, n " << n;
+      }
+    }
+  }
+}
+
+TEST(Gather, RunsWithOneIndexPerElementMatchTheLoop) {
+  CheckGatherRun<uint32_t>();
+  CheckGatherRun<uint64_t>();
 }
 
 TEST(Scatter, ManyOneElementUpdatesSumAsTheSerialLoop) {

@@ -227,10 +227,11 @@ def test_a_value_a_tiled_use_wants_is_made_on_tiles_from_the_start():
     assert tiles["init_temp"] < 2 << 20, tiles["init_temp"]
     assert whole["init_temp"] >= 2 << 20, whole["init_temp"]
     # Through the reshape: the device's 512 x 512 rows only (XLA: 3 MiB of
-    # scratch too); made whole and cut it was 20 MiB.
+    # scratch too); made whole and cut, the whole 2048 x 512 normals (4 MiB)
+    # are made first (20 MiB of scratch before reshapes joined fused loops).
     assert "[2048,512]" not in tiles["init3_text"], tiles["init3_text"]
     assert tiles["init3_temp"] < 4 << 20, tiles["init3_temp"]
-    assert whole["init3_temp"] >= 8 << 20, whole["init3_temp"]
+    assert whole["init3_temp"] >= 4 << 20, whole["init3_temp"]
     # The normals' 256 rows per device (1 MiB), not the 4 MiB whole.
     assert tiles["cat_temp"] < 4 << 20, tiles["cat_temp"]
     assert whole["cat_temp"] >= 4 << 20, whole["cat_temp"]
