@@ -2,10 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <complex>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "kernels/batch_norm.h"
@@ -130,6 +132,107 @@ TEST(TriangularSolveTest, EveryCombinationSolves) {
                                                                            : Transpose(used, k, k);
           const Matrix product = left ? Multiply(op, x, m, m, n) : Multiply(x, op, m, n, n);
           ExpectNear(product, b, 1e-10);
+        }
+      }
+    }
+  }
+}
+
+// Solves large enough to run in blocks of 64 rows (a partial last block:
+// k = 200) and, with 150 right-hand sides, in two bands of columns; on the
+// right, through the transposes. Every triangle, transpose and diagonal, in
+// f64 and f32.
+template <typename T>
+void CheckLargeTriangularSolves(double tolerance) {
+  const int64_t k = 200, rhs = 150;
+  for (bool left : {true, false}) {
+    const int64_t m = left ? k : rhs, n = left ? rhs : k;
+    const Matrix b = Random(m * n, 5);
+    for (bool lower : {true, false}) {
+      for (bool unit : {true, false}) {
+        for (auto transpose :
+             {TriangularTranspose::kNoTranspose, TriangularTranspose::kTranspose}) {
+          Matrix a = Random(k * k, 6);
+          Matrix used(a.size(), 0.0);
+          for (int64_t i = 0; i < k; ++i) {
+            for (int64_t j = 0; j < k; ++j) {
+              if (i != j) a[i * k + j] /= static_cast<double>(k);  // well conditioned
+              if (i == j) a[i * k + j] += 2;
+              if (i == j && unit) {
+                used[i * k + j] = 1;
+              } else if (lower ? j <= i : j >= i) {
+                used[i * k + j] = static_cast<double>(static_cast<T>(a[i * k + j]));
+              }
+            }
+          }
+          const std::vector<T> a_t(a.begin(), a.end()), b_t(b.begin(), b.end());
+          std::vector<T> x_t(b.size());
+          const ElementType type = sizeof(T) == 8 ? ElementType::kF64 : ElementType::kF32;
+          ASSERT_TRUE(TriangularSolve(type, a_t.data(), b_t.data(), x_t.data(), 1, m, n, left,
+                                      lower, unit, transpose)
+                          .ok());
+          const Matrix x(x_t.begin(), x_t.end());
+          const Matrix op = transpose == TriangularTranspose::kNoTranspose ? used
+                                                                           : Transpose(used, k, k);
+          const Matrix product = left ? Multiply(op, x, m, m, n) : Multiply(x, op, m, n, n);
+          const Matrix want(b_t.begin(), b_t.end());
+          for (size_t i = 0; i < want.size(); ++i) {
+            ASSERT_NEAR(product[i], want[i], tolerance)
+                << "left " << left << " lower " << lower << " unit " << unit << " element " << i;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(TriangularSolveTest, LargeSolvesInBlocksAndBands) {
+  CheckLargeTriangularSolves<double>(1e-10);
+  CheckLargeTriangularSolves<float>(2e-4);
+}
+
+// The LU of matrices large enough to factor in panels (LuBlocked), square
+// and not, with a zero column (a zero pivot, left unscaled) and a batch of
+// two: the same pivots as getf2's column-by-column algorithm, written out
+// here, and P A = L U.
+TEST(LuTest, BlockedFactorizationPivotsAsGetf2AndReconstructs) {
+  for (const auto& [m, n] : {std::pair<int64_t, int64_t>{200, 200}, {230, 150}, {150, 230}}) {
+    const int64_t k = std::min(m, n), batch = 2;
+    Matrix a = Random(batch * m * n, 9);
+    for (int64_t i = 0; i < m; ++i) a[i * n + 37] = 0;  // the first matrix's column 37
+    Matrix out(a.size());
+    std::vector<int32_t> pivots(static_cast<size_t>(batch * k)),
+        permutation(static_cast<size_t>(batch * m));
+    ASSERT_TRUE(LuDecomposition(ElementType::kF64, a.data(), out.data(), pivots.data(),
+                                permutation.data(), batch, m, n)
+                    .ok());
+    for (int64_t item = 0; item < batch; ++item) {
+      // getf2 on a copy: the first largest |pivot|, whole rows swapped.
+      Matrix lu(a.begin() + item * m * n, a.begin() + (item + 1) * m * n);
+      for (int64_t c = 0; c < k; ++c) {
+        int64_t pivot = c;
+        for (int64_t r = c + 1; r < m; ++r) {
+          if (std::abs(lu[r * n + c]) > std::abs(lu[pivot * n + c])) pivot = r;
+        }
+        ASSERT_EQ(pivots[static_cast<size_t>(item * k + c)], pivot) << m << "x" << n << " " << c;
+        for (int64_t j = 0; j < n; ++j) std::swap(lu[c * n + j], lu[pivot * n + j]);
+        const double d = lu[c * n + c];
+        for (int64_t r = c + 1; r < m; ++r) {
+          if (d != 0) lu[r * n + c] /= d;
+          for (int64_t j = c + 1; j < n; ++j) lu[r * n + j] -= lu[r * n + c] * lu[c * n + j];
+        }
+      }
+      const double* got = out.data() + item * m * n;
+      // L U against the rows of A in permutation's order.
+      for (int64_t i = 0; i < m; ++i) {
+        const int64_t row = permutation[static_cast<size_t>(item * m + i)];
+        for (int64_t j = 0; j < n; ++j) {
+          double sum = 0;
+          for (int64_t p = 0; p <= std::min(i, j) && p < k; ++p) {
+            sum += (p == i ? 1.0 : got[i * n + p]) * got[p * n + j];
+          }
+          ASSERT_NEAR(sum, a[item * m * n + row * n + j], 1e-9)
+              << m << "x" << n << " " << i << "," << j;
         }
       }
     }
