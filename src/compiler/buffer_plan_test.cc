@@ -425,6 +425,59 @@ TEST(BufferPlanTest, AResultAliasingADonatedInputHostsNoIntermediate) {
   EXPECT_TRUE((*program)->alias_in_place[0]);
 }
 
+// A scatter or dynamic_update_slice of a donated argument aliased with its
+// result writes in place of the argument (the node may write its output
+// over that operand): the update costs its window, not a copy of the
+// array. Read by another input of the node too, the result gets memory of
+// its own.
+TEST(BufferPlanTest, AnUpdateOfADonatedArgumentIsWrittenInPlace) {
+  for (const std::string& update :
+       {std::string(R"(%c = stablehlo.constant dense<[[3]]> : tensor<1x1xi32>
+    %v = stablehlo.constant dense<7.0> : tensor<1x8xf32>
+    %y = "stablehlo.scatter"(%x, %c, %v) <{scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [1], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>}> ({
+    ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+      stablehlo.return %b : tensor<f32>
+    }) : (tensor<4x8xf32>, tensor<1x1xi32>, tensor<1x8xf32>) -> tensor<4x8xf32>)"),
+        std::string(R"(%i = stablehlo.constant dense<3> : tensor<i32>
+    %j = stablehlo.constant dense<0> : tensor<i32>
+    %v = stablehlo.constant dense<7.0> : tensor<1x8xf32>
+    %y = stablehlo.dynamic_update_slice %x, %v, %i, %j : (tensor<4x8xf32>, tensor<1x8xf32>, tensor<i32>, tensor<i32>) -> tensor<4x8xf32>)")}) {
+    const std::string text = R"(func.func public @main(
+      %x: tensor<4x8xf32> {tf.aliasing_output = 0 : i32}) -> tensor<4x8xf32> {
+    )" + update + R"(
+    return %y : tensor<4x8xf32>
+  }
+  )";
+    auto program = CompileText(text);
+    ASSERT_TRUE(program.ok()) << program.status().ToString();
+    EXPECT_TRUE((*program)->alias_in_place[0]) << update;
+    std::vector<float> x = Ramp<float>(32, 0.5, 1.0), y(32);
+    ASSERT_TRUE(RunInto(**program, {x.data()}, {y.data()}).ok());
+    for (size_t k = 0; k < 32; ++k) ASSERT_EQ(y[k], k >= 24 ? 7.0f : x[k]) << k;
+  }
+  // The update is read from the argument first (a slice): in place too,
+  // after the slice has read it.
+  const std::string reads = R"(func.func public @main(
+      %x: tensor<4x8xf32> {tf.aliasing_output = 0 : i32}) -> tensor<4x8xf32> {
+    %i = stablehlo.constant dense<3> : tensor<i32>
+    %j = stablehlo.constant dense<0> : tensor<i32>
+    %v = stablehlo.slice %x [0:1, 0:8] : (tensor<4x8xf32>) -> tensor<1x8xf32>
+    %y = stablehlo.dynamic_update_slice %x, %v, %i, %j : (tensor<4x8xf32>, tensor<1x8xf32>, tensor<i32>, tensor<i32>) -> tensor<4x8xf32>
+    return %y : tensor<4x8xf32>
+  }
+  )";
+  auto program = CompileText(reads);
+  ASSERT_TRUE(program.ok()) << program.status().ToString();
+  std::vector<float> x = Ramp<float>(32, 0.5, 1.0);
+  const std::vector<float> original = x;
+  // In place, the result is the argument's own memory.
+  float* y = (*program)->alias_in_place[0] ? x.data() : nullptr;
+  std::vector<float> fresh(32);
+  if (y == nullptr) y = fresh.data();
+  ASSERT_TRUE(RunInto(**program, {x.data()}, {y}).ok());
+  for (size_t k = 0; k < 32; ++k) ASSERT_EQ(y[k], original[k >= 24 ? k - 24 : k]) << k;
+}
+
 // A while carry passed through is its init's memory under another name. A
 // loop computing the result from the init (element for element) and from
 // the loop's output (transposed) may not write the result over the init:

@@ -78,6 +78,21 @@ bool IsPointwise(std::string_view name) {
 // output element for element.
 bool SafeInPlace(const Graph& graph, const Node& node, ValueId output, size_t memory) {
   if (node.output_aliases_input) return true;
+  // A node that may write this output over one of its inputs (a scatter's
+  // or dynamic_update_slice's operand, a while loop's carry) when that
+  // input is the memory and no other input reads it: `.at[i].set(v)` on a
+  // donated array (a KV cache's update) costs its window, not a copy.
+  const auto at = std::find(node.outputs.begin(), node.outputs.end(), output);
+  const auto k = static_cast<size_t>(at - node.outputs.begin());
+  if (at != node.outputs.end() && k < node.output_over_input.size() &&
+      node.output_over_input[k] >= 0) {
+    const auto over = static_cast<size_t>(node.output_over_input[k]);
+    bool alone = over < node.inputs.size() && MemoryRoot(graph, node.inputs[over]) == memory;
+    for (size_t i = 0; i < node.inputs.size() && alone; ++i) {
+      alone = i == over || MemoryRoot(graph, node.inputs[i]) != memory;
+    }
+    if (alone) return true;
+  }
   const bool fused = node.op == kFusionOp;
   if (!fused && !IsPointwise(node.op)) return false;
   const Shape& out = graph.shape(output);

@@ -411,18 +411,27 @@ Status LowerDynamicUpdateSlice(Lowering& lowering, const ir::Operation& op) {
   }
   const size_t bytes = ElementBytes(operand.element_type);
   const size_t total = operand.ByteSize();
-  return lowering.Emit(op, [bytes, total, index_type, dims = operand.dims, sizes = update.dims,
-                            strides = Strides(operand.dims),
-                            update_strides = Strides(update.dims)](RunContext& ctx) {
-    // In place when the loop running it gave the operand's memory as the
-    // result's (LowerWhile's in-place carries).
+  const size_t before = lowering.graph().nodes.size();
+  KILN_RETURN_IF_ERROR(lowering.Emit(op, [bytes, total, index_type, dims = operand.dims,
+                                          sizes = update.dims, strides = Strides(operand.dims),
+                                          update_strides = Strides(update.dims)](RunContext& ctx) {
+    // In place when the plan gave the operand's memory to the result (it
+    // dies here, or a loop's in-place carry).
     if (total > 0 && ctx.out(0) != ctx.in(0)) kernels::CopyBytes(ctx.out(0), ctx.in(0), total);
     const int64_t offset = ClampedOffset(ctx, 2, index_type, dims, sizes, strides);
     kernels::CopyBox(bytes, sizes, ctx.in(1), update_strides,
                      static_cast<uint8_t*>(ctx.out(0)) + offset * static_cast<int64_t>(bytes),
                      strides);
     return Status::Ok();
-  });
+  }));
+  // Its result may take over the operand's memory where the operand dies
+  // here (PlanBuffers decides), as a scatter's does: an update of a value
+  // nothing else reads, or of a donated argument, costs its window.
+  std::vector<Node>& nodes = lowering.graph().nodes;
+  if (nodes.size() > before && nodes.back().outputs.size() == 1) {
+    nodes.back().output_over_input = {0};
+  }
+  return Status::Ok();
 }
 
 }  // namespace

@@ -810,11 +810,14 @@ void LuLapack(lapack::Getrf* getrf, const T* a, T* out, int32_t* pivots, int32_t
 Status LuDecomposition(ElementType type, const void* a, void* out, int32_t* pivots,
                        int32_t* permutation, int64_t batch, int64_t m, int64_t n) {
   const int64_t k = std::min(m, n);
-  // Real matrices factor blocked on Kiln's GEMM (LuBlocked) from
-  // kBlockedLuMin on; complex ones, whose panel updates have no vector
-  // loop here, in the host's getrf.
-  lapack::Getrf* getrf = IsComplexType(type) && UseLapack(k, {m * n}) ? lapack::GetGetrf(type)
-                                                                      : nullptr;
+  // Real matrices from kBlockedLuMin on factor blocked on Kiln's GEMM
+  // (LuBlocked; docs/decisions.md): faster than the host's getrf, and no
+  // OpenBLAS threads left spinning beside Kiln's. Complex ones, whose
+  // panel updates have no vector loop here, and smaller real ones where it
+  // was lent factor in the host's getrf (XLA's CPU backend's library: the
+  // same factors bit for bit).
+  const bool blocked = !IsComplexType(type) && k >= kBlockedLuMin;
+  lapack::Getrf* getrf = !blocked && UseLapack(k, {m * n}) ? lapack::GetGetrf(type) : nullptr;
   const QuietPoolWorkers quiet(getrf != nullptr);  // OpenBLAS's threads do the work
   return DispatchLinalgType(type, "LuDecomposition", [&]<typename T>() {
     ParallelFor(batch, std::max<int64_t>(1, m * n * k), [&](int64_t begin, int64_t end) {

@@ -2,10 +2,13 @@
 
 In this process Kiln's package lent the plugin SciPy's getrf, potrf, trsm,
 geqrf, orgqr/ungqr and syevd/heevd when JAX initialized it, as jaxlib lends
-them to XLA's CPU backend: factorizations of 32 or more rows run on them.
-The same library gives the same LU, QR and eigendecomposition as XLA's CPU
-backend bit for bit; Cholesky and triangular solves agree to rounding, in
-every triangle, side and transposition. With KILN_LAPACK=0 nothing is lent and Kiln's own
+them to XLA's CPU backend: factorizations of 32 or more rows run on them,
+but for real LUs of 96 or more rows and left-side triangular solves with
+128 or more right-hand sides, which run blocked on Kiln's GEMM. The same
+library gives the same LU, QR and eigendecomposition as XLA's CPU backend
+bit for bit; Kiln's blocked LU the same pivots and factors to rounding;
+Cholesky and triangular solves agree to rounding, in every triangle, side
+and transposition. With KILN_LAPACK=0 nothing is lent and Kiln's own
 kernels give the same results within tolerance."""
 
 import json
@@ -73,6 +76,21 @@ def test_lu_is_xlas_bit_for_bit(dtype):
     cpu = _on("cpu", lu, a)
     for got, want in zip(kiln, cpu):
         np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("dtype", (np.float32, np.float64), ids=lambda t: np.dtype(t).name)
+@pytest.mark.parametrize("shape", [(200, 200), (300, 130), (130, 300)])
+def test_a_large_real_lu_is_kilns_own_with_xlas_pivots(dtype, shape):
+    # Kiln's blocked LU (kernels/solvers.cc LuBlocked): getf2's pivots, so
+    # the same permutation as XLA's getrf, and factors equal to rounding.
+    a = _general(*shape, dtype)
+    lu = lambda x: jax.lax.linalg.lu(x)
+    (kiln_lu, kiln_pivots, kiln_perm), (cpu_lu, cpu_pivots, cpu_perm) = _on("kiln", lu, a), _on(
+        "cpu", lu, a)
+    np.testing.assert_array_equal(kiln_pivots, cpu_pivots)
+    np.testing.assert_array_equal(kiln_perm, cpu_perm)
+    tolerance = 1e-4 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(kiln_lu, cpu_lu, rtol=tolerance, atol=tolerance)
 
 
 @pytest.mark.parametrize("dtype", TYPES, ids=lambda t: np.dtype(t).name)
