@@ -91,10 +91,6 @@ void SolveLeftMode(const T* m, T* x, int64_t k, int64_t columns, bool lower, boo
   }
 }
 
-bool IsComplexType(ElementType type) {
-  return type == ElementType::kC64 || type == ElementType::kC128;
-}
-
 // The element type MatMul takes for T (f32, f64, c64, c128).
 template <typename T>
 constexpr ElementType GemmTypeOf() {
@@ -653,16 +649,10 @@ Status TriangularSolve(ElementType type, const void* a, const void* b, void* out
                        int64_t m, int64_t n, bool left_side, bool lower, bool unit_diagonal,
                        TriangularTranspose transpose) {
   const int64_t order = left_side ? m : n;
-  // Left-side solves of real types with right-hand sides for two bands or
-  // more run blocked on Kiln's GEMM (SolveLeftLarge): as fast as the
-  // host's dtrsm alone, and no OpenBLAS threads left spinning on the cores
-  // the rest of the program runs on. Fewer columns (one band) and
-  // right-side solves (whose B is transposed twice here) are faster in
-  // dtrsm.
-  const bool blocked = left_side && !IsComplexType(type) && order >= kBlockedSolveMin &&
-                       n >= 2 * kSolveBlock;
-  lapack::Trsm* trsm = !blocked && UseLapack(order, {order * order, m * n}) ? lapack::GetTrsm(type)
-                                                                            : nullptr;
+  // The host's dtrsm where it was lent (XLA's CPU backend's library);
+  // without it, Eigen's substitution, blocked on Kiln's GEMM for large
+  // left-side solves (SolveLeftLarge).
+  lapack::Trsm* trsm = UseLapack(order, {order * order, m * n}) ? lapack::GetTrsm(type) : nullptr;
   const QuietPoolWorkers quiet(trsm != nullptr);  // OpenBLAS's threads do the work
   return DispatchLinalgType(type, "triangular_solve", [&]<typename T>() {
     const TriangularProblem problem{m, n, left_side, lower, unit_diagonal, transpose};
@@ -810,14 +800,12 @@ void LuLapack(lapack::Getrf* getrf, const T* a, T* out, int32_t* pivots, int32_t
 Status LuDecomposition(ElementType type, const void* a, void* out, int32_t* pivots,
                        int32_t* permutation, int64_t batch, int64_t m, int64_t n) {
   const int64_t k = std::min(m, n);
-  // Real matrices from kBlockedLuMin on factor blocked on Kiln's GEMM
-  // (LuBlocked; docs/decisions.md): faster than the host's getrf, and no
-  // OpenBLAS threads left spinning beside Kiln's. Complex ones, whose
-  // panel updates have no vector loop here, and smaller real ones where it
-  // was lent factor in the host's getrf (XLA's CPU backend's library: the
-  // same factors bit for bit).
-  const bool blocked = !IsComplexType(type) && k >= kBlockedLuMin;
-  lapack::Getrf* getrf = !blocked && UseLapack(k, {m * n}) ? lapack::GetGetrf(type) : nullptr;
+  // The host's getrf where it was lent: XLA's CPU backend's library, so
+  // the same pivots and factors bit for bit (tests/python/
+  // test_host_lapack.py). Without it (no SciPy: PyTorch/XLA, the kiln
+  // tool; KILN_LAPACK=0), matrices from kBlockedLuMin on factor blocked on
+  // Kiln's GEMM (LuBlocked), smaller ones column by column (LuOne).
+  lapack::Getrf* getrf = UseLapack(k, {m * n}) ? lapack::GetGetrf(type) : nullptr;
   const QuietPoolWorkers quiet(getrf != nullptr);  // OpenBLAS's threads do the work
   return DispatchLinalgType(type, "LuDecomposition", [&]<typename T>() {
     ParallelFor(batch, std::max<int64_t>(1, m * n * k), [&](int64_t begin, int64_t end) {
