@@ -232,6 +232,7 @@ void GatherTileOf(const Pointwise& g, const uint8_t* source, const GatherOperand
           __builtin_prefetch(reinterpret_cast<const void*>(next + static_cast<uintptr_t>(b)));
         }
       }
+      bool gathered = false;
       if constexpr (std::is_same_v<I, int32_t> && (sizeof(T) == 4 || sizeof(T) == 8)) {
         if (fast_runs && index_stride == 1) {
           kernels::GatherRun(sizeof(T), from + offset, static_cast<int32_t>(stride),
@@ -239,22 +240,10 @@ void GatherTileOf(const Pointwise& g, const uint8_t* source, const GatherOperand
                              static_cast<int32_t>(limit),
                              kMasked ? mask + (at - mask_origin) : nullptr, fill_if, &fill,
                              to + done, run);
-          done += run;
-          offset += run * stride;
-          at += run * index_stride;
-          index[last] += run;
-          for (size_t j = last; j > 0 && index[j] == g.dims[j]; --j) {
-            offset -= index[j] * g.strides[j];
-            at -= index[j] * g.index_strides[j];
-            index[j] = 0;
-            ++index[j - 1];
-            offset += g.strides[j - 1];
-            at += g.index_strides[j - 1];
-          }
-          continue;
+          gathered = true;
         }
       }
-      for (int64_t k = 0; k < run; ++k) {
+      for (int64_t k = 0; k < run && !gathered; ++k) {
         // A masked element's index is clamped and read like any other (no
         // branch in the loop), then replaced.
         T value = from[offset + k * stride +

@@ -629,33 +629,33 @@ Status ScatterVisit(const IndexedWindows& g, ElementType index_type, const void*
 void GatherRun(size_t element_bytes, const void* row, int32_t stride, const int32_t* idx,
                int32_t gather_stride, int32_t limit, const bool* mask, bool fill_if,
                const void* fill, void* out, int64_t n) {
-  if (element_bytes == 4) {
-    uint32_t value = 0;
+  // Each size's two forms: AVX-512's gathers where the CPU has them, else
+  // the loop of loads.
+  const auto run = [&]<typename T>(auto loads, [[maybe_unused]] auto gathers) {
+    T value = 0;
     if (fill != nullptr) std::memcpy(&value, fill, sizeof(value));
-    const auto* from = static_cast<const uint32_t*>(row);
-    auto* to = static_cast<uint32_t*>(out);
+    const auto* from = static_cast<const T*>(row);
+    auto* to = static_cast<T*>(out);
 #ifdef KILN_GATHER_AVX512
     if (gather_internal::HasGatherRuns()) {
-      gather_internal::GatherRun32Avx512(from, stride, idx, gather_stride, limit, mask, fill_if,
-                                         value, to, n);
+      gathers(from, stride, idx, gather_stride, limit, mask, fill_if, value, to, n);
       return;
     }
 #endif
-    GatherRunLoads32(from, stride, idx, gather_stride, limit, mask, fill_if, value, to, n);
-    return;
-  }
-  uint64_t value = 0;
-  if (fill != nullptr) std::memcpy(&value, fill, sizeof(value));
-  const auto* from = static_cast<const uint64_t*>(row);
-  auto* to = static_cast<uint64_t*>(out);
+    loads(from, stride, idx, gather_stride, limit, mask, fill_if, value, to, n);
+  };
 #ifdef KILN_GATHER_AVX512
-  if (gather_internal::HasGatherRuns()) {
-    gather_internal::GatherRun64Avx512(from, stride, idx, gather_stride, limit, mask, fill_if,
-                                       value, to, n);
-    return;
-  }
+  const auto gathers32 = gather_internal::GatherRun32Avx512;
+  const auto gathers64 = gather_internal::GatherRun64Avx512;
+#else
+  const auto gathers32 = nullptr;
+  const auto gathers64 = nullptr;
 #endif
-  GatherRunLoads64(from, stride, idx, gather_stride, limit, mask, fill_if, value, to, n);
+  if (element_bytes == 4) {
+    run.operator()<uint32_t>(GatherRunLoads32, gathers32);
+  } else {
+    run.operator()<uint64_t>(GatherRunLoads64, gathers64);
+  }
 }
 
 }  // namespace kiln::kernels
