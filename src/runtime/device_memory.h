@@ -61,6 +61,15 @@ class DeviceMemory {
   size_t size() const { return size_; }
   bool owned() const { return backend_ != nullptr; }
 
+  // How many queued or running program runs hold this memory as an output
+  // they write (LoadedExecutable::Work). A run that is given the memory
+  // through a donated argument waits for the run that writes it (the
+  // argument's ready event), so such holds do not keep it from writing
+  // its result there in place; any other holder does.
+  int writer_holds() const { return writer_holds_.load(std::memory_order_acquire); }
+  void AddWriterHold() { writer_holds_.fetch_add(1, std::memory_order_acq_rel); }
+  void DropWriterHold() { writer_holds_.fetch_sub(1, std::memory_order_acq_rel); }
+
  private:
   DeviceMemory() = default;
 
@@ -75,6 +84,7 @@ class DeviceMemory {
   // (owned by target_; forward_ is set last, so a reader that sees it sees
   // target_ too).
   std::atomic<bool> pending_{false};
+  std::atomic<int> writer_holds_{0};
   std::shared_ptr<DeviceMemory> target_;
   std::atomic<const DeviceMemory*> forward_{nullptr};
 };

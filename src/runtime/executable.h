@@ -102,6 +102,9 @@ class LoadedExecutable {
     int64_t process = 0;  // replica * num_partitions + partition
     std::shared_ptr<Event> ready;
     std::vector<std::shared_ptr<DeviceMemory>> inputs, outputs;
+    // Per input: the output whose memory it is (a donated argument written
+    // in place; `inputs` then holds null), or -1.
+    std::vector<int> input_in_output;
     std::shared_ptr<compiler::HostTransfer> host;
     std::shared_ptr<const ExecuteContext> context;
     Run run;

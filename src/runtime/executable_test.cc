@@ -100,6 +100,71 @@ TEST_F(ExecutableTest, AnExceptionOnAPoolWorkerFailsTheRunAndTheNextProgramRuns)
   }
 }
 
+// x * 0.5 + sin(x) * 0 + 1 over 1M floats, its argument donated to its
+// result: enough work to run on the device's queue, not inline.
+constexpr std::string_view kDonatedStep = R"mlir(
+func.func public @main(%arg0: tensor<1048576xf32> {tf.aliasing_output = 0 : i32}) -> tensor<1048576xf32> {
+  %half = stablehlo.constant dense<0.5> : tensor<1048576xf32>
+  %one = stablehlo.constant dense<1.0> : tensor<1048576xf32>
+  %zero = stablehlo.constant dense<0.0> : tensor<1048576xf32>
+  %0 = stablehlo.multiply %arg0, %half : tensor<1048576xf32>
+  %1 = stablehlo.sine %arg0 : tensor<1048576xf32>
+  %2 = stablehlo.multiply %1, %zero : tensor<1048576xf32>
+  %3 = stablehlo.add %0, %2 : tensor<1048576xf32>
+  %4 = stablehlo.add %3, %one : tensor<1048576xf32>
+  return %4 : tensor<1048576xf32>
+}
+)mlir";
+
+// Steps dispatched one after another without waiting, each donating the
+// last one's pending result (a training loop's parameters): every step
+// writes its result in place of the one before, as the run before it is
+// the only other holder of that memory and the step waits for it. Such
+// steps once each took fresh memory (2000 steps of a 4 MB parameter held
+// 7.3 GB). The values are the steps' in order.
+TEST_F(ExecutableTest, ChainedDonatedStepsWriteInPlaceOfThePendingResult) {
+  auto compiled = Compile(kDonatedStep);
+  ASSERT_TRUE(compiled.ok()) << compiled.status().ToString();
+  constexpr size_t kCount = size_t{1} << 20;
+  std::vector<float> data(kCount);
+  for (size_t k = 0; k < kCount; ++k) data[k] = static_cast<float>(k % 1000) - 500.0f;
+  HostBuffer host{data.data(),
+                  Shape{ElementType::kF32, {static_cast<int64_t>(kCount)}},
+                  {},
+                  HostBufferSemantics::kImmutableOnlyDuringCall};
+  auto transfer = client_->BufferFromHostBuffer(host, space_);
+  ASSERT_TRUE(transfer.ok()) << transfer.status().ToString();
+  std::unique_ptr<Buffer> current = std::move(transfer->buffer);
+  std::vector<const void*> places;
+  std::shared_ptr<Event> last;
+  constexpr int kSteps = 20;
+  for (int step = 0; step < kSteps; ++step) {
+    Buffer* arguments[] = {current.get()};
+    auto run = (*compiled)->Execute(arguments, client_->devices()[0]);
+    ASSERT_TRUE(run.ok()) << run.status().ToString();
+    current = std::move(run->outputs[0]);
+    last = run->done;
+    auto memory = current->memory();
+    ASSERT_TRUE(memory.ok()) << memory.status().ToString();
+    places.push_back((*memory)->data());
+  }
+  ASSERT_TRUE(last->Await().ok());
+  // The first step's argument is the transfer's memory (its own); from the
+  // second on, each step's result is the previous one's memory.
+  for (int step = 2; step < kSteps; ++step) EXPECT_EQ(places[step], places[1]) << step;
+  std::vector<float> result(kCount);
+  auto read = client_->ToHostBuffer(
+      *current, result.data(),
+      DenseByteStrides(std::vector<int64_t>{static_cast<int64_t>(kCount)}, sizeof(float)));
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  ASSERT_TRUE((*read)->Await().ok());
+  for (size_t k = 0; k < kCount; k += 997) {
+    float want = data[k];
+    for (int step = 0; step < kSteps; ++step) want = want * 0.5f + 1.0f;
+    ASSERT_FLOAT_EQ(result[k], want) << k;
+  }
+}
+
 TEST_F(ExecutableTest, TheFaultTargetIsUnknownWithoutTheVariable) {
   ::unsetenv("KILN_TESTING_FAULTS");
   auto compiled = Compile(kThrowOnWorker);
