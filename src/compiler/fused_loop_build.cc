@@ -317,12 +317,11 @@ void AddOperand(LoopBuilder& builder, Member& member, ValueId value, bool read) 
   member.operands.push_back({Operand::From::kInput, input});
 }
 
-// Whether a gather reads its index array element for element: index k for
-// output element k (take_along_axis, where the indices have the output's
-// shape), so its output may be written over the indices like any input
-// read so (buffer_plan.cc).
 }  // namespace
 
+// Such a gather's output may be written over its indices like any input
+// read element for element (buffer_plan.cc), and a run may compute them
+// (fusion.cc).
 bool GatherIndicesInOrder(const Pointwise& gather, int64_t index_elements) {
   int64_t stride = 1;
   for (size_t d = gather.dims.size(); d-- > 0;) {

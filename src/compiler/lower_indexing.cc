@@ -427,8 +427,9 @@ Status LowerDynamicUpdateSlice(Lowering& lowering, const ir::Operation& op) {
   // Its result may take over the operand's memory where the operand dies
   // here (PlanBuffers decides), as a scatter's does: an update of a value
   // nothing else reads, or of a donated argument, costs its window.
+  KILN_ASSIGN_OR_RETURN(ValueId result, lowering.Lookup(op.result(0)));
   std::vector<Node>& nodes = lowering.graph().nodes;
-  if (nodes.size() > before && nodes.back().outputs.size() == 1) {
+  if (nodes.size() > before && nodes.back().outputs == std::vector<ValueId>{result}) {
     nodes.back().output_over_input = {0};
   }
   return Status::Ok();

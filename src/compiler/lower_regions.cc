@@ -192,8 +192,9 @@ Status LowerWhile(Lowering& lowering, const ir::Operation& op) {
     std::span<const void*> current(const_cast<const void**>(slots), count);
     std::span<void*> next(slots + count, count);
     for (size_t i = 0; i < count; ++i) {
-      if (bytes[i] > 0 && ctx.out(i) != ctx.in(i))
+      if (bytes[i] > 0 && ctx.out(i) != ctx.in(i)) {
         kernels::CopyBytes(ctx.out(i), ctx.in(i), bytes[i]);
+      }
       current[i] = ctx.out(i);
       next[i] = carries->in_place[i] ? ctx.out(i) : scratch + carries->offsets[i];
     }
@@ -210,8 +211,9 @@ Status LowerWhile(Lowering& lowering, const ir::Operation& op) {
       }
     }
     for (size_t i = 0; i < count; ++i) {
-      if (current[i] != ctx.out(i) && bytes[i] > 0)
+      if (current[i] != ctx.out(i) && bytes[i] > 0) {
         kernels::CopyBytes(ctx.out(i), current[i], bytes[i]);
+      }
     }
     return Status::Ok();
   };

@@ -45,8 +45,9 @@ Status LowerView(Lowering& lowering, const ir::Operation& op) {
   const size_t bytes = shape.ByteSize();
   KILN_ASSIGN_OR_RETURN(std::vector<ValueId> outputs,
                         lowering.EmitNode(op, {input}, {shape}, [bytes](RunContext& ctx) {
-                          if (ctx.out(0) != ctx.in(0))
+                          if (ctx.out(0) != ctx.in(0)) {
                             kernels::CopyBytes(ctx.out(0), ctx.in(0), bytes);
+                          }
                           return Status::Ok();
                         }));
   Node* node = lowering.graph().nodes.empty() ? nullptr : &lowering.graph().nodes.back();

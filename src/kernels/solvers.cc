@@ -176,11 +176,13 @@ void SolveLeftLarge(const T* m, T* x, int64_t k, int64_t columns, bool lower, bo
       const int64_t c0 = columns * band / bands, c1 = columns * (band + 1) / bands;
       const int64_t width = c1 - c0;
       ScratchArray<T> dense(static_cast<size_t>(k * width));
-      for (int64_t i = 0; i < k; ++i)
+      for (int64_t i = 0; i < k; ++i) {
         std::copy_n(x + i * columns + c0, width, dense.data() + i * width);
+      }
       SolveLeftBlocked<T>(m, dense.data(), k, width, lower, unit);
-      for (int64_t i = 0; i < k; ++i)
+      for (int64_t i = 0; i < k; ++i) {
         std::copy_n(dense.data() + i * width, width, x + i * columns + c0);
+      }
     }
   });
 }
@@ -471,9 +473,12 @@ void SubtractOuter(T* out, int64_t ldo, const T* col, int64_t ldc, const T* row,
   }
 }
 
-// Columns per panel of the blocked LU, and the order from which it is used.
+// Columns per panel of the blocked LU, the order from which it is used,
+// and the rows of the trailing matrix each product updates (its scratch
+// stays a slice of the matrix, not a copy of it: kernel scratch is kept).
 constexpr int64_t kLuBlock = 32;
 constexpr int64_t kBlockedLuMin = 96;
+constexpr int64_t kLuUpdateRows = 256;
 
 // LU with partial pivoting of one m x n row-major matrix in place, blocked
 // as LAPACK's getrf is: a panel of kLuBlock columns is factored as LuOne
@@ -489,17 +494,18 @@ template <typename T>
 void LuBlocked(T* a, int32_t* pivots, int32_t* permutation, int64_t m, int64_t n) {
   for (int64_t i = 0; i < m; ++i) permutation[i] = static_cast<int32_t>(i);
   const int64_t k_end = std::min(m, n);
-  ScratchArray<T> lower(static_cast<size_t>(m * kLuBlock));
+  ScratchArray<T> lower(static_cast<size_t>(std::min(m, kLuUpdateRows) * kLuBlock));
   ScratchArray<T> upper(static_cast<size_t>(kLuBlock * n));
-  ScratchArray<T> rest(static_cast<size_t>(m * n));
+  ScratchArray<T> rest(static_cast<size_t>(std::min(m, kLuUpdateRows) * n));
   ScratchArray<T> panel(static_cast<size_t>(m * kLuBlock));  // column-major
   for (int64_t j0 = 0; j0 < k_end; j0 += kLuBlock) {
     const int64_t j1 = std::min(k_end, j0 + kLuBlock), width = j1 - j0, rows = m - j0;
     // The panel's columns from row j0 down, each contiguous: pivot
     // searches, scaling and updates then run along columns.
     for (int64_t r = 0; r < rows; ++r) {
-      for (int64_t c = 0; c < width; ++c)
+      for (int64_t c = 0; c < width; ++c) {
         panel[static_cast<size_t>(c * rows + r)] = a[(j0 + r) * n + j0 + c];
+      }
     }
     for (int64_t c = 0; c < width; ++c) {
       T* column = panel.data() + c * rows;
@@ -537,8 +543,9 @@ void LuBlocked(T* a, int32_t* pivots, int32_t* permutation, int64_t m, int64_t n
       }
     }
     for (int64_t r = 0; r < rows; ++r) {
-      for (int64_t c = 0; c < width; ++c)
+      for (int64_t c = 0; c < width; ++c) {
         a[(j0 + r) * n + j0 + c] = panel[static_cast<size_t>(c * rows + r)];
+      }
     }
     // The panel's row swaps in the columns left and right of it.
     for (int64_t k = j0; k < j1; ++k) {
@@ -555,24 +562,28 @@ void LuBlocked(T* a, int32_t* pivots, int32_t* permutation, int64_t m, int64_t n
                        right);
     }
     if (below <= 0) continue;
-    // A22 -= L21 U12, through dense copies (MatMul takes dense operands).
-    for (int64_t i = 0; i < below; ++i) {
-      const T* from = a + (j1 + i) * n + j0;
-      for (int64_t j = 0; j < width; ++j) lower[static_cast<size_t>(i * width + j)] = -from[j];
-      std::copy_n(a + (j1 + i) * n + j1, right, rest.data() + i * right);
-    }
+    // A22 -= L21 U12, kLuUpdateRows rows at a time through dense copies
+    // (MatMul takes dense operands).
     for (int64_t i = 0; i < width; ++i) {
       std::copy_n(a + (j0 + i) * n + j1, right, upper.data() + i * right);
     }
-    MatMulShape shape;
-    shape.m = below;
-    shape.n = right;
-    shape.k = width;
-    shape.accumulate = true;
-    // MatMul fails only for types it does not take, and it takes T.
-    (void)MatMul(GemmTypeOf<T>(), shape, lower.data(), upper.data(), rest.data());
-    for (int64_t i = 0; i < below; ++i) {
-      std::copy_n(rest.data() + i * right, right, a + (j1 + i) * n + j1);
+    for (int64_t r0 = 0; r0 < below; r0 += kLuUpdateRows) {
+      const int64_t rows_now = std::min(kLuUpdateRows, below - r0);
+      for (int64_t i = 0; i < rows_now; ++i) {
+        const T* from = a + (j1 + r0 + i) * n + j0;
+        for (int64_t j = 0; j < width; ++j) lower[static_cast<size_t>(i * width + j)] = -from[j];
+        std::copy_n(a + (j1 + r0 + i) * n + j1, right, rest.data() + i * right);
+      }
+      MatMulShape shape;
+      shape.m = rows_now;
+      shape.n = right;
+      shape.k = width;
+      shape.accumulate = true;
+      // MatMul fails only for types it does not take, and it takes T.
+      (void)MatMul(GemmTypeOf<T>(), shape, lower.data(), upper.data(), rest.data());
+      for (int64_t i = 0; i < rows_now; ++i) {
+        std::copy_n(rest.data() + i * right, right, a + (j1 + r0 + i) * n + j1);
+      }
     }
   }
 }

@@ -196,7 +196,8 @@ TEST(TriangularSolveTest, LargeSolvesInBlocksAndBands) {
 // two: the same pivots as getf2's column-by-column algorithm, written out
 // here, and P A = L U.
 TEST(LuTest, BlockedFactorizationPivotsAsGetf2AndReconstructs) {
-  for (const auto& [m, n] : {std::pair<int64_t, int64_t>{200, 200}, {230, 150}, {150, 230}}) {
+  // 300 rows: the trailing update of the first panels in two slices of rows.
+  for (const auto& [m, n] : {std::pair<int64_t, int64_t>{300, 300}, {230, 150}, {150, 230}}) {
     const int64_t k = std::min(m, n), batch = 2;
     Matrix a = Random(batch * m * n, 9);
     for (int64_t i = 0; i < m; ++i) a[i * n + 37] = 0;  // the first matrix's column 37
