@@ -112,8 +112,14 @@ test-fuzz: $(FUZZ_BUILD)/build.ninja $(TEST_DATA)/.stamp $(HLO_DATA)/.stamp $(SH
 fuzz:
 	$(MAKE) test-fuzz FUZZ_SECONDS=600
 
+# tests/ffi runs in a pytest process of its own: it needs JAX's CPU backend
+# beside Kiln (the reference its handlers are compared with), and users'
+# FFI handlers built against the pinned jaxlib's headers (docs/ffi.md).
+FFI_HANDLERS := $(CPP_BUILD)/tests/ffi/libkiln_ffi_test_handlers.so
 test-python: install
+	$(CMAKE) --build $(CPP_BUILD) -j$(JOBS) --target kiln_ffi_test_handlers
 	$(PY) -m pytest tests/python
+	KILN_FFI_TEST_HANDLERS=$(FFI_HANDLERS) $(PY) -m pytest tests/ffi
 
 # A JAX job of four processes (jax.distributed, collectives on Gloo) against
 # XLA's CPU backend, and a process killed in a collective (opt-in; `make test`
@@ -244,13 +250,14 @@ $(STAMPS)/system-packages: Makefile
 # plugin 314 MB (55 MB with -g1) and eigh.cc compile in 67 s rather than 52 s.
 $(CPP_BUILD)/build.ninja: | $(STAMPS)/system-packages
 	$(CMAKE) -S . -B $(CPP_BUILD) -G Ninja -DKILN_WERROR=ON $(CMAKE_LAUNCHER) \
+	  -DKILN_JAXLIB_VERSION=$(JAXLIB_VERSION) \
 	  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG"
 
 # -O1 and line tables: hlo_reader.cc compiled in 10.8 s rather than 14.8 s
 # at the default -O2 -g, and crash reports keep file:line.
 $(FUZZ_BUILD)/build.ninja: | $(STAMPS)/system-packages
 	CC=clang-15 CXX=clang++-15 $(CMAKE) -S . -B $(FUZZ_BUILD) -G Ninja -DKILN_BUILD_FUZZERS=ON \
-	  $(CMAKE_LAUNCHER) \
+	  $(CMAKE_LAUNCHER) -DKILN_JAXLIB_VERSION=$(JAXLIB_VERSION) \
 	  -DKILN_BUILD_TESTS=OFF -DKILN_SANITIZE=address,undefined,fuzzer-no-link \
 	  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG"
 
@@ -261,6 +268,7 @@ $(FUZZ_BUILD)/build.ninja: | $(STAMPS)/system-packages
 # tests spend their time. Reports keep file:line.
 $(ASAN_BUILD)/build.ninja: | $(STAMPS)/system-packages
 	$(CMAKE) -S . -B $(ASAN_BUILD) -G Ninja -DKILN_SANITIZE=address,undefined $(CMAKE_LAUNCHER) \
+	  -DKILN_JAXLIB_VERSION=$(JAXLIB_VERSION) \
 	  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O0 -g1 -DNDEBUG"
 
 # The venv's Python: python3.12 on PATH if it runs (a pyenv shim may not), else pyenv's.

@@ -16,6 +16,7 @@ seeds_of() {
     text_parser) echo "fuzz/corpus/text tests/data/text" ;;
     hlo) echo "fuzz/corpus/hlo $hlo_data" ;;
     sharding) echo "fuzz/corpus/sharding" ;;
+    ffi_attributes) echo "fuzz/corpus/ffi_attributes" ;;
     vhlo) echo "fuzz/corpus/vhlo ../shared/corpus/vhlo $test_data $(dirname "$test_data")/stablehlo-bytecode" ;;
     *) echo "fuzz/corpus/$1 ../shared/corpus/vhlo $test_data" ;;
   esac

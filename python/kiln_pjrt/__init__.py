@@ -54,11 +54,12 @@ def initialize() -> None:
         PLATFORM_NAME, priority=JAX_PRIORITY, library_path=path, options={})
     _add_cpu_platform()
     _enable_donation()
-    from kiln_pjrt import callbacks, export, linalg
+    from kiln_pjrt import callbacks, export, ffi, linalg
 
     linalg.register(lent)
     callbacks.register()
     export.register()
+    ffi.register()
 
 
 def _add_cpu_platform() -> None:

@@ -145,6 +145,9 @@ struct Stub<Name, PJRT_Error*(Args*), Dependent> {
   };
 KILN_EXTENSION_NAME(PJRT_Shardings_PJRT_Executable_ParameterShardings)
 KILN_EXTENSION_NAME(PJRT_Shardings_PJRT_Executable_OutputShardings)
+KILN_EXTENSION_NAME(PJRT_FFI_Type_Register)
+KILN_EXTENSION_NAME(PJRT_FFI_UserData_Add)
+KILN_EXTENSION_NAME(PJRT_FFI_Register_Handler)
 KILN_EXTENSION_NAME(PJRT_Layouts_MemoryLayout_Destroy)
 KILN_EXTENSION_NAME(PJRT_Layouts_MemoryLayout_Serialize)
 KILN_EXTENSION_NAME(PJRT_Layouts_PJRT_Client_GetDefaultLayout)
@@ -157,14 +160,25 @@ KILN_EXTENSION_NAME(PJRT_Layouts_PJRT_Executable_GetParameterLayouts)
 
 // The extensions Kiln offers, chained from PJRT_Api::extension_start:
 // Shardings (JAX reads partitioned executables' parameter and output
-// shardings through it) and Layouts (XLA's client reads executables' layouts
-// through it instead of rebuilding HLO from the optimized program).
+// shardings through it), Layouts (XLA's client reads executables' layouts
+// through it instead of rebuilding HLO from the optimized program) and FFI
+// (jax.ffi handlers and types; docs/ffi.md).
 PJRT_Extension_Base* MakeExtensions() {
+  static PJRT_FFI_Extension ffi = [] {
+    PJRT_FFI_Extension extension{};
+    extension.base.struct_size = PJRT_FFI_Extension_STRUCT_SIZE;
+    extension.base.type = PJRT_Extension_Type_FFI;
+    extension.base.next = nullptr;
+    extension.type_register = KILN_EXTENSION_ENTRY(PJRT_FFI_Type_Register);
+    extension.user_data_add = KILN_EXTENSION_ENTRY(PJRT_FFI_UserData_Add);
+    extension.register_handler = KILN_EXTENSION_ENTRY(PJRT_FFI_Register_Handler);
+    return extension;
+  }();
   static PJRT_Layouts_Extension layouts = [] {
     PJRT_Layouts_Extension extension{};
     extension.base.struct_size = PJRT_Layouts_Extension_STRUCT_SIZE;
     extension.base.type = PJRT_Extension_Type_Layouts;
-    extension.base.next = nullptr;
+    extension.base.next = &ffi.base;
     extension.PJRT_Layouts_MemoryLayout_Destroy = KILN_EXTENSION_ENTRY(
         PJRT_Layouts_MemoryLayout_Destroy);
     extension.PJRT_Layouts_MemoryLayout_Serialize = KILN_EXTENSION_ENTRY(

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "xla/pjrt/c/pjrt_c_api.h"
+#include "xla/pjrt/c/pjrt_c_api_ffi_extension.h"
 #include "xla/pjrt/c/pjrt_c_api_layouts_extension.h"
 #include "xla/pjrt/c/pjrt_c_api_shardings_extension.h"
 
@@ -156,6 +157,10 @@ struct Impl {
   // The Shardings extension (executable_api.cc).
   KILN_IMPL(PJRT_Shardings_PJRT_Executable_ParameterShardings);
   KILN_IMPL(PJRT_Shardings_PJRT_Executable_OutputShardings);
+  // The FFI extension (ffi_api.cc): handlers and types of jax.ffi.
+  KILN_IMPL(PJRT_FFI_Type_Register);
+  KILN_IMPL(PJRT_FFI_UserData_Add);
+  KILN_IMPL(PJRT_FFI_Register_Handler);
   // The Layouts extension (layouts_api.cc).
   KILN_IMPL(PJRT_Layouts_MemoryLayout_Destroy);
   KILN_IMPL(PJRT_Layouts_MemoryLayout_Serialize);

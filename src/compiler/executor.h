@@ -16,6 +16,10 @@
 #include "compiler/graph.h"
 #include "kernels/elementwise.h"
 
+namespace kiln::ffi {
+class UserData;
+}  // namespace kiln::ffi
+
 namespace kiln::compiler {
 
 // State of one execution, reused across executions of one executable so
@@ -166,6 +170,12 @@ class ExecutionEnv {
   ProcessGrid* grid = nullptr;
   int64_t replica_id = 0;
   int64_t partition_id = 0;
+  // What FFI handlers may ask of the run (ffi::InvokeInfo): the device's
+  // local hardware id, the launch's run id, and the user data of the run's
+  // execute context (null: none).
+  int32_t device_ordinal = 0;
+  int64_t run_id = 0;
+  const ffi::UserData* ffi_user_data = nullptr;
   int64_t num_replicas = 1;
   int64_t num_partitions = 1;
   // When set, Execute adds each node's wall time (seconds) of `timed_graph`

@@ -107,9 +107,15 @@ Status LowerCustomCall(Lowering& lowering, const ir::Operation& op) {
   if (known) return Status::Ok();
   KILN_ASSIGN_OR_RETURN(bool elementwise, LowerMhloElementwiseCall(lowering, op, name));
   if (elementwise) return Status::Ok();
+  KILN_ASSIGN_OR_RETURN(bool registered, LowerRegisteredCustomCall(lowering, op, name));
+  if (registered) return Status::Ok();
   return Unimplemented("custom_call target \"", name,
-                       "\" is not supported by Kiln (it runs the StableHLO ops and the "
-                       "sharding annotations JAX emits)");
+                       "\" is not supported by Kiln: it runs the StableHLO ops, the sharding "
+                       "annotations JAX emits, and handlers registered for platform \"kiln\" "
+                       "(jax.ffi.register_ffi_target(\"",
+                       name,
+                       "\", handler, platform=\"kiln\"); "
+                       "docs/ffi.md), and no handler is registered under this name");
 }
 
 // replica_id / partition_id: where the run happens, so never folded.

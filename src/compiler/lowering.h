@@ -530,6 +530,11 @@ StatusOr<bool> LowerMhloElementwiseCall(Lowering& lowering, const ir::Operation&
 // true when `target` is one of them and it was lowered.
 StatusOr<bool> LowerKnownCustomCall(Lowering& lowering, const ir::Operation& op,
                                     std::string_view target);
+// custom_call targets users registered for Kiln through jax.ffi (typed FFI
+// handlers and the custom-call API before it; lower_ffi.cc): false when no
+// handler is registered under `target` for the call's API.
+StatusOr<bool> LowerRegisteredCustomCall(Lowering& lowering, const ir::Operation& op,
+                                         std::string_view target);
 
 // The composite "chlo.top_k" as top-k (lower_solvers.cc): false when its
 // types are not the op's, for the decomposition to be inlined.

@@ -1,6 +1,7 @@
 #include "runtime/executable.h"
 
 #include <algorithm>
+#include <atomic>
 #include <exception>
 #include <new>
 #include <optional>
@@ -13,6 +14,13 @@
 
 namespace kiln::runtime {
 namespace {
+
+// A fresh run id for what FFI handlers see (XLA_FFI_RunId_Get): one per
+// execution, shared by the devices of a launch.
+int64_t NextRunId() {
+  static std::atomic<int64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
 
 constexpr char kMagic[8] = {'K', 'I', 'L', 'N', 'E', 'X', 'E', '1'};
 
@@ -302,6 +310,7 @@ StatusOr<LoadedExecutable::Prepared> LoadedExecutable::Prepare(
   }
   prepared.device = device;
   prepared.process = ProcessOf(device);
+  prepared.run_id = NextRunId();
   prepared.host = std::move(host);
   return prepared;
 }
@@ -324,63 +333,69 @@ std::function<Status()> LoadedExecutable::Work(Prepared& prepared, std::shared_p
     OutputHolds(const OutputHolds&) = delete;
     OutputHolds& operator=(const OutputHolds&) = delete;
   };
-  return [program = program_, envs = envs_, inputs = std::move(prepared.inputs),
-          input_in_output = std::move(prepared.input_in_output),
-          holds = std::make_shared<OutputHolds>(std::move(prepared.outputs)),
-          host = std::move(prepared.host), feeds, launch = std::move(launch),
-          process = prepared.process, replicas = num_replicas(), partitions,
-          done = prepared.run.done, context = std::move(prepared.context)]() -> Status {
-    // Poisoned before it started (PJRT_Device_PoisonExecution): the run's
-    // event carries the error already; the launch's peers are released.
-    if (std::optional<Status> poisoned = done->TryGetStatus()) {
-      if (launch) launch->Abort(*poisoned);
-      return *poisoned;
-    }
-    std::unique_ptr<compiler::ExecutionEnv> env;
-    {
-      std::lock_guard lock(envs->mutex);
-      if (!envs->idle.empty()) {
-        env = std::move(envs->idle.back());
-        envs->idle.pop_back();
-      }
-    }
-    if (!env) env = std::make_unique<compiler::ExecutionEnv>();
-    const std::vector<std::shared_ptr<DeviceMemory>>& outputs = holds->memory;
-    std::vector<const void*> parameters;
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      const int in_output = i < input_in_output.size() ? input_in_output[i] : -1;
-      parameters.push_back(in_output >= 0 ? outputs[static_cast<size_t>(in_output)]->data()
-                                          : inputs[i]->data());
-    }
-    std::vector<void*> results;
-    for (const auto& memory : outputs) results.push_back(memory->data());
-    // Kernels allocate little, but an allocation failure must reach the
-    // framework through the run's event rather than end the process.
-    Status status;
-    env->host = host.get();
-    env->feeds = feeds;
-    env->collectives = launch ? launch->Member(process) : nullptr;
-    env->replica_id = process / partitions;
-    env->partition_id = process % partitions;
-    env->num_replicas = std::max(1, replicas);
-    env->num_partitions = partitions;
-    try {
-      std::optional<kernels::KeepWorkersWarm> warm;
-      if (program->keep_workers_warm) warm.emplace();
-      status = compiler::Execute(*program->graph, parameters, results, *env);
-    } catch (const std::bad_alloc&) {
-      status = ResourceExhausted("out of host memory while running ", program->name);
-    } catch (const std::exception& error) {
-      status = Internal("running ", program->name, " failed: ", error.what());
-    }
-    if (!status.ok() && launch) launch->Abort(status);
-    env->host = nullptr;
-    env->feeds = nullptr;
-    env->collectives = nullptr;
-    std::lock_guard lock(envs->mutex);
-    envs->idle.push_back(std::move(env));
-    return status;
-  };
+  return
+      [program = program_, envs = envs_, inputs = std::move(prepared.inputs),
+       input_in_output = std::move(prepared.input_in_output),
+       holds = std::make_shared<OutputHolds>(std::move(prepared.outputs)),
+       host = std::move(prepared.host), feeds, launch = std::move(launch),
+       process = prepared.process, replicas = num_replicas(), partitions, done = prepared.run.done,
+       context = std::move(prepared.context), device_ordinal = prepared.device->local_hardware_id(),
+       run_id = prepared.run_id]() -> Status {
+        // Poisoned before it started (PJRT_Device_PoisonExecution): the run's
+        // event carries the error already; the launch's peers are released.
+        if (std::optional<Status> poisoned = done->TryGetStatus()) {
+          if (launch) launch->Abort(*poisoned);
+          return *poisoned;
+        }
+        std::unique_ptr<compiler::ExecutionEnv> env;
+        {
+          std::lock_guard lock(envs->mutex);
+          if (!envs->idle.empty()) {
+            env = std::move(envs->idle.back());
+            envs->idle.pop_back();
+          }
+        }
+        if (!env) env = std::make_unique<compiler::ExecutionEnv>();
+        const std::vector<std::shared_ptr<DeviceMemory>>& outputs = holds->memory;
+        std::vector<const void*> parameters;
+        for (size_t i = 0; i < inputs.size(); ++i) {
+          const int in_output = i < input_in_output.size() ? input_in_output[i] : -1;
+          parameters.push_back(in_output >= 0 ? outputs[static_cast<size_t>(in_output)]->data()
+                                              : inputs[i]->data());
+        }
+        std::vector<void*> results;
+        for (const auto& memory : outputs) results.push_back(memory->data());
+        // Kernels allocate little, but an allocation failure must reach the
+        // framework through the run's event rather than end the process.
+        Status status;
+        env->host = host.get();
+        env->feeds = feeds;
+        env->collectives = launch ? launch->Member(process) : nullptr;
+        env->replica_id = process / partitions;
+        env->partition_id = process % partitions;
+        env->num_replicas = std::max(1, replicas);
+        env->num_partitions = partitions;
+        env->device_ordinal = std::max(0, device_ordinal);
+        env->run_id = run_id;
+        env->ffi_user_data = context.get();
+        try {
+          std::optional<kernels::KeepWorkersWarm> warm;
+          if (program->keep_workers_warm) warm.emplace();
+          status = compiler::Execute(*program->graph, parameters, results, *env);
+        } catch (const std::bad_alloc&) {
+          status = ResourceExhausted("out of host memory while running ", program->name);
+        } catch (const std::exception& error) {
+          status = Internal("running ", program->name, " failed: ", error.what());
+        }
+        if (!status.ok() && launch) launch->Abort(status);
+        env->host = nullptr;
+        env->feeds = nullptr;
+        env->collectives = nullptr;
+        env->ffi_user_data = nullptr;
+        std::lock_guard lock(envs->mutex);
+        envs->idle.push_back(std::move(env));
+        return status;
+      };
 }
 
 StatusOr<LoadedExecutable::Run> LoadedExecutable::Execute(
@@ -455,6 +470,8 @@ StatusOr<std::vector<LoadedExecutable::Run>> LoadedExecutable::ExecuteLaunch(
     KILN_ASSIGN_OR_RETURN(Prepared one, Prepare(arguments[d], devices[d], std::move(donated[d]),
                                                 options.host ? options.host(d) : nullptr));
     one.context = options.context;
+    if (options.launch_id != 0) one.run_id = options.launch_id;
+    if (!prepared.empty()) one.run_id = prepared.front().run_id;
     prepared.push_back(std::move(one));
   }
   // Only runs that will start are tracked (a failed Prepare drops the others).

@@ -107,6 +107,8 @@ class LoadedExecutable {
     std::vector<int> input_in_output;
     std::shared_ptr<compiler::HostTransfer> host;
     std::shared_ptr<const ExecuteContext> context;
+    // What FFI handlers see as the run id: one per launch.
+    int64_t run_id = 0;
     Run run;
   };
   Status CheckArguments(std::span<Buffer* const> arguments, Device* device) const;

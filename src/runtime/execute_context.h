@@ -8,12 +8,13 @@
 #include <mutex>
 
 #include "base/status.h"
+#include "ffi/call.h"
 
 namespace kiln::runtime {
 
 // Owned by its PJRT_ExecuteContext handle and shared with the runs it was
 // passed to. Thread-safe.
-class ExecuteContext {
+class ExecuteContext final : public ffi::UserData {
  public:
   // Frees a user datum when the context goes away.
   using Deleter = void (*)(void* data);
@@ -22,13 +23,13 @@ class ExecuteContext {
   ExecuteContext(const ExecuteContext&) = delete;
   ExecuteContext& operator=(const ExecuteContext&) = delete;
   // Runs the deleter of every datum still attached.
-  ~ExecuteContext();
+  ~ExecuteContext() override;
 
   // Attaches `data` under `type_id` (FFI's TypeId); the context owns it from
   // now on when `deleter` is set. ALREADY_EXISTS if the id has data already.
   Status InsertUserData(int64_t type_id, void* data, Deleter deleter);
   // The datum under `type_id`, or null.
-  void* LookupUserData(int64_t type_id) const;
+  void* LookupUserData(int64_t type_id) const override;
   size_t user_data_count() const;
 
  private:
