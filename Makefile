@@ -71,7 +71,7 @@ KILN_SOURCES := $(shell find src python cmake -type f ! -path '*/__pycache__/*' 
 
 .PHONY: all setup install demo build test test-cpp test-asan test-fuzz test-python test-torch \
         test-jax-suite test-torch-suite test-compat test-stablehlo-interpret fuzz bench bench-read clean distclean \
-        test-multiprocess test-multiprocess-suite bench-multiprocess bench-sharded bench-collectives \
+        test-multiprocess test-multiprocess-suite bench-multiprocess bench-sharded bench-collectives bench-ffi \
         test-format format
 all: build
 
@@ -179,6 +179,12 @@ test-torch-suite: $(TORCH_VENV)/.kiln-installed
 # (a comma list works). docs/performance.md records the figures.
 bench: install
 	JAX_PLATFORMS=kiln,cpu $(PY) bench/run.py $(if $(ONLY),--only $(ONLY)) $(if $(THREADS),--threads "$(THREADS)")
+
+# The cost of calling a user's FFI handler through jax.jit (a no-op, a no-op
+# in a loop, an RMS norm), Kiln beside XLA's CPU backend (bench/ffi.py).
+bench-ffi: install
+	$(CMAKE) --build $(CPP_BUILD) -j$(JOBS) --target kiln_ffi_test_handlers
+	JAX_PLATFORMS=kiln,cpu $(PY) bench/ffi.py --library $(FFI_HANDLERS)
 
 # All-reduce, all-gather and reduce-scatter of 1 KiB to 64 MiB between 2, 4
 # and 8 devices of one process, Kiln beside XLA's CPU backend

@@ -74,8 +74,8 @@ __attribute__((visibility("default"))) const XLA_FFI_Api* KilnXlaFfiApi() {
 // (custom_call api_version 1-3; jax.ffi.register_ffi_target(...,
 // api_version=0)) for `platform`, which must name Kiln.
 __attribute__((visibility("default"))) int KilnRegisterCustomCallTarget(
-    const char* name, size_t name_size, void* function, const char* platform,
-    size_t platform_size, char* error, size_t error_size) {
+    const char* name, size_t name_size, void* function, const char* platform, size_t platform_size,
+    char* error, size_t error_size) {
   kiln::Status status;
   try {
     status = kiln::ffi::Registry::Global().RegisterLegacy(

@@ -168,11 +168,11 @@ bool CanWriteInPlace(const Graph& graph, size_t parameter, size_t result) {
 // the next step meanwhile) is not held up by them.
 constexpr double kInlineCost = 8 * 1024 * 1024;
 
-// Whether `graph` or a region in it has a node with side effects (feeds,
-// send/recv, host callbacks, custom calls that must run).
+// Whether `graph` or a region in it has a node whose side effects keep the
+// program off the caller's thread (feeds, send/recv, host callbacks).
 bool HasSideEffects(const Graph& graph) {
   for (const Node& node : graph.nodes) {
-    if (node.has_side_effects) return true;
+    if (node.has_side_effects && !node.side_effects_run_inline) return true;
     for (const auto& region : node.regions) {
       if (HasSideEffects(*region)) return true;
     }

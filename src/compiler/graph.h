@@ -98,6 +98,10 @@ struct Node {
   // Not removable even when its outputs are unused, and never folded
   // (collectives, custom calls with side effects, outfeed).
   bool has_side_effects = false;
+  // Its side effects do not keep a small program off the caller's thread
+  // (Program::run_inline): a user's FFI handler, which XLA's CPU client runs
+  // inline too. Host transfers and feeds, which wait on other threads, do.
+  bool side_effects_run_inline = false;
   // The node's outputs may share memory with its inputs: it is a no-op view
   // (reshape, bitcast of the same size) and `run` copies nothing.
   bool output_aliases_input = false;

@@ -238,6 +238,9 @@ StatusOr<bool> LowerRegisteredCustomCall(Lowering& lowering, const ir::Operation
   // An aliased result may take over its operand's memory where the operand
   // dies here (PlanBuffers decides); else the node copies it.
   std::vector<Node>& nodes = lowering.graph().nodes;
+  if (nodes.size() > before && nodes.back().outputs == outputs) {
+    nodes.back().side_effects_run_inline = true;
+  }
   if (!aliases.empty() && nodes.size() > before && nodes.back().outputs == outputs) {
     nodes.back().output_over_input.assign(outputs.size(), -1);
     for (const auto& [result, operand] : aliases) {
@@ -247,8 +250,8 @@ StatusOr<bool> LowerRegisteredCustomCall(Lowering& lowering, const ir::Operation
   for (size_t r = 0; r < outputs.size(); ++r) {
     ValueId result = outputs[r];
     if (!ret_orders[r].empty()) {
-      KILN_ASSIGN_OR_RETURN(
-          result, EmitPermute(lowering, op, result, logical_rets[r], ret_orders[r], true));
+      KILN_ASSIGN_OR_RETURN(result, EmitPermute(lowering, op, result, logical_rets[r],
+                                                ret_orders[r], true));
     }
     lowering.Bind(op.result(r), result);
   }

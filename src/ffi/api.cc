@@ -3,6 +3,8 @@
 // error naming the function. No function throws or aborts: bad arguments
 // are errors, and a null args pointer is the one thing that cannot be
 // reported (the functions returning void then do nothing).
+#include "ffi/api.h"
+
 #include <algorithm>
 #include <condition_variable>
 #include <cstddef>
@@ -11,7 +13,6 @@
 #include <functional>
 #include <thread>
 
-#include "ffi/api.h"
 #include "ffi/call.h"
 #include "ffi/execution_state.h"
 #include "ffi/internal.h"
@@ -100,18 +101,18 @@ class TaskPool {
 };
 
 // The size a caller's args struct must have at least: up to `field`.
-#define KILN_FFI_CHECK_ARGS(Type, field)                                                        \
-  do {                                                                                         \
-    if (args == nullptr) return ToError(InvalidArgument(#Type ": null arguments"));            \
-    constexpr size_t kNeeded = offsetof(Type, field) + sizeof(args->field);                    \
-    if (args->struct_size < kNeeded) {                                                         \
-      return ToError(InvalidArgument(#Type ": struct_size ", args->struct_size,                \
+#define KILN_FFI_CHECK_ARGS(Type, field)                                                      \
+  do {                                                                                        \
+    if (args == nullptr) return ToError(InvalidArgument(#Type ": null arguments"));           \
+    constexpr size_t kNeeded = offsetof(Type, field) + sizeof(args->field);                   \
+    if (args->struct_size < kNeeded) {                                                        \
+      return ToError(InvalidArgument(#Type ": struct_size ", args->struct_size,               \
                                      " is smaller than the ", kNeeded, " bytes Kiln reads")); \
-    }                                                                                          \
+    }                                                                                         \
   } while (false)
 
-#define KILN_FFI_CHECK_CONTEXT(Type)                                                         \
-  do {                                                                                      \
+#define KILN_FFI_CHECK_CONTEXT(Type)                                                             \
+  do {                                                                                           \
     if (args->ctx == nullptr) return ToError(InvalidArgument(#Type ": null execution context")); \
   } while (false)
 
@@ -155,7 +156,8 @@ XLA_FFI_Error* HandlerRegister(XLA_FFI_Handler_Register_Args* args) {
   KILN_FFI_CHECK_ARGS(XLA_FFI_Handler_Register_Args, traits);
   return Guard("XLA_FFI_Handler_Register", [&]() -> XLA_FFI_Error* {
     const std::string_view name(args->name.ptr, args->name.ptr ? args->name.len : 0);
-    const std::string_view platform(args->platform.ptr, args->platform.ptr ? args->platform.len : 0);
+    const std::string_view platform(args->platform.ptr,
+                                    args->platform.ptr ? args->platform.len : 0);
     Status status = Registry::Global().RegisterTyped(name, platform, args->bundle, args->traits);
     return status.ok() ? nullptr : ToError(status);
   });
@@ -259,7 +261,8 @@ XLA_FFI_Error* DeviceMemoryAllocate(XLA_FFI_DeviceMemory_Allocate_Args* args) {
                                    " is not a power of two"));
   }
   alignment = std::max(alignment, sizeof(void*));
-  const size_t size = args->size == 0 ? alignment : (args->size + alignment - 1) / alignment * alignment;
+  const size_t size = args->size == 0 ? alignment
+                                      : (args->size + alignment - 1) / alignment * alignment;
   if (size < args->size) {
     return ToError(ResourceExhausted("XLA_FFI_DeviceMemory_Allocate: ", args->size, " bytes"));
   }
@@ -332,7 +335,8 @@ XLA_FFI_Error* FutureSetAvailable(XLA_FFI_Future_SetAvailable_Args* args) {
 XLA_FFI_Error* FutureSetError(XLA_FFI_Future_SetError_Args* args) {
   KILN_FFI_CHECK_ARGS(XLA_FFI_Future_SetError_Args, error);
   Status status = TakeError(args->error);
-  if (status.ok()) status = Status(StatusCode::kUnknown, "an FFI future completed with a null error");
+  if (status.ok())
+    status = Status(StatusCode::kUnknown, "an FFI future completed with a null error");
   return Complete(args->future, std::move(status), "XLA_FFI_Future_SetError");
 }
 
@@ -364,8 +368,8 @@ XLA_FFI_Error* InvokeContextFindExtension(XLA_FFI_InvokeContext_FindExtension_Ar
 XLA_FFI_Error* CustomOptionsGet(XLA_FFI_CustomOptions_Get_Args* args) {
   KILN_FFI_CHECK_ARGS(XLA_FFI_CustomOptions_Get_Args, attrs);
   KILN_FFI_CHECK_CONTEXT(XLA_FFI_CustomOptions_Get);
-  static const XLA_FFI_Attrs kEmpty{XLA_FFI_Attrs_STRUCT_SIZE, nullptr, 0, nullptr, nullptr,
-                                    nullptr};
+  static const XLA_FFI_Attrs kEmpty{
+      XLA_FFI_Attrs_STRUCT_SIZE, nullptr, 0, nullptr, nullptr, nullptr};
   args->attrs = &kEmpty;
   return nullptr;
 }

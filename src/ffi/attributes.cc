@@ -104,8 +104,8 @@ StatusOr<XLA_FFI_Attrs*> EncodedAttributes::AddDictionary(
             [](const auto* a, const auto* b) { return a->name < b->name; });
   for (size_t i = 1; i < sorted.size(); ++i) {
     if (sorted[i]->name == sorted[i - 1]->name) {
-      return InvalidArgument("FFI attributes: `", path.empty() ? "" : path + ".",
-                             sorted[i]->name, "` appears twice");
+      return InvalidArgument("FFI attributes: `", path.empty() ? "" : path + ".", sorted[i]->name,
+                             "` appears twice");
     }
   }
   XLA_FFI_Attrs& attrs = dictionaries_.emplace_back();
@@ -127,8 +127,8 @@ StatusOr<XLA_FFI_Attrs*> EncodedAttributes::AddDictionary(
   return &attrs;
 }
 
-Status EncodedAttributes::AddValue(const ir::Attribute& value, const std::string& path,
-                                   int depth, XLA_FFI_AttrType& type, void*& encoded) {
+Status EncodedAttributes::AddValue(const ir::Attribute& value, const std::string& path, int depth,
+                                   XLA_FFI_AttrType& type, void*& encoded) {
   if (!value) return InvalidArgument("FFI attribute `", path, "` has no value");
   auto scalar = [&](XLA_FFI_DataType dtype, int64_t integer, double real) {
     std::vector<uint64_t>& payload = payloads_.emplace_back(1, 0);
@@ -191,7 +191,8 @@ Status EncodedAttributes::AddValue(const ir::Attribute& value, const std::string
     case ir::AttrKind::kDenseElements: {
       const ir::Type& tensor = value->type;
       if (!tensor.Is(ir::TypeKind::kTensor) || !tensor.HasStaticShape()) {
-        return InvalidArgument("FFI attribute `", path, "`: a dense attribute needs a static shape");
+        return InvalidArgument("FFI attribute `", path,
+                               "`: a dense attribute needs a static shape");
       }
       KILN_ASSIGN_OR_RETURN(XLA_FFI_DataType dtype,
                             AttributeDataType(tensor.element().element_type(), path));
@@ -233,18 +234,20 @@ Status EncodedAttributes::Validate(const XLA_FFI_Attrs& root) {
       return Internal("XLA_FFI_Attrs of ", attrs->struct_size, " bytes");
     }
     if (attrs->size < 0) return Internal("FFI attributes of size ", attrs->size);
-    if (attrs->size > 0 && (attrs->types == nullptr || attrs->names == nullptr ||
-                            attrs->attrs == nullptr)) {
+    if (attrs->size > 0 &&
+        (attrs->types == nullptr || attrs->names == nullptr || attrs->attrs == nullptr)) {
       return Internal("FFI attributes with null lists");
     }
     for (int64_t i = 0; i < attrs->size; ++i) {
       const XLA_FFI_ByteSpan* name = attrs->names[i];
-      if (name == nullptr || (name->len > 0 && name->ptr == nullptr) || attrs->attrs[i] == nullptr) {
+      if (name == nullptr || (name->len > 0 && name->ptr == nullptr) ||
+          attrs->attrs[i] == nullptr) {
         return Internal("FFI attribute ", i, " has a null name or value");
       }
       if (i > 0) {
         const XLA_FFI_ByteSpan* previous = attrs->names[i - 1];
-        if (std::string_view(previous->ptr, previous->len) >= std::string_view(name->ptr, name->len)) {
+        if (std::string_view(previous->ptr, previous->len) >=
+            std::string_view(name->ptr, name->len)) {
           return Internal("FFI attribute names are not strictly sorted at ", i);
         }
       }

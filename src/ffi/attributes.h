@@ -41,8 +41,8 @@ class EncodedAttributes {
   EncodedAttributes() = default;
   // Appends the dictionary `fields` (already sorted) at `depth`; returns
   // its XLA_FFI_Attrs, whose address is stable.
-  StatusOr<XLA_FFI_Attrs*> AddDictionary(const std::vector<ir::NamedAttribute>& fields,
-                                         int depth, const std::string& path);
+  StatusOr<XLA_FFI_Attrs*> AddDictionary(const std::vector<ir::NamedAttribute>& fields, int depth,
+                                         const std::string& path);
   Status AddValue(const ir::Attribute& value, const std::string& path, int depth,
                   XLA_FFI_AttrType& type, void*& encoded);
 

@@ -1,5 +1,7 @@
 #include "ffi/call.h"
 
+#include <array>
+#include <atomic>
 #include <mutex>
 #include <optional>
 
@@ -54,8 +56,8 @@ StatusOr<XLA_FFI_DataType> DataType(ElementType type) {
 Status FromHandler(std::string_view target, const char* stage, XLA_FFI_Error* error) {
   Status status = TakeError(error);
   if (status.ok()) return status;
-  return Status(status.code(), StrCat("FFI handler \"", target, "\" (", stage,
-                                      ") failed: ", status.message()));
+  return Status(status.code(),
+                StrCat("FFI handler \"", target, "\" (", stage, ") failed: ", status.message()));
 }
 
 // A typed handler's call: the call frame's template (types, dimensions,
@@ -64,6 +66,11 @@ Status FromHandler(std::string_view target, const char* stage, XLA_FFI_Error* er
 class TypedCall final : public Call {
  public:
   TypedCall(const TypedTarget& target, CallSpec spec) : target_(target), spec_(std::move(spec)) {}
+  ~TypedCall() override {
+    for (std::atomic<Frame*>& slot : idle_) delete slot.load();
+  }
+  TypedCall(const TypedCall&) = delete;
+  TypedCall& operator=(const TypedCall&) = delete;
 
   Status Build() {
     KILN_ASSIGN_OR_RETURN(attributes_, EncodedAttributes::Encode(spec_.attributes));
@@ -166,21 +173,25 @@ class TypedCall final : public Call {
     return frame;
   }
 
+  // A frame from the idle slots, or a new one when every slot is empty (a
+  // first call, or more calls at once than there are slots).
   std::unique_ptr<Frame> TakeFrame() const {
-    {
-      std::lock_guard lock(mutex_);
-      if (!idle_.empty()) {
-        std::unique_ptr<Frame> frame = std::move(idle_.back());
-        idle_.pop_back();
-        return frame;
+    for (std::atomic<Frame*>& slot : idle_) {
+      if (Frame* frame = slot.exchange(nullptr, std::memory_order_acquire)) {
+        return std::unique_ptr<Frame>(frame);
       }
     }
     return NewFrame(/*with_buffers=*/true);
   }
 
   void GiveBack(std::unique_ptr<Frame> frame) const {
-    std::lock_guard lock(mutex_);
-    idle_.push_back(std::move(frame));
+    for (std::atomic<Frame*>& slot : idle_) {
+      Frame* empty = nullptr;
+      if (slot.compare_exchange_strong(empty, frame.get(), std::memory_order_release)) {
+        frame.release();
+        return;
+      }
+    }
   }
 
   // Calls `handler` at `context.stage`, then waits for the future it
@@ -212,8 +223,9 @@ class TypedCall final : public Call {
   std::unique_ptr<EncodedAttributes> attributes_;
   std::vector<XLA_FFI_DataType> arg_types_, ret_types_;
   mutable ExecutionState state_;
-  mutable std::mutex mutex_;
-  mutable std::vector<std::unique_ptr<Frame>> idle_;
+  // Frames of finished calls, kept so that a steady run allocates none; as
+  // many as calls that may run at once (a run per device) without a lock.
+  mutable std::array<std::atomic<Frame*>, 8> idle_{};
 };
 
 // A function of the custom-call API before FFI. Its pointer arrays are
@@ -253,14 +265,13 @@ class LegacyCall final : public Call {
             result, in, &status);
         break;
       default:
-        reinterpret_cast<void (*)(void*, const void**, const char*, size_t,
-                                  XlaCustomCallStatus*)>(target_.function)(
-            result, in, spec_.opaque.data(), spec_.opaque.size(), &status);
+        reinterpret_cast<void (*)(void*, const void**, const char*, size_t, XlaCustomCallStatus*)>(
+            target_.function)(result, in, spec_.opaque.data(), spec_.opaque.size(), &status);
         break;
     }
     if (status.message) {
-      return Status(StatusCode::kInternal, StrCat("custom call \"", spec_.target,
-                                                   "\" failed: ", *status.message));
+      return Status(StatusCode::kInternal,
+                    StrCat("custom call \"", spec_.target, "\" failed: ", *status.message));
     }
     return Status::Ok();
   }
@@ -314,6 +325,8 @@ StatusOr<std::shared_ptr<const Call>> Call::Create(CallSpec spec) {
 ExecutionState::~ExecutionState() { Clear(); }
 
 void ExecutionState::Clear() {
+  // Most handlers keep no state: a call then clears nothing and locks nothing.
+  if (!used_.exchange(false, std::memory_order_acq_rel)) return;
   std::lock_guard lock(mutex_);
   for (Slot& slot : slots_) {
     if (slot.set && slot.state != nullptr) {
@@ -333,6 +346,7 @@ Status ExecutionState::Set(XLA_FFI_ExecutionStage stage, int64_t type_id, void* 
                               Registry::Global().TypeName(slot.type_id), "\")");
   }
   slot = Slot{type_id, state, true};
+  used_.store(true, std::memory_order_release);
   return Status::Ok();
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <mutex>
 
@@ -35,6 +36,7 @@ class ExecutionState {
   };
   mutable std::mutex mutex_;
   std::array<Slot, 5> slots_{};
+  std::atomic<bool> used_{false};  // a state was set since the last Clear
 };
 
 }  // namespace kiln::ffi

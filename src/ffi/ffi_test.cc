@@ -2,6 +2,8 @@
 // calls of handlers written with XLA's own binding (xla/ffi/api/ffi.h):
 // errors, state, stages, futures, the invoke context, and the custom-call
 // API before FFI.
+#include "xla/ffi/api/ffi.h"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -14,7 +16,6 @@
 #include "ffi/legacy_status.h"
 #include "ffi/registry.h"
 #include "frontend/text/parser.h"
-#include "xla/ffi/api/ffi.h"
 
 namespace kiln::ffi {
 namespace {
@@ -203,6 +204,18 @@ XLA_FFI_DEFINE_HANDLER(kAddLater, AddLater,
                            .Arg<xffi::Buffer<xffi::F32>>()
                            .Ret<xffi::Buffer<xffi::F32>>());
 
+xffi::Error PassToken(xffi::Token, xffi::Buffer<xffi::S32> x, xffi::Result<xffi::Token>,
+                      xffi::ResultBuffer<xffi::S32> y) {
+  y->typed_data()[0] = x.typed_data()[0] + 1;
+  return xffi::Error::Success();
+}
+XLA_FFI_DEFINE_HANDLER(kPassToken, PassToken,
+                       xffi::Ffi::Bind()
+                           .Arg<xffi::Token>()
+                           .Arg<xffi::Buffer<xffi::S32>>()
+                           .Ret<xffi::Token>()
+                           .Ret<xffi::Buffer<xffi::S32>>());
+
 struct Scale {
   static xffi::TypeId id;
   float value;
@@ -245,9 +258,9 @@ void RegisterOnce() {
     counter.prepare = kPrepare;
     counter.execute = kCount;
     EXPECT_TRUE(registry.RegisterTyped("ffi_test_count", "kiln", counter, 0).ok());
-    for (auto [name, handler] : {std::pair{"ffi_test_fail", kFail},
-                                 std::pair{"ffi_test_add_later", kAddLater},
-                                 std::pair{"ffi_test_scale", kScaleBy}}) {
+    for (auto [name, handler] :
+         {std::pair{"ffi_test_fail", kFail}, std::pair{"ffi_test_add_later", kAddLater},
+          std::pair{"ffi_test_scale", kScaleBy}, std::pair{"ffi_test_token", kPassToken}}) {
       XLA_FFI_Handler_Bundle bundle{};
       bundle.execute = handler;
       EXPECT_TRUE(registry.RegisterTyped(name, "kiln", bundle, 0).ok());
@@ -338,6 +351,20 @@ TEST(FfiCallTest, UserDataComesFromTheRun) {
   Status none = (*call)->Execute(args, rets, InvokeInfo{});
   EXPECT_FALSE(none.ok());
   EXPECT_NE(none.message().find("ffi_test.Scale"), std::string::npos) << none.ToString();
+}
+
+TEST(FfiCallTest, TokensPassAsTokenBuffers) {
+  RegisterOnce();
+  const Shape token{ElementType::kToken, {}};
+  auto call = Call::Create(Spec("ffi_test_token", "", {token, Shape{ElementType::kS32, {}}},
+                                {token, Shape{ElementType::kS32, {}}}));
+  ASSERT_TRUE(call.ok());
+  int32_t x = 41, y = 0;
+  void* args[] = {nullptr, &x};
+  void* rets[] = {nullptr, &y};
+  Status status = (*call)->Execute(args, rets, InvokeInfo{});
+  ASSERT_TRUE(status.ok()) << status.ToString();
+  EXPECT_EQ(y, 42);
 }
 
 TEST(FfiCallTest, UnregisteredTargetsAndBadSpecs) {

@@ -32,8 +32,8 @@ Status CheckPlatform(std::string_view name, std::string_view platform) {
 }
 
 bool SameBundle(const XLA_FFI_Handler_Bundle& a, const XLA_FFI_Handler_Bundle& b) {
-  return a.instantiate == b.instantiate && a.prepare == b.prepare &&
-         a.initialize == b.initialize && a.execute == b.execute;
+  return a.instantiate == b.instantiate && a.prepare == b.prepare && a.initialize == b.initialize &&
+         a.execute == b.execute;
 }
 
 }  // namespace
@@ -62,8 +62,7 @@ Status Registry::RegisterTyped(std::string_view name, std::string_view platform,
   return Status::Ok();
 }
 
-Status Registry::RegisterLegacy(std::string_view name, std::string_view platform,
-                                void* function) {
+Status Registry::RegisterLegacy(std::string_view name, std::string_view platform, void* function) {
   KILN_RETURN_IF_ERROR(CheckPlatform(name, platform));
   if (name.empty()) return InvalidArgument("a custom call target needs a name, found an empty one");
   if (function == nullptr) {
@@ -74,9 +73,8 @@ Status Registry::RegisterLegacy(std::string_view name, std::string_view platform
   if (found != legacy_.end()) {
     if (found->second->function == function) return Status::Ok();
     return Status(StatusCode::kAlreadyExists,
-                  StrCat("custom call target \"", name,
-                         "\" is already registered for platform \"", kPlatform,
-                         "\" with another function"));
+                  StrCat("custom call target \"", name, "\" is already registered for platform \"",
+                         kPlatform, "\" with another function"));
   }
   auto target = std::make_unique<LegacyTarget>();
   target->name = std::string(name);
@@ -111,8 +109,8 @@ StatusOr<int64_t> Registry::RegisterType(std::string_view name, int64_t requeste
       return found->second;
     }
     return Status(StatusCode::kAlreadyExists,
-                  StrCat("FFI type \"", name, "\" is registered with id ", found->second,
-                         ", not ", requested));
+                  StrCat("FFI type \"", name, "\" is registered with id ", found->second, ", not ",
+                         requested));
   }
   int64_t id = requested;
   if (id == 0) {

@@ -502,3 +502,24 @@ def test_registration_order(platform, order, run_python):
                                rtol=1e-5, atol=1e-6)
     assert result["counts"] == [6, 7]
     np.testing.assert_array_equal(np.array(result["scaled"], F32), 2 * x)
+
+
+# ---------------------------------------------------------------------------
+# Layouts: operands and results in another dimension order
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("input_layout, output_layout", [
+    ((1, 0), (0, 1)), ((0, 1), (1, 0)), ((0, 1), (0, 1)),
+    ((2, 0, 1), (1, 2, 0)),
+], ids=["out-transposed", "in-transposed", "both", "rank3"])
+def test_layouts(platform, input_layout, output_layout):
+    # kiln_test_noop copies its operand's bytes into its result: with other
+    # layouts the result's elements are a permutation of the operand's,
+    # which the CPU backend gives as the reference.
+    shape = (2, 3) if len(input_layout) == 2 else (2, 3, 4)
+    x = np.arange(np.prod(shape), dtype=F32).reshape(shape)
+    fn = lambda x: jax.ffi.ffi_call("kiln_test_noop", sds(x.shape), input_layouts=[input_layout],
+                                    output_layouts=output_layout)(x)
+    expected = run("cpu", fn, x)
+    assert not np.array_equal(expected, x) or input_layout == output_layout
+    check(platform, fn, [x], expected, rtol=0, atol=0)
