@@ -18,16 +18,10 @@ import sys
 import tempfile
 import zipfile
 
+from fetch_pjrt_header import default_cache_dir  # the same cache (this folder is on sys.path)
+
 MEMBER_PREFIX = "jaxlib/include/xla/ffi/api/"
 REQUIRED = ("c_api.h", "api.h", "ffi.h")
-
-
-def default_cache_dir():
-    base = os.environ.get("KILN_CACHE_DIR")
-    if base:
-        return base
-    xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(xdg, "kiln")
 
 
 def pythons():
