@@ -1,22 +1,7 @@
 # Provides the imported target kiln::pjrt_header: the PJRT C API headers from a
 # published TensorFlow wheel, cached outside the tree (never committed).
-if(NOT KILN_PJRT_INCLUDE_DIR)
-  find_package(Python3 COMPONENTS Interpreter REQUIRED)
-  execute_process(
-    COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/fetch_pjrt_header.py
-    OUTPUT_VARIABLE kiln_fetched_include
-    ERROR_VARIABLE kiln_fetch_error
-    RESULT_VARIABLE kiln_fetch_result
-    OUTPUT_STRIP_TRAILING_WHITESPACE)
-  if(NOT kiln_fetch_result EQUAL 0)
-    message(FATAL_ERROR "Could not fetch pjrt_c_api.h: ${kiln_fetch_error}\n"
-            "Set -DKILN_PJRT_INCLUDE_DIR=<dir containing xla/pjrt/c/pjrt_c_api.h>.")
-  endif()
-  set(KILN_PJRT_INCLUDE_DIR "${kiln_fetched_include}" CACHE PATH "" FORCE)
-endif()
-if(NOT EXISTS "${KILN_PJRT_INCLUDE_DIR}/xla/pjrt/c/pjrt_c_api.h")
-  message(FATAL_ERROR "${KILN_PJRT_INCLUDE_DIR}/xla/pjrt/c/pjrt_c_api.h does not exist")
-endif()
+include(${CMAKE_CURRENT_LIST_DIR}/FetchedHeaders.cmake)
+kiln_fetched_include_dir(KILN_PJRT_INCLUDE_DIR fetch_pjrt_header.py xla/pjrt/c/pjrt_c_api.h)
 file(STRINGS "${KILN_PJRT_INCLUDE_DIR}/xla/pjrt/c/pjrt_c_api.h" kiln_minor_line
      REGEX "^#define PJRT_API_MINOR [0-9]+")
 message(STATUS "PJRT C API header: ${KILN_PJRT_INCLUDE_DIR} (${kiln_minor_line})")

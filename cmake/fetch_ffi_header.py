@@ -18,7 +18,7 @@ import sys
 import tempfile
 import zipfile
 
-from fetch_pjrt_header import default_cache_dir  # the same cache (this folder is on sys.path)
+from fetch_pjrt_header import default_cache_dir, move_into_place  # this folder is on sys.path
 
 MEMBER_PREFIX = "jaxlib/include/xla/ffi/api/"
 REQUIRED = ("c_api.h", "api.h", "ffi.h")
@@ -101,11 +101,7 @@ def main():
         sys.exit(f"fetch_ffi_header: jaxlib=={args.jaxlib_version} has no "
                  f"{', '.join(MEMBER_PREFIX + n for n in missing)}")
     shutil.rmtree(include_dir, ignore_errors=True)
-    # Moved into place whole, so a concurrent build never sees half a cache.
-    try:
-        os.rename(staging, include_dir)
-    except OSError:
-        shutil.rmtree(staging, ignore_errors=True)
+    move_into_place(staging, include_dir)
     print(include_dir)
 
 

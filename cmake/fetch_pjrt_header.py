@@ -44,6 +44,18 @@ def default_cache_dir():
     return os.path.join(xdg, "kiln")
 
 
+def move_into_place(staging, include_dir):
+    """Moves the folder `staging` to `include_dir` in one rename, so that a
+    concurrent build never sees half a cache; a build that renamed first wins."""
+    final_tmp = include_dir + f".tmp{os.getpid()}"
+    if os.path.abspath(staging) != os.path.abspath(final_tmp):
+        shutil.move(staging, final_tmp)
+    try:
+        os.rename(final_tmp, include_dir)
+    except OSError:
+        shutil.rmtree(final_tmp, ignore_errors=True)
+
+
 def pip_commands():
     yield [sys.executable, "-m", "pip"]
     for name in ("python3", "python3.12", "python3.13", "python3.11"):
@@ -160,13 +172,7 @@ def main():
         # A cache from before the option table: replaced whole.
         if os.path.isdir(include_dir) and not os.path.isfile(table):
             shutil.rmtree(include_dir, ignore_errors=True)
-        # Move into place atomically so a concurrent build never sees half a cache.
-        final_tmp = include_dir + f".tmp{os.getpid()}"
-        shutil.move(staging, final_tmp)
-        try:
-            os.rename(final_tmp, include_dir)
-        except OSError:
-            shutil.rmtree(final_tmp, ignore_errors=True)
+        move_into_place(staging, include_dir)
     print(include_dir)
 
 

@@ -235,16 +235,17 @@ StatusOr<bool> LowerRegisteredCustomCall(Lowering& lowering, const ir::Operation
                                  std::span<void* const>(rets.data(), rets.size()), info);
           },
           {}, {}, /*foldable=*/false));
-  // An aliased result may take over its operand's memory where the operand
-  // dies here (PlanBuffers decides); else the node copies it.
   std::vector<Node>& nodes = lowering.graph().nodes;
   if (nodes.size() > before && nodes.back().outputs == outputs) {
-    nodes.back().side_effects_run_inline = true;
-  }
-  if (!aliases.empty() && nodes.size() > before && nodes.back().outputs == outputs) {
-    nodes.back().output_over_input.assign(outputs.size(), -1);
-    for (const auto& [result, operand] : aliases) {
-      nodes.back().output_over_input[result] = static_cast<int32_t>(operand);
+    Node& node = nodes.back();
+    node.side_effects_run_inline = true;
+    // An aliased result may take over its operand's memory where the
+    // operand dies here (PlanBuffers decides); else the node copies it.
+    if (!aliases.empty()) {
+      node.output_over_input.assign(outputs.size(), -1);
+      for (const auto& [result, operand] : aliases) {
+        node.output_over_input[result] = static_cast<int32_t>(operand);
+      }
     }
   }
   for (size_t r = 0; r < outputs.size(); ++r) {

@@ -10,7 +10,6 @@
 #include <cstddef>
 #include <cstdlib>
 #include <deque>
-#include <functional>
 #include <thread>
 
 #include "ffi/call.h"
