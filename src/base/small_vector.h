@@ -31,6 +31,27 @@ class SmallVector {
     for (; first != last; ++first) push_back(*first);
   }
   SmallVector(const SmallVector& other) : SmallVector(std::span<const T>(other)) {}
+  // Moving takes the heap block when there is one, else copies the inline
+  // elements; noexcept, so that containers of structs holding one move them.
+  SmallVector(SmallVector&& other) noexcept { *this = std::move(other); }
+  SmallVector& operator=(SmallVector&& other) noexcept {
+    if (this == &other) return *this;
+    if (other.heap_ != nullptr) {
+      heap_ = std::move(other.heap_);
+      data_ = heap_.get();
+      capacity_ = other.capacity_;
+    } else {
+      heap_.reset();
+      data_ = inline_;
+      capacity_ = N;
+      if (other.size_ > 0) std::memcpy(inline_, other.inline_, other.size_ * sizeof(T));
+    }
+    size_ = other.size_;
+    other.data_ = other.inline_;
+    other.capacity_ = N;
+    other.size_ = 0;
+    return *this;
+  }
   SmallVector& operator=(const SmallVector& other) {
     if (this != &other) {
       size_ = 0;

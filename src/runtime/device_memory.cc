@@ -28,7 +28,7 @@ void MemoryCounters::ClearPeaks() {
 StatusOr<std::shared_ptr<DeviceMemory>> DeviceMemory::Allocate(
     std::shared_ptr<DeviceBackend> backend, std::shared_ptr<MemoryCounters> counters,
     MemoryKind kind, int ordinal, size_t bytes) {
-  std::shared_ptr<DeviceMemory> memory(new DeviceMemory());
+  auto memory = std::make_shared<DeviceMemory>(Key());
   memory->size_ = bytes;
   memory->kind_ = kind;
   memory->ordinal_ = ordinal;
@@ -45,7 +45,7 @@ StatusOr<std::shared_ptr<DeviceMemory>> DeviceMemory::Allocate(
 
 std::shared_ptr<DeviceMemory> DeviceMemory::Borrow(void* data, size_t bytes,
                                                    std::function<void()> on_release) {
-  std::shared_ptr<DeviceMemory> memory(new DeviceMemory());
+  auto memory = std::make_shared<DeviceMemory>(Key());
   memory->data_ = data != nullptr ? data : empty_region;
   memory->size_ = bytes;
   memory->on_release_ = std::move(on_release);
@@ -53,7 +53,7 @@ std::shared_ptr<DeviceMemory> DeviceMemory::Borrow(void* data, size_t bytes,
 }
 
 std::shared_ptr<DeviceMemory> DeviceMemory::Pending(size_t bytes) {
-  std::shared_ptr<DeviceMemory> memory(new DeviceMemory());
+  auto memory = std::make_shared<DeviceMemory>(Key());
   memory->size_ = bytes;
   memory->pending_ = true;
   return memory;

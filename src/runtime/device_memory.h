@@ -50,6 +50,13 @@ class DeviceMemory {
   // (directly or through other pending memory).
   bool Reaches(const DeviceMemory& other) const;
 
+  // Made only by the functions above (the key is theirs); public so that
+  // std::make_shared puts the memory's record and its count in one block.
+  class Key {
+    friend class DeviceMemory;
+    Key() = default;
+  };
+  explicit DeviceMemory(Key) {}
   ~DeviceMemory();
   DeviceMemory(const DeviceMemory&) = delete;
   DeviceMemory& operator=(const DeviceMemory&) = delete;
@@ -71,8 +78,6 @@ class DeviceMemory {
   void DropWriterHold() { writer_holds_.fetch_sub(1, std::memory_order_acq_rel); }
 
  private:
-  DeviceMemory() = default;
-
   void* data_ = nullptr;
   size_t size_ = 0;
   MemoryKind kind_ = MemoryKind::kDevice;

@@ -43,45 +43,48 @@ std::shared_ptr<Event> Event::AfterAll(std::span<const std::shared_ptr<Event>> e
 }
 
 bool Event::Set(Status status) {
+  if (ready_.load(std::memory_order_acquire)) return false;
   std::vector<Callback> callbacks;
+  bool wake = false;
   {
     std::lock_guard lock(mutex_);
-    if (ready_) return false;
-    ready_ = true;
+    if (ready_.load(std::memory_order_relaxed)) return false;
     status_ = std::move(status);
+    ready_.store(true, std::memory_order_release);
     callbacks.swap(callbacks_);
+    wake = waiters_ > 0;
   }
-  ready_cv_.notify_all();
+  if (wake) ready_cv_.notify_all();
   for (auto& callback : callbacks) callback(status_);
   return true;
 }
 
-bool Event::IsReady() const {
-  std::lock_guard lock(mutex_);
-  return ready_;
-}
+bool Event::IsReady() const { return ready_.load(std::memory_order_acquire); }
 
 std::optional<Status> Event::TryGetStatus() const {
-  std::lock_guard lock(mutex_);
-  if (!ready_) return std::nullopt;
+  // status_ never changes once ready_, so reading it unlocked is safe.
+  if (!ready_.load(std::memory_order_acquire)) return std::nullopt;
   return status_;
 }
 
 Status Event::Await() const {
-  std::unique_lock lock(mutex_);
-  ready_cv_.wait(lock, [this] { return ready_; });
+  if (!ready_.load(std::memory_order_acquire)) {
+    std::unique_lock lock(mutex_);
+    ++waiters_;
+    ready_cv_.wait(lock, [this] { return ready_.load(std::memory_order_relaxed); });
+    --waiters_;
+  }
   return status_;
 }
 
-void Event::OnReady(Callback callback) {
+void Event::Queue(Callback callback) {
   {
     std::lock_guard lock(mutex_);
-    if (!ready_) {
+    if (!ready_.load(std::memory_order_relaxed)) {
       callbacks_.push_back(std::move(callback));
       return;
     }
   }
-  // status_ never changes once ready_, so reading it unlocked is safe.
   callback(status_);
 }
 

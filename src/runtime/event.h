@@ -1,6 +1,7 @@
 // A one-shot completion signal carrying a status: the runtime form of PJRT_Event.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <functional>
 #include <memory>
@@ -34,13 +35,29 @@ class Event {
   std::optional<Status> TryGetStatus() const;
   // Blocks until ready and returns the status.
   Status Await() const;
-  // Runs `callback` once when ready: now, in this thread, if it already is.
-  void OnReady(Callback callback);
+  // Runs `callback` once when ready: now, in this thread, if it already is
+  // (then without wrapping it in a Callback, which may allocate).
+  template <typename F>
+  void OnReady(F&& callback) {
+    if (ready_.load(std::memory_order_acquire)) {
+      callback(status_);
+      return;
+    }
+    Queue(Callback(std::forward<F>(callback)));
+  }
 
  private:
+  // Adds `callback` to those Set runs, or runs it now if the event became
+  // ready meanwhile.
+  void Queue(Callback callback);
+
+  // Every execute checks and sets events, mostly ready ones: `ready_` is
+  // read without the lock (status_ never changes once it is set), and Set
+  // wakes the condition variable only when Await waits on it.
   mutable std::mutex mutex_;
   mutable std::condition_variable ready_cv_;
-  bool ready_ = false;
+  std::atomic<bool> ready_{false};
+  mutable int waiters_ = 0;  // guarded by mutex_
   Status status_;
   std::vector<Callback> callbacks_;
 };

@@ -167,12 +167,14 @@ namespace {
 
 // Which arguments this call donates: those the program may take, minus the
 // caller's exceptions. A donated buffer may not be passed twice.
-StatusOr<std::vector<bool>> DonatedArguments(const compiler::Program& program,
-                                             std::span<Buffer* const> arguments,
-                                             std::span<const int64_t> non_donatable) {
-  std::vector<bool> donated(arguments.size(), false);
+StatusOr<SmallVector<bool, 16>> DonatedArguments(const compiler::Program& program,
+                                                 std::span<Buffer* const> arguments,
+                                                 std::span<const int64_t> non_donatable) {
+  SmallVector<bool, 16> donated(arguments.size(), false);
+  bool any = false;
   for (size_t i = 0; i < arguments.size(); ++i) {
     donated[i] = i < program.parameter_donatable.size() && program.parameter_donatable[i];
+    any = any || donated[i];
   }
   for (int64_t index : non_donatable) {
     if (index < 0 || index >= static_cast<int64_t>(arguments.size())) {
@@ -182,7 +184,7 @@ StatusOr<std::vector<bool>> DonatedArguments(const compiler::Program& program,
     }
     donated[static_cast<size_t>(index)] = false;
   }
-  for (size_t i = 0; i < arguments.size(); ++i) {
+  for (size_t i = 0; any && i < arguments.size(); ++i) {
     if (!donated[i]) continue;
     for (size_t k = 0; k < arguments.size(); ++k) {
       if (k != i && arguments[k] == arguments[i]) {
@@ -244,14 +246,20 @@ int64_t LoadedExecutable::ProcessOf(const Device* device) const {
 }
 
 StatusOr<LoadedExecutable::Prepared> LoadedExecutable::Prepare(
-    std::span<Buffer* const> arguments, Device* device, std::vector<bool> donated,
+    std::span<Buffer* const> arguments, Device* device, const Donations& donated,
     std::shared_ptr<compiler::HostTransfer> host) {
   const compiler::Program& program = *program_;
   Prepared prepared;
-  std::vector<std::shared_ptr<Event>> ready;
-  for (Buffer* argument : arguments) ready.push_back(argument->ready_event());
-  prepared.ready = Event::AfterAll(ready);
+  // The run waits for the arguments that are not ready yet (or failed).
+  std::vector<std::shared_ptr<Event>> pending;
+  for (Buffer* argument : arguments) {
+    std::shared_ptr<Event> ready = argument->ready_event();
+    std::optional<Status> status = ready->TryGetStatus();
+    if (!status || !status->ok()) pending.push_back(std::move(ready));
+  }
+  if (!pending.empty()) prepared.ready = Event::AfterAll(pending);
   // Everything is checked: take the arguments' memory, donating where asked.
+  prepared.inputs.reserve(arguments.size());
   for (size_t i = 0; i < arguments.size(); ++i) {
     auto memory = donated[i] ? arguments[i]->Donate() : arguments[i]->memory();
     if (!memory.ok()) {
@@ -261,16 +269,13 @@ StatusOr<LoadedExecutable::Prepared> LoadedExecutable::Prepare(
     prepared.inputs.push_back(std::move(*memory));
   }
   // Each result lands in the memory space of its kind on this device.
-  std::vector<MemorySpace*> spaces;
-  for (size_t r = 0; r < program.result_shapes.size(); ++r) {
-    MemorySpace* space = device->default_memory_space();
-    if (r < program.result_memory_kinds.size()) {
-      std::optional<MemoryKind> kind = MemoryKindNamed(program.result_memory_kinds[r]);
-      if (kind && device->FindMemorySpace(*kind) != nullptr) {
-        space = device->FindMemorySpace(*kind);
-      }
+  const size_t num_results = program.result_shapes.size();
+  SmallVector<MemorySpace*, 16> spaces(num_results, device->default_memory_space());
+  for (size_t r = 0; r < program.result_memory_kinds.size() && r < num_results; ++r) {
+    std::optional<MemoryKind> kind = MemoryKindNamed(program.result_memory_kinds[r]);
+    if (kind && device->FindMemorySpace(*kind) != nullptr) {
+      spaces[r] = device->FindMemorySpace(*kind);
     }
-    spaces.push_back(space);
   }
   // Results written over a donated argument's memory: only memory Kiln owns
   // (never a zero-copy view of the caller's host array), in the result's
@@ -279,7 +284,7 @@ StatusOr<LoadedExecutable::Prepared> LoadedExecutable::Prepare(
   // dispatched before the last one ran donates that one's pending result:
   // counting those writers kept every step from reusing it, and 2000
   // chained updates of a 4 MB parameter held 7.3 GB (XLA: 236 MB).
-  std::vector<std::shared_ptr<DeviceMemory>> reused(program.result_shapes.size());
+  std::vector<std::shared_ptr<DeviceMemory>> reused;
   prepared.input_in_output.assign(arguments.size(), -1);
   for (size_t i = 0; i < arguments.size(); ++i) {
     const int result = program.parameter_aliased_result[i];
@@ -291,6 +296,7 @@ StatusOr<LoadedExecutable::Prepared> LoadedExecutable::Prepare(
     const long writers = memory->writer_holds();
     if (arguments[i]->memory_space() == spaces[static_cast<size_t>(result)] && memory->owned() &&
         holders - 1 - writers <= 0) {
+      reused.resize(num_results);
       reused[static_cast<size_t>(result)] = memory;
       // The run holds it once, as the output it writes.
       prepared.inputs[i] = nullptr;
@@ -298,9 +304,12 @@ StatusOr<LoadedExecutable::Prepared> LoadedExecutable::Prepare(
     }
   }
   prepared.run.done = Event::Create();
-  for (size_t r = 0; r < program.result_shapes.size(); ++r) {
+  prepared.outputs.reserve(num_results);
+  prepared.run.outputs.reserve(num_results);
+  for (size_t r = 0; r < num_results; ++r) {
     const Shape& shape = program.result_shapes[r];
-    std::shared_ptr<DeviceMemory> memory = std::move(reused[r]);
+    std::shared_ptr<DeviceMemory> memory;
+    if (r < reused.size()) memory = std::move(reused[r]);
     if (memory == nullptr) {
       KILN_ASSIGN_OR_RETURN(memory, spaces[r]->Allocate(shape.ByteSize()));
     }
@@ -315,129 +324,170 @@ StatusOr<LoadedExecutable::Prepared> LoadedExecutable::Prepare(
   return prepared;
 }
 
+// The work of one run, holding what it needs: the program, the arguments'
+// and outputs' memory, and where its collectives, feeds and host transfers
+// go. Runs inline on the caller's stack or, wrapped, on a device's queue.
+// The outputs' writer holds (DeviceMemory::writer_holds) last as long as
+// the job.
+class LoadedExecutable::Job {
+ public:
+  Job(const LoadedExecutable& executable, Prepared& prepared, std::shared_ptr<Launch> launch)
+      : program_(executable.program_),
+        envs_(executable.envs_),
+        inputs_(std::move(prepared.inputs)),
+        input_in_output_(prepared.input_in_output),
+        outputs_(std::move(prepared.outputs)),
+        host_(std::move(prepared.host)),
+        feeds_(prepared.device->client()->feeds().ForDevice(prepared.device->id())),
+        launch_(std::move(launch)),
+        done_(prepared.run.done),
+        context_(std::move(prepared.context)),
+        process_(prepared.process),
+        replicas_(std::max(1, executable.num_replicas())),
+        partitions_(std::max(1, executable.num_partitions())),
+        device_ordinal_(std::max(0, prepared.device->local_hardware_id())),
+        run_id_(prepared.run_id) {
+    for (const auto& memory : outputs_) memory->AddWriterHold();
+  }
+  ~Job() {
+    for (const auto& memory : outputs_) memory->DropWriterHold();
+  }
+  Job(const Job&) = delete;
+  Job& operator=(const Job&) = delete;
+
+  Status operator()();
+
+ private:
+  std::shared_ptr<const compiler::Program> program_;
+  std::shared_ptr<EnvPool> envs_;
+  std::vector<std::shared_ptr<DeviceMemory>> inputs_;
+  SmallVector<int, 16> input_in_output_;
+  std::vector<std::shared_ptr<DeviceMemory>> outputs_;
+  std::shared_ptr<compiler::HostTransfer> host_;
+  compiler::DeviceFeeds* feeds_;
+  std::shared_ptr<Launch> launch_;
+  std::shared_ptr<Event> done_;
+  std::shared_ptr<const ExecuteContext> context_;
+  int64_t process_;
+  int64_t replicas_;
+  int64_t partitions_;
+  int device_ordinal_;
+  int64_t run_id_;
+};
+
+Status LoadedExecutable::Job::operator()() {
+  // Poisoned before it started (PJRT_Device_PoisonExecution): the run's
+  // event carries the error already; the launch's peers are released.
+  if (std::optional<Status> poisoned = done_->TryGetStatus()) {
+    if (launch_) launch_->Abort(*poisoned);
+    return *poisoned;
+  }
+  std::unique_ptr<compiler::ExecutionEnv> env;
+  {
+    std::lock_guard lock(envs_->mutex);
+    if (!envs_->idle.empty()) {
+      env = std::move(envs_->idle.back());
+      envs_->idle.pop_back();
+    }
+  }
+  if (!env) env = std::make_unique<compiler::ExecutionEnv>();
+  SmallVector<const void*, 16> parameters(inputs_.size(), nullptr);
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    const int in_output = i < input_in_output_.size() ? input_in_output_[i] : -1;
+    parameters[i] = in_output >= 0 ? outputs_[static_cast<size_t>(in_output)]->data()
+                                   : inputs_[i]->data();
+  }
+  SmallVector<void*, 16> results(outputs_.size(), nullptr);
+  for (size_t r = 0; r < outputs_.size(); ++r) results[r] = outputs_[r]->data();
+  // Kernels allocate little, but an allocation failure must reach the
+  // framework through the run's event rather than end the process.
+  Status status;
+  env->host = host_.get();
+  env->feeds = feeds_;
+  env->collectives = launch_ ? launch_->Member(process_) : nullptr;
+  env->replica_id = process_ / partitions_;
+  env->partition_id = process_ % partitions_;
+  env->num_replicas = replicas_;
+  env->num_partitions = partitions_;
+  env->device_ordinal = device_ordinal_;
+  env->run_id = run_id_;
+  env->ffi_user_data = context_.get();
+  try {
+    std::optional<kernels::KeepWorkersWarm> warm;
+    if (program_->keep_workers_warm) warm.emplace();
+    status = compiler::Execute(*program_->graph, parameters, results, *env);
+  } catch (const std::bad_alloc&) {
+    status = ResourceExhausted("out of host memory while running ", program_->name);
+  } catch (const std::exception& error) {
+    status = Internal("running ", program_->name, " failed: ", error.what());
+  }
+  if (!status.ok() && launch_) launch_->Abort(status);
+  env->host = nullptr;
+  env->feeds = nullptr;
+  env->collectives = nullptr;
+  env->ffi_user_data = nullptr;
+  std::lock_guard lock(envs_->mutex);
+  envs_->idle.push_back(std::move(env));
+  return status;
+}
+
 std::function<Status()> LoadedExecutable::Work(Prepared& prepared, std::shared_ptr<Launch> launch) {
-  compiler::DeviceFeeds* feeds = prepared.device->client()->feeds().ForDevice(
-      prepared.device->id());
-  const int64_t partitions = std::max(1, num_partitions());
-  // The outputs' writer holds (DeviceMemory::writer_holds) last as long as
-  // the task's references to them.
-  struct OutputHolds {
-    std::vector<std::shared_ptr<DeviceMemory>> memory;
-    explicit OutputHolds(std::vector<std::shared_ptr<DeviceMemory>> outputs)
-        : memory(std::move(outputs)) {
-      for (const auto& m : memory) m->AddWriterHold();
-    }
-    ~OutputHolds() {
-      for (const auto& m : memory) m->DropWriterHold();
-    }
-    OutputHolds(const OutputHolds&) = delete;
-    OutputHolds& operator=(const OutputHolds&) = delete;
-  };
-  return
-      [program = program_, envs = envs_, inputs = std::move(prepared.inputs),
-       input_in_output = std::move(prepared.input_in_output),
-       holds = std::make_shared<OutputHolds>(std::move(prepared.outputs)),
-       host = std::move(prepared.host), feeds, launch = std::move(launch),
-       process = prepared.process, replicas = num_replicas(), partitions, done = prepared.run.done,
-       context = std::move(prepared.context), device_ordinal = prepared.device->local_hardware_id(),
-       run_id = prepared.run_id]() -> Status {
-        // Poisoned before it started (PJRT_Device_PoisonExecution): the run's
-        // event carries the error already; the launch's peers are released.
-        if (std::optional<Status> poisoned = done->TryGetStatus()) {
-          if (launch) launch->Abort(*poisoned);
-          return *poisoned;
-        }
-        std::unique_ptr<compiler::ExecutionEnv> env;
-        {
-          std::lock_guard lock(envs->mutex);
-          if (!envs->idle.empty()) {
-            env = std::move(envs->idle.back());
-            envs->idle.pop_back();
-          }
-        }
-        if (!env) env = std::make_unique<compiler::ExecutionEnv>();
-        const std::vector<std::shared_ptr<DeviceMemory>>& outputs = holds->memory;
-        std::vector<const void*> parameters;
-        for (size_t i = 0; i < inputs.size(); ++i) {
-          const int in_output = i < input_in_output.size() ? input_in_output[i] : -1;
-          parameters.push_back(in_output >= 0 ? outputs[static_cast<size_t>(in_output)]->data()
-                                              : inputs[i]->data());
-        }
-        std::vector<void*> results;
-        for (const auto& memory : outputs) results.push_back(memory->data());
-        // Kernels allocate little, but an allocation failure must reach the
-        // framework through the run's event rather than end the process.
-        Status status;
-        env->host = host.get();
-        env->feeds = feeds;
-        env->collectives = launch ? launch->Member(process) : nullptr;
-        env->replica_id = process / partitions;
-        env->partition_id = process % partitions;
-        env->num_replicas = std::max(1, replicas);
-        env->num_partitions = partitions;
-        env->device_ordinal = std::max(0, device_ordinal);
-        env->run_id = run_id;
-        env->ffi_user_data = context.get();
-        try {
-          std::optional<kernels::KeepWorkersWarm> warm;
-          if (program->keep_workers_warm) warm.emplace();
-          status = compiler::Execute(*program->graph, parameters, results, *env);
-        } catch (const std::bad_alloc&) {
-          status = ResourceExhausted("out of host memory while running ", program->name);
-        } catch (const std::exception& error) {
-          status = Internal("running ", program->name, " failed: ", error.what());
-        }
-        if (!status.ok() && launch) launch->Abort(status);
-        env->host = nullptr;
-        env->feeds = nullptr;
-        env->collectives = nullptr;
-        env->ffi_user_data = nullptr;
-        std::lock_guard lock(envs->mutex);
-        envs->idle.push_back(std::move(env));
-        return status;
-      };
+  // std::function copies what it holds: the job goes in by reference count.
+  return [job = std::make_shared<Job>(*this, prepared, std::move(launch))] { return (*job)(); };
 }
 
 StatusOr<LoadedExecutable::Run> LoadedExecutable::Execute(
     std::span<Buffer* const> arguments, Device* device, std::span<const int64_t> non_donatable,
     std::shared_ptr<compiler::HostTransfer> host) {
+  ExecuteOptions options;
+  options.non_donatable = non_donatable;
+  if (host != nullptr) options.host = [&host](size_t) { return host; };
+  return ExecuteOne(arguments, device, options);
+}
+
+StatusOr<LoadedExecutable::Run> LoadedExecutable::ExecuteOne(std::span<Buffer* const> arguments,
+                                                             Device* device,
+                                                             const ExecuteOptions& options) {
   if (program_->has_collectives && spans_processes()) {
     // Its collectives meet other processes: through a launch of one run.
     std::vector<Buffer*> list(arguments.begin(), arguments.end());
-    ExecuteOptions options;
-    options.non_donatable = non_donatable;
-    options.host = [&host](size_t) { return host; };
     KILN_ASSIGN_OR_RETURN(std::vector<Run> runs,
                           ExecuteLaunch(std::span(&list, 1), std::span(&device, 1), options));
     return std::move(runs.front());
   }
   KILN_RETURN_IF_ERROR(CheckArguments(arguments, device));
-  KILN_ASSIGN_OR_RETURN(std::vector<bool> donated,
-                        DonatedArguments(*program_, arguments, non_donatable));
-  KILN_ASSIGN_OR_RETURN(Prepared prepared,
-                        Prepare(arguments, device, std::move(donated), std::move(host)));
+  KILN_ASSIGN_OR_RETURN(Donations donated,
+                        DonatedArguments(*program_, arguments, options.non_donatable));
+  KILN_ASSIGN_OR_RETURN(Prepared prepared, Prepare(arguments, device, donated,
+                                                   options.host ? options.host(0) : nullptr));
+  prepared.context = options.context;
+  if (options.launch_id != 0) prepared.run_id = options.launch_id;
+  device->executions().Track(options.launch_id, prepared.run.done);
   Start(prepared, /*may_run_inline=*/true);
   return std::move(prepared.run);
 }
 
 void LoadedExecutable::Start(Prepared& prepared, bool may_run_inline) {
-  const bool host_transfer = prepared.host != nullptr;  // Work() takes it
-  std::function<Status()> work = Work(prepared, nullptr);
   // A small program whose arguments are ready runs now on this thread if
   // its device is idle (XLA's CPU client runs cheap programs inline too).
-  if (may_run_inline && program_->run_inline && !host_transfer) {
-    const std::optional<Status> ready = prepared.ready->TryGetStatus();
-    std::shared_ptr<Event> done = prepared.run.done;
+  if (may_run_inline && program_->run_inline && prepared.host == nullptr &&
+      prepared.ready == nullptr) {
     WorkQueue& queue = prepared.device->queue();
-    if (ready && ready->ok() && queue.RunNowIfIdle([&work, &done, &queue] {
-          Status result = RunTask(work, queue.name());
-          work = nullptr;  // release what it captured before the event fires
-          done->Set(std::move(result));
-        })) {
-      return;
-    }
+    std::shared_ptr<Event> done = prepared.run.done;
+    bool ran = queue.RunNowIfIdle([&] {
+      Status result;
+      {
+        // Released before the event fires, as a queued task's captures are.
+        Job job(*this, prepared, nullptr);
+        result = RunTask(job, queue.name());
+      }
+      done->Set(std::move(result));
+    });
+    if (ran) return;
   }
-  EnqueueWhenReady(prepared.ready, &prepared.device->queue(), std::move(work), prepared.run.done);
+  std::shared_ptr<Event> ready = prepared.ready ? prepared.ready : Event::Ready();
+  std::shared_ptr<Event> done = prepared.run.done;
+  EnqueueWhenReady(ready, &prepared.device->queue(), Work(prepared, nullptr), std::move(done));
 }
 
 StatusOr<std::vector<LoadedExecutable::Run>> LoadedExecutable::ExecuteLaunch(
@@ -447,8 +497,14 @@ StatusOr<std::vector<LoadedExecutable::Run>> LoadedExecutable::ExecuteLaunch(
     return InvalidArgument(program_->name, ": ", arguments.size(), " argument lists for ",
                            devices.size(), " devices");
   }
+  if (devices.size() == 1 && !(program_->has_collectives && spans_processes())) {
+    KILN_ASSIGN_OR_RETURN(Run run, ExecuteOne(arguments[0], devices[0], options));
+    std::vector<Run> runs;
+    runs.push_back(std::move(run));
+    return runs;
+  }
   // Check every device's arguments before anything is taken or runs.
-  std::vector<std::vector<bool>> donated;
+  std::vector<Donations> donated;
   for (size_t d = 0; d < devices.size(); ++d) {
     for (size_t e = 0; e < d; ++e) {
       if (devices[e] == devices[d]) {
@@ -461,13 +517,13 @@ StatusOr<std::vector<LoadedExecutable::Run>> LoadedExecutable::ExecuteLaunch(
       return Status(checked.code(), StrCat("device ", d, ": ", checked.message()));
     }
     KILN_RETURN_IF_ERROR(checked);
-    KILN_ASSIGN_OR_RETURN(std::vector<bool> flags,
+    KILN_ASSIGN_OR_RETURN(Donations flags,
                           DonatedArguments(*program_, arguments[d], options.non_donatable));
     donated.push_back(std::move(flags));
   }
   std::vector<Prepared> prepared;
   for (size_t d = 0; d < devices.size(); ++d) {
-    KILN_ASSIGN_OR_RETURN(Prepared one, Prepare(arguments[d], devices[d], std::move(donated[d]),
+    KILN_ASSIGN_OR_RETURN(Prepared one, Prepare(arguments[d], devices[d], donated[d],
                                                 options.host ? options.host(d) : nullptr));
     one.context = options.context;
     if (options.launch_id != 0) one.run_id = options.launch_id;
@@ -498,7 +554,7 @@ StatusOr<std::vector<LoadedExecutable::Run>> LoadedExecutable::ExecuteLaunch(
   std::vector<std::shared_ptr<Event>> ready;
   for (const Prepared& one : prepared) {
     processes.push_back(one.process);
-    ready.push_back(one.ready);
+    if (one.ready != nullptr) ready.push_back(one.ready);
   }
   std::shared_ptr<Launch> launch = MakeLaunch(std::move(processes));
   struct Task {

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "base/small_vector.h"
 #include "compiler/compile.h"
 #include "compiler/executor.h"
 #include "runtime/buffer.h"
@@ -86,6 +87,12 @@ class LoadedExecutable {
   StatusOr<Run> Execute(std::span<Buffer* const> arguments, Device* device,
                         std::span<const int64_t> non_donatable = {},
                         std::shared_ptr<compiler::HostTransfer> host = nullptr);
+  // Execute with the options of a PJRT Execute call (options.host(0) serves
+  // the run). A jitted call of a small program spends most of its time
+  // here rather than in its kernels, so this path allocates only what the
+  // run keeps: the outputs, their events and memory.
+  StatusOr<Run> ExecuteOne(std::span<Buffer* const> arguments, Device* device,
+                           const ExecuteOptions& options);
   // Runs the program on several devices at once (one PJRT Execute call):
   // `arguments[d]` on `devices[d]`, every list checked before anything
   // runs. Each run is the process of its device's place in the device
@@ -95,16 +102,19 @@ class LoadedExecutable {
                                            const ExecuteOptions& options = {});
 
  private:
+  // Per argument: whether this call donates it.
+  using Donations = SmallVector<bool, 16>;
   // One device's run between checking and queueing: the arguments' memory
   // (taken, donations done), the outputs, and what the run waits for.
   struct Prepared {
     Device* device = nullptr;
     int64_t process = 0;  // replica * num_partitions + partition
+    // What the run waits for; null when its arguments are ready already.
     std::shared_ptr<Event> ready;
     std::vector<std::shared_ptr<DeviceMemory>> inputs, outputs;
     // Per input: the output whose memory it is (a donated argument written
     // in place; `inputs` then holds null), or -1.
-    std::vector<int> input_in_output;
+    SmallVector<int, 16> input_in_output;
     std::shared_ptr<compiler::HostTransfer> host;
     std::shared_ptr<const ExecuteContext> context;
     // What FFI handlers see as the run id: one per launch.
@@ -113,12 +123,13 @@ class LoadedExecutable {
   };
   Status CheckArguments(std::span<Buffer* const> arguments, Device* device) const;
   StatusOr<Prepared> Prepare(std::span<Buffer* const> arguments, Device* device,
-                             std::vector<bool> donated,
+                             const Donations& donated,
                              std::shared_ptr<compiler::HostTransfer> host);
   // Runs `prepared` once its arguments are ready: now on this thread when
   // `may_run_inline`, the program is small (Program::run_inline), its
   // arguments ready and its device idle, else on the device's queue.
   void Start(Prepared& prepared, bool may_run_inline);
+  class Job;
   // The task that runs `prepared` (its memory moves into the task); runs of
   // a launch meet through `launch` (null: the run meets nobody).
   std::function<Status()> Work(Prepared& prepared, std::shared_ptr<Launch> launch);

@@ -4,16 +4,17 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 #include "runtime/event.h"
 
 namespace kiln::runtime {
 
-// Owned by its Device. Thread-safe; runs that outlive the device untrack
-// themselves harmlessly.
+// Owned by its Device. Thread-safe. Finished runs are dropped when the next
+// run is tracked or a poison looks: JAX passes a launch id with every
+// execute, and a callback per run cost a map node and a closure each time.
 class ExecutionTracker {
  public:
   // Tracks the run whose completion is `done` until `done` fires. Launch id
@@ -23,20 +24,19 @@ class ExecutionTracker {
   // its outputs and completion event carry the error, and a run that has
   // not started yet never starts. False when there is no such run.
   bool Poison(int32_t launch_id, const Status& error);
-  // How many runs are tracked (finished ones are dropped as they finish).
+  // How many tracked runs have not finished.
   size_t size() const;
 
  private:
   struct Run {
     int32_t launch_id;
-    std::shared_ptr<Event> done;
+    std::weak_ptr<Event> done;
   };
-  struct Runs {
-    mutable std::mutex mutex;
-    uint64_t next = 0;
-    std::map<uint64_t, Run> by_order;  // key: the order runs were tracked in
-  };
-  std::shared_ptr<Runs> runs_ = std::make_shared<Runs>();
+  // Drops the runs that finished (or whose event is gone); mutex_ held.
+  void DropFinished();
+
+  mutable std::mutex mutex_;
+  std::vector<Run> runs_;  // in the order they were tracked
 };
 
 }  // namespace kiln::runtime

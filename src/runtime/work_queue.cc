@@ -29,7 +29,7 @@ void WorkQueue::Enqueue(std::function<void()> task) {
   wake_.notify_one();
 }
 
-bool WorkQueue::RunNowIfIdle(const std::function<void()>& task) {
+bool WorkQueue::RunNowIfIdle(FunctionRef<void()> task) {
   {
     std::lock_guard lock(mutex_);
     if (stopping_ || inline_running_ || !tasks_.empty() ||
@@ -91,7 +91,7 @@ void WorkQueue::Run() {
   }
 }
 
-Status RunTask(const std::function<Status()>& work, std::string_view what) {
+Status RunTask(FunctionRef<Status()> work, std::string_view what) {
   try {
     return work();
   } catch (...) {

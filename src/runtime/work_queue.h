@@ -11,6 +11,7 @@
 #include <string_view>
 #include <thread>
 
+#include "base/function_ref.h"
 #include "base/status.h"
 #include "runtime/event.h"
 
@@ -32,7 +33,7 @@ class WorkQueue {
   // meanwhile run after it; false (and nothing run) otherwise. For small
   // programs, where handing the work to the worker and the result back
   // would cost more than the work (docs/execution.md).
-  bool RunNowIfIdle(const std::function<void()>& task);
+  bool RunNowIfIdle(FunctionRef<void()> task);
   // Blocks until every task enqueued so far (and any they enqueue here) has
   // run; returns how many tasks this queue has run in all.
   uint64_t Drain();
@@ -64,7 +65,7 @@ class WorkQueue {
 // Runs `work` and returns its status, or the exception it threw as a
 // Status (StatusFromCurrentException; `what` names the queue or program):
 // a task must not let one reach the worker thread, which would end the process.
-Status RunTask(const std::function<Status()>& work, std::string_view what);
+Status RunTask(FunctionRef<Status()> work, std::string_view what);
 
 // Runs `work` on `queue` once `ready` fires, then sets `done` with its status
 // (or with `ready`'s error, without running it). `work` and what it captured
