@@ -119,8 +119,9 @@ PJRT_Error* Impl::PJRT_Buffer_GetMemoryLayout(PJRT_Buffer_GetMemoryLayout_Args* 
   layout.struct_size = PJRT_Buffer_MemoryLayout_STRUCT_SIZE;
   layout.type = PJRT_Buffer_MemoryLayout_Type_Tiled;
   layout.tiled.struct_size = PJRT_Buffer_MemoryLayout_Tiled_STRUCT_SIZE;
-  layout.tiled.minor_to_major = buffer->minor_to_major.data();
-  layout.tiled.minor_to_major_size = buffer->minor_to_major.size();
+  const std::span<const int64_t> minor_to_major = MinorToMajor(*buffer);
+  layout.tiled.minor_to_major = minor_to_major.data();
+  layout.tiled.minor_to_major_size = minor_to_major.size();
   layout.tiled.num_tiles = 0;
   return nullptr;
 }

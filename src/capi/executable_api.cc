@@ -4,6 +4,7 @@
 #include <cstring>
 #include <span>
 
+#include "base/small_vector.h"
 #include "capi/functions.h"
 #include "capi/handles.h"
 #include "frontend/compile_options.h"
@@ -374,6 +375,56 @@ StatusOr<runtime::ExecuteOptions> RunOptions(const PJRT_ExecuteOptions* options)
 }
 #undef KILN_OPTIONS_REACH
 
+// Unwraps `args->argument_lists[d]` into `arguments`; the arguments' names
+// are formatted only for an error (every call passes here).
+template <typename List>
+Status UnwrapArguments(const PJRT_LoadedExecutable_Execute_Args* args, size_t d, size_t num_outputs,
+                       List& arguments) {
+  if (args->num_args > 0 && args->argument_lists[d] == nullptr) {
+    return InvalidArgument(CurrentFunction(), ": `argument_lists[", d, "]` is null; expected ",
+                           args->num_args, " arguments");
+  }
+  if (num_outputs > 0 && args->output_lists[d] == nullptr) {
+    return InvalidArgument(CurrentFunction(), ": `output_lists[", d,
+                           "]` is null; expected room for ", num_outputs, " outputs");
+  }
+  for (size_t i = 0; i < args->num_args; ++i) {
+    StatusOr<PJRT_Buffer*> buffer = UnwrapBuffer(args->argument_lists[d][i], "argument");
+    if (!buffer.ok()) {
+      return UnwrapBuffer(args->argument_lists[d][i], StrCat("argument_lists[", d, "][", i, "]"))
+          .status();
+    }
+    arguments.push_back((*buffer)->buffer.get());
+  }
+  return Status::Ok();
+}
+
+// Hands run `d`'s outputs and completion event to the caller.
+void ReturnRun(PJRT_LoadedExecutable_Execute_Args* args, PJRT_Client* client, size_t d,
+               runtime::LoadedExecutable::Run& run) {
+  for (size_t o = 0; o < run.outputs.size(); ++o) {
+    args->output_lists[d][o] = NewBuffer(client, std::move(run.outputs[o]));
+  }
+  if (args->device_complete_events != nullptr) {
+    args->device_complete_events[d] = NewEvent(run.done);
+  }
+}
+
+// The common call, one device: what a jitted call of a small program costs
+// is mostly this path, so it keeps its lists on the stack.
+PJRT_Error* ExecuteOnOneDevice(PJRT_LoadedExecutable_Execute_Args* args,
+                               PJRT_LoadedExecutable* executable, runtime::Device* device,
+                               const runtime::ExecuteOptions& options) {
+  runtime::LoadedExecutable& loaded = *executable->executable;
+  SmallVector<runtime::Buffer*, 16> arguments;
+  KILN_CAPI_RETURN_IF_ERROR(UnwrapArguments(args, 0, loaded.program().result_shapes.size(),
+                                            arguments));
+  KILN_CAPI_ASSIGN_OR_RETURN(runtime::LoadedExecutable::Run run,
+                             loaded.ExecuteOne(arguments, device, options));
+  ReturnRun(args, executable->client, 0, run);
+  return nullptr;
+}
+
 }  // namespace
 
 PJRT_Error* Impl::PJRT_ExecuteContext_Create(PJRT_ExecuteContext_Create_Args* args) {
@@ -397,13 +448,13 @@ PJRT_Error* Impl::PJRT_LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Ar
   KILN_CAPI_ASSIGN_OR_RETURN(PJRT_LoadedExecutable* executable,
                              UnwrapLoadedExecutable(args->executable));
   runtime::LoadedExecutable& loaded = *executable->executable;
-  std::vector<runtime::Device*> devices;
+  std::span<runtime::Device* const> devices = loaded.addressable_devices();
+  runtime::Device* chosen = nullptr;
   PJRT_Device* execute_device = KILN_HAS_FIELD(execute_device) ? args->execute_device : nullptr;
   if (execute_device != nullptr) {
     KILN_CAPI_ASSIGN_OR_RETURN(PJRT_Device* device, UnwrapAddressableDevice(execute_device, "execute_device"));
-    devices.push_back(device->device);
-  } else {
-    devices = loaded.addressable_devices();
+    chosen = device->device;
+    devices = std::span(&chosen, 1);
   }
   if (args->num_devices != devices.size()) {
     return MakeError(InvalidArgument(CurrentFunction(), ": `num_devices` is ", args->num_devices,
@@ -424,41 +475,16 @@ PJRT_Error* Impl::PJRT_LoadedExecutable_Execute(PJRT_LoadedExecutable_Execute_Ar
   }
   const PJRT_ExecuteOptions* options = args->options;
   KILN_CAPI_ASSIGN_OR_RETURN(runtime::ExecuteOptions run_options, RunOptions(options));
+  if (devices.size() == 1) return ExecuteOnOneDevice(args, executable, devices[0], run_options);
   // Check every argument before running anything.
   std::vector<std::vector<runtime::Buffer*>> arguments(devices.size());
   for (size_t d = 0; d < devices.size(); ++d) {
-    if (args->num_args > 0 && args->argument_lists[d] == nullptr) {
-      return MakeError(InvalidArgument(CurrentFunction(), ": `argument_lists[", d,
-                                       "]` is null; expected ", args->num_args, " arguments"));
-    }
-    if (num_outputs > 0 && args->output_lists[d] == nullptr) {
-      return MakeError(InvalidArgument(CurrentFunction(), ": `output_lists[", d,
-                                       "]` is null; expected room for ", num_outputs, " outputs"));
-    }
-    for (size_t i = 0; i < args->num_args; ++i) {
-      // The argument's name is formatted only for the error (every call
-      // passes here, once per argument).
-      StatusOr<PJRT_Buffer*> buffer = UnwrapBuffer(args->argument_lists[d][i], "argument");
-      if (!buffer.ok()) {
-        return MakeError(UnwrapBuffer(args->argument_lists[d][i],
-                                      StrCat("argument_lists[", d, "][", i, "]"))
-                             .status());
-      }
-      arguments[d].push_back((*buffer)->buffer.get());
-    }
+    KILN_CAPI_RETURN_IF_ERROR(UnwrapArguments(args, d, num_outputs, arguments[d]));
   }
   KILN_CAPI_ASSIGN_OR_RETURN(
       std::vector<runtime::LoadedExecutable::Run> runs,
       loaded.ExecuteLaunch(arguments, devices, run_options));
-  for (size_t d = 0; d < devices.size(); ++d) {
-    runtime::LoadedExecutable::Run& run = runs[d];
-    for (size_t o = 0; o < run.outputs.size(); ++o) {
-      args->output_lists[d][o] = NewBuffer(executable->client, std::move(run.outputs[o]));
-    }
-    if (args->device_complete_events != nullptr) {
-      args->device_complete_events[d] = NewEvent(run.done);
-    }
-  }
+  for (size_t d = 0; d < devices.size(); ++d) ReturnRun(args, executable->client, d, runs[d]);
   return nullptr;
 }
 

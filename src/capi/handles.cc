@@ -6,9 +6,9 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <unordered_map>
 #include <utility>
 
+#include "base/pointer_map.h"
 #include "capi/convert.h"
 #include "frontend/hlo/hlo_reader.h"
 #include "frontend/proto/wire.h"
@@ -46,7 +46,7 @@ class Registry {
   static constexpr size_t kStripes = 64;
   struct alignas(64) Stripe {
     std::atomic<bool> busy{false};
-    std::unordered_map<const void*, HandleKind> live;
+    PointerMap<HandleKind> live;
   };
   std::array<Stripe, kStripes> stripes_;
 };
@@ -98,25 +98,25 @@ StatusOr<T*> Unwrap(const void* handle, HandleKind kind, std::string_view what) 
 }  // namespace
 
 void RegisterHandle(const void* handle, HandleKind kind) {
-  GetRegistry().With(handle, [&](auto& live) { live[handle] = kind; });
+  GetRegistry().With(handle, [&](PointerMap<HandleKind>& live) { live.Insert(handle, kind); });
 }
 
 void UnregisterHandle(const void* handle) {
-  GetRegistry().With(handle, [&](auto& live) { live.erase(handle); });
+  GetRegistry().With(handle, [&](PointerMap<HandleKind>& live) { live.Erase(handle); });
 }
 
 bool IsLiveHandle(const void* handle, HandleKind kind) {
-  return GetRegistry().With(handle, [&](auto& live) {
-    auto it = live.find(handle);
-    return it != live.end() && it->second == kind;
+  return GetRegistry().With(handle, [&](PointerMap<HandleKind>& live) {
+    const HandleKind* found = live.Find(handle);
+    return found != nullptr && *found == kind;
   });
 }
 
 bool TakeHandle(const void* handle, HandleKind kind) {
-  return GetRegistry().With(handle, [&](auto& live) {
-    auto it = live.find(handle);
-    if (it == live.end() || it->second != kind) return false;
-    live.erase(it);
+  return GetRegistry().With(handle, [&](PointerMap<HandleKind>& live) {
+    const HandleKind* found = live.Find(handle);
+    if (found == nullptr || *found != kind) return false;
+    live.Erase(handle);
     return true;
   });
 }
@@ -181,13 +181,34 @@ std::unique_ptr<PJRT_TopologyDescription> MakeTopologyHandle(
   return handle;
 }
 
+namespace {
+
+// kDescending[64 - rank, 64) is the row-major minor_to_major of that rank,
+// shared by every buffer of rank up to 64.
+constexpr size_t kSharedRanks = 64;
+constexpr std::array<int64_t, kSharedRanks> kDescending = [] {
+  std::array<int64_t, kSharedRanks> values{};
+  for (size_t i = 0; i < kSharedRanks; ++i) values[i] = static_cast<int64_t>(kSharedRanks - 1 - i);
+  return values;
+}();
+
+}  // namespace
+
 PJRT_Buffer* NewBuffer(PJRT_Client* client, std::unique_ptr<runtime::Buffer> buffer) {
   auto* handle = new PJRT_Buffer{std::move(buffer), client, client->alive, {}};
   const size_t rank = handle->buffer->shape().dims.size();
-  for (size_t i = 0; i < rank; ++i)
-    handle->minor_to_major.push_back(static_cast<int64_t>(rank - 1 - i));
+  if (rank > kSharedRanks) {
+    for (size_t i = 0; i < rank; ++i)
+      handle->minor_to_major.push_back(static_cast<int64_t>(rank - 1 - i));
+  }
   RegisterHandle(handle, HandleKind::kBuffer);
   return handle;
+}
+
+std::span<const int64_t> MinorToMajor(const PJRT_Buffer& buffer) {
+  const size_t rank = buffer.buffer->shape().dims.size();
+  if (rank > kSharedRanks) return buffer.minor_to_major;
+  return std::span(kDescending).subspan(kSharedRanks - rank);
 }
 
 PJRT_Event* NewEvent(std::shared_ptr<runtime::Event> event) {

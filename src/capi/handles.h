@@ -130,7 +130,9 @@ struct PJRT_Buffer {
   std::unique_ptr<kiln::runtime::Buffer> buffer;
   PJRT_Client* client;
   std::weak_ptr<const bool> client_alive;
-  // Row-major layout reported by GetMemoryLayout; lives as long as the buffer.
+  // Row-major layout reported by GetMemoryLayout (kiln::capi::MinorToMajor):
+  // filled only for ranks beyond the shared table's, and then lives as
+  // long as the buffer.
   std::vector<int64_t> minor_to_major;
 };
 
@@ -248,6 +250,8 @@ StatusOr<runtime::MemorySpace*> ResolveDestination(PJRT_Client* client, PJRT_Dev
 
 // New handles, registered as live.
 PJRT_Buffer* NewBuffer(PJRT_Client* client, std::unique_ptr<runtime::Buffer> buffer);
+// `buffer`'s row-major minor_to_major (rank-1, ..., 0), valid as long as it.
+std::span<const int64_t> MinorToMajor(const PJRT_Buffer& buffer);
 PJRT_Event* NewEvent(std::shared_ptr<runtime::Event> event);
 PJRT_Executable* NewExecutable(std::shared_ptr<const compiler::Program> program);
 PJRT_LoadedExecutable* NewLoadedExecutable(PJRT_Client* client,
