@@ -235,10 +235,16 @@ int NumThreads() {
 
 void ParallelFor(int64_t count, int64_t cost_per_item, RangeFn body) {
   if (count <= 0) return;
-  const int threads = NumThreads();
+  // Small work first: the thread-local checks cost a __tls_get_addr call
+  // each in a shared library, and an interpreted loop's scalar kernels
+  // come here once per trip.
   const int64_t cost = count * std::max<int64_t>(cost_per_item, 1);
-  if (threads == 1 || in_pool_worker || serial_scopes > 0 || cost < kMinParallelCost ||
-      count == 1) {
+  if (cost < kMinParallelCost || count == 1) {
+    body(0, count);
+    return;
+  }
+  const int threads = NumThreads();
+  if (threads == 1 || in_pool_worker || serial_scopes > 0) {
     body(0, count);
     return;
   }
