@@ -188,8 +188,8 @@ class HostBackend final : public DeviceBackend {
   static void* AllocateSmall(size_t rounded) {
     void* raw = std::malloc(rounded + kAlignment + sizeof(void*));
     if (raw == nullptr) return nullptr;
-    const uintptr_t aligned =
-        (reinterpret_cast<uintptr_t>(raw) + sizeof(void*) + kAlignment - 1) & ~(kAlignment - 1);
+    const uintptr_t aligned = (reinterpret_cast<uintptr_t>(raw) + sizeof(void*) + kAlignment - 1) &
+                              ~(kAlignment - 1);
     reinterpret_cast<void**>(aligned)[-1] = raw;
     return reinterpret_cast<void*>(aligned);
   }
