@@ -7,7 +7,8 @@ PYTHON_VERSION := 3.12
 JOBS           := 2
 
 APT_PACKAGES := g++ libgtest-dev libgmock-dev ninja-build pkg-config clang-15 libeigen3-dev ccache \
-                clang-format-15 libgloo-dev libxbyak-dev
+                clang-format-15 libgloo-dev libxbyak-dev \
+                opencl-c-headers ocl-icd-libopencl1 pocl-opencl-icd
 PYTHON_PACKAGES := jax==$(JAX_VERSION) jaxlib==$(JAXLIB_VERSION) numpy pytest ml_dtypes
 # `make test-torch` only (opt-in: several GB, torch's CUDA build being the
 # one PyPI has): the newest torch_xla release and the torch it requires.
