@@ -3,6 +3,7 @@
 #include <optional>
 #include <span>
 
+#include "backends/backends.h"
 #include "base/env.h"
 #include "capi/call.h"
 #include "capi/convert.h"
@@ -184,8 +185,12 @@ PJRT_Error* Impl::PJRT_Client_Create(PJRT_Client_Create_Args* args) {
     KILN_ARGS(kv_put_user_arg);
     KILN_CAPI_ASSIGN_OR_RETURN(client_options.job.store, KeyValueStoreFrom(*args));
   }
+  // KILN_BACKEND picks the devices: "host" (Kiln's virtual CPU devices) or
+  // another backend built in (docs/architecture.md, "Backends").
+  KILN_CAPI_ASSIGN_OR_RETURN(std::shared_ptr<runtime::DeviceBackend> backend,
+                             backends::Create());
   KILN_CAPI_ASSIGN_OR_RETURN(auto client,
-                             runtime::Client::Create(client_options, runtime::CreateHostBackend()));
+                             runtime::Client::Create(client_options, std::move(backend)));
   args->client = WrapClient(std::move(client)).release();
   return nullptr;
 }

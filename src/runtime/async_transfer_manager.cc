@@ -81,7 +81,7 @@ StatusOr<size_t> Manager::buffer_size(int index) const {
 
 StatusOr<std::shared_ptr<Event>> Manager::Send(const std::shared_ptr<Slot>& slot, int index,
                                                bool is_last,
-                                               std::function<Status(void* memory)> copy) {
+                                               std::function<Status(DeviceAddress memory)> copy) {
   {
     std::lock_guard lock(slot->mutex);
     if (std::optional<Status> ready = slot->ready->TryGetStatus()) {
@@ -104,7 +104,7 @@ StatusOr<std::shared_ptr<Event>> Manager::Send(const std::shared_ptr<Slot>& slot
   EnqueueWhenReady(
       Event::Ready(), &device()->queue(),
       [slot, copy = std::move(copy)] {
-        Status status = copy(slot->memory->data());
+        Status status = copy(slot->memory->address());
         slot->Landed(status);
         return status;
       },
@@ -126,10 +126,10 @@ StatusOr<std::shared_ptr<Event>> Manager::TransferData(int index, const void* da
     return InvalidArgument("`data` is null for a transfer of ", size, " bytes to buffer ", index);
   }
   return Send(slot, index, is_last,
-              [backend = space_->backend(), data, offset, size](void* memory) {
+              [backend = space_->backend(), data, offset, size](DeviceAddress memory) {
                 if (size == 0) return Status::Ok();
-                return backend->CopyHostToDevice(static_cast<unsigned char*>(memory) + offset, data,
-                                                 static_cast<size_t>(size));
+                memory.offset += static_cast<size_t>(offset);
+                return backend->CopyHostToDevice(memory, data, static_cast<size_t>(size));
               });
 }
 
@@ -155,7 +155,7 @@ StatusOr<std::shared_ptr<Event>> Manager::TransferLiteral(int index, const void*
     return InvalidArgument("`data` is null for the literal ", shape.ToString());
   }
   return Send(slot, index, /*is_last=*/true,
-              [backend = space_->backend(), data, shape, strides](void* memory) {
+              [backend = space_->backend(), data, shape, strides](DeviceAddress memory) {
                 return CopyHostArrayToDevice(*backend, memory, data, shape, strides);
               });
 }

@@ -64,7 +64,7 @@ class AsyncHostToDeviceTransferManager {
   // Sends one piece of `size` bytes to `slot` whose copy is `copy` (run on
   // the device's queue with the slot's memory).
   StatusOr<std::shared_ptr<Event>> Send(const std::shared_ptr<Slot>& slot, int index, bool is_last,
-                                        std::function<Status(void* memory)> copy);
+                                        std::function<Status(DeviceAddress memory)> copy);
 
   MemorySpace* space_;
   std::vector<std::shared_ptr<Slot>> buffers_;

@@ -99,7 +99,11 @@ Client::Client(const ClientOptions& options, std::shared_ptr<DeviceBackend> back
       device->AddMemorySpace(memory_spaces_.back().get());
     }
   }
-  for (auto& device : devices_) device_pointers_.push_back(device.get());
+  const std::vector<Attribute> backend_attributes = backend_->DeviceAttributes();
+  for (auto& device : devices_) {
+    device->DescribeBackend(backend_->Name(), backend_attributes);
+    device_pointers_.push_back(device.get());
+  }
   for (auto& space : memory_spaces_) memory_space_pointers_.push_back(space.get());
 }
 
@@ -301,15 +305,17 @@ StatusOr<HostTransfer> Client::BufferFromHostBuffer(const HostBuffer& host,
   auto done = Event::Create();
 
   // Alias the caller's memory when it may, as XLA's CPU client does: no copy at all.
-  if (zero_copy && dense && bytes > 0 && backend_->MemoryIsHostAddressable() &&
+  if (zero_copy && dense && bytes > 0 && backend_->IsHostAddressable(memory_space->kind()) &&
       reinterpret_cast<uintptr_t>(host.data) % kZeroCopyAlignment == 0) {
     auto counters = memory_space->counters();
     counters->RecordAllocation(static_cast<int64_t>(bytes));
-    auto memory = DeviceMemory::Borrow(const_cast<void*>(host.data), bytes,
-                                       [done, counters, bytes] {
-                                         counters->RecordFree(static_cast<int64_t>(bytes));
-                                         done->Set();
-                                       });
+    auto memory = DeviceMemory::Borrow(
+        const_cast<void*>(host.data), bytes,
+        [done, counters, bytes] {
+          counters->RecordFree(static_cast<int64_t>(bytes));
+          done->Set();
+        },
+        memory_space->kind());
     auto buffer = std::make_unique<Buffer>(host.shape, memory_space, std::move(memory),
                                            Event::Ready());
     return HostTransfer{std::move(buffer), std::move(done)};
@@ -318,7 +324,7 @@ StatusOr<HostTransfer> Client::BufferFromHostBuffer(const HostBuffer& host,
   KILN_ASSIGN_OR_RETURN(std::shared_ptr<DeviceMemory> memory, memory_space->Allocate(bytes));
   std::function<Status()> copy = [backend = backend_, memory, host_data = host.data,
                                   shape = host.shape, strides] {
-    return CopyHostArrayToDevice(*backend, memory->data(), host_data, shape, strides);
+    return CopyHostArrayToDevice(*backend, memory->address(), host_data, shape, strides);
   };
 
   if (host.semantics == HostBufferSemantics::kImmutableOnlyDuringCall) {
@@ -359,7 +365,8 @@ StatusOr<std::unique_ptr<Buffer>> Client::CreateViewOfDeviceBuffer(
                            "array ",
                            shape.ToString());
   }
-  auto memory = DeviceMemory::Borrow(data, shape.ByteSize(), std::move(on_delete));
+  auto memory = DeviceMemory::Borrow(data, shape.ByteSize(), std::move(on_delete),
+                                     memory_space->kind());
   return std::make_unique<Buffer>(std::move(shape), memory_space, std::move(memory),
                                   Event::Ready());
 }
@@ -389,7 +396,7 @@ StatusOr<std::unique_ptr<Buffer>> Client::CopyToMemorySpace(const Buffer& source
   EnqueueWhenReady(
       source.ready_event(), &memory_space->device()->queue(),
       [backend = backend_, destination = memory, source_memory, bytes] {
-        return backend->CopyDeviceToDevice(destination->data(), source_memory->data(), bytes);
+        return backend->CopyDeviceToDevice(destination->address(), source_memory->address(), bytes);
       },
       ready);
   return std::make_unique<Buffer>(source.shape(), memory_space, std::move(memory), ready);
@@ -410,12 +417,12 @@ StatusOr<std::shared_ptr<Event>> Client::ToHostBuffer(const Buffer& source, void
       source.ready_event(), &source.device()->queue(),
       [backend = backend_, memory, dst, dst_strides, shape, element_bytes] {
         auto src_strides = DenseByteStrides(shape.dims, element_bytes);
-        if (backend->MemoryIsHostAddressable()) {
+        if (backend->IsHostAddressable(memory->kind())) {
           CopyStrided(dst, dst_strides, memory->data(), src_strides, shape.dims, element_bytes);
           return Status::Ok();
         }
         std::vector<unsigned char> staging(memory->size());
-        KILN_RETURN_IF_ERROR(backend->CopyDeviceToHost(staging.data(), memory->data(),
+        KILN_RETURN_IF_ERROR(backend->CopyDeviceToHost(staging.data(), memory->address(),
                                                        memory->size()));
         CopyStrided(dst, dst_strides, staging.data(), src_strides, shape.dims, element_bytes);
         return Status::Ok();
@@ -445,8 +452,9 @@ void Client::EnqueueRawCopy(const Buffer& source, std::shared_ptr<DeviceMemory> 
       after, &source.device()->queue(),
       [backend = backend_, memory = std::move(memory), destination = std::move(destination), offset,
        size] {
-        const auto* start = static_cast<const unsigned char*>(memory->data()) + offset;
-        return backend->CopyDeviceToHost(destination(), start, static_cast<size_t>(size));
+        return backend->CopyDeviceToHost(destination(),
+                                         memory->address(static_cast<size_t>(offset)),
+                                         static_cast<size_t>(size));
       },
       std::move(done));
 }

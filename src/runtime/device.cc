@@ -33,6 +33,14 @@ std::unique_ptr<Device> Device::Remote(Client* client, int id, std::string_view 
                                             local_hardware_id, /*addressable=*/false));
 }
 
+void Device::DescribeBackend(std::string_view backend, std::span<const Attribute> attributes) {
+  for (Attribute& attribute : description_.attributes) {
+    if (attribute.name == "backend") attribute.value = std::string(backend);
+  }
+  description_.attributes.insert(description_.attributes.end(), attributes.begin(),
+                                 attributes.end());
+}
+
 MemorySpace* Device::FindMemorySpace(MemoryKind kind) const {
   for (MemorySpace* space : memory_spaces_) {
     if (space->kind() == kind) return space;

@@ -3,7 +3,9 @@
 
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "runtime/async_tracking_event.h"
@@ -46,6 +48,10 @@ class Device {
   bool addressable() const { return queue_.has_value(); }
   int process_index() const { return description_.process_index; }
   const DeviceDescription& description() const { return description_; }
+  // Names the backend the device runs on (its "backend" attribute) and
+  // appends the backend's own attributes; the client calls it once, before
+  // the device is shared.
+  void DescribeBackend(std::string_view backend, std::span<const Attribute> attributes);
 
   // The device's memory spaces, default first; set once by the client.
   const std::vector<MemorySpace*>& memory_spaces() const { return memory_spaces_; }

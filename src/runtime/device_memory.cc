@@ -44,11 +44,13 @@ StatusOr<std::shared_ptr<DeviceMemory>> DeviceMemory::Allocate(
 }
 
 std::shared_ptr<DeviceMemory> DeviceMemory::Borrow(void* data, size_t bytes,
-                                                   std::function<void()> on_release) {
+                                                   std::function<void()> on_release,
+                                                   MemoryKind kind) {
   auto memory = std::make_shared<DeviceMemory>(Key());
   memory->data_ = data != nullptr ? data : empty_region;
   memory->size_ = bytes;
   memory->on_release_ = std::move(on_release);
+  memory->kind_ = kind;
   return memory;
 }
 

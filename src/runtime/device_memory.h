@@ -34,8 +34,11 @@ class DeviceMemory {
                                                           size_t bytes);
   // Memory Kiln does not own (a view, or an aliased host buffer); `on_release`
   // runs once when the last reference drops. Not counted in memory stats.
+  // `kind` says what `data` is to the backend (a host pointer for the host
+  // kinds; the backend's own handle for kDevice).
   static std::shared_ptr<DeviceMemory> Borrow(void* data, size_t bytes,
-                                              std::function<void()> on_release);
+                                              std::function<void()> on_release,
+                                              MemoryKind kind = MemoryKind::kDevice);
   // Memory of `bytes` that another allocation provides later (an alias
   // buffer's, PJRT_Client_CreateAliasBuffer): data() is null until
   // Fulfill. Work reads data() only once the owning buffer is ready, and
@@ -67,6 +70,14 @@ class DeviceMemory {
   }
   size_t size() const { return size_; }
   bool owned() const { return backend_ != nullptr; }
+  // Where the memory is, for the backend's copies: data() with the kind it
+  // was allocated as (followed through Fulfill, as data() is).
+  DeviceAddress address(size_t offset = 0) const {
+    const DeviceMemory* forward = forward_.load(std::memory_order_acquire);
+    if (forward != nullptr) return forward->address(offset);
+    return DeviceAddress{data_, kind_, offset};
+  }
+  MemoryKind kind() const { return address().kind; }
 
   // How many queued or running program runs hold this memory as an output
   // they write (LoadedExecutable::Work). A run that is given the memory

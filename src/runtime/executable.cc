@@ -324,6 +324,31 @@ StatusOr<LoadedExecutable::Prepared> LoadedExecutable::Prepare(
   return prepared;
 }
 
+namespace {
+
+// Host copies of a run's memory that the host cannot address (a device's
+// own memory): the whole program then runs on the host kernels over these,
+// its inputs copied in before and its outputs copied back after (issue 31:
+// the host fallback, until a backend runs nodes itself).
+class Staging {
+ public:
+  // A host block of `bytes`, aligned as device memory is.
+  unsigned char* Block(size_t bytes) {
+    blocks_.emplace_back(new (std::align_val_t(64)) unsigned char[std::max<size_t>(bytes, 1)]);
+    return blocks_.back().get();
+  }
+
+ private:
+  struct Free {
+    void operator()(unsigned char* block) const {
+      ::operator delete[](block, std::align_val_t(64));
+    }
+  };
+  std::vector<std::unique_ptr<unsigned char[], Free>> blocks_;
+};
+
+}  // namespace
+
 // The work of one run, holding what it needs: the program, the arguments'
 // and outputs' memory, and where its collectives, feeds and host transfers
 // go. Runs inline on the caller's stack or, wrapped, on a device's queue.
@@ -346,7 +371,8 @@ class LoadedExecutable::Job {
         replicas_(std::max(1, executable.num_replicas())),
         partitions_(std::max(1, executable.num_partitions())),
         device_ordinal_(std::max(0, prepared.device->local_hardware_id())),
-        run_id_(prepared.run_id) {
+        run_id_(prepared.run_id),
+        backend_(executable.client_->backend()) {
     for (const auto& memory : outputs_) memory->AddWriterHold();
   }
   ~Job() {
@@ -358,6 +384,20 @@ class LoadedExecutable::Job {
   Status operator()();
 
  private:
+  // The run's parameter and result tables: device memory the host can
+  // address as is, the rest through staged host copies.
+  struct Tables {
+    Tables(size_t inputs, size_t outputs)
+        : parameters(inputs, nullptr), results(outputs, nullptr), staged(outputs, false) {}
+    SmallVector<const void*, 16> parameters;
+    SmallVector<void*, 16> results;
+    SmallVector<bool, 16> staged;  // per output: results[r] is a staged copy
+    Staging staging;
+  };
+  // Fills `tables`, copying staged inputs (and outputs that start as a
+  // donated input) to the host.
+  Status Place(Tables& tables) const;
+
   std::shared_ptr<const compiler::Program> program_;
   std::shared_ptr<EnvPool> envs_;
   std::vector<std::shared_ptr<DeviceMemory>> inputs_;
@@ -373,7 +413,42 @@ class LoadedExecutable::Job {
   int64_t partitions_;
   int device_ordinal_;
   int64_t run_id_;
+  std::shared_ptr<DeviceBackend> backend_;
 };
+
+Status LoadedExecutable::Job::Place(Tables& tables) const {
+  for (size_t r = 0; r < outputs_.size(); ++r) {
+    const DeviceMemory& memory = *outputs_[r];
+    if (backend_->IsHostAddressable(memory.kind())) {
+      tables.results[r] = memory.data();
+      continue;
+    }
+    tables.results[r] = tables.staging.Block(memory.size());
+    tables.staged[r] = true;
+    // An output written over a donated input starts as that input.
+    if (std::find(input_in_output_.begin(), input_in_output_.end(), static_cast<int>(r)) !=
+        input_in_output_.end()) {
+      KILN_RETURN_IF_ERROR(backend_->CopyDeviceToHost(tables.results[r], memory.address(),
+                                                      memory.size()));
+    }
+  }
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    const int in_output = i < input_in_output_.size() ? input_in_output_[i] : -1;
+    if (in_output >= 0) {
+      tables.parameters[i] = tables.results[static_cast<size_t>(in_output)];
+      continue;
+    }
+    const DeviceMemory& memory = *inputs_[i];
+    if (backend_->IsHostAddressable(memory.kind())) {
+      tables.parameters[i] = memory.data();
+      continue;
+    }
+    unsigned char* block = tables.staging.Block(memory.size());
+    KILN_RETURN_IF_ERROR(backend_->CopyDeviceToHost(block, memory.address(), memory.size()));
+    tables.parameters[i] = block;
+  }
+  return Status::Ok();
+}
 
 Status LoadedExecutable::Job::operator()() {
   // Poisoned before it started (PJRT_Device_PoisonExecution): the run's
@@ -391,17 +466,7 @@ Status LoadedExecutable::Job::operator()() {
     }
   }
   if (!env) env = std::make_unique<compiler::ExecutionEnv>();
-  SmallVector<const void*, 16> parameters(inputs_.size(), nullptr);
-  for (size_t i = 0; i < inputs_.size(); ++i) {
-    const int in_output = i < input_in_output_.size() ? input_in_output_[i] : -1;
-    parameters[i] = in_output >= 0 ? outputs_[static_cast<size_t>(in_output)]->data()
-                                   : inputs_[i]->data();
-  }
-  SmallVector<void*, 16> results(outputs_.size(), nullptr);
-  for (size_t r = 0; r < outputs_.size(); ++r) results[r] = outputs_[r]->data();
-  // Kernels allocate little, but an allocation failure must reach the
-  // framework through the run's event rather than end the process.
-  Status status;
+  Tables tables(inputs_.size(), outputs_.size());
   env->host = host_.get();
   env->feeds = feeds_;
   env->collectives = launch_ ? launch_->Member(process_) : nullptr;
@@ -412,14 +477,26 @@ Status LoadedExecutable::Job::operator()() {
   env->device_ordinal = device_ordinal_;
   env->run_id = run_id_;
   env->ffi_user_data = context_.get();
+  // Kernels allocate little, but an allocation failure must reach the
+  // framework through the run's event rather than end the process.
+  Status status;
   try {
+    status = Place(tables);
     std::optional<kernels::KeepWorkersWarm> warm;
-    if (program_->keep_workers_warm) warm.emplace();
-    status = compiler::Execute(*program_->graph, parameters, results, *env);
+    if (status.ok() && program_->keep_workers_warm) warm.emplace();
+    if (status.ok()) {
+      status = compiler::Execute(*program_->graph, tables.parameters, tables.results, *env);
+    }
   } catch (const std::bad_alloc&) {
     status = ResourceExhausted("out of host memory while running ", program_->name);
   } catch (const std::exception& error) {
     status = Internal("running ", program_->name, " failed: ", error.what());
+  }
+  for (size_t r = 0; status.ok() && r < outputs_.size(); ++r) {
+    if (tables.staged[r]) {
+      status = backend_->CopyHostToDevice(outputs_[r]->address(), tables.results[r],
+                                          outputs_[r]->size());
+    }
   }
   if (!status.ok() && launch_) launch_->Abort(status);
   env->host = nullptr;

@@ -115,8 +115,9 @@ class BlockCache {
 
 class HostBackend final : public DeviceBackend {
  public:
+  std::string_view Name() const override { return "host"; }
   std::string_view DeviceKind() const override { return "kiln-cpu"; }
-  bool MemoryIsHostAddressable() const override { return true; }
+  bool IsHostAddressable(MemoryKind) const override { return true; }
 
   int64_t MemoryLimitBytes() const override {
     long pages = sysconf(_SC_PHYS_PAGES);
@@ -153,16 +154,18 @@ class HostBackend final : public DeviceBackend {
     cache_.Give(data, rounded);
   }
 
-  Status CopyHostToDevice(void* device_dst, const void* host_src, size_t bytes) override {
-    if (bytes > 0) std::memcpy(device_dst, host_src, bytes);
+  Status CopyHostToDevice(DeviceAddress destination, const void* host_source,
+                          size_t bytes) override {
+    if (bytes > 0) std::memcpy(At(destination), host_source, bytes);
     return Status::Ok();
   }
-  Status CopyDeviceToHost(void* host_dst, const void* device_src, size_t bytes) override {
-    if (bytes > 0) std::memcpy(host_dst, device_src, bytes);
+  Status CopyDeviceToHost(void* host_destination, DeviceAddress source, size_t bytes) override {
+    if (bytes > 0) std::memcpy(host_destination, At(source), bytes);
     return Status::Ok();
   }
-  Status CopyDeviceToDevice(void* device_dst, const void* device_src, size_t bytes) override {
-    if (bytes > 0) std::memmove(device_dst, device_src, bytes);
+  Status CopyDeviceToDevice(DeviceAddress destination, DeviceAddress source,
+                            size_t bytes) override {
+    if (bytes > 0) std::memmove(At(destination), At(source), bytes);
     return Status::Ok();
   }
 
@@ -184,6 +187,10 @@ class HostBackend final : public DeviceBackend {
   // word before the block: glibc's aligned_alloc splits a larger chunk on
   // every call, about 2,000 instructions of a jitted x + 1's execute
   // (callgrind) where malloc takes about a hundred.
+  static unsigned char* At(DeviceAddress address) {
+    return static_cast<unsigned char*>(address.handle) + address.offset;
+  }
+
   static constexpr size_t kSmallBytes = 4096;
   static void* AllocateSmall(size_t rounded) {
     void* raw = std::malloc(rounded + kAlignment + sizeof(void*));

@@ -149,17 +149,19 @@ bool IsDenseRowMajor(std::span<const int64_t> dims, std::span<const int64_t> str
   return true;
 }
 
-Status CopyHostArrayToDevice(DeviceBackend& backend, void* device_dst, const void* host_src,
-                             const Shape& shape, std::span<const int64_t> host_strides) {
+Status CopyHostArrayToDevice(DeviceBackend& backend, DeviceAddress destination,
+                             const void* host_src, const Shape& shape,
+                             std::span<const int64_t> host_strides) {
   const size_t element_bytes = GetElementTypeInfo(shape.element_type).storage_bytes;
   const std::vector<int64_t> dense = DenseByteStrides(shape.dims, element_bytes);
-  if (backend.MemoryIsHostAddressable()) {
-    CopyStrided(device_dst, dense, host_src, host_strides, shape.dims, element_bytes);
+  if (backend.IsHostAddressable(destination.kind)) {
+    CopyStrided(static_cast<unsigned char*>(destination.handle) + destination.offset, dense,
+                host_src, host_strides, shape.dims, element_bytes);
     return Status::Ok();
   }
   std::vector<unsigned char> staging(shape.ByteSize());
   CopyStrided(staging.data(), dense, host_src, host_strides, shape.dims, element_bytes);
-  return backend.CopyHostToDevice(device_dst, staging.data(), staging.size());
+  return backend.CopyHostToDevice(destination, staging.data(), staging.size());
 }
 
 }  // namespace kiln::runtime

@@ -33,9 +33,10 @@ bool IsDenseRowMajor(std::span<const int64_t> dims, std::span<const int64_t> str
                      size_t element_bytes);
 
 // Copies the host array `host_src` of `shape`, laid out with
-// `host_strides`, into dense row-major device memory at `device_dst`
-// (staged through a host buffer when device memory is not host-addressable).
-Status CopyHostArrayToDevice(DeviceBackend& backend, void* device_dst, const void* host_src,
-                             const Shape& shape, std::span<const int64_t> host_strides);
+// `host_strides`, into dense row-major memory at `destination` (staged
+// through a host buffer when that memory is not host-addressable).
+Status CopyHostArrayToDevice(DeviceBackend& backend, DeviceAddress destination,
+                             const void* host_src, const Shape& shape,
+                             std::span<const int64_t> host_strides);
 
 }  // namespace kiln::runtime

@@ -416,6 +416,17 @@ const PJRT_NamedValue* FindAttribute(const PJRT_NamedValue* attributes, size_t c
   return nullptr;
 }
 
+std::string KilnBackend(PJRT_Device* device) {
+  auto args = MAKE_ARGS(PJRT_DeviceDescription_Attributes_Args);
+  args.device_description = Description(device);
+  if (Consume(api()->PJRT_DeviceDescription_Attributes(&args)).code != PJRT_Error_Code_OK) {
+    return "";
+  }
+  const PJRT_NamedValue* backend = FindAttribute(args.attributes, args.num_attributes, "backend");
+  if (backend == nullptr || backend->type != PJRT_NamedValue_kString) return "";
+  return std::string(backend->string_value, backend->value_size);
+}
+
 // ----------------------------------------------------------------- Events --
 
 Status Await(PJRT_Event* event) {

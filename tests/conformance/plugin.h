@@ -226,6 +226,9 @@ Status MemoryStats(PJRT_Device* device, PJRT_Device_MemoryStats_Args* stats);
 
 // Plain views of attribute lists, for checking them.
 std::string ValueName(const PJRT_NamedValue& value);
+// Kiln's "backend" device attribute ("host", "opencl"), or "" for a plugin
+// without one: what a backend-specific expectation checks.
+std::string KilnBackend(PJRT_Device* device);
 const PJRT_NamedValue* FindAttribute(const PJRT_NamedValue* attributes, size_t count,
                                      std::string_view name);
 

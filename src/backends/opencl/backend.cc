@@ -1,0 +1,113 @@
+#include "backends/opencl/backend.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <string>
+
+#include "backends/opencl/driver.h"
+#include "base/env.h"
+
+namespace kiln::backends::opencl {
+namespace {
+
+constexpr size_t kHostAlignment = 64;
+
+class Backend final : public runtime::DeviceBackend {
+ public:
+  explicit Backend(std::unique_ptr<Context> context) : context_(std::move(context)) {}
+
+  std::string_view Name() const override { return "opencl"; }
+  std::string_view DeviceKind() const override { return context_->device().name; }
+  std::vector<runtime::Attribute> DeviceAttributes() const override {
+    const DeviceInfo& device = context_->device();
+    return {
+        {"opencl_platform", device.platform},
+        {"opencl_device", device.name},
+        {"opencl_vendor", device.vendor},
+        {"opencl_version", device.version},
+        {"opencl_compute_units", int64_t{device.compute_units}},
+        {"opencl_global_memory_bytes", device.global_memory_bytes},
+    };
+  }
+  // Pinned and unpinned host memory are host memory; the device's own is not.
+  bool IsHostAddressable(runtime::MemoryKind kind) const override {
+    return kind != runtime::MemoryKind::kDevice;
+  }
+  int64_t MemoryLimitBytes() const override { return context_->device().global_memory_bytes; }
+
+  StatusOr<void*> Allocate(runtime::MemoryKind kind, int, size_t bytes) override {
+    if (kind == runtime::MemoryKind::kDevice) {
+      KILN_ASSIGN_OR_RETURN(cl_mem buffer, context_->Allocate(bytes));
+      return static_cast<void*>(buffer);
+    }
+    const size_t rounded = (bytes + kHostAlignment - 1) / kHostAlignment * kHostAlignment;
+    void* data = std::aligned_alloc(kHostAlignment, rounded);
+    if (data == nullptr) {
+      return ResourceExhausted("out of host memory: could not allocate ", bytes, " bytes");
+    }
+    return data;
+  }
+  void Deallocate(runtime::MemoryKind kind, int, void* data, size_t) override {
+    if (kind == runtime::MemoryKind::kDevice) {
+      context_->Free(static_cast<cl_mem>(data));
+    } else {
+      std::free(data);
+    }
+  }
+
+  Status CopyHostToDevice(runtime::DeviceAddress destination, const void* host_source,
+                          size_t bytes) override {
+    if (bytes == 0) return Status::Ok();
+    if (IsHostAddressable(destination.kind)) {
+      std::memcpy(Host(destination), host_source, bytes);
+      return Status::Ok();
+    }
+    return context_->Write(Buffer(destination), destination.offset, host_source, bytes);
+  }
+  Status CopyDeviceToHost(void* host_destination, runtime::DeviceAddress source,
+                          size_t bytes) override {
+    if (bytes == 0) return Status::Ok();
+    if (IsHostAddressable(source.kind)) {
+      std::memcpy(host_destination, Host(source), bytes);
+      return Status::Ok();
+    }
+    return context_->Read(host_destination, Buffer(source), source.offset, bytes);
+  }
+  Status CopyDeviceToDevice(runtime::DeviceAddress destination, runtime::DeviceAddress source,
+                            size_t bytes) override {
+    if (bytes == 0) return Status::Ok();
+    const bool host_destination = IsHostAddressable(destination.kind);
+    const bool host_source = IsHostAddressable(source.kind);
+    if (host_destination && host_source) {
+      std::memmove(Host(destination), Host(source), bytes);
+      return Status::Ok();
+    }
+    if (host_destination) return CopyDeviceToHost(Host(destination), source, bytes);
+    if (host_source) return CopyHostToDevice(destination, Host(source), bytes);
+    return context_->Copy(Buffer(destination), destination.offset, Buffer(source), source.offset,
+                          bytes);
+  }
+
+ private:
+  static unsigned char* Host(runtime::DeviceAddress address) {
+    return static_cast<unsigned char*>(address.handle) + address.offset;
+  }
+  static cl_mem Buffer(runtime::DeviceAddress address) {
+    return static_cast<cl_mem>(address.handle);
+  }
+
+  std::unique_ptr<Context> context_;
+};
+
+}  // namespace
+
+StatusOr<std::shared_ptr<runtime::DeviceBackend>> CreateBackend() {
+  KILN_ASSIGN_OR_RETURN(std::vector<DeviceInfo> devices, ListDevices());
+  KILN_ASSIGN_OR_RETURN(DeviceInfo device,
+                        ChooseDevice(devices, GetEnv("KILN_OPENCL_DEVICE").value_or("")));
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<Context> context, Context::Create(device));
+  return std::shared_ptr<runtime::DeviceBackend>(std::make_shared<Backend>(std::move(context)));
+}
+
+}  // namespace kiln::backends::opencl
