@@ -73,6 +73,7 @@ KILN_SOURCES := $(shell find src python cmake -type f ! -path '*/__pycache__/*' 
 .PHONY: all setup install demo build test test-cpp test-asan test-fuzz test-python test-torch \
         test-jax-suite test-torch-suite test-compat test-stablehlo-interpret fuzz bench bench-read clean distclean \
         test-multiprocess test-multiprocess-suite bench-multiprocess bench-sharded bench-collectives bench-ffi \
+        test-python-opencl \
         test-format format
 all: build
 
@@ -121,6 +122,17 @@ test-python: install
 	$(CMAKE) --build $(CPP_BUILD) -j$(JOBS) --target kiln_ffi_test_handlers
 	$(PY) -m pytest tests/python
 	KILN_FFI_TEST_HANDLERS=$(FFI_HANDLERS) $(PY) -m pytest tests/ffi
+	$(MAKE) test-python-opencl
+
+# The second backend judged by the same tests (issue 31): on PoCL, a third
+# of the differential programs, the device, transfer and memory tests, and
+# the demo's MLP training against the CPU backend. All of tests/python:
+# KILN_BACKEND=opencl .venv/bin/python -m pytest tests/python
+test-python-opencl: install
+	KILN_BACKEND=opencl KILN_DIFFERENTIAL_EVERY=3 $(PY) -m pytest tests/python/test_differential.py \
+	  tests/python/test_devices.py tests/python/test_transfer.py tests/python/test_memory.py \
+	  tests/python/test_roundtrip.py
+	KILN_BACKEND=opencl JAX_PLATFORMS=kiln,cpu $(PY) examples/demo.py
 
 # A JAX job of four processes (jax.distributed, collectives on Gloo) against
 # XLA's CPU backend, and a process killed in a collective (opt-in; `make test`

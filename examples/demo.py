@@ -64,6 +64,8 @@ def main() -> int:
     print(f"Kiln {kiln_pjrt.__version__} ({kiln_pjrt.library_path()})")
     devices = jax.devices()
     print(f"jax.devices(): {devices}")
+    # KILN_BACKEND picks them: Kiln's virtual CPUs, or an OpenCL device.
+    print(f"  backend {devices[0].backend}, device kind {devices[0].device_kind}")
 
     print("Round trips through jax.device_put and np.asarray:")
     rng = np.random.default_rng(0)
