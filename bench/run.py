@@ -168,7 +168,8 @@ def _geomean(values) -> float:
 
 def markdown(results: list[dict], header: dict) -> str:
     lines = [f"Kiln vs XLA CPU, {header['date']}, {header['machine']}, "
-             f"jax {header['jax']}, {header['threads']}", "",
+             f"jax {header['jax']}, {header['threads']}, {header.get('backend', 'KILN_BACKEND=host')}",
+             "",
              "| workload | Kiln | XLA CPU | Kiln/XLA | compile Kiln | compile XLA | compile ratio "
              "| first call Kiln | first call XLA | first-call ratio "
              "| peak MiB Kiln | peak MiB XLA | check |",
@@ -286,6 +287,8 @@ def main() -> int:
         "machine": f"{os.cpu_count()} cores, {platform.machine()}",
         "jax": jax.__version__,
         "threads": f"KILN_NUM_THREADS={os.environ.get('KILN_NUM_THREADS', 'default')}",
+        # The devices Kiln ran on (issue 31): its virtual CPUs, or an OpenCL device.
+        "backend": f"KILN_BACKEND={os.environ.get('KILN_BACKEND') or 'host'}",
     }
     results = []
     for work in chosen:
