@@ -372,7 +372,7 @@ class LoadedExecutable::Job {
         partitions_(std::max(1, executable.num_partitions())),
         device_ordinal_(std::max(0, prepared.device->local_hardware_id())),
         run_id_(prepared.run_id),
-        backend_(executable.client_->backend()) {
+        backend_(executable.client_->backend().get()) {
     for (const auto& memory : outputs_) memory->AddWriterHold();
   }
   ~Job() {
@@ -413,7 +413,8 @@ class LoadedExecutable::Job {
   int64_t partitions_;
   int device_ordinal_;
   int64_t run_id_;
-  std::shared_ptr<DeviceBackend> backend_;
+  // The client's, which outlives its runs (~Client drains every queue).
+  DeviceBackend* backend_;
 };
 
 Status LoadedExecutable::Job::Place(Tables& tables) const {
@@ -612,12 +613,12 @@ StatusOr<std::vector<LoadedExecutable::Run>> LoadedExecutable::ExecuteLaunch(
     one.device->executions().Track(options.launch_id, one.run.done);
   }
   std::vector<Run> runs;
-  if (!program_->has_collectives || (devices.size() == 1 && !spans_processes())) {
+  if (!program_->has_collectives) {
     // A launch over several devices leaves each run to its device's
     // worker, so that the devices run side by side rather than one after
     // another on this thread (programs of up to ~100 us run inline).
     for (Prepared& one : prepared) {
-      Start(one, /*may_run_inline=*/devices.size() == 1);
+      Start(one, /*may_run_inline=*/false);
       runs.push_back(std::move(one.run));
     }
     return runs;
