@@ -600,12 +600,15 @@ Status PlanMemoryKinds(const ir::Operation& entry, Program& program) {
 }  // namespace
 
 StatusOr<std::shared_ptr<const Program>> Compile(const ir::Module& module,
-                                                 frontend::CompileOptions options) {
+                                                 frontend::CompileOptions options,
+                                                 bool keep_unfused) {
   KILN_ASSIGN_OR_RETURN(const ir::Operation* entry, EntryFunction(module));
   KILN_ASSIGN_OR_RETURN(std::optional<Spmd> spmd, PlanSpmd(module, *entry, options));
   auto graph = std::make_shared<Graph>();
   KILN_RETURN_IF_ERROR(Lowering::LowerEntry(module, *entry, *graph, spmd ? &*spmd : nullptr));
   EliminateDeadNodes(*graph);
+  std::shared_ptr<const Graph> unfused;
+  if (keep_unfused) unfused = std::make_shared<const Graph>(*graph);
   FuseElementwise(*graph);
   PlanBuffers(*graph, /*intermediates_in_results=*/true,
               AliasedResults(*entry, graph->results.size()));
@@ -636,6 +639,7 @@ StatusOr<std::shared_ptr<const Program>> Compile(const ir::Module& module,
     if (listing.ok()) program->listing = std::move(*listing);
   }
   program->graph = std::move(graph);
+  program->unfused_graph = std::move(unfused);
   // Reported as XLA reports an optimized program: calls inlined.
   std::optional<ir::Module> inlined = InlineCalls(module);
   program->text = ir::PrintModule(inlined ? *inlined : module);

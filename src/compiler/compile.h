@@ -64,12 +64,17 @@ struct Program {
   // frontend/hlo/hlo_reader.h). Empty otherwise.
   std::vector<uint8_t> hlo_with_config;
   uint64_t fingerprint = 0;  // of the program text and the options
+  // The entry graph as lowered, before the host's fusion and buffer plan:
+  // what a backend that compiles nodes into its own code splits between
+  // itself and the host (runtime/device_plan.h). Kept when Compile is asked.
+  std::shared_ptr<const Graph> unfused_graph;
 };
 
 // Lowers `module`'s entry function (public `main`, or its only function)
 // into a plan. Ops Kiln cannot run are UNIMPLEMENTED naming the op and its
-// source location.
+// source location. `keep_unfused`: also keep Program::unfused_graph.
 StatusOr<std::shared_ptr<const Program>> Compile(const ir::Module& module,
-                                                 frontend::CompileOptions options);
+                                                 frontend::CompileOptions options,
+                                                 bool keep_unfused = false);
 
 }  // namespace kiln::compiler

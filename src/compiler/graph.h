@@ -14,6 +14,7 @@
 
 #include "base/element_type.h"
 #include "base/status.h"
+#include "kernels/dot.h"
 #include "kernels/reduce.h"
 #include "kernels/tile_f32.h"
 
@@ -133,6 +134,20 @@ struct Node {
   // A fused loop ("kiln.fusion"): per input, whether every member reads it
   // element for element (so an output may be written over its memory).
   std::vector<bool> inputs_read_pointwise;
+
+  // What a backend that compiles nodes into its own code reads
+  // (runtime::DeviceBackend::Supports, docs/porting.md), besides
+  // `pointwise` (its kind, and a read's strides), `row_reduction` and
+  // `output_aliases_input` (a view: its output is its input's bytes):
+  // - an elementwise map (pointwise kMap): its StableHLO op, detached
+  //   (attributes and result types, no operands), whose operands are the
+  //   node's inputs in order;
+  std::shared_ptr<const ir::Operation> source;
+  // - a GEMM: out = lhs x rhs, all three of the output's element type;
+  std::shared_ptr<const kernels::MatMulShape> matmul;
+  // - a conversion of its one input to the output's element type, element
+  //   for element, with stablehlo.convert's semantics.
+  bool converts = false;
 };
 
 // The placement of one value at run time.

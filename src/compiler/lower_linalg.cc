@@ -129,6 +129,8 @@ StatusOr<ValueId> EmitConvert(Lowering& lowering, const ir::Operation& op, Value
       lowering.EmitNode(op, {input}, {std::move(shape)}, [from, type, count](RunContext& ctx) {
         return kernels::Convert(from, ctx.in(0), type, ctx.out(0), count);
       }));
+  std::vector<Node>& nodes = lowering.graph().nodes;
+  if (!nodes.empty() && nodes.back().outputs == outputs) nodes.back().converts = true;
   return outputs[0];
 }
 
@@ -144,6 +146,10 @@ StatusOr<ValueId> EmitMatMul(Lowering& lowering, const ir::Operation& op, ValueI
                                             return kernels::MatMul(type, shape, ctx.in(0),
                                                                    ctx.in(1), ctx.out(0));
                                           }));
+  std::vector<Node>& nodes = lowering.graph().nodes;
+  if (!nodes.empty() && nodes.back().outputs == outputs) {
+    nodes.back().matmul = std::make_shared<const kernels::MatMulShape>(shape);
+  }
   return outputs[0];
 }
 

@@ -848,7 +848,11 @@ Status Lowering::EmitPointwise(const ir::Operation& op, PointwiseMap map, Pointw
   }));
   // Folded into a constant: no node.
   if (graph_.nodes.size() > before && op.operands().size() <= 4) {
-    graph_.nodes.back().pointwise = std::move(pointwise);
+    Node& node = graph_.nodes.back();
+    node.pointwise = std::move(pointwise);
+    std::vector<Shape> outputs;
+    for (ValueId id : node.outputs) outputs.push_back(graph_.shape(id));
+    node.source = DetachForListing(op, outputs);
   }
   return Status::Ok();
 }

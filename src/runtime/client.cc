@@ -165,11 +165,13 @@ StatusOr<Device*> Client::LookupAddressableDevice(int local_hardware_id) const {
                          " devices, local hardware ids 0 to ", addressable_pointers_.size() - 1);
 }
 
-StatusOr<std::shared_ptr<const compiler::Program>> CompileProgram(
-    std::span<const uint8_t> code, std::string_view format, std::span<const uint8_t> options) {
+StatusOr<std::shared_ptr<const compiler::Program>> CompileProgram(std::span<const uint8_t> code,
+                                                                  std::string_view format,
+                                                                  std::span<const uint8_t> options,
+                                                                  bool keep_unfused) {
   KILN_ASSIGN_OR_RETURN(frontend::CompileOptions parsed, frontend::ParseCompileOptions(options));
   KILN_ASSIGN_OR_RETURN(ir::Module module, frontend::LoadProgram(code, format));
-  KILN_ASSIGN_OR_RETURN(auto program, compiler::Compile(module, std::move(parsed)));
+  KILN_ASSIGN_OR_RETURN(auto program, compiler::Compile(module, std::move(parsed), keep_unfused));
   if (format == "hlo" || format == "hlo_with_config") {
     // XLA's client turns the optimized program back into an HloModule: the
     // module it sent converts exactly, Kiln's StableHLO text may not (CHLO).
@@ -222,7 +224,8 @@ StatusOr<std::shared_ptr<const compiler::Program>> CompileForTopology(
 StatusOr<std::unique_ptr<LoadedExecutable>> Client::Compile(std::span<const uint8_t> code,
                                                             std::string_view format,
                                                             std::span<const uint8_t> options) {
-  KILN_ASSIGN_OR_RETURN(auto program, CompileProgram(code, format, options));
+  KILN_ASSIGN_OR_RETURN(auto program,
+                        CompileProgram(code, format, options, backend_->CompilesNodes()));
   return LoadedExecutable::Create(this, std::move(program));
 }
 

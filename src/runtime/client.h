@@ -96,9 +96,11 @@ struct FutureHostCopy {
 
 // Reads, verifies and compiles a program (`format` as in PJRT_Program;
 // `options` a serialized CompileOptionsProto) without placing it on devices.
+// `keep_unfused`: for a backend that compiles nodes (Program::unfused_graph).
 StatusOr<std::shared_ptr<const compiler::Program>> CompileProgram(std::span<const uint8_t> code,
                                                                   std::string_view format,
-                                                                  std::span<const uint8_t> options);
+                                                                  std::span<const uint8_t> options,
+                                                                  bool keep_unfused = false);
 // CompileProgram for the devices of `topology` (PJRT_Compile, no client):
 // INVALID_ARGUMENT when the options' replicas, partitions or device
 // assignment need devices the topology lacks.

@@ -7,10 +7,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string_view>
 #include <vector>
 
 #include "base/status.h"
+#include "compiler/graph.h"
 #include "runtime/attribute.h"
 
 namespace kiln::runtime {
@@ -33,6 +35,20 @@ struct DeviceAddress {
   void* handle = nullptr;
   MemoryKind kind = MemoryKind::kDevice;
   size_t offset = 0;
+};
+
+// Code a backend compiled for a segment of a plan (compiler/split.h): a run
+// of nodes it supports, as a graph of their own.
+class DeviceExecutable {
+ public:
+  virtual ~DeviceExecutable() = default;
+  // Runs on device `ordinal`: `parameters[i]` holds the segment graph's
+  // parameter i and `results[i]` receives its result i (dense, row-major),
+  // all in the device's memory (kDevice). Returns once the results are
+  // written, or queued on the device's queue ahead of any later copy.
+  // A result's memory is never a parameter's.
+  virtual Status Run(int ordinal, std::span<const DeviceAddress> parameters,
+                     std::span<const DeviceAddress> results) = 0;
 };
 
 class DeviceBackend {
@@ -67,6 +83,25 @@ class DeviceBackend {
   virtual Status CopyDeviceToHost(void* host_destination, DeviceAddress source, size_t bytes) = 0;
   virtual Status CopyDeviceToDevice(DeviceAddress destination, DeviceAddress source,
                                     size_t bytes) = 0;
+
+  // Compiling nodes into the backend's own code (docs/porting.md). A backend
+  // that does not (the host backend: its memory is the host kernels') runs
+  // every program on the host kernels, over staged copies when its memory
+  // is not host-addressable. One that does is asked, at compile time, which
+  // of a program's nodes it runs (Supports: the node's description in
+  // compiler/graph.h, and its values' shapes in `graph`); the program is
+  // then split into segments (compiler/split.h), each run of supported
+  // nodes compiled by Compile and the rest run by the host kernels, with the
+  // copies between them made explicit.
+  virtual bool CompilesNodes() const { return false; }
+  virtual bool Supports(const compiler::Graph& graph, const compiler::Node& node) const {
+    (void)graph, (void)node;
+    return false;
+  }
+  virtual StatusOr<std::unique_ptr<DeviceExecutable>> Compile(const compiler::Graph& segment) {
+    (void)segment;
+    return Unimplemented("backend ", Name(), " does not compile nodes");
+  }
 };
 
 // The backend of Kiln's virtual devices: device memory is host memory.

@@ -108,8 +108,11 @@ StatusOr<std::unique_ptr<LoadedExecutable>> LoadedExecutable::Create(
     KILN_ASSIGN_OR_RETURN(auto* device, client->LookupDevice(id));
     devices.push_back(device);
   }
-  return std::unique_ptr<LoadedExecutable>(new LoadedExecutable(client, std::move(program),
-                                                                std::move(devices)));
+  std::unique_ptr<LoadedExecutable> executable(new LoadedExecutable(client, std::move(program),
+                                                                    std::move(devices)));
+  KILN_ASSIGN_OR_RETURN(executable->device_plan_,
+                        DevicePlan::Build(*executable->program_, *client->backend()));
+  return executable;
 }
 
 Status LoadedExecutable::CheckLoadable(const compiler::Program& program) {
@@ -372,7 +375,8 @@ class LoadedExecutable::Job {
         partitions_(std::max(1, executable.num_partitions())),
         device_ordinal_(std::max(0, prepared.device->local_hardware_id())),
         run_id_(prepared.run_id),
-        backend_(executable.client_->backend().get()) {
+        backend_(executable.client_->backend().get()),
+        device_plan_(executable.device_plan_.get()) {
     for (const auto& memory : outputs_) memory->AddWriterHold();
   }
   ~Job() {
@@ -415,7 +419,30 @@ class LoadedExecutable::Job {
   int64_t run_id_;
   // The client's, which outlives its runs (~Client drains every queue).
   DeviceBackend* backend_;
+  // The executable's, which outlives its runs as its backend does.
+  const DevicePlan* device_plan_;
+  // Runs through device_plan_ when every argument and output is in the
+  // device's own memory; false: the host kernels run the whole program.
+  StatusOr<bool> RunDevicePlan(compiler::ExecutionEnv& env) const;
 };
+
+StatusOr<bool> LoadedExecutable::Job::RunDevicePlan(compiler::ExecutionEnv& env) const {
+  if (device_plan_ == nullptr) return false;
+  SmallVector<DeviceAddress, 16> parameters, results;
+  for (const auto& memory : outputs_) {
+    if (memory->kind() != MemoryKind::kDevice) return false;
+    results.push_back(memory->address());
+  }
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    const int in_output = i < input_in_output_.size() ? input_in_output_[i] : -1;
+    const DeviceMemory& memory = in_output >= 0 ? *outputs_[static_cast<size_t>(in_output)]
+                                                : *inputs_[i];
+    if (memory.kind() != MemoryKind::kDevice) return false;
+    parameters.push_back(memory.address());
+  }
+  KILN_RETURN_IF_ERROR(device_plan_->Run(*backend_, device_ordinal_, parameters, results, env));
+  return true;
+}
 
 Status LoadedExecutable::Job::Place(Tables& tables) const {
   for (size_t r = 0; r < outputs_.size(); ++r) {
@@ -482,11 +509,18 @@ Status LoadedExecutable::Job::operator()() {
   // framework through the run's event rather than end the process.
   Status status;
   try {
-    status = Place(tables);
-    std::optional<kernels::KeepWorkersWarm> warm;
-    if (status.ok() && program_->keep_workers_warm) warm.emplace();
-    if (status.ok()) {
-      status = compiler::Execute(*program_->graph, tables.parameters, tables.results, *env);
+    // Through the device plan, which stages nothing; else on the host
+    // kernels over `tables`.
+    StatusOr<bool> planned = RunDevicePlan(*env);
+    if (!planned.ok()) {
+      status = planned.status();
+    } else if (!*planned) {
+      status = Place(tables);
+      std::optional<kernels::KeepWorkersWarm> warm;
+      if (status.ok() && program_->keep_workers_warm) warm.emplace();
+      if (status.ok()) {
+        status = compiler::Execute(*program_->graph, tables.parameters, tables.results, *env);
+      }
     }
   } catch (const std::bad_alloc&) {
     status = ResourceExhausted("out of host memory while running ", program_->name);

@@ -16,6 +16,7 @@
 #include "compiler/executor.h"
 #include "runtime/buffer.h"
 #include "runtime/device.h"
+#include "runtime/device_plan.h"
 #include "runtime/execute_context.h"
 
 namespace kiln::runtime {
@@ -155,6 +156,14 @@ class LoadedExecutable {
     std::vector<std::unique_ptr<compiler::ExecutionEnv>> idle;
   };
   std::shared_ptr<EnvPool> envs_ = std::make_shared<EnvPool>();
+  // The program split between the client's backend and the host kernels,
+  // when the backend compiles nodes (runtime/device_plan.h); null: every
+  // run goes through the host kernels.
+  std::shared_ptr<const DevicePlan> device_plan_;
+
+ public:
+  // Null when runs do not use one.
+  const DevicePlan* device_plan() const { return device_plan_.get(); }
 };
 
 }  // namespace kiln::runtime

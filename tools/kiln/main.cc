@@ -4,7 +4,9 @@
 //   kiln-tool print [--generic] [--locations] [--verify] FILE   the module as StableHLO text
 //   kiln-tool inspect FILE                           producer, versions, format, op histogram
 //   kiln-tool plan [--time N] FILE                   the compiled plan: nodes, fused loops;
-//                                                     --time: each node's mean time over N runs
+//                                                     --time: each node's mean time over N runs;
+//                                                     --backend B: the split between backend B
+//                                                     and the host kernels, and the copies
 //   kiln-tool run [OPTIONS] FILE [INPUT...]          compile, run, print results, outfeed
 //                                                     entries and checks (options: kUsage)
 //
@@ -30,7 +32,7 @@ namespace {
 constexpr const char* kUsage =
     "usage: kiln print [--generic] [--locations] [--verify] FILE\n"
     "       kiln inspect FILE\n"
-    "       kiln plan [--time N] [--partitions N] FILE\n"
+    "       kiln plan [--time N] [--partitions N] [--backend NAME] FILE\n"
     "       kiln run [--infeed ENTRY]... [--args=[INPUT, ...]] [--interpreter-format]\n"
     "                [--probe-output-dir=DIR] [--spec-semantics] FILE [INPUT...]\n"
     "           (INPUT: 'dense<[1, 2]> : tensor<2xi32>'; ENTRY: such literals joined by ';')\n";
@@ -158,12 +160,20 @@ int main(int argc, char** argv) {
   if (command == "plan") {
     // --time N: time each node over N runs; --partitions N: plan for N
     // devices (a GSPMD program from HLO, which names no partition count).
+    // --backend NAME: how a backend that compiles nodes splits the plan.
     int runs = 0;
     int64_t partitions = 0;
+    std::string backend;
     size_t at = 1;
-    while (at + 1 < args.size() && (args[at] == "--time" || args[at] == "--partitions")) {
+    while (at + 1 < args.size() &&
+           (args[at] == "--time" || args[at] == "--partitions" || args[at] == "--backend")) {
       const std::string flag(args[at]);
       const std::string count(args[at + 1]);
+      if (flag == "--backend") {
+        backend = count;
+        at += 2;
+        continue;
+      }
       char* end = nullptr;
       const long value = std::strtol(count.c_str(), &end, 10);
       const bool time = flag == "--time";
@@ -187,6 +197,7 @@ int main(int argc, char** argv) {
     const std::string path(args[at]);
     auto bytes = ReadWholeFile(path);
     if (!bytes.ok()) return Fail(path, bytes.status());
+    if (!backend.empty()) return kiln::tool::PlanForBackend(path, *bytes, backend);
     return kiln::tool::Plan(path, *bytes, runs, partitions);
   }
   kiln::ir::PrintOptions options;

@@ -13,6 +13,7 @@
 #include <optional>
 #include <utility>
 
+#include "backends/backends.h"
 #include "compiler/compile.h"
 #include "compiler/executor.h"
 #include "compiler/lowering.h"
@@ -22,6 +23,7 @@
 #include "ir/printer.h"
 #include "ir/verifier.h"
 #include "runtime/collectives.h"
+#include "runtime/device_plan.h"
 #include "runtime/feeds.h"
 
 namespace kiln::tool {
@@ -316,6 +318,31 @@ int Plan(const std::string& path, const std::vector<uint8_t>& bytes, int runs, i
               static_cast<long long>(graph.arena_bytes));
   if (runs > 0) std::printf("; %s per run (mean of %d)", FormatMicros(total).c_str(), runs);
   std::printf("\n");
+  return 0;
+}
+
+int PlanForBackend(const std::string& path, const std::vector<uint8_t>& bytes,
+                   const std::string& backend_name) {
+  auto failed = [&](const Status& status) {
+    std::fprintf(stderr, "kiln: %s: %s\n", path.c_str(), status.ToString().c_str());
+    return 1;
+  };
+  StatusOr<std::shared_ptr<runtime::DeviceBackend>> backend = backends::Create(backend_name);
+  if (!backend.ok()) return failed(backend.status());
+  auto module = frontend::ReadProgram(bytes);
+  if (!module.ok()) return failed(module.status());
+  if (Status verified = ir::Verify(*module); !verified.ok()) return failed(verified);
+  auto program = compiler::Compile(*module, frontend::CompileOptions{},
+                                   (*backend)->CompilesNodes());
+  if (!program.ok()) return failed(program.status());
+  auto plan = runtime::DevicePlan::Build(**program, **backend);
+  if (!plan.ok()) return failed(plan.status());
+  if (*plan == nullptr) {
+    std::printf("backend %s: the whole program runs on the host kernels%s\n", backend_name.c_str(),
+                (*backend)->MemoryIsHostAddressable() ? "" : ", over copies of its device memory");
+    return 0;
+  }
+  std::printf("backend %s:\n%s", backend_name.c_str(), (*plan)->Listing().c_str());
   return 0;
 }
 

@@ -42,5 +42,10 @@ StatusOr<std::vector<std::string>> SplitArgsList(std::string_view text);
 // else for as many as the program's meshes or mhlo.num_partitions say.
 int Plan(const std::string& path, const std::vector<uint8_t>& bytes, int runs = 0,
          int64_t partitions = 0);
+// How backend `backend` (KILN_BACKEND's names) splits the program's plan
+// with the host kernels: the segments, each side's nodes, and the values
+// copied between the device's memory and the host's.
+int PlanForBackend(const std::string& path, const std::vector<uint8_t>& bytes,
+                   const std::string& backend);
 
 }  // namespace kiln::tool

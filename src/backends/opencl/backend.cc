@@ -5,7 +5,9 @@
 #include <new>
 #include <string>
 
+#include "backends/opencl/codegen.h"
 #include "backends/opencl/driver.h"
+#include "backends/opencl/executable.h"
 #include "base/env.h"
 
 namespace kiln::backends::opencl {
@@ -15,7 +17,16 @@ constexpr size_t kHostAlignment = 64;
 
 class Backend final : public runtime::DeviceBackend {
  public:
-  explicit Backend(std::unique_ptr<Context> context) : context_(std::move(context)) {}
+  // `compiles`: nodes the generated kernels cover run in them; false
+  // (KILN_OPENCL_KERNELS=0): every program runs on the host kernels over
+  // staged copies.
+  Backend(std::shared_ptr<Context> context, bool compiles)
+      : context_(std::move(context)), compiles_(compiles) {
+    const DeviceInfo& device = context_->device();
+    target_.doubles = device.doubles;
+    target_.max_work_group_size = device.max_work_group_size;
+    target_.compute_units = device.compute_units;
+  }
 
   std::string_view Name() const override { return "opencl"; }
   std::string_view DeviceKind() const override { return context_->device().name; }
@@ -28,6 +39,9 @@ class Backend final : public runtime::DeviceBackend {
         {"opencl_version", device.version},
         {"opencl_compute_units", int64_t{device.compute_units}},
         {"opencl_global_memory_bytes", device.global_memory_bytes},
+        // jaxlib takes no bool attribute of a device (pjrt_c_api_client.cc
+        // aborts on one): 1 or 0.
+        {"opencl_kernels", int64_t{compiles_ ? 1 : 0}},
     };
   }
   // Pinned and unpinned host memory are host memory; the device's own is not.
@@ -89,6 +103,15 @@ class Backend final : public runtime::DeviceBackend {
                           bytes);
   }
 
+  bool CompilesNodes() const override { return compiles_; }
+  bool Supports(const compiler::Graph& graph, const compiler::Node& node) const override {
+    return compiles_ && Generates(graph, node, target_);
+  }
+  StatusOr<std::unique_ptr<runtime::DeviceExecutable>> Compile(
+      const compiler::Graph& segment) override {
+    return CompileSegment(context_, segment, target_);
+  }
+
  private:
   static unsigned char* Host(runtime::DeviceAddress address) {
     return static_cast<unsigned char*>(address.handle) + address.offset;
@@ -97,7 +120,9 @@ class Backend final : public runtime::DeviceBackend {
     return static_cast<cl_mem>(address.handle);
   }
 
-  std::unique_ptr<Context> context_;
+  std::shared_ptr<Context> context_;
+  bool compiles_;
+  Target target_;
 };
 
 }  // namespace
@@ -107,7 +132,9 @@ StatusOr<std::shared_ptr<runtime::DeviceBackend>> CreateBackend() {
   KILN_ASSIGN_OR_RETURN(DeviceInfo device,
                         ChooseDevice(devices, GetEnv("KILN_OPENCL_DEVICE").value_or("")));
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<Context> context, Context::Create(device));
-  return std::shared_ptr<runtime::DeviceBackend>(std::make_shared<Backend>(std::move(context)));
+  const bool compiles = GetEnv("KILN_OPENCL_KERNELS").value_or("1") != "0";
+  return std::shared_ptr<runtime::DeviceBackend>(std::make_shared<Backend>(std::move(context),
+                                                                           compiles));
 }
 
 }  // namespace kiln::backends::opencl

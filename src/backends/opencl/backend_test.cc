@@ -1,15 +1,20 @@
 // Kiln's runtime on the OpenCL backend (PoCL on CI): buffers live in
-// OpenCL memory, programs run on the host kernels over staged copies, and
-// every copy between memory kinds goes through the backend.
+// OpenCL memory, programs run in generated kernels where the backend covers
+// their nodes and on the host kernels elsewhere, and every copy between
+// memory kinds goes through the backend.
 #include "backends/opencl/backend.h"
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
+#include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
 #include "runtime/client.h"
+#include "runtime/device_plan.h"
 #include "runtime/executable.h"
 
 namespace kiln::backends::opencl {
@@ -46,6 +51,41 @@ class OpenClBackendTest : public ::testing::Test {
     if (!transfer.ok()) return nullptr;
     EXPECT_TRUE(transfer->buffer->ready_event()->Await().ok());
     return std::move(transfer->buffer);
+  }
+
+  template <typename T>
+  std::unique_ptr<runtime::Buffer> UploadAs(std::vector<T> values, ElementType type,
+                                            std::vector<int64_t> dims) {
+    runtime::HostBuffer host{values.data(),
+                             Shape{type, std::move(dims)},
+                             {},
+                             runtime::HostBufferSemantics::kImmutableOnlyDuringCall};
+    auto transfer = client_->BufferFromHostBuffer(host, device_->default_memory_space());
+    EXPECT_TRUE(transfer.ok()) << transfer.status().ToString();
+    if (!transfer.ok()) return nullptr;
+    EXPECT_TRUE(transfer->buffer->ready_event()->Await().ok());
+    return std::move(transfer->buffer);
+  }
+
+  template <typename T>
+  std::vector<T> DownloadAs(const runtime::Buffer& buffer) {
+    std::vector<T> values(static_cast<size_t>(buffer.shape().NumElements()));
+    auto done = client_->CopyRawToHost(buffer, values.data(), 0, values.size() * sizeof(T));
+    EXPECT_TRUE(done.ok()) << done.status().ToString();
+    if (done.ok()) {
+      EXPECT_TRUE((*done)->Await().ok());
+    }
+    return values;
+  }
+
+  // Runs `loaded` on `arguments`; its outputs.
+  std::vector<std::unique_ptr<runtime::Buffer>> Run(runtime::LoadedExecutable& loaded,
+                                                    std::vector<runtime::Buffer*> arguments) {
+    auto run = loaded.Execute(arguments, device_);
+    EXPECT_TRUE(run.ok()) << run.status().ToString();
+    if (!run.ok()) return {};
+    EXPECT_TRUE(run->done->Await().ok()) << run->done->Await().ToString();
+    return std::move(run->outputs);
   }
 
   std::vector<float> Download(const runtime::Buffer& buffer) {
@@ -147,6 +187,151 @@ TEST_F(OpenClBackendTest, CopiesBetweenMemoryKindsAndDevices) {
   ASSERT_TRUE((*raw)->Await().ok());
   EXPECT_EQ(middle[0], 3);
   EXPECT_EQ(middle[1], 4);
+}
+
+// A chain of maps over a broadcast, a row reduction of it and a GEMM with
+// it: one segment of generated kernels, with nothing copied to the host.
+TEST_F(OpenClBackendTest, ElementwiseReductionAndGemmRunInGeneratedKernels) {
+  auto loaded = Compile(R"(
+func.func @main(%x: tensor<37x45xf32>, %b: tensor<45xf32>, %w: tensor<45x29xf32>)
+    -> (tensor<37x45xf32>, tensor<37xf32>, tensor<37x29xf32>) {
+  %bb = stablehlo.broadcast_in_dim %b, dims = [1] : (tensor<45xf32>) -> tensor<37x45xf32>
+  %0 = stablehlo.multiply %x, %bb : tensor<37x45xf32>
+  %1 = stablehlo.tanh %0 : tensor<37x45xf32>
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %2 = stablehlo.reduce(%1 init: %z) applies stablehlo.add across dimensions = [1]
+      : (tensor<37x45xf32>, tensor<f32>) -> tensor<37xf32>
+  %3 = stablehlo.dot_general %1, %w, contracting_dims = [1] x [0]
+      : (tensor<37x45xf32>, tensor<45x29xf32>) -> tensor<37x29xf32>
+  return %1, %2, %3 : tensor<37x45xf32>, tensor<37xf32>, tensor<37x29xf32>
+})");
+  ASSERT_NE(loaded, nullptr);
+  ASSERT_NE(loaded->device_plan(), nullptr);
+  const compiler::SplitPlan& split = loaded->device_plan()->split();
+  ASSERT_EQ(split.segments.size(), 1u);
+  EXPECT_TRUE(split.segments[0].on_device);
+  EXPECT_EQ(split.CrossingBytes(), 0u);
+
+  std::vector<float> x(37 * 45), b(45), w(45 * 29);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.37f * static_cast<float>(i));
+  for (size_t i = 0; i < b.size(); ++i) b[i] = 0.5f + 0.01f * static_cast<float>(i);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = std::cos(0.11f * static_cast<float>(i));
+  auto xs = UploadAs(x, ElementType::kF32, {37, 45});
+  auto bs = UploadAs(b, ElementType::kF32, {45});
+  auto ws = UploadAs(w, ElementType::kF32, {45, 29});
+  auto outputs = Run(*loaded, {xs.get(), bs.get(), ws.get()});
+  ASSERT_EQ(outputs.size(), 3u);
+  const std::vector<float> h = DownloadAs<float>(*outputs[0]);
+  const std::vector<float> sums = DownloadAs<float>(*outputs[1]);
+  const std::vector<float> product = DownloadAs<float>(*outputs[2]);
+  for (size_t r = 0; r < 37; ++r) {
+    double sum = 0;
+    for (size_t c = 0; c < 45; ++c) {
+      const float want = std::tanh(x[r * 45 + c] * b[c]);
+      ASSERT_NEAR(h[r * 45 + c], want, 2e-6) << r << "," << c;
+      sum += want;
+    }
+    EXPECT_NEAR(sums[r], sum, 1e-4) << r;
+    for (size_t n = 0; n < 29; ++n) {
+      double dot = 0;
+      for (size_t k = 0; k < 45; ++k) dot += std::tanh(x[r * 45 + k] * b[k]) * w[k * 29 + n];
+      ASSERT_NEAR(product[r * 29 + n], dot, 1e-4) << r << "," << n;
+    }
+  }
+}
+
+// A sort (no generated kernel) between two device segments: its operand
+// is copied to the host and its result back, as the plan lists.
+TEST_F(OpenClBackendTest, UnsupportedNodesRunOnTheHostWithExplicitCopies) {
+  auto loaded = Compile(R"(
+func.func @main(%x: tensor<6xf32>) -> tensor<6xf32> {
+  %0 = stablehlo.negate %x : tensor<6xf32>
+  %1 = "stablehlo.sort"(%0) ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %c = stablehlo.compare LT, %a, %b : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    stablehlo.return %c : tensor<i1>
+  }) {dimension = 0 : i64} : (tensor<6xf32>) -> tensor<6xf32>
+  %2 = stablehlo.add %1, %x : tensor<6xf32>
+  return %2 : tensor<6xf32>
+})");
+  ASSERT_NE(loaded, nullptr);
+  ASSERT_NE(loaded->device_plan(), nullptr);
+  const compiler::SplitPlan& split = loaded->device_plan()->split();
+  ASSERT_EQ(split.segments.size(), 3u);
+  EXPECT_FALSE(split.segments[1].on_device);
+  EXPECT_EQ(split.CrossingBytes(), 2 * 6 * sizeof(float));
+  const std::string listing = loaded->device_plan()->Listing();
+  EXPECT_NE(listing.find("stablehlo.sort"), std::string::npos) << listing;
+  auto x = UploadAs<float>({3, -1, 4, 1, -5, 9}, ElementType::kF32, {6});
+  auto outputs = Run(*loaded, {x.get()});
+  ASSERT_EQ(outputs.size(), 1u);
+  // sort(-x) = [-9, -4, -3, -1, 1, 5]
+  EXPECT_EQ(DownloadAs<float>(*outputs[0]), (std::vector<float>{-6, -5, 1, 0, -4, 14}));
+}
+
+// Integer arithmetic wraps, comparisons and selects give pred, float to
+// integer conversion saturates (NaN to 0), max propagates NaN, and
+// denormals are flushed as XLA's CPU backend flushes them.
+TEST_F(OpenClBackendTest, GeneratedKernelsKeepXlaSemantics) {
+  auto loaded = Compile(R"(
+func.func @main(%i: tensor<4xi32>, %f: tensor<4xf32>)
+    -> (tensor<4xi32>, tensor<4xi32>, tensor<4xf32>, tensor<4xf32>) {
+  %big = stablehlo.constant dense<2147483647> : tensor<4xi32>
+  %0 = stablehlo.add %i, %big : tensor<4xi32>
+  %zero = stablehlo.constant dense<0.0> : tensor<4xf32>
+  %p = stablehlo.compare GT, %f, %zero : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
+  %1 = stablehlo.convert %f : (tensor<4xf32>) -> tensor<4xi32>
+  %2 = stablehlo.select %p, %1, %0 : tensor<4xi1>, tensor<4xi32>
+  %3 = stablehlo.maximum %f, %zero : tensor<4xf32>
+  %tiny = stablehlo.constant dense<1.0e-20> : tensor<4xf32>
+  %4 = stablehlo.multiply %f, %tiny : tensor<4xf32>
+  return %0, %2, %3, %4 : tensor<4xi32>, tensor<4xi32>, tensor<4xf32>, tensor<4xf32>
+})");
+  ASSERT_NE(loaded, nullptr);
+  ASSERT_NE(loaded->device_plan(), nullptr);
+  EXPECT_EQ(loaded->device_plan()->split().CrossingBytes(), 0u);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  auto i = UploadAs<int32_t>({1, -1, 5, 0}, ElementType::kS32, {4});
+  auto f = UploadAs<float>({3e9f, nan, -2.5f, 1e-20f}, ElementType::kF32, {4});
+  auto outputs = Run(*loaded, {i.get(), f.get()});
+  ASSERT_EQ(outputs.size(), 4u);
+  EXPECT_EQ(DownloadAs<int32_t>(*outputs[0]),
+            (std::vector<int32_t>{std::numeric_limits<int32_t>::min(), 2147483646,
+                                  std::numeric_limits<int32_t>::min() + 4, 2147483647}));
+  // f > 0 picks convert(f): 3e9 saturates; NaN > 0 is false; 1e-20 > 0 converts to 0.
+  EXPECT_EQ(DownloadAs<int32_t>(*outputs[1]),
+            (std::vector<int32_t>{2147483647, 2147483646, std::numeric_limits<int32_t>::min() + 4,
+                                  0}));
+  const std::vector<float> maxima = DownloadAs<float>(*outputs[2]);
+  EXPECT_EQ(maxima[0], 3e9f);
+  EXPECT_TRUE(std::isnan(maxima[1]));
+  EXPECT_EQ(maxima[2], 0.0f);
+  // 1e-20 * 1e-20 is below the smallest normal float: flushed to zero.
+  const std::vector<float> products = DownloadAs<float>(*outputs[3]);
+  EXPECT_EQ(products[3], 0.0f);
+  EXPECT_FLOAT_EQ(products[0], 3e9f * 1e-20f);
+}
+
+// KILN_OPENCL_KERNELS=0: no generated kernels, every program on the host
+// kernels over staged copies.
+TEST(OpenClKernelsOffTest, ProgramsStayOnTheHostKernels) {
+  setenv("KILN_OPENCL_KERNELS", "0", 1);
+  auto backend = CreateBackend();
+  unsetenv("KILN_OPENCL_KERNELS");
+  if (!backend.ok()) GTEST_SKIP() << backend.status().ToString();
+  EXPECT_FALSE((*backend)->CompilesNodes());
+  runtime::ClientOptions options;
+  auto client = runtime::Client::Create(options, *backend);
+  ASSERT_TRUE(client.ok()) << client.status().ToString();
+  const std::string text = R"(
+func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = stablehlo.exponential %x : tensor<4xf32>
+  return %0 : tensor<4xf32>
+})";
+  auto loaded = (*client)->Compile(
+      std::span(reinterpret_cast<const uint8_t*>(text.data()), text.size()), "mlir", {});
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  EXPECT_EQ((*loaded)->device_plan(), nullptr);
 }
 
 }  // namespace

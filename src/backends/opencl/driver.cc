@@ -124,6 +124,7 @@ StatusOr<std::vector<DeviceInfo>> ListDevices() {
       info.compute_units = static_cast<int>(DeviceValue<cl_uint>(*cl, ids[d],
                                                                  CL_DEVICE_MAX_COMPUTE_UNITS));
       const std::string extensions = InfoString(cl->GetDeviceInfo, ids[d], CL_DEVICE_EXTENSIONS);
+      info.max_work_group_size = DeviceValue<size_t>(*cl, ids[d], CL_DEVICE_MAX_WORK_GROUP_SIZE);
       info.doubles = extensions.find("cl_khr_fp64") != std::string::npos;
       info.halves = extensions.find("cl_khr_fp16") != std::string::npos;
       info.platform_id = platforms[p];
@@ -258,8 +259,18 @@ Status Context::Copy(cl_mem destination, size_t destination_offset, cl_mem sourc
 
 StatusOr<std::unique_ptr<Kernel>> Context::Build(std::string_view source, std::string_view name,
                                                  std::string_view options) {
+  const std::string_view names[] = {name};
+  KILN_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<Kernel>> kernels,
+                        BuildKernels(source, names, options));
+  return std::move(kernels.front());
+}
+
+StatusOr<std::vector<std::unique_ptr<Kernel>>> Context::BuildKernels(
+    std::string_view source, std::span<const std::string_view> names, std::string_view options) {
   const char* text = source.data();
   const size_t length = source.size();
+  const std::string what = names.size() == 1 ? StrCat("kernel ", names.front())
+                                             : StrCat(names.size(), " kernels");
   cl_int status = CL_SUCCESS;
   cl_program program = cl_->CreateProgramWithSource(context_, 1, &text, &length, &status);
   if (status != CL_SUCCESS) return Error("clCreateProgramWithSource", status);
@@ -277,30 +288,51 @@ StatusOr<std::unique_ptr<Kernel>> Context::Build(std::string_view source, std::s
       while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
     }
     cl_->ReleaseProgram(program);
-    return InvalidArgument("OpenCL: clBuildProgram of kernel ", name, " on ", device_.name,
+    return InvalidArgument("OpenCL: clBuildProgram of ", what, " on ", device_.name,
                            " failed: ", ErrorName(status), "; build log:\n", log);
   }
-  const std::string kernel_name(name);
-  cl_kernel kernel = cl_->CreateKernel(program, kernel_name.c_str(), &status);
-  if (status != CL_SUCCESS) {
-    cl_->ReleaseProgram(program);
-    return Error(StrCat("clCreateKernel(", name, ")"), status);
+  // Each kernel holds a reference to the program; this function's is
+  // released on the way out.
+  std::vector<std::unique_ptr<Kernel>> kernels;
+  for (std::string_view name : names) {
+    const std::string kernel_name(name);
+    cl_kernel kernel = cl_->CreateKernel(program, kernel_name.c_str(), &status);
+    if (status != CL_SUCCESS) {
+      cl_->ReleaseProgram(program);
+      return Error(StrCat("clCreateKernel(", name, ")"), status);
+    }
+    cl_->RetainProgram(program);
+    kernels.push_back(std::unique_ptr<Kernel>(new Kernel(cl_, program, kernel, kernel_name)));
   }
-  return std::unique_ptr<Kernel>(new Kernel(cl_, program, kernel, kernel_name));
+  cl_->ReleaseProgram(program);
+  return kernels;
 }
 
 Status Context::Run(const Kernel& kernel, std::span<const size_t> global) {
-  if (global.empty() || global.size() > 3) {
-    return InvalidArgument("OpenCL: a kernel runs over 1 to 3 dimensions, found ", global.size());
+  KILN_RETURN_IF_ERROR(Enqueue(kernel, global));
+  return Finish(kernel.name_);
+}
+
+Status Context::Enqueue(const Kernel& kernel, std::span<const size_t> global,
+                        std::span<const size_t> local) {
+  if (global.empty() || global.size() > 3 || (!local.empty() && local.size() != global.size())) {
+    return InvalidArgument("OpenCL: a kernel runs over 1 to 3 dimensions, found ", global.size(),
+                           " global and ", local.size(), " local");
   }
-  cl_int status = cl_->EnqueueNDRangeKernel(queue_, kernel.get(),
-                                            static_cast<cl_uint>(global.size()), nullptr,
-                                            global.data(), nullptr, 0, nullptr, nullptr);
+  const cl_int status = cl_->EnqueueNDRangeKernel(queue_, kernel.get(),
+                                                  static_cast<cl_uint>(global.size()), nullptr,
+                                                  global.data(),
+                                                  local.empty() ? nullptr : local.data(), 0,
+                                                  nullptr, nullptr);
   if (status != CL_SUCCESS) {
     return Error(StrCat("clEnqueueNDRangeKernel(", kernel.name_, ")"), status);
   }
-  status = cl_->Finish(queue_);
-  if (status != CL_SUCCESS) return Error(StrCat("clFinish after ", kernel.name_), status);
+  return Status::Ok();
+}
+
+Status Context::Finish(std::string_view after) {
+  const cl_int status = cl_->Finish(queue_);
+  if (status != CL_SUCCESS) return Error(StrCat("clFinish after ", after), status);
   return Status::Ok();
 }
 

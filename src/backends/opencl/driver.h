@@ -37,6 +37,7 @@ struct DeviceInfo {
   int64_t global_memory_bytes = 0;   // CL_DEVICE_GLOBAL_MEM_SIZE
   int64_t max_allocation_bytes = 0;  // CL_DEVICE_MAX_MEM_ALLOC_SIZE
   int compute_units = 0;             // CL_DEVICE_MAX_COMPUTE_UNITS
+  size_t max_work_group_size = 0;    // CL_DEVICE_MAX_WORK_GROUP_SIZE
   bool doubles = false;              // cl_khr_fp64
   bool halves = false;               // cl_khr_fp16
   cl_platform_id platform_id = nullptr;
@@ -66,6 +67,7 @@ class Kernel {
   // a pointer to it, as clSetKernelArg takes it).
   Status SetArgument(unsigned index, size_t size, const void* value);
   cl_kernel get() const { return kernel_; }
+  const std::string& name() const { return name_; }
 
  private:
   friend class Context;
@@ -103,9 +105,19 @@ class Context {
   // not build is INVALID_ARGUMENT carrying the driver's build log.
   StatusOr<std::unique_ptr<Kernel>> Build(std::string_view source, std::string_view name,
                                           std::string_view options = "");
+  // Build for several kernels of one program (one compile of `source`).
+  StatusOr<std::vector<std::unique_ptr<Kernel>>> BuildKernels(
+      std::string_view source, std::span<const std::string_view> names,
+      std::string_view options = "");
   // Runs `kernel` over `global` work items (local size left to the driver)
   // and waits for it.
   Status Run(const Kernel& kernel, std::span<const size_t> global);
+  // Queues `kernel` over `global` work items in work-groups of `local`
+  // (empty: the driver's choice) without waiting for it.
+  Status Enqueue(const Kernel& kernel, std::span<const size_t> global,
+                 std::span<const size_t> local = {});
+  // Waits for everything queued; `after` names the work in an error.
+  Status Finish(std::string_view after);
 
  private:
   Context(const Functions* cl, DeviceInfo device, cl_context context, cl_command_queue queue)

@@ -32,6 +32,7 @@ struct Functions {
   X(CreateProgramWithSource) \
   X(BuildProgram) \
   X(GetProgramBuildInfo) \
+  X(RetainProgram) \
   X(ReleaseProgram) \
   X(CreateKernel) \
   X(ReleaseKernel) \

@@ -1,0 +1,762 @@
+#include "backends/opencl/codegen.h"
+
+#include <algorithm>
+#include <cstring>
+#include <optional>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "ir/attribute.h"
+#include "ir/module.h"
+
+namespace kiln::backends::opencl {
+
+namespace {
+
+using compiler::Graph;
+using compiler::Node;
+using compiler::Pointwise;
+using compiler::ValueId;
+
+std::string ToHex(uint64_t value) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string text;
+  do {
+    text.insert(text.begin(), kDigits[value & 15]);
+    value >>= 4;
+  } while (value != 0);
+  return text;
+}
+
+// The smallest and largest values of an integer type (pred: 0 and 1), as
+// OpenCL C literals: the identities of max and min reductions.
+std::string Lowest(ElementType type) {
+  switch (type) {
+    case ElementType::kS8: return "(char)(-128)";
+    case ElementType::kS16: return "(short)(-32768)";
+    case ElementType::kS32: return "(int)(-2147483647 - 1)";
+    case ElementType::kS64: return "(long)(-9223372036854775807l - 1)";
+    default: return "0";
+  }
+}
+std::string Highest(ElementType type) {
+  switch (type) {
+    case ElementType::kPred: return "(uchar)1";
+    case ElementType::kS8: return "(char)127";
+    case ElementType::kU8: return "(uchar)255";
+    case ElementType::kS16: return "(short)32767";
+    case ElementType::kU16: return "(ushort)65535";
+    case ElementType::kS32: return "(int)2147483647";
+    case ElementType::kU32: return "(uint)4294967295u";
+    case ElementType::kS64: return "(long)9223372036854775807l";
+    case ElementType::kU64: return "(ulong)18446744073709551615ul";
+    default: return "0";
+  }
+}
+
+// An element type as OpenCL C holds it: its type name, the type integer
+// arithmetic wraps in (unsigned, so overflow is defined), and its class.
+struct CType {
+  std::string_view name;
+  std::string_view wide;
+  bool is_float = false;
+  bool is_signed = false;
+  bool is_pred = false;
+};
+
+std::optional<CType> CTypeOf(ElementType type, const Target& target) {
+  switch (type) {
+    case ElementType::kPred: return CType{"uchar", "uint", false, false, true};
+    case ElementType::kS8: return CType{"char", "uint", false, true, false};
+    case ElementType::kU8: return CType{"uchar", "uint", false, false, false};
+    case ElementType::kS16: return CType{"short", "uint", false, true, false};
+    case ElementType::kU16: return CType{"ushort", "uint", false, false, false};
+    case ElementType::kS32: return CType{"int", "uint", false, true, false};
+    case ElementType::kU32: return CType{"uint", "uint", false, false, false};
+    case ElementType::kS64: return CType{"long", "ulong", false, true, false};
+    case ElementType::kU64: return CType{"ulong", "ulong", false, false, false};
+    case ElementType::kF32: return CType{"float", "float", true, true, false};
+    case ElementType::kF64:
+      if (target.doubles) return CType{"double", "double", true, true, false};
+      return std::nullopt;
+    default: return std::nullopt;
+  }
+}
+
+const Shape& In(const Graph& graph, const Node& node, size_t i) {
+  return graph.shape(node.inputs[i]);
+}
+const Shape& Out(const Graph& graph, const Node& node) { return graph.shape(node.outputs[0]); }
+
+// Every input and the output of one supported type; returns the output's.
+std::optional<CType> UniformType(const Graph& graph, const Node& node, const Target& target) {
+  const ElementType type = Out(graph, node).element_type;
+  for (ValueId in : node.inputs) {
+    if (graph.shape(in).element_type != type) return std::nullopt;
+  }
+  return CTypeOf(type, target);
+}
+
+std::string Binary(const CType& type, std::string_view op, const std::string& a,
+                   const std::string& b) {
+  if (type.is_float) return StrCat("(", a, " ", op, " ", b, ")");
+  // Integers wrap: computed in the unsigned type of at least 32 bits.
+  return StrCat("(", type.name, ")((", type.wide, ")", a, " ", op, " (", type.wide, ")", b, ")");
+}
+
+std::string_view Comparison(std::string_view direction) {
+  if (direction == "EQ") return "==";
+  if (direction == "NE") return "!=";
+  if (direction == "LT") return "<";
+  if (direction == "LE") return "<=";
+  if (direction == "GT") return ">";
+  if (direction == "GE") return ">=";
+  return "";
+}
+
+std::string_view EnumOf(const ir::Operation& op, std::string_view name) {
+  ir::Attribute attribute = op.GetAttr(name);
+  if (attribute.Is(ir::AttrKind::kEnum)) return attribute->enum_value;
+  return "";
+}
+
+// The expression of an elementwise map over `args` (its inputs' values);
+// nullopt when the backend does not generate this op on these types.
+std::optional<std::string> MapExpression(const Graph& graph, const Node& node, const Target& target,
+                                         const std::vector<std::string>& args) {
+  if (!node.source || node.outputs.size() != 1) return std::nullopt;
+  const std::string& name = node.source->name();
+  const std::string_view op = std::string_view(name).substr(name.find('.') + 1);
+  if (name.rfind("stablehlo.", 0) != 0) return std::nullopt;
+  const size_t arity = node.inputs.size();
+  if (args.size() != arity) return std::nullopt;
+  const ElementType out_type = Out(graph, node).element_type;
+  const std::optional<CType> out = CTypeOf(out_type, target);
+  if (!out) return std::nullopt;
+
+  if (op == "compare" && arity == 2) {
+    const ElementType type = In(graph, node, 0).element_type;
+    const std::optional<CType> in = CTypeOf(type, target);
+    const std::string_view symbol = Comparison(EnumOf(*node.source, "comparison_direction"));
+    if (!in || In(graph, node, 1).element_type != type || symbol.empty() ||
+        EnumOf(*node.source, "compare_type") == "TOTALORDER" || !out->is_pred) {
+      return std::nullopt;
+    }
+    return StrCat("(uchar)(", args[0], " ", symbol, " ", args[1], ")");
+  }
+  if (op == "select" && arity == 3) {
+    if (In(graph, node, 0).element_type != ElementType::kPred ||
+        In(graph, node, 1).element_type != out_type ||
+        In(graph, node, 2).element_type != out_type) {
+      return std::nullopt;
+    }
+    return StrCat("(", args[0], " ? ", args[1], " : ", args[2], ")");
+  }
+  if (op == "convert" && arity == 1) {
+    const std::optional<CType> in = CTypeOf(In(graph, node, 0).element_type, target);
+    if (!in) return std::nullopt;
+    if (out->is_pred) return StrCat("(uchar)(", args[0], " != 0)");
+    // Float to integer saturates, NaN to 0 (OpenCL's _sat conversions
+    // round toward zero, as XLA does).
+    if (in->is_float && !out->is_float) return StrCat("convert_", out->name, "_sat(", args[0], ")");
+    return StrCat("(", out->name, ")(", args[0], ")");
+  }
+  if (op == "is_finite" && arity == 1) {
+    const std::optional<CType> in = CTypeOf(In(graph, node, 0).element_type, target);
+    if (!in || !in->is_float || !out->is_pred) return std::nullopt;
+    return StrCat("(uchar)isfinite(", args[0], ")");
+  }
+
+  const std::optional<CType> type = UniformType(graph, node, target);
+  if (!type) return std::nullopt;
+  const CType& t = *type;
+  const std::string suffix(t.name);
+  const std::string& a = args[0];
+  if (arity == 1) {
+    if (op == "negate" && !t.is_pred) {
+      return t.is_float ? StrCat("(-", a, ")")
+                        : StrCat("(", t.name, ")((", t.wide, ")0 - (", t.wide, ")", a, ")");
+    }
+    if (op == "not") {
+      if (t.is_pred) return StrCat("(uchar)(", a, " ^ 1)");
+      if (!t.is_float) return StrCat("(", t.name, ")(~", a, ")");
+      return std::nullopt;
+    }
+    if (op == "abs" && !t.is_pred) {
+      if (t.is_float) return StrCat("fabs(", a, ")");
+      return t.is_signed ? StrCat("(", t.name, ")abs(", a, ")") : a;
+    }
+    if (op == "sign" && !t.is_pred) {
+      if (t.is_float) {
+        return StrCat("(isnan(", a, ") ? ", a, " : (", a, " > 0 ? (", t.name, ")1 : (", a,
+                      " < 0 ? (", t.name, ")-1 : ", a, ")))");
+      }
+      if (!t.is_signed) return StrCat("(", t.name, ")(", a, " != 0)");
+      return StrCat("(", t.name, ")((", a, " > 0) - (", a, " < 0))");
+    }
+    if (!t.is_float) return std::nullopt;
+    static const std::pair<std::string_view, std::string_view> kUnary[] = {
+        {"exponential", "exp"},
+        {"log", "log"},
+        {"tanh", "tanh"},
+        {"sqrt", "sqrt"},
+        {"rsqrt", "rsqrt"},
+        {"sine", "sin"},
+        {"cosine", "cos"},
+        {"tan", "tan"},
+        {"floor", "floor"},
+        {"ceil", "ceil"},
+        {"round_nearest_even", "rint"},
+        {"round_nearest_afz", "round"},
+        {"exponential_minus_one", "expm1"},
+        {"log_plus_one", "log1p"},
+        {"cbrt", "cbrt"},
+    };
+    for (const auto& [stablehlo, function] : kUnary) {
+      if (op == stablehlo) return StrCat(function, "(", a, ")");
+    }
+    if (op == "logistic") {
+      return StrCat("((", t.name, ")1 / ((", t.name, ")1 + exp(-", a, ")))");
+    }
+    return std::nullopt;
+  }
+  const std::string& b = args[1];
+  if (arity == 2) {
+    if (op == "add" && !t.is_pred) return Binary(t, "+", a, b);
+    if (op == "subtract" && !t.is_pred) return Binary(t, "-", a, b);
+    if (op == "multiply" && !t.is_pred) return Binary(t, "*", a, b);
+    if (op == "divide" && t.is_float) return StrCat("(", a, " / ", b, ")");
+    if (op == "maximum") return StrCat(t.is_float ? "kmax_" : "max_", suffix, "(", a, ", ", b, ")");
+    if (op == "minimum") return StrCat(t.is_float ? "kmin_" : "min_", suffix, "(", a, ", ", b, ")");
+    if (!t.is_float) {
+      if (op == "and") return StrCat("(", t.name, ")(", a, " & ", b, ")");
+      if (op == "or") return StrCat("(", t.name, ")(", a, " | ", b, ")");
+      if (op == "xor") return StrCat("(", t.name, ")(", a, " ^ ", b, ")");
+      return std::nullopt;
+    }
+    if (op == "atan2") return StrCat("atan2(", a, ", ", b, ")");
+    if (op == "remainder") return StrCat("fmod(", a, ", ", b, ")");
+    return std::nullopt;
+  }
+  if (arity == 3 && op == "clamp" && !t.is_pred) {
+    // clamp(min, x, max)
+    const std::string& c = args[2];
+    if (t.is_float)
+      return StrCat("kmin_", suffix, "(kmax_", suffix, "(", b, ", ", a, "), ", c, ")");
+    return StrCat("min_", suffix, "(max_", suffix, "(", b, ", ", a, "), ", c, ")");
+  }
+  return std::nullopt;
+}
+
+// What a node is to the code generator.
+enum class Kind : uint8_t { kNone, kMap, kRead, kView, kConvert, kRowReduce, kMatMul };
+
+bool ReduceSupported(kernels::ReduceOp op, const CType& type) {
+  switch (op) {
+    case kernels::ReduceOp::kAdd:
+    case kernels::ReduceOp::kMultiply: return !type.is_pred;
+    case kernels::ReduceOp::kMaximum:
+    case kernels::ReduceOp::kMinimum: return true;
+    case kernels::ReduceOp::kAnd:
+    case kernels::ReduceOp::kOr:
+    case kernels::ReduceOp::kXor: return !type.is_float;
+  }
+  return false;
+}
+
+Kind KindOf(const Graph& graph, const Node& node, const Target& target) {
+  if (!node.regions.empty() || node.has_side_effects || node.outputs.size() != 1) {
+    return Kind::kNone;
+  }
+  const Shape& out = Out(graph, node);
+  if (!CTypeOf(out.element_type, target)) return Kind::kNone;
+  if (node.matmul) {
+    const kernels::MatMulShape& shape = *node.matmul;
+    const bool floating = out.element_type == ElementType::kF32 ||
+                          (out.element_type == ElementType::kF64 && target.doubles);
+    if (!floating || shape.accumulate || node.inputs.size() != 2 ||
+        !UniformType(graph, node, target)) {
+      return Kind::kNone;
+    }
+    return Kind::kMatMul;
+  }
+  if (node.row_reduction) {
+    const compiler::RowReduction& row = *node.row_reduction;
+    const std::optional<CType> type = UniformType(graph, node, target);
+    if (node.inputs.size() != 2 || !type || row.type != out.element_type ||
+        !ReduceSupported(row.op, *type) || out.NumElements() != row.rows ||
+        In(graph, node, 0).NumElements() != row.rows * row.cols) {
+      return Kind::kNone;
+    }
+    return Kind::kRowReduce;
+  }
+  if (node.inputs.size() == 1 && node.converts) {
+    return CTypeOf(In(graph, node, 0).element_type, target) ? Kind::kConvert : Kind::kNone;
+  }
+  if (node.inputs.size() == 1 && node.output_aliases_input) {
+    const Shape& in = In(graph, node, 0);
+    return in.element_type == out.element_type && in.NumElements() == out.NumElements()
+               ? Kind::kView
+               : Kind::kNone;
+  }
+  if (!node.pointwise) return Kind::kNone;
+  if (node.pointwise->kind == Pointwise::Kind::kRead) {
+    const Pointwise& read = *node.pointwise;
+    return node.inputs.size() == 1 && In(graph, node, 0).element_type == out.element_type &&
+                   read.dims.size() == read.strides.size()
+               ? Kind::kRead
+               : Kind::kNone;
+  }
+  if (node.pointwise->kind != Pointwise::Kind::kMap) return Kind::kNone;
+  std::vector<std::string> args(node.inputs.size(), "x");
+  return MapExpression(graph, node, target, args) ? Kind::kMap : Kind::kNone;
+}
+
+bool Elementwise(Kind kind) {
+  return kind == Kind::kMap || kind == Kind::kRead || kind == Kind::kView || kind == Kind::kConvert;
+}
+
+// The exact literal of one element of `type` at `data`.
+std::string Literal(const CType& type, ElementType element, const uint8_t* data) {
+  auto load = [&](auto value) {
+    std::memcpy(&value, data, sizeof(value));
+    return value;
+  };
+  switch (element) {
+    case ElementType::kF32: return StrCat("as_float(0x", ToHex(load(uint32_t{})), "u)");
+    case ElementType::kF64: return StrCat("as_double(0x", ToHex(load(uint64_t{})), "ul)");
+    case ElementType::kPred:
+    case ElementType::kU8: return StrCat("(", type.name, ")", int{load(uint8_t{})});
+    case ElementType::kS8: return StrCat("(", type.name, ")(", int{load(int8_t{})}, ")");
+    case ElementType::kU16: return StrCat("(", type.name, ")", load(uint16_t{}));
+    case ElementType::kS16: return StrCat("(", type.name, ")(", load(int16_t{}), ")");
+    case ElementType::kU32: return StrCat("(", type.name, ")", load(uint32_t{}), "u");
+    case ElementType::kS32: return StrCat("as_int(0x", ToHex(load(uint32_t{})), "u)");
+    case ElementType::kU64: return StrCat("(", type.name, ")", load(uint64_t{}), "ul");
+    case ElementType::kS64: return StrCat("as_long(0x", ToHex(load(uint64_t{})), "ul)");
+    default: return "0";
+  }
+}
+
+}  // namespace
+
+bool Generates(const Graph& graph, const Node& node, const Target& target) {
+  return KindOf(graph, node, target) != Kind::kNone;
+}
+
+namespace {
+
+// Helpers every segment's source starts with: max and min as XLA's CPU
+// backend computes them (NaN propagates; ties keep the first operand).
+std::string Prelude(const Target& target) {
+  std::string text;
+  if (target.doubles) text += "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n";
+  std::vector<std::string_view> floats = {"float"};
+  if (target.doubles) floats.push_back("double");
+  // XLA's CPU backend computes with denormals flushed to zero, in and out
+  // (MXCSR's DAZ and FTZ); arithmetic here flushes its operands and result
+  // explicitly, since a device's own denormal mode varies (PoCL's vector and
+  // scalar paths differ).
+  text += "inline float ftz_float(float x) { return fabs(x) < FLT_MIN ? copysign(0.0f, x) : x; }\n";
+  if (target.doubles) {
+    text +=
+        "inline double ftz_double(double x) { return fabs(x) < DBL_MIN ? copysign(0.0, x) : x; }\n";
+  }
+  for (std::string_view t : floats) {
+    text += StrCat("inline ", t, " kmax_", t, "(", t, " a, ", t,
+                   " b) { return isnan(a) ? a : isnan(b) ? b : (a >= b ? a : b); }\n");
+    text += StrCat("inline ", t, " kmin_", t, "(", t, " a, ", t,
+                   " b) { return isnan(a) ? a : isnan(b) ? b : (a <= b ? a : b); }\n");
+  }
+  for (std::string_view t : {"uchar", "char", "ushort", "short", "uint", "int", "ulong", "long"}) {
+    text += StrCat("inline ", t, " max_", t, "(", t, " a, ", t, " b) { return a >= b ? a : b; }\n");
+    text += StrCat("inline ", t, " min_", t, "(", t, " a, ", t, " b) { return a <= b ? a : b; }\n");
+  }
+  return text;
+}
+
+class Generator {
+ public:
+  Generator(const Graph& graph, const Target& target) : graph_(graph), target_(target) {
+    for (size_t n = 0; n < graph.nodes.size(); ++n) {
+      for (ValueId in : graph.nodes[n].inputs) readers_[in].push_back(n);
+    }
+    for (ValueId result : graph.results) results_.insert(result);
+  }
+
+  StatusOr<SegmentCode> Run() {
+    code_.source = Prelude(target_);
+    std::vector<size_t> group;
+    int64_t group_count = -1;
+    std::unordered_set<ValueId> produced;
+    auto flush = [&]() -> Status {
+      if (!group.empty()) KILN_RETURN_IF_ERROR(EmitElementwise(group));
+      group.clear();
+      produced.clear();
+      return Status::Ok();
+    };
+    for (size_t n = 0; n < graph_.nodes.size(); ++n) {
+      const Node& node = graph_.nodes[n];
+      const Kind kind = KindOf(graph_, node, target_);
+      if (kind == Kind::kNone) {
+        return Internal("OpenCL: no code for node ", node.op, " at ", node.location);
+      }
+      if (!Elementwise(kind)) {
+        KILN_RETURN_IF_ERROR(flush());
+        KILN_RETURN_IF_ERROR(kind == Kind::kRowReduce ? EmitRowReduce(node) : EmitMatMul(node));
+        continue;
+      }
+      const int64_t count = Out(graph_, node).NumElements();
+      const bool joins = !group.empty() && count == group_count && group.size() < kMaxGroup &&
+                         !(kind == Kind::kRead && produced.contains(node.inputs[0]));
+      if (!joins) {
+        KILN_RETURN_IF_ERROR(flush());
+        group_count = count;
+      }
+      group.push_back(n);
+      produced.insert(node.outputs[0]);
+    }
+    KILN_RETURN_IF_ERROR(flush());
+    return std::move(code_);
+  }
+
+ private:
+  static constexpr size_t kMaxGroup = 256;
+
+  std::string NextName() { return StrCat("k", code_.launches.size()); }
+
+  CType TypeOf(ValueId value) const { return *CTypeOf(graph_.shape(value).element_type, target_); }
+
+  bool Constant1(ValueId value) const {
+    const compiler::ValueInfo& info = graph_.values[static_cast<size_t>(value)];
+    return info.constant && info.shape.NumElements() == 1 && info.constant->size() >= info.bytes;
+  }
+
+  // The kernel's parameter list and pointer declarations for `arrays`
+  // (the first `inputs` of them read only).
+  std::string Signature(const std::string& name, const std::vector<ValueId>& arrays, size_t inputs,
+                        std::string& declarations, std::string_view attribute = "") {
+    std::string parameters;
+    for (size_t j = 0; j < arrays.size(); ++j) {
+      const bool input = j < inputs;
+      const CType type = TypeOf(arrays[j]);
+      parameters += StrCat(j == 0 ? "" : ", ", "__global ", input ? "const " : "", "uchar* b", j,
+                           ", ulong o", j);
+      declarations += StrCat("  __global ", input ? "const " : "", type.name, "* p", j,
+                             " = (__global ", input ? "const " : "", type.name, "*)(b", j, " + o",
+                             j, ");\n");
+    }
+    return StrCat("__kernel ", attribute, " void ", name, "(", parameters, ") {\n");
+  }
+
+  size_t WorkGroup(size_t wanted) const {
+    size_t size = 1;
+    const size_t limit = std::max<size_t>(1, std::min(wanted, target_.max_work_group_size));
+    while (size * 2 <= limit) size *= 2;
+    return size;
+  }
+
+  Status EmitElementwise(const std::vector<size_t>& group) {
+    std::unordered_set<size_t> members(group.begin(), group.end());
+    std::unordered_set<ValueId> produced;
+    for (size_t n : group) produced.insert(graph_.nodes[n].outputs[0]);
+    // The arrays: inputs read from memory (not 1-element constants, which
+    // become literals), then the outputs stored.
+    std::vector<ValueId> arrays;
+    std::unordered_map<ValueId, size_t> index;
+    for (size_t n : group) {
+      for (ValueId in : graph_.nodes[n].inputs) {
+        if (produced.contains(in) || Constant1(in) || index.contains(in)) continue;
+        index.emplace(in, arrays.size());
+        arrays.push_back(in);
+      }
+    }
+    const size_t inputs = arrays.size();
+    for (size_t n : group) {
+      const ValueId out = graph_.nodes[n].outputs[0];
+      bool stored = results_.contains(out);
+      for (size_t reader : readers_[out]) stored = stored || !members.contains(reader);
+      if (!stored) continue;
+      index.emplace(out, arrays.size());
+      arrays.push_back(out);
+    }
+    if (arrays.size() == inputs) return Status::Ok();  // computes nothing kept
+    const int64_t count = Out(graph_, graph_.nodes[group.front()]).NumElements();
+    if (count == 0) return Status::Ok();
+
+    std::unordered_map<ValueId, std::string> loaded;  // inputs read at i
+    std::string body;
+    auto value_at = [&](ValueId value, const std::string& at) -> std::string {
+      if (produced.contains(value)) return StrCat("v", value);
+      if (Constant1(value)) {
+        return Literal(TypeOf(value), graph_.shape(value).element_type,
+                       graph_.values[static_cast<size_t>(value)].constant->data());
+      }
+      const std::string load = StrCat("p", index.at(value), "[", at, "]");
+      if (at != "i") return load;
+      auto found = loaded.find(value);
+      if (found != loaded.end()) return found->second;
+      const std::string name = StrCat("x", value);
+      body += StrCat("    const ", TypeOf(value).name, " ", name, " = ", load, ";\n");
+      loaded.emplace(value, name);
+      return name;
+    };
+    for (size_t n : group) {
+      const Node& node = graph_.nodes[n];
+      const ValueId out = node.outputs[0];
+      const CType type = TypeOf(out);
+      std::string expression;
+      switch (KindOf(graph_, node, target_)) {
+        case Kind::kView: expression = value_at(node.inputs[0], "i"); break;
+        case Kind::kConvert: {
+          const CType from = TypeOf(node.inputs[0]);
+          const std::string x = Flushed(node.inputs[0], value_at(node.inputs[0], "i"));
+          if (type.is_pred) {
+            expression = StrCat("(uchar)(", x, " != 0)");
+          } else if (from.is_float && !type.is_float) {
+            expression = StrCat("convert_", type.name, "_sat(", x, ")");
+          } else {
+            expression = Flushed(out, StrCat("(", type.name, ")(", x, ")"));
+          }
+          break;
+        }
+        case Kind::kRead: expression = value_at(node.inputs[0], ReadIndex(*node.pointwise)); break;
+        case Kind::kMap: {
+          // A select moves values as they are; arithmetic flushes.
+          const bool moves = node.op == "stablehlo.select";
+          std::vector<std::string> args;
+          for (ValueId in : node.inputs) {
+            std::string arg = value_at(in, "i");
+            args.push_back(moves ? arg : Flushed(in, arg));
+          }
+          std::optional<std::string> map = MapExpression(graph_, node, target_, args);
+          if (!map) return Internal("OpenCL: no expression for ", node.op);
+          expression = moves ? std::move(*map) : Flushed(out, *map);
+          break;
+        }
+        default: return Internal("OpenCL: ", node.op, " in an elementwise kernel");
+      }
+      body += StrCat("    const ", type.name, " v", out, " = ", expression, ";\n");
+      if (auto stored = index.find(out); stored != index.end() && stored->second >= inputs) {
+        body += StrCat("    p", stored->second, "[i] = v", out, ";\n");
+      }
+    }
+    const std::string name = NextName();
+    std::string declarations;
+    std::string source = Signature(name, arrays, inputs, declarations);
+    source += declarations;
+    source += StrCat("  for (ulong i = get_global_id(0); i < ", count,
+                     "ul; i += get_global_size(0)) {\n", body, "  }\n}\n");
+    code_.source += source;
+    const size_t local = WorkGroup(256);
+    const size_t groups_needed = (static_cast<size_t>(count) + local - 1) / local;
+    const size_t groups = std::min<size_t>(groups_needed,
+                                           static_cast<size_t>(std::max(1, target_.compute_units)) *
+                                               64);
+    code_.launches.push_back({name, std::move(arrays), {groups * local}, {local}});
+    return Status::Ok();
+  }
+
+  // `expression`, a value of `value`'s type, with denormals flushed when
+  // it is a float.
+  std::string Flushed(ValueId value, const std::string& expression) const {
+    const CType type = TypeOf(value);
+    return type.is_float ? StrCat("ftz_", type.name, "(", expression, ")") : expression;
+  }
+
+  // The source element a strided read takes for output element i.
+  static std::string ReadIndex(const Pointwise& read) {
+    std::string index = StrCat("(", read.base, "l");
+    int64_t inner = 1;
+    for (size_t j = read.dims.size(); j-- > 0;) {
+      const int64_t dim = read.dims[j];
+      if (dim != 1 && read.strides[j] != 0) {
+        std::string coordinate = inner == 1 ? "(long)i" : StrCat("((long)i / ", inner, "l)");
+        if (j != 0) coordinate = StrCat("(", coordinate, " % ", dim, "l)");
+        index += StrCat(" + ", coordinate, " * ", read.strides[j], "l");
+      }
+      inner *= dim;
+    }
+    return index + ")";
+  }
+
+  Status EmitRowReduce(const Node& node) {
+    const compiler::RowReduction& row = *node.row_reduction;
+    if (row.rows == 0) return Status::Ok();
+    const CType t = TypeOf(node.outputs[0]);
+    const std::string suffix(t.name);
+    std::string identity, combine;
+    auto wide = [&](std::string_view op) {
+      return t.is_float ? StrCat("(a ", op, " b)")
+                        : StrCat("(", t.name, ")((", t.wide, ")a ", op, " (", t.wide, ")b)");
+    };
+    switch (row.op) {
+      case kernels::ReduceOp::kAdd:
+        identity = StrCat("(", t.name, ")0");
+        combine = wide("+");
+        break;
+      case kernels::ReduceOp::kMultiply:
+        identity = StrCat("(", t.name, ")1");
+        combine = wide("*");
+        break;
+      case kernels::ReduceOp::kMaximum:
+        identity = t.is_float ? StrCat("(", t.name, ")(-INFINITY)") : Lowest(row.type);
+        combine = StrCat(t.is_float ? "kmax_" : "max_", suffix, "(a, b)");
+        break;
+      case kernels::ReduceOp::kMinimum:
+        identity = t.is_float ? StrCat("(", t.name, ")INFINITY") : Highest(row.type);
+        combine = StrCat(t.is_float ? "kmin_" : "min_", suffix, "(a, b)");
+        break;
+      case kernels::ReduceOp::kAnd:
+        identity = t.is_pred ? "(uchar)1" : StrCat("(", t.name, ")(~(", t.name, ")0)");
+        combine = StrCat("(", t.name, ")(a & b)");
+        break;
+      case kernels::ReduceOp::kOr:
+        identity = StrCat("(", t.name, ")0");
+        combine = StrCat("(", t.name, ")(a | b)");
+        break;
+      case kernels::ReduceOp::kXor:
+        identity = StrCat("(", t.name, ")0");
+        combine = StrCat("(", t.name, ")(a ^ b)");
+        break;
+    }
+    const std::string name = NextName();
+    const size_t local = WorkGroup(64);
+    std::vector<ValueId> arrays = {node.inputs[0], node.inputs[1], node.outputs[0]};
+    std::string declarations;
+    std::string source = Signature(name, arrays, 2, declarations,
+                                   StrCat("__attribute__((reqd_work_group_size(", local,
+                                          ", 1, 1)))"));
+    source += declarations;
+    source += StrCat("  #define COMBINE(a, b) ", combine, "\n");
+    source += StrCat("  __local ", t.name, " part[", local, "];\n");
+    source += "  const ulong row = get_group_id(0);\n  const uint l = get_local_id(0);\n";
+    source += StrCat("  __global const ", t.name, "* x = p0 + row * ", row.cols, "ul;\n");
+    source += StrCat("  ", t.name, " acc = ", identity, ";\n");
+    source += StrCat("  for (ulong c = l; c < ", row.cols, "ul; c += ", local, ") { const ", t.name,
+                     " a = acc, b = ", Flushed(node.inputs[0], "x[c]"),
+                     "; acc = COMBINE(a, b); }\n");
+    source += "  part[l] = acc;\n  barrier(CLK_LOCAL_MEM_FENCE);\n";
+    source += StrCat("  for (uint s = ", local / 2, "; s > 0; s >>= 1) {\n    if (l < s) { const ",
+                     t.name,
+                     " a = part[l], b = part[l + s]; part[l] = COMBINE(a, b); }\n"
+                     "    barrier(CLK_LOCAL_MEM_FENCE);\n  }\n");
+    source += StrCat("  if (l == 0) { const ", t.name, " a = ", Flushed(node.inputs[1], "p1[0]"),
+                     ", b = part[0]; p2[row] = ", Flushed(node.outputs[0], "COMBINE(a, b)"),
+                     "; }\n");
+    source += "  #undef COMBINE\n}\n";
+    code_.source += source;
+    code_.launches.push_back(
+        {name, std::move(arrays), {static_cast<size_t>(row.rows) * local}, {local}});
+    return Status::Ok();
+  }
+
+  // out[b] = lhs[b] x rhs[b]: tiles of 32 x 32 outputs per work-group of
+  // 32 x 8 work items, each computing 4 rows of one column, with 16-deep
+  // slices of both operands staged in local memory.
+  Status EmitMatMul(const Node& node) {
+    const kernels::MatMulShape& shape = *node.matmul;
+    if (shape.batch == 0 || shape.m == 0 || shape.n == 0) return Status::Ok();
+    const CType t = TypeOf(node.outputs[0]);
+    const std::string name = NextName();
+    std::vector<ValueId> arrays = {node.inputs[0], node.inputs[1], node.outputs[0]};
+    std::string declarations;
+    std::string source = Signature(name, arrays, 2, declarations,
+                                   "__attribute__((reqd_work_group_size(32, 8, 1)))");
+    source += declarations;
+    const int64_t m = shape.m, n = shape.n, k = shape.k;
+    const std::string flush = StrCat("ftz_", t.name);
+    // lhs element (row, depth) and rhs element (depth, col) of batch b.
+    const std::string lhs = shape.lhs_transposed ? StrCat("A[(long)(kk) * ", m, "l + (row)]")
+                                                 : StrCat("A[(long)(row) * ", k, "l + (kk)]");
+    const std::string rhs = shape.rhs_transposed ? StrCat("B[(long)(col) * ", k, "l + (kk)]")
+                                                 : StrCat("B[(long)(kk) * ", n, "l + (col)]");
+    source += StrCat("  const long b = get_group_id(2);\n"
+                     "  __global const ",
+                     t.name, "* A = p0 + b * ", m * k,
+                     "l;\n"
+                     "  __global const ",
+                     t.name, "* B = p1 + b * ", k * n,
+                     "l;\n"
+                     "  __global ",
+                     t.name, "* C = p2 + b * ", m * n,
+                     "l;\n"
+                     "  const int tx = get_local_id(0), ty = get_local_id(1);\n"
+                     "  const long col0 = get_group_id(0) * 32, row0 = get_group_id(1) * 32;\n"
+                     "  __local ",
+                     t.name,
+                     " As[16][33];\n"  // As[depth][row]
+                     "  __local ",
+                     t.name,
+                     " Bs[16][33];\n"  // Bs[depth][col]
+                     "  ",
+                     t.name,
+                     " acc0 = 0, acc1 = 0, acc2 = 0, acc3 = 0;\n"
+                     "  const int id = ty * 32 + tx;\n"
+                     "  for (long k0 = 0; k0 < ",
+                     k,
+                     "l; k0 += 16) {\n"
+                     "    for (int e = id; e < 512; e += 256) {\n"
+                     "      const int d = e % 16, r = e / 16;\n"
+                     "      { const long row = row0 + r, kk = k0 + d;\n"
+                     "        As[d][r] = (row < ",
+                     m, "l && kk < ", k, "l) ? ", flush, "(", lhs,
+                     ") : 0; }\n"
+                     "      { const long col = col0 + r, kk = k0 + d;\n"
+                     "        Bs[d][r] = (col < ",
+                     n, "l && kk < ", k, "l) ? ", flush, "(", rhs,
+                     ") : 0; }\n"
+                     "    }\n"
+                     "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+                     "    for (int d = 0; d < 16; ++d) {\n"
+                     "      const ",
+                     t.name,
+                     " bv = Bs[d][tx];\n"
+                     "      acc0 += As[d][ty] * bv;\n"
+                     "      acc1 += As[d][ty + 8] * bv;\n"
+                     "      acc2 += As[d][ty + 16] * bv;\n"
+                     "      acc3 += As[d][ty + 24] * bv;\n"
+                     "    }\n"
+                     "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+                     "  }\n"
+                     "  const long col = col0 + tx;\n"
+                     "  if (col < ",
+                     n,
+                     "l) {\n"
+                     "    if (row0 + ty < ",
+                     m, "l) C[(row0 + ty) * ", n, "l + col] = ", flush,
+                     "(acc0);\n"
+                     "    if (row0 + ty + 8 < ",
+                     m, "l) C[(row0 + ty + 8) * ", n, "l + col] = ", flush,
+                     "(acc1);\n"
+                     "    if (row0 + ty + 16 < ",
+                     m, "l) C[(row0 + ty + 16) * ", n, "l + col] = ", flush,
+                     "(acc2);\n"
+                     "    if (row0 + ty + 24 < ",
+                     m, "l) C[(row0 + ty + 24) * ", n, "l + col] = ", flush,
+                     "(acc3);\n"
+                     "  }\n}\n");
+    code_.source += source;
+    const auto tiles = [](int64_t size) { return static_cast<size_t>((size + 31) / 32); };
+    code_.launches.push_back({name,
+                              std::move(arrays),
+                              {tiles(n) * 32, tiles(m) * 8, static_cast<size_t>(shape.batch)},
+                              {32, 8, 1}});
+    return Status::Ok();
+  }
+
+  const Graph& graph_;
+  const Target& target_;
+  std::unordered_map<ValueId, std::vector<size_t>> readers_;
+  std::unordered_set<ValueId> results_;
+  SegmentCode code_;
+};
+
+}  // namespace
+
+StatusOr<SegmentCode> Generate(const Graph& segment, const Target& target) {
+  return Generator(segment, target).Run();
+}
+
+}  // namespace kiln::backends::opencl

@@ -1,0 +1,46 @@
+// OpenCL C generated for a segment of a plan (compiler/split.h): which nodes
+// the OpenCL backend compiles, and the kernels and launches it compiles a
+// segment's nodes into. Runs of elementwise nodes (maps, strided reads,
+// conversions, views) over one element count become one kernel whose
+// intermediate values stay in registers; row reductions and GEMMs are a
+// kernel each (docs/porting.md, "Compiling nodes").
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "compiler/graph.h"
+
+namespace kiln::backends::opencl {
+
+// What code generation needs to know of the device.
+struct Target {
+  bool doubles = false;  // cl_khr_fp64
+  size_t max_work_group_size = 256;
+  int compute_units = 1;
+};
+
+// Whether the backend generates code for `node` (its values' shapes in
+// `graph`): the node kinds above over element types the device has (pred,
+// 8- to 64-bit integers, f32, and f64 with cl_khr_fp64).
+bool Generates(const compiler::Graph& graph, const compiler::Node& node, const Target& target);
+
+// One kernel launch: the kernel, the segment's values it takes as arguments
+// (each a buffer and a byte offset, in this order), and its work size.
+struct Launch {
+  std::string kernel;
+  std::vector<compiler::ValueId> arrays;
+  std::vector<size_t> global, local;
+};
+
+struct SegmentCode {
+  std::string source;            // every kernel of the segment
+  std::vector<Launch> launches;  // in order
+};
+
+// The code for `segment`, every node of which Generates.
+StatusOr<SegmentCode> Generate(const compiler::Graph& segment, const Target& target);
+
+}  // namespace kiln::backends::opencl
