@@ -8,8 +8,7 @@ namespace kiln::runtime {
 
 StatusOr<std::shared_ptr<const DevicePlan>> DevicePlan::Build(const compiler::Program& program,
                                                               DeviceBackend& backend) {
-  if (!backend.CompilesNodes() || !program.unfused_graph || program.has_collectives ||
-      program.partitioned) {
+  if (!backend.CompilesNodes() || !program.unfused_graph || program.has_collectives) {
     return std::shared_ptr<const DevicePlan>();
   }
   const compiler::Graph& graph = *program.unfused_graph;

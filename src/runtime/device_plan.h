@@ -22,8 +22,9 @@ class DevicePlan {
   // Splits `program` by backend.Supports and compiles its device segments.
   // Null (not an error) when the backend compiles no nodes, supports none
   // of the program's, or the program stays whole on the host: one with
-  // collectives, side effects (host callbacks, feeds, FFI handlers), or
-  // SPMD partitioning, whose runs meet the host or other devices.
+  // collectives or side effects (host callbacks, feeds, FFI handlers),
+  // whose runs meet the host or other devices. (An SPMD program without
+  // collectives, such as JAX's every jit on one device, is split as any.)
   static StatusOr<std::shared_ptr<const DevicePlan>> Build(const compiler::Program& program,
                                                            DeviceBackend& backend);
 

@@ -26,6 +26,7 @@ class Backend final : public runtime::DeviceBackend {
     target_.doubles = device.doubles;
     target_.max_work_group_size = device.max_work_group_size;
     target_.compute_units = device.compute_units;
+    target_.gpu = device.gpu;
   }
 
   std::string_view Name() const override { return "opencl"; }

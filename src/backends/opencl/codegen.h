@@ -20,6 +20,9 @@ struct Target {
   bool doubles = false;  // cl_khr_fp64
   size_t max_work_group_size = 256;
   int compute_units = 1;
+  // A GPU: work-groups are cooperating threads. Otherwise (PoCL) a
+  // work-group is a loop on one CPU thread, and kernels are shaped for it.
+  bool gpu = false;
 };
 
 // Whether the backend generates code for `node` (its values' shapes in

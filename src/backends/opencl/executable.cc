@@ -1,9 +1,12 @@
 #include "backends/opencl/executable.h"
 
+#include <cstdio>
 #include <mutex>
 #include <unordered_map>
 #include <utility>
 #include <vector>
+
+#include "base/env.h"
 
 namespace kiln::backends::opencl {
 
@@ -136,6 +139,12 @@ class Executable final : public runtime::DeviceExecutable {
 StatusOr<std::unique_ptr<runtime::DeviceExecutable>> CompileSegment(
     std::shared_ptr<Context> context, const compiler::Graph& segment, const Target& target) {
   KILN_ASSIGN_OR_RETURN(SegmentCode code, Generate(segment, target));
+  // KILN_OPENCL_DUMP=1: each segment's source on stderr, for whoever tunes
+  // or debugs the generated kernels.
+  if (GetEnv("KILN_OPENCL_DUMP").value_or("") == "1") {
+    std::fprintf(stderr, "// Kiln OpenCL segment: %zu launches\n%s\n", code.launches.size(),
+                 code.source.c_str());
+  }
   std::vector<std::string_view> names;
   for (const Launch& launch : code.launches) names.push_back(launch.kernel);
   std::vector<std::unique_ptr<Kernel>> kernels;
