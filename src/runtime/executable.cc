@@ -376,7 +376,7 @@ class LoadedExecutable::Job {
         device_ordinal_(std::max(0, prepared.device->local_hardware_id())),
         run_id_(prepared.run_id),
         backend_(executable.client_->backend().get()),
-        device_plan_(executable.device_plan_.get()) {
+        device_plan_(executable.device_plan_) {
     for (const auto& memory : outputs_) memory->AddWriterHold();
   }
   ~Job() {
@@ -419,8 +419,10 @@ class LoadedExecutable::Job {
   int64_t run_id_;
   // The client's, which outlives its runs (~Client drains every queue).
   DeviceBackend* backend_;
-  // The executable's, which outlives its runs as its backend does.
-  const DevicePlan* device_plan_;
+  // Shared: a run may outlive its executable (the framework may drop it
+  // while the run is queued). Null for every program the host kernels run
+  // whole, so most runs copy no reference count.
+  std::shared_ptr<const DevicePlan> device_plan_;
   // Runs through device_plan_ when every argument and output is in the
   // device's own memory; false: the host kernels run the whole program.
   StatusOr<bool> RunDevicePlan(compiler::ExecutionEnv& env) const;

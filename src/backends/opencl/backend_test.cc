@@ -312,6 +312,28 @@ func.func @main(%i: tensor<4xi32>, %f: tensor<4xf32>)
   EXPECT_FLOAT_EQ(products[0], 3e9f * 1e-20f);
 }
 
+// The framework may drop an executable while its run is still queued:
+// the run keeps its plan and kernels alive.
+TEST_F(OpenClBackendTest, ARunOutlivesItsExecutable) {
+  auto loaded = Compile(R"(
+func.func @main(%x: tensor<1048576xf32>) -> tensor<1048576xf32> {
+  %0 = stablehlo.exponential %x : tensor<1048576xf32>
+  %1 = stablehlo.multiply %0, %0 : tensor<1048576xf32>
+  return %1 : tensor<1048576xf32>
+})");
+  ASSERT_NE(loaded, nullptr);
+  ASSERT_NE(loaded->device_plan(), nullptr);
+  auto x = UploadAs(std::vector<float>(1 << 20, 0.5f), ElementType::kF32, {1 << 20});
+  runtime::Buffer* arguments[] = {x.get()};
+  auto run = loaded->Execute(arguments, device_);
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  loaded.reset();
+  ASSERT_TRUE(run->done->Await().ok()) << run->done->Await().ToString();
+  const std::vector<float> y = DownloadAs<float>(*run->outputs[0]);
+  EXPECT_NEAR(y[0], std::exp(1.0f), 1e-6);
+  EXPECT_NEAR(y.back(), std::exp(1.0f), 1e-6);
+}
+
 // KILN_OPENCL_KERNELS=0: no generated kernels, every program on the host
 // kernels over staged copies.
 TEST(OpenClKernelsOffTest, ProgramsStayOnTheHostKernels) {
