@@ -106,6 +106,8 @@ class OpenClBackendTest : public ::testing::Test {
     return loaded.ok() ? std::move(loaded).value() : nullptr;
   }
 
+  void RunElementwiseReductionAndGemm();
+
   std::shared_ptr<runtime::DeviceBackend> backend_;
   std::unique_ptr<runtime::Client> client_;
   runtime::Device* device_ = nullptr;
@@ -191,7 +193,7 @@ TEST_F(OpenClBackendTest, CopiesBetweenMemoryKindsAndDevices) {
 
 // A chain of maps over a broadcast, a row reduction of it and a GEMM with
 // it: one segment of generated kernels, with nothing copied to the host.
-TEST_F(OpenClBackendTest, ElementwiseReductionAndGemmRunInGeneratedKernels) {
+void OpenClBackendTest::RunElementwiseReductionAndGemm() {
   auto loaded = Compile(R"(
 func.func @main(%x: tensor<37x45xf32>, %b: tensor<45xf32>, %w: tensor<45x29xf32>)
     -> (tensor<37x45xf32>, tensor<37xf32>, tensor<37x29xf32>) {
@@ -238,6 +240,25 @@ func.func @main(%x: tensor<37x45xf32>, %b: tensor<45xf32>, %w: tensor<45x29xf32>
       ASSERT_NEAR(product[r * 29 + n], dot, 1e-4) << r << "," << n;
     }
   }
+}
+
+TEST_F(OpenClBackendTest, ElementwiseReductionAndGemmRunInGeneratedKernels) {
+  RunElementwiseReductionAndGemm();
+}
+
+// The kernels shaped for a GPU (work-group trees, local-memory GEMM
+// tiles), run on PoCL so that CI checks them too.
+class OpenClGpuShapesTest : public OpenClBackendTest {
+ protected:
+  void SetUp() override {
+    setenv("KILN_OPENCL_KERNEL_SHAPES", "gpu", 1);
+    OpenClBackendTest::SetUp();
+    unsetenv("KILN_OPENCL_KERNEL_SHAPES");
+  }
+};
+
+TEST_F(OpenClGpuShapesTest, ElementwiseReductionAndGemmRunInGeneratedKernels) {
+  RunElementwiseReductionAndGemm();
 }
 
 // A sort (no generated kernel) between two device segments: its operand

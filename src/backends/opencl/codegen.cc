@@ -816,6 +816,16 @@ class Generator {
     return Status::Ok();
   }
 
+  // A GEMM kernel's A, B and C: its batch's matrices, the batch from
+  // `batch` (an OpenCL expression).
+  static std::string BatchOperands(const CType& t, const kernels::MatMulShape& shape,
+                                   std::string_view batch) {
+    return StrCat("  const long b = ", batch, ";\n  __global const ", t.name, "* A = p0 + b * ",
+                  shape.m * shape.k, "l;\n  __global const ", t.name, "* B = p1 + b * ",
+                  shape.k * shape.n, "l;\n  __global ", t.name, "* C = p2 + b * ",
+                  shape.m * shape.n, "l;\n");
+  }
+
   // out[b] = lhs[b] x rhs[b] on a CPU device: each work item computes a
   // block of kRows x L outputs in L-lane vector registers, reading its
   // operands from memory (the caches do what local memory does on a GPU;
@@ -854,18 +864,9 @@ class Generator {
       }
       row_vector += ")";
     }
-    source += StrCat("  const long b = get_global_id(2);\n"
-                     "  __global const ",
-                     t.name, "* A = p0 + b * ", m * k,
-                     "l;\n"
-                     "  __global const ",
-                     t.name, "* B = p1 + b * ", k * n,
-                     "l;\n"
-                     "  __global ",
-                     t.name, "* C = p2 + b * ", m * n,
-                     "l;\n"
-                     "  const long col0 = get_global_id(0) * ",
-                     lanes, "l, row0 = get_global_id(1) * ", kRows,
+    source += BatchOperands(t, shape, "get_global_id(2)");
+    source += StrCat("  const long col0 = get_global_id(0) * ", lanes,
+                     "l, row0 = get_global_id(1) * ", kRows,
                      "l;\n"
                      "  if (col0 >= ",
                      n, "l || row0 >= ", m,
@@ -937,17 +938,8 @@ class Generator {
                                                  : StrCat("A[(long)(row) * ", k, "l + (kk)]");
     const std::string rhs = shape.rhs_transposed ? StrCat("B[(long)(col) * ", k, "l + (kk)]")
                                                  : StrCat("B[(long)(kk) * ", n, "l + (col)]");
-    source += StrCat("  const long b = get_group_id(2);\n"
-                     "  __global const ",
-                     t.name, "* A = p0 + b * ", m * k,
-                     "l;\n"
-                     "  __global const ",
-                     t.name, "* B = p1 + b * ", k * n,
-                     "l;\n"
-                     "  __global ",
-                     t.name, "* C = p2 + b * ", m * n,
-                     "l;\n"
-                     "  const int tx = get_local_id(0), ty = get_local_id(1);\n"
+    source += BatchOperands(t, shape, "get_group_id(2)");
+    source += StrCat("  const int tx = get_local_id(0), ty = get_local_id(1);\n"
                      "  const long col0 = get_group_id(0) * 32, row0 = get_group_id(1) * 32;\n"
                      "  __local ",
                      t.name,
