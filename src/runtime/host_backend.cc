@@ -5,113 +5,15 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
-#include <optional>
 #include <string>
 
-#include "base/env.h"
+#include "runtime/block_cache.h"
 #include "runtime/device_backend.h"
 
 namespace kiln::runtime {
 namespace {
 
 constexpr size_t kAlignment = 64;
-
-// Freed blocks of kMinCachedBytes and more, kept for the next allocation of
-// the same rounded size. glibc maps blocks of 32 MiB and more afresh on
-// every allocation and unmaps them on free (its adaptive mmap threshold
-// stops there), so a program returning a 32 MiB array would otherwise
-// fault in and zero new pages on every call. A few slots and a byte limit
-// (KILN_HOST_BLOCK_CACHE_MB, default 1024; 0 turns the cache off) bound
-// what it holds; it allocates nothing itself.
-class BlockCache {
- public:
-  static constexpr size_t kMinCachedBytes = size_t{1} << 20;
-
-  BlockCache() {
-    // An unreadable value leaves the default, as before.
-    if (std::optional<std::string> text = GetEnv("KILN_HOST_BLOCK_CACHE_MB")) {
-      StatusOr<int64_t> megabytes = ParseInt64(*text, "KILN_HOST_BLOCK_CACHE_MB", 0,
-                                               int64_t{1} << 30);
-      if (megabytes.ok()) limit_ = static_cast<size_t>(*megabytes) << 20;
-    }
-  }
-  ~BlockCache() {
-    for (Slot& slot : slots_) std::free(slot.data);
-  }
-
-  // A cached block of exactly `bytes`, or null.
-  void* Take(size_t bytes) {
-    if (bytes < kMinCachedBytes) return nullptr;
-    std::lock_guard lock(mutex_);
-    for (Slot& slot : slots_) {
-      if (slot.data != nullptr && slot.bytes == bytes) {
-        void* data = slot.data;
-        slot = Slot{};
-        cached_ -= bytes;
-        return data;
-      }
-    }
-    return nullptr;
-  }
-
-  // Keeps `data` (of `bytes`) if it fits; else frees it. Evicts the
-  // oldest blocks while the cache would exceed its limit or has no free
-  // slot.
-  void Give(void* data, size_t bytes) {
-    if (bytes < kMinCachedBytes || bytes > limit_) {
-      std::free(data);
-      return;
-    }
-    void* evicted[kSlots] = {};
-    size_t count = 0;
-    {
-      std::lock_guard lock(mutex_);
-      Slot* free_slot = FreeSlot();
-      while (cached_ + bytes > limit_ || free_slot == nullptr) {
-        Slot& oldest = Oldest();
-        evicted[count++] = oldest.data;
-        cached_ -= oldest.bytes;
-        oldest = Slot{};
-        free_slot = &oldest;
-      }
-      *free_slot = Slot{data, bytes, ++clock_};
-      cached_ += bytes;
-    }
-    for (size_t k = 0; k < count; ++k) std::free(evicted[k]);
-  }
-
- private:
-  static constexpr size_t kSlots = 16;
-  struct Slot {
-    void* data = nullptr;
-    size_t bytes = 0;
-    uint64_t age = 0;  // when it was cached
-  };
-
-  // An empty slot, or null.
-  Slot* FreeSlot() {
-    for (Slot& slot : slots_) {
-      if (slot.data == nullptr) return &slot;
-    }
-    return nullptr;
-  }
-
-  // The occupied slot cached longest ago (the cache is not empty).
-  Slot& Oldest() {
-    Slot* oldest = nullptr;
-    for (Slot& slot : slots_) {
-      if (slot.data != nullptr && (oldest == nullptr || slot.age < oldest->age)) oldest = &slot;
-    }
-    return *oldest;
-  }
-
-  std::mutex mutex_;
-  Slot slots_[kSlots];
-  size_t cached_ = 0;
-  uint64_t clock_ = 0;
-  size_t limit_ = size_t{1024} << 20;
-};
 
 class HostBackend final : public DeviceBackend {
  public:
@@ -201,7 +103,14 @@ class HostBackend final : public DeviceBackend {
     return reinterpret_cast<void*>(aligned);
   }
 
-  BlockCache cache_;
+  // Freed blocks of 1 MiB and more (KILN_HOST_BLOCK_CACHE_MB bounds what
+  // it holds, default 1024; 0 turns it off). Smaller ones go back to malloc,
+  // which keeps them itself.
+  BlockCache cache_{{.min_bytes = size_t{1} << 20,
+                     .limit_bytes = size_t{1024} << 20,
+                     .slots = 16,
+                     .limit_variable = "KILN_HOST_BLOCK_CACHE_MB"},
+                    [](void* block) { std::free(block); }};
 };
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "backends/opencl/backend.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -9,6 +10,7 @@
 #include "backends/opencl/driver.h"
 #include "backends/opencl/executable.h"
 #include "base/env.h"
+#include "runtime/block_cache.h"
 
 namespace kiln::backends::opencl {
 namespace {
@@ -21,7 +23,10 @@ class Backend final : public runtime::DeviceBackend {
   // (KILN_OPENCL_KERNELS=0): every program runs on the host kernels over
   // staged copies.
   Backend(std::shared_ptr<Context> context, bool compiles)
-      : context_(std::move(context)), compiles_(compiles) {
+      : context_(std::move(context)),
+        compiles_(compiles),
+        cache_(CacheOptions(context_->device()),
+               [context = context_](void* block) { context->Free(static_cast<cl_mem>(block)); }) {
     const DeviceInfo& device = context_->device();
     target_.doubles = device.doubles;
     target_.max_work_group_size = device.max_work_group_size;
@@ -56,8 +61,12 @@ class Backend final : public runtime::DeviceBackend {
 
   StatusOr<void*> Allocate(runtime::MemoryKind kind, int, size_t bytes) override {
     if (kind == runtime::MemoryKind::kDevice) {
-      KILN_ASSIGN_OR_RETURN(cl_mem buffer, context_->Allocate(bytes));
-      return static_cast<void*>(buffer);
+      if (void* cached = cache_.Take(bytes)) return cached;
+      StatusOr<cl_mem> buffer = context_->Allocate(bytes);
+      // Out of device memory: give back what the cache holds, and retry.
+      if (!buffer.ok() && cache_.Clear() > 0) buffer = context_->Allocate(bytes);
+      if (!buffer.ok()) return buffer.status();
+      return static_cast<void*>(*buffer);
     }
     const size_t rounded = (bytes + kHostAlignment - 1) / kHostAlignment * kHostAlignment;
     void* data = std::aligned_alloc(kHostAlignment, rounded);
@@ -66,9 +75,9 @@ class Backend final : public runtime::DeviceBackend {
     }
     return data;
   }
-  void Deallocate(runtime::MemoryKind kind, int, void* data, size_t) override {
+  void Deallocate(runtime::MemoryKind kind, int, void* data, size_t bytes) override {
     if (kind == runtime::MemoryKind::kDevice) {
-      context_->Free(static_cast<cl_mem>(data));
+      cache_.Give(data, bytes);
     } else {
       std::free(data);
     }
@@ -124,9 +133,25 @@ class Backend final : public runtime::DeviceBackend {
     return static_cast<cl_mem>(address.handle);
   }
 
+  // Freed buffers kept for the next allocation of their size: a new
+  // buffer's memory is faulted in on its first use, which cost PoCL more
+  // than the kernels writing it (docs/performance.md). At most a quarter of
+  // the device's memory, and 1 GiB (KILN_OPENCL_BLOCK_CACHE_MB; 0: off).
+  static runtime::BlockCache::Options CacheOptions(const DeviceInfo& device) {
+    size_t limit = size_t{1024} << 20;
+    if (device.global_memory_bytes > 0) {
+      limit = std::min(limit, static_cast<size_t>(device.global_memory_bytes) / 4);
+    }
+    return {.min_bytes = 0,
+            .limit_bytes = limit,
+            .slots = 64,
+            .limit_variable = "KILN_OPENCL_BLOCK_CACHE_MB"};
+  }
+
   std::shared_ptr<Context> context_;
   bool compiles_;
   Target target_;
+  runtime::BlockCache cache_;  // after context_: its blocks are freed first
 };
 
 }  // namespace

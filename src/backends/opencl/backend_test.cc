@@ -191,12 +191,13 @@ TEST_F(OpenClBackendTest, CopiesBetweenMemoryKindsAndDevices) {
   EXPECT_EQ(middle[1], 4);
 }
 
-// A chain of maps over a broadcast, a row reduction of it and a GEMM with
-// it: one segment of generated kernels, with nothing copied to the host.
+// A chain of maps over a broadcast, a row reduction of it, a GEMM with it,
+// and its rows less their sums (a broadcast along the other dimension):
+// one segment of generated kernels, with nothing copied to the host.
 void OpenClBackendTest::RunElementwiseReductionAndGemm() {
   auto loaded = Compile(R"(
 func.func @main(%x: tensor<37x45xf32>, %b: tensor<45xf32>, %w: tensor<45x29xf32>)
-    -> (tensor<37x45xf32>, tensor<37xf32>, tensor<37x29xf32>) {
+    -> (tensor<37x45xf32>, tensor<37xf32>, tensor<37x29xf32>, tensor<37x45xf32>) {
   %bb = stablehlo.broadcast_in_dim %b, dims = [1] : (tensor<45xf32>) -> tensor<37x45xf32>
   %0 = stablehlo.multiply %x, %bb : tensor<37x45xf32>
   %1 = stablehlo.tanh %0 : tensor<37x45xf32>
@@ -205,7 +206,9 @@ func.func @main(%x: tensor<37x45xf32>, %b: tensor<45xf32>, %w: tensor<45x29xf32>
       : (tensor<37x45xf32>, tensor<f32>) -> tensor<37xf32>
   %3 = stablehlo.dot_general %1, %w, contracting_dims = [1] x [0]
       : (tensor<37x45xf32>, tensor<45x29xf32>) -> tensor<37x29xf32>
-  return %1, %2, %3 : tensor<37x45xf32>, tensor<37xf32>, tensor<37x29xf32>
+  %s = stablehlo.broadcast_in_dim %2, dims = [0] : (tensor<37xf32>) -> tensor<37x45xf32>
+  %4 = stablehlo.subtract %1, %s : tensor<37x45xf32>
+  return %1, %2, %3, %4 : tensor<37x45xf32>, tensor<37xf32>, tensor<37x29xf32>, tensor<37x45xf32>
 })");
   ASSERT_NE(loaded, nullptr);
   ASSERT_NE(loaded->device_plan(), nullptr);
@@ -222,10 +225,11 @@ func.func @main(%x: tensor<37x45xf32>, %b: tensor<45xf32>, %w: tensor<45x29xf32>
   auto bs = UploadAs(b, ElementType::kF32, {45});
   auto ws = UploadAs(w, ElementType::kF32, {45, 29});
   auto outputs = Run(*loaded, {xs.get(), bs.get(), ws.get()});
-  ASSERT_EQ(outputs.size(), 3u);
+  ASSERT_EQ(outputs.size(), 4u);
   const std::vector<float> h = DownloadAs<float>(*outputs[0]);
   const std::vector<float> sums = DownloadAs<float>(*outputs[1]);
   const std::vector<float> product = DownloadAs<float>(*outputs[2]);
+  const std::vector<float> centred = DownloadAs<float>(*outputs[3]);
   for (size_t r = 0; r < 37; ++r) {
     double sum = 0;
     for (size_t c = 0; c < 45; ++c) {
@@ -234,6 +238,9 @@ func.func @main(%x: tensor<37x45xf32>, %b: tensor<45xf32>, %w: tensor<45x29xf32>
       sum += want;
     }
     EXPECT_NEAR(sums[r], sum, 1e-4) << r;
+    for (size_t c = 0; c < 45; ++c) {
+      ASSERT_EQ(centred[r * 45 + c], h[r * 45 + c] - sums[r]) << r << "," << c;
+    }
     for (size_t n = 0; n < 29; ++n) {
       double dot = 0;
       for (size_t k = 0; k < 45; ++k) dot += std::tanh(x[r * 45 + k] * b[k]) * w[k * 29 + n];
