@@ -86,6 +86,17 @@ struct RowReduction {
   int64_t rows = 0, cols = 0;
 };
 
+// A reduce of one array by one binary op over consecutive dimensions, as a
+// backend that compiles nodes reads it: the operand viewed as
+// [outer][size][inner], one result per (outer, inner) in that order. A row
+// reduction has inner == 1, a column reduction outer == 1, a full one
+// both. Inputs: operand, init.
+struct ReductionShape {
+  kernels::ReduceOp op;
+  ElementType type;
+  int64_t outer = 0, size = 0, inner = 0;
+};
+
 struct Node {
   std::string op;        // "stablehlo.add", for messages and profiles
   std::string location;  // the user's source location, for run-time errors
@@ -137,14 +148,16 @@ struct Node {
 
   // What a backend that compiles nodes into its own code reads
   // (runtime::DeviceBackend::Supports, docs/porting.md), besides
-  // `pointwise` (its kind, and a read's strides), `row_reduction` and
-  // `output_aliases_input` (a view: its output is its input's bytes):
+  // `pointwise` (its kind, and a read's strides) and `output_aliases_input`
+  // (a view: its output is its input's bytes):
   // - an elementwise map (pointwise kMap): its StableHLO op, detached
   //   (attributes and result types, no operands), whose operands are the
   //   node's inputs in order;
   std::shared_ptr<const ir::Operation> source;
   // - a GEMM: out = lhs x rhs, all three of the output's element type;
   std::shared_ptr<const kernels::MatMulShape> matmul;
+  // - a reduction over consecutive dimensions;
+  std::shared_ptr<const ReductionShape> reduction;
   // - a conversion of its one input to the output's element type, element
   //   for element, with stablehlo.convert's semantics.
   bool converts = false;

@@ -475,9 +475,29 @@ Status LowerReduce(Lowering& lowering, const ir::Operation& op) {
       return Status::Ok();
     };
     KILN_RETURN_IF_ERROR(lowering.Emit(op, std::move(run)));
+    const size_t rank = input.dims.size();
+    // One array reduced over consecutive dimensions: what a backend
+    // compiling nodes reads (ReductionShape).
+    bool consecutive = count == 1 && !reduced.empty();
+    for (size_t k = 1; k < reduced.size() && consecutive; ++k) {
+      consecutive = reduced[k] == reduced[k - 1] + 1;
+    }
+    if (consecutive && graph.nodes.size() > before) {
+      auto shape = std::make_shared<ReductionShape>();
+      shape->op = (*ops)[0];
+      shape->type = types[0];
+      shape->outer = shape->size = shape->inner = 1;
+      for (size_t d = 0; d < rank; ++d) {
+        const int64_t dim = input.dims[d];
+        const auto at = static_cast<int64_t>(d);
+        (at < reduced.front()  ? shape->outer
+         : at > reduced.back() ? shape->inner
+                               : shape->size) *= dim;
+      }
+      graph.nodes.back().reduction = std::move(shape);
+    }
     // One array reduced over its trailing dimensions: fusion may compute
     // the operand inside the reduction (RowReduction).
-    const size_t rank = input.dims.size();
     bool trailing = count == 1 && !reduced.empty();
     for (size_t k = 0; k < reduced.size() && trailing; ++k) {
       trailing = reduced[k] == static_cast<int64_t>(rank - reduced.size() + k);

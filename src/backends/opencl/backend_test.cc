@@ -107,6 +107,7 @@ class OpenClBackendTest : public ::testing::Test {
   }
 
   void RunElementwiseReductionAndGemm();
+  void RunReductions();
 
   std::shared_ptr<runtime::DeviceBackend> backend_;
   std::unique_ptr<runtime::Client> client_;
@@ -267,6 +268,82 @@ class OpenClGpuShapesTest : public OpenClBackendTest {
 TEST_F(OpenClGpuShapesTest, ElementwiseReductionAndGemmRunInGeneratedKernels) {
   RunElementwiseReductionAndGemm();
 }
+
+TEST_F(OpenClGpuShapesTest, ReductionsOverAnyConsecutiveDimensions) { RunReductions(); }
+
+// Reductions over leading and middle dimensions, over a reshape (a view no
+// kernel copies; its 64 rows split in parts on a CPU device), and over rows
+// too long for the rows' count (split in parts, folded in a second
+// kernel), all in generated kernels.
+void OpenClBackendTest::RunReductions() {
+  auto loaded = Compile(R"(
+func.func @main(%x: tensor<8x8x40xf32>, %i: tensor<3x70000xi32>)
+    -> (tensor<8x40xf32>, tensor<40xf32>, tensor<40xf32>, tensor<i32>, tensor<3xi32>) {
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %low = stablehlo.constant dense<-1.0e30> : tensor<f32>
+  %zi = stablehlo.constant dense<0> : tensor<i32>
+  %lowi = stablehlo.constant dense<-2147483648> : tensor<i32>
+  %0 = stablehlo.reduce(%x init: %z) applies stablehlo.add across dimensions = [1]
+      : (tensor<8x8x40xf32>, tensor<f32>) -> tensor<8x40xf32>
+  %1 = stablehlo.reduce(%x init: %low) applies stablehlo.maximum across dimensions = [0, 1]
+      : (tensor<8x8x40xf32>, tensor<f32>) -> tensor<40xf32>
+  %r = stablehlo.reshape %x : (tensor<8x8x40xf32>) -> tensor<64x40xf32>
+  %2 = stablehlo.reduce(%r init: %z) applies stablehlo.add across dimensions = [0]
+      : (tensor<64x40xf32>, tensor<f32>) -> tensor<40xf32>
+  %3 = stablehlo.reduce(%i init: %zi) applies stablehlo.add across dimensions = [0, 1]
+      : (tensor<3x70000xi32>, tensor<i32>) -> tensor<i32>
+  %4 = stablehlo.reduce(%i init: %lowi) applies stablehlo.maximum across dimensions = [1]
+      : (tensor<3x70000xi32>, tensor<i32>) -> tensor<3xi32>
+  return %0, %1, %2, %3, %4
+      : tensor<8x40xf32>, tensor<40xf32>, tensor<40xf32>, tensor<i32>, tensor<3xi32>
+})");
+  ASSERT_NE(loaded, nullptr);
+  ASSERT_NE(loaded->device_plan(), nullptr);
+  const compiler::SplitPlan& split = loaded->device_plan()->split();
+  ASSERT_EQ(split.segments.size(), 1u) << loaded->device_plan()->Listing();
+  EXPECT_TRUE(split.segments[0].on_device);
+
+  std::vector<float> x(8 * 8 * 40);
+  for (size_t k = 0; k < x.size(); ++k) x[k] = std::sin(0.7f * static_cast<float>(k));
+  std::vector<int32_t> ints(3 * 70000);
+  for (size_t k = 0; k < ints.size(); ++k) {
+    ints[k] = static_cast<int32_t>((k * 2654435761u) % 20001) - 10000;
+  }
+  ints[2 * 70000 + 69999] = 123456;  // the last row's maximum, in its last part
+  auto xs = UploadAs(x, ElementType::kF32, {8, 8, 40});
+  auto is = UploadAs(ints, ElementType::kS32, {3, 70000});
+  auto outputs = Run(*loaded, {xs.get(), is.get()});
+  ASSERT_EQ(outputs.size(), 5u);
+  const std::vector<float> middle = DownloadAs<float>(*outputs[0]);
+  const std::vector<float> maxima = DownloadAs<float>(*outputs[1]);
+  const std::vector<float> columns = DownloadAs<float>(*outputs[2]);
+  for (size_t j = 0; j < 40; ++j) {
+    float most = -1e30f;
+    double column = 0;
+    for (size_t o = 0; o < 8; ++o) {
+      double sum = 0;
+      for (size_t s = 0; s < 8; ++s) {
+        const float v = x[(o * 8 + s) * 40 + j];
+        sum += v;
+        most = std::max(most, v);
+      }
+      column += sum;
+      EXPECT_NEAR(middle[o * 40 + j], sum, 1e-5) << o << "," << j;
+    }
+    EXPECT_EQ(maxima[j], most) << j;
+    EXPECT_NEAR(columns[j], column, 1e-4) << j;
+  }
+  int64_t total = 0;
+  std::vector<int32_t> row_max(3, std::numeric_limits<int32_t>::min());
+  for (size_t k = 0; k < ints.size(); ++k) {
+    total += ints[k];
+    row_max[k / 70000] = std::max(row_max[k / 70000], ints[k]);
+  }
+  EXPECT_EQ(DownloadAs<int32_t>(*outputs[3]), std::vector<int32_t>{static_cast<int32_t>(total)});
+  EXPECT_EQ(DownloadAs<int32_t>(*outputs[4]), row_max);
+}
+
+TEST_F(OpenClBackendTest, ReductionsOverAnyConsecutiveDimensions) { RunReductions(); }
 
 // A sort (no generated kernel) between two device segments: its operand
 // is copied to the host and its result back, as the plan lists.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <string_view>
 #include <unordered_map>
@@ -255,7 +256,7 @@ std::optional<std::string> MapExpression(const Graph& graph, const Node& node, c
 }
 
 // What a node is to the code generator.
-enum class Kind : uint8_t { kNone, kMap, kRead, kView, kConvert, kRowReduce, kMatMul };
+enum class Kind : uint8_t { kNone, kMap, kRead, kView, kConvert, kReduce, kMatMul };
 
 bool ReduceSupported(kernels::ReduceOp op, const CType& type) {
   switch (op) {
@@ -286,15 +287,16 @@ Kind KindOf(const Graph& graph, const Node& node, const Target& target) {
     }
     return Kind::kMatMul;
   }
-  if (node.row_reduction) {
-    const compiler::RowReduction& row = *node.row_reduction;
+  if (node.reduction) {
+    const compiler::ReductionShape& r = *node.reduction;
     const std::optional<CType> type = UniformType(graph, node, target);
-    if (node.inputs.size() != 2 || !type || row.type != out.element_type ||
-        !ReduceSupported(row.op, *type) || out.NumElements() != row.rows ||
-        In(graph, node, 0).NumElements() != row.rows * row.cols) {
+    if (node.inputs.size() != 2 || !type || r.type != out.element_type ||
+        !ReduceSupported(r.op, *type) || out.NumElements() != r.outer * r.inner ||
+        In(graph, node, 0).NumElements() != r.outer * r.size * r.inner ||
+        In(graph, node, 1).NumElements() != 1) {
       return Kind::kNone;
     }
-    return Kind::kRowReduce;
+    return Kind::kReduce;
   }
   if (node.inputs.size() == 1 && node.converts) {
     return CTypeOf(In(graph, node, 0).element_type, target) ? Kind::kConvert : Kind::kNone;
@@ -357,6 +359,10 @@ namespace {
 constexpr int64_t kMinRow = 32;
 // The elements a flat elementwise kernel's work item walks on a CPU device.
 constexpr int64_t kChunk = 1024;
+// The fewest elements a part of a split row reduction folds.
+constexpr int64_t kMinPart = 8192;
+// The most bytes of partial results a split column reduction keeps.
+constexpr int64_t kMaxPartialBytes = int64_t{64} << 20;
 
 // Helpers every segment's source starts with: max and min as XLA's CPU
 // backend computes them (NaN propagates; ties keep the first operand).
@@ -475,7 +481,7 @@ class Generator {
       }
       if (!Elementwise(kind)) {
         KILN_RETURN_IF_ERROR(flush());
-        KILN_RETURN_IF_ERROR(kind == Kind::kRowReduce ? EmitRowReduce(node) : EmitMatMul(node));
+        KILN_RETURN_IF_ERROR(kind == Kind::kReduce ? EmitReduce(node) : EmitMatMul(node));
         continue;
       }
       const int64_t count = Out(graph_, node).NumElements();
@@ -497,7 +503,18 @@ class Generator {
 
   std::string NextName() { return StrCat("k", code_.launches.size()); }
 
-  CType TypeOf(ValueId value) const { return *CTypeOf(graph_.shape(value).element_type, target_); }
+  // A value's or a temporary's element type.
+  ElementType graph_type(ValueId value) const {
+    return value < 0 ? code_.temporaries[TemporaryIndex(value)].type
+                     : graph_.shape(value).element_type;
+  }
+  CType TypeOf(ValueId value) const { return *CTypeOf(graph_type(value), target_); }
+
+  ValueId Temporary(ElementType type, int64_t elements) {
+    code_.temporaries.push_back(
+        {type, elements, static_cast<size_t>(elements) * GetElementTypeInfo(type).storage_bytes});
+    return TemporaryId(code_.temporaries.size() - 1);
+  }
 
   bool Constant1(ValueId value) const {
     const compiler::ValueInfo& info = graph_.values[static_cast<size_t>(value)];
@@ -747,150 +764,301 @@ class Generator {
     return index + ")";
   }
 
-  Status EmitRowReduce(const Node& node) {
-    const compiler::RowReduction& row = *node.row_reduction;
-    if (row.rows == 0) return Status::Ok();
-    const CType t = TypeOf(node.outputs[0]);
+  // A reduction's identity, its combining expression of `a` and `b`, and,
+  // for float add, multiply, max and min, the same over kLanes-wide
+  // vectors (else empty).
+  struct Combiner {
+    std::string identity, combine, vector_combine;
+  };
+  static constexpr int kLanes = 8;
+  static Combiner CombinerOf(kernels::ReduceOp op, ElementType element, const CType& t) {
     const std::string suffix(t.name);
-    std::string identity, combine;
-    auto wide = [&](std::string_view op) {
-      return t.is_float ? StrCat("(a ", op, " b)")
-                        : StrCat("(", t.name, ")((", t.wide, ")a ", op, " (", t.wide, ")b)");
+    const std::string lanes = StrCat(t.name, kLanes);
+    auto wide = [&](std::string_view sign) {
+      return t.is_float ? StrCat("(a ", sign, " b)")
+                        : StrCat("(", t.name, ")((", t.wide, ")a ", sign, " (", t.wide, ")b)");
     };
-    switch (row.op) {
-      case kernels::ReduceOp::kAdd:
-        identity = StrCat("(", t.name, ")0");
-        combine = wide("+");
-        break;
-      case kernels::ReduceOp::kMultiply:
-        identity = StrCat("(", t.name, ")1");
-        combine = wide("*");
-        break;
+    Combiner c;
+    switch (op) {
+      case kernels::ReduceOp::kAdd: c = {StrCat("(", t.name, ")0"), wide("+"), "a + b"}; break;
+      case kernels::ReduceOp::kMultiply: c = {StrCat("(", t.name, ")1"), wide("*"), "a * b"}; break;
       case kernels::ReduceOp::kMaximum:
-        identity = t.is_float ? StrCat("(", t.name, ")(-INFINITY)") : Lowest(row.type);
-        combine = StrCat(t.is_float ? "kmax_" : "max_", suffix, "(a, b)");
+        c = {t.is_float ? StrCat("(", t.name, ")(-INFINITY)") : Lowest(element),
+             StrCat(t.is_float ? "kmax_" : "max_", suffix, "(a, b)"),
+             StrCat("kmax_", lanes, "(a, b)")};
         break;
       case kernels::ReduceOp::kMinimum:
-        identity = t.is_float ? StrCat("(", t.name, ")INFINITY") : Highest(row.type);
-        combine = StrCat(t.is_float ? "kmin_" : "min_", suffix, "(a, b)");
+        c = {t.is_float ? StrCat("(", t.name, ")INFINITY") : Highest(element),
+             StrCat(t.is_float ? "kmin_" : "min_", suffix, "(a, b)"),
+             StrCat("kmin_", lanes, "(a, b)")};
         break;
       case kernels::ReduceOp::kAnd:
-        identity = t.is_pred ? "(uchar)1" : StrCat("(", t.name, ")(~(", t.name, ")0)");
-        combine = StrCat("(", t.name, ")(a & b)");
+        c = {t.is_pred ? "(uchar)1" : StrCat("(", t.name, ")(~(", t.name, ")0)"),
+             StrCat("(", t.name, ")(a & b)"), ""};
         break;
       case kernels::ReduceOp::kOr:
-        identity = StrCat("(", t.name, ")0");
-        combine = StrCat("(", t.name, ")(a | b)");
+        c = {StrCat("(", t.name, ")0"), StrCat("(", t.name, ")(a | b)"), ""};
         break;
       case kernels::ReduceOp::kXor:
-        identity = StrCat("(", t.name, ")0");
-        combine = StrCat("(", t.name, ")(a ^ b)");
+        c = {StrCat("(", t.name, ")0"), StrCat("(", t.name, ")(a ^ b)"), ""};
         break;
     }
+    if (!t.is_float) c.vector_combine.clear();
+    return c;
+  }
+
+  // A reduction over consecutive dimensions: rows (inner == 1), split in
+  // parts first when there are too few rows for the device's compute
+  // units, or columns.
+  Status EmitReduce(const Node& node) {
+    const compiler::ReductionShape& shape = *node.reduction;
+    if (shape.outer * shape.inner == 0) return Status::Ok();
+    const ValueId operand = node.inputs[0], init = node.inputs[1], out = node.outputs[0];
+    if (shape.inner > 1) return EmitColumns(node);
+    // Parts of kMinPart elements and more, so that about eight work items
+    // (CPU) or work-groups (GPU) per compute unit fold at once.
+    const int64_t wanted = 8 * static_cast<int64_t>(target_.compute_units);
+    const int64_t parts = std::clamp<int64_t>((wanted + shape.outer - 1) / shape.outer, 1,
+                                              std::max<int64_t>(1, shape.size / kMinPart));
+    if (parts == 1) {
+      return EmitRows({operand, out, init, shape.outer, shape.size, 1, shape.size}, shape.op);
+    }
+    const int64_t length = (shape.size + parts - 1) / parts;
+    const ValueId partials = Temporary(shape.type, shape.outer * parts);
+    KILN_RETURN_IF_ERROR(EmitRows({operand, partials, std::nullopt, shape.outer * parts, length,
+                                   parts, shape.size},
+                                  shape.op));
+    return EmitRows({partials, out, init, shape.outer, parts, 1, parts}, shape.op);
+  }
+
+  // What a row-reduction kernel folds: row r holds the `length` elements of
+  // `input` from (r / parts) * size + (r % parts) * length (a split row's
+  // last part may be shorter), folded into `output`[r], then with `init`'s
+  // one element (none: the row's fold alone).
+  struct Rows {
+    ValueId input, output;
+    std::optional<ValueId> init;
+    int64_t rows, length, parts, size;
+  };
+
+  // The row's first element `x` and its element count `n`, as kernel code.
+  static std::string RowStart(const Rows& rows, std::string_view row) {
+    if (rows.parts == 1) {
+      return StrCat("    __global const TYPE* x = p0 + ", row, " * ", rows.size,
+                    "ul;\n    const ulong n = ", rows.size, "ul;\n");
+    }
+    return StrCat("    const ulong piece = ", row, " % ", rows.parts, "ul;\n",
+                  "    __global const TYPE* x = p0 + (", row, " / ", rows.parts, "ul) * ",
+                  rows.size, "ul + piece * ", rows.length, "ul;\n    const ulong n = min(",
+                  rows.length, "ul, ", rows.size, "ul - piece * ", rows.length, "ul);\n");
+  }
+
+  // `acc` folded with the init (if any) and flushed, into `output`[row].
+  std::string RowStore(const Rows& rows, std::string_view acc, std::string_view row) const {
+    if (!rows.init)
+      return StrCat("    p1[", row, "] = ", Flushed(rows.output, std::string(acc)), ";\n");
+    return StrCat("    { const TYPE a = ", Flushed(*rows.init, "p1[0]"), ", b = ", acc, "; p2[",
+                  row, "] = ", Flushed(rows.output, "COMBINE(a, b)"), "; }\n");
+  }
+
+  std::vector<ValueId> RowArrays(const Rows& rows) const {
+    if (rows.init) return {rows.input, *rows.init, rows.output};
+    return {rows.input, rows.output};
+  }
+
+  Status EmitRows(const Rows& rows, kernels::ReduceOp op) {
+    if (!target_.gpu) return EmitRowsByItems(rows, op);
+    const CType t = TypeOf(rows.output);
+    const Combiner c = CombinerOf(op, graph_type(rows.output), t);
     const std::string name = NextName();
-    std::vector<ValueId> arrays = {node.inputs[0], node.inputs[1], node.outputs[0]};
-    if (!target_.gpu) return EmitRowReduceByRows(node, name, std::move(arrays), identity, combine);
+    std::vector<ValueId> arrays = RowArrays(rows);
     const size_t local = WorkGroup(64);
     std::string declarations;
-    std::string source = Signature(name, arrays, 2, declarations,
+    std::string source = Signature(name, arrays, arrays.size() - 1, declarations,
                                    StrCat("__attribute__((reqd_work_group_size(", local,
                                           ", 1, 1)))"));
     source += declarations;
-    source += StrCat("  #define COMBINE(a, b) ", combine, "\n");
-    source += StrCat("  __local ", t.name, " part[", local, "];\n");
-    source += "  const ulong row = get_group_id(0);\n  const uint l = get_local_id(0);\n";
-    source += StrCat("  __global const ", t.name, "* x = p0 + row * ", row.cols, "ul;\n");
-    source += StrCat("  ", t.name, " acc = ", identity, ";\n");
-    source += StrCat("  for (ulong c = l; c < ", row.cols, "ul; c += ", local, ") { const ", t.name,
-                     " a = acc, b = ", Flushed(node.inputs[0], "x[c]"),
+    source += StrCat("  #define TYPE ", t.name, "\n  #define COMBINE(a, b) ", c.combine, "\n");
+    source += StrCat("  __local TYPE part[", local, "];\n");
+    source += "  const ulong row = get_group_id(0);\n  const uint l = get_local_id(0);\n  {\n";
+    source += RowStart(rows, "row");
+    source += StrCat("    TYPE acc = ", c.identity, ";\n");
+    source += StrCat("    for (ulong c = l; c < n; c += ", local,
+                     ") { const TYPE a = acc, b = ", Flushed(rows.input, "x[c]"),
                      "; acc = COMBINE(a, b); }\n");
-    source += "  part[l] = acc;\n  barrier(CLK_LOCAL_MEM_FENCE);\n";
-    source += StrCat("  for (uint s = ", local / 2, "; s > 0; s >>= 1) {\n    if (l < s) { const ",
-                     t.name,
-                     " a = part[l], b = part[l + s]; part[l] = COMBINE(a, b); }\n"
+    source += "    part[l] = acc;\n  }\n  barrier(CLK_LOCAL_MEM_FENCE);\n";
+    source += StrCat("  for (uint s = ", local / 2,
+                     "; s > 0; s >>= 1) {\n    if (l < s) { const TYPE a = part[l], b = part[l + "
+                     "s]; part[l] = COMBINE(a, b); }\n"
                      "    barrier(CLK_LOCAL_MEM_FENCE);\n  }\n");
-    source += StrCat("  if (l == 0) { const ", t.name, " a = ", Flushed(node.inputs[1], "p1[0]"),
-                     ", b = part[0]; p2[row] = ", Flushed(node.outputs[0], "COMBINE(a, b)"),
-                     "; }\n");
-    source += "  #undef COMBINE\n}\n";
+    source += "  if (l == 0) {\n" + RowStore(rows, "part[0]", "row") + "  }\n";
+    source += "  #undef COMBINE\n  #undef TYPE\n}\n";
     code_.source += source;
     code_.launches.push_back(
-        {name, std::move(arrays), {static_cast<size_t>(row.rows) * local}, {local}});
+        {name, std::move(arrays), {static_cast<size_t>(rows.rows) * local}, {local}});
     return Status::Ok();
   }
 
   // A row reduction for a device whose work items are CPU threads' loop
-  // iterations (PoCL): one work item per row (striding over rows), walking
-  // it with kLanes independent accumulators the compiler can keep in one
-  // vector register, folded together at the end. A work-group per row, as
-  // a GPU wants, costs PoCL a barrier per level of its tree.
-  Status EmitRowReduceByRows(const Node& node, const std::string& name, std::vector<ValueId> arrays,
-                             const std::string& identity, const std::string& combine) {
-    constexpr int kLanes = 8;
-    const compiler::RowReduction& row = *node.row_reduction;
-    const CType t = TypeOf(node.outputs[0]);
+  // iterations (PoCL): one work item per row, walking it with kLanes
+  // independent accumulators the compiler can keep in one vector register,
+  // folded together at the end. A work-group per row, as a GPU wants, costs
+  // PoCL a barrier per level of its tree.
+  Status EmitRowsByItems(const Rows& rows, kernels::ReduceOp op) {
+    const CType t = TypeOf(rows.output);
+    const Combiner c = CombinerOf(op, graph_type(rows.output), t);
+    const std::string name = NextName();
+    std::vector<ValueId> arrays = RowArrays(rows);
     std::string declarations;
-    std::string source = Signature(name, arrays, 2, declarations);
+    std::string source = Signature(name, arrays, arrays.size() - 1, declarations);
     source += declarations;
-    source += StrCat("  #define COMBINE(a, b) ", combine, "\n");
-    source += StrCat("  for (ulong row = get_global_id(0); row < ", row.rows,
+    source += StrCat("  #define TYPE ", t.name, "\n  #define COMBINE(a, b) ", c.combine, "\n");
+    source += StrCat("  for (ulong row = get_global_id(0); row < ", rows.rows,
                      "ul; row += get_global_size(0)) {\n");
-    source += StrCat("    __global const ", t.name, "* x = p0 + row * ", row.cols, "ul;\n");
-    // Floats: one vector of kLanes accumulators, flushed lane-wise.
+    source += RowStart(rows, "row");
     const std::string lanes = StrCat(t.name, kLanes);
-    std::string vector_combine;
-    if (t.is_float && row.op == kernels::ReduceOp::kAdd) vector_combine = "a + b";
-    if (t.is_float && row.op == kernels::ReduceOp::kMultiply) vector_combine = "a * b";
-    if (t.is_float && row.op == kernels::ReduceOp::kMaximum) {
-      vector_combine = StrCat("kmax_", lanes, "(a, b)");
-    }
-    if (t.is_float && row.op == kernels::ReduceOp::kMinimum) {
-      vector_combine = StrCat("kmin_", lanes, "(a, b)");
-    }
-    if (!vector_combine.empty()) {
-      source += StrCat("    ", lanes, " acc = (", lanes, ")(", identity, ");\n");
-      source += StrCat("    ulong c = 0;\n    for (; c + ", kLanes, " <= ", row.cols,
-                       "ul; c += ", kLanes, ") {\n      const ", lanes, " a = acc, b = ftz_", lanes,
-                       "(vload", kLanes, "(0, x + c));\n      acc = ", vector_combine,
-                       ";\n    }\n");
-      source += StrCat("    ", t.name, " lane[", kLanes, "];\n    vstore", kLanes,
-                       "(acc, 0, lane);\n");
+    if (!c.vector_combine.empty()) {
+      // Floats: one vector of kLanes accumulators, flushed lane-wise.
+      source += StrCat("    ", lanes, " acc = (", lanes, ")(", c.identity, ");\n");
+      source += StrCat("    ulong c = 0;\n    for (; c + ", kLanes, " <= n; c += ", kLanes,
+                       ") {\n      const ", lanes, " a = acc, b = ftz_", lanes, "(vload", kLanes,
+                       "(0, x + c));\n      acc = ", c.vector_combine, ";\n    }\n");
+      source += StrCat("    TYPE lane[", kLanes, "];\n    vstore", kLanes, "(acc, 0, lane);\n");
       for (int lane = 0; lane < kLanes; ++lane) {
-        source += StrCat("    ", t.name, " acc", lane, " = lane[", lane, "];\n");
+        source += StrCat("    TYPE acc", lane, " = lane[", lane, "];\n");
       }
     } else {
       for (int lane = 0; lane < kLanes; ++lane) {
-        source += StrCat("    ", t.name, " acc", lane, " = ", identity, ";\n");
+        source += StrCat("    TYPE acc", lane, " = ", c.identity, ";\n");
       }
-      source += StrCat("    ulong c = 0;\n    for (; c + ", kLanes, " <= ", row.cols,
-                       "ul; c += ", kLanes, ") {\n");
+      source += StrCat("    ulong c = 0;\n    for (; c + ", kLanes, " <= n; c += ", kLanes,
+                       ") {\n");
       for (int lane = 0; lane < kLanes; ++lane) {
-        source += StrCat("      { const ", t.name, " a = acc", lane,
-                         ", b = ", Flushed(node.inputs[0], StrCat("x[c + ", lane, "]")), "; acc",
-                         lane, " = COMBINE(a, b); }\n");
+        source += StrCat("      { const TYPE a = acc", lane,
+                         ", b = ", Flushed(rows.input, StrCat("x[c + ", lane, "]")), "; acc", lane,
+                         " = COMBINE(a, b); }\n");
       }
       source += "    }\n";
     }
-    source += StrCat("    for (; c < ", row.cols, "ul; ++c) { const ", t.name,
-                     " a = acc0, b = ", Flushed(node.inputs[0], "x[c]"),
-                     "; acc0 = COMBINE(a, b); }\n");
+    source += StrCat("    for (; c < n; ++c) { const TYPE a = acc0, b = ",
+                     Flushed(rows.input, "x[c]"), "; acc0 = COMBINE(a, b); }\n");
     for (int width = kLanes / 2; width >= 1; width /= 2) {
       for (int lane = 0; lane < width; ++lane) {
-        source += StrCat("    { const ", t.name, " a = acc", lane, ", b = acc", lane + width,
-                         "; acc", lane, " = COMBINE(a, b); }\n");
+        source += StrCat("    { const TYPE a = acc", lane, ", b = acc", lane + width, "; acc", lane,
+                         " = COMBINE(a, b); }\n");
       }
     }
-    source += StrCat("    { const ", t.name, " a = ", Flushed(node.inputs[1], "p1[0]"),
-                     ", b = acc0; p2[row] = ", Flushed(node.outputs[0], "COMBINE(a, b)"),
-                     "; }\n  }\n");
-    source += "  #undef COMBINE\n}\n";
+    source += RowStore(rows, "acc0", "row");
+    source += "  }\n  #undef COMBINE\n  #undef TYPE\n}\n";
     code_.source += source;
     // A work item per row, in work-groups of up to 256 (PoCL runs a group
     // as one loop; measured on PoCL 3.1, 2048 rows of 2048 floats: 0.46 ms
-    // in groups of 256, 0.7 to 1.0 ms in groups of one).
-    const size_t local = WorkGroup(std::min<size_t>(256, static_cast<size_t>(row.rows)));
-    const size_t items = (static_cast<size_t>(row.rows) + local - 1) / local * local;
+    // in groups of 256, 0.7 to 1.0 ms in groups of one), leaving eight
+    // groups per compute unit where the rows allow (PoCL hands groups to
+    // its threads as they finish: few groups balance badly).
+    const size_t local = WorkGroup(
+        std::clamp<int64_t>(rows.rows / (8 * static_cast<int64_t>(target_.compute_units)), 1, 256));
+    const size_t items = (static_cast<size_t>(rows.rows) + local - 1) / local * local;
     code_.launches.push_back({name, std::move(arrays), {items}, {local}});
+    return Status::Ok();
+  }
+
+  // A reduction over leading or middle dimensions ([outer][size][inner],
+  // inner > 1). On a GPU: a work item per output element, walking `size`
+  // elements `inner` apart, which neighbouring work items read side by
+  // side. On a CPU device (EmitColumnParts): whole rows at a time.
+  Status EmitColumns(const Node& node) {
+    const compiler::ReductionShape& shape = *node.reduction;
+    if (!target_.gpu) return EmitColumnsOnCpu(node);
+    const CType t = TypeOf(node.outputs[0]);
+    const Combiner c = CombinerOf(shape.op, shape.type, t);
+    const std::string name = NextName();
+    std::vector<ValueId> arrays = {node.inputs[0], node.inputs[1], node.outputs[0]};
+    std::string declarations;
+    std::string source = Signature(name, arrays, 2, declarations);
+    source += declarations;
+    const int64_t items = shape.outer * shape.inner;
+    source += StrCat("  #define TYPE ", t.name, "\n  #define COMBINE(a, b) ", c.combine, "\n");
+    source += StrCat("  const ulong item = get_global_id(0);\n  if (item >= ", items,
+                     "ul) return;\n  const ulong o = item / ", shape.inner, "ul, j = item % ",
+                     shape.inner, "ul;\n");
+    source += StrCat("  __global const TYPE* x = p0 + o * ", shape.size * shape.inner,
+                     "ul + j;\n  TYPE acc = ", c.identity, ";\n");
+    source += StrCat("  for (ulong s = 0; s < ", shape.size, "ul; ++s, x += ", shape.inner,
+                     "ul) { const TYPE a = acc, b = ", Flushed(node.inputs[0], "x[0]"),
+                     "; acc = COMBINE(a, b); }\n");
+    source += StrCat("  { const TYPE a = ", Flushed(node.inputs[1], "p1[0]"),
+                     ", b = acc; p2[item] = ", Flushed(node.outputs[0], "COMBINE(a, b)"), "; }\n");
+    source += "  #undef COMBINE\n  #undef TYPE\n}\n";
+    code_.source += source;
+    const size_t local = WorkGroup(64);
+    const size_t global = (static_cast<size_t>(items) + local - 1) / local * local;
+    code_.launches.push_back({name, std::move(arrays), {global}, {local}});
+    return Status::Ok();
+  }
+
+  // A column reduction on a CPU device: the `size` rows of each outer
+  // block split in parts, a work item folding its part's rows into a row of
+  // partial results in turn (whole rows, in a loop the compiler
+  // vectorizes, the partial row staying in cache), then the parts' rows
+  // folded the same way. Measured on PoCL 3.1 (2 cores), 2048 x 2048 f32
+  // over its rows: 0.56 to 0.86 ms in 4 to 32 parts, 1.2 to 2.7 ms with a
+  // work item per 8 to 32 columns.
+  Status EmitColumnsOnCpu(const Node& node) {
+    const compiler::ReductionShape& shape = *node.reduction;
+    const size_t element_bytes = GetElementTypeInfo(shape.type).storage_bytes;
+    const int64_t partial_bytes = shape.outer * shape.inner * static_cast<int64_t>(element_bytes);
+    const int64_t parts = std::clamp<int64_t>(
+        std::min<int64_t>(8 * static_cast<int64_t>(target_.compute_units),
+                          kMaxPartialBytes / std::max<int64_t>(1, partial_bytes)),
+        1, std::max<int64_t>(1, shape.size / 16));
+    const ValueId operand = node.inputs[0], init = node.inputs[1], out = node.outputs[0];
+    if (parts == 1) return EmitColumnParts(operand, out, init, shape, 1);
+    const ValueId partials = Temporary(shape.type, shape.outer * parts * shape.inner);
+    KILN_RETURN_IF_ERROR(EmitColumnParts(operand, partials, std::nullopt, shape, parts));
+    compiler::ReductionShape folded = shape;
+    folded.size = parts;
+    return EmitColumnParts(partials, out, init, folded, 1);
+  }
+
+  // Item (o, p) of outer block o's `parts` parts folds rows [p * length,
+  // (p + 1) * length) of `shape`'s block o into row o * parts + p of
+  // `output`, starting from `init` (none: the identity).
+  Status EmitColumnParts(ValueId input, ValueId output, std::optional<ValueId> init,
+                         const compiler::ReductionShape& shape, int64_t parts) {
+    const CType t = TypeOf(output);
+    const Combiner c = CombinerOf(shape.op, shape.type, t);
+    const std::string name = NextName();
+    std::vector<ValueId> arrays = {input};
+    if (init) arrays.push_back(*init);
+    arrays.push_back(output);
+    const std::string y = init ? "p2" : "p1";
+    std::string declarations;
+    std::string source = Signature(name, arrays, arrays.size() - 1, declarations);
+    source += declarations;
+    const int64_t items = shape.outer * parts;
+    const int64_t length = (shape.size + parts - 1) / parts;
+    source += StrCat("  #define TYPE ", t.name, "\n  #define COMBINE(a, b) ", c.combine, "\n");
+    source += StrCat("  const ulong item = get_global_id(0);\n  if (item >= ", items,
+                     "ul) return;\n  const ulong o = item / ", parts, "ul, p = item % ", parts,
+                     "ul;\n");
+    source += StrCat("  __global TYPE* y = ", y, " + item * ", shape.inner, "ul;\n");
+    source += StrCat("  const TYPE start = ", init ? Flushed(*init, "p1[0]") : c.identity, ";\n");
+    source += StrCat("  for (ulong j = 0; j < ", shape.inner, "ul; ++j) y[j] = start;\n");
+    source += StrCat("  const ulong s1 = min(p * ", length, "ul + ", length, "ul, ", shape.size,
+                     "ul);\n");
+    source += StrCat("  for (ulong s = p * ", length,
+                     "ul; s < s1; ++s) {\n    __global const TYPE* x = p0 + (o * ", shape.size,
+                     "ul + s) * ", shape.inner, "ul;\n");
+    source += StrCat("    for (ulong j = 0; j < ", shape.inner,
+                     "ul; ++j) { const TYPE a = y[j], b = ", Flushed(input, "x[j]"),
+                     "; y[j] = ", Flushed(output, "COMBINE(a, b)"), "; }\n  }\n");
+    source += "  #undef COMBINE\n  #undef TYPE\n}\n";
+    code_.source += source;
+    const size_t local = WorkGroup(
+        std::clamp<int64_t>(items / (4 * static_cast<int64_t>(target_.compute_units)), 1, 16));
+    const size_t global = (static_cast<size_t>(items) + local - 1) / local * local;
+    code_.launches.push_back({name, std::move(arrays), {global}, {local}});
     return Status::Ok();
   }
 
@@ -1082,7 +1250,42 @@ class Generator {
 
 }  // namespace
 
+namespace {
+
+// `segment` without its views of values that are not results: their
+// readers read the viewed value instead (a view is its input's bytes), so
+// that no kernel copies them. Null: no such view.
+std::unique_ptr<Graph> WithoutViews(const Graph& segment, const Target& target) {
+  std::unordered_set<ValueId> results(segment.results.begin(), segment.results.end());
+  std::unordered_map<ValueId, ValueId> viewed;
+  for (const Node& node : segment.nodes) {
+    if (KindOf(segment, node, target) == Kind::kView && !results.contains(node.outputs[0])) {
+      const auto found = viewed.find(node.inputs[0]);
+      viewed.emplace(node.outputs[0], found == viewed.end() ? node.inputs[0] : found->second);
+    }
+  }
+  if (viewed.empty()) return nullptr;
+  auto graph = std::make_unique<Graph>();
+  graph->values = segment.values;
+  graph->parameters = segment.parameters;
+  graph->results = segment.results;
+  for (const Node& node : segment.nodes) {
+    if (!node.outputs.empty() && viewed.contains(node.outputs[0])) continue;
+    Node copy = node;
+    for (ValueId& in : copy.inputs) {
+      if (const auto found = viewed.find(in); found != viewed.end()) in = found->second;
+    }
+    graph->nodes.push_back(std::move(copy));
+  }
+  return graph;
+}
+
+}  // namespace
+
 StatusOr<SegmentCode> Generate(const Graph& segment, const Target& target) {
+  if (std::unique_ptr<Graph> graph = WithoutViews(segment, target)) {
+    return Generator(*graph, target).Run();
+  }
   return Generator(segment, target).Run();
 }
 

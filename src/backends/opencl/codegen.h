@@ -2,8 +2,9 @@
 // the OpenCL backend compiles, and the kernels and launches it compiles a
 // segment's nodes into. Runs of elementwise nodes (maps, strided reads,
 // conversions, views) over one element count become one kernel whose
-// intermediate values stay in registers; row reductions and GEMMs are a
-// kernel each (docs/porting.md, "Compiling nodes").
+// intermediate values stay in registers; reductions over consecutive
+// dimensions (one kernel, or two when split) and GEMMs are kernels of their
+// own (docs/porting.md, "Compiling nodes").
 #pragma once
 
 #include <cstddef>
@@ -30,17 +31,31 @@ struct Target {
 // 8- to 64-bit integers, f32, and f64 with cl_khr_fp64).
 bool Generates(const compiler::Graph& graph, const compiler::Node& node, const Target& target);
 
-// One kernel launch: the kernel, the segment's values it takes as arguments
-// (each a buffer and a byte offset, in this order), and its work size.
+// One kernel launch: the kernel, the arrays it takes as arguments (each a
+// buffer and a byte offset, in this order): values of the segment, or
+// temporaries (TemporaryId), and its work size.
 struct Launch {
   std::string kernel;
   std::vector<compiler::ValueId> arrays;
   std::vector<size_t> global, local;
 };
 
+// An array the kernels pass between them that is no value of the segment
+// (a split reduction's partial results), in scratch memory.
+struct Temporary {
+  ElementType type;
+  int64_t elements = 0;
+  size_t bytes = 0;
+};
+
+// Temporary t's id in Launch::arrays: negative, unlike any value's.
+constexpr compiler::ValueId TemporaryId(size_t t) { return -1 - static_cast<compiler::ValueId>(t); }
+constexpr size_t TemporaryIndex(compiler::ValueId id) { return static_cast<size_t>(-1 - id); }
+
 struct SegmentCode {
   std::string source;            // every kernel of the segment
   std::vector<Launch> launches;  // in order
+  std::vector<Temporary> temporaries;
 };
 
 // The code for `segment`, every node of which Generates.

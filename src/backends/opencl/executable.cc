@@ -31,7 +31,7 @@ class Executable final : public runtime::DeviceExecutable {
   Executable& operator=(const Executable&) = delete;
 
   // Places every array the launches take: a parameter or result of the
-  // segment, a constant, or scratch.
+  // segment, a constant, or scratch (other values, and temporaries).
   void Place(const compiler::Graph& segment) {
     for (size_t i = 0; i < segment.parameters.size(); ++i) {
       places_.emplace(segment.parameters[i], Where{Home::kParameter, i});
@@ -42,6 +42,11 @@ class Executable final : public runtime::DeviceExecutable {
     for (const Launch& launch : code_.launches) {
       for (ValueId value : launch.arrays) {
         if (places_.contains(value)) continue;
+        if (value < 0) {
+          places_.emplace(value, Where{Home::kScratch, scratch_bytes_});
+          scratch_bytes_ += Aligned(code_.temporaries[TemporaryIndex(value)].bytes);
+          continue;
+        }
         const compiler::ValueInfo& info = segment.values[static_cast<size_t>(value)];
         if (info.constant) {
           places_.emplace(value, Where{Home::kConstant, constant_bytes_});
