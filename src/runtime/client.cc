@@ -111,8 +111,10 @@ Client::~Client() {
   // A task on one queue may enqueue onto another (a copy waits for its source
   // transfer), so drain every queue until a whole pass runs nothing new; only
   // then may any queue be destroyed.
+  // Completions of work an asynchronous backend still holds fire events
+  // whose continuations may enqueue more: wait for them too.
   for (uint64_t before = UINT64_MAX;;) {
-    uint64_t after = 0;
+    uint64_t after = backend_->Synchronize();
     for (Device* device : addressable_pointers_) after += device->queue().Drain();
     if (after == before) break;
     before = after;

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string_view>
@@ -35,6 +36,22 @@ struct DeviceAddress {
   void* handle = nullptr;
   MemoryKind kind = MemoryKind::kDevice;
   size_t offset = 0;
+};
+
+// The completion of work a backend left on a device's queue
+// (DeviceBackend::Completion).
+class QueueEvent {
+ public:
+  virtual ~QueueEvent() = default;
+  // Calls `done` once, with the work's status, when it has completed: on
+  // any thread, or at once if it has. `done` may run Kiln's continuations
+  // (which enqueue device work and copies): a backend whose driver calls
+  // back on a thread that must not do so hands `done` to a thread of its own.
+  virtual void OnDone(std::function<void(Status)> done) = 0;
+  // Blocks until the work has completed; its status. For a caller that
+  // waits anyway (a small program run on the caller's thread), which a
+  // driver's own wait serves sooner than a callback. Not after OnDone.
+  virtual Status Wait() = 0;
 };
 
 // Code a backend compiled for a segment of a plan (compiler/split.h): a run
@@ -102,6 +119,22 @@ class DeviceBackend {
     (void)segment;
     return Unimplemented("backend ", Name(), " does not compile nodes");
   }
+
+  // Asynchronous queues. A DeviceExecutable's Run may return once its work
+  // is enqueued on device `ordinal`'s in-order queue (every later kernel
+  // and copy of the device runs after it, and device memory freed
+  // meanwhile is reused only by later work). After such a run the runtime
+  // asks for the completion of everything enqueued so far and fires the
+  // run's PJRT event when it comes, keeping the run's buffers until then;
+  // the device's worker goes on to its next task meanwhile. Null: all of it
+  // has completed (the default, for a backend whose Run returns when done).
+  virtual StatusOr<std::shared_ptr<QueueEvent>> Completion(int ordinal) {
+    (void)ordinal;
+    return std::shared_ptr<QueueEvent>();
+  }
+  // Blocks until every completion handed out has called its `done`;
+  // returns how many have in all. The client calls it while it shuts down.
+  virtual uint64_t Synchronize() { return 0; }
 };
 
 // The backend of Kiln's virtual devices: device memory is host memory.

@@ -387,6 +387,10 @@ class LoadedExecutable::Job {
 
   Status operator()();
 
+  // The completion of work the run left on the device's queue (an
+  // asynchronous backend's, DeviceBackend::Completion), or null.
+  std::shared_ptr<QueueEvent> TakePending() { return std::move(pending_); }
+
  private:
   // The run's parameter and result tables: device memory the host can
   // address as is, the rest through staged host copies.
@@ -423,12 +427,13 @@ class LoadedExecutable::Job {
   // while the run is queued). Null for every program the host kernels run
   // whole, so most runs copy no reference count.
   std::shared_ptr<const DevicePlan> device_plan_;
+  std::shared_ptr<QueueEvent> pending_;
   // Runs through device_plan_ when every argument and output is in the
   // device's own memory; false: the host kernels run the whole program.
-  StatusOr<bool> RunDevicePlan(compiler::ExecutionEnv& env) const;
+  StatusOr<bool> RunDevicePlan(compiler::ExecutionEnv& env);
 };
 
-StatusOr<bool> LoadedExecutable::Job::RunDevicePlan(compiler::ExecutionEnv& env) const {
+StatusOr<bool> LoadedExecutable::Job::RunDevicePlan(compiler::ExecutionEnv& env) {
   if (device_plan_ == nullptr) return false;
   SmallVector<DeviceAddress, 16> parameters, results;
   for (const auto& memory : outputs_) {
@@ -443,6 +448,7 @@ StatusOr<bool> LoadedExecutable::Job::RunDevicePlan(compiler::ExecutionEnv& env)
     parameters.push_back(memory.address());
   }
   KILN_RETURN_IF_ERROR(device_plan_->Run(*backend_, device_ordinal_, parameters, results, env));
+  KILN_ASSIGN_OR_RETURN(pending_, backend_->Completion(device_ordinal_));
   return true;
 }
 
@@ -545,9 +551,28 @@ Status LoadedExecutable::Job::operator()() {
   return status;
 }
 
-std::function<Status()> LoadedExecutable::Work(Prepared& prepared, std::shared_ptr<Launch> launch) {
+std::function<void()> LoadedExecutable::Work(Prepared& prepared, std::shared_ptr<Launch> launch,
+                                             WorkQueue* queue) {
   // std::function copies what it holds: the job goes in by reference count.
-  return [job = std::make_shared<Job>(*this, prepared, std::move(launch))] { return (*job)(); };
+  return [job = std::make_shared<Job>(*this, prepared, std::move(launch)), done = prepared.run.done,
+          queue]() mutable {
+    Status result = RunTask(*job, queue->name());
+    std::shared_ptr<QueueEvent> pending = result.ok() ? job->TakePending() : nullptr;
+    queue->WorkerFinishing();
+    if (pending == nullptr) {
+      // Released before the event fires, so that a waiter sees the run's
+      // holds on its buffers gone.
+      job.reset();
+      done->Set(std::move(result));
+      return;
+    }
+    // The device's queue still holds the run's work: the job (its buffers)
+    // lives until it completes, and the worker goes on meanwhile.
+    pending->OnDone([job = std::move(job), done = std::move(done)](Status status) mutable {
+      job.reset();
+      done->Set(std::move(status));
+    });
+  };
 }
 
 StatusOr<LoadedExecutable::Run> LoadedExecutable::Execute(
@@ -594,14 +619,27 @@ void LoadedExecutable::Start(Prepared& prepared, bool may_run_inline) {
         // Released before the event fires, as a queued task's captures are.
         Job job(*this, prepared, nullptr);
         result = RunTask(job, queue.name());
+        // Work left on the device's queue is waited for here: the caller's
+        // thread ran the job, and the job lives on its stack.
+        if (std::shared_ptr<QueueEvent> pending = result.ok() ? job.TakePending() : nullptr) {
+          result = pending->Wait();
+        }
       }
       done->Set(std::move(result));
     });
     if (ran) return;
   }
   std::shared_ptr<Event> ready = prepared.ready ? prepared.ready : Event::Ready();
-  std::shared_ptr<Event> done = prepared.run.done;
-  EnqueueWhenReady(ready, &prepared.device->queue(), Work(prepared, nullptr), std::move(done));
+  WorkQueue* queue = &prepared.device->queue();
+  ready->OnReady([work = Work(prepared, nullptr, queue), done = prepared.run.done,
+                  queue](const Status& status) mutable {
+    if (!status.ok()) {
+      work = nullptr;
+      done->Set(status);
+      return;
+    }
+    queue->Enqueue(std::move(work));
+  });
 }
 
 StatusOr<std::vector<LoadedExecutable::Run>> LoadedExecutable::ExecuteLaunch(
@@ -673,12 +711,12 @@ StatusOr<std::vector<LoadedExecutable::Run>> LoadedExecutable::ExecuteLaunch(
   std::shared_ptr<Launch> launch = MakeLaunch(std::move(processes));
   struct Task {
     WorkQueue* queue;
-    std::function<Status()> work;
+    std::function<void()> work;
     std::shared_ptr<Event> done;
   };
   auto tasks = std::make_shared<std::vector<Task>>();
   for (Prepared& one : prepared) {
-    tasks->push_back({&one.device->queue(), Work(one, launch), one.run.done});
+    tasks->push_back({&one.device->queue(), Work(one, launch, &one.device->queue()), one.run.done});
     runs.push_back(std::move(one.run));
   }
   Event::AfterAll(ready)->OnReady([tasks](const Status& status) {
@@ -691,14 +729,7 @@ StatusOr<std::vector<LoadedExecutable::Run>> LoadedExecutable::ExecuteLaunch(
     }
     static std::mutex order;
     std::lock_guard lock(order);
-    for (Task& task : *tasks) {
-      task.queue->Enqueue([work = std::move(task.work), done = task.done,
-                           queue = task.queue]() mutable {
-        Status result = RunTask(work, queue->name());
-        work = nullptr;
-        done->Set(std::move(result));
-      });
-    }
+    for (Task& task : *tasks) task.queue->Enqueue(std::move(task.work));
   });
   return runs;
 }

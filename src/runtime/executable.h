@@ -23,6 +23,7 @@ namespace kiln::runtime {
 
 class Client;
 class Launch;
+class WorkQueue;
 
 // The parts of a serialized executable: the program as StableHLO text and
 // the compile options it was compiled with. Kiln's compiler is fast, so a
@@ -131,9 +132,11 @@ class LoadedExecutable {
   // arguments ready and its device idle, else on the device's queue.
   void Start(Prepared& prepared, bool may_run_inline);
   class Job;
-  // The task that runs `prepared` (its memory moves into the task); runs of
-  // a launch meet through `launch` (null: the run meets nobody).
-  std::function<Status()> Work(Prepared& prepared, std::shared_ptr<Launch> launch);
+  // The task for `queue` that runs `prepared` (its memory moves into the
+  // task) and fires its event: at once, or when work it left on the
+  // device's queue completes (DeviceBackend::Completion). Runs of a launch
+  // meet through `launch` (null: the run meets nobody).
+  std::function<void()> Work(Prepared& prepared, std::shared_ptr<Launch> launch, WorkQueue* queue);
   // The process a run on `device` is: its place in the device assignment.
   int64_t ProcessOf(const Device* device) const;
 

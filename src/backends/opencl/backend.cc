@@ -7,6 +7,7 @@
 #include <string>
 
 #include "backends/opencl/codegen.h"
+#include "backends/opencl/completions.h"
 #include "backends/opencl/driver.h"
 #include "backends/opencl/executable.h"
 #include "base/env.h"
@@ -26,7 +27,8 @@ class Backend final : public runtime::DeviceBackend {
       : context_(std::move(context)),
         compiles_(compiles),
         cache_(CacheOptions(context_->device()),
-               [context = context_](void* block) { context->Free(static_cast<cl_mem>(block)); }) {
+               [context = context_](void* block) { context->Free(static_cast<cl_mem>(block)); }),
+        completions_(std::make_shared<Completions>(context_)) {
     const DeviceInfo& device = context_->device();
     target_.doubles = device.doubles;
     target_.max_work_group_size = device.max_work_group_size;
@@ -125,6 +127,12 @@ class Backend final : public runtime::DeviceBackend {
     return CompileSegment(context_, segment, target_);
   }
 
+  // Every virtual device is the one OpenCL device: one in-order queue.
+  StatusOr<std::shared_ptr<runtime::QueueEvent>> Completion(int) override {
+    return completions_->Mark();
+  }
+  uint64_t Synchronize() override { return completions_->Synchronize(); }
+
  private:
   static unsigned char* Host(runtime::DeviceAddress address) {
     return static_cast<unsigned char*>(address.handle) + address.offset;
@@ -152,6 +160,7 @@ class Backend final : public runtime::DeviceBackend {
   bool compiles_;
   Target target_;
   runtime::BlockCache cache_;  // after context_: its blocks are freed first
+  std::shared_ptr<Completions> completions_;
 };
 
 }  // namespace

@@ -15,6 +15,7 @@
 
 #include "runtime/client.h"
 #include "runtime/device_plan.h"
+#include "runtime/event.h"
 #include "runtime/executable.h"
 
 namespace kiln::backends::opencl {
@@ -437,6 +438,47 @@ func.func @main(%x: tensor<1048576xf32>) -> tensor<1048576xf32> {
   const std::vector<float> y = DownloadAs<float>(*run->outputs[0]);
   EXPECT_NEAR(y[0], std::exp(1.0f), 1e-6);
   EXPECT_NEAR(y.back(), std::exp(1.0f), 1e-6);
+}
+
+// Runs leave their kernels on the device's queue: the run's event fires
+// from the queue's completion (DeviceBackend::Completion), and a run reading
+// another's output is ordered after it. Two chained runs of a program too
+// large to run inline, then the interface itself.
+TEST_F(OpenClBackendTest, RunsCompleteThroughQueueEvents) {
+  auto loaded = Compile(R"(
+func.func @main(%x: tensor<1048576xf32>) -> tensor<1048576xf32> {
+  %0 = stablehlo.exponential %x : tensor<1048576xf32>
+  %1 = stablehlo.multiply %0, %0 : tensor<1048576xf32>
+  return %1 : tensor<1048576xf32>
+})");
+  ASSERT_NE(loaded, nullptr);
+  const uint64_t delivered = backend_->Synchronize();
+  auto x = UploadAs(std::vector<float>(1 << 20, 0.1f), ElementType::kF32, {1 << 20});
+  runtime::Buffer* first_arguments[] = {x.get()};
+  auto first = loaded->Execute(first_arguments, device_);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  runtime::Buffer* second_arguments[] = {first->outputs[0].get()};
+  auto second = loaded->Execute(second_arguments, device_);
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  ASSERT_TRUE(second->done->Await().ok()) << second->done->Await().ToString();
+  ASSERT_TRUE(first->done->Await().ok());
+  // Both runs' events came from queue completions.
+  EXPECT_GE(backend_->Synchronize(), delivered + 2);
+  const std::vector<float> y = DownloadAs<float>(*second->outputs[0]);
+  const float once = std::exp(0.2f);
+  EXPECT_NEAR(y.front(), std::exp(2 * once), 1e-4);
+  EXPECT_NEAR(y.back(), std::exp(2 * once), 1e-4);
+
+  auto completion = backend_->Completion(0);
+  ASSERT_TRUE(completion.ok()) << completion.status().ToString();
+  ASSERT_NE(*completion, nullptr);
+  auto fired = runtime::Event::Create();
+  (*completion)->OnDone([fired](Status status) { fired->Set(std::move(status)); });
+  EXPECT_TRUE(fired->Await().ok());
+  EXPECT_EQ((*completion)->Wait().code(), StatusCode::kFailedPrecondition);
+  auto waited = backend_->Completion(0);
+  ASSERT_TRUE(waited.ok());
+  EXPECT_TRUE((*waited)->Wait().ok());
 }
 
 // KILN_OPENCL_KERNELS=0: no generated kernels, every program on the host

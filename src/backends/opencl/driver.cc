@@ -336,4 +336,34 @@ Status Context::Finish(std::string_view after) {
   return Status::Ok();
 }
 
+Status Context::Flush(std::string_view after) {
+  const cl_int status = cl_->Flush(queue_);
+  if (status != CL_SUCCESS) return Error(StrCat("clFlush after ", after), status);
+  return Status::Ok();
+}
+
+StatusOr<cl_event> Context::Marker() {
+  cl_event event = nullptr;
+  const cl_int status = cl_->EnqueueMarkerWithWaitList(queue_, 0, nullptr, &event);
+  if (status != CL_SUCCESS) return Error("clEnqueueMarkerWithWaitList", status);
+  return event;
+}
+
+Status Context::OnComplete(cl_event event, void(CL_CALLBACK* callback)(cl_event, cl_int, void*),
+                           void* user) {
+  const cl_int status = cl_->SetEventCallback(event, CL_COMPLETE, callback, user);
+  if (status != CL_SUCCESS) return Error("clSetEventCallback", status);
+  return Status::Ok();
+}
+
+void Context::Release(cl_event event) {
+  if (event != nullptr) cl_->ReleaseEvent(event);
+}
+
+Status Context::Wait(cl_event event) {
+  const cl_int status = cl_->WaitForEvents(1, &event);
+  if (status != CL_SUCCESS) return Error("clWaitForEvents on the queue's work", status);
+  return Status::Ok();
+}
+
 }  // namespace kiln::backends::opencl

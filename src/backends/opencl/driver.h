@@ -118,6 +118,18 @@ class Context {
                  std::span<const size_t> local = {});
   // Waits for everything queued; `after` names the work in an error.
   Status Finish(std::string_view after);
+  // Submits everything queued to the device without waiting for it.
+  Status Flush(std::string_view after);
+  // An event that completes when everything queued before it has; the
+  // caller releases it (Release).
+  StatusOr<cl_event> Marker();
+  // Calls `callback(event, status, user)` on the driver's thread once
+  // `event` completes (status CL_COMPLETE, or a negative error code).
+  Status OnComplete(cl_event event, void(CL_CALLBACK* callback)(cl_event, cl_int, void*),
+                    void* user);
+  void Release(cl_event event);
+  // Blocks until `event` completes; an error when its command failed.
+  Status Wait(cl_event event);
 
  private:
   Context(const Functions* cl, DeviceInfo device, cl_context context, cl_command_queue queue)

@@ -42,7 +42,9 @@ struct Functions {
   X(WaitForEvents) \
   X(ReleaseEvent) \
   X(GetEventInfo) \
-  X(SetEventCallback)
+  X(SetEventCallback) \
+  X(Flush) \
+  X(EnqueueMarkerWithWaitList)
   // clang-format on
 #define KILN_OPENCL_POINTER(name) decltype(&cl##name) name = nullptr;
   KILN_OPENCL_FUNCTIONS(KILN_OPENCL_POINTER)
