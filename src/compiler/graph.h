@@ -14,6 +14,7 @@
 
 #include "base/element_type.h"
 #include "base/status.h"
+#include "kernels/conv.h"
 #include "kernels/dot.h"
 #include "kernels/reduce.h"
 #include "kernels/tile_f32.h"
@@ -158,6 +159,17 @@ struct Node {
   std::shared_ptr<const kernels::MatMulShape> matmul;
   // - a reduction over consecutive dimensions;
   std::shared_ptr<const ReductionShape> reduction;
+  // - a strided copy the host runs as a copy kernel of its own, outside
+  //   fused loops (a convolution's or GEMM's operand put in order): a
+  //   Pointwise kRead, read as `pointwise` is;
+  std::shared_ptr<const Pointwise> strided_copy;
+  // - a convolution's column matrix (kernels::Im2Col of its one input, an
+  //   NHWC image): [groups, rows, window positions x group features];
+  std::shared_ptr<const kernels::ConvGeometry> im2col;
+  // - a one-group convolution: out [rows, output features] = the column
+  //   matrix of input 0 (as im2col) x input 1 [window positions x
+  //   features, output features], all three of the output's element type;
+  std::shared_ptr<const kernels::ConvGeometry> convolution;
   // - a conversion of its one input to the output's element type, element
   //   for element, with stablehlo.convert's semantics.
   bool converts = false;

@@ -90,6 +90,12 @@ StatusOr<ValueId> EmitStridedRead(Lowering& lowering, const ir::Operation& op, V
   const ElementType type = lowering.graph().shape(input).element_type;
   const size_t bytes = ElementBytes(type);
   Shape shape{type, dims};
+  auto read = std::make_shared<Pointwise>();
+  read->kind = Pointwise::Kind::kRead;
+  read->dims = dims;
+  read->strides = strides;
+  read->base = offset;
+  read->element_bytes = bytes;
   KILN_ASSIGN_OR_RETURN(
       std::vector<ValueId> outputs,
       lowering.EmitNode(op, {input}, {std::move(shape)},
@@ -100,6 +106,7 @@ StatusOr<ValueId> EmitStridedRead(Lowering& lowering, const ir::Operation& op, V
                           kernels::CopyStrided(bytes, dims, base, strides, ctx.out(0));
                           return Status::Ok();
                         }));
+  lowering.graph().nodes.back().strided_copy = std::move(read);
   return outputs[0];
 }
 
@@ -471,6 +478,9 @@ StatusOr<ValueId> EmitIm2Col(Lowering& lowering, const ir::Operation& op, ValueI
                                             kernels::Im2Col(bytes, g, ctx.in(0), ctx.out(0));
                                             return Status::Ok();
                                           }));
+  if (padding == kNoValue) {
+    lowering.graph().nodes.back().im2col = std::make_shared<const kernels::ConvGeometry>(g);
+  }
   return outputs[0];
 }
 
@@ -556,6 +566,7 @@ Status EmitConvByBlocks(Lowering& lowering, const ir::Operation& op, ValueId inp
                                             return kernels::ConvByBlocks(type, g, ctx.in(0),
                                                                          ctx.in(1), ctx.out(0));
                                           }));
+  lowering.graph().nodes.back().convolution = std::make_shared<const kernels::ConvGeometry>(g);
   return EmitConvResult(lowering, op, outputs[0], dims, g, out);
 }
 

@@ -109,6 +109,7 @@ class OpenClBackendTest : public ::testing::Test {
 
   void RunElementwiseReductionAndGemm();
   void RunReductions();
+  void RunConvolutions();
 
   std::shared_ptr<runtime::DeviceBackend> backend_;
   std::unique_ptr<runtime::Client> client_;
@@ -272,6 +273,8 @@ TEST_F(OpenClGpuShapesTest, ElementwiseReductionAndGemmRunInGeneratedKernels) {
 
 TEST_F(OpenClGpuShapesTest, ReductionsOverAnyConsecutiveDimensions) { RunReductions(); }
 
+TEST_F(OpenClGpuShapesTest, ConvolutionsRunInGeneratedKernels) { RunConvolutions(); }
+
 // Reductions over leading and middle dimensions, over a reshape (a view no
 // kernel copies; its 64 rows split in parts on a CPU device), and over rows
 // too long for the rows' count (split in parts, folded in a second
@@ -345,6 +348,84 @@ func.func @main(%x: tensor<8x8x40xf32>, %i: tensor<3x70000xi32>)
 }
 
 TEST_F(OpenClBackendTest, ReductionsOverAnyConsecutiveDimensions) { RunReductions(); }
+
+// Convolutions on the device: one with strides, padding and a dilated
+// window (its column matrix in a temporary, then the GEMM), and one with
+// two feature groups (a column-matrix node, then a batched GEMM), checked
+// against loops over the definition.
+void OpenClBackendTest::RunConvolutions() {
+  auto loaded = Compile(R"(
+func.func @main(%x: tensor<2x7x8x3xf32>, %w: tensor<3x2x3x4xf32>, %y: tensor<2x7x8x4xf32>,
+                %g: tensor<3x3x2x6xf32>) -> (tensor<2x4x8x4xf32>, tensor<2x7x8x6xf32>) {
+  %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {stride = [2, 1], pad = [[1, 1], [0, 2]], rhs_dilate = [1, 2]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<2x7x8x3xf32>, tensor<3x2x3x4xf32>) -> tensor<2x4x8x4xf32>
+  %1 = stablehlo.convolution(%y, %g) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {stride = [1, 1], pad = [[1, 1], [1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 2 : i64} : (tensor<2x7x8x4xf32>, tensor<3x3x2x6xf32>) -> tensor<2x7x8x6xf32>
+  return %0, %1 : tensor<2x4x8x4xf32>, tensor<2x7x8x6xf32>
+})");
+  ASSERT_NE(loaded, nullptr);
+  ASSERT_NE(loaded->device_plan(), nullptr);
+  const compiler::SplitPlan& split = loaded->device_plan()->split();
+  ASSERT_EQ(split.segments.size(), 1u) << loaded->device_plan()->Listing();
+  EXPECT_TRUE(split.segments[0].on_device);
+
+  std::vector<float> x(2 * 7 * 8 * 3), w(3 * 2 * 3 * 4), y(2 * 7 * 8 * 4), g(3 * 3 * 2 * 6);
+  for (size_t k = 0; k < x.size(); ++k) x[k] = std::sin(0.3f * static_cast<float>(k));
+  for (size_t k = 0; k < w.size(); ++k) w[k] = std::cos(0.7f * static_cast<float>(k));
+  for (size_t k = 0; k < y.size(); ++k) y[k] = std::sin(0.45f * static_cast<float>(k)) + 0.1f;
+  for (size_t k = 0; k < g.size(); ++k) g[k] = std::cos(0.9f * static_cast<float>(k)) - 0.2f;
+  auto xs = UploadAs(x, ElementType::kF32, {2, 7, 8, 3});
+  auto ws = UploadAs(w, ElementType::kF32, {3, 2, 3, 4});
+  auto ys = UploadAs(y, ElementType::kF32, {2, 7, 8, 4});
+  auto gs = UploadAs(g, ElementType::kF32, {3, 3, 2, 6});
+  auto outputs = Run(*loaded, {xs.get(), ws.get(), ys.get(), gs.get()});
+  ASSERT_EQ(outputs.size(), 2u);
+  const std::vector<float> strided = DownloadAs<float>(*outputs[0]);
+  const std::vector<float> grouped = DownloadAs<float>(*outputs[1]);
+  // Image element (n, row, col, c) of an image of `channels`, 0 outside.
+  auto at = [](const std::vector<float>& image, int64_t channels, int64_t n, int64_t row,
+               int64_t col, int64_t c) -> double {
+    if (row < 0 || row >= 7 || col < 0 || col >= 8) return 0;
+    return image[static_cast<size_t>(((n * 7 + row) * 8 + col) * channels + c)];
+  };
+  for (int64_t n = 0; n < 2; ++n) {
+    for (int64_t oy = 0; oy < 4; ++oy) {
+      for (int64_t ox = 0; ox < 8; ++ox) {
+        for (int64_t o = 0; o < 4; ++o) {
+          double sum = 0;
+          for (int64_t ky = 0; ky < 3; ++ky) {
+            for (int64_t kx = 0; kx < 2; ++kx) {
+              for (int64_t c = 0; c < 3; ++c) {
+                sum += at(x, 3, n, oy * 2 + ky - 1, ox + kx * 2, c) *
+                       w[static_cast<size_t>(((ky * 2 + kx) * 3 + c) * 4 + o)];
+              }
+            }
+          }
+          ASSERT_NEAR(strided[static_cast<size_t>(((n * 4 + oy) * 8 + ox) * 4 + o)], sum, 1e-5)
+              << n << "," << oy << "," << ox << "," << o;
+        }
+      }
+    }
+    for (int64_t oy = 0; oy < 7; ++oy) {
+      for (int64_t ox = 0; ox < 8; ++ox) {
+        for (int64_t o = 0; o < 6; ++o) {
+          double sum = 0;
+          // Output features 0-2 read input features 0-1; 3-5 read 2-3.
+          for (int64_t ky = 0; ky < 3; ++ky) {
+            for (int64_t kx = 0; kx < 3; ++kx) {
+              for (int64_t c = 0; c < 2; ++c) {
+                sum += at(y, 4, n, oy + ky - 1, ox + kx - 1, o / 3 * 2 + c) *
+                       g[static_cast<size_t>(((ky * 3 + kx) * 2 + c) * 6 + o)];
+              }
+            }
+          }
+          ASSERT_NEAR(grouped[static_cast<size_t>(((n * 7 + oy) * 8 + ox) * 6 + o)], sum, 1e-5)
+              << n << "," << oy << "," << ox << "," << o;
+        }
+      }
+    }
+  }
+}
+
+TEST_F(OpenClBackendTest, ConvolutionsRunInGeneratedKernels) { RunConvolutions(); }
 
 // A sort (no generated kernel) between two device segments: its operand
 // is copied to the host and its result back, as the plan lists.

@@ -256,7 +256,17 @@ std::optional<std::string> MapExpression(const Graph& graph, const Node& node, c
 }
 
 // What a node is to the code generator.
-enum class Kind : uint8_t { kNone, kMap, kRead, kView, kConvert, kReduce, kMatMul };
+enum class Kind : uint8_t {
+  kNone,
+  kMap,
+  kRead,
+  kView,
+  kConvert,
+  kReduce,
+  kMatMul,
+  kIm2Col,
+  kConvolution
+};
 
 bool ReduceSupported(kernels::ReduceOp op, const CType& type) {
   switch (op) {
@@ -269,6 +279,15 @@ bool ReduceSupported(kernels::ReduceOp op, const CType& type) {
     case kernels::ReduceOp::kXor: return !type.is_float;
   }
   return false;
+}
+
+// A strided read's description: a fused-loop read, or a strided copy the
+// host runs alone. Null: the node is neither.
+const Pointwise* ReadOf(const Node& node) {
+  if (node.pointwise && node.pointwise->kind == Pointwise::Kind::kRead) {
+    return node.pointwise.get();
+  }
+  return node.strided_copy.get();
 }
 
 Kind KindOf(const Graph& graph, const Node& node, const Target& target) {
@@ -286,6 +305,29 @@ Kind KindOf(const Graph& graph, const Node& node, const Target& target) {
       return Kind::kNone;
     }
     return Kind::kMatMul;
+  }
+  if (node.im2col) {
+    const kernels::ConvGeometry& g = *node.im2col;
+    int64_t image = g.batch * g.features;
+    for (int64_t size : g.input_spatial) image *= size;
+    if (node.inputs.size() != 1 || In(graph, node, 0).element_type != out.element_type ||
+        In(graph, node, 0).NumElements() != image ||
+        out.NumElements() != g.groups() * g.rows() * g.window_size() * g.group_features()) {
+      return Kind::kNone;
+    }
+    return Kind::kIm2Col;
+  }
+  if (node.convolution) {
+    const kernels::ConvGeometry& g = *node.convolution;
+    const bool floating = out.element_type == ElementType::kF32 ||
+                          (out.element_type == ElementType::kF64 && target.doubles);
+    if (!floating || g.groups() != 1 || node.inputs.size() != 2 ||
+        !UniformType(graph, node, target) ||
+        In(graph, node, 1).NumElements() != g.window_size() * g.features * g.output_features ||
+        out.NumElements() != g.rows() * g.output_features) {
+      return Kind::kNone;
+    }
+    return Kind::kConvolution;
   }
   if (node.reduction) {
     const compiler::ReductionShape& r = *node.reduction;
@@ -307,15 +349,14 @@ Kind KindOf(const Graph& graph, const Node& node, const Target& target) {
                ? Kind::kView
                : Kind::kNone;
   }
-  if (!node.pointwise) return Kind::kNone;
-  if (node.pointwise->kind == Pointwise::Kind::kRead) {
-    const Pointwise& read = *node.pointwise;
+  if (const Pointwise* read_node = ReadOf(node)) {
+    const Pointwise& read = *read_node;
     return node.inputs.size() == 1 && In(graph, node, 0).element_type == out.element_type &&
                    read.dims.size() == read.strides.size()
                ? Kind::kRead
                : Kind::kNone;
   }
-  if (node.pointwise->kind != Pointwise::Kind::kMap) return Kind::kNone;
+  if (!node.pointwise || node.pointwise->kind != Pointwise::Kind::kMap) return Kind::kNone;
   std::vector<std::string> args(node.inputs.size(), "x");
   return MapExpression(graph, node, target, args) ? Kind::kMap : Kind::kNone;
 }
@@ -481,7 +522,7 @@ class Generator {
       }
       if (!Elementwise(kind)) {
         KILN_RETURN_IF_ERROR(flush());
-        KILN_RETURN_IF_ERROR(kind == Kind::kReduce ? EmitReduce(node) : EmitMatMul(node));
+        KILN_RETURN_IF_ERROR(EmitKernel(kind, node));
         continue;
       }
       const int64_t count = Out(graph_, node).NumElements();
@@ -581,8 +622,8 @@ class Generator {
     int64_t cols = 0;
     for (size_t n : group) {
       const Node& node = graph_.nodes[n];
-      if (KindOf(graph_, node, target_) != Kind::kRead || node.pointwise->dims.empty()) continue;
-      const int64_t last = node.pointwise->dims.back();
+      if (KindOf(graph_, node, target_) != Kind::kRead || ReadOf(node)->dims.empty()) continue;
+      const int64_t last = ReadOf(node)->dims.back();
       if (last >= kMinRow && count % last == 0 && count / last >= 2 * target_.compute_units) {
         cols = last;
       }
@@ -627,7 +668,7 @@ class Generator {
         }
         case Kind::kRead:
           expression = value_at(node.inputs[0],
-                                ReadIndex(*node.pointwise, Out(graph_, node).NumElements(),
+                                ReadIndex(*ReadOf(node), Out(graph_, node).NumElements(),
                                           In(graph_, node, 0).NumElements(), cols));
           break;
         case Kind::kMap: {
@@ -762,6 +803,87 @@ class Generator {
       inner *= dim;
     }
     return index + ")";
+  }
+
+  // A node of its own kernels (not elementwise).
+  Status EmitKernel(Kind kind, const Node& node) {
+    switch (kind) {
+      case Kind::kReduce: return EmitReduce(node);
+      case Kind::kMatMul:
+        return EmitMatMul(node.inputs[0], node.inputs[1], node.outputs[0], *node.matmul);
+      case Kind::kIm2Col: return EmitIm2Col(node.inputs[0], node.outputs[0], *node.im2col);
+      case Kind::kConvolution: {
+        // The column matrix in a temporary, then the GEMM.
+        const kernels::ConvGeometry& g = *node.convolution;
+        kernels::MatMulShape shape;
+        shape.batch = 1;
+        shape.m = g.rows();
+        shape.n = g.output_features;
+        shape.k = g.window_size() * g.features;
+        const ValueId columns = Temporary(graph_type(node.outputs[0]), shape.m * shape.k);
+        KILN_RETURN_IF_ERROR(EmitIm2Col(node.inputs[0], columns, g));
+        return EmitMatMul(columns, node.inputs[1], node.outputs[0], shape);
+      }
+      default: return Internal("OpenCL: ", node.op, " is no kernel of its own");
+    }
+  }
+
+  // `columns` = kernels::Im2Col(`image`): a work item per (group, row,
+  // window position), copying the group's features under that position
+  // of the image (NHWC), or zeros where it falls on padding or between
+  // dilated elements.
+  Status EmitIm2Col(ValueId image, ValueId columns, const kernels::ConvGeometry& g) {
+    const int64_t window = g.window_size(), features = g.group_features();
+    const int64_t items = g.groups() * g.rows() * window;
+    if (items == 0 || features == 0) return Status::Ok();
+    const CType t = TypeOf(columns);
+    const std::string name = NextName();
+    std::vector<ValueId> arrays = {image, columns};
+    std::string declarations;
+    std::string source = Signature(name, arrays, 1, declarations);
+    source += declarations;
+    const size_t rank = g.window.size();
+    // The image's strides: per spatial dimension, and of a batch element.
+    std::vector<int64_t> stride(rank);
+    int64_t pixel = g.features;
+    for (size_t d = rank; d-- > 0;) {
+      stride[d] = pixel;
+      pixel *= g.input_spatial[d];
+    }
+    source += StrCat("  const long item = get_global_id(0);\n  if (item >= ", items,
+                     "l) return;\n  const long task = item / ", window, "l, group = task / ",
+                     g.rows(), "l;\n  long r = task % ", g.rows(), "l, w = item % ", window,
+                     "l;\n");
+    for (size_t d = rank; d-- > 0;) {
+      source += StrCat("  const long y", d, " = r % ", g.output_spatial[d],
+                       "l; r /= ", g.output_spatial[d], "l;\n  const long k", d, " = w % ",
+                       g.window[d], "l; w /= ", g.window[d], "l;\n");
+    }
+    const std::string batch = g.batch_groups > 1
+                                  ? StrCat("(group * ", g.batch / g.batch_groups, "l + r)")
+                                  : std::string("r");
+    source += StrCat("  long offset = ", batch, " * ", pixel, "l",
+                     g.feature_groups > 1 ? StrCat(" + group * ", features, "l") : "",
+                     ";\n  int inside = 1;\n");
+    for (size_t d = 0; d < rank; ++d) {
+      source += StrCat("  { const long dilated = y", d, " * ", g.strides[d], "l + k", d, " * ",
+                       g.rhs_dilation[d], "l - (", g.padding_low[d],
+                       "l);\n    inside = inside && dilated >= 0 && dilated % ", g.lhs_dilation[d],
+                       "l == 0 && dilated / ", g.lhs_dilation[d], "l < ", g.input_spatial[d],
+                       "l;\n    offset += dilated / ", g.lhs_dilation[d], "l * ", stride[d],
+                       "l; }\n");
+    }
+    source += StrCat("  __global ", t.name, "* dst = p1 + item * ", features, "l;\n");
+    source += StrCat("  if (inside) { for (long f = 0; f < ", features,
+                     "l; ++f) dst[f] = p0[offset + f]; }\n  else { for (long f = 0; f < ", features,
+                     "l; ++f) dst[f] = (", t.name, ")0; }\n}\n");
+    code_.source += source;
+    const size_t local = WorkGroup(64);
+    code_.launches.push_back({name,
+                              std::move(arrays),
+                              {(static_cast<size_t>(items) + local - 1) / local * local},
+                              {local}});
+    return Status::Ok();
   }
 
   // A reduction's identity, its combining expression of `a` and `b`, and,
@@ -1083,22 +1205,22 @@ class Generator {
   // in place, 26-36 ms and 1.8 s (its columns 8 KiB apart thrash the
   // caches' sets); 8 x 8 blocks 43 ms, 4 x 8 50 ms, the 32 x 32
   // local-memory tile 585 ms at 1024^3.
-  Status EmitMatMulBlocks(const Node& node) {
+  Status EmitMatMulBlocks(ValueId lhs_array, ValueId rhs_array, ValueId out_array,
+                          const kernels::MatMulShape& shape) {
     constexpr int64_t kRows = 4;
-    const kernels::MatMulShape& shape = *node.matmul;
-    const CType t = TypeOf(node.outputs[0]);
+    const CType t = TypeOf(out_array);
     const int64_t lanes = t.name == "float" ? 16 : 8;
     const std::string vec = StrCat(t.name, lanes);
     const int64_t m = shape.m, n = shape.n, k = shape.k;
     const int64_t panels = (n + lanes - 1) / lanes;
-    const ValueId packed = Temporary(graph_type(node.outputs[0]), shape.batch * panels * k * lanes);
+    const ValueId packed = Temporary(graph_type(out_array), shape.batch * panels * k * lanes);
     auto round_up = [](int64_t size, size_t local) {
       return (static_cast<size_t>(size) + local - 1) / local * local;
     };
     // The packing kernel: Bp[b][panel][kk][lane] = rhs[b](kk, panel * L + lane).
     {
       const std::string name = NextName();
-      std::vector<ValueId> arrays = {node.inputs[1], packed};
+      std::vector<ValueId> arrays = {rhs_array, packed};
       std::string declarations;
       std::string source = Signature(name, arrays, 1, declarations);
       source += declarations;
@@ -1124,7 +1246,7 @@ class Generator {
                                 {local, 1, 1}});
     }
     const std::string name = NextName();
-    std::vector<ValueId> arrays = {node.inputs[0], packed, node.outputs[0]};
+    std::vector<ValueId> arrays = {lhs_array, packed, out_array};
     std::string declarations;
     std::string source = Signature(name, arrays, 2, declarations);
     source += declarations;
@@ -1178,13 +1300,13 @@ class Generator {
   // out[b] = lhs[b] x rhs[b]: tiles of 32 x 32 outputs per work-group of
   // 32 x 8 work items, each computing 4 rows of one column, with 16-deep
   // slices of both operands staged in local memory.
-  Status EmitMatMul(const Node& node) {
-    const kernels::MatMulShape& shape = *node.matmul;
+  Status EmitMatMul(ValueId lhs_array, ValueId rhs_array, ValueId out_array,
+                    const kernels::MatMulShape& shape) {
     if (shape.batch == 0 || shape.m == 0 || shape.n == 0) return Status::Ok();
-    if (!target_.gpu) return EmitMatMulBlocks(node);
-    const CType t = TypeOf(node.outputs[0]);
+    if (!target_.gpu) return EmitMatMulBlocks(lhs_array, rhs_array, out_array, shape);
+    const CType t = TypeOf(out_array);
     const std::string name = NextName();
-    std::vector<ValueId> arrays = {node.inputs[0], node.inputs[1], node.outputs[0]};
+    std::vector<ValueId> arrays = {lhs_array, rhs_array, out_array};
     std::string declarations;
     std::string source = Signature(name, arrays, 2, declarations,
                                    "__attribute__((reqd_work_group_size(32, 8, 1)))");
