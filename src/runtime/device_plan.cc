@@ -8,20 +8,22 @@ namespace kiln::runtime {
 
 StatusOr<std::shared_ptr<const DevicePlan>> DevicePlan::Build(const compiler::Program& program,
                                                               DeviceBackend& backend) {
-  if (!backend.CompilesNodes() || !program.unfused_graph || program.has_collectives) {
+  if (!backend.CompilesNodes() || !program.unfused_graph) {
     return std::shared_ptr<const DevicePlan>();
   }
+  // Collectives and other nodes with side effects run in host segments, in
+  // program order, with the run's environment (its launch's meeting place,
+  // host transfers, feeds): their operands cross to the host and back.
   const compiler::Graph& graph = *program.unfused_graph;
   bool any = false;
   for (const compiler::Node& node : graph.nodes) {
-    if (node.has_side_effects) return std::shared_ptr<const DevicePlan>();
-    any = any || backend.Supports(graph, node);
+    any = any || (!node.has_side_effects && backend.Supports(graph, node));
   }
   if (!any) return std::shared_ptr<const DevicePlan>();
   auto plan = std::make_shared<DevicePlan>();
   plan->graph_ = program.unfused_graph;
   plan->split_ = compiler::SplitGraph(graph, [&](const compiler::Node& node) {
-    return backend.Supports(graph, node);
+    return !node.has_side_effects && backend.Supports(graph, node);
   });
   for (compiler::Segment& segment : plan->split_.segments) {
     if (segment.on_device) {

@@ -20,11 +20,11 @@ namespace kiln::runtime {
 class DevicePlan {
  public:
   // Splits `program` by backend.Supports and compiles its device segments.
-  // Null (not an error) when the backend compiles no nodes, supports none
-  // of the program's, or the program stays whole on the host: one with
-  // collectives or side effects (host callbacks, feeds, FFI handlers),
-  // whose runs meet the host or other devices. (An SPMD program without
-  // collectives, such as JAX's every jit on one device, is split as any.)
+  // Null (not an error) when the backend compiles no nodes or supports none
+  // of the program's. Nodes with side effects (collectives, host
+  // callbacks, feeds, FFI handlers) always run in host segments, in program
+  // order, with the run's environment: a collective's operands cross to the
+  // host, the devices' runs meet there, and its results cross back.
   static StatusOr<std::shared_ptr<const DevicePlan>> Build(const compiler::Program& program,
                                                            DeviceBackend& backend);
 

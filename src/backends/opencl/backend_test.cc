@@ -427,6 +427,60 @@ func.func @main(%x: tensor<2x7x8x3xf32>, %w: tensor<3x2x3x4xf32>, %y: tensor<2x7
 
 TEST_F(OpenClBackendTest, ConvolutionsRunInGeneratedKernels) { RunConvolutions(); }
 
+// A collective between the backend's devices: the kernels around it run
+// on the device, and its operand crosses to the host, where the two runs
+// meet, and its result back.
+TEST_F(OpenClBackendTest, CollectivesMeetBetweenDeviceSegments) {
+  const std::string text = R"(
+func.func @main(%x: tensor<1000xf32>) -> tensor<1000xf32> {
+  %e = stablehlo.exponential %x : tensor<1000xf32>
+  %r = "stablehlo.all_reduce"(%e) ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) {replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>} : (tensor<1000xf32>) -> tensor<1000xf32>
+  %m = stablehlo.multiply %r, %r : tensor<1000xf32>
+  return %m : tensor<1000xf32>
+})";
+  // A CompileOptionsProto: num_replicas = 2, num_partitions = 1.
+  constexpr std::string_view kTwoReplicas = "\x1a\x04\x20\x02\x28\x01";
+  auto compiled = client_->Compile(
+      std::span(reinterpret_cast<const uint8_t*>(text.data()), text.size()), "mlir",
+      std::span(reinterpret_cast<const uint8_t*>(kTwoReplicas.data()), kTwoReplicas.size()));
+  ASSERT_TRUE(compiled.ok()) << compiled.status().ToString();
+  runtime::LoadedExecutable& loaded = **compiled;
+  ASSERT_NE(loaded.device_plan(), nullptr);
+  const compiler::SplitPlan& split = loaded.device_plan()->split();
+  ASSERT_EQ(split.segments.size(), 3u) << loaded.device_plan()->Listing();
+  EXPECT_TRUE(split.segments[0].on_device);
+  EXPECT_FALSE(split.segments[1].on_device);
+  EXPECT_TRUE(split.segments[2].on_device);
+  EXPECT_EQ(split.CrossingBytes(), 2 * 1000 * sizeof(float));
+
+  std::vector<std::unique_ptr<runtime::Buffer>> inputs;
+  std::vector<std::vector<runtime::Buffer*>> arguments(2);
+  std::vector<runtime::Device*> devices;
+  for (int d = 0; d < 2; ++d) {
+    device_ = client_->devices()[static_cast<size_t>(d)];
+    std::vector<float> x(1000);
+    for (size_t i = 0; i < x.size(); ++i) x[i] = 0.001f * static_cast<float>(i) * (d + 1);
+    inputs.push_back(UploadAs(x, ElementType::kF32, {1000}));
+    arguments[static_cast<size_t>(d)].push_back(inputs.back().get());
+    devices.push_back(device_);
+  }
+  auto runs = loaded.ExecuteLaunch(arguments, devices, {});
+  ASSERT_TRUE(runs.ok()) << runs.status().ToString();
+  for (auto& run : *runs) {
+    ASSERT_TRUE(run.done->Await().ok()) << run.done->Await().ToString();
+    const std::vector<float> y = DownloadAs<float>(*run.outputs[0]);
+    for (size_t i = 0; i < y.size(); i += 111) {
+      const double sum = std::exp(0.001 * static_cast<double>(i)) +
+                         std::exp(0.002 * static_cast<double>(i));
+      ASSERT_NEAR(y[i], sum * sum, 1e-4 * sum * sum) << i;
+    }
+  }
+}
+
 // A sort (no generated kernel) between two device segments: its operand
 // is copied to the host and its result back, as the plan lists.
 TEST_F(OpenClBackendTest, UnsupportedNodesRunOnTheHostWithExplicitCopies) {
