@@ -21,6 +21,18 @@
 namespace kiln::backends::opencl {
 namespace {
 
+// Whether `loaded` runs as one segment of generated kernels, copying
+// nothing between device and host.
+::testing::AssertionResult AllOnDevice(const runtime::LoadedExecutable* loaded) {
+  if (loaded == nullptr) return ::testing::AssertionFailure() << "no executable";
+  if (loaded->device_plan() == nullptr) return ::testing::AssertionFailure() << "no device plan";
+  const compiler::SplitPlan& split = loaded->device_plan()->split();
+  if (split.segments.size() != 1 || !split.segments[0].on_device || split.CrossingBytes() != 0) {
+    return ::testing::AssertionFailure() << loaded->device_plan()->Listing();
+  }
+  return ::testing::AssertionSuccess();
+}
+
 class OpenClBackendTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -213,12 +225,7 @@ func.func @main(%x: tensor<37x45xf32>, %b: tensor<45xf32>, %w: tensor<45x29xf32>
   %4 = stablehlo.subtract %1, %s : tensor<37x45xf32>
   return %1, %2, %3, %4 : tensor<37x45xf32>, tensor<37xf32>, tensor<37x29xf32>, tensor<37x45xf32>
 })");
-  ASSERT_NE(loaded, nullptr);
-  ASSERT_NE(loaded->device_plan(), nullptr);
-  const compiler::SplitPlan& split = loaded->device_plan()->split();
-  ASSERT_EQ(split.segments.size(), 1u);
-  EXPECT_TRUE(split.segments[0].on_device);
-  EXPECT_EQ(split.CrossingBytes(), 0u);
+  ASSERT_TRUE(AllOnDevice(loaded.get()));
 
   std::vector<float> x(37 * 45), b(45), w(45 * 29);
   for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.37f * static_cast<float>(i));
@@ -301,11 +308,7 @@ func.func @main(%x: tensor<8x8x40xf32>, %i: tensor<3x70000xi32>)
   return %0, %1, %2, %3, %4
       : tensor<8x40xf32>, tensor<40xf32>, tensor<40xf32>, tensor<i32>, tensor<3xi32>
 })");
-  ASSERT_NE(loaded, nullptr);
-  ASSERT_NE(loaded->device_plan(), nullptr);
-  const compiler::SplitPlan& split = loaded->device_plan()->split();
-  ASSERT_EQ(split.segments.size(), 1u) << loaded->device_plan()->Listing();
-  EXPECT_TRUE(split.segments[0].on_device);
+  ASSERT_TRUE(AllOnDevice(loaded.get()));
 
   std::vector<float> x(8 * 8 * 40);
   for (size_t k = 0; k < x.size(); ++k) x[k] = std::sin(0.7f * static_cast<float>(k));
@@ -349,6 +352,32 @@ func.func @main(%x: tensor<8x8x40xf32>, %i: tensor<3x70000xi32>)
 
 TEST_F(OpenClBackendTest, ReductionsOverAnyConsecutiveDimensions) { RunReductions(); }
 
+// A 2-D convolution of a 2 x 7 x 8 x `channels` NHWC image by an HWIO
+// kernel [kh][kw][channels / groups][outputs]: strides, low padding and
+// window dilation per spatial dimension; output feature o reads input
+// group o / (outputs / groups).
+struct Conv2d {
+  int64_t channels, kh, kw, outputs, groups, sy, sx, py, px, dy, dx;
+};
+
+double ReferenceConv(const std::vector<float>& image, const std::vector<float>& kernel,
+                     const Conv2d& c, int64_t n, int64_t oy, int64_t ox, int64_t o) {
+  const int64_t per_group = c.channels / c.groups;
+  const int64_t first = o / (c.outputs / c.groups) * per_group;
+  double sum = 0;
+  for (int64_t ky = 0; ky < c.kh; ++ky) {
+    for (int64_t kx = 0; kx < c.kw; ++kx) {
+      const int64_t row = oy * c.sy + ky * c.dy - c.py, col = ox * c.sx + kx * c.dx - c.px;
+      if (row < 0 || row >= 7 || col < 0 || col >= 8) continue;
+      for (int64_t i = 0; i < per_group; ++i) {
+        sum += image[static_cast<size_t>(((n * 7 + row) * 8 + col) * c.channels + first + i)] *
+               kernel[static_cast<size_t>(((ky * c.kw + kx) * per_group + i) * c.outputs + o)];
+      }
+    }
+  }
+  return sum;
+}
+
 // Convolutions on the device: one with strides, padding and a dilated
 // window (its column matrix in a temporary, then the GEMM), and one with
 // two feature groups (a column-matrix node, then a batched GEMM), checked
@@ -361,11 +390,7 @@ func.func @main(%x: tensor<2x7x8x3xf32>, %w: tensor<3x2x3x4xf32>, %y: tensor<2x7
   %1 = stablehlo.convolution(%y, %g) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {stride = [1, 1], pad = [[1, 1], [1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 2 : i64} : (tensor<2x7x8x4xf32>, tensor<3x3x2x6xf32>) -> tensor<2x7x8x6xf32>
   return %0, %1 : tensor<2x4x8x4xf32>, tensor<2x7x8x6xf32>
 })");
-  ASSERT_NE(loaded, nullptr);
-  ASSERT_NE(loaded->device_plan(), nullptr);
-  const compiler::SplitPlan& split = loaded->device_plan()->split();
-  ASSERT_EQ(split.segments.size(), 1u) << loaded->device_plan()->Listing();
-  EXPECT_TRUE(split.segments[0].on_device);
+  ASSERT_TRUE(AllOnDevice(loaded.get()));
 
   std::vector<float> x(2 * 7 * 8 * 3), w(3 * 2 * 3 * 4), y(2 * 7 * 8 * 4), g(3 * 3 * 2 * 6);
   for (size_t k = 0; k < x.size(); ++k) x[k] = std::sin(0.3f * static_cast<float>(k));
@@ -380,49 +405,24 @@ func.func @main(%x: tensor<2x7x8x3xf32>, %w: tensor<3x2x3x4xf32>, %y: tensor<2x7
   ASSERT_EQ(outputs.size(), 2u);
   const std::vector<float> strided = DownloadAs<float>(*outputs[0]);
   const std::vector<float> grouped = DownloadAs<float>(*outputs[1]);
-  // Image element (n, row, col, c) of an image of `channels`, 0 outside.
-  auto at = [](const std::vector<float>& image, int64_t channels, int64_t n, int64_t row,
-               int64_t col, int64_t c) -> double {
-    if (row < 0 || row >= 7 || col < 0 || col >= 8) return 0;
-    return image[static_cast<size_t>(((n * 7 + row) * 8 + col) * channels + c)];
+  // Each output against the definition, over an output of `rows` x 8.
+  auto check = [](const std::vector<float>& out, int64_t rows, const std::vector<float>& image,
+                  const std::vector<float>& kernel, const Conv2d& conv) {
+    for (int64_t n = 0; n < 2; ++n) {
+      for (int64_t oy = 0; oy < rows; ++oy) {
+        for (int64_t ox = 0; ox < 8; ++ox) {
+          for (int64_t o = 0; o < conv.outputs; ++o) {
+            const size_t at = static_cast<size_t>(((n * rows + oy) * 8 + ox) * conv.outputs + o);
+            ASSERT_NEAR(out[at], ReferenceConv(image, kernel, conv, n, oy, ox, o), 1e-5)
+                << n << "," << oy << "," << ox << "," << o;
+          }
+        }
+      }
+    }
   };
-  for (int64_t n = 0; n < 2; ++n) {
-    for (int64_t oy = 0; oy < 4; ++oy) {
-      for (int64_t ox = 0; ox < 8; ++ox) {
-        for (int64_t o = 0; o < 4; ++o) {
-          double sum = 0;
-          for (int64_t ky = 0; ky < 3; ++ky) {
-            for (int64_t kx = 0; kx < 2; ++kx) {
-              for (int64_t c = 0; c < 3; ++c) {
-                sum += at(x, 3, n, oy * 2 + ky - 1, ox + kx * 2, c) *
-                       w[static_cast<size_t>(((ky * 2 + kx) * 3 + c) * 4 + o)];
-              }
-            }
-          }
-          ASSERT_NEAR(strided[static_cast<size_t>(((n * 4 + oy) * 8 + ox) * 4 + o)], sum, 1e-5)
-              << n << "," << oy << "," << ox << "," << o;
-        }
-      }
-    }
-    for (int64_t oy = 0; oy < 7; ++oy) {
-      for (int64_t ox = 0; ox < 8; ++ox) {
-        for (int64_t o = 0; o < 6; ++o) {
-          double sum = 0;
-          // Output features 0-2 read input features 0-1; 3-5 read 2-3.
-          for (int64_t ky = 0; ky < 3; ++ky) {
-            for (int64_t kx = 0; kx < 3; ++kx) {
-              for (int64_t c = 0; c < 2; ++c) {
-                sum += at(y, 4, n, oy + ky - 1, ox + kx - 1, o / 3 * 2 + c) *
-                       g[static_cast<size_t>(((ky * 3 + kx) * 2 + c) * 6 + o)];
-              }
-            }
-          }
-          ASSERT_NEAR(grouped[static_cast<size_t>(((n * 7 + oy) * 8 + ox) * 6 + o)], sum, 1e-5)
-              << n << "," << oy << "," << ox << "," << o;
-        }
-      }
-    }
-  }
+  check(strided, 4, x, w, {3, 3, 2, 4, 1, 2, 1, 1, 0, 1, 2});
+  // Output features 0-2 read input features 0-1; 3-5 read 2-3.
+  check(grouped, 7, y, g, {4, 3, 3, 6, 2, 1, 1, 1, 1, 1, 1});
 }
 
 TEST_F(OpenClBackendTest, ConvolutionsRunInGeneratedKernels) { RunConvolutions(); }
@@ -553,15 +553,18 @@ func.func @main(%i: tensor<4xi32>, %f: tensor<4xf32>)
   EXPECT_FLOAT_EQ(products[0], 3e9f * 1e-20f);
 }
 
-// The framework may drop an executable while its run is still queued:
-// the run keeps its plan and kernels alive.
-TEST_F(OpenClBackendTest, ARunOutlivesItsExecutable) {
-  auto loaded = Compile(R"(
+// exp(x)^2 over 2^20 elements: too large to run inline.
+constexpr const char* kSquaredExp = R"(
 func.func @main(%x: tensor<1048576xf32>) -> tensor<1048576xf32> {
   %0 = stablehlo.exponential %x : tensor<1048576xf32>
   %1 = stablehlo.multiply %0, %0 : tensor<1048576xf32>
   return %1 : tensor<1048576xf32>
-})");
+})";
+
+// The framework may drop an executable while its run is still queued:
+// the run keeps its plan and kernels alive.
+TEST_F(OpenClBackendTest, ARunOutlivesItsExecutable) {
+  auto loaded = Compile(kSquaredExp);
   ASSERT_NE(loaded, nullptr);
   ASSERT_NE(loaded->device_plan(), nullptr);
   auto x = UploadAs(std::vector<float>(1 << 20, 0.5f), ElementType::kF32, {1 << 20});
@@ -577,15 +580,10 @@ func.func @main(%x: tensor<1048576xf32>) -> tensor<1048576xf32> {
 
 // Runs leave their kernels on the device's queue: the run's event fires
 // from the queue's completion (DeviceBackend::Completion), and a run reading
-// another's output is ordered after it. Two chained runs of a program too
-// large to run inline, then the interface itself.
+// another's output is ordered after it. Two chained runs, then the
+// interface itself.
 TEST_F(OpenClBackendTest, RunsCompleteThroughQueueEvents) {
-  auto loaded = Compile(R"(
-func.func @main(%x: tensor<1048576xf32>) -> tensor<1048576xf32> {
-  %0 = stablehlo.exponential %x : tensor<1048576xf32>
-  %1 = stablehlo.multiply %0, %0 : tensor<1048576xf32>
-  return %1 : tensor<1048576xf32>
-})");
+  auto loaded = Compile(kSquaredExp);
   ASSERT_NE(loaded, nullptr);
   const uint64_t delivered = backend_->Synchronize();
   auto x = UploadAs(std::vector<float>(1 << 20, 0.1f), ElementType::kF32, {1 << 20});
