@@ -115,11 +115,12 @@ def test_memory_analysis_reports_arguments_and_outputs():
 def test_failure_at_run_time_raises_in_python():
     # Intermediates of 2**42 floats (16 TiB) cannot be allocated: the run
     # fails on the device queue and the error reaches Python through the
-    # result's event, naming the cause; the process carries on.
+    # result's event, naming the cause (host memory, or on the OpenCL
+    # backend the device's largest allocation); the process carries on.
     def f(x):
         return jnp.broadcast_to(x, (2**21, 2**21)).sum()
 
-    with pytest.raises(Exception, match="out of host memory"):
+    with pytest.raises(Exception, match="out of host memory|exceed .* largest allocation"):
         np.asarray(jax.jit(f)(np.float32(1)))
     assert float(jax.jit(lambda x: x + 1)(np.float32(1))) == 2.0
 
