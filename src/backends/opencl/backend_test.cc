@@ -553,6 +553,42 @@ func.func @main(%i: tensor<4xi32>, %f: tensor<4xf32>)
   EXPECT_FLOAT_EQ(products[0], 3e9f * 1e-20f);
 }
 
+// Integer division, remainder and shifts as XLA's CPU backend computes
+// them: x / 0 is -1 and x % 0 is x, the most negative value / -1 is itself
+// and % -1 is 0, shifts by the width or more give 0 (or the sign).
+TEST_F(OpenClBackendTest, IntegerDivisionAndShiftsKeepXlaSemantics) {
+  auto loaded = Compile(R"(
+func.func @main(%a: tensor<6xi32>, %b: tensor<6xi32>, %c: tensor<4xi8>, %d: tensor<4xi8>)
+    -> (tensor<6xi32>, tensor<6xi32>, tensor<6xi32>, tensor<6xi32>, tensor<6xi32>,
+        tensor<4xi8>, tensor<4xi8>) {
+  %0 = stablehlo.divide %a, %b : tensor<6xi32>
+  %1 = stablehlo.remainder %a, %b : tensor<6xi32>
+  %2 = stablehlo.shift_left %a, %b : tensor<6xi32>
+  %3 = stablehlo.shift_right_logical %a, %b : tensor<6xi32>
+  %4 = stablehlo.shift_right_arithmetic %a, %b : tensor<6xi32>
+  %5 = stablehlo.divide %c, %d : tensor<4xi8>
+  %6 = stablehlo.remainder %c, %d : tensor<4xi8>
+  return %0, %1, %2, %3, %4, %5, %6 : tensor<6xi32>, tensor<6xi32>, tensor<6xi32>,
+      tensor<6xi32>, tensor<6xi32>, tensor<4xi8>, tensor<4xi8>
+})");
+  ASSERT_TRUE(AllOnDevice(loaded.get()));
+  constexpr int32_t kMin = std::numeric_limits<int32_t>::min();
+  auto a = UploadAs<int32_t>({7, -7, kMin, 5, -1, 100}, ElementType::kS32, {6});
+  auto b = UploadAs<int32_t>({2, 2, -1, 0, 33, 3}, ElementType::kS32, {6});
+  auto c = UploadAs<int8_t>({-128, 9, -9, 4}, ElementType::kS8, {4});
+  auto d = UploadAs<int8_t>({-1, 0, 4, -3}, ElementType::kS8, {4});
+  auto outputs = Run(*loaded, {a.get(), b.get(), c.get(), d.get()});
+  ASSERT_EQ(outputs.size(), 7u);
+  EXPECT_EQ(DownloadAs<int32_t>(*outputs[0]), (std::vector<int32_t>{3, -3, kMin, -1, 0, 33}));
+  EXPECT_EQ(DownloadAs<int32_t>(*outputs[1]), (std::vector<int32_t>{1, -1, 0, 5, -1, 1}));
+  // A shift amount is read unsigned: -1 is 2^32 - 1, past the width.
+  EXPECT_EQ(DownloadAs<int32_t>(*outputs[2]), (std::vector<int32_t>{28, -28, 0, 5, 0, 800}));
+  EXPECT_EQ(DownloadAs<int32_t>(*outputs[3]), (std::vector<int32_t>{1, 1073741822, 0, 5, 0, 12}));
+  EXPECT_EQ(DownloadAs<int32_t>(*outputs[4]), (std::vector<int32_t>{1, -2, -1, 5, -1, 12}));
+  EXPECT_EQ(DownloadAs<int8_t>(*outputs[5]), (std::vector<int8_t>{-128, -1, -2, -1}));
+  EXPECT_EQ(DownloadAs<int8_t>(*outputs[6]), (std::vector<int8_t>{0, 9, -1, 1}));
+}
+
 // exp(x)^2 over 2^20 elements: too large to run inline.
 constexpr const char* kSquaredExp = R"(
 func.func @main(%x: tensor<1048576xf32>) -> tensor<1048576xf32> {

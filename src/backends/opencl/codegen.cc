@@ -235,6 +235,17 @@ std::optional<std::string> MapExpression(const Graph& graph, const Node& node, c
     if (op == "divide" && t.is_float) return StrCat("(", a, " / ", b, ")");
     if (op == "maximum") return StrCat(t.is_float ? "kmax_" : "max_", suffix, "(", a, ", ", b, ")");
     if (op == "minimum") return StrCat(t.is_float ? "kmin_" : "min_", suffix, "(", a, ", ", b, ")");
+    if (!t.is_float && !t.is_pred) {
+      static constexpr std::pair<std::string_view, std::string_view> kIntegerOps[] = {
+          {"divide", "kdiv_"},
+          {"remainder", "krem_"},
+          {"shift_left", "kshl_"},
+          {"shift_right_logical", "kshrl_"},
+          {"shift_right_arithmetic", "kshra_"}};
+      for (const auto& [integer_op, helper] : kIntegerOps) {
+        if (op == integer_op) return StrCat(helper, suffix, "(", a, ", ", b, ")");
+      }
+    }
     if (!t.is_float) {
       if (op == "and") return StrCat("(", t.name, ")(", a, " & ", b, ")");
       if (op == "or") return StrCat("(", t.name, ")(", a, " | ", b, ")");
@@ -490,6 +501,41 @@ std::string Prelude(const Target& target) {
   for (std::string_view t : {"uchar", "char", "ushort", "short", "uint", "int", "ulong", "long"}) {
     text += StrCat("inline ", t, " max_", t, "(", t, " a, ", t, " b) { return a >= b ? a : b; }\n");
     text += StrCat("inline ", t, " min_", t, "(", t, " a, ", t, " b) { return a <= b ? a : b; }\n");
+  }
+  // Integer division, remainder and shifts as XLA's CPU backend computes
+  // them (kernels/elementwise_binary.cc): x / 0 is -1 (all ones) and x % 0
+  // is x; the most negative value / -1 is itself, % -1 is 0; shifts by the
+  // width or more give 0, or the sign for an arithmetic right shift. The
+  // divisor is made 1 where the result is fixed, so that no lane traps.
+  struct IntType {
+    std::string_view name, unsigned_name, signed_name, lowest;
+    int bits;
+  };
+  for (const IntType& t :
+       {IntType{"uchar", "uchar", "char", "", 8}, IntType{"char", "uchar", "char", "CHAR_MIN", 8},
+        IntType{"ushort", "ushort", "short", "", 16},
+        IntType{"short", "ushort", "short", "SHRT_MIN", 16}, IntType{"uint", "uint", "int", "", 32},
+        IntType{"int", "uint", "int", "INT_MIN", 32}, IntType{"ulong", "ulong", "long", "", 64},
+        IntType{"long", "ulong", "long", "LONG_MIN", 64}}) {
+    const std::string overflow = t.lowest.empty()
+                                     ? "0"
+                                     : StrCat("(a == ", t.lowest, " && b == (", t.name, ")(-1))");
+    const std::string head = StrCat("inline ", t.name, " k");
+    const std::string args = StrCat("_", t.name, "(", t.name, " a, ", t.name, " b) { ");
+    text += StrCat(head, "div", args, "const int fixed = b == 0 || ", overflow, "; const ", t.name,
+                   " q = a / (fixed ? (", t.name, ")1 : b); return b == 0 ? (", t.name,
+                   ")(-1) : fixed ? a : q; }\n");
+    text += StrCat(head, "rem", args, "const int fixed = b == 0 || ", overflow, "; const ", t.name,
+                   " r = a % (fixed ? (", t.name, ")1 : b); return b == 0 ? a : fixed ? (", t.name,
+                   ")0 : r; }\n");
+    const std::string amount = StrCat("const ", t.unsigned_name, " n = (", t.unsigned_name, ")b; ");
+    text += StrCat(head, "shl", args, amount, "return n >= ", t.bits, " ? (", t.name, ")0 : (",
+                   t.name, ")((", t.unsigned_name, ")a << n); }\n");
+    text += StrCat(head, "shrl", args, amount, "return n >= ", t.bits, " ? (", t.name, ")0 : (",
+                   t.name, ")((", t.unsigned_name, ")a >> n); }\n");
+    text += StrCat(head, "shra", args, amount, "const ", t.signed_name, " v = (", t.signed_name,
+                   ")a; return (", t.name, ")(n >= ", t.bits, " ? (v < 0 ? (", t.signed_name,
+                   ")(-1) : (", t.signed_name, ")0) : (", t.signed_name, ")(v >> n)); }\n");
   }
   return text;
 }
