@@ -589,6 +589,30 @@ func.func @main(%a: tensor<6xi32>, %b: tensor<6xi32>, %c: tensor<4xi8>, %d: tens
   EXPECT_EQ(DownloadAs<int8_t>(*outputs[6]), (std::vector<int8_t>{0, 9, -1, 1}));
 }
 
+// Arrays of no elements: a reduction over an empty dimension gives its
+// init, and a product over an empty contraction zeros. The runtime hands a
+// zero-byte argument a placeholder that is no buffer; kernels get a real
+// one (PoCL aborted the process on the placeholder), and launches of no
+// work items are skipped.
+TEST_F(OpenClBackendTest, EmptyArraysGiveInitsAndZeros) {
+  auto loaded = Compile(R"(
+func.func @main(%x: tensor<5x0xf32>, %y: tensor<0x7xf32>) -> (tensor<5xf32>, tensor<5x7xf32>) {
+  %init = stablehlo.constant dense<-3.0> : tensor<f32>
+  %0 = stablehlo.reduce(%x init: %init) applies stablehlo.maximum across dimensions = [1]
+      : (tensor<5x0xf32>, tensor<f32>) -> tensor<5xf32>
+  %1 = stablehlo.dot_general %x, %y, contracting_dims = [1] x [0]
+      : (tensor<5x0xf32>, tensor<0x7xf32>) -> tensor<5x7xf32>
+  return %0, %1 : tensor<5xf32>, tensor<5x7xf32>
+})");
+  ASSERT_TRUE(AllOnDevice(loaded.get()));
+  auto x = UploadAs<float>({}, ElementType::kF32, {5, 0});
+  auto y = UploadAs<float>({}, ElementType::kF32, {0, 7});
+  auto outputs = Run(*loaded, {x.get(), y.get()});
+  ASSERT_EQ(outputs.size(), 2u);
+  EXPECT_EQ(DownloadAs<float>(*outputs[0]), std::vector<float>(5, -3.0f));
+  EXPECT_EQ(DownloadAs<float>(*outputs[1]), std::vector<float>(35, 0.0f));
+}
+
 // exp(x)^2 over 2^20 elements: too large to run inline.
 constexpr const char* kSquaredExp = R"(
 func.func @main(%x: tensor<1048576xf32>) -> tensor<1048576xf32> {

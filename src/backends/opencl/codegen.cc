@@ -851,6 +851,25 @@ class Generator {
     return index + ")";
   }
 
+  // `count` zeros into `array` (a product over an empty contraction).
+  Status EmitZeros(ValueId array, int64_t count) {
+    if (count == 0) return Status::Ok();
+    const std::string name = NextName();
+    std::vector<ValueId> arrays = {array};
+    std::string declarations;
+    std::string source = Signature(name, arrays, 0, declarations);
+    source += declarations;
+    source += StrCat("  const ulong i = get_global_id(0);\n  if (i < ", count, "ul) p0[i] = (",
+                     TypeOf(array).name, ")0;\n}\n");
+    code_.source += source;
+    const size_t local = WorkGroup(256);
+    code_.launches.push_back({name,
+                              std::move(arrays),
+                              {(static_cast<size_t>(count) + local - 1) / local * local},
+                              {local}});
+    return Status::Ok();
+  }
+
   // A node of its own kernels (not elementwise).
   Status EmitKernel(Kind kind, const Node& node) {
     switch (kind) {
@@ -1258,6 +1277,7 @@ class Generator {
     const int64_t lanes = t.name == "float" ? 16 : 8;
     const std::string vec = StrCat(t.name, lanes);
     const int64_t m = shape.m, n = shape.n, k = shape.k;
+    if (k == 0) return EmitZeros(out_array, shape.batch * m * n);
     const int64_t panels = (n + lanes - 1) / lanes;
     const ValueId packed = Temporary(graph_type(out_array), shape.batch * panels * k * lanes);
     auto round_up = [](int64_t size, size_t local) {

@@ -319,6 +319,11 @@ Status Context::Enqueue(const Kernel& kernel, std::span<const size_t> global,
     return InvalidArgument("OpenCL: a kernel runs over 1 to 3 dimensions, found ", global.size(),
                            " global and ", local.size(), " local");
   }
+  // No work items: nothing to run (OpenCL 1.2 refuses an empty range, and
+  // PoCL aborted the process on one).
+  for (size_t size : global) {
+    if (size == 0) return Status::Ok();
+  }
   const cl_int status = cl_->EnqueueNDRangeKernel(queue_, kernel.get(),
                                                   static_cast<cl_uint>(global.size()), nullptr,
                                                   global.data(),

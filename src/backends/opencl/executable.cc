@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <mutex>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -26,6 +27,7 @@ class Executable final : public runtime::DeviceExecutable {
   ~Executable() override {
     if (scratch_ != nullptr) context_->Free(scratch_);
     if (constants_ != nullptr) context_->Free(constants_);
+    if (empty_ != nullptr) context_->Free(empty_);
   }
   Executable(const Executable&) = delete;
   Executable& operator=(const Executable&) = delete;
@@ -33,6 +35,12 @@ class Executable final : public runtime::DeviceExecutable {
   // Places every array the launches take: a parameter or result of the
   // segment, a constant, or scratch (other values, and temporaries).
   void Place(const compiler::Graph& segment) {
+    for (size_t v = 0; v < segment.values.size(); ++v) {
+      if (segment.values[v].bytes == 0) empty_arrays_.insert(static_cast<ValueId>(v));
+    }
+    for (size_t t = 0; t < code_.temporaries.size(); ++t) {
+      if (code_.temporaries[t].bytes == 0) empty_arrays_.insert(TemporaryId(t));
+    }
     for (size_t i = 0; i < segment.parameters.size(); ++i) {
       places_.emplace(segment.parameters[i], Where{Home::kParameter, i});
     }
@@ -91,6 +99,17 @@ class Executable final : public runtime::DeviceExecutable {
             offset = where.at;
             break;
         }
+        // An array of no bytes has no buffer: the runtime hands a
+        // zero-byte parameter or result a placeholder that is no cl_mem.
+        // The kernel never reads it, but the driver must get a real buffer
+        // (PoCL asserted on the placeholder).
+        if (buffer == nullptr || empty_arrays_.contains(launch.arrays[j])) {
+          if (empty_ == nullptr) {
+            KILN_ASSIGN_OR_RETURN(empty_, context_->Allocate(kAlignment));
+          }
+          buffer = empty_;
+          offset = 0;
+        }
         const auto index = static_cast<unsigned>(2 * j);
         KILN_RETURN_IF_ERROR(kernel.SetArgument(index, sizeof(cl_mem), &buffer));
         KILN_RETURN_IF_ERROR(kernel.SetArgument(index + 1, sizeof(cl_ulong), &offset));
@@ -134,12 +153,14 @@ class Executable final : public runtime::DeviceExecutable {
   SegmentCode code_;
   std::vector<std::unique_ptr<Kernel>> kernels_;
   std::unordered_map<ValueId, Where> places_;
+  std::unordered_set<ValueId> empty_arrays_;  // values and temporaries of no bytes
   size_t scratch_bytes_ = 0;
   size_t constant_bytes_ = 0;
   std::vector<std::pair<size_t, std::shared_ptr<const std::vector<uint8_t>>>> constant_data_;
   std::mutex mutex_;
   cl_mem scratch_ = nullptr;
   cl_mem constants_ = nullptr;
+  cl_mem empty_ = nullptr;  // stands for arrays of no bytes
 };
 
 }  // namespace
