@@ -252,7 +252,9 @@ std::optional<std::string> MapExpression(const Graph& graph, const Node& node, c
       if (op == "xor") return StrCat("(", t.name, ")(", a, " ^ ", b, ")");
       return std::nullopt;
     }
-    if (op == "atan2") return StrCat("atan2(", a, ", ", b, ")");
+    // No atan2: XLA's CPU backend (glibc's atan2 under DAZ) gives NaN for
+    // two denormal operands, where atan2 of the flushed zeros gives 0 or
+    // pi; the host kernels match it, so atan2 runs there.
     if (op == "remainder") return StrCat("fmod(", a, ", ", b, ")");
     return std::nullopt;
   }
