@@ -629,6 +629,11 @@ class Generator {
     return StrCat("__kernel ", attribute, " void ", name, "(", parameters, ") {\n");
   }
 
+  // `items` work items rounded up to whole work-groups of `local`.
+  static size_t RoundUp(int64_t items, size_t local) {
+    return (static_cast<size_t>(items) + local - 1) / local * local;
+  }
+
   size_t WorkGroup(size_t wanted) const {
     size_t size = 1;
     const size_t limit = std::max<size_t>(1, std::min(wanted, target_.max_work_group_size));
@@ -865,10 +870,7 @@ class Generator {
                      TypeOf(array).name, ")0;\n}\n");
     code_.source += source;
     const size_t local = WorkGroup(256);
-    code_.launches.push_back({name,
-                              std::move(arrays),
-                              {(static_cast<size_t>(count) + local - 1) / local * local},
-                              {local}});
+    code_.launches.push_back({name, std::move(arrays), {RoundUp(count, local)}, {local}});
     return Status::Ok();
   }
 
@@ -946,10 +948,7 @@ class Generator {
                      "l; ++f) dst[f] = (", t.name, ")0; }\n}\n");
     code_.source += source;
     const size_t local = WorkGroup(64);
-    code_.launches.push_back({name,
-                              std::move(arrays),
-                              {(static_cast<size_t>(items) + local - 1) / local * local},
-                              {local}});
+    code_.launches.push_back({name, std::move(arrays), {RoundUp(items, local)}, {local}});
     return Status::Ok();
   }
 
@@ -1147,7 +1146,7 @@ class Generator {
     // its threads as they finish: few groups balance badly).
     const size_t local = WorkGroup(
         std::clamp<int64_t>(rows.rows / (8 * static_cast<int64_t>(target_.compute_units)), 1, 256));
-    const size_t items = (static_cast<size_t>(rows.rows) + local - 1) / local * local;
+    const size_t items = RoundUp(rows.rows, local);
     code_.launches.push_back({name, std::move(arrays), {items}, {local}});
     return Status::Ok();
   }
@@ -1181,7 +1180,7 @@ class Generator {
     source += "  #undef COMBINE\n  #undef TYPE\n}\n";
     code_.source += source;
     const size_t local = WorkGroup(64);
-    const size_t global = (static_cast<size_t>(items) + local - 1) / local * local;
+    const size_t global = RoundUp(items, local);
     code_.launches.push_back({name, std::move(arrays), {global}, {local}});
     return Status::Ok();
   }
@@ -1246,7 +1245,7 @@ class Generator {
     code_.source += source;
     const size_t local = WorkGroup(
         std::clamp<int64_t>(items / (4 * static_cast<int64_t>(target_.compute_units)), 1, 16));
-    const size_t global = (static_cast<size_t>(items) + local - 1) / local * local;
+    const size_t global = RoundUp(items, local);
     code_.launches.push_back({name, std::move(arrays), {global}, {local}});
     return Status::Ok();
   }
@@ -1282,9 +1281,6 @@ class Generator {
     if (k == 0) return EmitZeros(out_array, shape.batch * m * n);
     const int64_t panels = (n + lanes - 1) / lanes;
     const ValueId packed = Temporary(graph_type(out_array), shape.batch * panels * k * lanes);
-    auto round_up = [](int64_t size, size_t local) {
-      return (static_cast<size_t>(size) + local - 1) / local * local;
-    };
     // The packing kernel: Bp[b][panel][kk][lane] = rhs[b](kk, panel * L + lane).
     {
       const std::string name = NextName();
@@ -1309,7 +1305,7 @@ class Generator {
       const size_t local = WorkGroup(16);
       code_.launches.push_back({name,
                                 std::move(arrays),
-                                {round_up(k, local), static_cast<size_t>(panels),
+                                {RoundUp(k, local), static_cast<size_t>(panels),
                                  static_cast<size_t>(shape.batch)},
                                 {local, 1, 1}});
     }
@@ -1359,8 +1355,8 @@ class Generator {
     const size_t local = WorkGroup(16);
     code_.launches.push_back({name,
                               std::move(arrays),
-                              {round_up((m + kRows - 1) / kRows, local),
-                               static_cast<size_t>(panels), static_cast<size_t>(shape.batch)},
+                              {RoundUp((m + kRows - 1) / kRows, local), static_cast<size_t>(panels),
+                               static_cast<size_t>(shape.batch)},
                               {local, 1, 1}});
     return Status::Ok();
   }
