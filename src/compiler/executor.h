@@ -81,6 +81,14 @@ class DeviceCollectives {
                       std::span<const int64_t> bytes,
                       FunctionRef<Status(std::span<void* const> all)> work) = 0;
 
+  // True when every member of `group` runs in this process: pointers they
+  // publish (Meet) are their own memory, never copies. A backend's
+  // collectives in device memory need it (runtime/device_plan.cc).
+  virtual bool AllInProcess(std::span<const int64_t> group) {
+    (void)group;
+    return true;
+  }
+
   // A faster way for an all-reduce of `group` by `op` on `type`, where the
   // transport has one (a ring between processes): when true, AllReduce may
   // be called instead of Meet. Every member decides alike (it depends on

@@ -30,6 +30,7 @@ inline constexpr ValueId kNoValue = -1;
 
 class Graph;
 class RunContext;
+class ExecutionEnv;
 
 // What a node does at run time: reads ctx.in(i), writes ctx.out(i).
 using RunFn = std::function<Status(RunContext& ctx)>;
@@ -96,6 +97,27 @@ struct ReductionShape {
   kernels::ReduceOp op;
   ElementType type;
   int64_t outer = 0, size = 0, inner = 0;
+};
+
+// A collective the runtime may run over a backend's device memory, with
+// the backend's copies and folds (runtime/device_plan.cc). kAllReduce:
+// output k is input k of every member of the run's group folded by `op`,
+// in group order. kAllGather: output k is input k of every member, in
+// group order, one after another. kReduceScatter: output k is block r (the
+// run's place in the group) of input k folded over the members. Blocks
+// are consecutive bytes: every dimension before the gathered or scattered
+// one has size 1.
+struct DeviceCollective {
+  enum class Kind : uint8_t { kAllReduce, kAllGather, kReduceScatter };
+  Kind kind = Kind::kAllReduce;
+  kernels::ReduceOp op = kernels::ReduceOp::kAdd;
+  // The run's process group: flattened ids in group order, and the run's
+  // place among them, from its replica and partition.
+  struct Membership {
+    std::vector<int64_t> group;
+    size_t rank = 0;
+  };
+  std::function<StatusOr<Membership>(const ExecutionEnv& env)> membership;
 };
 
 struct Node {
@@ -173,6 +195,10 @@ struct Node {
   // - a conversion of its one input to the output's element type, element
   //   for element, with stablehlo.convert's semantics.
   bool converts = false;
+  // - a collective of the run's devices (all_reduce and reduce_scatter
+  //   with a recognized body, all_gather and reduce_scatter of consecutive
+  //   blocks): DeviceCollective.
+  std::shared_ptr<const DeviceCollective> collective;
 };
 
 // The placement of one value at run time.

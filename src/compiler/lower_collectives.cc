@@ -223,6 +223,42 @@ StatusOr<Membership> MembershipOf(const Groups& groups, const ExecutionEnv& env)
   return membership;
 }
 
+// The description of a collective a backend may run in its own memory.
+std::shared_ptr<const DeviceCollective> DeviceCollectiveOf(DeviceCollective::Kind kind,
+                                                           kernels::ReduceOp op,
+                                                           const Groups& groups) {
+  auto collective = std::make_shared<DeviceCollective>();
+  collective->kind = kind;
+  collective->op = op;
+  collective->membership =
+      [groups](const ExecutionEnv& env) -> StatusOr<DeviceCollective::Membership> {
+    DeviceCollective::Membership membership;
+    SmallVector<int64_t> group;
+    KILN_RETURN_IF_ERROR(GroupOf(groups, env, group, membership.rank));
+    membership.group.assign(group.begin(), group.end());
+    return membership;
+  };
+  return collective;
+}
+
+// Whether `node`, emitted for `op`, has one output per input and every
+// dimension of input k before dims[k] has size 1: the members' blocks
+// along it are consecutive bytes.
+bool InBlocks(const Graph& graph, const Node& node, const ir::Operation& op,
+              const std::vector<int64_t>& dims) {
+  if (node.op != op.name() || node.outputs.size() != dims.size() ||
+      node.inputs.size() < dims.size()) {
+    return false;
+  }
+  for (size_t k = 0; k < dims.size(); ++k) {
+    const Shape& in = graph.shape(node.inputs[k]);
+    for (int64_t i = 0; i < dims[k] && i < static_cast<int64_t>(in.dims.size()); ++i) {
+      if (in.dims[static_cast<size_t>(i)] != 1) return false;
+    }
+  }
+  return true;
+}
+
 Status MeetGroup(RunContext& ctx, const Membership& membership, std::span<void* const> mine,
                  MeetFn work) {
   SmallVector<int64_t> bytes;
@@ -454,7 +490,7 @@ Status LowerAllReduce(Lowering& lowering, const ir::Operation& op) {
   KILN_ASSIGN_OR_RETURN(ReducingBody body, ReadBody(lowering, op, count));
   KILN_RETURN_IF_ERROR(lowering.EmitWithRegions(
       op,
-      [groups = std::move(groups), body, count](RunContext& ctx) -> Status {
+      [groups, body, count](RunContext& ctx) -> Status {
         KILN_ASSIGN_OR_RETURN(Membership membership, MembershipOf(groups, ctx.env()));
         KILN_ASSIGN_OR_RETURN(bool reduced, ReduceInPlace(ctx, membership, body, count));
         if (reduced) return Status::Ok();
@@ -479,6 +515,7 @@ Status LowerAllReduce(Lowering& lowering, const ir::Operation& op) {
   // (a step's gradients are not held twice while they are summed).
   Node& node = lowering.graph().nodes.back();
   if (body.fast && node.op == op.name() && node.outputs.size() == count) {
+    node.collective = DeviceCollectiveOf(DeviceCollective::Kind::kAllReduce, *body.fast, groups);
     node.output_over_input.assign(count, -1);
     for (size_t k = 0; k < count; ++k) {
       if (lowering.graph().values[static_cast<size_t>(node.outputs[k])].bytes >=
@@ -556,9 +593,9 @@ Status LowerReduceScatter(Lowering& lowering, const ir::Operation& op) {
                              in.dims.size());
     }
   }
-  return lowering.EmitWithRegions(
+  KILN_RETURN_IF_ERROR(lowering.EmitWithRegions(
       op,
-      [groups = std::move(groups), body, dims, count](RunContext& ctx) -> Status {
+      [groups, body, dims, count](RunContext& ctx) -> Status {
         KILN_ASSIGN_OR_RETURN(Membership membership, MembershipOf(groups, ctx.env()));
         // In place only when every operand is (a wrong size meets, which
         // says why).
@@ -597,7 +634,14 @@ Status LowerReduceScatter(Lowering& lowering, const ir::Operation& op) {
               return ReduceMembers(ctx, all, size, body.types, body.fast, runs);
             });
       },
-      /*foldable=*/false);
+      /*foldable=*/false));
+  // Scattered in consecutive blocks, a backend may fold them in its memory.
+  Node& node = lowering.graph().nodes.back();
+  if (body.fast && InBlocks(lowering.graph(), node, op, dims)) {
+    node.collective = DeviceCollectiveOf(DeviceCollective::Kind::kReduceScatter, *body.fast,
+                                         groups);
+  }
+  return Status::Ok();
 }
 
 // all_gather through the transport's own gather, straight into each
@@ -634,9 +678,9 @@ Status LowerAllGather(Lowering& lowering, const ir::Operation& op) {
   const size_t count = op.num_results();
   KILN_ASSIGN_OR_RETURN(Groups groups, ReadGroups(lowering, op, /*mixed=*/true));
   const int64_t dim = IntAttr(op, "all_gather_dim", 0);
-  return lowering.EmitWithRegions(
+  KILN_RETURN_IF_ERROR(lowering.EmitWithRegions(
       op,
-      [groups = std::move(groups), count, dim](RunContext& ctx) -> Status {
+      [groups, count, dim](RunContext& ctx) -> Status {
         KILN_ASSIGN_OR_RETURN(Membership membership, MembershipOf(groups, ctx.env()));
         KILN_ASSIGN_OR_RETURN(bool gathered, GatherInPlace(ctx, membership, count, dim));
         if (gathered) return Status::Ok();
@@ -669,7 +713,14 @@ Status LowerAllGather(Lowering& lowering, const ir::Operation& op) {
                            return Status::Ok();
                          });
       },
-      /*foldable=*/false);
+      /*foldable=*/false));
+  // Gathered in consecutive blocks, a backend may copy them in its memory.
+  Node& node = lowering.graph().nodes.back();
+  if (InBlocks(lowering.graph(), node, op, std::vector<int64_t>(count, dim))) {
+    node.collective = DeviceCollectiveOf(DeviceCollective::Kind::kAllGather,
+                                         kernels::ReduceOp::kAdd, groups);
+  }
+  return Status::Ok();
 }
 
 // all_to_all: member r's result is, for each member s in group order, block

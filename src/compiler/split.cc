@@ -32,16 +32,26 @@ size_t SplitPlan::CrossingBytes() const {
 }
 
 SplitPlan SplitGraph(const Graph& graph, FunctionRef<bool(const Node&)> on_device) {
+  return SplitGraph(graph, [&](const Node& node) {
+    return on_device(node) ? Side::kDevice : Side::kHost;
+  });
+}
+
+SplitPlan SplitGraph(const Graph& graph, FunctionRef<Side(const Node&)> side) {
   SplitPlan plan;
   // The segment each node falls in, and the segment producing each value
   // (-1: a parameter or a constant).
   std::vector<int64_t> producer(graph.values.size(), -1);
   std::vector<size_t> segment_of(graph.nodes.size(), 0);
   for (size_t n = 0; n < graph.nodes.size(); ++n) {
-    const bool device = on_device(graph.nodes[n]);
-    if (plan.segments.empty() || plan.segments.back().on_device != device) {
+    const Side place = side(graph.nodes[n]);
+    const bool device = place != Side::kHost;
+    const bool collective = place == Side::kDeviceCollective;
+    if (plan.segments.empty() || plan.segments.back().on_device != device || collective ||
+        plan.segments.back().collective) {
       Segment segment;
       segment.on_device = device;
+      segment.collective = collective;
       segment.graph = std::make_shared<Graph>();
       plan.segments.push_back(std::move(segment));
     }
@@ -122,7 +132,8 @@ std::string ListSplit(const Graph& graph, const SplitPlan& plan) {
   for (size_t s = 0; s < plan.segments.size(); ++s) {
     crossings_before(s);
     const Segment& segment = plan.segments[s];
-    text += StrCat("segment ", s, " on ", segment.on_device ? "device" : "host", ": ",
+    text += StrCat("segment ", s, " on ", segment.on_device ? "device" : "host",
+                   segment.collective ? " (a collective between devices)" : "", ": ",
                    segment.graph->nodes.size(), " nodes\n");
     for (const Node& node : segment.graph->nodes) text += StrCat("    ", node.op, "\n");
   }

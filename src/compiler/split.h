@@ -21,6 +21,9 @@ namespace kiln::compiler {
 // constants. The graph is neither fused nor planned.
 struct Segment {
   bool on_device = false;
+  // A device segment of one collective node (Node::collective), which the
+  // runtime runs over device memory rather than the backend's Compile.
+  bool collective = false;
   std::shared_ptr<Graph> graph;
   std::vector<ValueId> inputs;
   std::vector<ValueId> outputs;
@@ -46,6 +49,10 @@ struct SplitPlan {
 // arrive in the device's memory and results leave in it, so a program whose
 // nodes all run on the device has no crossing.
 SplitPlan SplitGraph(const Graph& graph, FunctionRef<bool(const Node&)> on_device);
+// Where a node runs: on the host, in a device segment, or on the device in
+// a segment of its own (a collective, Segment::collective).
+enum class Side : uint8_t { kHost, kDevice, kDeviceCollective };
+SplitPlan SplitGraph(const Graph& graph, FunctionRef<Side(const Node&)> side);
 
 // The listing `kiln plan` prints for a split plan: each segment's side and
 // nodes, and each crossing with its value's shape and bytes.

@@ -81,7 +81,7 @@ StatusOr<size_t> Manager::buffer_size(int index) const {
 
 StatusOr<std::shared_ptr<Event>> Manager::Send(const std::shared_ptr<Slot>& slot, int index,
                                                bool is_last,
-                                               std::function<Status(DeviceAddress memory)> copy) {
+                                               std::function<Status(int, DeviceAddress)> copy) {
   {
     std::lock_guard lock(slot->mutex);
     if (std::optional<Status> ready = slot->ready->TryGetStatus()) {
@@ -101,14 +101,20 @@ StatusOr<std::shared_ptr<Event>> Manager::Send(const std::shared_ptr<Slot>& slot
     slot->last_sent = is_last;
   }
   auto done = Event::Create();
-  EnqueueWhenReady(
-      Event::Ready(), &device()->queue(),
-      [slot, copy = std::move(copy)] {
-        Status status = copy(slot->memory->address());
+  // The copy (and the staged bytes it holds) lives until the device has
+  // read them.
+  auto shared = std::make_shared<std::function<Status(int, DeviceAddress)>>(std::move(copy));
+  Device* target = device();
+  EnqueueDeviceWork(
+      Event::Ready(), &target->queue(), space_->backend().get(), target->ordinal(),
+      [slot, shared, ordinal = target->ordinal()] {
+        return (*shared)(ordinal, slot->memory->address());
+      },
+      done,
+      [slot, shared](Status status) {
         slot->Landed(status);
         return status;
-      },
-      done);
+      });
   return done;
 }
 
@@ -126,10 +132,11 @@ StatusOr<std::shared_ptr<Event>> Manager::TransferData(int index, const void* da
     return InvalidArgument("`data` is null for a transfer of ", size, " bytes to buffer ", index);
   }
   return Send(slot, index, is_last,
-              [backend = space_->backend(), data, offset, size](DeviceAddress memory) {
+              [backend = space_->backend(), data, offset, size](int ordinal, DeviceAddress memory) {
                 if (size == 0) return Status::Ok();
                 memory.offset += static_cast<size_t>(offset);
-                return backend->CopyHostToDevice(memory, data, static_cast<size_t>(size));
+                return backend->EnqueueHostToDevice(ordinal, memory, data,
+                                                    static_cast<size_t>(size));
               });
 }
 
@@ -155,8 +162,11 @@ StatusOr<std::shared_ptr<Event>> Manager::TransferLiteral(int index, const void*
     return InvalidArgument("`data` is null for the literal ", shape.ToString());
   }
   return Send(slot, index, /*is_last=*/true,
-              [backend = space_->backend(), data, shape, strides](DeviceAddress memory) {
-                return CopyHostArrayToDevice(*backend, memory, data, shape, strides);
+              [backend = space_->backend(), data, shape, strides,
+               staging = std::make_shared<std::vector<unsigned char>>()](int ordinal,
+                                                                         DeviceAddress memory) {
+                return EnqueueHostArrayToDevice(*backend, ordinal, memory, data, shape, strides,
+                                                *staging);
               });
 }
 

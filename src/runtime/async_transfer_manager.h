@@ -61,10 +61,13 @@ class AsyncHostToDeviceTransferManager {
   AsyncHostToDeviceTransferManager(MemorySpace* space, std::vector<std::shared_ptr<Slot>> slots)
       : space_(space), buffers_(std::move(slots)) {}
   StatusOr<std::shared_ptr<Slot>> Find(int index) const;
-  // Sends one piece of `size` bytes to `slot` whose copy is `copy` (run on
-  // the device's queue with the slot's memory).
-  StatusOr<std::shared_ptr<Event>> Send(const std::shared_ptr<Slot>& slot, int index, bool is_last,
-                                        std::function<Status(DeviceAddress memory)> copy);
+  // Sends one piece of `size` bytes to `slot` whose copy is `copy`, run on
+  // the device's queue with the device's ordinal and the slot's memory. It
+  // may leave the copy on the backend's queue (EnqueueDeviceWork): `copy`
+  // and what it holds live until the copy has completed.
+  StatusOr<std::shared_ptr<Event>> Send(
+      const std::shared_ptr<Slot>& slot, int index, bool is_last,
+      std::function<Status(int ordinal, DeviceAddress memory)> copy);
 
   MemorySpace* space_;
   std::vector<std::shared_ptr<Slot>> buffers_;

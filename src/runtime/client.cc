@@ -327,14 +327,10 @@ StatusOr<HostTransfer> Client::BufferFromHostBuffer(const HostBuffer& host,
   }
 
   KILN_ASSIGN_OR_RETURN(std::shared_ptr<DeviceMemory> memory, memory_space->Allocate(bytes));
-  std::function<Status()> copy = [backend = backend_, memory, host_data = host.data,
-                                  shape = host.shape, strides] {
-    return CopyHostArrayToDevice(*backend, memory->address(), host_data, shape, strides);
-  };
-
   if (host.semantics == HostBufferSemantics::kImmutableOnlyDuringCall) {
     // The data may vanish when we return: copy now, on the caller's thread.
-    Status status = copy();
+    Status status = CopyHostArrayToDevice(*backend_, memory->address(), host.data, host.shape,
+                                          strides);
     done->Set();
     auto buffer = std::make_unique<Buffer>(host.shape, memory_space, std::move(memory),
                                            Event::Ready(status));
@@ -343,7 +339,17 @@ StatusOr<HostTransfer> Client::BufferFromHostBuffer(const HostBuffer& host,
   auto ready = Event::Create();
   // The caller may reuse its data once the copy has run, even if it failed.
   ready->OnReady([done](const Status&) { done->Set(); });
-  EnqueueWhenReady(Event::Ready(), &device->queue(), std::move(copy), ready);
+  // The device memory and the staged copy (of a strided array) live until
+  // the device has read them.
+  auto staging = std::make_shared<std::vector<unsigned char>>();
+  EnqueueDeviceWork(
+      Event::Ready(), &device->queue(), backend_.get(), device->ordinal(),
+      [backend = backend_.get(), ordinal = device->ordinal(), memory, staging,
+       host_data = host.data, shape = host.shape, strides] {
+        return EnqueueHostArrayToDevice(*backend, ordinal, memory->address(), host_data, shape,
+                                        strides, *staging);
+      },
+      ready, [memory, staging](Status status) { return status; });
   auto buffer = std::make_unique<Buffer>(host.shape, memory_space, std::move(memory), ready);
   return HostTransfer{std::move(buffer), std::move(done)};
 }
@@ -398,12 +404,15 @@ StatusOr<std::unique_ptr<Buffer>> Client::CopyToMemorySpace(const Buffer& source
   const size_t bytes = source.shape().ByteSize();
   KILN_ASSIGN_OR_RETURN(auto memory, memory_space->Allocate(bytes));
   auto ready = Event::Create();
-  EnqueueWhenReady(
-      source.ready_event(), &memory_space->device()->queue(),
-      [backend = backend_, destination = memory, source_memory, bytes] {
-        return backend->CopyDeviceToDevice(destination->address(), source_memory->address(), bytes);
+  Device* device = memory_space->device();
+  EnqueueDeviceWork(
+      source.ready_event(), &device->queue(), backend_.get(), device->ordinal(),
+      [backend = backend_.get(), ordinal = device->ordinal(), destination = memory, source_memory,
+       bytes] {
+        return backend->EnqueueDeviceToDevice(ordinal, destination->address(),
+                                              source_memory->address(), bytes);
       },
-      ready);
+      ready, [memory, source_memory](Status status) { return status; });
   return std::make_unique<Buffer>(source.shape(), memory_space, std::move(memory), ready);
 }
 
@@ -418,21 +427,36 @@ StatusOr<std::shared_ptr<Event>> Client::ToHostBuffer(const Buffer& source, void
   }
   std::vector<int64_t> dst_strides(dst_byte_strides.begin(), dst_byte_strides.end());
   auto done = Event::Create();
-  EnqueueWhenReady(
-      source.ready_event(), &source.device()->queue(),
-      [backend = backend_, memory, dst, dst_strides, shape, element_bytes] {
-        auto src_strides = DenseByteStrides(shape.dims, element_bytes);
-        if (backend->IsHostAddressable(memory->kind())) {
-          CopyStrided(dst, dst_strides, memory->data(), src_strides, shape.dims, element_bytes);
+  auto src_strides = DenseByteStrides(shape.dims, element_bytes);
+  Device* device = source.device();
+  if (backend_->IsHostAddressable(memory->kind())) {
+    EnqueueWhenReady(
+        source.ready_event(), &device->queue(),
+        [memory, dst, dst_strides, src_strides, dims = shape.dims, element_bytes] {
+          CopyStrided(dst, dst_strides, memory->data(), src_strides, dims, element_bytes);
           return Status::Ok();
-        }
-        std::vector<unsigned char> staging(memory->size());
-        KILN_RETURN_IF_ERROR(backend->CopyDeviceToHost(staging.data(), memory->address(),
-                                                       memory->size()));
-        CopyStrided(dst, dst_strides, staging.data(), src_strides, shape.dims, element_bytes);
-        return Status::Ok();
+        },
+        done);
+    return done;
+  }
+  // Read straight into `dst` when its layout is dense; else into a staged
+  // copy, laid out in `dst` once the device has written it.
+  const bool dense = IsDenseRowMajor(shape.dims, dst_strides, element_bytes);
+  auto staging = dense ? nullptr : std::make_shared<std::vector<unsigned char>>(memory->size());
+  EnqueueDeviceWork(
+      source.ready_event(), &device->queue(), backend_.get(), device->ordinal(),
+      [backend = backend_.get(), ordinal = device->ordinal(), memory, dst, staging] {
+        void* into = staging ? staging->data() : dst;
+        return backend->EnqueueDeviceToHost(ordinal, into, memory->address(), memory->size());
       },
-      done);
+      done,
+      [memory, dst, staging, dst_strides, src_strides, dims = shape.dims,
+       element_bytes](Status status) {
+        if (status.ok() && staging) {
+          CopyStrided(dst, dst_strides, staging->data(), src_strides, dims, element_bytes);
+        }
+        return status;
+      });
   return done;
 }
 
@@ -453,15 +477,16 @@ Status CheckRawRange(const DeviceMemory& memory, int64_t offset, int64_t size) {
 void Client::EnqueueRawCopy(const Buffer& source, std::shared_ptr<DeviceMemory> memory,
                             std::shared_ptr<Event> after, std::function<void*()> destination,
                             int64_t offset, int64_t size, std::shared_ptr<Event> done) {
-  EnqueueWhenReady(
-      after, &source.device()->queue(),
-      [backend = backend_, memory = std::move(memory), destination = std::move(destination), offset,
-       size] {
-        return backend->CopyDeviceToHost(destination(),
-                                         memory->address(static_cast<size_t>(offset)),
-                                         static_cast<size_t>(size));
+  Device* device = source.device();
+  EnqueueDeviceWork(
+      after, &device->queue(), backend_.get(), device->ordinal(),
+      [backend = backend_.get(), ordinal = device->ordinal(), memory,
+       destination = std::move(destination), offset, size] {
+        return backend->EnqueueDeviceToHost(ordinal, destination(),
+                                            memory->address(static_cast<size_t>(offset)),
+                                            static_cast<size_t>(size));
       },
-      std::move(done));
+      std::move(done), [memory](Status status) { return status; });
 }
 
 StatusOr<std::shared_ptr<Event>> Client::CopyRawToHost(const Buffer& source, void* dst,

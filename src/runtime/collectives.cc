@@ -45,6 +45,10 @@ class Launch::MemberImpl final : public compiler::DeviceCollectives {
     return launch_->Meet(process_, sequence, group, mine, work);
   }
 
+  bool AllInProcess(std::span<const int64_t> group) override {
+    return launch_->link_.transport == nullptr || launch_->AllLocal(group);
+  }
+
   // Between processes, a ring (Gloo's all-reduce) moves 2(n-1)/n of the
   // data per member where gathering every operand moves n-1 times it.
   bool ReducesInPlace(std::span<const int64_t> group, ElementType, kernels::BinaryOp) override {

@@ -45,6 +45,8 @@ class Device {
   Client* client() const { return client_; }
   int id() const { return description_.id; }
   int local_hardware_id() const { return local_hardware_id_; }
+  // The device's number with its backend (DeviceBackend's `ordinal`).
+  int ordinal() const { return local_hardware_id_ > 0 ? local_hardware_id_ : 0; }
   bool addressable() const { return queue_.has_value(); }
   int process_index() const { return description_.process_index; }
   const DeviceDescription& description() const { return description_; }

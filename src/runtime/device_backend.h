@@ -93,13 +93,36 @@ class DeviceBackend {
   virtual StatusOr<void*> Allocate(MemoryKind kind, int ordinal, size_t bytes) = 0;
   virtual void Deallocate(MemoryKind kind, int ordinal, void* data, size_t bytes) = 0;
 
-  // Dense byte copies between any kinds of memory; they run on the
-  // device's work queue, never on the caller's thread.
+  // Dense byte copies between any kinds of memory, ordered after the work
+  // queued on the device before them; they return once done. The runtime
+  // makes them where it reads or reuses the memory next (a program the host
+  // kernels run over staged copies, a copy PJRT wants done within the call).
   virtual Status CopyHostToDevice(DeviceAddress destination, const void* host_source,
                                   size_t bytes) = 0;
   virtual Status CopyDeviceToHost(void* host_destination, DeviceAddress source, size_t bytes) = 0;
   virtual Status CopyDeviceToDevice(DeviceAddress destination, DeviceAddress source,
                                     size_t bytes) = 0;
+  // The same copies, left on device `ordinal`'s in-order queue (see
+  // "Asynchronous queues" below): a backend may return once a copy is
+  // enqueued. The runtime then keeps the host memory as it is, and the
+  // device memory allocated, until a Completion(ordinal) asked after the
+  // copy has called back, and fires the transfer's PJRT event from it.
+  // The defaults run the copies above.
+  virtual Status EnqueueHostToDevice(int ordinal, DeviceAddress destination,
+                                     const void* host_source, size_t bytes) {
+    (void)ordinal;
+    return CopyHostToDevice(destination, host_source, bytes);
+  }
+  virtual Status EnqueueDeviceToHost(int ordinal, void* host_destination, DeviceAddress source,
+                                     size_t bytes) {
+    (void)ordinal;
+    return CopyDeviceToHost(host_destination, source, bytes);
+  }
+  virtual Status EnqueueDeviceToDevice(int ordinal, DeviceAddress destination, DeviceAddress source,
+                                       size_t bytes) {
+    (void)ordinal;
+    return CopyDeviceToDevice(destination, source, bytes);
+  }
 
   // Compiling nodes into the backend's own code (docs/porting.md). A backend
   // that does not (the host backend: its memory is the host kernels') runs
@@ -135,6 +158,34 @@ class DeviceBackend {
   // Blocks until every completion handed out has called its `done`;
   // returns how many have in all. The client calls it while it shuts down.
   virtual uint64_t Synchronize() { return 0; }
+
+  // Collectives between the backend's devices, in their memory. The runtime
+  // meets the devices' runs, as it does for the host kernels, and moves the
+  // data with the backend's copies (EnqueueDeviceToDevice, which reads any
+  // of the client's devices' memory) and folds: an all_gather of
+  // consecutive blocks, and an all_reduce whose body is one op Folds
+  // accepts, then run in device memory between device segments, with no
+  // copy to the host (Node::collective; the others run on the host). A
+  // group with members in other processes meets on the host instead.
+  // Folds: whether EnqueueFold takes `op` over `type`.
+  virtual bool Folds(kernels::ReduceOp op, ElementType type) const {
+    (void)op, (void)type;
+    return false;
+  }
+  // destination[i] = op(destination[i], source[i]) for `count` elements of
+  // `type`, as a reduction by `op` combines them (NaN propagates through
+  // maximum and minimum); left on device `ordinal`'s queue like a copy.
+  virtual Status EnqueueFold(int ordinal, kernels::ReduceOp op, ElementType type,
+                             DeviceAddress destination, DeviceAddress source, int64_t count) {
+    (void)ordinal, (void)op, (void)type, (void)destination, (void)source, (void)count;
+    return Unimplemented("backend ", Name(), " has no folds in device memory");
+  }
+  // True when work queued for any device runs after everything queued
+  // before it for every device (one in-order queue for them all, as the
+  // OpenCL backend has). Otherwise a collective's member waits for its
+  // queue's completion before its peers read its operands, and again
+  // before they may reuse theirs.
+  virtual bool OrdersAcrossDevices() const { return false; }
 };
 
 // The backend of Kiln's virtual devices: device memory is host memory.

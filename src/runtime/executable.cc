@@ -373,7 +373,7 @@ class LoadedExecutable::Job {
         process_(prepared.process),
         replicas_(std::max(1, executable.num_replicas())),
         partitions_(std::max(1, executable.num_partitions())),
-        device_ordinal_(std::max(0, prepared.device->local_hardware_id())),
+        device_ordinal_(prepared.device->ordinal()),
         run_id_(prepared.run_id),
         backend_(executable.client_->backend().get()),
         device_plan_(executable.device_plan_) {

@@ -149,19 +149,45 @@ bool IsDenseRowMajor(std::span<const int64_t> dims, std::span<const int64_t> str
   return true;
 }
 
-Status CopyHostArrayToDevice(DeviceBackend& backend, DeviceAddress destination,
-                             const void* host_src, const Shape& shape,
-                             std::span<const int64_t> host_strides) {
+namespace {
+
+// Copies `host_src` into `destination` when that is host memory (null), or
+// returns the dense bytes to copy there: `host_src` itself, or `staging`.
+const void* DenseHostSource(const DeviceBackend& backend, DeviceAddress destination,
+                            const void* host_src, const Shape& shape,
+                            std::span<const int64_t> host_strides,
+                            std::vector<unsigned char>& staging) {
   const size_t element_bytes = GetElementTypeInfo(shape.element_type).storage_bytes;
   const std::vector<int64_t> dense = DenseByteStrides(shape.dims, element_bytes);
   if (backend.IsHostAddressable(destination.kind)) {
     CopyStrided(static_cast<unsigned char*>(destination.handle) + destination.offset, dense,
                 host_src, host_strides, shape.dims, element_bytes);
-    return Status::Ok();
+    return nullptr;
   }
-  std::vector<unsigned char> staging(shape.ByteSize());
+  if (IsDenseRowMajor(shape.dims, host_strides, element_bytes)) return host_src;
+  staging.resize(shape.ByteSize());
   CopyStrided(staging.data(), dense, host_src, host_strides, shape.dims, element_bytes);
-  return backend.CopyHostToDevice(destination, staging.data(), staging.size());
+  return staging.data();
+}
+
+}  // namespace
+
+Status CopyHostArrayToDevice(DeviceBackend& backend, DeviceAddress destination,
+                             const void* host_src, const Shape& shape,
+                             std::span<const int64_t> host_strides) {
+  std::vector<unsigned char> staging;
+  const void* dense = DenseHostSource(backend, destination, host_src, shape, host_strides, staging);
+  if (dense == nullptr) return Status::Ok();
+  return backend.CopyHostToDevice(destination, dense, shape.ByteSize());
+}
+
+Status EnqueueHostArrayToDevice(DeviceBackend& backend, int ordinal, DeviceAddress destination,
+                                const void* host_src, const Shape& shape,
+                                std::span<const int64_t> host_strides,
+                                std::vector<unsigned char>& staging) {
+  const void* dense = DenseHostSource(backend, destination, host_src, shape, host_strides, staging);
+  if (dense == nullptr) return Status::Ok();
+  return backend.EnqueueHostToDevice(ordinal, destination, dense, shape.ByteSize());
 }
 
 }  // namespace kiln::runtime

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "base/element_type.h"
 #include "base/status.h"
@@ -38,5 +39,13 @@ bool IsDenseRowMajor(std::span<const int64_t> dims, std::span<const int64_t> str
 Status CopyHostArrayToDevice(DeviceBackend& backend, DeviceAddress destination,
                              const void* host_src, const Shape& shape,
                              std::span<const int64_t> host_strides);
+// The same copy left on device `ordinal`'s queue
+// (DeviceBackend::EnqueueHostToDevice): a dense `host_src` is read in
+// place, another through `staging`; whichever it is must stay as it is
+// until the device's completion.
+Status EnqueueHostArrayToDevice(DeviceBackend& backend, int ordinal, DeviceAddress destination,
+                                const void* host_src, const Shape& shape,
+                                std::span<const int64_t> host_strides,
+                                std::vector<unsigned char>& staging);
 
 }  // namespace kiln::runtime

@@ -3,6 +3,7 @@
 #include <pthread.h>
 
 #include "base/exception.h"
+#include "runtime/device_backend.h"
 
 namespace kiln::runtime {
 
@@ -113,6 +114,45 @@ void EnqueueWhenReady(const std::shared_ptr<Event>& ready, WorkQueue* queue,
       work = nullptr;
       queue->WorkerFinishing();
       done->Set(std::move(result));
+    });
+  });
+}
+
+void EnqueueDeviceWork(const std::shared_ptr<Event>& ready, WorkQueue* queue,
+                       DeviceBackend* backend, int ordinal, std::function<Status()> work,
+                       std::shared_ptr<Event> done, std::function<Status(Status)> then) {
+  // Runs `then`, releases it, and fires `done`.
+  auto finish = [then = std::move(then), done = std::move(done)](Status status) mutable {
+    status = RunTask([&] { return then(std::move(status)); }, "a device copy's completion");
+    then = nullptr;
+    done->Set(std::move(status));
+  };
+  ready->OnReady([queue, backend, ordinal, work = std::move(work),
+                  finish = std::move(finish)](const Status& status) mutable {
+    if (!status.ok()) {
+      work = nullptr;
+      finish(status);
+      return;
+    }
+    queue->Enqueue([queue, backend, ordinal, work = std::move(work),
+                    finish = std::move(finish)]() mutable {
+      Status result = RunTask(work, queue->name());
+      work = nullptr;
+      std::shared_ptr<QueueEvent> pending;
+      if (result.ok()) {
+        StatusOr<std::shared_ptr<QueueEvent>> completion = backend->Completion(ordinal);
+        if (completion.ok()) {
+          pending = std::move(*completion);
+        } else {
+          result = completion.status();
+        }
+      }
+      queue->WorkerFinishing();
+      if (pending == nullptr) {
+        finish(std::move(result));
+      } else {
+        pending->OnDone(std::move(finish));
+      }
     });
   });
 }

@@ -74,4 +74,18 @@ Status RunTask(FunctionRef<Status()> work, std::string_view what);
 void EnqueueWhenReady(const std::shared_ptr<Event>& ready, WorkQueue* queue,
                       std::function<Status()> work, std::shared_ptr<Event> done);
 
+class DeviceBackend;
+// As EnqueueWhenReady, for work that may leave copies on `backend`'s queue
+// for device `ordinal` (DeviceBackend::EnqueueHostToDevice and the like):
+// `done` fires when the backend's completion of that queue, asked after
+// `work`, calls back (DeviceBackend::Completion). Before it, `then` runs
+// with the status so far (on whichever thread calls back, and also when
+// `ready` or `work` failed) and gives the status `done` fires with: a copy
+// out of the staging memory `work` read into, say. What `then` captured
+// lives until then: the memory the copies read or write. `work` is
+// released when it returns, `then` before `done` fires.
+void EnqueueDeviceWork(const std::shared_ptr<Event>& ready, WorkQueue* queue,
+                       DeviceBackend* backend, int ordinal, std::function<Status()> work,
+                       std::shared_ptr<Event> done, std::function<Status(Status)> then);
+
 }  // namespace kiln::runtime

@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <new>
+#include <optional>
 #include <string>
 
 #include "backends/opencl/codegen.h"
@@ -87,35 +90,29 @@ class Backend final : public runtime::DeviceBackend {
 
   Status CopyHostToDevice(runtime::DeviceAddress destination, const void* host_source,
                           size_t bytes) override {
-    if (bytes == 0) return Status::Ok();
-    if (IsHostAddressable(destination.kind)) {
-      std::memcpy(Host(destination), host_source, bytes);
-      return Status::Ok();
-    }
-    return context_->Write(Buffer(destination), destination.offset, host_source, bytes);
+    return ToDevice(destination, host_source, bytes, /*wait=*/true);
   }
   Status CopyDeviceToHost(void* host_destination, runtime::DeviceAddress source,
                           size_t bytes) override {
-    if (bytes == 0) return Status::Ok();
-    if (IsHostAddressable(source.kind)) {
-      std::memcpy(host_destination, Host(source), bytes);
-      return Status::Ok();
-    }
-    return context_->Read(host_destination, Buffer(source), source.offset, bytes);
+    return ToHost(host_destination, source, bytes, /*wait=*/true);
   }
   Status CopyDeviceToDevice(runtime::DeviceAddress destination, runtime::DeviceAddress source,
                             size_t bytes) override {
-    if (bytes == 0) return Status::Ok();
-    const bool host_destination = IsHostAddressable(destination.kind);
-    const bool host_source = IsHostAddressable(source.kind);
-    if (host_destination && host_source) {
-      std::memmove(Host(destination), Host(source), bytes);
-      return Status::Ok();
-    }
-    if (host_destination) return CopyDeviceToHost(Host(destination), source, bytes);
-    if (host_source) return CopyHostToDevice(destination, Host(source), bytes);
-    return context_->Copy(Buffer(destination), destination.offset, Buffer(source), source.offset,
-                          bytes);
+    return Between(destination, source, bytes, /*wait=*/true);
+  }
+  // Left on the queue, whose completion (a marker's callback) fires the
+  // transfer's event: the device's worker does not wait for the copy.
+  Status EnqueueHostToDevice(int, runtime::DeviceAddress destination, const void* host_source,
+                             size_t bytes) override {
+    return ToDevice(destination, host_source, bytes, /*wait=*/false);
+  }
+  Status EnqueueDeviceToHost(int, void* host_destination, runtime::DeviceAddress source,
+                             size_t bytes) override {
+    return ToHost(host_destination, source, bytes, /*wait=*/false);
+  }
+  Status EnqueueDeviceToDevice(int, runtime::DeviceAddress destination,
+                               runtime::DeviceAddress source, size_t bytes) override {
+    return Between(destination, source, bytes, /*wait=*/false);
   }
 
   bool CompilesNodes() const override { return compiles_; }
@@ -133,12 +130,81 @@ class Backend final : public runtime::DeviceBackend {
   }
   uint64_t Synchronize() override { return completions_->Synchronize(); }
 
+  // Collectives: every virtual device's work goes through the one queue, so
+  // a member's copies and folds of its peers' operands run after the
+  // kernels that wrote them, and before any later work reuses them.
+  bool OrdersAcrossDevices() const override { return true; }
+  bool Folds(kernels::ReduceOp op, ElementType type) const override {
+    return compiles_ && FoldSource(op, type, target_).has_value();
+  }
+  Status EnqueueFold(int, kernels::ReduceOp op, ElementType type,
+                     runtime::DeviceAddress destination, runtime::DeviceAddress source,
+                     int64_t count) override {
+    if (count <= 0) return Status::Ok();
+    std::lock_guard lock(folds_mutex_);
+    std::unique_ptr<Kernel>& kernel = folds_[{op, type}];
+    if (kernel == nullptr) {
+      std::optional<std::string> text = FoldSource(op, type, target_);
+      if (!text) {
+        return Unimplemented("OpenCL: no fold of ", GetElementTypeInfo(type).name, " by op ",
+                             static_cast<int>(op), " on this device");
+      }
+      KILN_ASSIGN_OR_RETURN(kernel, context_->Build(*text, "fold", kBuildOptions));
+    }
+    const cl_mem buffers[] = {Buffer(destination), Buffer(source)};
+    const cl_ulong offsets[] = {destination.offset, source.offset};
+    const auto elements = static_cast<cl_ulong>(count);
+    for (unsigned j = 0; j < 2; ++j) {
+      KILN_RETURN_IF_ERROR(kernel->SetArgument(2 * j, sizeof(cl_mem), &buffers[j]));
+      KILN_RETURN_IF_ERROR(kernel->SetArgument(2 * j + 1, sizeof(cl_ulong), &offsets[j]));
+    }
+    KILN_RETURN_IF_ERROR(kernel->SetArgument(4, sizeof(cl_ulong), &elements));
+    constexpr size_t kGroup = 64;
+    const size_t global[] = {(static_cast<size_t>(count) + kGroup - 1) / kGroup * kGroup};
+    const size_t local[] = {std::min(kGroup, context_->device().max_work_group_size)};
+    return context_->Enqueue(*kernel, global, local);
+  }
+
  private:
   static unsigned char* Host(runtime::DeviceAddress address) {
     return static_cast<unsigned char*>(address.handle) + address.offset;
   }
   static cl_mem Buffer(runtime::DeviceAddress address) {
     return static_cast<cl_mem>(address.handle);
+  }
+
+  // The copies, which return once done with `wait`, else once queued.
+  // Copies within host memory are made at once either way.
+  Status ToDevice(runtime::DeviceAddress destination, const void* host_source, size_t bytes,
+                  bool wait) {
+    if (bytes == 0) return Status::Ok();
+    if (IsHostAddressable(destination.kind)) {
+      std::memcpy(Host(destination), host_source, bytes);
+      return Status::Ok();
+    }
+    return context_->Write(Buffer(destination), destination.offset, host_source, bytes, wait);
+  }
+  Status ToHost(void* host_destination, runtime::DeviceAddress source, size_t bytes, bool wait) {
+    if (bytes == 0) return Status::Ok();
+    if (IsHostAddressable(source.kind)) {
+      std::memcpy(host_destination, Host(source), bytes);
+      return Status::Ok();
+    }
+    return context_->Read(host_destination, Buffer(source), source.offset, bytes, wait);
+  }
+  Status Between(runtime::DeviceAddress destination, runtime::DeviceAddress source, size_t bytes,
+                 bool wait) {
+    if (bytes == 0) return Status::Ok();
+    const bool host_destination = IsHostAddressable(destination.kind);
+    const bool host_source = IsHostAddressable(source.kind);
+    if (host_destination && host_source) {
+      std::memmove(Host(destination), Host(source), bytes);
+      return Status::Ok();
+    }
+    if (host_destination) return ToHost(Host(destination), source, bytes, wait);
+    if (host_source) return ToDevice(destination, Host(source), bytes, wait);
+    return context_->Copy(Buffer(destination), destination.offset, Buffer(source), source.offset,
+                          bytes, wait);
   }
 
   // Freed buffers kept for the next allocation of their size: a new
@@ -161,6 +227,10 @@ class Backend final : public runtime::DeviceBackend {
   Target target_;
   runtime::BlockCache cache_;  // after context_: its blocks are freed first
   std::shared_ptr<Completions> completions_;
+  // The fold kernels built so far, by op and element type; their arguments
+  // are set and their launches queued under the mutex.
+  std::mutex folds_mutex_;
+  std::map<std::pair<kernels::ReduceOp, ElementType>, std::unique_ptr<Kernel>> folds_;
 };
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/async_transfer_manager.h"
 #include "runtime/client.h"
 #include "runtime/device_plan.h"
 #include "runtime/event.h"
@@ -427,12 +428,12 @@ func.func @main(%x: tensor<2x7x8x3xf32>, %w: tensor<3x2x3x4xf32>, %y: tensor<2x7
 
 TEST_F(OpenClBackendTest, ConvolutionsRunInGeneratedKernels) { RunConvolutions(); }
 
-// A collective between the backend's devices: the kernels around it run
-// on the device, and its operand crosses to the host, where the two runs
-// meet, and its result back.
-TEST_F(OpenClBackendTest, CollectivesMeetBetweenDeviceSegments) {
+// Collectives between the backend's devices, in device memory: an
+// all_reduce (a sum, and a maximum that keeps a NaN) and an all_gather
+// between device segments, with nothing copied to the host.
+TEST_F(OpenClBackendTest, CollectivesRunInDeviceMemory) {
   const std::string text = R"(
-func.func @main(%x: tensor<1000xf32>) -> tensor<1000xf32> {
+func.func @main(%x: tensor<1000xf32>) -> (tensor<1000xf32>, tensor<1000xf32>, tensor<2x1000xf32>) {
   %e = stablehlo.exponential %x : tensor<1000xf32>
   %r = "stablehlo.all_reduce"(%e) ({
   ^bb0(%a: tensor<f32>, %b: tensor<f32>):
@@ -440,7 +441,16 @@ func.func @main(%x: tensor<1000xf32>) -> tensor<1000xf32> {
     stablehlo.return %s : tensor<f32>
   }) {replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>} : (tensor<1000xf32>) -> tensor<1000xf32>
   %m = stablehlo.multiply %r, %r : tensor<1000xf32>
-  return %m : tensor<1000xf32>
+  %top = "stablehlo.all_reduce"(%x) ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = stablehlo.maximum %a, %b : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) {replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>} : (tensor<1000xf32>) -> tensor<1000xf32>
+  %row = stablehlo.reshape %e : (tensor<1000xf32>) -> tensor<1x1000xf32>
+  %g = "stablehlo.all_gather"(%row) {all_gather_dim = 0 : i64,
+      replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>} : (tensor<1x1000xf32>) -> tensor<2x1000xf32>
+  %n = stablehlo.negate %g : tensor<2x1000xf32>
+  return %m, %top, %n : tensor<1000xf32>, tensor<1000xf32>, tensor<2x1000xf32>
 })";
   // A CompileOptionsProto: num_replicas = 2, num_partitions = 1.
   constexpr std::string_view kTwoReplicas = "\x1a\x04\x20\x02\x28\x01";
@@ -451,19 +461,23 @@ func.func @main(%x: tensor<1000xf32>) -> tensor<1000xf32> {
   runtime::LoadedExecutable& loaded = **compiled;
   ASSERT_NE(loaded.device_plan(), nullptr);
   const compiler::SplitPlan& split = loaded.device_plan()->split();
-  ASSERT_EQ(split.segments.size(), 3u) << loaded.device_plan()->Listing();
-  EXPECT_TRUE(split.segments[0].on_device);
-  EXPECT_FALSE(split.segments[1].on_device);
-  EXPECT_TRUE(split.segments[2].on_device);
-  EXPECT_EQ(split.CrossingBytes(), 2 * 1000 * sizeof(float));
+  int collectives = 0;
+  for (const compiler::Segment& segment : split.segments) {
+    EXPECT_TRUE(segment.on_device) << loaded.device_plan()->Listing();
+    collectives += segment.collective ? 1 : 0;
+  }
+  EXPECT_EQ(collectives, 3) << loaded.device_plan()->Listing();
+  EXPECT_EQ(split.CrossingBytes(), 0u) << loaded.device_plan()->Listing();
 
   std::vector<std::unique_ptr<runtime::Buffer>> inputs;
   std::vector<std::vector<runtime::Buffer*>> arguments(2);
   std::vector<runtime::Device*> devices;
+  const float nan = std::numeric_limits<float>::quiet_NaN();
   for (int d = 0; d < 2; ++d) {
     device_ = client_->devices()[static_cast<size_t>(d)];
     std::vector<float> x(1000);
     for (size_t i = 0; i < x.size(); ++i) x[i] = 0.001f * static_cast<float>(i) * (d + 1);
+    if (d == 1) x[7] = nan;
     inputs.push_back(UploadAs(x, ElementType::kF32, {1000}));
     arguments[static_cast<size_t>(d)].push_back(inputs.back().get());
     devices.push_back(device_);
@@ -473,10 +487,85 @@ func.func @main(%x: tensor<1000xf32>) -> tensor<1000xf32> {
   for (auto& run : *runs) {
     ASSERT_TRUE(run.done->Await().ok()) << run.done->Await().ToString();
     const std::vector<float> y = DownloadAs<float>(*run.outputs[0]);
+    const std::vector<float> top = DownloadAs<float>(*run.outputs[1]);
+    const std::vector<float> gathered = DownloadAs<float>(*run.outputs[2]);
+    EXPECT_TRUE(std::isnan(y[7]));
+    EXPECT_TRUE(std::isnan(top[7]));
+    EXPECT_TRUE(std::isnan(gathered[1007]));
     for (size_t i = 0; i < y.size(); i += 111) {
-      const double sum = std::exp(0.001 * static_cast<double>(i)) +
-                         std::exp(0.002 * static_cast<double>(i));
-      ASSERT_NEAR(y[i], sum * sum, 1e-4 * sum * sum) << i;
+      if (i == 7) continue;
+      const double first = std::exp(0.001 * static_cast<double>(i));
+      const double second = std::exp(0.002 * static_cast<double>(i));
+      ASSERT_NEAR(y[i], (first + second) * (first + second),
+                  1e-4 * (first + second) * (first + second))
+          << i;
+      ASSERT_FLOAT_EQ(top[i], 0.002f * static_cast<float>(i)) << i;
+      ASSERT_NEAR(gathered[i], -first, 1e-5 * first) << i;
+      ASSERT_NEAR(gathered[1000 + i], -second, 1e-5 * second) << i;
+    }
+  }
+}
+
+// A sum over four devices large enough that each member folds a slice and
+// copies the others' (two meetings), and a reduce_scatter of it.
+TEST_F(OpenClBackendTest, LargeSumsFoldInSlicesAndScatter) {
+  runtime::ClientOptions options;
+  options.num_devices = 4;
+  auto four = runtime::Client::Create(options, backend_);
+  ASSERT_TRUE(four.ok()) << four.status().ToString();
+  client_ = std::move(four).value();
+  const std::string text = R"(
+func.func @main(%x: tensor<65536xi32>) -> (tensor<65536xi32>, tensor<16384xi32>) {
+  %sum = "stablehlo.all_reduce"(%x) ({
+  ^bb0(%a: tensor<i32>, %b: tensor<i32>):
+    %s = stablehlo.add %a, %b : tensor<i32>
+    stablehlo.return %s : tensor<i32>
+  }) {replica_groups = dense<[[0, 1, 2, 3]]> : tensor<1x4xi64>} : (tensor<65536xi32>) -> tensor<65536xi32>
+  %part = "stablehlo.reduce_scatter"(%sum) ({
+  ^bb0(%a: tensor<i32>, %b: tensor<i32>):
+    %s = stablehlo.maximum %a, %b : tensor<i32>
+    stablehlo.return %s : tensor<i32>
+  }) {scatter_dimension = 0 : i64,
+      replica_groups = dense<[[0, 1, 2, 3]]> : tensor<1x4xi64>} : (tensor<65536xi32>) -> tensor<16384xi32>
+  return %sum, %part : tensor<65536xi32>, tensor<16384xi32>
+})";
+  // A CompileOptionsProto: num_replicas = 4, num_partitions = 1.
+  constexpr std::string_view kFourReplicas = "\x1a\x04\x20\x04\x28\x01";
+  auto compiled = client_->Compile(
+      std::span(reinterpret_cast<const uint8_t*>(text.data()), text.size()), "mlir",
+      std::span(reinterpret_cast<const uint8_t*>(kFourReplicas.data()), kFourReplicas.size()));
+  ASSERT_TRUE(compiled.ok()) << compiled.status().ToString();
+  runtime::LoadedExecutable& loaded = **compiled;
+  ASSERT_NE(loaded.device_plan(), nullptr);
+  const compiler::SplitPlan& split = loaded.device_plan()->split();
+  ASSERT_EQ(split.segments.size(), 2u) << loaded.device_plan()->Listing();
+  EXPECT_TRUE(split.segments[0].collective && split.segments[1].collective);
+  EXPECT_EQ(split.CrossingBytes(), 0u);
+
+  std::vector<std::unique_ptr<runtime::Buffer>> inputs;
+  std::vector<std::vector<runtime::Buffer*>> arguments(4);
+  std::vector<runtime::Device*> devices;
+  for (int d = 0; d < 4; ++d) {
+    device_ = client_->devices()[static_cast<size_t>(d)];
+    std::vector<int32_t> x(65536);
+    for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<int32_t>(i) * (d + 1);
+    inputs.push_back(UploadAs(x, ElementType::kS32, {65536}));
+    arguments[static_cast<size_t>(d)].push_back(inputs.back().get());
+    devices.push_back(device_);
+  }
+  auto runs = loaded.ExecuteLaunch(arguments, devices, {});
+  ASSERT_TRUE(runs.ok()) << runs.status().ToString();
+  for (size_t d = 0; d < runs->size(); ++d) {
+    auto& run = (*runs)[d];
+    ASSERT_TRUE(run.done->Await().ok()) << run.done->Await().ToString();
+    const std::vector<int32_t> sum = DownloadAs<int32_t>(*run.outputs[0]);
+    const std::vector<int32_t> part = DownloadAs<int32_t>(*run.outputs[1]);
+    for (size_t i = 0; i < sum.size(); ++i) {
+      ASSERT_EQ(sum[i], 10 * static_cast<int32_t>(i)) << i;
+    }
+    // Every member's sum is the same: the maximum is the sum's block d.
+    for (size_t i = 0; i < part.size(); ++i) {
+      ASSERT_EQ(part[i], 10 * static_cast<int32_t>(d * 16384 + i)) << i;
     }
   }
 }
@@ -672,6 +761,69 @@ TEST_F(OpenClBackendTest, RunsCompleteThroughQueueEvents) {
   auto waited = backend_->Completion(0);
   ASSERT_TRUE(waited.ok());
   EXPECT_TRUE((*waited)->Wait().ok());
+}
+
+// Transfers are left on the queue, and each one's event fires from a queue
+// completion: dense and strided arrays to the device and back, between
+// devices, raw reads, and the pieces of an asynchronous transfer.
+TEST_F(OpenClBackendTest, TransfersCompleteThroughQueueEvents) {
+  const uint64_t delivered = backend_->Synchronize();
+  // A 3x4 array given column-major (as its transpose's strides) and as rows.
+  std::vector<float> columns(12), rows(12);
+  for (int i = 0; i < 3; ++i) {
+    for (int j = 0; j < 4; ++j) {
+      columns[static_cast<size_t>(j * 3 + i)] = static_cast<float>(10 * i + j);
+      rows[static_cast<size_t>(i * 4 + j)] = static_cast<float>(10 * i + j);
+    }
+  }
+  const Shape shape{ElementType::kF32, {3, 4}};
+  std::vector<std::unique_ptr<runtime::Buffer>> uploaded;
+  const std::pair<const float*, std::vector<int64_t>> sources[] = {{columns.data(), {4, 12}},
+                                                                   {rows.data(), {}}};
+  for (const auto& [data, strides] : sources) {
+    runtime::HostBuffer host{data, shape, strides,
+                             runtime::HostBufferSemantics::kImmutableUntilTransferCompletes};
+    auto transfer = client_->BufferFromHostBuffer(host, device_->default_memory_space());
+    ASSERT_TRUE(transfer.ok()) << transfer.status().ToString();
+    ASSERT_TRUE(transfer->done_with_host_buffer->Await().ok());
+    ASSERT_TRUE(transfer->buffer->ready_event()->Await().ok());
+    uploaded.push_back(std::move(transfer->buffer));
+  }
+  for (const auto& buffer : uploaded) {
+    // Read back dense, and into the column-major layout.
+    EXPECT_EQ(DownloadAs<float>(*buffer), rows);
+    std::vector<float> transposed(12);
+    const int64_t strides[] = {4, 12};
+    auto done = client_->ToHostBuffer(*buffer, transposed.data(), strides);
+    ASSERT_TRUE(done.ok()) << done.status().ToString();
+    ASSERT_TRUE((*done)->Await().ok());
+    EXPECT_EQ(transposed, columns);
+  }
+  auto other = client_->CopyToMemorySpace(*uploaded[0],
+                                          client_->devices()[1]->default_memory_space());
+  ASSERT_TRUE(other.ok()) << other.status().ToString();
+  EXPECT_EQ(DownloadAs<float>(**other), rows);
+
+  // Two pieces of one buffer, then a literal laid out column-major.
+  auto manager = runtime::AsyncHostToDeviceTransferManager::Create({shape, shape},
+                                                                   device_->default_memory_space());
+  ASSERT_TRUE(manager.ok()) << manager.status().ToString();
+  auto head = (*manager)->TransferData(0, rows.data(), 0, 20, /*is_last=*/false);
+  auto tail = (*manager)->TransferData(0, rows.data() + 5, 20, 28, /*is_last=*/true);
+  const int64_t column_strides[] = {4, 12};
+  auto literal = (*manager)->TransferLiteral(1, columns.data(), shape, column_strides);
+  for (auto* event : {&head, &tail, &literal}) {
+    ASSERT_TRUE(event->ok()) << event->status().ToString();
+    ASSERT_TRUE((**event)->Await().ok());
+  }
+  for (int index : {0, 1}) {
+    auto buffer = (*manager)->RetrieveBuffer(index);
+    ASSERT_TRUE(buffer.ok()) << buffer.status().ToString();
+    ASSERT_TRUE((*buffer)->ready_event()->Await().ok());
+    EXPECT_EQ(DownloadAs<float>(**buffer), rows) << "buffer " << index;
+  }
+  // 2 uploads, 4 reads, a copy between devices, 3 reads, 3 pieces.
+  EXPECT_GE(backend_->Synchronize(), delivered + 13);
 }
 
 // KILN_OPENCL_KERNELS=0: no generated kernels, every program on the host

@@ -542,6 +542,49 @@ std::string Prelude(const Target& target) {
   return text;
 }
 
+// A reduction's identity, its combining expression of `a` and `b`, and,
+// for float add, multiply, max and min, the same over kLanes-wide
+// vectors (else empty).
+struct Combiner {
+  std::string identity, combine, vector_combine;
+};
+constexpr int kLanes = 8;
+Combiner CombinerOf(kernels::ReduceOp op, ElementType element, const CType& t) {
+  const std::string suffix(t.name);
+  const std::string lanes = StrCat(t.name, kLanes);
+  auto wide = [&](std::string_view sign) {
+    return t.is_float ? StrCat("(a ", sign, " b)")
+                      : StrCat("(", t.name, ")((", t.wide, ")a ", sign, " (", t.wide, ")b)");
+  };
+  Combiner c;
+  switch (op) {
+    case kernels::ReduceOp::kAdd: c = {StrCat("(", t.name, ")0"), wide("+"), "a + b"}; break;
+    case kernels::ReduceOp::kMultiply: c = {StrCat("(", t.name, ")1"), wide("*"), "a * b"}; break;
+    case kernels::ReduceOp::kMaximum:
+      c = {t.is_float ? StrCat("(", t.name, ")(-INFINITY)") : Lowest(element),
+           StrCat(t.is_float ? "kmax_" : "max_", suffix, "(a, b)"),
+           StrCat("kmax_", lanes, "(a, b)")};
+      break;
+    case kernels::ReduceOp::kMinimum:
+      c = {t.is_float ? StrCat("(", t.name, ")INFINITY") : Highest(element),
+           StrCat(t.is_float ? "kmin_" : "min_", suffix, "(a, b)"),
+           StrCat("kmin_", lanes, "(a, b)")};
+      break;
+    case kernels::ReduceOp::kAnd:
+      c = {t.is_pred ? "(uchar)1" : StrCat("(", t.name, ")(~(", t.name, ")0)"),
+           StrCat("(", t.name, ")(a & b)"), ""};
+      break;
+    case kernels::ReduceOp::kOr:
+      c = {StrCat("(", t.name, ")0"), StrCat("(", t.name, ")(a | b)"), ""};
+      break;
+    case kernels::ReduceOp::kXor:
+      c = {StrCat("(", t.name, ")0"), StrCat("(", t.name, ")(a ^ b)"), ""};
+      break;
+  }
+  if (!t.is_float) c.vector_combine.clear();
+  return c;
+}
+
 class Generator {
  public:
   Generator(const Graph& graph, const Target& target) : graph_(graph), target_(target) {
@@ -950,49 +993,6 @@ class Generator {
     const size_t local = WorkGroup(64);
     code_.launches.push_back({name, std::move(arrays), {RoundUp(items, local)}, {local}});
     return Status::Ok();
-  }
-
-  // A reduction's identity, its combining expression of `a` and `b`, and,
-  // for float add, multiply, max and min, the same over kLanes-wide
-  // vectors (else empty).
-  struct Combiner {
-    std::string identity, combine, vector_combine;
-  };
-  static constexpr int kLanes = 8;
-  static Combiner CombinerOf(kernels::ReduceOp op, ElementType element, const CType& t) {
-    const std::string suffix(t.name);
-    const std::string lanes = StrCat(t.name, kLanes);
-    auto wide = [&](std::string_view sign) {
-      return t.is_float ? StrCat("(a ", sign, " b)")
-                        : StrCat("(", t.name, ")((", t.wide, ")a ", sign, " (", t.wide, ")b)");
-    };
-    Combiner c;
-    switch (op) {
-      case kernels::ReduceOp::kAdd: c = {StrCat("(", t.name, ")0"), wide("+"), "a + b"}; break;
-      case kernels::ReduceOp::kMultiply: c = {StrCat("(", t.name, ")1"), wide("*"), "a * b"}; break;
-      case kernels::ReduceOp::kMaximum:
-        c = {t.is_float ? StrCat("(", t.name, ")(-INFINITY)") : Lowest(element),
-             StrCat(t.is_float ? "kmax_" : "max_", suffix, "(a, b)"),
-             StrCat("kmax_", lanes, "(a, b)")};
-        break;
-      case kernels::ReduceOp::kMinimum:
-        c = {t.is_float ? StrCat("(", t.name, ")INFINITY") : Highest(element),
-             StrCat(t.is_float ? "kmin_" : "min_", suffix, "(a, b)"),
-             StrCat("kmin_", lanes, "(a, b)")};
-        break;
-      case kernels::ReduceOp::kAnd:
-        c = {t.is_pred ? "(uchar)1" : StrCat("(", t.name, ")(~(", t.name, ")0)"),
-             StrCat("(", t.name, ")(a & b)"), ""};
-        break;
-      case kernels::ReduceOp::kOr:
-        c = {StrCat("(", t.name, ")0"), StrCat("(", t.name, ")(a | b)"), ""};
-        break;
-      case kernels::ReduceOp::kXor:
-        c = {StrCat("(", t.name, ")0"), StrCat("(", t.name, ")(a ^ b)"), ""};
-        break;
-    }
-    if (!t.is_float) c.vector_combine.clear();
-    return c;
   }
 
   // A reduction over consecutive dimensions: rows (inner == 1), split in
@@ -1479,6 +1479,20 @@ std::unique_ptr<Graph> WithoutViews(const Graph& segment, const Target& target) 
 }
 
 }  // namespace
+
+std::optional<std::string> FoldSource(kernels::ReduceOp op, ElementType type,
+                                      const Target& target) {
+  const std::optional<CType> t = CTypeOf(type, target);
+  if (!t || !ReduceSupported(op, *t)) return std::nullopt;
+  std::string combine = CombinerOf(op, type, *t).combine;
+  if (t->is_float) combine = StrCat("ftz_", t->name, "(", combine, ")");
+  return StrCat(Prelude(target), "__kernel void fold(__global uchar* restrict b0, ulong o0, ",
+                "__global const uchar* restrict b1, ulong o1, ulong count) {\n  const ulong i = ",
+                "get_global_id(0);\n  if (i >= count) return;\n  __global ", t->name,
+                "* p0 = ", "(__global ", t->name, "*)(b0 + o0);\n  __global const ", t->name,
+                "* p1 = (__global const ", t->name, "*)(b1 + o1);\n  const ", t->name,
+                " a = p0[i], b = p1[i];\n  p0[i] = ", combine, ";\n}\n");
+}
 
 StatusOr<SegmentCode> Generate(const Graph& segment, const Target& target) {
   if (std::unique_ptr<Graph> graph = WithoutViews(segment, target)) {

@@ -8,13 +8,21 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/status.h"
 #include "compiler/graph.h"
 
 namespace kiln::backends::opencl {
+
+// The options generated code is built with: division and square roots
+// correctly rounded, as on the host; no warnings, which PoCL prints on the
+// user's stdout ("19 warnings generated.", for the prelude's 16-lane
+// helpers on a CPU without AVX-512).
+inline constexpr std::string_view kBuildOptions = "-cl-fp32-correctly-rounded-divide-sqrt -w";
 
 // What code generation needs to know of the device.
 struct Target {
@@ -60,5 +68,11 @@ struct SegmentCode {
 
 // The code for `segment`, every node of which Generates.
 StatusOr<SegmentCode> Generate(const compiler::Graph& segment, const Target& target);
+
+// A kernel `fold(dst, dst_offset, src, src_offset, count)` that combines
+// `count` elements of `type` at `src` into `dst` as a reduction by `op`
+// does (runtime::DeviceBackend::EnqueueFold); nothing when the device has
+// no such reduction.
+std::optional<std::string> FoldSource(kernels::ReduceOp op, ElementType type, const Target& target);
 
 }  // namespace kiln::backends::opencl

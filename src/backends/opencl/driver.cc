@@ -226,20 +226,21 @@ void Context::Free(cl_mem buffer) {
   if (buffer != nullptr) cl_->ReleaseMemObject(buffer);
 }
 
-Status Context::Write(cl_mem destination, size_t offset, const void* source, size_t bytes) {
+Status Context::Write(cl_mem destination, size_t offset, const void* source, size_t bytes,
+                      bool wait) {
   if (bytes == 0) return Status::Ok();
-  const cl_int status = cl_->EnqueueWriteBuffer(queue_, destination, CL_TRUE, offset, bytes, source,
-                                                0, nullptr, nullptr);
+  const cl_int status = cl_->EnqueueWriteBuffer(queue_, destination, wait ? CL_TRUE : CL_FALSE,
+                                                offset, bytes, source, 0, nullptr, nullptr);
   if (status != CL_SUCCESS) {
     return Error(StrCat("clEnqueueWriteBuffer of ", bytes, " bytes at ", offset), status);
   }
   return Status::Ok();
 }
 
-Status Context::Read(void* destination, cl_mem source, size_t offset, size_t bytes) {
+Status Context::Read(void* destination, cl_mem source, size_t offset, size_t bytes, bool wait) {
   if (bytes == 0) return Status::Ok();
-  const cl_int status = cl_->EnqueueReadBuffer(queue_, source, CL_TRUE, offset, bytes, destination,
-                                               0, nullptr, nullptr);
+  const cl_int status = cl_->EnqueueReadBuffer(queue_, source, wait ? CL_TRUE : CL_FALSE, offset,
+                                               bytes, destination, 0, nullptr, nullptr);
   if (status != CL_SUCCESS) {
     return Error(StrCat("clEnqueueReadBuffer of ", bytes, " bytes at ", offset), status);
   }
@@ -247,11 +248,11 @@ Status Context::Read(void* destination, cl_mem source, size_t offset, size_t byt
 }
 
 Status Context::Copy(cl_mem destination, size_t destination_offset, cl_mem source,
-                     size_t source_offset, size_t bytes) {
+                     size_t source_offset, size_t bytes, bool wait) {
   if (bytes == 0) return Status::Ok();
   cl_int status = cl_->EnqueueCopyBuffer(queue_, source, destination, source_offset,
                                          destination_offset, bytes, 0, nullptr, nullptr);
-  if (status == CL_SUCCESS) status = cl_->Finish(queue_);
+  if (status == CL_SUCCESS && wait) status = cl_->Finish(queue_);
   if (status != CL_SUCCESS)
     return Error(StrCat("clEnqueueCopyBuffer of ", bytes, " bytes"), status);
   return Status::Ok();

@@ -95,11 +95,14 @@ class Context {
   StatusOr<cl_mem> Allocate(size_t bytes);
   void Free(cl_mem buffer);
 
-  // Blocking copies, ordered on the queue with everything before them.
-  Status Write(cl_mem destination, size_t offset, const void* source, size_t bytes);
-  Status Read(void* destination, cl_mem source, size_t offset, size_t bytes);
+  // Copies, ordered on the queue after everything before them. With
+  // `wait`, they return once done; without, once queued, and the host
+  // memory must stay as it is until they complete (Marker, Finish).
+  Status Write(cl_mem destination, size_t offset, const void* source, size_t bytes,
+               bool wait = true);
+  Status Read(void* destination, cl_mem source, size_t offset, size_t bytes, bool wait = true);
   Status Copy(cl_mem destination, size_t destination_offset, cl_mem source, size_t source_offset,
-              size_t bytes);
+              size_t bytes, bool wait = true);
 
   // Builds `source` and takes kernel `name` from it; a program that does
   // not build is INVALID_ARGUMENT carrying the driver's build log.

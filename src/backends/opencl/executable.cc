@@ -178,13 +178,7 @@ StatusOr<std::unique_ptr<runtime::DeviceExecutable>> CompileSegment(
   for (const Launch& launch : code.launches) names.push_back(launch.kernel);
   std::vector<std::unique_ptr<Kernel>> kernels;
   if (!names.empty()) {
-    // Division and square roots correctly rounded, as on the host; no
-    // warnings, which PoCL prints on the user's stdout ("19 warnings
-    // generated.", for the prelude's 16-lane helpers on a CPU without
-    // AVX-512).
-    KILN_ASSIGN_OR_RETURN(kernels,
-                          context->BuildKernels(code.source, names,
-                                                "-cl-fp32-correctly-rounded-divide-sqrt -w"));
+    KILN_ASSIGN_OR_RETURN(kernels, context->BuildKernels(code.source, names, kBuildOptions));
   }
   auto executable = std::make_unique<Executable>(std::move(context), std::move(code),
                                                  std::move(kernels));
