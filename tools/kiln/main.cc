@@ -197,7 +197,7 @@ int main(int argc, char** argv) {
     const std::string path(args[at]);
     auto bytes = ReadWholeFile(path);
     if (!bytes.ok()) return Fail(path, bytes.status());
-    if (!backend.empty()) return kiln::tool::PlanForBackend(path, *bytes, backend);
+    if (!backend.empty()) return kiln::tool::PlanForBackend(path, *bytes, backend, partitions);
     return kiln::tool::Plan(path, *bytes, runs, partitions);
   }
   kiln::ir::PrintOptions options;

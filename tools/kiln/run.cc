@@ -253,32 +253,39 @@ Status TimeNodes(const compiler::Program& program, int runs, std::vector<double>
 
 }  // namespace
 
+namespace {
+
+// The options `kiln plan` compiles `module` with. A program with Shardy
+// meshes is planned for as many partitions as its largest mesh has
+// devices, a GSPMD program for its mhlo.num_partitions (`devices`, when
+// given, instead): the plan every device runs (its tiles and the
+// collectives between them).
+frontend::CompileOptions PlanOptions(const ir::Module& module, int64_t devices) {
+  frontend::CompileOptions options;
+  ir::Attribute partitions = module.op().GetAttr("mhlo.num_partitions");
+  if (partitions.Is(ir::AttrKind::kInteger) && partitions->int_value > 1) {
+    options.num_partitions = partitions->int_value;
+  }
+  for (const auto& op : module.body().operations()) {
+    if (op->code() != ir::OpCode::kSdyMesh) continue;
+    ir::Attribute text = op->GetAttr("mesh");
+    if (!text.Is(ir::AttrKind::kOpaque)) continue;
+    StatusOr<compiler::Mesh> mesh = compiler::ParseMesh(text->text);
+    if (mesh.ok()) options.num_partitions = std::max(options.num_partitions, mesh->num_devices());
+  }
+  if (devices > 0) options.num_partitions = devices;
+  options.use_spmd_partitioning = options.num_partitions > 1;
+  return options;
+}
+
+}  // namespace
+
 int Plan(const std::string& path, const std::vector<uint8_t>& bytes, int runs, int64_t devices) {
   auto module = frontend::ReadProgram(bytes);
   Status status = module.status();
   if (module.ok()) status = ir::Verify(*module);
   StatusOr<std::shared_ptr<const compiler::Program>> program = status;
-  // A program with Shardy meshes is planned for as many partitions as its
-  // largest mesh has devices, a GSPMD program for its mhlo.num_partitions:
-  // the plan every device runs (its tiles and the collectives between
-  // them).
-  frontend::CompileOptions options;
-  if (module.ok()) {
-    ir::Attribute partitions = module->op().GetAttr("mhlo.num_partitions");
-    if (partitions.Is(ir::AttrKind::kInteger) && partitions->int_value > 1) {
-      options.num_partitions = partitions->int_value;
-    }
-    for (const auto& op : module->body().operations()) {
-      if (op->code() != ir::OpCode::kSdyMesh) continue;
-      ir::Attribute text = op->GetAttr("mesh");
-      if (!text.Is(ir::AttrKind::kOpaque)) continue;
-      StatusOr<compiler::Mesh> mesh = compiler::ParseMesh(text->text);
-      if (mesh.ok()) options.num_partitions = std::max(options.num_partitions, mesh->num_devices());
-    }
-    if (devices > 0) options.num_partitions = devices;
-    options.use_spmd_partitioning = options.num_partitions > 1;
-  }
-  if (status.ok()) program = compiler::Compile(*module, options);
+  if (status.ok()) program = compiler::Compile(*module, PlanOptions(*module, devices));
   if (!program.ok()) {
     std::fprintf(stderr, "kiln: %s: %s\n", path.c_str(), program.status().ToString().c_str());
     return 1;
@@ -322,7 +329,7 @@ int Plan(const std::string& path, const std::vector<uint8_t>& bytes, int runs, i
 }
 
 int PlanForBackend(const std::string& path, const std::vector<uint8_t>& bytes,
-                   const std::string& backend_name) {
+                   const std::string& backend_name, int64_t devices) {
   auto failed = [&](const Status& status) {
     std::fprintf(stderr, "kiln: %s: %s\n", path.c_str(), status.ToString().c_str());
     return 1;
@@ -332,7 +339,7 @@ int PlanForBackend(const std::string& path, const std::vector<uint8_t>& bytes,
   auto module = frontend::ReadProgram(bytes);
   if (!module.ok()) return failed(module.status());
   if (Status verified = ir::Verify(*module); !verified.ok()) return failed(verified);
-  auto program = compiler::Compile(*module, frontend::CompileOptions{},
+  auto program = compiler::Compile(*module, PlanOptions(*module, devices),
                                    (*backend)->CompilesNodes());
   if (!program.ok()) return failed(program.status());
   auto plan = runtime::DevicePlan::Build(**program, **backend);

@@ -44,8 +44,8 @@ int Plan(const std::string& path, const std::vector<uint8_t>& bytes, int runs = 
          int64_t partitions = 0);
 // How backend `backend` (KILN_BACKEND's names) splits the program's plan
 // with the host kernels: the segments, each side's nodes, and the values
-// copied between the device's memory and the host's.
+// copied between the device's memory and the host's; `partitions` as Plan.
 int PlanForBackend(const std::string& path, const std::vector<uint8_t>& bytes,
-                   const std::string& backend);
+                   const std::string& backend, int64_t partitions = 0);
 
 }  // namespace kiln::tool
