@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/types.h"
 #include "runtime/async_transfer_manager.h"
 #include "runtime/client.h"
 #include "runtime/device_plan.h"
@@ -602,6 +603,86 @@ func.func @main(%x: tensor<6xf32>) -> tensor<6xf32> {
 // Integer arithmetic wraps, comparisons and selects give pred, float to
 // integer conversion saturates (NaN to 0), max propagates NaN, and
 // denormals are flushed as XLA's CPU backend flushes them.
+// f16 and bf16 maps, conversions and broadcasts run in generated kernels
+// (loaded and stored as 16 bits, computed in float, rounded after every
+// op) and give the host kernels' results to the bit.
+TEST_F(OpenClBackendTest, HalfAndBfloat16MatchTheHostKernels) {
+  const std::string text = R"(
+func.func @main(%x: tensor<64x300xf16>, %y: tensor<300xbf16>) -> (tensor<64x300xf16>, tensor<300xbf16>, tensor<64x300xf32>) {
+  %e = stablehlo.exponential %x : tensor<64x300xf16>
+  %t = stablehlo.tanh %e : tensor<64x300xf16>
+  %c = stablehlo.convert %y : (tensor<300xbf16>) -> tensor<300xf16>
+  %b = stablehlo.broadcast_in_dim %c, dims = [1] : (tensor<300xf16>) -> tensor<64x300xf16>
+  %m = stablehlo.multiply %t, %b : tensor<64x300xf16>
+  %d = stablehlo.divide %x, %b : tensor<64x300xf16>
+  %a = stablehlo.add %m, %d : tensor<64x300xf16>
+  %s = stablehlo.sqrt %y : tensor<300xbf16>
+  %l = stablehlo.log %s : tensor<300xbf16>
+  %w = stablehlo.convert %a : (tensor<64x300xf16>) -> tensor<64x300xf32>
+  return %a, %l, %w : tensor<64x300xf16>, tensor<300xbf16>, tensor<64x300xf32>
+})";
+  auto loaded = Compile(text);
+  ASSERT_TRUE(AllOnDevice(loaded.get()));
+  auto host_client = runtime::Client::Create({}, runtime::CreateHostBackend());
+  ASSERT_TRUE(host_client.ok()) << host_client.status().ToString();
+  auto on_host = (*host_client)
+                     ->Compile(std::span(reinterpret_cast<const uint8_t*>(text.data()),
+                                         text.size()),
+                               "mlir", {});
+  ASSERT_TRUE(on_host.ok()) << on_host.status().ToString();
+
+  // f16 values over [-3, 3] and bf16 ones over (0, 50], with a NaN and an
+  // infinity in each.
+  std::vector<uint16_t> x(64 * 300), y(300);
+  for (size_t i = 0; i < x.size(); ++i) {
+    const float value = -3.0f + 6.0f * static_cast<float>(i % 977) / 977.0f;
+    x[i] = Eigen::numext::bit_cast<uint16_t>(static_cast<kernels::half>(value));
+  }
+  for (size_t i = 0; i < y.size(); ++i) {
+    const float value = 0.17f * static_cast<float>(i + 1);
+    y[i] = Eigen::numext::bit_cast<uint16_t>(static_cast<kernels::bfloat16>(value));
+  }
+  x[5] = 0x7e00;  // f16 NaN
+  x[6] = 0x7c00;  // f16 +inf
+  y[7] = 0x7fc0;  // bf16 NaN
+  y[8] = 0x7f80;  // bf16 +inf
+  auto x_device = UploadAs(x, ElementType::kF16, {64, 300});
+  auto y_device = UploadAs(y, ElementType::kBF16, {300});
+  std::vector<std::unique_ptr<runtime::Buffer>> outputs = Run(*loaded,
+                                                              {x_device.get(), y_device.get()});
+  ASSERT_EQ(outputs.size(), 3u);
+
+  runtime::Device* host_device = (*host_client)->devices()[0];
+  std::vector<std::unique_ptr<runtime::Buffer>> host_inputs;
+  const std::pair<const std::vector<uint16_t>*, Shape> sources[] = {
+      {&x, Shape{ElementType::kF16, {64, 300}}}, {&y, Shape{ElementType::kBF16, {300}}}};
+  for (const auto& [data, shape] : sources) {
+    runtime::HostBuffer host{
+        data->data(), shape, {}, runtime::HostBufferSemantics::kImmutableOnlyDuringCall};
+    auto transfer = (*host_client)->BufferFromHostBuffer(host, host_device->default_memory_space());
+    ASSERT_TRUE(transfer.ok()) << transfer.status().ToString();
+    host_inputs.push_back(std::move(transfer->buffer));
+  }
+  std::vector<runtime::Buffer*> host_arguments = {host_inputs[0].get(), host_inputs[1].get()};
+  auto host_run = (*on_host)->Execute(host_arguments, host_device);
+  ASSERT_TRUE(host_run.ok()) << host_run.status().ToString();
+  ASSERT_TRUE(host_run->done->Await().ok());
+  for (size_t r = 0; r < outputs.size(); ++r) {
+    std::vector<uint8_t> device_bytes(outputs[r]->shape().ByteSize());
+    auto read = client_->CopyRawToHost(*outputs[r], device_bytes.data(), 0,
+                                       static_cast<int64_t>(device_bytes.size()));
+    ASSERT_TRUE(read.ok()) << read.status().ToString();
+    ASSERT_TRUE((*read)->Await().ok());
+    auto memory = host_run->outputs[r]->memory();
+    ASSERT_TRUE(memory.ok());
+    const auto* host_bytes = static_cast<const uint8_t*>((*memory)->data());
+    ASSERT_EQ(device_bytes.size(), outputs[r]->shape().ByteSize());
+    size_t differ = 0;
+    for (size_t i = 0; i < device_bytes.size(); ++i) differ += device_bytes[i] != host_bytes[i];
+    EXPECT_EQ(differ, 0u) << "result " << r;
+  }
+}
+
 TEST_F(OpenClBackendTest, GeneratedKernelsKeepXlaSemantics) {
   auto loaded = Compile(R"(
 func.func @main(%i: tensor<4xi32>, %f: tensor<4xf32>)

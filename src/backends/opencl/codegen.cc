@@ -8,8 +8,10 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "base/function_ref.h"
 #include "ir/attribute.h"
 #include "ir/module.h"
+#include "kernels/types.h"
 
 namespace kiln::backends::opencl {
 
@@ -64,6 +66,20 @@ struct CType {
   bool is_float = false;
   bool is_signed = false;
   bool is_pred = false;
+  // How values are stored, when not as `name`: f16 and bf16 compute in
+  // float and round after every op, as XLA's CPU backend does, and are
+  // loaded and stored as 16 bits, in elementwise kernels only (KindOf).
+  enum class Storage : uint8_t { kNative, kHalf, kBfloat16 } storage = Storage::kNative;
+  // The type arrays of it are declared as.
+  std::string_view stored() const {
+    switch (storage) {
+      case Storage::kHalf:
+      case Storage::kBfloat16: return "ushort";
+      case Storage::kNative: break;
+    }
+    return name;
+  }
+  bool narrow() const { return storage != Storage::kNative; }
 };
 
 std::optional<CType> CTypeOf(ElementType type, const Target& target) {
@@ -78,6 +94,12 @@ std::optional<CType> CTypeOf(ElementType type, const Target& target) {
     case ElementType::kS64: return CType{"long", "ulong", false, true, false};
     case ElementType::kU64: return CType{"ulong", "ulong", false, false, false};
     case ElementType::kF32: return CType{"float", "float", true, true, false};
+    // Every OpenCL device loads and stores halves (vload_half), with or
+    // without cl_khr_fp16; bf16 is the high half of a float's bits.
+    case ElementType::kF16:
+      return CType{"float", "float", true, true, false, CType::Storage::kHalf};
+    case ElementType::kBF16:
+      return CType{"float", "float", true, true, false, CType::Storage::kBfloat16};
     case ElementType::kF64:
       if (target.doubles) return CType{"double", "double", true, true, false};
       return std::nullopt;
@@ -303,7 +325,7 @@ const Pointwise* ReadOf(const Node& node) {
   return node.strided_copy.get();
 }
 
-Kind KindOf(const Graph& graph, const Node& node, const Target& target) {
+Kind NodeKind(const Graph& graph, const Node& node, const Target& target) {
   if (!node.regions.empty() || node.has_side_effects || node.outputs.size() != 1) {
     return Kind::kNone;
   }
@@ -378,6 +400,22 @@ bool Elementwise(Kind kind) {
   return kind == Kind::kMap || kind == Kind::kRead || kind == Kind::kView || kind == Kind::kConvert;
 }
 
+// The node's kind; kNone for a node over f16 or bf16 that is not
+// elementwise: only the elementwise kernels load and store 16-bit floats.
+Kind KindOf(const Graph& graph, const Node& node, const Target& target) {
+  const Kind kind = NodeKind(graph, node, target);
+  if (kind == Kind::kNone || Elementwise(kind)) return kind;
+  auto narrow = [&](ValueId value) {
+    const std::optional<CType> type = CTypeOf(graph.shape(value).element_type, target);
+    return type && type->narrow();
+  };
+  if (std::any_of(node.inputs.begin(), node.inputs.end(), narrow) ||
+      std::any_of(node.outputs.begin(), node.outputs.end(), narrow)) {
+    return Kind::kNone;
+  }
+  return kind;
+}
+
 // The exact literal of one element of `type` at `data`.
 std::string Literal(const CType& type, ElementType element, const uint8_t* data) {
   auto load = [&](auto value) {
@@ -386,6 +424,15 @@ std::string Literal(const CType& type, ElementType element, const uint8_t* data)
   };
   switch (element) {
     case ElementType::kF32: return StrCat("as_float(0x", ToHex(load(uint32_t{})), "u)");
+    case ElementType::kF16: {
+      const float value = static_cast<float>(
+          Eigen::numext::bit_cast<kernels::half>(load(uint16_t{})));
+      uint32_t bits;
+      std::memcpy(&bits, &value, sizeof(bits));
+      return StrCat("as_float(0x", ToHex(bits), "u)");
+    }
+    case ElementType::kBF16:
+      return StrCat("as_float(0x", ToHex(uint32_t{load(uint16_t{})} << 16), "u)");
     case ElementType::kF64: return StrCat("as_double(0x", ToHex(load(uint64_t{})), "ul)");
     case ElementType::kPred:
     case ElementType::kU8: return StrCat("(", type.name, ")", int{load(uint8_t{})});
@@ -433,6 +480,24 @@ std::string Prelude(const Target& target) {
   // vectorizes it across work items.
   text += "inline float ftz_float(float x) { const uint b = as_uint(x); "
           "return as_float((b & 0x7f800000u) == 0 ? (b & 0x80000000u) : b); }\n";
+  // f16 and bf16 values: a float rounded to them (to nearest, ties to
+  // even; a NaN stays a quiet NaN), and bf16's 16 bits to and from a float.
+  // NaNs convert by hand: PoCL's vload_half and vstore_half_rte set every
+  // payload bit (0x7fff), where the host's F16C conversions keep the
+  // quiet bit and the payload's top bits (0x7e00), as XLA's do.
+  text += "inline float kf16_float(ushort h) { const float f = vload_half(0, (const half*)&h); "
+          "return ((h & 0x7c00u) == 0x7c00u && (h & 0x3ffu) != 0) ? "
+          "as_float(((uint)(h & 0x8000u) << 16) | 0x7fc00000u | ((uint)(h & 0x3ffu) << 13)) "
+          ": f; }\n"
+          "inline ushort kf16_bits(float x) { ushort h; vstore_half_rte(x, 0, (half*)&h); "
+          "const uint b = as_uint(x); return isnan(x) ? "
+          "(ushort)(((b >> 16) & 0x8000u) | 0x7e00u | ((b >> 13) & 0x3ffu)) : h; }\n"
+          "inline float kround_half(float x) { return kf16_float(kf16_bits(x)); }\n"
+          "inline ushort kbf16_bits(float x) { const uint b = as_uint(x); "
+          "const uint rounded = b + 0x7fffu + ((b >> 16) & 1u); "
+          "return (ushort)((isnan(x) ? (b | 0x00400000u) : rounded) >> 16); }\n"
+          "inline float kbf16_float(ushort b) { return as_float((uint)b << 16); }\n"
+          "inline float kround_bf16(float x) { return kbf16_float(kbf16_bits(x)); }\n";
   if (target.doubles) {
     text += "inline double ftz_double(double x) { const ulong b = as_ulong(x); return "
             "as_double((b & 0x7ff0000000000000ul) == 0 ? (b & 0x8000000000000000ul) : b); }\n";
@@ -665,9 +730,9 @@ class Generator {
       const CType type = TypeOf(arrays[j]);
       parameters += StrCat(j == 0 ? "" : ", ", "__global ", input ? "const " : "",
                            "uchar* restrict b", j, ", ulong o", j);
-      declarations += StrCat("  __global ", input ? "const " : "", type.name, "* p", j,
-                             " = (__global ", input ? "const " : "", type.name, "*)(b", j, " + o",
-                             j, ");\n");
+      declarations += StrCat("  __global ", input ? "const " : "", type.stored(), "* p", j,
+                             " = (__global ", input ? "const " : "", type.stored(), "*)(b", j,
+                             " + o", j, ");\n");
     }
     return StrCat("__kernel ", attribute, " void ", name, "(", parameters, ") {\n");
   }
@@ -734,7 +799,7 @@ class Generator {
         return Literal(TypeOf(value), graph_.shape(value).element_type,
                        graph_.values[static_cast<size_t>(value)].constant->data());
       }
-      const std::string load = StrCat("p", index.at(value), "[", at, "]");
+      const std::string load = Load(TypeOf(value), index.at(value), at);
       if (at != "i") return load;
       auto found = loaded.find(value);
       if (found != loaded.end()) return found->second;
@@ -752,6 +817,12 @@ class Generator {
         case Kind::kView: expression = value_at(node.inputs[0], "i"); break;
         case Kind::kConvert: {
           const CType from = TypeOf(node.inputs[0]);
+          if (std::optional<std::string> exact = NarrowConvert(node, [&] {
+                return value_at(node.inputs[0], "i");
+              })) {
+            expression = std::move(*exact);
+            break;
+          }
           const std::string x = FlushedInput(node.inputs[0], value_at(node.inputs[0], "i"));
           if (type.is_pred) {
             expression = StrCat("(uchar)(", x, " != 0)");
@@ -768,6 +839,12 @@ class Generator {
                                           In(graph_, node, 0).NumElements(), cols));
           break;
         case Kind::kMap: {
+          if (std::optional<std::string> exact = NarrowConvert(node, [&] {
+                return value_at(node.inputs[0], "i");
+              })) {
+            expression = std::move(*exact);
+            break;
+          }
           // A select moves values as they are; arithmetic flushes.
           const bool moves = node.op == "stablehlo.select";
           std::vector<std::string> args;
@@ -784,10 +861,13 @@ class Generator {
       }
       // An expression that flushed its result (arithmetic; a select or a
       // view moves values as they are) needs no flush where it is read.
-      if (expression.rfind("ftz_", 0) == 0) flushed_.insert(out);
+      if (expression.rfind("ftz_", 0) == 0 || expression.rfind("kround_half(", 0) == 0 ||
+          expression.rfind("kround_bf16(ftz_", 0) == 0) {
+        flushed_.insert(out);
+      }
       body += StrCat("    const ", type.name, " v", out, " = ", expression, ";\n");
       if (auto stored = index.find(out); stored != index.end() && stored->second >= inputs) {
-        body += StrCat("    p", stored->second, "[i] = v", out, ";\n");
+        body += StrCat("    ", Store(type, stored->second, "i", StrCat("v", out)), ";\n");
       }
     }
     const std::string name = NextName();
@@ -846,14 +926,68 @@ class Generator {
 
   // `expression`, a value of `value`'s type, with denormals flushed when
   // it is a float.
+  // A float result flushed to zero when denormal, as XLA's CPU backend
+  // computes; an f16 or bf16 one rounded to its type after the op, as it
+  // stores every op's result (f16's denormals lie far above f32's).
   std::string Flushed(ValueId value, const std::string& expression) const {
     const CType type = TypeOf(value);
-    return type.is_float ? StrCat("ftz_", type.name, "(", expression, ")") : expression;
+    if (!type.is_float) return expression;
+    const std::string flushed = StrCat("ftz_", type.name, "(", expression, ")");
+    switch (type.storage) {
+      case CType::Storage::kHalf: return StrCat("kround_half(", expression, ")");
+      case CType::Storage::kBfloat16: return StrCat("kround_bf16(", flushed, ")");
+      case CType::Storage::kNative: break;
+    }
+    return flushed;
   }
   // Flushed, for an operand: values this kernel's arithmetic computed are
-  // flushed already.
+  // flushed already, and f16 values are never f32 denormals.
   std::string FlushedInput(ValueId value, const std::string& expression) const {
-    return flushed_.contains(value) ? expression : Flushed(value, expression);
+    if (flushed_.contains(value) || TypeOf(value).storage == CType::Storage::kHalf) {
+      return expression;
+    }
+    return Flushed(value, expression);
+  }
+  // A conversion between float types one of which is f16 or bf16, which
+  // XLA makes on the bits: a denormal stays one (a bf16 denormal is an f32
+  // denormal), and the result is rounded to a narrow type without a flush.
+  // `operand` gives the input's expression. Nothing for other nodes.
+  std::optional<std::string> NarrowConvert(const Node& node,
+                                           FunctionRef<std::string()> operand) const {
+    if (node.inputs.size() != 1 || node.outputs.size() != 1 ||
+        (!node.converts && node.op != "stablehlo.convert")) {
+      return std::nullopt;
+    }
+    const CType from = TypeOf(node.inputs[0]), to = TypeOf(node.outputs[0]);
+    if (!from.is_float || !to.is_float || (!from.narrow() && !to.narrow())) return std::nullopt;
+    const std::string x = StrCat("(", to.name, ")(", operand(), ")");
+    switch (to.storage) {
+      case CType::Storage::kHalf: return StrCat("kround_half(", x, ")");
+      case CType::Storage::kBfloat16: return StrCat("kround_bf16(", x, ")");
+      case CType::Storage::kNative: break;
+    }
+    return x;
+  }
+
+  // Element `at` of array `array` (p<array>) of `type`, as the type it
+  // computes in; and the statement storing `value` there.
+  static std::string Load(const CType& type, size_t array, const std::string& at) {
+    switch (type.storage) {
+      case CType::Storage::kHalf: return StrCat("kf16_float(p", array, "[", at, "])");
+      case CType::Storage::kBfloat16: return StrCat("kbf16_float(p", array, "[", at, "])");
+      case CType::Storage::kNative: break;
+    }
+    return StrCat("p", array, "[", at, "]");
+  }
+  static std::string Store(const CType& type, size_t array, const std::string& at,
+                           const std::string& value) {
+    switch (type.storage) {
+      case CType::Storage::kHalf: return StrCat("p", array, "[", at, "] = kf16_bits(", value, ")");
+      case CType::Storage::kBfloat16:
+        return StrCat("p", array, "[", at, "] = kbf16_bits(", value, ")");
+      case CType::Storage::kNative: break;
+    }
+    return StrCat("p", array, "[", at, "] = ", value);
   }
 
   // The source element a strided read takes for output element i. In a
