@@ -175,7 +175,8 @@ struct Node {
   // (a view: its output is its input's bytes):
   // - an elementwise map (pointwise kMap): its StableHLO op, detached
   //   (attributes and result types, no operands), whose operands are the
-  //   node's inputs in order;
+  //   node's inputs in order; likewise a select whose predicate is one
+  //   element (no pointwise: the host runs it outside fused loops);
   std::shared_ptr<const ir::Operation> source;
   // - a GEMM: out = lhs x rhs, all three of the output's element type;
   std::shared_ptr<const kernels::MatMulShape> matmul;

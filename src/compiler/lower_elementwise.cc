@@ -6,6 +6,7 @@
 
 #include "compiler/elementwise_ops.h"
 #include "compiler/lowering.h"
+#include "compiler/plan_listing.h"
 #include "kernels/elementwise.h"
 #include "kernels/tile_f32.h"
 
@@ -244,10 +245,18 @@ Status LowerSelect(Lowering& lowering, const ir::Operation& op) {
       return kernels::Select(type, static_cast<const bool*>(in[0]), false, in[1], in[2], out, n);
     });
   }
-  return lowering.Emit(op, [scalar, type, count](RunContext& ctx) {
+  const size_t before = lowering.graph().nodes.size();
+  KILN_RETURN_IF_ERROR(lowering.Emit(op, [scalar, type, count](RunContext& ctx) {
     return kernels::Select(type, static_cast<const bool*>(ctx.in(0)), scalar, ctx.in(1), ctx.in(2),
                            ctx.out(0), count);
-  });
+  }));
+  // Not a fused loop's member (its predicate is one element), but a
+  // backend generating code reads the op (Node::source).
+  if (lowering.graph().nodes.size() > before) {
+    Node& node = lowering.graph().nodes.back();
+    node.source = DetachForListing(op, {shape});
+  }
+  return Status::Ok();
 }
 
 Status LowerClamp(Lowering& lowering, const ir::Operation& op) {

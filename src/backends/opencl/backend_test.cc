@@ -683,6 +683,37 @@ func.func @main(%x: tensor<64x300xf16>, %y: tensor<300xbf16>) -> (tensor<64x300x
   }
 }
 
+// A select whose predicate is one element runs in the generated kernel of
+// the maps around it, reading the predicate for every element.
+TEST_F(OpenClBackendTest, ScalarPredicateSelectsRunInGeneratedKernels) {
+  auto loaded = Compile(R"(
+func.func @main(%p: tensor<i1>, %x: tensor<1000xf32>, %y: tensor<1000xf32>) -> tensor<1000xf32> {
+  %e = stablehlo.exponential %x : tensor<1000xf32>
+  %s = stablehlo.select %p, %e, %y : (tensor<i1>, tensor<1000xf32>, tensor<1000xf32>) -> tensor<1000xf32>
+  %n = stablehlo.negate %s : tensor<1000xf32>
+  return %n : tensor<1000xf32>
+})");
+  ASSERT_TRUE(AllOnDevice(loaded.get()));
+  std::vector<float> x(1000), y(1000);
+  for (size_t i = 0; i < x.size(); ++i) {
+    x[i] = 0.001f * static_cast<float>(i);
+    y[i] = static_cast<float>(i);
+  }
+  auto x_device = UploadAs(x, ElementType::kF32, {1000});
+  auto y_device = UploadAs(y, ElementType::kF32, {1000});
+  for (uint8_t pick : {uint8_t{1}, uint8_t{0}}) {
+    auto p = UploadAs(std::vector<uint8_t>{pick}, ElementType::kPred, {});
+    std::vector<std::unique_ptr<runtime::Buffer>> outputs =
+        Run(*loaded, {p.get(), x_device.get(), y_device.get()});
+    ASSERT_EQ(outputs.size(), 1u);
+    const std::vector<float> got = Download(*outputs[0]);
+    for (size_t i = 0; i < got.size(); i += 37) {
+      const float want = pick ? -std::exp(x[i]) : -y[i];
+      ASSERT_NEAR(got[i], want, 1e-5f * std::fabs(want)) << i << " pick " << int{pick};
+    }
+  }
+}
+
 TEST_F(OpenClBackendTest, GeneratedKernelsKeepXlaSemantics) {
   auto loaded = Compile(R"(
 func.func @main(%i: tensor<4xi32>, %f: tensor<4xf32>)

@@ -391,7 +391,15 @@ Kind NodeKind(const Graph& graph, const Node& node, const Target& target) {
                ? Kind::kRead
                : Kind::kNone;
   }
-  if (!node.pointwise || node.pointwise->kind != Pointwise::Kind::kMap) return Kind::kNone;
+  // A select whose predicate is one element reads it for every element.
+  const bool scalar_select = !node.pointwise && node.source && node.op == "stablehlo.select" &&
+                             node.inputs.size() == 3 && In(graph, node, 0).NumElements() == 1 &&
+                             In(graph, node, 0).element_type == ElementType::kPred &&
+                             In(graph, node, 1).dims == out.dims &&
+                             In(graph, node, 2).dims == out.dims;
+  if (!scalar_select && (!node.pointwise || node.pointwise->kind != Pointwise::Kind::kMap)) {
+    return Kind::kNone;
+  }
   std::vector<std::string> args(node.inputs.size(), "x");
   return MapExpression(graph, node, target, args) ? Kind::kMap : Kind::kNone;
 }
@@ -799,7 +807,10 @@ class Generator {
         return Literal(TypeOf(value), graph_.shape(value).element_type,
                        graph_.values[static_cast<size_t>(value)].constant->data());
       }
-      const std::string load = Load(TypeOf(value), index.at(value), at);
+      // A one-element input of a larger kernel (a select's predicate) is
+      // read at 0.
+      const bool single = graph_.shape(value).NumElements() == 1;
+      const std::string load = Load(TypeOf(value), index.at(value), single ? "0" : at);
       if (at != "i") return load;
       auto found = loaded.find(value);
       if (found != loaded.end()) return found->second;
