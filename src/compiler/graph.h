@@ -193,6 +193,12 @@ struct Node {
   //   matrix of input 0 (as im2col) x input 1 [window positions x
   //   features, output features], all three of the output's element type;
   std::shared_ptr<const kernels::ConvGeometry> convolution;
+  // - a depthwise convolution (kernels::DepthwiseConv: one input feature
+  //   per group): out [batch, output spatial..., output features] from
+  //   input 0, an NHWC image, and input 1, the kernel [window..., output
+  //   features]; output feature f reads input feature f / (output features
+  //   / features). All three of the output's element type;
+  std::shared_ptr<const kernels::ConvGeometry> depthwise;
   // - a conversion of its one input to the output's element type, element
   //   for element, with stablehlo.convert's semantics.
   bool converts = false;

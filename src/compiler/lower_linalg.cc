@@ -546,6 +546,10 @@ Status EmitDepthwise(Lowering& lowering, const ir::Operation& op, ValueId input,
                                             return kernels::DepthwiseConv(type, g, ctx.in(0),
                                                                           ctx.in(1), ctx.out(0));
                                           }));
+  // Described for backends when the padding is the op's own.
+  if (padding == kNoValue) {
+    lowering.graph().nodes.back().depthwise = std::make_shared<const kernels::ConvGeometry>(g);
+  }
   return EmitConvResult(lowering, op, outputs[0], dims, g, out);
 }
 

@@ -381,32 +381,39 @@ double ReferenceConv(const std::vector<float>& image, const std::vector<float>& 
 }
 
 // Convolutions on the device: one with strides, padding and a dilated
-// window (its column matrix in a temporary, then the GEMM), and one with
-// two feature groups (a column-matrix node, then a batched GEMM), checked
+// window (its column matrix in a temporary, then the GEMM), one with
+// two feature groups (a column-matrix node, then a batched GEMM), and a
+// depthwise one with two outputs per feature (a kernel of its own), checked
 // against loops over the definition.
 void OpenClBackendTest::RunConvolutions() {
   auto loaded = Compile(R"(
 func.func @main(%x: tensor<2x7x8x3xf32>, %w: tensor<3x2x3x4xf32>, %y: tensor<2x7x8x4xf32>,
-                %g: tensor<3x3x2x6xf32>) -> (tensor<2x4x8x4xf32>, tensor<2x7x8x6xf32>) {
+                %g: tensor<3x3x2x6xf32>, %d: tensor<3x3x1x8xf32>)
+    -> (tensor<2x4x8x4xf32>, tensor<2x7x8x6xf32>, tensor<2x7x8x8xf32>) {
   %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {stride = [2, 1], pad = [[1, 1], [0, 2]], rhs_dilate = [1, 2]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<2x7x8x3xf32>, tensor<3x2x3x4xf32>) -> tensor<2x4x8x4xf32>
   %1 = stablehlo.convolution(%y, %g) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {stride = [1, 1], pad = [[1, 1], [1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 2 : i64} : (tensor<2x7x8x4xf32>, tensor<3x3x2x6xf32>) -> tensor<2x7x8x6xf32>
-  return %0, %1 : tensor<2x4x8x4xf32>, tensor<2x7x8x6xf32>
+  %2 = stablehlo.convolution(%y, %d) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {stride = [1, 1], pad = [[1, 1], [2, 0]]} {batch_group_count = 1 : i64, feature_group_count = 4 : i64} : (tensor<2x7x8x4xf32>, tensor<3x3x1x8xf32>) -> tensor<2x7x8x8xf32>
+  return %0, %1, %2 : tensor<2x4x8x4xf32>, tensor<2x7x8x6xf32>, tensor<2x7x8x8xf32>
 })");
   ASSERT_TRUE(AllOnDevice(loaded.get()));
 
-  std::vector<float> x(2 * 7 * 8 * 3), w(3 * 2 * 3 * 4), y(2 * 7 * 8 * 4), g(3 * 3 * 2 * 6);
+  std::vector<float> x(2 * 7 * 8 * 3), w(3 * 2 * 3 * 4), y(2 * 7 * 8 * 4), g(3 * 3 * 2 * 6),
+      d(3 * 3 * 8);
   for (size_t k = 0; k < x.size(); ++k) x[k] = std::sin(0.3f * static_cast<float>(k));
   for (size_t k = 0; k < w.size(); ++k) w[k] = std::cos(0.7f * static_cast<float>(k));
   for (size_t k = 0; k < y.size(); ++k) y[k] = std::sin(0.45f * static_cast<float>(k)) + 0.1f;
   for (size_t k = 0; k < g.size(); ++k) g[k] = std::cos(0.9f * static_cast<float>(k)) - 0.2f;
+  for (size_t k = 0; k < d.size(); ++k) d[k] = std::sin(1.3f * static_cast<float>(k)) + 0.3f;
   auto xs = UploadAs(x, ElementType::kF32, {2, 7, 8, 3});
   auto ws = UploadAs(w, ElementType::kF32, {3, 2, 3, 4});
   auto ys = UploadAs(y, ElementType::kF32, {2, 7, 8, 4});
   auto gs = UploadAs(g, ElementType::kF32, {3, 3, 2, 6});
-  auto outputs = Run(*loaded, {xs.get(), ws.get(), ys.get(), gs.get()});
-  ASSERT_EQ(outputs.size(), 2u);
+  auto ds = UploadAs(d, ElementType::kF32, {3, 3, 1, 8});
+  auto outputs = Run(*loaded, {xs.get(), ws.get(), ys.get(), gs.get(), ds.get()});
+  ASSERT_EQ(outputs.size(), 3u);
   const std::vector<float> strided = DownloadAs<float>(*outputs[0]);
   const std::vector<float> grouped = DownloadAs<float>(*outputs[1]);
+  const std::vector<float> depthwise = DownloadAs<float>(*outputs[2]);
   // Each output against the definition, over an output of `rows` x 8.
   auto check = [](const std::vector<float>& out, int64_t rows, const std::vector<float>& image,
                   const std::vector<float>& kernel, const Conv2d& conv) {
@@ -425,6 +432,8 @@ func.func @main(%x: tensor<2x7x8x3xf32>, %w: tensor<3x2x3x4xf32>, %y: tensor<2x7
   check(strided, 4, x, w, {3, 3, 2, 4, 1, 2, 1, 1, 0, 1, 2});
   // Output features 0-2 read input features 0-1; 3-5 read 2-3.
   check(grouped, 7, y, g, {4, 3, 3, 6, 2, 1, 1, 1, 1, 1, 1});
+  // Depthwise, two outputs per input feature: o reads feature o / 2.
+  check(depthwise, 7, y, d, {4, 3, 3, 8, 4, 1, 1, 1, 2, 1, 1});
 }
 
 TEST_F(OpenClBackendTest, ConvolutionsRunInGeneratedKernels) { RunConvolutions(); }
@@ -703,8 +712,8 @@ func.func @main(%p: tensor<i1>, %x: tensor<1000xf32>, %y: tensor<1000xf32>) -> t
   auto y_device = UploadAs(y, ElementType::kF32, {1000});
   for (uint8_t pick : {uint8_t{1}, uint8_t{0}}) {
     auto p = UploadAs(std::vector<uint8_t>{pick}, ElementType::kPred, {});
-    std::vector<std::unique_ptr<runtime::Buffer>> outputs =
-        Run(*loaded, {p.get(), x_device.get(), y_device.get()});
+    std::vector<std::unique_ptr<runtime::Buffer>> outputs = Run(*loaded, {p.get(), x_device.get(),
+                                                                          y_device.get()});
     ASSERT_EQ(outputs.size(), 1u);
     const std::vector<float> got = Download(*outputs[0]);
     for (size_t i = 0; i < got.size(); i += 37) {

@@ -300,7 +300,8 @@ enum class Kind : uint8_t {
   kReduce,
   kMatMul,
   kIm2Col,
-  kConvolution
+  kConvolution,
+  kDepthwise
 };
 
 bool ReduceSupported(kernels::ReduceOp op, const CType& type) {
@@ -363,6 +364,21 @@ Kind NodeKind(const Graph& graph, const Node& node, const Target& target) {
       return Kind::kNone;
     }
     return Kind::kConvolution;
+  }
+  if (node.depthwise) {
+    const kernels::ConvGeometry& g = *node.depthwise;
+    const bool floating = out.element_type == ElementType::kF32 ||
+                          (out.element_type == ElementType::kF64 && target.doubles);
+    int64_t image = g.batch * g.features;
+    for (int64_t size : g.input_spatial) image *= size;
+    if (!floating || node.inputs.size() != 2 || !UniformType(graph, node, target) ||
+        g.feature_groups != g.features || g.batch_groups != 1 || g.features <= 0 ||
+        g.output_features % g.features != 0 || In(graph, node, 0).NumElements() != image ||
+        In(graph, node, 1).NumElements() != g.window_size() * g.output_features ||
+        out.NumElements() != g.rows() * g.output_features) {
+      return Kind::kNone;
+    }
+    return Kind::kDepthwise;
   }
   if (node.reduction) {
     const compiler::ReductionShape& r = *node.reduction;
@@ -1069,6 +1085,8 @@ class Generator {
       case Kind::kMatMul:
         return EmitMatMul(node.inputs[0], node.inputs[1], node.outputs[0], *node.matmul);
       case Kind::kIm2Col: return EmitIm2Col(node.inputs[0], node.outputs[0], *node.im2col);
+      case Kind::kDepthwise:
+        return EmitDepthwise(node.inputs[0], node.inputs[1], node.outputs[0], *node.depthwise);
       case Kind::kConvolution: {
         // The column matrix in a temporary, then the GEMM.
         const kernels::ConvGeometry& g = *node.convolution;
@@ -1089,6 +1107,77 @@ class Generator {
   // window position), copying the group's features under that position
   // of the image (NHWC), or zeros where it falls on padding or between
   // dilated elements.
+  // A depthwise convolution, computed directly: output element (pixel, f)
+  // sums, over the window's positions in order, the input feature
+  // f / multiplier under each position times the kernel's element there.
+  // On a CPU device a work item walks one output pixel, adding each window
+  // position's products into the pixel's features (a loop over features
+  // the device's compiler vectorizes); on a GPU a work item per output
+  // element.
+  Status EmitDepthwise(ValueId image, ValueId kernel, ValueId out, const kernels::ConvGeometry& g) {
+    const int64_t pixels = g.rows(), features = g.output_features, window = g.window_size();
+    if (pixels * features == 0) return Status::Ok();
+    const int64_t multiplier = features / g.features;
+    const CType t = TypeOf(out);
+    const std::string name = NextName();
+    std::vector<ValueId> arrays = {image, kernel, out};
+    std::string declarations;
+    std::string source = Signature(name, arrays, 2, declarations);
+    source += declarations;
+    const size_t rank = g.window.size();
+    std::vector<int64_t> stride(rank);
+    int64_t pixel = g.features;
+    for (size_t d = rank; d-- > 0;) {
+      stride[d] = pixel;
+      pixel *= g.input_spatial[d];
+    }
+    const std::string flush = StrCat("ftz_", t.name);
+    const std::string feature = multiplier == 1 ? "f" : StrCat("f / ", multiplier, "l");
+    // Decomposes output pixel `pixel` and window position `k` into the
+    // input element's offset and whether it lies inside the image.
+    std::string position = "    long r = pixel, w = k;\n";
+    for (size_t d = rank; d-- > 0;) {
+      position += StrCat("    const long y", d, " = r % ", g.output_spatial[d],
+                         "l; r /= ", g.output_spatial[d], "l;\n    const long k", d, " = w % ",
+                         g.window[d], "l; w /= ", g.window[d], "l;\n");
+    }
+    position += StrCat("    long offset = r * ", pixel, "l;\n    int inside = 1;\n");
+    for (size_t d = 0; d < rank; ++d) {
+      position += StrCat("    { const long dilated = y", d, " * ", g.strides[d], "l + k", d, " * ",
+                         g.rhs_dilation[d], "l - (", g.padding_low[d],
+                         "l);\n      inside = inside && dilated >= 0 && dilated % ",
+                         g.lhs_dilation[d], "l == 0 && dilated / ", g.lhs_dilation[d], "l < ",
+                         g.input_spatial[d], "l;\n      offset += dilated / ", g.lhs_dilation[d],
+                         "l * ", stride[d], "l; }\n");
+    }
+    if (!target_.gpu) {
+      source += StrCat("  const long pixel = get_global_id(0);\n  if (pixel >= ", pixels,
+                       "l) return;\n  __global ", t.name, "* dst = p2 + pixel * ", features,
+                       "l;\n  for (long f = 0; f < ", features, "l; ++f) dst[f] = (", t.name,
+                       ")0;\n  for (long k = 0; k < ", window, "l; ++k) {\n", position,
+                       "    if (!inside) continue;\n    __global const ", t.name,
+                       "* x = p0 + offset;\n    __global const ", t.name, "* c = p1 + k * ",
+                       features, "l;\n    for (long f = 0; f < ", features,
+                       "l; ++f) dst[f] = ", flush, "(dst[f] + ", flush, "(x[", feature,
+                       "] * c[f]));\n  }\n}\n");
+      code_.source += source;
+      const size_t local = WorkGroup(16);
+      code_.launches.push_back({name, std::move(arrays), {RoundUp(pixels, local)}, {local}});
+      return Status::Ok();
+    }
+    source += StrCat("  const long item = get_global_id(0);\n  if (item >= ", pixels * features,
+                     "l) return;\n  const long pixel = item / ", features, "l, f = item % ",
+                     features, "l;\n  ", t.name, " sum = (", t.name, ")0;\n  for (long k = 0; k < ",
+                     window, "l; ++k) {\n", position, "    if (inside) sum = ", flush, "(sum + ",
+                     flush, "(p0[offset + ", feature, "] * p1[k * ", features,
+                     "l + f]));\n  }\n  p2[item] = sum;\n}\n");
+    code_.source += source;
+    const size_t local = WorkGroup(64);
+    code_.launches.push_back(
+        {name, std::move(arrays), {RoundUp(pixels * features, local)}, {local}});
+    return Status::Ok();
+  }
+
   Status EmitIm2Col(ValueId image, ValueId columns, const kernels::ConvGeometry& g) {
     const int64_t window = g.window_size(), features = g.group_features();
     const int64_t items = g.groups() * g.rows() * window;
