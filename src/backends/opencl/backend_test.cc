@@ -121,6 +121,18 @@ class OpenClBackendTest : public ::testing::Test {
     return loaded.ok() ? std::move(loaded).value() : nullptr;
   }
 
+  // `text` compiled for `replicas` replicas (num_partitions = 1).
+  std::unique_ptr<runtime::LoadedExecutable> CompileReplicated(const std::string& text,
+                                                               uint8_t replicas) {
+    // A CompileOptionsProto: field 3 (ExecutableBuildOptionsProto) holding
+    // num_replicas (field 4) and num_partitions (field 5).
+    const uint8_t options[] = {0x1a, 0x04, 0x20, replicas, 0x28, 0x01};
+    auto loaded = client_->Compile(
+        std::span(reinterpret_cast<const uint8_t*>(text.data()), text.size()), "mlir", options);
+    EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
+    return loaded.ok() ? std::move(loaded).value() : nullptr;
+  }
+
   void RunElementwiseReductionAndGemm();
   void RunReductions();
   void RunConvolutions();
@@ -462,13 +474,9 @@ func.func @main(%x: tensor<1000xf32>) -> (tensor<1000xf32>, tensor<1000xf32>, te
   %n = stablehlo.negate %g : tensor<2x1000xf32>
   return %m, %top, %n : tensor<1000xf32>, tensor<1000xf32>, tensor<2x1000xf32>
 })";
-  // A CompileOptionsProto: num_replicas = 2, num_partitions = 1.
-  constexpr std::string_view kTwoReplicas = "\x1a\x04\x20\x02\x28\x01";
-  auto compiled = client_->Compile(
-      std::span(reinterpret_cast<const uint8_t*>(text.data()), text.size()), "mlir",
-      std::span(reinterpret_cast<const uint8_t*>(kTwoReplicas.data()), kTwoReplicas.size()));
-  ASSERT_TRUE(compiled.ok()) << compiled.status().ToString();
-  runtime::LoadedExecutable& loaded = **compiled;
+  auto compiled = CompileReplicated(text, 2);
+  ASSERT_NE(compiled, nullptr);
+  runtime::LoadedExecutable& loaded = *compiled;
   ASSERT_NE(loaded.device_plan(), nullptr);
   const compiler::SplitPlan& split = loaded.device_plan()->split();
   int collectives = 0;
@@ -539,13 +547,9 @@ func.func @main(%x: tensor<65536xi32>) -> (tensor<65536xi32>, tensor<16384xi32>)
       replica_groups = dense<[[0, 1, 2, 3]]> : tensor<1x4xi64>} : (tensor<65536xi32>) -> tensor<16384xi32>
   return %sum, %part : tensor<65536xi32>, tensor<16384xi32>
 })";
-  // A CompileOptionsProto: num_replicas = 4, num_partitions = 1.
-  constexpr std::string_view kFourReplicas = "\x1a\x04\x20\x04\x28\x01";
-  auto compiled = client_->Compile(
-      std::span(reinterpret_cast<const uint8_t*>(text.data()), text.size()), "mlir",
-      std::span(reinterpret_cast<const uint8_t*>(kFourReplicas.data()), kFourReplicas.size()));
-  ASSERT_TRUE(compiled.ok()) << compiled.status().ToString();
-  runtime::LoadedExecutable& loaded = **compiled;
+  auto compiled = CompileReplicated(text, 4);
+  ASSERT_NE(compiled, nullptr);
+  runtime::LoadedExecutable& loaded = *compiled;
   ASSERT_NE(loaded.device_plan(), nullptr);
   const compiler::SplitPlan& split = loaded.device_plan()->split();
   ASSERT_EQ(split.segments.size(), 2u) << loaded.device_plan()->Listing();

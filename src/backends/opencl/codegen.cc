@@ -1107,6 +1107,34 @@ class Generator {
   // window position), copying the group's features under that position
   // of the image (NHWC), or zeros where it falls on padding or between
   // dilated elements.
+  // An NHWC image's strides in elements, per spatial dimension, into
+  // `stride`; returns a batch element's.
+  static int64_t ImageStrides(const kernels::ConvGeometry& g, std::vector<int64_t>& stride) {
+    stride.assign(g.window.size(), 0);
+    int64_t pixel = g.features;
+    for (size_t d = stride.size(); d-- > 0;) {
+      stride[d] = pixel;
+      pixel *= g.input_spatial[d];
+    }
+    return pixel;
+  }
+  // Statements that add to `offset` the input element under output
+  // position y<d> and window position k<d>, and clear `inside` when it
+  // falls on padding or between dilated input elements.
+  static std::string WindowTerms(const kernels::ConvGeometry& g, const std::vector<int64_t>& stride,
+                                 std::string_view indent) {
+    std::string text;
+    for (size_t d = 0; d < g.window.size(); ++d) {
+      text += StrCat(indent, "{ const long dilated = y", d, " * ", g.strides[d], "l + k", d, " * ",
+                     g.rhs_dilation[d], "l - (", g.padding_low[d], "l);\n", indent,
+                     "  inside = inside && dilated >= 0 && dilated % ", g.lhs_dilation[d],
+                     "l == 0 && dilated / ", g.lhs_dilation[d], "l < ", g.input_spatial[d], "l;\n",
+                     indent, "  offset += dilated / ", g.lhs_dilation[d], "l * ", stride[d],
+                     "l; }\n");
+    }
+    return text;
+  }
+
   // A depthwise convolution, computed directly: output element (pixel, f)
   // sums, over the window's positions in order, the input feature
   // f / multiplier under each position times the kernel's element there.
@@ -1125,12 +1153,8 @@ class Generator {
     std::string source = Signature(name, arrays, 2, declarations);
     source += declarations;
     const size_t rank = g.window.size();
-    std::vector<int64_t> stride(rank);
-    int64_t pixel = g.features;
-    for (size_t d = rank; d-- > 0;) {
-      stride[d] = pixel;
-      pixel *= g.input_spatial[d];
-    }
+    std::vector<int64_t> stride;
+    const int64_t pixel = ImageStrides(g, stride);
     const std::string flush = StrCat("ftz_", t.name);
     const std::string feature = multiplier == 1 ? "f" : StrCat("f / ", multiplier, "l");
     // Decomposes output pixel `pixel` and window position `k` into the
@@ -1142,14 +1166,7 @@ class Generator {
                          g.window[d], "l; w /= ", g.window[d], "l;\n");
     }
     position += StrCat("    long offset = r * ", pixel, "l;\n    int inside = 1;\n");
-    for (size_t d = 0; d < rank; ++d) {
-      position += StrCat("    { const long dilated = y", d, " * ", g.strides[d], "l + k", d, " * ",
-                         g.rhs_dilation[d], "l - (", g.padding_low[d],
-                         "l);\n      inside = inside && dilated >= 0 && dilated % ",
-                         g.lhs_dilation[d], "l == 0 && dilated / ", g.lhs_dilation[d], "l < ",
-                         g.input_spatial[d], "l;\n      offset += dilated / ", g.lhs_dilation[d],
-                         "l * ", stride[d], "l; }\n");
-    }
+    position += WindowTerms(g, stride, "    ");
     if (!target_.gpu) {
       source += StrCat("  const long pixel = get_global_id(0);\n  if (pixel >= ", pixels,
                        "l) return;\n  __global ", t.name, "* dst = p2 + pixel * ", features,
@@ -1189,13 +1206,8 @@ class Generator {
     std::string source = Signature(name, arrays, 1, declarations);
     source += declarations;
     const size_t rank = g.window.size();
-    // The image's strides: per spatial dimension, and of a batch element.
-    std::vector<int64_t> stride(rank);
-    int64_t pixel = g.features;
-    for (size_t d = rank; d-- > 0;) {
-      stride[d] = pixel;
-      pixel *= g.input_spatial[d];
-    }
+    std::vector<int64_t> stride;
+    const int64_t pixel = ImageStrides(g, stride);
     source += StrCat("  const long item = get_global_id(0);\n  if (item >= ", items,
                      "l) return;\n  const long task = item / ", window, "l, group = task / ",
                      g.rows(), "l;\n  long r = task % ", g.rows(), "l, w = item % ", window,
@@ -1211,14 +1223,7 @@ class Generator {
     source += StrCat("  long offset = ", batch, " * ", pixel, "l",
                      g.feature_groups > 1 ? StrCat(" + group * ", features, "l") : "",
                      ";\n  int inside = 1;\n");
-    for (size_t d = 0; d < rank; ++d) {
-      source += StrCat("  { const long dilated = y", d, " * ", g.strides[d], "l + k", d, " * ",
-                       g.rhs_dilation[d], "l - (", g.padding_low[d],
-                       "l);\n    inside = inside && dilated >= 0 && dilated % ", g.lhs_dilation[d],
-                       "l == 0 && dilated / ", g.lhs_dilation[d], "l < ", g.input_spatial[d],
-                       "l;\n    offset += dilated / ", g.lhs_dilation[d], "l * ", stride[d],
-                       "l; }\n");
-    }
+    source += WindowTerms(g, stride, "  ");
     source += StrCat("  __global ", t.name, "* dst = p1 + item * ", features, "l;\n");
     source += StrCat("  if (inside) { for (long f = 0; f < ", features,
                      "l; ++f) dst[f] = p0[offset + f]; }\n  else { for (long f = 0; f < ", features,
