@@ -534,6 +534,7 @@ Status EmitDepthwise(Lowering& lowering, const ir::Operation& op, ValueId input,
   canonical_dims.push_back(g.output_features);
   std::vector<ValueId> inputs{input, kernel};
   if (padding != kNoValue) inputs.push_back(padding);
+  const size_t before = lowering.graph().nodes.size();
   KILN_ASSIGN_OR_RETURN(std::vector<ValueId> outputs,
                         lowering.EmitNode(op, std::move(inputs), {Shape{type, canonical_dims}},
                                           [type, g](RunContext& ctx) -> Status {
@@ -546,8 +547,9 @@ Status EmitDepthwise(Lowering& lowering, const ir::Operation& op, ValueId input,
                                             return kernels::DepthwiseConv(type, g, ctx.in(0),
                                                                           ctx.in(1), ctx.out(0));
                                           }));
-  // Described for backends when the padding is the op's own.
-  if (padding == kNoValue) {
+  // Described for backends when the padding is the op's own (and the
+  // node was not folded into a constant).
+  if (padding == kNoValue && lowering.graph().nodes.size() > before) {
     lowering.graph().nodes.back().depthwise = std::make_shared<const kernels::ConvGeometry>(g);
   }
   return EmitConvResult(lowering, op, outputs[0], dims, g, out);
